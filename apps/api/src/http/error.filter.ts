@@ -1,0 +1,39 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import { ExecutionNotFoundError, InvalidTaskError, TaskNotFoundError } from '@punctual/core';
+import { TaskNameTakenError } from '@punctual/db';
+import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
+import type { Response } from 'express';
+import { ApiError } from './api-error.js';
+
+/**
+ * The one place where domain errors become HTTP: each maps to a status and a stable code. Anything
+ * unexpected is logged and answered with a plain 500, never a stack trace.
+ */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger(ErrorFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const error = this.toApiError(exception);
+    res.status(error.getStatus()).json(error.getResponse());
+  }
+
+  private toApiError(e: unknown): HttpException {
+    if (e instanceof ApiError) return e;
+    if (e instanceof InvalidScheduleError) return new ApiError(422, 'invalid_schedule', e.message, [{ field: e.field, message: e.message }]);
+    if (e instanceof AmbiguousLocalTimeError) return new ApiError(422, 'ambiguous_local_time', e.message, [{ field: e.field, message: e.message }]);
+    if (e instanceof InvalidTaskError) return new ApiError(422, e.code, e.message, [{ field: e.field, message: e.message }]);
+    if (e instanceof TaskNotFoundError || e instanceof ExecutionNotFoundError) return new ApiError(404, 'not_found', e.message);
+    if (e instanceof TaskNameTakenError) return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);
+    const bodyError = e as { type?: string; status?: number };
+    if (bodyError?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', 'the request body exceeds 256 KiB');
+    if (bodyError?.type === 'entity.parse.failed') return new ApiError(400, 'malformed_json', 'the request body is not valid JSON');
+    if (e instanceof HttpException) {
+      const status = e.getStatus();
+      return new ApiError(status, status === 404 ? 'not_found' : `http_${status}`, e.message);
+    }
+    this.logger.error({ err: e }, 'unhandled error');
+    return new ApiError(500, 'internal', 'internal error');
+  }
+}

@@ -1,0 +1,18 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { type Config, ConfigModule } from '@punctual/config';
+import { WorkerCoreModule } from '@punctual/core';
+import { DbModule } from '@punctual/db';
+import { HealthController, LoggingModule } from '@punctual/observability';
+import { RedisModule } from '@punctual/redis';
+
+/** The worker role: runs executions from the queue; health on HEALTH_PORT. */
+@Module({})
+export class WorkerModule {
+  static forRoot(config: Config): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'worker'), DbModule, RedisModule, WorkerCoreModule],
+      controllers: [HealthController],
+    };
+  }
+}

@@ -1,0 +1,55 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+
+const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce
+    .number({ error: 'must be a whole number' })
+    .int('must be a whole number')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`)
+    .default(fallback);
+
+const url = (protocols: string[], fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .refine((value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+
+/** Every environment variable Punctual reads, with its default. The manifests may set only these. */
+export const configSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
+  DATABASE_URL: url(['postgresql:', 'postgres:'], 'postgresql://postgres@127.0.0.1:5432/punctual'),
+  REDIS_URL: url(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 characters of letters, digits, _ . - { }')
+    .default('punctual'),
+  PORT: int(3000, 0, 65535),
+  HEALTH_PORT: int(8081, 0, 65535),
+  ADMIN_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  INSTANCE_ID: z.string().min(1).max(200).default(`${hostname()}:${process.pid}`),
+  LEADER_TTL_MS: int(5000, 500, 600_000),
+  LOOKAHEAD_MS: int(2000, 0, 3_600_000),
+  PLAN_TICK_MS: int(250, 10, 60_000),
+  LEASE_MS: int(30_000, 1000, 86_400_000),
+  WORKER_CONCURRENCY: int(50, 1, 10_000),
+  SHUTDOWN_GRACE_MS: int(25_000, 0, 3_600_000),
+  CATCHUP_MAX: int(100, 1, 100_000),
+  HTTP_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter(Boolean)),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type RawConfig = z.output<typeof configSchema>;
+
+/** The names of every environment variable the config reads. */
+export const KNOWN_ENV_NAMES: readonly string[] = Object.freeze(Object.keys(configSchema.shape));

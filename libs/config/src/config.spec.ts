@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      databaseUrl: 'postgresql://postgres@127.0.0.1:5432/punctual',
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisPrefix: 'punctual',
+      port: 3000,
+      leaderTtlMs: 5000,
+      lookaheadMs: 2000,
+      planTickMs: 250,
+      leaseMs: 30_000,
+      workerConcurrency: 50,
+      shutdownGraceMs: 25_000,
+      catchupMax: 100,
+      nodeEnv: 'production',
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('parses values and lists', () => {
+    const config = loadConfig({ PORT: '8080', HTTP_ALLOW_HOSTS: 'a.example, B.example ,', LEADER_TTL_MS: '' });
+    expect(config.port).toBe(8080);
+    expect(config.httpAllowHosts).toEqual(['a.example', 'b.example']);
+    expect(config.leaderTtlMs).toBe(5000);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^Invalid configuration: PORT must be a whole number \(got "abc"\)$/],
+    [{ LEADER_TTL_MS: '10' }, /^Invalid configuration: LEADER_TTL_MS must be at least 500/],
+    [{ REDIS_URL: 'http://x' }, /^Invalid configuration: REDIS_URL must be a URL starting with redis:\/\//],
+    [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL /],
+    [{ ADMIN_API_KEY: 'short' }, /^Invalid configuration: ADMIN_API_KEY must be at least 16 characters$/],
+  ])('rejects %o with one line naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+    try {
+      loadConfig(env);
+    } catch (error) {
+      expect((error as Error).message).not.toContain('\n');
+    }
+  });
+});

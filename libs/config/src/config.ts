@@ -1,0 +1,82 @@
+import { configSchema, KNOWN_ENV_NAMES } from './config.schema.js';
+
+/** Punctual's configuration: read from the environment once, validated, frozen. */
+export interface Config {
+  readonly nodeEnv: 'development' | 'production' | 'test';
+  readonly databaseUrl: string;
+  readonly redisUrl: string;
+  readonly redisPrefix: string;
+  readonly port: number;
+  readonly healthPort: number;
+  readonly adminApiKey: string | undefined;
+  readonly metricsToken: string | undefined;
+  readonly instanceId: string;
+  readonly leaderTtlMs: number;
+  readonly lookaheadMs: number;
+  readonly planTickMs: number;
+  readonly leaseMs: number;
+  readonly workerConcurrency: number;
+  readonly shutdownGraceMs: number;
+  readonly catchupMax: number;
+  readonly httpAllowHosts: readonly string[];
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+/** A bad environment: its message is one line naming the variable and what it expected. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/**
+ * Validates `env` (by default `process.env`) into a frozen {@link Config}. Empty strings count as
+ * unset so that `FOO=` in a manifest falls back to the default.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const input: Record<string, string> = {};
+  for (const name of KNOWN_ENV_NAMES) {
+    const value = env[name];
+    if (value !== undefined && value !== '') input[name] = value;
+  }
+  const parsed = configSchema.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? 'environment');
+    const shown = input[name] === undefined || /KEY|TOKEN|URL/.test(name) ? '' : ` (got "${input[name]}")`;
+    throw new ConfigError(`Invalid configuration: ${name} ${issue.message}${shown}`);
+  }
+  const c = parsed.data;
+  return Object.freeze({
+    nodeEnv: c.NODE_ENV,
+    databaseUrl: c.DATABASE_URL,
+    redisUrl: c.REDIS_URL,
+    redisPrefix: c.REDIS_PREFIX,
+    port: c.PORT,
+    healthPort: c.HEALTH_PORT,
+    adminApiKey: c.ADMIN_API_KEY,
+    metricsToken: c.METRICS_TOKEN,
+    instanceId: c.INSTANCE_ID,
+    leaderTtlMs: c.LEADER_TTL_MS,
+    lookaheadMs: c.LOOKAHEAD_MS,
+    planTickMs: c.PLAN_TICK_MS,
+    leaseMs: c.LEASE_MS,
+    workerConcurrency: c.WORKER_CONCURRENCY,
+    shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
+    catchupMax: c.CATCHUP_MAX,
+    httpAllowHosts: Object.freeze([...c.HTTP_ALLOW_HOSTS]),
+    logLevel: c.LOG_LEVEL,
+  });
+}
+
+/**
+ * Loads the config for a process entry point: on a bad value prints the one-line reason and exits
+ * with status 78 (EX_CONFIG) instead of a stack trace.
+ */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78);
+  }
+}

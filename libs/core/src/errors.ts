@@ -1,0 +1,33 @@
+/** The planner's epoch is no longer the newest: another leader has taken over. */
+export class FencedOutError extends Error {
+  override readonly name = 'FencedOutError';
+  constructor(readonly epoch: bigint) {
+    super(`epoch ${epoch} was superseded by a newer leader`);
+  }
+}
+
+export class TaskNotFoundError extends Error {
+  override readonly name = 'TaskNotFoundError';
+  constructor(readonly taskName: string) {
+    super(`no task named "${taskName}"`);
+  }
+}
+
+export class ExecutionNotFoundError extends Error {
+  override readonly name = 'ExecutionNotFoundError';
+  constructor(readonly executionId: string) {
+    super(`no execution with id "${executionId}"`);
+  }
+}
+
+/** A request that is well-formed but means something impossible; `field` is its path. */
+export class InvalidTaskError extends Error {
+  override readonly name = 'InvalidTaskError';
+  constructor(
+    readonly field: string,
+    message: string,
+    readonly code = 'invalid_task',
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,16 @@
+export { SchedulerCoreModule, TasksCoreModule, WorkerCoreModule } from './core.module.js';
+export { ExecutionNotFoundError, FencedOutError, InvalidTaskError, TaskNotFoundError } from './errors.js';
+export { LeaderElector, type LeaderElectorOptions } from './leader/leader-elector.js';
+export { FireTimer } from './planning/fire-timer.js';
+export { PlannerService } from './planning/planner.service.js';
+export { SchedulerService } from './planning/scheduler.service.js';
+export { planTaskSlots, type SlotPlannerOptions, type TaskSlotPlan } from './planning/slot-planner.js';
+export { newTaskSecret, type TaskDefinition, toTaskDefinition } from './tasks/task-definition.js';
+export { type PolicyInput, type ScheduleInput, TASK_NAME, type TaskInput } from './tasks/task-input.js';
+export { presentEvent, presentExecution, presentTask, type TaskJson } from './tasks/task.presenter.js';
+export { scheduleSpecOf, taskSchedule } from './tasks/task-schedule.js';
+export { TASKS_CHANGED_CHANNEL } from './tasks/tasks-changed.js';
+export { TasksService } from './tasks/tasks.service.js';
+export { retryDelayMs } from './worker/backoff.js';
+export { ExecutionRunner, type RunOutcome } from './worker/execution-runner.js';
+export { WorkerService } from './worker/worker.service.js';

@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+// Compare-and-refresh / compare-and-delete: only the holder of the token may extend or release the
+// lock, so a paused ex-leader can never prolong or drop its successor's lease.
+const REFRESH = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+
+export interface LeaderElectorOptions {
+  key: string;
+  instanceId: string;
+  ttlMs: number;
+  onElected: () => void;
+  onDeposed: (reason: string) => void;
+  now?: () => number;
+}
+
+/**
+ * Leadership by a Redis lock: `SET key value NX PX ttl` to acquire, a Lua compare-and-`PEXPIRE`
+ * every `ttl/3` to hold, a Lua compare-and-`DEL` to release. A refresh that fails, or that cannot
+ * be confirmed before the lease would end, deposes at once.
+ */
+export class LeaderElector {
+  readonly token: string;
+  private leading = false;
+  /** The lease is known to hold until this instant (measured from when the refresh was sent). */
+  private leaseUntil = 0;
+  private loop: NodeJS.Timeout | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
+  private stopped = true;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: LeaderElectorOptions,
+  ) {
+    this.token = `${options.instanceId}:${randomBytes(8).toString('hex')}`;
+    this.now = options.now ?? Date.now;
+  }
+
+  get isLeader(): boolean {
+    return this.leading && this.now() < this.leaseUntil;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    void this.tick();
+  }
+
+  /** Stops campaigning and releases the lock if held. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.loop) clearTimeout(this.loop);
+    this.loop = null;
+    const wasLeading = this.leading;
+    this.depose('shutdown');
+    if (wasLeading) await this.redis.eval(RELEASE, 1, this.options.key, this.token).catch(() => undefined);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      if (this.leading) await this.refresh();
+      else await this.acquire();
+    } catch {
+      // A Redis error: a leader keeps its lease until the watchdog says it may have expired.
+    }
+    if (!this.stopped) this.loop = setTimeout(() => void this.tick(), Math.max(50, Math.floor(this.options.ttlMs / 3)));
+  }
+
+  private async acquire(): Promise<void> {
+    const sentAt = this.now();
+    const reply = await this.redis.set(this.options.key, this.token, 'PX', this.options.ttlMs, 'NX');
+    if (reply !== 'OK' || this.stopped) return;
+    this.leading = true;
+    this.extendLease(sentAt);
+    this.options.onElected();
+  }
+
+  private async refresh(): Promise<void> {
+    const sentAt = this.now();
+    const reply = await this.redis.eval(REFRESH, 1, this.options.key, this.token, String(this.options.ttlMs));
+    if (!this.leading) return;
+    if (reply === 1) this.extendLease(sentAt);
+    else this.depose('lock lost');
+  }
+
+  private extendLease(sentAt: number): void {
+    this.leaseUntil = sentAt + this.options.ttlMs;
+    if (this.watchdog) clearTimeout(this.watchdog);
+    // Step down a little before the lease could end on Redis' clock, whatever Redis says later.
+    const margin = Math.min(200, Math.floor(this.options.ttlMs / 10));
+    this.watchdog = setTimeout(() => this.depose('lease not confirmed in time'), Math.max(0, this.leaseUntil - margin - this.now()));
+  }
+
+  /** Stops leading at once (also called by the planner when its epoch is fenced out). */
+  depose(reason: string): void {
+    if (this.watchdog) clearTimeout(this.watchdog);
+    this.watchdog = null;
+    if (!this.leading) return;
+    this.leading = false;
+    this.leaseUntil = 0;
+    this.options.onDeposed(reason);
+  }
+}

@@ -1,0 +1,104 @@
+/** An item the timer fires: anything with an id and an instant. */
+export interface Fireable {
+  id: string;
+  fireAt: Date;
+}
+
+/**
+ * An in-memory min-heap of planned executions with a single `setTimeout` armed for the earliest.
+ * At each due instant it hands every due item to `onFire` in one batch. An id is held once.
+ */
+export class FireTimer<T extends Fireable> {
+  private readonly heap: T[] = [];
+  private readonly ids = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private armedFor = Infinity;
+
+  constructor(
+    private readonly onFire: (due: T[]) => void,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get size(): number {
+    return this.heap.length;
+  }
+
+  add(items: Iterable<T>): void {
+    for (const item of items) {
+      if (this.ids.has(item.id)) continue;
+      this.ids.add(item.id);
+      this.push(item);
+    }
+    this.arm();
+  }
+
+  /** Drops everything (leadership lost). */
+  clear(): void {
+    this.heap.length = 0;
+    this.ids.clear();
+    this.disarm();
+  }
+
+  private arm(): void {
+    const next = this.heap[0];
+    if (!next) return this.disarm();
+    const at = next.fireAt.getTime();
+    if (this.timer && at >= this.armedFor) return;
+    this.disarm();
+    this.armedFor = at;
+    this.timer = setTimeout(() => this.fireDue(), Math.max(0, at - this.now()));
+  }
+
+  private disarm(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.armedFor = Infinity;
+  }
+
+  private fireDue(): void {
+    this.timer = null;
+    this.armedFor = Infinity;
+    const now = this.now();
+    const due: T[] = [];
+    while (this.heap.length > 0 && this.heap[0]!.fireAt.getTime() <= now) {
+      const item = this.pop();
+      this.ids.delete(item.id);
+      due.push(item);
+    }
+    if (due.length > 0) this.onFire(due);
+    this.arm();
+  }
+
+  private push(item: T): void {
+    const heap = this.heap;
+    heap.push(item);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent]!.fireAt.getTime() <= heap[i]!.fireAt.getTime()) break;
+      [heap[parent], heap[i]] = [heap[i]!, heap[parent]!];
+      i = parent;
+    }
+  }
+
+  private pop(): T {
+    const heap = this.heap;
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let min = i;
+        if (l < heap.length && heap[l]!.fireAt.getTime() < heap[min]!.fireAt.getTime()) min = l;
+        if (r < heap.length && heap[r]!.fireAt.getTime() < heap[min]!.fireAt.getTime()) min = r;
+        if (min === i) break;
+        [heap[min], heap[i]] = [heap[i]!, heap[min]!];
+        i = min;
+      }
+    }
+    return top;
+  }
+}

@@ -1,0 +1,81 @@
+import type { CursorAdvance, PlannedExecution, Task } from '@punctual/db';
+import { jitterOffset, type Schedule } from '@punctual/time';
+
+export interface SlotPlannerOptions {
+  lookaheadMs: number;
+  /** At most this many late slots are run (`run_all`) or written as `missed` rows per task. */
+  catchupMax: number;
+  /** Slots examined per task per pass; a longer backlog continues on the next pass. */
+  maxSlotsPerPass: number;
+  newId: () => string;
+}
+
+export interface TaskSlotPlan {
+  executions: PlannedExecution[];
+  advance: CursorAdvance;
+}
+
+/**
+ * Decides what to record for one task's due slots: every slot in `[cursor, now + lookahead]`,
+ * walked **from the cursor** (never from now, so nothing between the two is skipped).
+ *
+ * A slot is late when it can no longer start by `scheduled_for + maxDelay`. Late slots follow the
+ * misfire policy: `run_once` runs the most recent one now (`catchup`) and records the rest as
+ * `missed`; `skip` records all as `missed`; `run_all` runs them. Only the most recent
+ * `catchupMax` late slots become rows; older ones are only counted in `missed`.
+ */
+export function planTaskSlots(task: Task, schedule: Schedule, now: Date, options: SlotPlannerOptions): TaskSlotPlan {
+  const horizon = now.getTime() + options.lookaheadMs;
+  const lateBefore = now.getTime() - task.maxDelayMs;
+  const executions: PlannedExecution[] = [];
+  const late: Date[] = [];
+  let droppedLate = 0;
+  let lastScheduledFor: Date | null = null;
+  let cursor: Date | null = task.nextRunAt;
+  let examined = 0;
+
+  const row = (slot: Date, fireAt: Date, status: PlannedExecution['status'], trigger: PlannedExecution['trigger']): PlannedExecution => ({
+    id: options.newId(),
+    taskId: task.id,
+    taskName: task.name,
+    scheduledFor: slot,
+    fireAt,
+    trigger,
+    status,
+    taskVersion: task.version,
+    exclusive: task.overlap !== 'allow',
+  });
+
+  while (cursor && cursor.getTime() <= horizon && examined < options.maxSlotsPerPass) {
+    const slot: Date = cursor;
+    examined += 1;
+    if (slot.getTime() < lateBefore) {
+      late.push(slot);
+      if (late.length > options.catchupMax) {
+        late.shift();
+        droppedLate += 1;
+      }
+    } else {
+      executions.push(row(slot, new Date(slot.getTime() + jitterOffset(task.id, slot, task.jitterMs)), 'scheduled', 'schedule'));
+    }
+    lastScheduledFor = slot;
+    cursor = schedule.next(slot);
+  }
+
+  // The backlog continues past this pass: none of these late slots is the most recent one.
+  const backlogContinues = cursor !== null && cursor.getTime() < lateBefore;
+  let missed = droppedLate;
+  late.forEach((slot, index) => {
+    const mostRecent = index === late.length - 1 && !backlogContinues;
+    const runs = task.misfire === 'run_all' ? !backlogContinues : task.misfire === 'run_once' && mostRecent;
+    if (runs) {
+      executions.push(row(slot, now, 'scheduled', 'catchup'));
+    } else {
+      executions.push(row(slot, slot, 'missed', 'schedule'));
+      missed += 1;
+    }
+  });
+  executions.sort((a, b) => a.scheduledFor.getTime() - b.scheduledFor.getTime());
+
+  return { executions, advance: { id: task.id, nextRunAt: cursor, lastScheduledFor, missed } };
+}

@@ -1,0 +1,77 @@
+import type { ExecutionEvent, Task, TaskExecution } from '@punctual/db';
+import { formatDuration } from '@punctual/time';
+
+/** The task JSON of DESIGN §7. The secret is never part of it (it is shown once, on create). */
+export function presentTask(task: Task) {
+  const schedule: Record<string, unknown> = {};
+  if (task.scheduleKind === 'cron') schedule.cron = task.cron;
+  if (task.scheduleKind === 'rrule') schedule.rrule = task.rrule;
+  if (task.scheduleKind === 'at') schedule.at = task.runAt?.toISOString();
+  if (task.scheduleKind === 'every') schedule.every = formatDuration(Number(task.everyMs));
+  return {
+    name: task.name,
+    description: task.description,
+    handler: task.handler,
+    payload: task.payload,
+    secretFields: task.secretFields,
+    schedule: {
+      ...schedule,
+      timezone: task.timezone,
+      startAt: task.startAt?.toISOString() ?? null,
+      endAt: task.endAt?.toISOString() ?? null,
+      jitter: formatDuration(task.jitterMs),
+      ...(task.dstGap || task.dstOverlap ? { dst: { gap: task.dstGap ?? undefined, overlap: task.dstOverlap ?? undefined } } : {}),
+    },
+    policy: {
+      overlap: task.overlap,
+      misfire: task.misfire,
+      maxDelay: formatDuration(task.maxDelayMs),
+      retry: { attempts: task.maxAttempts, backoff: formatDuration(task.backoffMs), maxBackoff: formatDuration(task.backoffMaxMs) },
+      timeout: formatDuration(task.timeoutMs),
+    },
+    notify: { url: task.notifyUrl, on: task.notifyOn },
+    paused: task.status === 'paused',
+    status: task.status,
+    nextRunAt: task.nextRunAt?.toISOString() ?? null,
+    lastScheduledFor: task.lastScheduledFor?.toISOString() ?? null,
+    missedCount: Number(task.missedCount),
+    version: task.version,
+    createdAt: task.createdAt.toISOString(),
+    updatedAt: task.updatedAt.toISOString(),
+  };
+}
+
+export type TaskJson = ReturnType<typeof presentTask>;
+
+/** The execution JSON of DESIGN §7. */
+export function presentExecution(execution: TaskExecution) {
+  const iso = (d: Date | null) => d?.toISOString() ?? null;
+  return {
+    id: execution.id,
+    task: execution.taskName,
+    scheduledFor: execution.scheduledFor.toISOString(),
+    fireAt: execution.fireAt.toISOString(),
+    trigger: execution.trigger,
+    status: execution.status,
+    skipReason: execution.skipReason,
+    attempt: execution.attempt,
+    workerId: execution.workerId,
+    queuedAt: iso(execution.queuedAt),
+    startedAt: iso(execution.startedAt),
+    finishedAt: iso(execution.finishedAt),
+    durationMs: execution.startedAt && execution.finishedAt ? execution.finishedAt.getTime() - execution.startedAt.getTime() : null,
+    nextAttemptAt: iso(execution.nextAttemptAt),
+    error: execution.error,
+    result: execution.result,
+  };
+}
+
+export function presentEvent(event: ExecutionEvent) {
+  return {
+    from: event.fromStatus,
+    to: event.toStatus,
+    at: event.at.toISOString(),
+    workerId: event.workerId,
+    detail: event.detail,
+  };
+}

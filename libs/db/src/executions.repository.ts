@@ -1,0 +1,214 @@
+import { Injectable } from '@nestjs/common';
+import { type ExecutionRow, executionFromRow } from './execution.row.js';
+import {
+  type ExecutionStatus,
+  type ExecutionTrigger,
+  Prisma,
+  type SkipReason,
+  type TaskExecution,
+} from './generated/prisma/client.js';
+import { PrismaService, type Db } from './prisma.service.js';
+
+/** A slot the planner wants recorded. */
+export interface PlannedExecution {
+  id: string;
+  taskId: string;
+  taskName: string;
+  scheduledFor: Date;
+  fireAt: Date;
+  trigger: ExecutionTrigger;
+  /** `missed` rows are written terminal, with `finished_at`. */
+  status: 'scheduled' | 'missed';
+  taskVersion: number;
+  exclusive: boolean;
+}
+
+export type ClaimResult = { kind: 'claimed'; execution: TaskExecution } | { kind: 'overlap' } | { kind: 'lost' };
+
+const PENDING: ExecutionStatus[] = ['scheduled', 'queued', 'retrying'];
+const UNIQUE_VIOLATION = '23505';
+
+const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
+const statusList = (statuses: ExecutionStatus[]) => Prisma.sql`ARRAY[${Prisma.join(statuses)}]::execution_status[]`;
+
+/**
+ * Owns `task_execution` and `execution_event`. Every state change is one fenced statement: the
+ * expected state (and, for a worker, its `attempt_id`) is in the `WHERE`, so a stale writer
+ * changes nothing; each change appends its event in the same statement.
+ */
+@Injectable()
+export class ExecutionsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Inserts planned slots; a slot that already exists is left alone. Returns the rows inserted. */
+  async insertPlanned(db: Db, rows: PlannedExecution[]): Promise<TaskExecution[]> {
+    if (rows.length === 0) return [];
+    const inserted = await db.$queryRaw<ExecutionRow[]>`
+      INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive, finished_at)
+      SELECT u.id, u.task_id, u.task_name, u.scheduled_for, u.fire_at, u.trigger, u.status, u.task_version, u.exclusive,
+             CASE WHEN u.status = 'missed' THEN now() END
+      FROM unnest(
+        ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.taskId)}::uuid[], ${rows.map((r) => r.taskName)}::text[],
+        ${iso(rows.map((r) => r.scheduledFor))}::timestamptz[], ${iso(rows.map((r) => r.fireAt))}::timestamptz[],
+        ${rows.map((r) => r.trigger)}::execution_trigger[], ${rows.map((r) => r.status)}::execution_status[],
+        ${rows.map((r) => r.taskVersion)}::int[], ${rows.map((r) => r.exclusive)}::bool[]
+      ) AS u(id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive)
+      ON CONFLICT (task_id, scheduled_for) DO NOTHING
+      RETURNING *`;
+    return inserted.map(executionFromRow);
+  }
+
+  /** `scheduled` → `queued` for the rows just pushed to the queue. Returns the ids moved. */
+  async markQueued(ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const moved = await this.transition(this.prisma, ids, ['scheduled'], 'queued', Prisma.sql`queued_at = now()`);
+    return moved.map((e) => e.id);
+  }
+
+  /**
+   * Claims an execution for one attempt: `running`, a fresh `attempt_id` and a lease — only from a
+   * pending state or from `running` whose lease has expired. `lost` when someone else owns it or it
+   * is finished; `overlap` when the task already has an exclusive run in progress.
+   */
+  async claim(id: string, attemptId: string, workerId: string, leaseMs: number): Promise<ClaimResult> {
+    try {
+      const rows = await this.prisma.$queryRaw<(ExecutionRow & { from_status: ExecutionStatus })[]>`
+        WITH prev AS (SELECT id, status FROM task_execution WHERE id = ${id}::uuid FOR UPDATE),
+        moved AS (
+          UPDATE task_execution e
+          SET status = 'running', attempt = e.attempt + 1, attempt_id = ${attemptId}::uuid, worker_id = ${workerId},
+              started_at = now(), heartbeat_at = now(), lease_until = now() + ${leaseMs} * interval '1 millisecond',
+              next_attempt_at = NULL
+          FROM prev
+          WHERE e.id = prev.id
+            AND (prev.status = ANY(${statusList(PENDING)}) OR (prev.status = 'running' AND e.lease_until < now()))
+          RETURNING e.*, prev.status AS from_status
+        ),
+        ev AS (
+          INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
+          SELECT id, from_status, status, worker_id, jsonb_build_object('attempt', attempt) FROM moved
+        )
+        SELECT * FROM moved`;
+      return rows[0] ? { kind: 'claimed', execution: executionFromRow(rows[0]) } : { kind: 'lost' };
+    } catch (error) {
+      if (isUniqueViolation(error)) return { kind: 'overlap' };
+      throw error;
+    }
+  }
+
+  /** `running` → `succeeded`, fenced by `attempt_id`. False when the attempt is stale. */
+  async markSucceeded(id: string, attemptId: string, result: Prisma.InputJsonValue | null): Promise<boolean> {
+    const moved = await this.transition(
+      this.prisma,
+      [id],
+      ['running'],
+      'succeeded',
+      Prisma.sql`finished_at = now(), lease_until = NULL, error = NULL, result = ${result === null ? null : JSON.stringify(result)}::jsonb`,
+      Prisma.sql`e.attempt_id = ${attemptId}::uuid`,
+    );
+    return moved.length === 1;
+  }
+
+  /**
+   * A failed attempt: `retrying` until `nextAttemptAt`, or `dead` when `nextAttemptAt` is null.
+   * Fenced by `attempt_id`; false when the attempt is stale.
+   */
+  async markFailed(id: string, attemptId: string, error: string, nextAttemptAt: Date | null): Promise<boolean> {
+    const to: ExecutionStatus = nextAttemptAt ? 'retrying' : 'dead';
+    const set = nextAttemptAt
+      ? Prisma.sql`error = ${error}, lease_until = NULL, next_attempt_at = ${nextAttemptAt.toISOString()}::timestamptz`
+      : Prisma.sql`error = ${error}, lease_until = NULL, finished_at = now()`;
+    const moved = await this.transition(this.prisma, [id], ['running'], to, set, Prisma.sql`e.attempt_id = ${attemptId}::uuid`, { error });
+    return moved.length === 1;
+  }
+
+  /** Ends an execution as `skipped` with a reason, from a pending state or from the caller's own attempt. */
+  async markSkipped(id: string, reason: SkipReason, attemptId: string | null): Promise<boolean> {
+    const from: ExecutionStatus[] = attemptId ? ['running'] : PENDING;
+    const fence = attemptId ? Prisma.sql`e.attempt_id = ${attemptId}::uuid` : Prisma.sql`TRUE`;
+    const moved = await this.transition(
+      this.prisma,
+      [id],
+      from,
+      'skipped',
+      Prisma.sql`skip_reason = ${reason}::skip_reason, finished_at = now(), lease_until = NULL`,
+      fence,
+      { reason },
+    );
+    return moved.length === 1;
+  }
+
+  /**
+   * Ends every not-yet-started execution of a task: `cancelled` (also from `retrying`) or
+   * `skipped` with `reason`. Returns how many moved.
+   */
+  async endPendingOfTask(db: Db, taskId: string, to: 'cancelled' | 'skipped', reason: SkipReason): Promise<number> {
+    const from: ExecutionStatus[] = to === 'cancelled' ? PENDING : ['scheduled', 'queued'];
+    const ids = await db.$queryRaw<{ id: string }[]>`
+      SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status = ANY(${statusList(from)})`;
+    const set =
+      to === 'skipped' ? Prisma.sql`skip_reason = ${reason}::skip_reason, finished_at = now()` : Prisma.sql`finished_at = now()`;
+    const moved = await this.transition(db, ids.map((r) => r.id), from, to, set, Prisma.sql`TRUE`, { reason });
+    return moved.length;
+  }
+
+  /** Rows planned but not yet fired: a new leader adopts them into its timer. */
+  async listScheduled(limit: number): Promise<TaskExecution[]> {
+    return this.prisma.taskExecution.findMany({ where: { status: 'scheduled' }, orderBy: { fireAt: 'asc' }, take: limit });
+  }
+
+  async findById(id: string) {
+    return this.prisma.taskExecution.findUnique({ where: { id }, include: { events: { orderBy: { id: 'asc' } } } });
+  }
+
+  /** Executions newest first, keyset-paginated on (scheduled_for, id) so inserts never shift a page. */
+  async list(filter: { taskName?: string; status?: ExecutionStatus; from?: Date; to?: Date }, limit: number, after?: { scheduledFor: Date; id: string }) {
+    return this.prisma.taskExecution.findMany({
+      where: {
+        taskName: filter.taskName,
+        status: filter.status,
+        scheduledFor: { gte: filter.from, lt: filter.to },
+        ...(after && {
+          OR: [{ scheduledFor: { lt: after.scheduledFor } }, { scheduledFor: after.scheduledFor, id: { lt: after.id } }],
+        }),
+      },
+      orderBy: [{ scheduledFor: 'desc' }, { id: 'desc' }],
+      take: limit,
+    });
+  }
+
+  async lastOfTask(taskId: string) {
+    return this.prisma.taskExecution.findFirst({ where: { taskId }, orderBy: { scheduledFor: 'desc' } });
+  }
+
+  private async transition(
+    db: Db,
+    ids: string[],
+    from: ExecutionStatus[],
+    to: ExecutionStatus,
+    set: Prisma.Sql,
+    fence: Prisma.Sql = Prisma.sql`TRUE`,
+    detail: Record<string, unknown> | null = null,
+  ): Promise<TaskExecution[]> {
+    if (ids.length === 0) return [];
+    const rows = await db.$queryRaw<ExecutionRow[]>`
+      WITH prev AS (SELECT id, status FROM task_execution WHERE id = ANY(${ids}::uuid[]) FOR UPDATE),
+      moved AS (
+        UPDATE task_execution e SET status = ${to}::execution_status, ${set}
+        FROM prev
+        WHERE e.id = prev.id AND prev.status = ANY(${statusList(from)}) AND ${fence}
+        RETURNING e.*, prev.status AS from_status
+      ),
+      ev AS (
+        INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
+        SELECT id, from_status, status, worker_id, ${detail === null ? null : JSON.stringify(detail)}::jsonb FROM moved
+      )
+      SELECT * FROM moved`;
+    return rows.map(executionFromRow);
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const text = `${(error as { code?: string })?.code ?? ''} ${(error as Error)?.message ?? ''}`;
+  return text.includes(UNIQUE_VIOLATION) || text.includes('P2002') || /unique constraint/i.test(text);
+}

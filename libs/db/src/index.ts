@@ -1,0 +1,17 @@
+export { DbModule } from './db.module.js';
+export { type ClaimResult, ExecutionsRepository, type PlannedExecution } from './executions.repository.js';
+export {
+  type ExecutionEvent,
+  type ExecutionStatus,
+  type ExecutionTrigger,
+  Prisma,
+  PrismaClient,
+  type SkipReason,
+  type Task,
+  type TaskExecution,
+  type TaskStatus,
+} from './generated/prisma/client.js';
+export { migrate, MigrationError, readMigrations } from './migrator.js';
+export { type Db, PrismaService } from './prisma.service.js';
+export { SchedulerStateRepository } from './scheduler-state.repository.js';
+export { type CursorAdvance, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

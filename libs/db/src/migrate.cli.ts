@@ -1,0 +1,15 @@
+import { fileURLToPath } from 'node:url';
+import { loadConfigOrExit } from '@punctual/config';
+import { migrate, MigrationError } from './migrator.js';
+
+/** `npm run migrate`: applies prisma/migrations to DATABASE_URL. */
+const config = loadConfigOrExit();
+const dir = fileURLToPath(new URL('../../../../prisma/migrations', import.meta.url));
+try {
+  const applied = await migrate(config.databaseUrl, dir);
+  process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'Database is up to date\n');
+} catch (error) {
+  const message = error instanceof MigrationError ? error.message : `cannot migrate: ${(error as Error).message}`;
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,92 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import pg from 'pg';
+
+/** The advisory lock key Prisma Migrate takes, so this migrator and `prisma migrate deploy` exclude each other. */
+const PRISMA_MIGRATE_LOCK = 72707369;
+
+// The exact table `prisma migrate deploy` creates and reads.
+const CREATE_MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+    "id"                    VARCHAR(36) PRIMARY KEY NOT NULL,
+    "checksum"              VARCHAR(64) NOT NULL,
+    "finished_at"           TIMESTAMPTZ,
+    "migration_name"        VARCHAR(255) NOT NULL,
+    "logs"                  TEXT,
+    "rolled_back_at"        TIMESTAMPTZ,
+    "started_at"            TIMESTAMPTZ NOT NULL DEFAULT now(),
+    "applied_steps_count"   INTEGER NOT NULL DEFAULT 0
+)`;
+
+export interface MigrationFile {
+  name: string;
+  sql: string;
+  /** SHA-256 of the file, as Prisma computes it. */
+  checksum: string;
+}
+
+export class MigrationError extends Error {
+  override readonly name = 'MigrationError';
+}
+
+/** The migrations in `dir` (Prisma's layout: `<timestamp>_<name>/migration.sql`), oldest first. */
+export async function readMigrations(dir: string): Promise<MigrationFile[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  return Promise.all(
+    names.map(async (name) => {
+      const sql = await readFile(join(dir, name, 'migration.sql'), 'utf8');
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    }),
+  );
+}
+
+/**
+ * Applies every migration not yet recorded in `_prisma_migrations`, each in its own transaction,
+ * under Prisma's advisory lock: safe when several processes start at once, and idempotent.
+ * Returns the names it applied.
+ */
+export async function migrate(databaseUrl: string, migrationsDir: string): Promise<string[]> {
+  const migrations = await readMigrations(migrationsDir);
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK]);
+    await client.query(CREATE_MIGRATIONS_TABLE);
+    const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }>(
+      'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
+    );
+    const failed = rows.find((r) => r.finished_at === null && r.rolled_back_at === null);
+    if (failed) {
+      throw new MigrationError(`migration ${failed.migration_name} failed earlier; resolve it before applying more`);
+    }
+    const applied = new Set(rows.filter((r) => r.finished_at !== null).map((r) => r.migration_name));
+    const done: string[] = [];
+    for (const migration of migrations) {
+      if (applied.has(migration.name)) continue;
+      await applyOne(client, migration);
+      done.push(migration.name);
+    }
+    return done;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATE_LOCK]).catch(() => undefined);
+    await client.end();
+  }
+}
+
+async function applyOne(client: pg.Client, migration: MigrationFile): Promise<void> {
+  const id = randomUUID();
+  await client.query('BEGIN');
+  try {
+    await client.query(
+      'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
+      [id, migration.checksum, migration.name],
+    );
+    await client.query(migration.sql);
+    await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK');
+    throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`);
+  }
+}

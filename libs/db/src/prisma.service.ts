@@ -1,0 +1,24 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { CONFIG, type Config } from '@punctual/config';
+import { PrismaClient } from './generated/prisma/client.js';
+
+/** The one Prisma client of a process. A failed connection stops the start. */
+@Injectable()
+export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
+  constructor(@Inject(CONFIG) config: Config) {
+    super({ adapter: new PrismaPg({ connectionString: config.databaseUrl }) });
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.$connect();
+    await this.$queryRaw`SELECT 1`;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.$disconnect();
+  }
+}
+
+/** A client or an interactive transaction: repositories accept either. */
+export type Db = Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;

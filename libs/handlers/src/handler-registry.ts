@@ -1,0 +1,38 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { HandlerRegistryError, TASK_HANDLER_METADATA, type TaskHandlerImpl } from './task-handler.js';
+
+const HANDLER_NAME = /^[a-z][a-z0-9._-]{0,63}$/;
+
+/** The handlers of this process, found by their `@TaskHandler` decorator. */
+@Injectable()
+export class HandlerRegistry implements OnModuleInit {
+  private readonly handlers = new Map<string, TaskHandlerImpl>();
+
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const { metatype, instance } = wrapper;
+      if (!metatype || !instance) continue;
+      const name = Reflect.getMetadata(TASK_HANDLER_METADATA, metatype) as string | undefined;
+      if (name !== undefined) this.register(name, instance as TaskHandlerImpl);
+    }
+  }
+
+  /** Adds a handler; a duplicate or malformed name stops the start with a clear message. */
+  register(name: string, handler: TaskHandlerImpl): void {
+    if (!HANDLER_NAME.test(name)) throw new HandlerRegistryError(`handler name "${name}" must match ${HANDLER_NAME}`);
+    if (this.handlers.has(name)) throw new HandlerRegistryError(`two handlers are named "${name}"; handler names must be unique`);
+    if (typeof handler.run !== 'function') throw new HandlerRegistryError(`handler "${name}" has no run() method`);
+    this.handlers.set(name, handler);
+  }
+
+  get(name: string): TaskHandlerImpl | undefined {
+    return this.handlers.get(name);
+  }
+
+  names(): string[] {
+    return [...this.handlers.keys()].sort();
+  }
+}

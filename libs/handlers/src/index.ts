@@ -1,0 +1,12 @@
+export { LogHandler, NoopHandler } from './builtin.handlers.js';
+export { HandlerRegistry } from './handler-registry.js';
+export { HandlersModule } from './handlers.module.js';
+export {
+  type HandlerLog,
+  HandlerRegistryError,
+  TASK_HANDLER_METADATA,
+  TaskHandler,
+  type TaskHandlerContext,
+  type TaskHandlerImpl,
+  UnrecoverableError,
+} from './task-handler.js';

@@ -1,0 +1,51 @@
+import { Controller, Get, HttpCode, HttpStatus, Inject, Optional, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { PrismaService } from '@punctual/db';
+import { RedisService } from '@punctual/redis';
+import type { Response } from 'express';
+import { Public } from './public.decorator.js';
+
+/** Extra readiness facts an app adds (the scheduler says whether it leads). */
+export const HEALTH_DETAILS = Symbol('punctual.health-details');
+export type HealthDetails = () => Record<string, unknown>;
+
+/** `live`: the process answers. `ready`: Postgres and Redis answer. No auth: probes call these. */
+@ApiExcludeController()
+@Public()
+@Controller('health')
+export class HealthController {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
+    @Optional() @Inject(HEALTH_DETAILS) private readonly details?: HealthDetails,
+  ) {}
+
+  @Get('live')
+  @HttpCode(HttpStatus.OK)
+  live() {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  async ready(@Res({ passthrough: true }) res: Response) {
+    const [database, redis] = await Promise.all([
+      withTimeout(this.prisma.$queryRaw`SELECT 1`),
+      withTimeout(this.redis.client.ping()),
+    ]);
+    const ok = database && redis;
+    res.status(ok ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    return { status: ok ? 'ok' : 'unavailable', checks: { database: up(database), redis: up(redis) }, ...this.details?.() };
+  }
+}
+
+const up = (ok: boolean) => (ok ? 'up' : 'down');
+
+async function withTimeout(check: Promise<unknown>, ms = 2000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([check.then(() => true, () => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

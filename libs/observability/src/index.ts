@@ -1,0 +1,4 @@
+export { startApp } from './bootstrap.js';
+export { HEALTH_DETAILS, HealthController, type HealthDetails } from './health.controller.js';
+export { LoggingModule, REDACTED_PATHS } from './logging.module.js';
+export { Public, PUBLIC_ROUTE } from './public.decorator.js';

@@ -1,0 +1,35 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import type { Config } from '@punctual/config';
+import { LoggerModule } from 'nestjs-pino';
+
+/** Paths that may carry secrets: never written to logs. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'secret',
+  '*.secret',
+  'apiKey',
+  '*.apiKey',
+  'key',
+];
+
+/** JSON logs through pino, one line per event, with the app's name on every line. */
+@Module({})
+export class LoggingModule {
+  static forRoot(config: Config, app: string): DynamicModule {
+    return {
+      module: LoggingModule,
+      imports: [
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: config.logLevel,
+            base: { app, instance: config.instanceId },
+            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+            autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') || req.url === '/metrics' },
+            quietReqLogger: true,
+          },
+        }),
+      ],
+    };
+  }
+}

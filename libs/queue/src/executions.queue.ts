@@ -1,0 +1,35 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { RedisService } from '@punctual/redis';
+import { Queue } from 'bullmq';
+import { EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE, type ExecutionJobData, executionJobId } from './queue.constants.js';
+
+/** Producer side of the executions queue. */
+@Injectable()
+export class ExecutionsQueue implements OnModuleDestroy {
+  readonly queue: Queue<ExecutionJobData>;
+
+  constructor(redis: RedisService) {
+    this.queue = new Queue<ExecutionJobData>(EXECUTIONS_QUEUE, {
+      connection: redis.connect(),
+      prefix: redis.prefix,
+      defaultJobOptions: EXECUTION_JOB_OPTIONS,
+    });
+  }
+
+  /** Pushes executions as immediate jobs in one round trip; an id already queued is not added twice. */
+  async enqueueNow(executionIds: string[]): Promise<void> {
+    if (executionIds.length === 0) return;
+    await this.queue.addBulk(
+      executionIds.map((executionId) => ({ name: 'execution', data: { executionId }, opts: { jobId: executionJobId(executionId) } })),
+    );
+  }
+
+  /** Schedules a later attempt of an execution (a retry after backoff). */
+  async enqueueAttempt(executionId: string, attempt: number, delayMs: number): Promise<void> {
+    await this.queue.add('execution', { executionId }, { jobId: executionJobId(executionId, attempt), delay: Math.max(0, delayMs) });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.queue.close();
+  }
+}

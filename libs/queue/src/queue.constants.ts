@@ -1,0 +1,24 @@
+import type { JobsOptions } from 'bullmq';
+
+/** The one queue executions run through. */
+export const EXECUTIONS_QUEUE = 'executions';
+
+/** A job carries only the execution id: Postgres holds the truth (and the payload, which may be secret). */
+export interface ExecutionJobData {
+  executionId: string;
+}
+
+/** The BullMQ job id of an execution's attempt: the execution id for the first, suffixed after. */
+export function executionJobId(executionId: string, attempt = 1): string {
+  return attempt <= 1 ? executionId : `${executionId}-a${attempt}`;
+}
+
+/**
+ * Retries are decided by Punctual (the execution row), not by BullMQ, so a job is tried once.
+ * Finished jobs are dropped quickly: history lives in Postgres.
+ */
+export const EXECUTION_JOB_OPTIONS: JobsOptions = {
+  attempts: 1,
+  removeOnComplete: { age: 3600, count: 1000 },
+  removeOnFail: { age: 24 * 3600, count: 5000 },
+};

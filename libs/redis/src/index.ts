@@ -1,0 +1,2 @@
+export { RedisModule } from './redis.module.js';
+export { RedisService } from './redis.service.js';

@@ -1,0 +1,50 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
+import { Redis, type RedisOptions } from 'ioredis';
+
+/**
+ * Redis connections of a process, all under the configured key prefix. `client` is for commands;
+ * BullMQ and subscribers get their own connections from {@link RedisService.connect}.
+ */
+@Injectable()
+export class RedisService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger(RedisService.name);
+  private readonly connections = new Set<Redis>();
+  readonly client: Redis;
+
+  constructor(@Inject(CONFIG) private readonly config: Config) {
+    this.client = this.connect();
+  }
+
+  /** The key prefix shared by every key Punctual writes (BullMQ's prefix too). */
+  get prefix(): string {
+    return this.config.redisPrefix;
+  }
+
+  /** A namespaced key: `key('scheduler', 'leader')` → `<prefix>:scheduler:leader`. */
+  key(...parts: string[]): string {
+    return [this.config.redisPrefix, ...parts].join(':');
+  }
+
+  /** A new connection; BullMQ requires `maxRetriesPerRequest: null` on blocking connections. */
+  connect(options: RedisOptions = {}): Redis {
+    const connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false, ...options });
+    connection.on('error', (error) => this.logger.warn(`redis: ${error.message}`));
+    this.connections.add(connection);
+    connection.once('end', () => this.connections.delete(connection));
+    return connection;
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.client.ping();
+    const policy = await this.client.config('GET', 'maxmemory-policy').catch(() => null);
+    const value = Array.isArray(policy) ? policy[1] : undefined;
+    if (value && value !== 'noeviction') {
+      this.logger.warn(`redis maxmemory-policy is "${value}"; use "noeviction" so queued jobs are never evicted`);
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all([...this.connections].map((c) => c.quit().catch(() => c.disconnect())));
+  }
+}

@@ -1,0 +1,27 @@
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+import { fileURLToPath } from 'node:url';
+
+const lib = (name: string) => fileURLToPath(new URL(`./libs/${name}/src/index.ts`, import.meta.url));
+
+/** SWC keeps `emitDecoratorMetadata`, which Nest's dependency injection needs (esbuild drops it). */
+export default defineConfig({
+  plugins: [swc.vite({ module: { type: 'es6' } })],
+  resolve: {
+    alias: Object.fromEntries(
+      ['config', 'db', 'redis', 'queue', 'time', 'core', 'handlers', 'observability'].map((n) => [`@punctual/${n}`, lib(n)]),
+    ),
+  },
+  test: {
+    globalSetup: ['./test/support/global-setup.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts'] } },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/**/*.test.ts'], fileParallelism: true, maxWorkers: 2 },
+      },
+    ],
+  },
+});
