@@ -13,14 +13,19 @@ export default defineConfig({
     ),
   },
   test: {
-    globalSetup: ['./test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
       { extends: true, test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts'] } },
       {
         extends: true,
-        test: { name: 'integration', include: ['test/**/*.test.ts'], fileParallelism: true, maxWorkers: 2 },
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          globalSetup: ['./test/support/global-setup.ts'],
+          fileParallelism: true,
+          maxWorkers: 2,
+        },
       },
     ],
   },

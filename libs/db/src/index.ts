@@ -11,7 +11,7 @@ export {
   type TaskExecution,
   type TaskStatus,
 } from './generated/prisma/client.js';
-export { migrate, MigrationError, readMigrations } from './migrator.js';
+export { ensureDatabase, migrate, MigrationError, readMigrations } from './migrator.js';
 export { type Db, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository } from './scheduler-state.repository.js';
 export { type CursorAdvance, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

@@ -1,11 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '@punctual/config';
-import { migrate, MigrationError } from './migrator.js';
+import { ensureDatabase, migrate, MigrationError } from './migrator.js';
 
 /** `npm run migrate`: applies prisma/migrations to DATABASE_URL. */
 const config = loadConfigOrExit();
 const dir = fileURLToPath(new URL('../../../../prisma/migrations', import.meta.url));
 try {
+  if (await ensureDatabase(config.databaseUrl)) process.stdout.write('Created the database\n');
   const applied = await migrate(config.databaseUrl, dir);
   process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'Database is up to date\n');
 } catch (error) {

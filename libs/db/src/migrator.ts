@@ -42,6 +42,36 @@ export async function readMigrations(dir: string): Promise<MigrationFile[]> {
 }
 
 /**
+ * Creates the database named in `databaseUrl` when it does not exist yet (a first local run), by
+ * connecting to the server's `postgres` database. Returns true when it created one.
+ */
+export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
+  const probe = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await probe.connect();
+    return false;
+  } catch (error) {
+    if ((error as { code?: string }).code !== '3D000') throw error;
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  url.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === '42P04') return false; // created meanwhile by another process
+    throw error;
+  } finally {
+    await admin.end();
+  }
+}
+
+/**
  * Applies every migration not yet recorded in `_prisma_migrations`, each in its own transaction,
  * under Prisma's advisory lock: safe when several processes start at once, and idempotent.
  * Returns the names it applied.

@@ -2,11 +2,27 @@ import type { INestApplication } from '@nestjs/common';
 import { Logger } from 'nestjs-pino';
 
 /**
- * Common start-up of every app: pino as Nest's logger, shutdown hooks (SIGTERM/SIGINT close the
- * app cleanly: leadership released, running handlers drained, connections closed) and exit 0.
+ * Common start-up of every app: pino as Nest's logger, and a clean stop on SIGTERM/SIGINT — the
+ * app closes (leadership released, running handlers drained, connections closed) and the process
+ * exits 0. Nest's own shutdown hooks re-raise the signal, which orchestrators read as a crash.
  */
 export async function startApp(app: INestApplication, port: number, host = '0.0.0.0'): Promise<void> {
-  app.useLogger(app.get(Logger));
-  app.enableShutdownHooks();
+  const logger = app.get(Logger);
+  app.useLogger(logger);
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.log(`${signal} received; shutting down`);
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
   await app.listen(port, host);
 }

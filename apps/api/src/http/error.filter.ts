@@ -26,12 +26,14 @@ export class ErrorFilter implements ExceptionFilter {
     if (e instanceof InvalidTaskError) return new ApiError(422, e.code, e.message, [{ field: e.field, message: e.message }]);
     if (e instanceof TaskNotFoundError || e instanceof ExecutionNotFoundError) return new ApiError(404, 'not_found', e.message);
     if (e instanceof TaskNameTakenError) return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);
-    const bodyError = e as { type?: string; status?: number };
+    // Express' body parser errors arrive wrapped in an HttpException, the original as its cause.
+    const bodyError = ((e as { cause?: unknown })?.cause ?? e) as { type?: string };
     if (bodyError?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', 'the request body exceeds 256 KiB');
     if (bodyError?.type === 'entity.parse.failed') return new ApiError(400, 'malformed_json', 'the request body is not valid JSON');
     if (e instanceof HttpException) {
       const status = e.getStatus();
-      return new ApiError(status, status === 404 ? 'not_found' : `http_${status}`, e.message);
+      const code = status === 404 ? 'not_found' : status === 413 ? 'payload_too_large' : `http_${status}`;
+      return new ApiError(status, code, status === 404 ? 'no such route' : e.message);
     }
     this.logger.error({ err: e }, 'unhandled error');
     return new ApiError(500, 'internal', 'internal error');

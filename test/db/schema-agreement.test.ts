@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { openRepositories } from '../support/repositories.js';
+
+/**
+ * schema.prisma and the hand-written SQL must agree: every model is written with every field set
+ * and read back through the generated client. A column missing, misnamed or mistyped fails here.
+ */
+describe('schema.prisma agrees with the migrated database', () => {
+  let sandbox: Sandbox;
+  let db: Awaited<ReturnType<typeof openRepositories>>;
+
+  beforeAll(async () => {
+    sandbox = await createSandbox();
+    db = await openRepositories(sandbox.config());
+  });
+  afterAll(async () => {
+    await db?.close();
+    await sandbox?.dispose();
+  });
+
+  it('writes and reads back every field of every model', async () => {
+    const now = new Date('2026-01-02T03:04:05.678Z');
+    const later = new Date('2026-01-03T03:04:05.678Z');
+    const task = {
+      name: 'agreement',
+      description: 'd',
+      handler: 'noop',
+      payload: { a: [1, 'two', { three: null }] },
+      secretFields: ['token'],
+      scheduleKind: 'cron' as const,
+      cron: '0 9 * * *',
+      rrule: 'RRULE:FREQ=DAILY',
+      runAt: now,
+      everyMs: 9_007_199_254_740_991n,
+      timezone: 'Europe/Berlin',
+      startAt: now,
+      endAt: later,
+      jitterMs: 5,
+      dstGap: 'end' as const,
+      dstOverlap: 'both' as const,
+      overlap: 'buffer_one' as const,
+      misfire: 'run_all' as const,
+      maxDelayMs: 1,
+      maxAttempts: 2,
+      backoffMs: 3,
+      backoffMaxMs: 4,
+      timeoutMs: 6,
+      notifyUrl: 'https://example.com',
+      notifyOn: ['succeeded', 'failed'],
+      secret: 's',
+      status: 'paused' as const,
+      nextRunAt: now,
+      lastScheduledFor: now,
+      missedCount: 12n,
+      version: 7,
+      createdAt: now,
+      updatedAt: later,
+    };
+    const written = await db.prisma.task.create({ data: task });
+    expect(await db.prisma.task.findUniqueOrThrow({ where: { id: written.id } })).toEqual({ ...task, id: written.id });
+
+    const execution = {
+      id: randomUUID(),
+      taskId: written.id,
+      taskName: 'agreement',
+      scheduledFor: now,
+      fireAt: later,
+      trigger: 'backfill' as const,
+      status: 'dead' as const,
+      skipReason: 'dst' as const,
+      attempt: 3,
+      attemptId: randomUUID(),
+      taskVersion: 7,
+      exclusive: false,
+      workerId: 'w',
+      queuedAt: now,
+      startedAt: now,
+      heartbeatAt: now,
+      leaseUntil: later,
+      finishedAt: later,
+      nextAttemptAt: later,
+      error: 'e',
+      result: { ok: true },
+      payload: { override: 1 },
+      createdAt: now,
+    };
+    await db.prisma.taskExecution.create({ data: execution });
+    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toEqual(execution);
+
+    const event = await db.prisma.executionEvent.create({
+      data: { executionId: execution.id, fromStatus: 'running', toStatus: 'dead', at: now, workerId: 'w', detail: { x: 1 } },
+    });
+    expect(await db.prisma.executionEvent.findUniqueOrThrow({ where: { id: event.id } })).toMatchObject({
+      executionId: execution.id, fromStatus: 'running', toStatus: 'dead', at: now, workerId: 'w', detail: { x: 1 },
+    });
+
+    const state = await db.prisma.schedulerState.update({ where: { id: 1 }, data: { epoch: 5n, leaderId: 'l', acquiredAt: now, heartbeatAt: later } });
+    expect(state).toEqual({ id: 1, epoch: 5n, leaderId: 'l', acquiredAt: now, heartbeatAt: later });
+    await expect(db.prisma.schedulerState.create({ data: { id: 2 } })).rejects.toThrow();
+
+    const outbox = { topic: 'execution.dead', payload: { id: 1 }, availableAt: now, attempts: 2, lastError: 'x', deliveredAt: later, createdAt: now };
+    const o = await db.prisma.outbox.create({ data: outbox });
+    expect(await db.prisma.outbox.findUniqueOrThrow({ where: { id: o.id } })).toEqual({ ...outbox, id: o.id });
+
+    const key = { name: 'k', prefix: 'pk_abc', hash: 'h', role: 'operator' as const, createdAt: now, lastUsedAt: later, revokedAt: later };
+    const k = await db.prisma.apiKey.create({ data: key });
+    expect(await db.prisma.apiKey.findUniqueOrThrow({ where: { id: k.id } })).toEqual({ ...key, id: k.id });
+
+    const audit = { actor: 'pk_abc', action: 'task.create', target: 'agreement', before: undefined, after: { a: 1 }, at: now };
+    const a = await db.prisma.auditLog.create({ data: audit });
+    expect(await db.prisma.auditLog.findUniqueOrThrow({ where: { id: a.id } })).toMatchObject({ actor: 'pk_abc', after: { a: 1 }, before: null, at: now });
+
+    // Deleting a task keeps its history: the execution's task_id becomes NULL, its name stays.
+    await db.prisma.task.delete({ where: { id: written.id } });
+    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({ taskId: null, taskName: 'agreement' });
+  });
+
+  it('has the guards the design relies on', async () => {
+    const task = await db.prisma.task.create({ data: { name: 'guards', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' } });
+    const row = { taskId: task.id, taskName: task.name, scheduledFor: new Date(0), fireAt: new Date(0), taskVersion: 1 };
+    await db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row } });
+    // UNIQUE (task_id, scheduled_for): the idempotency guard.
+    await expect(db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row } })).rejects.toThrow();
+    // One running exclusive execution per task.
+    await db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row, scheduledFor: new Date(1), status: 'running' } });
+    await expect(
+      db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row, scheduledFor: new Date(2), status: 'running' } }),
+    ).rejects.toThrow();
+    // …but non-exclusive runs (overlap=allow) may run side by side.
+    await db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row, scheduledFor: new Date(3), status: 'running', exclusive: false } });
+    const indexes = await db.prisma.$queryRaw<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE tablename IN ('task', 'task_execution', 'outbox')`;
+    expect(indexes.map((i) => i.indexname)).toEqual(
+      expect.arrayContaining(['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_status_fire_at_idx', 'outbox_pending_idx']),
+    );
+  });
+});

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { AppProcess, freePort, sleep } from '../support/processes.js';
+
+interface ExecutionJson {
+  id: string;
+  scheduledFor: string;
+  status: string;
+  startedAt: string | null;
+}
+
+/** The first vertical slice: a task created over HTTP fires every second, once per slot. */
+describe('a task created over HTTP fires every second, end to end', () => {
+  let sandbox: Sandbox;
+  let apps: AppProcess[] = [];
+  let api: AppProcess;
+  let headers: Record<string, string>;
+
+  beforeAll(async () => {
+    sandbox = await createSandbox();
+    const env = sandbox.env();
+    headers = { authorization: `Bearer ${env.ADMIN_API_KEY}`, 'content-type': 'application/json' };
+    api = AppProcess.start('api', env, await freePort());
+    apps = [api, AppProcess.start('scheduler', env, await freePort()), AppProcess.start('worker', env, await freePort())];
+    await Promise.all(apps.map((app) => app.ready()));
+  });
+
+  afterAll(async () => {
+    const codes = await Promise.all(apps.map((app) => app.stop('SIGTERM')));
+    await sandbox?.dispose();
+    // SIGTERM is a clean stop for every role.
+    expect(codes).toEqual(apps.map(() => 0));
+  });
+
+  const executions = async (): Promise<ExecutionJson[]> => {
+    const res = await fetch(`${api.url}/v1/tasks/heartbeat/executions?limit=500`, { headers });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { items: ExecutionJson[] }).items;
+  };
+
+  it('runs one succeeded execution for each consecutive second, and stops when deleted', async () => {
+    const created = await fetch(`${api.url}/v1/tasks`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'heartbeat', handler: 'noop', schedule: { cron: '*/1 * * * * *' } }),
+    });
+    expect(created.status).toBe(201);
+    const createdAt = Date.now();
+
+    await sleep(6_500);
+    const window = (await executions()).filter((e) => Date.parse(e.scheduledFor) <= Date.now() - 1_000);
+    const slots = window.map((e) => Date.parse(e.scheduledFor)).sort((a, b) => a - b);
+    expect(slots.length).toBeGreaterThanOrEqual(5);
+    // No duplicate slot, no gap between consecutive seconds, each one succeeded.
+    expect(new Set(slots).size).toBe(slots.length);
+    slots.slice(1).forEach((slot, i) => expect(slot - slots[i]!).toBe(1000));
+    expect(slots[0]!).toBeLessThanOrEqual(createdAt + 1000);
+    for (const e of window) expect(e.status).toBe('succeeded');
+
+    const deleted = await fetch(`${api.url}/v1/tasks/heartbeat`, { method: 'DELETE', headers });
+    expect(deleted.status).toBe(204);
+    const afterDelete = await fetch(`${api.url}/v1/executions/${window[0]!.id}`, { headers });
+    expect(afterDelete.status).toBe(200);
+
+    // History is kept; nothing new is planned or run once the task is gone.
+    const countAt = await countRows(sandbox);
+    await sleep(2_500);
+    expect(await countRows(sandbox)).toEqual(countAt);
+    expect(countAt.running + countAt.pending).toBe(0);
+  });
+});
+
+async function countRows(sandbox: Sandbox): Promise<{ total: number; running: number; pending: number; succeededAfter: number }> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: sandbox.databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`
+      SELECT count(*)::int AS total,
+             count(*) FILTER (WHERE status = 'running')::int AS running,
+             count(*) FILTER (WHERE status IN ('scheduled', 'queued', 'retrying'))::int AS pending,
+             count(*) FILTER (WHERE status = 'succeeded')::int AS "succeededAfter"
+      FROM task_execution`);
+    return rows[0];
+  } finally {
+    await client.end();
+  }
+}

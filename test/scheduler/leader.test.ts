@@ -1,0 +1,75 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LeaderElector } from '../../libs/core/src/index.js';
+import { REDIS_URL } from '../support/env.js';
+import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { sleep } from '../support/processes.js';
+
+describe('leader election on a Redis lock', () => {
+  let sandbox: Sandbox;
+  let redis: Redis;
+  const electors: LeaderElector[] = [];
+
+  beforeAll(async () => {
+    sandbox = await createSandbox();
+    redis = new Redis(REDIS_URL);
+  });
+  afterEach(async () => {
+    await Promise.all(electors.splice(0).map((e) => e.stop()));
+  });
+  afterAll(async () => {
+    redis?.disconnect();
+    await sandbox?.dispose();
+  });
+
+  function elector(id: string, key: string, events: string[]) {
+    const e = new LeaderElector(redis.duplicate(), {
+      key, instanceId: id, ttlMs: 600,
+      onElected: () => events.push(`${id}:elected`),
+      onDeposed: (reason) => events.push(`${id}:deposed:${reason}`),
+    });
+    electors.push(e);
+    return e;
+  }
+
+  it('of several instances started together, exactly one leads, and keeps leading', async () => {
+    const key = `${sandbox.redisPrefix}:scheduler:leader`;
+    const events: string[] = [];
+    const all = ['a', 'b', 'c'].map((id) => elector(id, key, events));
+    all.forEach((e) => e.start());
+    await sleep(1500);
+    expect(all.filter((e) => e.isLeader)).toHaveLength(1);
+    expect(events.filter((e) => e.endsWith(':elected'))).toHaveLength(1);
+    const leader = all.find((e) => e.isLeader)!;
+    expect(await redis.get(key)).toBe(leader.token);
+    expect(await redis.pttl(key)).toBeGreaterThan(0);
+  });
+
+  it('hands over when the leader stops, and releases only its own lock', async () => {
+    const key = `${sandbox.redisPrefix}:scheduler:leader:handover`;
+    const events: string[] = [];
+    const a = elector('a', key, events);
+    a.start();
+    await sleep(100);
+    expect(a.isLeader).toBe(true);
+    const b = elector('b', key, events);
+    b.start();
+    await a.stop();
+    await sleep(500);
+    expect(b.isLeader).toBe(true);
+    expect(await redis.get(key)).toBe(b.token);
+  });
+
+  it('steps down at once when its lock is taken away', async () => {
+    const key = `${sandbox.redisPrefix}:scheduler:leader:stolen`;
+    const events: string[] = [];
+    const a = elector('a', key, events);
+    a.start();
+    await sleep(100);
+    await redis.set(key, 'someone-else', 'PX', 5000);
+    await sleep(400);
+    expect(a.isLeader).toBe(false);
+    expect(events).toContain('a:deposed:lock lost');
+    expect(await redis.get(key)).toBe('someone-else');
+  });
+});

@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FencedOutError, PlannerService } from '../../libs/core/src/index.js';
+import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { openRepositories } from '../support/repositories.js';
+
+describe('planning due slots into executions', () => {
+  let sandbox: Sandbox;
+  let db: Awaited<ReturnType<typeof openRepositories>>;
+  let planner: PlannerService;
+
+  beforeAll(async () => {
+    sandbox = await createSandbox();
+    const config = sandbox.config({ LOOKAHEAD_MS: '2000' });
+    db = await openRepositories(config);
+    planner = new PlannerService(config, db.prisma, db.tasks, db.executions, db.state);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await sandbox?.dispose();
+  });
+
+  const createTask = (name: string, cursor: Date) =>
+    db.prisma.task.create({ data: { name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's', nextRunAt: cursor } });
+
+  it('planning the same window twice creates each execution once', async () => {
+    const epoch = await db.state.bumpEpoch('p1');
+    const t0 = new Date(Math.ceil(Date.now() / 1000) * 1000);
+    const task = await createTask('twice', t0);
+    const now = () => new Date(t0.getTime() + 500);
+    const first = await planner.planDueSlots(epoch, now);
+    // Rewind the cursor as a crashed planner would leave it, and plan the same window again.
+    await db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: t0 } });
+    const second = await planner.planDueSlots(epoch, now);
+    expect(first.map((e) => e.scheduledFor.getTime())).toEqual([0, 1000, 2000].map((d) => t0.getTime() + d));
+    expect(second).toEqual([]);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id } })).toBe(3);
+    expect((await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).nextRunAt?.getTime()).toBe(t0.getTime() + 3000);
+  });
+
+  it('refuses to plan with a superseded epoch and commits nothing', async () => {
+    const old = await db.state.bumpEpoch('old');
+    await db.state.bumpEpoch('new');
+    const task = await createTask('fenced', new Date(Date.now() - 100));
+    await expect(planner.planDueSlots(old)).rejects.toBeInstanceOf(FencedOutError);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id } })).toBe(0);
+    expect((await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).nextRunAt).toEqual(task.nextRunAt);
+  });
+
+  it('two planners racing over the same task: the unique guard keeps one row per slot', async () => {
+    const epoch = await db.state.bumpEpoch('racer');
+    const t0 = new Date(Math.ceil(Date.now() / 1000) * 1000);
+    const task = await createTask('race', t0);
+    const rows = (taskName: string) =>
+      [0, 1000, 2000].map((d) => ({
+        id: randomUUID(), taskId: task.id, taskName, scheduledFor: new Date(t0.getTime() + d), fireAt: new Date(t0.getTime() + d),
+        trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
+      }));
+    // Both insert the same slots at once (as two leaders would without the fence).
+    const [a, b] = await Promise.all([db.executions.insertPlanned(db.prisma, rows('race')), db.executions.insertPlanned(db.prisma, rows('race'))]);
+    expect(a.length + b.length).toBe(3);
+    // And two planner passes at once (same epoch, SKIP LOCKED) still plan each slot once.
+    await db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: new Date(t0.getTime() + 3000) } });
+    const now = () => new Date(t0.getTime() + 4500);
+    await Promise.all([planner.planDueSlots(epoch, now), planner.planDueSlots(epoch, now)]);
+    const slots = (await db.prisma.taskExecution.findMany({ where: { taskId: task.id } })).map((e) => e.scheduledFor.getTime());
+    expect(slots.sort()).toEqual([0, 1000, 2000, 3000, 4000, 5000, 6000].map((d) => t0.getTime() + d));
+  });
+
+  it('leaves paused tasks and tasks not yet due alone', async () => {
+    const epoch = await db.state.bumpEpoch('idle');
+    const paused = await db.prisma.task.create({
+      data: { name: 'paused', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's', nextRunAt: new Date(Date.now() - 1000), status: 'paused' },
+    });
+    const future = await createTask('future', new Date(Date.now() + 3_600_000));
+    await planner.planDueSlots(epoch);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: { in: [paused.id, future.id] } } })).toBe(0);
+  });
+});
