@@ -22,9 +22,21 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
+          exclude: ['test/fault/**'],
           globalSetup: ['./test/support/global-setup.ts'],
           fileParallelism: true,
           maxWorkers: 2,
+        },
+      },
+      {
+        extends: true,
+        // Fault tests run one file at a time: each starts several processes and measures failover.
+        test: {
+          name: 'fault',
+          include: ['test/fault/**/*.test.ts'],
+          globalSetup: ['./test/support/global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
         },
       },
     ],

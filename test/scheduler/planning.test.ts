@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOutError, PlannerService } from '../../libs/core/src/index.js';
+import { Metrics } from '../../libs/observability/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
 
@@ -13,7 +14,7 @@ describe('planning due slots into executions', () => {
     sandbox = await createSandbox();
     const config = sandbox.config({ LOOKAHEAD_MS: '2000' });
     db = await openRepositories(config);
-    planner = new PlannerService(config, db.prisma, db.tasks, db.executions, db.state);
+    planner = new PlannerService(config, db.prisma, db.tasks, db.executions, db.state, new Metrics());
   });
   afterAll(async () => {
     await db?.close();

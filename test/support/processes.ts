@@ -17,6 +17,7 @@ export class AppProcess {
     readonly role: Role,
     readonly child: ChildProcess,
     readonly port: number,
+    readonly label: string,
   ) {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
@@ -30,7 +31,7 @@ export class AppProcess {
     });
     mkdirSync(LOG_DIR, { recursive: true });
     const log = createWriteStream(`${LOG_DIR}/${env.REDIS_PREFIX ?? 'app'}-${label}-${port}.log`);
-    const app = new AppProcess(role, child, port);
+    const app = new AppProcess(role, child, port, label);
     for (const stream of [child.stdout!, child.stderr!]) {
       stream.on('data', (chunk: Buffer) => {
         log.write(chunk);
@@ -61,11 +62,17 @@ export class AppProcess {
   }
 
   signal(signal: NodeJS.Signals): void {
-    if (this.child.exitCode === null) this.child.kill(signal);
+    if (this.alive) this.child.kill(signal);
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
   }
 
   /** Sends `signal` and waits for the exit code (SIGKILL after `timeoutMs`). */
   async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 15_000): Promise<number | null> {
+    if (!this.alive) return this.child.exitCode;
+    this.signal('SIGCONT');
     this.signal(signal);
     const timer = setTimeout(() => this.signal('SIGKILL'), timeoutMs);
     try {

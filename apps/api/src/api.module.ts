@@ -3,7 +3,7 @@ import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { type Config, ConfigModule } from '@punctual/config';
 import { TasksCoreModule } from '@punctual/core';
 import { DbModule } from '@punctual/db';
-import { HealthController, LoggingModule } from '@punctual/observability';
+import { HealthController, LoggingModule, MetricsModule } from '@punctual/observability';
 import { RedisModule } from '@punctual/redis';
 import { ADMIN_KEY, ApiKeyGuard } from './auth/api-key.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
@@ -17,7 +17,7 @@ export class ApiModule {
   static forRoot(config: Config, adminKey: string): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule, RedisModule, TasksCoreModule],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule, RedisModule, MetricsModule, TasksCoreModule],
       controllers: [TasksController, ExecutionsController, HealthController],
       providers: [
         { provide: ADMIN_KEY, useValue: adminKey },

@@ -2,13 +2,14 @@ import { Module } from '@nestjs/common';
 import { HandlersModule } from '@punctual/handlers';
 import { QueueModule } from '@punctual/queue';
 import { PlannerService } from './planning/planner.service.js';
+import { RelayService } from './planning/relay.service.js';
 import { SchedulerService } from './planning/scheduler.service.js';
 import { TasksService } from './tasks/tasks.service.js';
 import { ExecutionRunner } from './worker/execution-runner.js';
 import { WorkerService } from './worker/worker.service.js';
 
 /** The scheduler role: leadership, planning and firing. Needs ConfigModule, DbModule and RedisModule. */
-@Module({ imports: [QueueModule], providers: [PlannerService, SchedulerService], exports: [PlannerService, SchedulerService] })
+@Module({ imports: [QueueModule], providers: [PlannerService, RelayService, SchedulerService], exports: [PlannerService, SchedulerService] })
 export class SchedulerCoreModule {}
 
 /** The worker role: the BullMQ processor and the execution runner. */

@@ -3,6 +3,7 @@ export { ExecutionNotFoundError, FencedOutError, InvalidTaskError, TaskNotFoundE
 export { LeaderElector, type LeaderElectorOptions } from './leader/leader-elector.js';
 export { FireTimer } from './planning/fire-timer.js';
 export { PlannerService } from './planning/planner.service.js';
+export { RelayService } from './planning/relay.service.js';
 export { SchedulerService } from './planning/scheduler.service.js';
 export { planTaskSlots, type SlotPlannerOptions, type TaskSlotPlan } from './planning/slot-planner.js';
 export { newTaskSecret, type TaskDefinition, toTaskDefinition } from './tasks/task-definition.js';
@@ -10,7 +11,7 @@ export { type PolicyInput, type ScheduleInput, TASK_NAME, type TaskInput } from 
 export { presentEvent, presentExecution, presentTask, type TaskJson } from './tasks/task.presenter.js';
 export { scheduleSpecOf, taskSchedule } from './tasks/task-schedule.js';
 export { TASKS_CHANGED_CHANNEL } from './tasks/tasks-changed.js';
-export { TasksService } from './tasks/tasks.service.js';
+export { type CatchUp, TasksService } from './tasks/tasks.service.js';
 export { retryDelayMs } from './worker/backoff.js';
-export { ExecutionRunner, type RunOutcome } from './worker/execution-runner.js';
+export { ExecutionRunner, type RunOutcome, skipReasonAtClaim } from './worker/execution-runner.js';
 export { WorkerService } from './worker/worker.service.js';

@@ -152,9 +152,63 @@ export class ExecutionsRepository {
     return moved.length;
   }
 
-  /** Rows planned but not yet fired: a new leader adopts them into its timer. */
-  async listScheduled(limit: number): Promise<TaskExecution[]> {
-    return this.prisma.taskExecution.findMany({ where: { status: 'scheduled' }, orderBy: { fireAt: 'asc' }, take: limit });
+  /** Rows planned but not yet fired, due by `before`: a (new) leader's timer takes them. */
+  async listScheduledDue(before: Date, limit: number): Promise<TaskExecution[]> {
+    return this.prisma.taskExecution.findMany({
+      where: { status: 'scheduled', fireAt: { lte: before } },
+      orderBy: { fireAt: 'asc' },
+      take: limit,
+    });
+  }
+
+  /**
+   * Executions waiting on a queue job since before `before`: `queued` ones (first attempt) and
+   * `retrying` ones whose next attempt is due. The relay checks that their job still exists.
+   */
+  async listAwaitingJob(before: Date, limit: number): Promise<Pick<TaskExecution, 'id' | 'status' | 'attempt'>[]> {
+    return this.prisma.taskExecution.findMany({
+      where: {
+        OR: [
+          { status: 'queued', queuedAt: { lt: before } },
+          { status: 'retrying', nextAttemptAt: { lt: before } },
+        ],
+      },
+      select: { id: true, status: true, attempt: true },
+      orderBy: { fireAt: 'asc' },
+      take: limit,
+    });
+  }
+
+  /**
+   * Reaps `running` executions whose lease expired (their worker died or hung): `retrying` at once
+   * when attempts remain, else `dead`. Fenced: a worker that renews its lease meanwhile keeps it.
+   */
+  async reapExpiredLeases(limit: number): Promise<Pick<TaskExecution, 'id' | 'status' | 'attempt'>[]> {
+    return this.prisma.$queryRaw<Pick<TaskExecution, 'id' | 'status' | 'attempt'>[]>`
+      WITH expired AS (
+        SELECT e.id, e.attempt_id, e.attempt < COALESCE(t.max_attempts, 0) AS retry
+        FROM task_execution e LEFT JOIN task t ON t.id = e.task_id
+        WHERE e.status = 'running' AND e.lease_until < now()
+        ORDER BY e.lease_until
+        LIMIT ${limit}
+        FOR UPDATE OF e SKIP LOCKED
+      ),
+      moved AS (
+        UPDATE task_execution e SET
+          status = CASE WHEN x.retry THEN 'retrying'::execution_status ELSE 'dead'::execution_status END,
+          next_attempt_at = CASE WHEN x.retry THEN now() END,
+          finished_at = CASE WHEN x.retry THEN NULL ELSE now() END,
+          lease_until = NULL,
+          error = 'lease expired: the worker stopped renewing it'
+        FROM expired x
+        WHERE e.id = x.id AND e.status = 'running' AND e.attempt_id = x.attempt_id
+        RETURNING e.id, e.status, e.attempt, e.worker_id
+      ),
+      ev AS (
+        INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
+        SELECT id, 'running', status, worker_id, '{"reason":"lease_expired"}'::jsonb FROM moved
+      )
+      SELECT id, status, attempt FROM moved`;
   }
 
   async findById(id: string) {

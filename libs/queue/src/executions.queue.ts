@@ -29,6 +29,19 @@ export class ExecutionsQueue implements OnModuleDestroy {
     await this.queue.add('execution', { executionId }, { jobId: executionJobId(executionId, attempt), delay: Math.max(0, delayMs) });
   }
 
+  /**
+   * Makes sure the job of an execution's attempt is in the queue (after Redis lost data, or after
+   * a job ended without its execution ending). Returns true when it had to add it again.
+   */
+  async ensureJob(executionId: string, attempt: number): Promise<boolean> {
+    const jobId = executionJobId(executionId, attempt);
+    const state = await this.queue.getJobState(jobId);
+    if (!['unknown', 'completed', 'failed'].includes(state)) return false;
+    if (state !== 'unknown') await this.queue.remove(jobId).catch(() => 0);
+    await this.queue.add('execution', { executionId }, { jobId });
+    return true;
+  }
+
   async onModuleDestroy(): Promise<void> {
     await this.queue.close();
   }

@@ -74,3 +74,8 @@ export class CreateTaskDto extends TaskBodyDto implements TaskInput {
   @IsString() @Matches(/^[a-z0-9][a-z0-9._-]{0,127}$/, { message: 'name must match ^[a-z0-9][a-z0-9._-]{0,127}$' })
   declare name: string;
 }
+
+/** The body of `POST /v1/tasks/:name/resume`. */
+export class ResumeDto {
+  @IsOptional() @IsIn(['skip', 'latest', 'all']) catchUp?: 'skip' | 'latest' | 'all';
+}

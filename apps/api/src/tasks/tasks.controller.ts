@@ -4,7 +4,7 @@ import { ExecutionsRepository, type Task, TasksRepository } from '@punctual/db';
 import { slotsBetween } from '@punctual/time';
 import type { Response } from 'express';
 import { decodeCursor, encodeCursor, ExecutionPageQuery, TaskListQuery } from '../http/pagination.js';
-import { CreateTaskDto, TaskBodyDto } from './task.dto.js';
+import { CreateTaskDto, ResumeDto, TaskBodyDto } from './task.dto.js';
 
 const UPCOMING = 5;
 
@@ -49,6 +49,18 @@ export class TasksController {
   @HttpCode(204)
   async remove(@Param('name') name: string): Promise<void> {
     await this.tasks.delete(name);
+  }
+
+  @Post(':name/pause')
+  @HttpCode(200)
+  async pause(@Param('name') name: string) {
+    return presentTask(await this.tasks.pause(name));
+  }
+
+  @Post(':name/resume')
+  @HttpCode(200)
+  async resume(@Param('name') name: string, @Body() body: ResumeDto) {
+    return presentTask(await this.tasks.resume(name, body.catchUp));
   }
 
   @Get(':name/executions')

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { type CursorAdvance, ExecutionsRepository, type PlannedExecution, PrismaService, SchedulerStateRepository, type TaskExecution, TasksRepository } from '@punctual/db';
+import { Metrics } from '@punctual/observability';
 import { FencedOutError } from '../errors.js';
 import { taskSchedule } from '../tasks/task-schedule.js';
 import { planTaskSlots } from './slot-planner.js';
@@ -27,6 +28,7 @@ export class PlannerService {
     private readonly tasks: TasksRepository,
     private readonly executions: ExecutionsRepository,
     private readonly state: SchedulerStateRepository,
+    private readonly metrics: Metrics,
   ) {}
 
   /**
@@ -44,7 +46,7 @@ export class PlannerService {
   }
 
   private async planBatch(epoch: bigint, now: Date): Promise<{ inserted: TaskExecution[]; tasksLocked: number }> {
-    return this.prisma.$transaction(
+    const result = await this.prisma.$transaction(
       async (tx) => {
         if (!(await this.state.fence(tx, epoch))) throw new FencedOutError(epoch);
         const due = await this.tasks.lockDue(tx, new Date(now.getTime() + this.config.lookaheadMs), PLAN_BATCH);
@@ -68,9 +70,14 @@ export class PlannerService {
         }
         const inserted = await this.executions.insertPlanned(tx, rows);
         await this.tasks.advanceCursors(tx, advances);
-        return { inserted: inserted.filter((e) => e.status === 'scheduled'), tasksLocked: due.length };
+        const scheduled = inserted.filter((e) => e.status === 'scheduled');
+        return { inserted: scheduled, tasksLocked: due.length, missed: advances.reduce((sum, a) => sum + a.missed, 0) };
       },
       { timeout: 30_000, maxWait: 10_000 },
     );
+    // Counted after commit: a fenced-out batch planned nothing.
+    this.metrics.planned.inc(result.inserted.length);
+    this.metrics.missed.inc(result.missed);
+    return result;
   }
 }

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ExecutionsRepository, SchedulerStateRepository, type TaskExecution } from '@punctual/db';
+import { Metrics } from '@punctual/observability';
 import { ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import type { Redis } from 'ioredis';
@@ -9,9 +10,11 @@ import { LeaderElector } from '../leader/leader-elector.js';
 import { TASKS_CHANGED_CHANNEL } from '../tasks/tasks-changed.js';
 import { FireTimer } from './fire-timer.js';
 import { PlannerService } from './planner.service.js';
+import { RelayService } from './relay.service.js';
 
-/** Rows adopted from a previous leader at election; the rest are picked up by the relay. */
-const ADOPT_LIMIT = 100_000;
+/** Planned rows taken into the timer per sweep (adoption, relay, API announcements). */
+const SWEEP_LIMIT = 100_000;
+const RELAY_INTERVAL_MS = 2_000;
 
 /**
  * The scheduler role: campaigns for leadership; while leading, plans due slots every tick (and at
@@ -26,6 +29,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private subscriber: Redis | null = null;
   private epoch: bigint | null = null;
   private planTimer: NodeJS.Timeout | null = null;
+  private relayTimer: NodeJS.Timeout | null = null;
+  private repairing = false;
+  /** Ids handed to the queue but not yet marked `queued`: a sweep must not fire them again. */
+  private readonly firing = new Set<string>();
   private planning: Promise<void> | null = null;
   private replanRequested = false;
 
@@ -36,6 +43,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     private readonly executions: ExecutionsRepository,
     private readonly state: SchedulerStateRepository,
     private readonly queue: ExecutionsQueue,
+    private readonly relay: RelayService,
+    private readonly metrics: Metrics,
   ) {
     this.elector = new LeaderElector(redis.client, {
       key: redis.key('scheduler', 'leader'),
@@ -54,7 +63,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationBootstrap(): Promise<void> {
     this.subscriber = this.redis.connect();
     await this.subscriber.subscribe(this.redis.key(TASKS_CHANGED_CHANNEL));
-    this.subscriber.on('message', () => this.requestPlan());
+    this.subscriber.on('message', () => {
+      this.requestPlan();
+      void this.sweepScheduled();
+    });
     this.elector.start();
   }
 
@@ -71,9 +83,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       if (!this.elector.isLeader) return;
       this.epoch = epoch;
       this.logger.log({ epoch: epoch.toString(), instance: this.config.instanceId }, 'became leader');
+      this.metrics.leader.set(1);
+      this.metrics.leaderChanges.inc({ change: 'elected' });
       // Adopt what the previous leader planned but never fired; late rows fire at once.
-      this.timer.add(await this.executions.listScheduled(ADOPT_LIMIT));
+      await this.sweepScheduled();
       this.planTimer = setInterval(() => this.requestPlan(), this.config.planTickMs);
+      this.relayTimer = setInterval(() => void this.repair(), RELAY_INTERVAL_MS);
       this.requestPlan();
     } catch (error) {
       this.logger.error({ err: error }, 'could not take the epoch; stepping down');
@@ -82,14 +97,20 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private follow(reason: string): void {
-    if (this.epoch !== null) this.logger.warn({ epoch: this.epoch.toString(), reason }, 'stepped down');
+    if (this.epoch !== null) {
+      this.logger.warn({ epoch: this.epoch.toString(), reason }, 'stepped down');
+      this.metrics.leaderChanges.inc({ change: 'deposed' });
+    }
+    this.metrics.leader.set(0);
     this.stopPlanning();
   }
 
   private stopPlanning(): void {
     this.epoch = null;
     if (this.planTimer) clearInterval(this.planTimer);
+    if (this.relayTimer) clearInterval(this.relayTimer);
     this.planTimer = null;
+    this.relayTimer = null;
     this.timer.clear();
   }
 
@@ -128,11 +149,40 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private async fire(due: TaskExecution[]): Promise<void> {
     if (!this.isLeader) return;
     const ids = due.map((e) => e.id);
+    ids.forEach((id) => this.firing.add(id));
     try {
       await this.queue.enqueueNow(ids);
+      const queuedAt = Date.now();
+      for (const e of due) this.metrics.dispatchLag.observe(Math.max(0, queuedAt - e.fireAt.getTime()) / 1000);
       await this.executions.markQueued(ids);
     } catch (error) {
-      this.logger.error({ err: error, count: ids.length }, 'firing failed; the relay will re-enqueue');
+      this.logger.error({ err: error, count: ids.length }, 'firing failed; the next sweep fires them again');
+    } finally {
+      ids.forEach((id) => this.firing.delete(id));
+    }
+  }
+
+  /** Takes `scheduled` rows due within the lookahead into the timer (the timer ignores known ids). */
+  private async sweepScheduled(): Promise<void> {
+    if (this.epoch === null) return;
+    try {
+      const due = await this.executions.listScheduledDue(new Date(Date.now() + this.config.lookaheadMs), SWEEP_LIMIT);
+      if (this.epoch !== null) this.timer.add(due.filter((e) => !this.firing.has(e.id)));
+    } catch (error) {
+      this.logger.error({ err: error }, 'sweep of planned executions failed');
+    }
+  }
+
+  private async repair(): Promise<void> {
+    if (this.repairing || !this.isLeader) return;
+    this.repairing = true;
+    try {
+      await this.sweepScheduled();
+      await this.relay.repair();
+    } catch (error) {
+      this.logger.error({ err: error }, 'relay failed; retrying next interval');
+    } finally {
+      this.repairing = false;
     }
   }
 }

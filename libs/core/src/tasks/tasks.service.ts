@@ -1,7 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
 import { type Db, ExecutionsRepository, PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
 import { RedisService } from '@punctual/redis';
 import { TaskNotFoundError } from '../errors.js';
+import { planTaskSlots } from '../planning/slot-planner.js';
+import { taskSchedule } from './task-schedule.js';
 import { newTaskSecret, type TaskDefinition, toTaskDefinition } from './task-definition.js';
 import type { TaskInput } from './task-input.js';
 import { TASKS_CHANGED_CHANNEL } from './tasks-changed.js';
@@ -9,10 +13,16 @@ import { TASKS_CHANGED_CHANNEL } from './tasks-changed.js';
 /** Fields whose change makes already-planned executions stale (they end `skipped(task_changed)`). */
 const PLAN_FIELDS = ['scheduleKind', 'cron', 'rrule', 'runAt', 'everyMs', 'timezone', 'startAt', 'endAt', 'jitterMs', 'dstGap', 'dstOverlap', 'handler'] as const;
 
+export type CatchUp = 'skip' | 'latest' | 'all';
+const CATCH_UP_MISFIRE = { skip: 'skip', latest: 'run_once', all: 'run_all' } as const;
+/** Slots of a pause examined on resume; older ones are counted as missed without a row. */
+const RESUME_SLOT_LIMIT = 100_000;
+
 /** Task lifecycle for the admin API. Every change is announced to the leader on `tasks-changed`. */
 @Injectable()
 export class TasksService {
   constructor(
+    @Inject(CONFIG) private readonly config: Config,
     private readonly prisma: PrismaService,
     private readonly tasks: TasksRepository,
     private readonly executions: ExecutionsRepository,
@@ -65,6 +75,49 @@ export class TasksService {
     });
     if (!deleted) throw new TaskNotFoundError(name);
     await this.announce();
+  }
+
+  /** Pauses a task: no new slots are planned and planned ones end `skipped(paused)`. */
+  async pause(name: string): Promise<Task> {
+    const task = await this.prisma.$transaction(async (tx) => {
+      const existing = await this.tasks.lockByName(tx, name);
+      if (!existing) throw new TaskNotFoundError(name);
+      if (existing.status !== 'active') return existing;
+      await this.executions.endPendingOfTask(tx, existing.id, 'skipped', 'paused');
+      return this.tasks.update(tx, existing.id, { status: 'paused' });
+    });
+    await this.announce();
+    return task;
+  }
+
+  /**
+   * Resumes a paused task. The slots that fell due while it was paused are decided by `catchUp`
+   * (default: the task's misfire policy): `skip` records them all as `missed`, `latest` runs the
+   * most recent one now, `all` runs them (at most CATCHUP_MAX; the rest `missed`).
+   */
+  async resume(name: string, catchUp?: CatchUp): Promise<Task> {
+    const now = new Date();
+    const task = await this.prisma.$transaction(async (tx) => {
+      const existing = await this.tasks.lockByName(tx, name);
+      if (!existing) throw new TaskNotFoundError(name);
+      if (existing.status !== 'paused') return existing;
+      const misfire = catchUp ? CATCH_UP_MISFIRE[catchUp] : existing.misfire;
+      // Every slot of the pause is late: plan them now, as of now, with no lookahead.
+      const plan = planTaskSlots({ ...existing, misfire, maxDelayMs: 0 }, taskSchedule(existing), now, {
+        lookaheadMs: 0,
+        catchupMax: this.config.catchupMax,
+        maxSlotsPerPass: RESUME_SLOT_LIMIT,
+        newId: randomUUID,
+      });
+      await this.executions.insertPlanned(tx, plan.executions);
+      // Past the last slot examined, continue from now: a backlog over the limit is only counted.
+      let cursor = plan.advance.nextRunAt;
+      if (cursor && cursor.getTime() <= now.getTime()) cursor = taskSchedule(existing).next(now);
+      await this.tasks.advanceCursors(tx, [{ ...plan.advance, nextRunAt: cursor }]);
+      return this.tasks.update(tx, existing.id, { status: cursor ? 'active' : 'completed' });
+    });
+    await this.announce();
+    return task;
   }
 
   private async replace(tx: Db, existing: Task, definition: TaskDefinition): Promise<Task> {

@@ -1,0 +1,25 @@
+import type { Task, TaskExecution } from '@punctual/db';
+import { describe, expect, it } from 'vitest';
+import { skipReasonAtClaim } from './execution-runner.js';
+
+const fireAt = new Date('2026-06-01T12:00:00Z');
+const execution = (o: Partial<TaskExecution> = {}) => ({ attempt: 1, trigger: 'schedule', fireAt, ...o }) as TaskExecution;
+const task = (o: Partial<Task> = {}) => ({ status: 'active', maxDelayMs: 60_000, ...o }) as Task;
+const at = (ms: number) => new Date(fireAt.getTime() + ms);
+
+describe('skipReasonAtClaim', () => {
+  it('runs an execution claimed within maxDelay of fire_at', () => {
+    expect(skipReasonAtClaim(execution(), task(), at(60_000))).toBeNull();
+  });
+  it('skips a first attempt started after fire_at + maxDelay as late', () => {
+    expect(skipReasonAtClaim(execution(), task(), at(60_001))).toBe('late');
+  });
+  it('never calls a retry late: its delay is the backoff, not the slot', () => {
+    expect(skipReasonAtClaim(execution({ attempt: 2 }), task(), at(3_600_000))).toBeNull();
+  });
+  it('skips when the task was deleted, or paused unless the run is manual', () => {
+    expect(skipReasonAtClaim(execution(), null, at(0))).toBe('task_deleted');
+    expect(skipReasonAtClaim(execution(), task({ status: 'paused' }), at(0))).toBe('paused');
+    expect(skipReasonAtClaim(execution({ trigger: 'manual' }), task({ status: 'paused' }), at(0))).toBeNull();
+  });
+});
