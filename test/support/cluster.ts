@@ -69,12 +69,13 @@ export class Cluster {
   async createEverySecondTasks(count: number, columns: Record<string, unknown> = {}): Promise<{ ids: string[]; firstSlot: number }> {
     const firstSlot = Math.ceil((Date.now() + 500) / 1000) * 1000;
     const ids: string[] = [];
-    const names = Object.keys(columns);
+    const { name, ...rest } = columns;
+    const extra = Object.keys(rest);
     for (let i = 0; i < count; i += 1) {
       const { rows } = await this.db.query(
-        `INSERT INTO task (name, handler, schedule_kind, cron, secret, next_run_at${names.map((n) => `, ${n}`).join('')})
-         VALUES ($1, 'noop', 'cron', '* * * * * *', 's', $2${names.map((_, j) => `, $${j + 3}`).join('')}) RETURNING id`,
-        [`fault-${i}`, new Date(firstSlot), ...Object.values(columns)],
+        `INSERT INTO task (name, handler, schedule_kind, cron, secret, next_run_at${extra.map((n) => `, ${n}`).join('')})
+         VALUES ($1, 'noop', 'cron', '* * * * * *', 's', $2${extra.map((_, j) => `, $${j + 3}`).join('')}) RETURNING id`,
+        [count === 1 && name ? name : `fault-${i}`, new Date(firstSlot), ...Object.values(rest)],
       );
       ids.push(rows[0].id);
     }

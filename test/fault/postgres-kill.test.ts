@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster } from '../support/cluster.js';
+import { sleep } from '../support/processes.js';
+
+describe('fault: Postgres connections are killed mid-run', () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await Cluster.start({ schedulers: 2, workers: 2 });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('planning and claiming resume; nothing is doubled or lost', async () => {
+    const { ids, firstSlot } = await cluster.createEverySecondTasks(15, { overlap: 'allow' });
+    await sleep(2_000);
+    let terminated = 0;
+    for (let i = 0; i < 4; i += 1) {
+      const { rows } = await cluster.db.query(
+        `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      terminated += rows[0].n;
+      await sleep(2_000);
+    }
+    expect(terminated).toBeGreaterThan(4);
+    await sleep(2_000);
+    const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
+    await cluster.settle(lastSlot, 40_000);
+    const report = await cluster.report(ids, firstSlot, lastSlot);
+    console.log(`${terminated} connections killed: ${report.expected} slots: ${JSON.stringify(report.byStatus)}, max attempt ${report.maxAttempt}`);
+    expect(report.lost).toEqual([]);
+    expect(report.unfinished).toEqual([]);
+    expect(report.doubled).toEqual([]);
+    // A run interrupted between claim and record is retried (attempt 2) — still one success.
+    expect(Object.keys(report.byStatus)).toEqual(['succeeded']);
+    // Processes survive connection loss.
+    expect([...cluster.schedulers, ...cluster.workers].every((app) => app.alive)).toBe(true);
+  });
+});
