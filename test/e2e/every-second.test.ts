@@ -21,7 +21,13 @@ describe('a task created over HTTP fires every second, end to end', () => {
     const env = sandbox.env();
     headers = { authorization: `Bearer ${env.ADMIN_API_KEY}`, 'content-type': 'application/json' };
     api = AppProcess.start('api', env, await freePort());
-    apps = [api, AppProcess.start('scheduler', env, await freePort()), AppProcess.start('worker', env, await freePort())];
+    // Two schedulers started together: one leads, the other stands by.
+    apps = [
+      api,
+      AppProcess.start('scheduler', env, await freePort(), 'scheduler-a'),
+      AppProcess.start('scheduler', env, await freePort(), 'scheduler-b'),
+      AppProcess.start('worker', env, await freePort()),
+    ];
     await Promise.all(apps.map((app) => app.ready()));
   });
 
@@ -37,6 +43,14 @@ describe('a task created over HTTP fires every second, end to end', () => {
     expect(res.status).toBe(200);
     return ((await res.json()) as { items: ExecutionJson[] }).items;
   };
+
+  it('has exactly one leading scheduler', async () => {
+    await sleep(1_000);
+    const leading = await Promise.all(
+      apps.filter((app) => app.role === 'scheduler').map(async (app) => ((await (await fetch(`${app.url}/health/ready`)).json()) as { leader: boolean }).leader),
+    );
+    expect(leading.sort()).toEqual([false, true]);
+  });
 
   it('runs one succeeded execution for each consecutive second, and stops when deleted', async () => {
     const created = await fetch(`${api.url}/v1/tasks`, {
