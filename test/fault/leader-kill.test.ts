@@ -14,7 +14,7 @@ describe('fault: the leader is kill -9ed again and again', () => {
   });
 
   it('fails over every time; every slot of 20 every-second tasks succeeds exactly once', async () => {
-    const { ids, firstSlot } = await cluster.createEverySecondTasks(20);
+    const { ids, firstSlot } = await cluster.createEverySecondTasks(20, { overlap: 'allow' });
     await sleep(2_000);
     const failovers: number[] = [];
     for (let i = 0; i < KILLS; i += 1) {
@@ -41,11 +41,8 @@ describe('fault: the leader is kill -9ed again and again', () => {
     expect(report.lost).toEqual([]);
     expect(report.unfinished).toEqual([]);
     expect(report.doubled).toEqual([]);
-    // Within maxDelay (1 h) nothing is late: every slot ran and succeeded — except where slots held
-    // back by the failover fired together and the default overlap policy (skip) refused to run a
-    // task's next slot beside its previous one.
-    expect(Object.keys(report.byStatus).filter((k) => k !== 'succeeded' && k !== 'skipped:overlap')).toEqual([]);
-    expect(report.overlapOnTime).toEqual([]);
-    expect(report.byStatus.succeeded).toBeGreaterThan(report.expected * 0.8);
+    // Within maxDelay (1 h) nothing is late: every slot ran and succeeded. (overlap=allow: slots held
+    // back by a failover fire together, and the overlap policy is not what this test is about.)
+    expect(report.byStatus).toEqual({ succeeded: report.expected });
   });
 });

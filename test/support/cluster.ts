@@ -16,8 +16,7 @@ export interface SlotReport {
   /** Count by `status` or `status:skip_reason`. */
   byStatus: Record<string, number>;
   maxAttempt: number;
-  /** Executions skipped for overlap although their slot fired on time (no catch-up bunching). */
-  overlapOnTime: string[];
+
 }
 
 /** Real scheduler and worker processes over one sandbox, with helpers to inspect the outcome. */
@@ -99,7 +98,6 @@ export class Cluster {
   async report(taskIds: string[], from: number, to: number): Promise<SlotReport> {
     const { rows } = await this.db.query(
       `SELECT e.id, e.task_id, e.scheduled_for, e.status, e.skip_reason, e.attempt, e.fire_at,
-              (SELECT min(ev.at) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status IN ('queued', 'running', 'skipped')) AS first_move,
               (SELECT count(*) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'succeeded')::int AS successes
        FROM task_execution e WHERE e.task_id = ANY($1::uuid[]) AND e.scheduled_for BETWEEN $2 AND $3`,
       [taskIds, new Date(from), new Date(to)],
@@ -111,7 +109,7 @@ export class Cluster {
     );
     const seen = new Set(rows.map((r) => `${r.task_id}@${r.scheduled_for.getTime()}`));
     const countedOnly = new Map(missed.map((m) => [m.id as string, m.uncounted as number]));
-    const report: SlotReport = { expected: 0, lost: [], unfinished: [], doubled: [], byStatus: {}, maxAttempt: 0, overlapOnTime: [] };
+    const report: SlotReport = { expected: 0, lost: [], unfinished: [], doubled: [], byStatus: {}, maxAttempt: 0 };
     for (const id of taskIds) {
       let absent = 0;
       for (let slot = from; slot <= to; slot += 1000) {
@@ -125,7 +123,6 @@ export class Cluster {
     for (const r of rows) {
       const key = r.skip_reason ? `${r.status}:${r.skip_reason}` : r.status;
       report.byStatus[key] = (report.byStatus[key] ?? 0) + 1;
-      if (r.skip_reason === 'overlap' && r.first_move && r.first_move.getTime() - r.fire_at.getTime() < 250) report.overlapOnTime.push(r.id);
       if (!TERMINAL.includes(r.status)) report.unfinished.push(`${r.id} ${r.status}`);
       if (r.successes > 1) report.doubled.push(r.id);
       report.maxAttempt = Math.max(report.maxAttempt, r.attempt);
