@@ -16,7 +16,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts'], sequence: { groupOrder: 0 } } },
       {
         extends: true,
         test: {
@@ -26,6 +26,7 @@ export default defineConfig({
           globalSetup: ['./test/support/global-setup.ts'],
           fileParallelism: true,
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
       {
@@ -37,6 +38,7 @@ export default defineConfig({
           globalSetup: ['./test/support/global-setup.ts'],
           fileParallelism: false,
           testTimeout: 180_000,
+          sequence: { groupOrder: 2 },
         },
       },
     ],

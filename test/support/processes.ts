@@ -22,7 +22,7 @@ export class AppProcess {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  static start(role: Role, env: Record<string, string>, port: number, label = role): AppProcess {
+  static start(role: Role, env: Record<string, string>, port: number, label: string = role): AppProcess {
     const portEnv = role === 'api' ? { PORT: String(port) } : { HEALTH_PORT: String(port) };
     const child = spawn(process.execPath, [`${ROOT}dist/apps/${role}/src/main.js`], {
       cwd: ROOT,

@@ -6,6 +6,8 @@ import { RelayService } from './planning/relay.service.js';
 import { SchedulerService } from './planning/scheduler.service.js';
 import { TasksService } from './tasks/tasks.service.js';
 import { ExecutionRunner } from './worker/execution-runner.js';
+import { ExecutionsService } from './worker/executions.service.js';
+import { OverlapClaimer } from './worker/overlap-claimer.js';
 import { WorkerService } from './worker/worker.service.js';
 
 /** The scheduler role: leadership, planning and firing. Needs ConfigModule, DbModule and RedisModule. */
@@ -13,9 +15,9 @@ import { WorkerService } from './worker/worker.service.js';
 export class SchedulerCoreModule {}
 
 /** The worker role: the BullMQ processor and the execution runner. */
-@Module({ imports: [QueueModule, HandlersModule], providers: [ExecutionRunner, WorkerService], exports: [ExecutionRunner] })
+@Module({ imports: [QueueModule, HandlersModule], providers: [ExecutionRunner, OverlapClaimer, WorkerService], exports: [ExecutionRunner] })
 export class WorkerCoreModule {}
 
-/** Task lifecycle for the admin API. */
-@Module({ providers: [TasksService], exports: [TasksService] })
+/** Task lifecycle and operator actions for the admin API. */
+@Module({ imports: [QueueModule], providers: [TasksService, ExecutionsService], exports: [TasksService, ExecutionsService] })
 export class TasksCoreModule {}

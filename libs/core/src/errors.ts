@@ -31,3 +31,15 @@ export class InvalidTaskError extends Error {
     super(message);
   }
 }
+
+/** The execution is not in a state the operation applies to (e.g. retrying one that is not dead). */
+export class ExecutionStateError extends Error {
+  override readonly name = 'ExecutionStateError';
+  constructor(
+    readonly executionId: string,
+    readonly status: string,
+    action: string,
+  ) {
+    super(`execution ${executionId} is ${status}; only ${action}`);
+  }
+}

@@ -1,5 +1,5 @@
 export { SchedulerCoreModule, TasksCoreModule, WorkerCoreModule } from './core.module.js';
-export { ExecutionNotFoundError, FencedOutError, InvalidTaskError, TaskNotFoundError } from './errors.js';
+export { ExecutionNotFoundError, ExecutionStateError, FencedOutError, InvalidTaskError, TaskNotFoundError } from './errors.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader/leader-elector.js';
 export { FireTimer } from './planning/fire-timer.js';
 export { PlannerService } from './planning/planner.service.js';
@@ -14,4 +14,7 @@ export { TASKS_CHANGED_CHANNEL } from './tasks/tasks-changed.js';
 export { type CatchUp, TasksService } from './tasks/tasks.service.js';
 export { retryDelayMs } from './worker/backoff.js';
 export { ExecutionRunner, type RunOutcome, skipReasonAtClaim } from './worker/execution-runner.js';
+export { AttemptAbortedError, AttemptControl } from './worker/attempt-control.js';
+export { ExecutionsService } from './worker/executions.service.js';
+export { OverlapClaimer } from './worker/overlap-claimer.js';
 export { WorkerService } from './worker/worker.service.js';

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { ExecutionsRepository } from './executions.repository.js';
+import { OutboxRepository } from './outbox.repository.js';
 import { PrismaService } from './prisma.service.js';
 import { SchedulerStateRepository } from './scheduler-state.repository.js';
 import { TasksRepository } from './tasks.repository.js';
@@ -7,7 +8,7 @@ import { TasksRepository } from './tasks.repository.js';
 /** Postgres access: the Prisma client and the repositories that own each table's SQL. */
 @Global()
 @Module({
-  providers: [PrismaService, TasksRepository, ExecutionsRepository, SchedulerStateRepository],
-  exports: [PrismaService, TasksRepository, ExecutionsRepository, SchedulerStateRepository],
+  providers: [PrismaService, TasksRepository, ExecutionsRepository, SchedulerStateRepository, OutboxRepository],
+  exports: [PrismaService, TasksRepository, ExecutionsRepository, SchedulerStateRepository, OutboxRepository],
 })
 export class DbModule {}

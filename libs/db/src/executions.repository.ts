@@ -23,6 +23,13 @@ export interface PlannedExecution {
   exclusive: boolean;
 }
 
+export interface ExecutionFilter {
+  taskName?: string;
+  status?: ExecutionStatus;
+  from?: Date;
+  to?: Date;
+}
+
 export type ClaimResult = { kind: 'claimed'; execution: TaskExecution } | { kind: 'overlap' } | { kind: 'lost' };
 
 const PENDING: ExecutionStatus[] = ['scheduled', 'queued', 'retrying'];
@@ -97,9 +104,9 @@ export class ExecutionsRepository {
   }
 
   /** `running` → `succeeded`, fenced by `attempt_id`. False when the attempt is stale. */
-  async markSucceeded(id: string, attemptId: string, result: Prisma.InputJsonValue | null): Promise<boolean> {
+  async markSucceeded(id: string, attemptId: string, result: Prisma.InputJsonValue | null, db: Db = this.prisma): Promise<boolean> {
     const moved = await this.transition(
-      this.prisma,
+      db,
       [id],
       ['running'],
       'succeeded',
@@ -113,12 +120,12 @@ export class ExecutionsRepository {
    * A failed attempt: `retrying` until `nextAttemptAt`, or `dead` when `nextAttemptAt` is null.
    * Fenced by `attempt_id`; false when the attempt is stale.
    */
-  async markFailed(id: string, attemptId: string, error: string, nextAttemptAt: Date | null): Promise<boolean> {
+  async markFailed(id: string, attemptId: string, error: string, nextAttemptAt: Date | null, db: Db = this.prisma): Promise<boolean> {
     const to: ExecutionStatus = nextAttemptAt ? 'retrying' : 'dead';
     const set = nextAttemptAt
       ? Prisma.sql`error = ${error}, lease_until = NULL, next_attempt_at = ${nextAttemptAt.toISOString()}::timestamptz`
       : Prisma.sql`error = ${error}, lease_until = NULL, finished_at = now()`;
-    const moved = await this.transition(this.prisma, [id], ['running'], to, set, Prisma.sql`e.attempt_id = ${attemptId}::uuid`, { error });
+    const moved = await this.transition(db, [id], ['running'], to, set, Prisma.sql`e.attempt_id = ${attemptId}::uuid`, { error });
     return moved.length === 1;
   }
 
@@ -150,6 +157,84 @@ export class ExecutionsRepository {
       to === 'skipped' ? Prisma.sql`skip_reason = ${reason}::skip_reason, finished_at = now()` : Prisma.sql`finished_at = now()`;
     const moved = await this.transition(db, ids.map((r) => r.id), from, to, set, Prisma.sql`TRUE`, { reason });
     return moved.length;
+  }
+
+  /** Extends a running attempt's lease. False when the attempt no longer owns the execution. */
+  async renewLease(id: string, attemptId: string, leaseMs: number): Promise<boolean> {
+    const changed = await this.prisma.$executeRaw`
+      UPDATE task_execution SET lease_until = now() + ${leaseMs} * interval '1 millisecond', heartbeat_at = now()
+      WHERE id = ${id}::uuid AND attempt_id = ${attemptId}::uuid AND status = 'running'`;
+    return changed === 1;
+  }
+
+  /**
+   * Gives a running attempt back without counting it as a failure (the worker is shutting down):
+   * `retrying`, due at once, for another worker to pick up.
+   */
+  async releaseAttempt(id: string, attemptId: string, reason: string): Promise<boolean> {
+    const moved = await this.transition(
+      this.prisma,
+      [id],
+      ['running'],
+      'retrying',
+      Prisma.sql`lease_until = NULL, next_attempt_at = now(), error = ${reason}`,
+      Prisma.sql`e.attempt_id = ${attemptId}::uuid`,
+      { reason },
+    );
+    return moved.length === 1;
+  }
+
+  /**
+   * Cancels one execution: a pending one, or a running one (its worker is told separately and its
+   * late writes are fenced out). Returns the row as it was cancelled, or null if it was not cancellable.
+   */
+  async cancel(id: string, reason: string, db: Db = this.prisma): Promise<TaskExecution | null> {
+    const moved = await this.transition(db, [id], [...PENDING, 'running'], 'cancelled', Prisma.sql`finished_at = now(), lease_until = NULL`, Prisma.sql`TRUE`, {
+      reason,
+    });
+    return moved[0] ?? null;
+  }
+
+  /** Replays a dead execution: `retrying`, due now. Null when it is not dead. */
+  async retryDead(id: string): Promise<TaskExecution | null> {
+    const moved = await this.transition(this.prisma, [id], ['dead'], 'retrying', Prisma.sql`finished_at = NULL, next_attempt_at = now()`, Prisma.sql`TRUE`, {
+      reason: 'replayed',
+    });
+    return moved[0] ?? null;
+  }
+
+  /** The exclusive execution of a task that is running now, if any. */
+  findRunningExclusive(taskId: string): Promise<TaskExecution | null> {
+    return this.prisma.taskExecution.findFirst({ where: { taskId, status: 'running', exclusive: true } });
+  }
+
+  /**
+   * Marks a queued execution as the one that waits for the task's running execution
+   * (`overlap=buffer_one`). The task row lock makes "at most one waiting" hold under races. False
+   * when another execution of the task already waits.
+   */
+  async holdAsBuffered(id: string, taskId: string): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
+      const changed = await tx.$executeRaw`
+        UPDATE task_execution SET next_attempt_at = COALESCE(next_attempt_at, now())
+        WHERE id = ${id}::uuid AND status IN ('scheduled', 'queued')
+          AND NOT EXISTS (
+            SELECT 1 FROM task_execution o
+            WHERE o.task_id = ${taskId}::uuid AND o.id <> ${id}::uuid AND o.status IN ('scheduled', 'queued') AND o.next_attempt_at IS NOT NULL
+          )`;
+      return changed === 1;
+    });
+  }
+
+  /**
+   * After a change to a task that does not affect its slots (policy, payload, description), its
+   * pending executions adopt the new version instead of being skipped as stale.
+   */
+  async adoptTaskVersion(db: Db, taskId: string, version: number): Promise<void> {
+    await db.$executeRaw`
+      UPDATE task_execution SET task_version = ${version}
+      WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued', 'retrying')`;
   }
 
   /** Rows planned but not yet fired, due by `before`: a (new) leader's timer takes them. */
@@ -216,7 +301,7 @@ export class ExecutionsRepository {
   }
 
   /** Executions newest first, keyset-paginated on (scheduled_for, id) so inserts never shift a page. */
-  async list(filter: { taskName?: string; status?: ExecutionStatus; from?: Date; to?: Date }, limit: number, after?: { scheduledFor: Date; id: string }) {
+  async list(filter: ExecutionFilter, limit: number, after?: { scheduledFor: Date; id: string }) {
     return this.prisma.taskExecution.findMany({
       where: {
         taskName: filter.taskName,

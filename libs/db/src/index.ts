@@ -1,9 +1,10 @@
 export { DbModule } from './db.module.js';
-export { type ClaimResult, ExecutionsRepository, type PlannedExecution } from './executions.repository.js';
+export { type ClaimResult, type ExecutionFilter, ExecutionsRepository, type PlannedExecution } from './executions.repository.js';
 export {
   type ExecutionEvent,
   type ExecutionStatus,
   type ExecutionTrigger,
+  type Outbox,
   Prisma,
   PrismaClient,
   type SkipReason,
@@ -12,6 +13,7 @@ export {
   type TaskStatus,
 } from './generated/prisma/client.js';
 export { ensureDatabase, migrate, MigrationError, readMigrations } from './migrator.js';
+export { OutboxRepository } from './outbox.repository.js';
 export { type Db, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository } from './scheduler-state.repository.js';
 export { type CursorAdvance, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

@@ -1,12 +1,12 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { LogHandler, NoopHandler } from './builtin.handlers.js';
+import { FailHandler, LogHandler, NoopHandler, SleepHandler } from './builtin.handlers.js';
 import { HandlerRegistry } from './handler-registry.js';
 
 /** The handler registry and the built-in handlers. Apps add their own `@TaskHandler` providers. */
 @Module({
   imports: [DiscoveryModule],
-  providers: [HandlerRegistry, NoopHandler, LogHandler],
+  providers: [HandlerRegistry, NoopHandler, LogHandler, SleepHandler, FailHandler],
   exports: [HandlerRegistry],
 })
 export class HandlersModule {}

@@ -1,4 +1,4 @@
-export { LogHandler, NoopHandler } from './builtin.handlers.js';
+export { FailHandler, LogHandler, NoopHandler, SleepHandler } from './builtin.handlers.js';
 export { HandlerRegistry } from './handler-registry.js';
 export { HandlersModule } from './handlers.module.js';
 export {

@@ -22,3 +22,6 @@ export const EXECUTION_JOB_OPTIONS: JobsOptions = {
   removeOnComplete: { age: 3600, count: 1000 },
   removeOnFail: { age: 24 * 3600, count: 5000 },
 };
+
+/** Pub/sub channel (under the Redis prefix) telling workers to abort a running execution. */
+export const EXECUTION_CANCEL_CHANNEL = 'executions:cancel';

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsISO8601, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { ApiError } from './api-error.js';
 
 const EXECUTION_STATUSES = ['scheduled', 'queued', 'running', 'retrying', 'succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const;
@@ -30,4 +30,10 @@ export class TaskListQuery extends PageQuery {
 
 export class ExecutionPageQuery extends PageQuery {
   @IsOptional() @IsIn(EXECUTION_STATUSES) status?: (typeof EXECUTION_STATUSES)[number];
+}
+
+export class ExecutionListQuery extends ExecutionPageQuery {
+  @IsOptional() @IsString() @MaxLength(128) task?: string;
+  @IsOptional() @IsISO8601({ strict: true }) from?: string;
+  @IsOptional() @IsISO8601({ strict: true }) to?: string;
 }

@@ -102,8 +102,10 @@ export class TasksService {
       if (!existing) throw new TaskNotFoundError(name);
       if (existing.status !== 'paused') return existing;
       const misfire = catchUp ? CATCH_UP_MISFIRE[catchUp] : existing.misfire;
+      // Activate first: the catch-up rows carry the new version, so workers accept them.
+      const active = await this.tasks.update(tx, existing.id, { status: 'active' });
       // Every slot of the pause is late: plan them now, as of now, with no lookahead.
-      const plan = planTaskSlots({ ...existing, misfire, maxDelayMs: 0 }, taskSchedule(existing), now, {
+      const plan = planTaskSlots({ ...active, misfire, maxDelayMs: 0 }, taskSchedule(active), now, {
         lookaheadMs: 0,
         catchupMax: this.config.catchupMax,
         maxSlotsPerPass: RESUME_SLOT_LIMIT,
@@ -112,9 +114,9 @@ export class TasksService {
       await this.executions.insertPlanned(tx, plan.executions);
       // Past the last slot examined, continue from now: a backlog over the limit is only counted.
       let cursor = plan.advance.nextRunAt;
-      if (cursor && cursor.getTime() <= now.getTime()) cursor = taskSchedule(existing).next(now);
+      if (cursor && cursor.getTime() <= now.getTime()) cursor = taskSchedule(active).next(now);
       await this.tasks.advanceCursors(tx, [{ ...plan.advance, nextRunAt: cursor }]);
-      return this.tasks.update(tx, existing.id, { status: cursor ? 'active' : 'completed' });
+      return (await this.tasks.findById(existing.id, tx))!;
     });
     await this.announce();
     return task;
@@ -130,7 +132,9 @@ export class TasksService {
     // Same slots: keep the cursor where planning left it.
     const { nextRunAt: _ignored, status, ...rest } = definition;
     const keepStatus = existing.status === 'completed' ? 'completed' : status;
-    return this.tasks.update(tx, existing.id, { ...rest, status: keepStatus });
+    const updated = await this.tasks.update(tx, existing.id, { ...rest, status: keepStatus });
+    await this.executions.adoptTaskVersion(tx, existing.id, updated.version);
+    return updated;
   }
 
   private async announce(): Promise<void> {

@@ -1,27 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { ExecutionsRepository, Prisma, type SkipReason, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
-import { HandlerRegistry, type HandlerLog, UnrecoverableError } from '@punctual/handlers';
+import { type Db, ExecutionsRepository, OutboxRepository, Prisma, PrismaService, type SkipReason, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
+import { type HandlerLog, HandlerRegistry, UnrecoverableError } from '@punctual/handlers';
 import { Metrics } from '@punctual/observability';
 import { ExecutionsQueue } from '@punctual/queue';
+import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
 import { retryDelayMs } from './backoff.js';
+import { notificationFor, type NotifyEvent } from './notifications.js';
+import { OverlapClaimer } from './overlap-claimer.js';
 
 const MAX_RESULT_BYTES = 64 * 1024;
 
-/**
- * Why a claimed execution must not run, or null. A deleted task or a paused one (unless the run
- * is manual) stops it; so does starting a first attempt after `fire_at + maxDelay` — catch-up,
- * manual and backfill runs are planned to run at `fire_at`, so they are late only if they wait.
- */
-export function skipReasonAtClaim(execution: TaskExecution, task: Task | null, now: Date): SkipReason | null {
-  if (!task) return 'task_deleted';
-  if (task.status === 'paused' && execution.trigger !== 'manual') return 'paused';
-  if (execution.attempt === 1 && now.getTime() > execution.fireAt.getTime() + task.maxDelayMs) return 'late';
-  return null;
-}
-
-export type RunOutcome = 'succeeded' | 'retrying' | 'dead' | 'skipped' | 'lost' | 'stale';
+export type RunOutcome = 'succeeded' | 'retrying' | 'dead' | 'skipped' | 'cancelled' | 'released' | 'lost' | 'stale';
 
 export interface RunOptions {
   workerId: string;
@@ -30,30 +21,59 @@ export interface RunOptions {
 }
 
 /**
- * One attempt of one execution: claim (fenced), check, run the handler, record the outcome fenced
- * by the attempt's `attempt_id`. A lost claim or a stale write is an outcome, not an error.
+ * Why a claimed execution must not run, or null. A deleted task, a paused one (unless the run is
+ * manual) or a change to its schedule or handler since planning stops it; so does starting a first
+ * attempt after `fire_at + maxDelay` — catch-up, manual and backfill runs are planned to run at
+ * `fire_at`, so they are late only if they wait.
+ */
+export function skipReasonAtClaim(execution: TaskExecution, task: Task | null, now: Date): SkipReason | null {
+  if (!task) return 'task_deleted';
+  if (task.status === 'paused' && execution.trigger !== 'manual') return 'paused';
+  if (execution.trigger !== 'manual' && execution.taskVersion !== task.version) return 'task_changed';
+  if (execution.attempt === 1 && now.getTime() > execution.fireAt.getTime() + task.maxDelayMs) return 'late';
+  return null;
+}
+
+/**
+ * One attempt of one execution: claim (fenced, under the task's overlap policy), check, run the
+ * handler under an AttemptControl, record the outcome fenced by `attempt_id` — with its outbox
+ * notification in the same transaction. A lost claim or a stale write is an outcome, not an error.
  */
 @Injectable()
 export class ExecutionRunner {
   private readonly logger = new Logger(ExecutionRunner.name);
+  private readonly active = new Map<string, AttemptControl>();
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
+    private readonly prisma: PrismaService,
     private readonly executions: ExecutionsRepository,
     private readonly tasks: TasksRepository,
+    private readonly outbox: OutboxRepository,
     private readonly handlers: HandlerRegistry,
     private readonly queue: ExecutionsQueue,
+    private readonly claimer: OverlapClaimer,
     private readonly metrics: Metrics,
   ) {}
 
+  /** Aborts the attempt running `executionId` here, if any (cancel, replace). */
+  abortExecution(executionId: string, cause: 'cancelled' | 'shutdown'): void {
+    this.active.get(executionId)?.abort(cause);
+  }
+
+  /** Aborts every running attempt: they are handed back for another worker (shutdown). */
+  abortAll(): void {
+    for (const control of this.active.values()) control.abort('shutdown');
+  }
+
+  get running(): number {
+    return this.active.size;
+  }
+
   async runExecution(executionId: string, options: RunOptions): Promise<RunOutcome> {
     const attemptId = randomUUID();
-    const claim = await this.executions.claim(executionId, attemptId, options.workerId, this.config.leaseMs);
-    if (claim.kind === 'lost') return 'lost';
-    if (claim.kind === 'overlap') {
-      if (await this.executions.markSkipped(executionId, 'overlap', null)) this.metrics.skipped.inc({ reason: 'overlap' });
-      return 'skipped';
-    }
+    const claim = await this.claimer.claim(executionId, attemptId, options.workerId);
+    if (claim.kind !== 'claimed') return claim.kind === 'overlap' ? 'skipped' : 'lost';
     const execution = claim.execution;
     if (execution.attempt === 1 && execution.startedAt) {
       this.metrics.startLag.observe(Math.max(0, execution.startedAt.getTime() - execution.fireAt.getTime()) / 1000);
@@ -67,48 +87,82 @@ export class ExecutionRunner {
       this.logger.log({ ...fields, status: 'skipped', reason }, 'execution skipped');
       return 'skipped';
     }
-    const handler = this.handlers.get(task.handler);
+    const control = new AttemptControl(executionId, attemptId, this.executions, this.config.leaseMs, task.timeoutMs);
+    this.active.set(executionId, control);
     this.logger.log({ ...fields, status: 'running' }, 'execution started');
+    const stopTimer = this.metrics.handlerDuration.startTimer({ handler: task.handler });
     try {
+      const handler = this.handlers.get(task.handler);
       if (!handler) throw new UnrecoverableError(`no handler named "${task.handler}" is registered on this worker`);
-      const signal = AbortSignal.timeout(task.timeoutMs);
-      const stopTimer = this.metrics.handlerDuration.startTimer({ handler: task.handler });
-      const result = await handler.run({
+      const run = handler.run({
         execution,
         task,
         payload: execution.payload ?? task.payload,
         attempt: execution.attempt,
-        signal,
+        signal: control.signal,
         log: this.handlerLog(fields),
         progress: options.progress ?? (async () => undefined),
       });
-      stopTimer();
+      // A handler that ignores its signal cannot hold the attempt past an abort.
+      const result = await Promise.race([run, control.aborted]);
       return await this.recordSuccess(execution, task, attemptId, result, fields);
     } catch (error) {
       return this.recordFailure(execution, task, attemptId, error, fields);
+    } finally {
+      stopTimer();
+      control.finish();
+      this.active.delete(executionId);
     }
   }
 
   private async recordSuccess(execution: TaskExecution, task: Task, attemptId: string, result: unknown, fields: object): Promise<RunOutcome> {
     const json = result === undefined ? null : (JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
     const stored = json !== null && Buffer.byteLength(JSON.stringify(json)) > MAX_RESULT_BYTES ? { truncated: true } : json;
-    const ok = await this.executions.markSucceeded(execution.id, attemptId, stored);
+    const ok = await this.withNotification(task, execution, 'succeeded', undefined, (db) =>
+      this.executions.markSucceeded(execution.id, attemptId, stored, db),
+    );
     if (ok) this.metrics.executions.inc({ status: 'succeeded', handler: task.handler });
     this.logger.log({ ...fields, status: ok ? 'succeeded' : 'stale' }, ok ? 'execution succeeded' : 'stale attempt; result dropped');
     return ok ? 'succeeded' : 'stale';
   }
 
   private async recordFailure(execution: TaskExecution, task: Task, attemptId: string, error: unknown, fields: object): Promise<RunOutcome> {
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const cause = error instanceof AttemptAbortedError ? error.reason : null;
+    // Cancelled or superseded: someone else already decided this execution's state.
+    if (cause === 'cancelled' || cause === 'lease_lost') {
+      this.logger.warn({ ...fields, reason: cause }, 'attempt aborted');
+      return cause === 'cancelled' ? 'cancelled' : 'stale';
+    }
+    if (cause === 'shutdown') {
+      const released = await this.executions.releaseAttempt(execution.id, attemptId, 'worker shut down mid-run');
+      if (released) await this.queue.enqueueAttempt(execution.id, execution.attempt + 1, 0).catch(() => undefined);
+      this.logger.warn({ ...fields, status: 'retrying' }, 'attempt handed back at shutdown');
+      return released ? 'released' : 'stale';
+    }
+    const message = cause === 'timeout' ? `timed out after ${task.timeoutMs} ms` : describe(error);
     const unrecoverable = error instanceof Error && error.name === 'UnrecoverableError';
     const retry = !unrecoverable && execution.attempt < task.maxAttempts;
     const delay = retry ? retryDelayMs(execution.attempt, task.backoffMs, task.backoffMaxMs) : 0;
-    const ok = await this.executions.markFailed(execution.id, attemptId, message.slice(0, 4000), retry ? new Date(Date.now() + delay) : null);
+    const ok = await this.withNotification(task, execution, retry ? 'failed' : 'dead', message, (db) =>
+      this.executions.markFailed(execution.id, attemptId, message.slice(0, 4000), retry ? new Date(Date.now() + delay) : null, db),
+    );
     if (!ok) return 'stale';
     this.metrics.executions.inc({ status: retry ? 'retrying' : 'dead', handler: task.handler });
     if (retry) await this.queue.enqueueAttempt(execution.id, execution.attempt + 1, delay);
     this.logger.warn({ ...fields, status: retry ? 'retrying' : 'dead', error: message }, 'execution failed');
     return retry ? 'retrying' : 'dead';
+  }
+
+  /** Runs a fenced write, adding its outbox row in the same transaction when the task asks for one. */
+  private async withNotification(task: Task, execution: TaskExecution, event: NotifyEvent, error: string | undefined, write: (db: Db) => Promise<boolean>): Promise<boolean> {
+    const message = notificationFor(task, execution, event, error);
+    if (!message) return write(this.prisma);
+    return this.prisma.$transaction(async (tx) => {
+      const ok = await write(tx);
+      // A stale attempt changes nothing and emits nothing.
+      if (ok) await this.outbox.add(tx, message.topic, message.payload);
+      return ok;
+    });
   }
 
   private handlerLog(fields: object): HandlerLog {
@@ -118,4 +172,8 @@ export class ExecutionRunner {
       error: (message, extra) => this.logger.error({ ...fields, ...extra }, message),
     };
   }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

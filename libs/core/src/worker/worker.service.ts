@@ -1,23 +1,34 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { EXECUTIONS_QUEUE, type ExecutionJobData } from '@punctual/queue';
+import { EXECUTION_CANCEL_CHANNEL, EXECUTIONS_QUEUE, type ExecutionJobData } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { ExecutionRunner } from './execution-runner.js';
+import { OverlapClaimer } from './overlap-claimer.js';
 
-/** The worker role: a BullMQ worker on the executions queue that hands each job to the runner. */
+/**
+ * The worker role: a BullMQ worker on the executions queue that hands each job to the runner, and
+ * a subscriber that aborts executions cancelled elsewhere. On shutdown it stops taking jobs, lets
+ * running handlers finish for up to SHUTDOWN_GRACE_MS, then aborts and hands back the rest.
+ */
 @Injectable()
 export class WorkerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(WorkerService.name);
   private worker: Worker<ExecutionJobData> | null = null;
+  private subscriber: Redis | null = null;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     private readonly redis: RedisService,
     private readonly runner: ExecutionRunner,
+    private readonly claimer: OverlapClaimer,
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
+    this.subscriber = this.redis.connect();
+    await this.subscriber.subscribe(this.redis.key(EXECUTION_CANCEL_CHANNEL));
+    this.subscriber.on('message', (_channel, executionId: string) => this.runner.abortExecution(executionId, 'cancelled'));
     this.worker = new Worker<ExecutionJobData>(
       EXECUTIONS_QUEUE,
       (job: Job<ExecutionJobData>) =>
@@ -31,6 +42,17 @@ export class WorkerService implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.worker?.close();
+    if (!this.worker) return;
+    this.claimer.stop();
+    const closing = this.worker.close();
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), this.config.shutdownGraceMs)));
+    if ((await Promise.race([closing.then(() => 'closed' as const), graceOver])) === 'grace-over') {
+      this.logger.warn({ running: this.runner.running }, 'shutdown grace over: aborting running handlers');
+      this.runner.abortAll();
+    }
+    clearTimeout(timer);
+    await closing;
+    await this.subscriber?.quit().catch(() => undefined);
   }
 }
