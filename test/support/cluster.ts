@@ -23,13 +23,14 @@ export interface SlotReport {
 export class Cluster {
   readonly schedulers: AppProcess[] = [];
   readonly workers: AppProcess[] = [];
+  api: AppProcess | null = null;
   private constructor(
     readonly sandbox: Sandbox,
     readonly db: pg.Client,
     private readonly env: Record<string, string>,
   ) {}
 
-  static async start(options: { schedulers: number; workers: number; env?: Record<string, string> }): Promise<Cluster> {
+  static async start(options: { schedulers: number; workers: number; api?: boolean; env?: Record<string, string> }): Promise<Cluster> {
     const sandbox = await createSandbox();
     const db = new pg.Client({ connectionString: sandbox.databaseUrl });
     await db.connect();
@@ -37,8 +38,46 @@ export class Cluster {
     await Promise.all([
       ...Array.from({ length: options.schedulers }, () => cluster.add('scheduler')),
       ...Array.from({ length: options.workers }, () => cluster.add('worker')),
+      options.api ? cluster.startApi() : Promise.resolve(null),
     ]);
     return cluster;
+  }
+
+  private async startApi(): Promise<AppProcess> {
+    this.api = AppProcess.start('api', this.env, await freePort());
+    return this.api.ready();
+  }
+
+  /** Calls the API process with the admin key; JSON in, JSON out. */
+  async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+    if (!this.api) throw new Error('the cluster has no api process');
+    const res = await fetch(`${this.api.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.env.ADMIN_API_KEY}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  }
+
+  /** Rows of one task's executions, oldest slot first. */
+  async executionsOf(taskName: string) {
+    const { rows } = await this.db.query(
+      `SELECT id, scheduled_for, status, skip_reason, attempt, worker_id, started_at, finished_at, error, trigger
+       FROM task_execution WHERE task_name = $1 ORDER BY scheduled_for`,
+      [taskName],
+    );
+    return rows as { id: string; scheduled_for: Date; status: string; skip_reason: string | null; attempt: number; worker_id: string | null; started_at: Date | null; finished_at: Date | null; error: string | null; trigger: string }[];
+  }
+
+  async waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const value = await probe();
+      if (value) return value;
+      await sleep(100);
+    }
+    throw new Error(`timed out waiting for ${what}`);
   }
 
   async add(role: Exclude<Role, 'api'>): Promise<AppProcess> {
@@ -137,7 +176,7 @@ export class Cluster {
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.schedulers, ...this.workers].map((app) => app.stop('SIGTERM').catch(() => null)));
+    await Promise.all([...this.schedulers, ...this.workers, ...(this.api ? [this.api] : [])].map((app) => app.stop('SIGTERM').catch(() => null)));
     await this.db.end().catch(() => undefined);
     await this.sandbox.dispose();
   }

@@ -10,6 +10,6 @@ export async function openRepositories(config: Config) {
     tasks: new TasksRepository(prisma),
     executions: new ExecutionsRepository(prisma),
     state: new SchedulerStateRepository(prisma),
-    close: () => prisma.onModuleDestroy(),
+    close: () => prisma.onApplicationShutdown(),
   };
 }

@@ -1,11 +1,14 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { CONFIG, type Config } from '@punctual/config';
 import { PrismaClient } from './generated/prisma/client.js';
 
-/** The one Prisma client of a process. A failed connection stops the start. */
+/**
+ * The one Prisma client of a process. A failed connection stops the start. It closes last, at
+ * application shutdown, after the roles (onModuleDestroy) have drained their work.
+ */
 @Injectable()
-export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
+export class PrismaService extends PrismaClient implements OnModuleInit, OnApplicationShutdown {
   constructor(@Inject(CONFIG) config: Config) {
     super({ adapter: new PrismaPg({ connectionString: config.databaseUrl }) });
   }
@@ -15,7 +18,7 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnModul
     await this.$queryRaw`SELECT 1`;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     await this.$disconnect();
   }
 }

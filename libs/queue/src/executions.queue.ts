@@ -1,11 +1,11 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { RedisService } from '@punctual/redis';
 import { Queue } from 'bullmq';
 import { EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE, type ExecutionJobData, executionJobId } from './queue.constants.js';
 
 /** Producer side of the executions queue. */
 @Injectable()
-export class ExecutionsQueue implements OnModuleDestroy {
+export class ExecutionsQueue implements OnApplicationShutdown {
   readonly queue: Queue<ExecutionJobData>;
 
   constructor(redis: RedisService) {
@@ -42,7 +42,7 @@ export class ExecutionsQueue implements OnModuleDestroy {
     return true;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { Redis, type RedisOptions } from 'ioredis';
 
@@ -7,7 +7,7 @@ import { Redis, type RedisOptions } from 'ioredis';
  * BullMQ and subscribers get their own connections from {@link RedisService.connect}.
  */
 @Injectable()
-export class RedisService implements OnModuleInit, OnModuleDestroy {
+export class RedisService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(RedisService.name);
   private readonly connections = new Set<Redis>();
   readonly client: Redis;
@@ -44,7 +44,7 @@ export class RedisService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     await Promise.all([...this.connections].map((c) => c.quit().catch(() => c.disconnect())));
   }
 }

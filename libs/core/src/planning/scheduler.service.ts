@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ExecutionsRepository, SchedulerStateRepository, type TaskExecution } from '@punctual/db';
 import { Metrics } from '@punctual/observability';
@@ -22,7 +22,7 @@ const RELAY_INTERVAL_MS = 2_000;
  * BullMQ jobs. On losing leadership it stops planning and firing at once.
  */
 @Injectable()
-export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(SchedulerService.name);
   private readonly elector: LeaderElector;
   private readonly timer: FireTimer<TaskExecution>;
@@ -70,7 +70,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     this.elector.start();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async onModuleDestroy(): Promise<void> {
     this.stopPlanning();
     await this.planning?.catch(() => undefined);
     await this.elector.stop();

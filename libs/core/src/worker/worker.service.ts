@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { EXECUTION_CANCEL_CHANNEL, EXECUTIONS_QUEUE, type ExecutionJobData } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
@@ -13,7 +13,7 @@ import { OverlapClaimer } from './overlap-claimer.js';
  * running handlers finish for up to SHUTDOWN_GRACE_MS, then aborts and hands back the rest.
  */
 @Injectable()
-export class WorkerService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(WorkerService.name);
   private worker: Worker<ExecutionJobData> | null = null;
   private subscriber: Redis | null = null;
@@ -41,7 +41,7 @@ export class WorkerService implements OnApplicationBootstrap, OnApplicationShutd
     this.worker.on('error', (error) => this.logger.error({ err: error }, 'worker error'));
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async onModuleDestroy(): Promise<void> {
     if (!this.worker) return;
     this.claimer.stop();
     const closing = this.worker.close();

@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Cluster } from '../support/cluster.js';
+import type { AppProcess } from '../support/processes.js';
+
+let cluster: Cluster | undefined;
+afterEach(async () => {
+  await cluster?.stop();
+  cluster = undefined;
+});
+
+const soon = () => new Date(Date.now() + 1_500).toISOString();
+const workerOf = (c: Cluster, workerId: string | null) => c.workers.find((w) => `${w.label}-${w.port}` === workerId)!;
+
+async function runningOn(c: Cluster, task: string): Promise<{ id: string; worker: AppProcess }> {
+  const row = await c.waitFor(async () => (await c.executionsOf(task)).find((e) => e.status === 'running'), 15_000, `${task} running`);
+  return { id: row.id, worker: workerOf(c, row.worker_id) };
+}
+
+async function successEvents(c: Cluster, id: string): Promise<number> {
+  const { rows } = await c.db.query(`SELECT count(*)::int AS n FROM execution_event WHERE execution_id = $1 AND to_status = 'succeeded'`, [id]);
+  return rows[0].n;
+}
+
+describe('fault: workers that die, freeze or are stopped mid-run', () => {
+  it('kill -9 a worker mid-run: another worker runs attempt 2 once the lease expires; one success', async () => {
+    cluster = await Cluster.start({ schedulers: 1, workers: 2, api: true, env: { LEASE_MS: '3000' } });
+    await cluster.call('POST', '/v1/tasks', { name: 'crash', handler: 'sleep', payload: { ms: 4000 }, schedule: { at: soon() } });
+    const { id, worker } = await runningOn(cluster, 'crash');
+    const killedAt = Date.now();
+    worker.signal('SIGKILL');
+    const c = cluster;
+    const second = await c.waitFor(async () => (await c.executionsOf('crash')).find((e) => e.attempt === 2 && e.started_at), 20_000, 'attempt 2');
+    console.log(`worker kill -9 → attempt 2 started: ${second.started_at!.getTime() - killedAt} ms (LEASE_MS=3000)`);
+    expect(second.worker_id).not.toBe(`${worker.label}-${worker.port}`);
+    const done = await c.waitFor(async () => (await c.executionsOf('crash')).find((e) => e.status === 'succeeded'), 15_000, 'success');
+    expect(done.attempt).toBe(2);
+    expect(await successEvents(c, id)).toBe(1);
+  });
+
+  it('a frozen worker outlives its lease while another completes the run: its late write changes nothing', async () => {
+    cluster = await Cluster.start({ schedulers: 1, workers: 2, api: true, env: { LEASE_MS: '1500' } });
+    const c = cluster;
+    await c.call('POST', '/v1/tasks', {
+      name: 'zombie', handler: 'sleep', payload: { ms: 2500 }, schedule: { at: soon() },
+      notify: { url: 'http://127.0.0.1:9/hook', on: ['succeeded'] },
+    });
+    const { id, worker: zombie } = await runningOn(c, 'zombie');
+    zombie.signal('SIGSTOP');
+    const second = await c.waitFor(async () => (await c.executionsOf('zombie')).find((e) => e.attempt === 2 && e.started_at), 20_000, 'attempt 2');
+    expect(second.worker_id).not.toBe(`${zombie.label}-${zombie.port}`);
+    zombie.signal('SIGCONT');
+    await c.waitFor(async () => (await c.executionsOf('zombie')).find((e) => e.status === 'succeeded'), 15_000, 'success');
+    // The zombie wakes up, finds its attempt superseded (lease lost or a fenced write) and stops.
+    await c.waitFor(async () => /stale attempt|"reason":"lease_lost"/.test(zombie.output), 10_000, 'the zombie noticing');
+    const row = (await c.executionsOf('zombie'))[0]!;
+    expect(row).toMatchObject({ status: 'succeeded', attempt: 2, worker_id: second.worker_id });
+    expect(await successEvents(c, id)).toBe(1);
+    const { rows } = await c.db.query(`SELECT count(*)::int AS n FROM outbox WHERE payload->'execution'->>'id' = $1`, [id]);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('SIGTERM mid-handler: a short handler finishes within the grace; the worker exits 0', async () => {
+    cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true, env: { SHUTDOWN_GRACE_MS: '8000' } });
+    const c = cluster;
+    await c.call('POST', '/v1/tasks', { name: 'finish', handler: 'sleep', payload: { ms: 2000 }, schedule: { at: soon() } });
+    const { id, worker } = await runningOn(c, 'finish');
+    expect(await worker.stop('SIGTERM')).toBe(0);
+    expect((await c.executionsOf('finish')).find((e) => e.id === id)).toMatchObject({ status: 'succeeded', attempt: 1 });
+  });
+
+  it('SIGTERM mid-handler: a long handler is aborted after the grace and retried elsewhere; exit 0', async () => {
+    cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true, env: { SHUTDOWN_GRACE_MS: '1000' } });
+    const c = cluster;
+    await c.call('POST', '/v1/tasks', { name: 'handback', handler: 'sleep', payload: { ms: 6000 }, schedule: { at: soon() } });
+    const { worker } = await runningOn(c, 'handback');
+    const other = await c.add('worker');
+    const stoppedAt = Date.now();
+    expect(await worker.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    const done = await c.waitFor(async () => (await c.executionsOf('handback')).find((e) => e.status === 'succeeded'), 20_000, 'success elsewhere');
+    expect(done.attempt).toBe(2);
+    expect(done.worker_id).toBe(`${other.label}-${other.port}`);
+  });
+});
