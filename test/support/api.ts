@@ -1,22 +1,25 @@
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AddressInfo } from 'node:net';
-import { ApiModule } from '../../apps/api/src/api.module.js';
+import { createApiApp } from '../../apps/api/src/api.app.js';
 import type { Sandbox } from './isolation.js';
 
-/** The API module served in-process on a free port, against the sandbox's database and Redis. */
-export async function startApi(sandbox: Sandbox) {
-  const config = sandbox.config();
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRoot(config, config.adminApiKey!), { logger: false, bodyParser: false });
-  app.useBodyParser('json', { limit: '256kb' });
+/** The API application served in-process on a free port, against the sandbox's database and Redis. */
+export async function startApi(sandbox: Sandbox, overrides: Record<string, string> = {}) {
+  const config = sandbox.config(overrides);
+  const app = await createApiApp(config, { logger: false });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;
-  const headers = { authorization: `Bearer ${config.adminApiKey}`, 'content-type': 'application/json' };
-  const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}) => {
-    const res = await fetch(`${base}${path}`, { method, headers: { ...headers, ...extra }, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}, key = config.adminApiKey) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra };
+    const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
     const text = await res.text();
-    return { status: res.status, body: text ? (JSON.parse(text) as any) : null };
+    let parsed: any = text;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      // not JSON (HTML pages, metrics text)
+    }
+    return { status: res.status, body: parsed, headers: res.headers };
   };
-  return { app, base, call, close: () => app.close() };
+  return { app, base, call, config, close: () => app.close() };
 }

@@ -1,17 +1,27 @@
 import { randomBytes } from 'node:crypto';
+import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Config } from '@punctual/config';
+import { ApiKeysService } from '@punctual/core';
 
 /**
- * The admin key the API accepts. Outside development a missing `ADMIN_API_KEY` stops the start;
- * in development a key is generated and printed once, so a first run works without set-up.
+ * In development without `ADMIN_API_KEY`, a key is generated and printed once, so a first run
+ * works without set-up. Elsewhere the config is returned as it is.
  */
-export function resolveAdminKey(config: Config): string {
-  if (config.adminApiKey) return config.adminApiKey;
-  if (config.nodeEnv !== 'development') {
-    process.stderr.write('Invalid configuration: ADMIN_API_KEY is required unless NODE_ENV=development\n');
-    process.exit(78);
-  }
+export function withDevelopmentKey(config: Config): Config {
+  if (config.adminApiKey || config.nodeEnv !== 'development') return config;
   const key = `pk_dev_${randomBytes(24).toString('base64url')}`;
   process.stdout.write(`\nNo ADMIN_API_KEY set (NODE_ENV=development). Generated admin key, shown once:\n\n  ${key}\n\n`);
-  return key;
+  return Object.freeze({ ...config, adminApiKey: key });
+}
+
+/** The API refuses to start when no key could ever authenticate (none in the environment or stored). */
+@Injectable()
+export class ApiKeyPresenceCheck implements OnApplicationBootstrap {
+  constructor(private readonly keys: ApiKeysService) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (await this.keys.anyConfigured()) return;
+    process.stderr.write('Invalid configuration: ADMIN_API_KEY is required (no API key exists) unless NODE_ENV=development\n');
+    process.exit(78);
+  }
 }

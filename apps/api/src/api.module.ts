@@ -4,8 +4,12 @@ import { type Config, ConfigModule } from '@punctual/config';
 import { TasksCoreModule } from '@punctual/core';
 import { DbModule } from '@punctual/db';
 import { HealthController, LoggingModule, MetricsModule } from '@punctual/observability';
+import { QueueModule } from '@punctual/queue';
+import { ApiKeysController, AuditController, HandlersController } from './admin/admin.controllers.js';
+import { ApiMetricsController } from './admin/metrics.controller.js';
 import { RedisModule } from '@punctual/redis';
-import { ADMIN_KEY, ApiKeyGuard } from './auth/api-key.guard.js';
+import { ApiKeyPresenceCheck } from './admin-key.js';
+import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { createValidationPipe } from './http/validation.pipe.js';
@@ -14,13 +18,13 @@ import { TasksController } from './tasks/tasks.controller.js';
 /** The admin HTTP API. */
 @Module({})
 export class ApiModule {
-  static forRoot(config: Config, adminKey: string): DynamicModule {
+  static forRoot(config: Config): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule, RedisModule, MetricsModule, TasksCoreModule],
-      controllers: [TasksController, ExecutionsController, HealthController],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule, RedisModule, MetricsModule, QueueModule, TasksCoreModule],
+      controllers: [TasksController, ExecutionsController, ApiKeysController, AuditController, HandlersController, ApiMetricsController, HealthController],
       providers: [
-        { provide: ADMIN_KEY, useValue: adminKey },
+        ApiKeyPresenceCheck,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useFactory: createValidationPipe },

@@ -1,13 +1,8 @@
 import 'reflect-metadata';
-import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
 import { loadConfigOrExit } from '@punctual/config';
 import { startApp } from '@punctual/observability';
-import { resolveAdminKey } from './admin-key.js';
-import { ApiModule } from './api.module.js';
+import { withDevelopmentKey } from './admin-key.js';
+import { createApiApp } from './api.app.js';
 
-const config = loadConfigOrExit();
-const adminKey = resolveAdminKey(config);
-const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRoot(config, adminKey), { bufferLogs: true, bodyParser: false });
-app.useBodyParser('json', { limit: '256kb' });
-await startApp(app, config.port);
+const config = withDevelopmentKey(loadConfigOrExit());
+await startApp(await createApiApp(config), config.port);

@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { type Config, ConfigModule } from '@punctual/config';
 import { SchedulerCoreModule, SchedulerService } from '@punctual/core';
 import { DbModule } from '@punctual/db';
-import { HEALTH_DETAILS, HealthController, LoggingModule, MetricsModule } from '@punctual/observability';
+import { HEALTH_DETAILS, HealthController, LoggingModule, MetricsController, MetricsModule } from '@punctual/observability';
 import { RedisModule } from '@punctual/redis';
 
 /** The scheduler role: leader election, planning, firing; health on HEALTH_PORT. */
@@ -12,7 +12,7 @@ export class SchedulerModule {
     return {
       module: SchedulerModule,
       imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'scheduler'), DbModule, RedisModule, MetricsModule, SchedulerCoreModule],
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
       providers: [
         { provide: HEALTH_DETAILS, inject: [SchedulerService], useFactory: (s: SchedulerService) => () => ({ leader: s.isLeader }) },
       ],

@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { type Config, ConfigModule } from '@punctual/config';
 import { WorkerCoreModule } from '@punctual/core';
 import { DbModule } from '@punctual/db';
-import { HealthController, LoggingModule, MetricsModule } from '@punctual/observability';
+import { HealthController, LoggingModule, MetricsController, MetricsModule } from '@punctual/observability';
 import { RedisModule } from '@punctual/redis';
 
 /** The worker role: runs executions from the queue; health on HEALTH_PORT. */
@@ -12,7 +12,7 @@ export class WorkerModule {
     return {
       module: WorkerModule,
       imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'worker'), DbModule, RedisModule, MetricsModule, WorkerCoreModule],
-      controllers: [HealthController],
+      controllers: [HealthController, MetricsController],
     };
   }
 }

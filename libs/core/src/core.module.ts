@@ -1,13 +1,17 @@
 import { Module } from '@nestjs/common';
 import { HandlersModule } from '@punctual/handlers';
 import { QueueModule } from '@punctual/queue';
+import { ApiKeysService } from './auth/api-keys.service.js';
 import { PlannerService } from './planning/planner.service.js';
 import { RelayService } from './planning/relay.service.js';
 import { SchedulerService } from './planning/scheduler.service.js';
+import { TaskChanges } from './tasks/task-changes.js';
+import { TaskRunsService } from './tasks/task-runs.service.js';
 import { TasksService } from './tasks/tasks.service.js';
 import { ExecutionRunner } from './worker/execution-runner.js';
 import { ExecutionsService } from './worker/executions.service.js';
 import { OverlapClaimer } from './worker/overlap-claimer.js';
+import { WorkerDirectory } from './worker/worker-directory.js';
 import { WorkerService } from './worker/worker.service.js';
 
 /** The scheduler role: leadership, planning and firing. Needs ConfigModule, DbModule and RedisModule. */
@@ -15,9 +19,13 @@ import { WorkerService } from './worker/worker.service.js';
 export class SchedulerCoreModule {}
 
 /** The worker role: the BullMQ processor and the execution runner. */
-@Module({ imports: [QueueModule, HandlersModule], providers: [ExecutionRunner, OverlapClaimer, WorkerService], exports: [ExecutionRunner] })
+@Module({ imports: [QueueModule, HandlersModule], providers: [ExecutionRunner, OverlapClaimer, WorkerDirectory, WorkerService], exports: [ExecutionRunner] })
 export class WorkerCoreModule {}
 
 /** Task lifecycle and operator actions for the admin API. */
-@Module({ imports: [QueueModule], providers: [TasksService, ExecutionsService], exports: [TasksService, ExecutionsService] })
+@Module({
+  imports: [QueueModule],
+  providers: [TasksService, TaskRunsService, TaskChanges, ExecutionsService, ApiKeysService, WorkerDirectory],
+  exports: [TasksService, TaskRunsService, ExecutionsService, ApiKeysService, WorkerDirectory],
+})
 export class TasksCoreModule {}

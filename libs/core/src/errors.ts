@@ -43,3 +43,15 @@ export class ExecutionStateError extends Error {
     super(`execution ${executionId} is ${status}; only ${action}`);
   }
 }
+
+/** `If-Match` named a version the task no longer has. */
+export class VersionConflictError extends Error {
+  override readonly name = 'VersionConflictError';
+  constructor(
+    readonly taskName: string,
+    readonly actual: number,
+    readonly expected: number,
+  ) {
+    super(`task "${taskName}" is at version ${actual}, not ${expected}; fetch it again and retry`);
+  }
+}

@@ -1,5 +1,6 @@
+export { ApiKeysService, type Principal, roleAllows } from './auth/api-keys.service.js';
 export { SchedulerCoreModule, TasksCoreModule, WorkerCoreModule } from './core.module.js';
-export { ExecutionNotFoundError, ExecutionStateError, FencedOutError, InvalidTaskError, TaskNotFoundError } from './errors.js';
+export { ExecutionNotFoundError, ExecutionStateError, FencedOutError, InvalidTaskError, TaskNotFoundError, VersionConflictError } from './errors.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader/leader-elector.js';
 export { FireTimer } from './planning/fire-timer.js';
 export { PlannerService } from './planning/planner.service.js';
@@ -11,10 +12,13 @@ export { type PolicyInput, type ScheduleInput, TASK_NAME, type TaskInput } from 
 export { presentEvent, presentExecution, presentTask, type TaskJson } from './tasks/task.presenter.js';
 export { scheduleSpecOf, taskSchedule } from './tasks/task-schedule.js';
 export { TASKS_CHANGED_CHANNEL } from './tasks/tasks-changed.js';
-export { type CatchUp, TasksService } from './tasks/tasks.service.js';
+export { type TaskPatch } from './tasks/task-patch.js';
+export { BACKFILL_MAX, type CatchUp, TaskRunsService } from './tasks/task-runs.service.js';
+export { TasksService } from './tasks/tasks.service.js';
 export { retryDelayMs } from './worker/backoff.js';
 export { ExecutionRunner, type RunOutcome, skipReasonAtClaim } from './worker/execution-runner.js';
 export { AttemptAbortedError, AttemptControl } from './worker/attempt-control.js';
 export { ExecutionsService } from './worker/executions.service.js';
 export { OverlapClaimer } from './worker/overlap-claimer.js';
+export { WorkerDirectory } from './worker/worker-directory.js';
 export { WorkerService } from './worker/worker.service.js';

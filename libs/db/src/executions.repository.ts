@@ -47,13 +47,17 @@ const statusList = (statuses: ExecutionStatus[]) => Prisma.sql`ARRAY[${Prisma.jo
 export class ExecutionsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Inserts planned slots; a slot that already exists is left alone. Returns the rows inserted. */
-  async insertPlanned(db: Db, rows: PlannedExecution[]): Promise<TaskExecution[]> {
+  /**
+   * Inserts planned slots; a slot that already exists is left alone. Returns the rows inserted.
+   * `payload` overrides the task's payload for these rows (manual runs).
+   */
+  async insertPlanned(db: Db, rows: PlannedExecution[], payload?: unknown): Promise<TaskExecution[]> {
     if (rows.length === 0) return [];
+    const override = payload === undefined ? null : JSON.stringify(payload);
     const inserted = await db.$queryRaw<ExecutionRow[]>`
-      INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive, finished_at)
+      INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive, finished_at, payload)
       SELECT u.id, u.task_id, u.task_name, u.scheduled_for, u.fire_at, u.trigger, u.status, u.task_version, u.exclusive,
-             CASE WHEN u.status = 'missed' THEN now() END
+             CASE WHEN u.status = 'missed' THEN now() END, ${override}::jsonb
       FROM unnest(
         ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.taskId)}::uuid[], ${rows.map((r) => r.taskName)}::text[],
         ${iso(rows.map((r) => r.scheduledFor))}::timestamptz[], ${iso(rows.map((r) => r.fireAt))}::timestamptz[],

@@ -1,6 +1,11 @@
+export { ApiKeysRepository } from './api-keys.repository.js';
+export { type AuditEntry, AuditRepository } from './audit.repository.js';
 export { DbModule } from './db.module.js';
 export { type ClaimResult, type ExecutionFilter, ExecutionsRepository, type PlannedExecution } from './executions.repository.js';
 export {
+  type ApiKey,
+  type ApiKeyRole,
+  type AuditLog,
   type ExecutionEvent,
   type ExecutionStatus,
   type ExecutionTrigger,

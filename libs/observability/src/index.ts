@@ -4,3 +4,4 @@ export { LoggingModule, REDACTED_PATHS } from './logging.module.js';
 export { Public, PUBLIC_ROUTE } from './public.decorator.js';
 export { Metrics } from './metrics.js';
 export { MetricsModule } from './metrics.module.js';
+export { MetricsController } from './metrics.controller.js';

@@ -1,8 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { Metrics } from './metrics.js';
-import { MetricsController } from './metrics.controller.js';
 
-/** One metrics registry per process, served at `/metrics`. */
+/** One metrics registry per process. Apps serve it with a `/metrics` controller of their own choosing. */
 @Global()
-@Module({ providers: [{ provide: Metrics, useFactory: () => new Metrics() }], controllers: [MetricsController], exports: [Metrics] })
+@Module({ providers: [{ provide: Metrics, useFactory: () => new Metrics() }], exports: [Metrics] })
 export class MetricsModule {}

@@ -1,33 +1,55 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
 import { Reflector } from '@nestjs/core';
+import { ApiKeysService, roleAllows } from '@punctual/core';
+import type { ApiKeyRole } from '@punctual/db';
 import { PUBLIC_ROUTE } from '@punctual/observability';
-import type { Request } from 'express';
 import { ApiError } from '../http/api-error.js';
+import { AuthThrottle } from './auth-throttle.js';
+import { type AuthedRequest, REQUIRED_ROLE } from './roles.js';
 
-/** Injection token of the admin key this process accepts. */
-export const ADMIN_KEY = Symbol('punctual.admin-key');
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/** `Authorization: Bearer <key>` on every route not marked `@Public()`; compared in constant time. */
+/**
+ * `Authorization: Bearer <key>` on every route not marked `@Public()`, and the route's role:
+ * viewer < operator < admin. Repeated failures from one address are throttled.
+ */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  private readonly expected: Buffer;
+  private readonly throttle = new AuthThrottle();
+
+  private readonly metricsToken: string | undefined;
 
   constructor(
     private readonly reflector: Reflector,
-    @Inject(ADMIN_KEY) adminKey: string,
+    private readonly keys: ApiKeysService,
+    @Inject(CONFIG) config: Config,
   ) {
-    this.expected = digest(adminKey);
+    this.metricsToken = config.metricsToken;
   }
 
-  canActivate(context: ExecutionContext): boolean {
-    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, [context.getHandler(), context.getClass()])) return true;
-    const header = context.switchToHttp().getRequest<Request>().headers.authorization ?? '';
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!match) throw new ApiError(401, 'unauthenticated', 'send Authorization: Bearer <api key>');
-    if (!timingSafeEqual(digest(match[1]!), this.expected)) throw new ApiError(401, 'unauthenticated', 'the API key is not valid');
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
+    const req = context.switchToHttp().getRequest<AuthedRequest>();
+    const client = req.ip ?? 'unknown';
+    if (this.throttle.blocked(client)) throw new ApiError(429, 'too_many_failures', 'too many failed authentications; try again later');
+    const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (match && req.path === '/metrics' && this.metricsToken && sameSecret(match[1]!, this.metricsToken)) return true;
+    const principal = match ? await this.keys.authenticate(match[1]!) : null;
+    if (!principal) {
+      this.throttle.fail(client);
+      throw new ApiError(401, 'unauthenticated', match ? 'the API key is not valid' : 'send Authorization: Bearer <api key>');
+    }
+    const required = this.reflector.getAllAndOverride<ApiKeyRole>(REQUIRED_ROLE, targets) ?? (req.method === 'GET' ? 'viewer' : 'admin');
+    if (!roleAllows(principal.role, required)) {
+      throw new ApiError(403, 'forbidden', `this route needs the ${required} role; the key has ${principal.role}`);
+    }
+    req.principal = principal;
     return true;
   }
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(digest(a), digest(b));
 }

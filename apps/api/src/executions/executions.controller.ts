@@ -1,11 +1,15 @@
 import { Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ExecutionNotFoundError, ExecutionsService, presentEvent, presentExecution } from '@punctual/core';
 import { ExecutionsRepository } from '@punctual/db';
+import { RequireRole } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
 import { decodeCursor, encodeCursor, ExecutionListQuery } from '../http/pagination.js';
 
 const uuid = () => new ParseUUIDPipe({ exceptionFactory: () => new ApiError(404, 'not_found', 'no execution with that id') });
 
+@ApiTags('executions')
+@ApiBearerAuth()
 @Controller('v1/executions')
 export class ExecutionsController {
   constructor(
@@ -13,8 +17,8 @@ export class ExecutionsController {
     private readonly service: ExecutionsService,
   ) {}
 
-  /** Executions across tasks, newest first; `status=dead` is the dead letter. */
   @Get()
+  @ApiOperation({ summary: 'Executions across tasks, newest first', description: '`status=dead` is the dead letter.' })
   async list(@Query() query: ExecutionListQuery) {
     const limit = query.limit ?? 50;
     const after = query.cursor ? decodeCursor<{ s: string; id: string }>(query.cursor) : undefined;
@@ -28,6 +32,7 @@ export class ExecutionsController {
   }
 
   @Get(':id')
+  @ApiOperation({ summary: 'One execution and its history of state changes' })
   async get(@Param('id', uuid()) id: string) {
     const execution = await this.executions.findById(id);
     if (!execution) throw new ExecutionNotFoundError(id);
@@ -36,12 +41,16 @@ export class ExecutionsController {
 
   @Post(':id/retry')
   @HttpCode(202)
+  @RequireRole('operator')
+  @ApiOperation({ summary: 'Replay a dead execution' })
   async retry(@Param('id', uuid()) id: string) {
     return presentExecution(await this.service.retry(id));
   }
 
   @Post(':id/cancel')
   @HttpCode(200)
+  @RequireRole('operator')
+  @ApiOperation({ summary: 'Cancel a pending or running execution' })
   async cancel(@Param('id', uuid()) id: string) {
     return presentExecution(await this.service.cancel(id));
   }

@@ -37,3 +37,9 @@ export class ExecutionListQuery extends ExecutionPageQuery {
   @IsOptional() @IsISO8601({ strict: true }) from?: string;
   @IsOptional() @IsISO8601({ strict: true }) to?: string;
 }
+
+export class AuditQuery extends PageQuery {
+  @IsOptional() @IsString() @MaxLength(128) actor?: string;
+  @IsOptional() @IsString() @MaxLength(128) action?: string;
+  @IsOptional() @IsString() @MaxLength(256) target?: string;
+}

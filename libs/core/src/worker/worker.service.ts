@@ -4,7 +4,9 @@ import { EXECUTION_CANCEL_CHANNEL, EXECUTIONS_QUEUE, type ExecutionJobData } fro
 import { RedisService } from '@punctual/redis';
 import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { HandlerRegistry } from '@punctual/handlers';
 import { ExecutionRunner } from './execution-runner.js';
+import { WorkerDirectory } from './worker-directory.js';
 import { OverlapClaimer } from './overlap-claimer.js';
 
 /**
@@ -17,12 +19,15 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(WorkerService.name);
   private worker: Worker<ExecutionJobData> | null = null;
   private subscriber: Redis | null = null;
+  private announcer: NodeJS.Timeout | null = null;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     private readonly redis: RedisService,
     private readonly runner: ExecutionRunner,
     private readonly claimer: OverlapClaimer,
+    private readonly directory: WorkerDirectory,
+    private readonly handlers: HandlerRegistry,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -39,10 +44,15 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       { connection: this.redis.connect(), prefix: this.redis.prefix, concurrency: this.config.workerConcurrency },
     );
     this.worker.on('error', (error) => this.logger.error({ err: error }, 'worker error'));
+    const announce = () => this.directory.announce(this.config.instanceId, this.handlers.names()).catch(() => undefined);
+    await announce();
+    this.announcer = setInterval(announce, 15_000);
   }
 
   async onModuleDestroy(): Promise<void> {
     if (!this.worker) return;
+    if (this.announcer) clearInterval(this.announcer);
+    await this.directory.withdraw(this.config.instanceId).catch(() => undefined);
     this.claimer.stop();
     const closing = this.worker.close();
     let timer: NodeJS.Timeout | undefined;

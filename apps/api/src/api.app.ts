@@ -1,0 +1,29 @@
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { Config } from '@punctual/config';
+import { mountBullBoard } from './admin/bull-board.js';
+import { ApiModule } from './api.module.js';
+
+/** Builds the API application: body limits, OpenAPI at /docs, Bull Board at /admin/queues. */
+export async function createApiApp(config: Config, options: { logger?: false } = {}): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRoot(config), {
+    bufferLogs: options.logger !== false,
+    logger: options.logger,
+    bodyParser: false,
+  });
+  app.useBodyParser('json', { limit: '256kb' });
+  app.set('trust proxy', 'loopback');
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Punctual')
+      .setDescription('Scheduled work, on time, exactly once per slot. Authenticate with `Authorization: Bearer <api key>`.')
+      .setVersion('1')
+      .addBearerAuth()
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
+  mountBullBoard(app);
+  return app;
+}

@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { AuditRepository, type Db, type Prisma, type Task } from '@punctual/db';
+import { RedisService } from '@punctual/redis';
+import type { Principal } from '../auth/api-keys.service.js';
+import { presentTask } from './task.presenter.js';
+import { TASKS_CHANGED_CHANNEL } from './tasks-changed.js';
+
+/** Records a task change in the audit log (in the change's transaction) and tells the leader. */
+@Injectable()
+export class TaskChanges {
+  constructor(
+    private readonly audit: AuditRepository,
+    private readonly redis: RedisService,
+  ) {}
+
+  async record(db: Db, actor: Principal, action: string, target: string, before: Task | null, after: Task | null): Promise<void> {
+    await this.audit.record(
+      { actor: actor.actor, action, target, before: snapshot(before), after: snapshot(after) },
+      db,
+    );
+  }
+
+  /** Wakes the leader: plan at once, and fire what the API inserted (manual runs, catch-up). */
+  async announce(): Promise<void> {
+    await this.redis.client.publish(this.redis.key(TASKS_CHANGED_CHANNEL), '1').catch(() => undefined);
+  }
+}
+
+function snapshot(task: Task | null): Prisma.InputJsonValue | null {
+  return task ? (JSON.parse(JSON.stringify(presentTask(task))) as Prisma.InputJsonValue) : null;
+}

@@ -1,0 +1,35 @@
+import { Injectable } from '@nestjs/common';
+import type { ApiKey, ApiKeyRole } from './generated/prisma/client.js';
+import { PrismaService } from './prisma.service.js';
+
+/** Owns `api_key`: keys are stored as a lookup prefix and a hash, never in clear. */
+@Injectable()
+export class ApiKeysRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  create(data: { name: string; prefix: string; hash: string; role: ApiKeyRole }): Promise<ApiKey> {
+    return this.prisma.apiKey.create({ data });
+  }
+
+  findActiveByPrefix(prefix: string): Promise<ApiKey | null> {
+    return this.prisma.apiKey.findFirst({ where: { prefix, revokedAt: null } });
+  }
+
+  list(): Promise<ApiKey[]> {
+    return this.prisma.apiKey.findMany({ orderBy: { createdAt: 'asc' } });
+  }
+
+  async revoke(id: string): Promise<ApiKey | null> {
+    const { count } = await this.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+    return count ? this.prisma.apiKey.findUnique({ where: { id } }) : null;
+  }
+
+  /** Best effort: a failed touch must not fail the request it authenticates. */
+  async touch(id: string): Promise<void> {
+    await this.prisma.apiKey.update({ where: { id }, data: { lastUsedAt: new Date() } }).catch(() => undefined);
+  }
+
+  countActive(): Promise<number> {
+    return this.prisma.apiKey.count({ where: { revokedAt: null } });
+  }
+}
