@@ -4,6 +4,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Config } from '@punctual/config';
 import { mountBullBoard } from './admin/bull-board.js';
 import { ApiModule } from './api.module.js';
+import { limitJsonDepth } from './http/json-depth.js';
 
 /** Builds the API application: body limits, OpenAPI at /docs, Bull Board at /admin/queues. */
 export async function createApiApp(config: Config, options: { logger?: false } = {}): Promise<NestExpressApplication> {
@@ -13,6 +14,7 @@ export async function createApiApp(config: Config, options: { logger?: false } =
     bodyParser: false,
   });
   app.useBodyParser('json', { limit: '256kb' });
+  app.use(limitJsonDepth(64));
   app.set('trust proxy', 'loopback');
   const document = SwaggerModule.createDocument(
     app,

@@ -11,6 +11,7 @@ import { RedisModule } from '@punctual/redis';
 import { ApiKeyPresenceCheck } from './admin-key.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
+import { SchedulesController } from './schedules/schedules.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
 import { createValidationPipe } from './http/validation.pipe.js';
 import { TasksController } from './tasks/tasks.controller.js';
@@ -22,7 +23,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule, RedisModule, MetricsModule, QueueModule, TasksCoreModule],
-      controllers: [TasksController, ExecutionsController, ApiKeysController, AuditController, HandlersController, ApiMetricsController, HealthController],
+      controllers: [TasksController, ExecutionsController, SchedulesController, ApiKeysController, AuditController, HandlersController, ApiMetricsController, HealthController],
       providers: [
         ApiKeyPresenceCheck,
         { provide: APP_GUARD, useClass: ApiKeyGuard },

@@ -55,3 +55,8 @@ export class VersionConflictError extends Error {
     super(`task "${taskName}" is at version ${actual}, not ${expected}; fetch it again and retry`);
   }
 }
+
+/** A task payload over the size limit (64 KiB): answered 413. */
+export class PayloadTooLargeError extends Error {
+  override readonly name = 'PayloadTooLargeError';
+}

@@ -1,13 +1,14 @@
 export { ApiKeysService, type Principal, roleAllows } from './auth/api-keys.service.js';
 export { SchedulerCoreModule, TasksCoreModule, WorkerCoreModule } from './core.module.js';
-export { ExecutionNotFoundError, ExecutionStateError, FencedOutError, InvalidTaskError, TaskNotFoundError, VersionConflictError } from './errors.js';
+export { ExecutionNotFoundError, ExecutionStateError, FencedOutError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from './errors.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader/leader-elector.js';
 export { FireTimer } from './planning/fire-timer.js';
 export { PlannerService } from './planning/planner.service.js';
 export { RelayService } from './planning/relay.service.js';
 export { SchedulerService } from './planning/scheduler.service.js';
 export { planTaskSlots, type SlotPlannerOptions, type TaskSlotPlan } from './planning/slot-planner.js';
-export { newTaskSecret, type TaskDefinition, toTaskDefinition } from './tasks/task-definition.js';
+export { PREVIEW_MAX, previewSchedule } from './tasks/schedule-preview.js';
+export { newTaskSecret, scheduleSpecFromInput, type TaskDefinition, toTaskDefinition } from './tasks/task-definition.js';
 export { type PolicyInput, type ScheduleInput, TASK_NAME, type TaskInput } from './tasks/task-input.js';
 export { presentEvent, presentExecution, presentTask, type TaskJson } from './tasks/task.presenter.js';
 export { scheduleSpecOf, taskSchedule } from './tasks/task-schedule.js';

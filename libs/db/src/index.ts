@@ -17,7 +17,7 @@ export {
   type TaskExecution,
   type TaskStatus,
 } from './generated/prisma/client.js';
-export { ensureDatabase, migrate, MigrationError, readMigrations } from './migrator.js';
+export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, MigrationError, readMigrations } from './migrator.js';
 export { OutboxRepository } from './outbox.repository.js';
 export { type Db, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository } from './scheduler-state.repository.js';

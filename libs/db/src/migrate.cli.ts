@@ -1,10 +1,9 @@
-import { fileURLToPath } from 'node:url';
 import { loadConfigOrExit } from '@punctual/config';
-import { ensureDatabase, migrate, MigrationError } from './migrator.js';
+import { ensureDatabase, findMigrationsDir, migrate, MigrationError } from './migrator.js';
 
 /** `npm run migrate`: applies prisma/migrations to DATABASE_URL. */
 const config = loadConfigOrExit();
-const dir = fileURLToPath(new URL('../../../../prisma/migrations', import.meta.url));
+const dir = findMigrationsDir();
 try {
   if (await ensureDatabase(config.databaseUrl)) process.stdout.write('Created the database\n');
   const applied = await migrate(config.databaseUrl, dir);

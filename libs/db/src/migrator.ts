@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 /** The advisory lock key Prisma Migrate takes, so this migrator and `prisma migrate deploy` exclude each other. */
@@ -23,6 +25,24 @@ export interface MigrationFile {
   sql: string;
   /** SHA-256 of the file, as Prisma computes it. */
   checksum: string;
+}
+
+/**
+ * The project's `prisma/migrations`, found by walking up from this module — the same from the
+ * sources (tests) and from `dist/` (services, container image).
+ */
+export function findMigrationsDir(from: string = fileURLToPath(import.meta.url)): string {
+  for (let dir = dirname(from); ; dir = dirname(dir)) {
+    const candidate = join(dir, 'prisma', 'migrations');
+    if (existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new MigrationError('prisma/migrations not found above ' + from);
+  }
+}
+
+/** Names of the migrations recorded as applied (finished, not rolled back). */
+export async function appliedMigrations(query: (sql: string) => Promise<{ migration_name: string }[]>): Promise<Set<string>> {
+  const rows = await query('SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL');
+  return new Set(rows.map((r) => r.migration_name));
 }
 
 export class MigrationError extends Error {

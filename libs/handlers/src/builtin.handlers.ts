@@ -1,3 +1,4 @@
+import { redactPayload } from '@punctual/observability';
 import { TaskHandler, type TaskHandlerContext, type TaskHandlerImpl, UnrecoverableError } from './task-handler.js';
 
 /** Returns at once: for tests, demos and benchmarks. */
@@ -11,8 +12,8 @@ export class NoopHandler implements TaskHandlerImpl {
 /** Logs the payload and returns it. */
 @TaskHandler('log')
 export class LogHandler implements TaskHandlerImpl {
-  async run({ payload, log }: TaskHandlerContext): Promise<unknown> {
-    log.info('log handler', { payload });
+  async run({ payload, task, log }: TaskHandlerContext): Promise<unknown> {
+    log.info('log handler', { payload: redactPayload(payload, task.secretFields) });
     return { logged: true };
   }
 }

@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, HttpStatus, Inject, Optional, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { PrismaService } from '@punctual/db';
+import { appliedMigrations, findMigrationsDir, PrismaService, readMigrations } from '@punctual/db';
 import { RedisService } from '@punctual/redis';
 import type { Response } from 'express';
 import { Public } from './public.decorator.js';
@@ -14,6 +14,8 @@ export type HealthDetails = () => Record<string, unknown>;
 @Public()
 @Controller('health')
 export class HealthController {
+  private expected: Promise<string[]> | undefined;
+
   constructor(
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
@@ -28,13 +30,26 @@ export class HealthController {
 
   @Get('ready')
   async ready(@Res({ passthrough: true }) res: Response) {
-    const [database, redis] = await Promise.all([
+    const [database, redis, migrations] = await Promise.all([
       withTimeout(this.prisma.$queryRaw`SELECT 1`),
       withTimeout(this.redis.client.ping()),
+      withTimeout(this.migrationsApplied()),
     ]);
-    const ok = database && redis;
+    const ok = database && redis && migrations;
     res.status(ok ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
-    return { status: ok ? 'ok' : 'unavailable', checks: { database: up(database), redis: up(redis) }, ...this.details?.() };
+    return {
+      status: ok ? 'ok' : 'unavailable',
+      checks: { database: up(database), redis: up(redis), migrations: migrations ? 'applied' : 'pending' },
+      ...this.details?.(),
+    };
+  }
+
+  /** Every migration this build ships is recorded as applied (resolves false otherwise). */
+  private async migrationsApplied(): Promise<true> {
+    this.expected ??= readMigrations(findMigrationsDir()).then((m) => m.map((x) => x.name));
+    const applied = await appliedMigrations((sql) => this.prisma.$queryRawUnsafe(sql));
+    if ((await this.expected).every((name) => applied.has(name))) return true;
+    throw new Error('migrations pending');
   }
 }
 

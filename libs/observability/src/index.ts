@@ -5,3 +5,4 @@ export { Public, PUBLIC_ROUTE } from './public.decorator.js';
 export { Metrics } from './metrics.js';
 export { MetricsModule } from './metrics.module.js';
 export { MetricsController } from './metrics.controller.js';
+export { REDACTED, redactPayload } from './redact.js';

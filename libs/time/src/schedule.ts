@@ -67,6 +67,10 @@ function compileCron(expression: string, timezone: string): Schedule {
   if (/\b(CRON_)?TZ=/i.test(expression)) {
     throw new InvalidScheduleError('schedule.cron', 'schedule.cron must not set CRON_TZ= or TZ=; use schedule.timezone');
   }
+  const fields = expression.trim().split(/\s+/);
+  if (!(expression.trim().startsWith('@') && fields.length === 1) && fields.length !== 5 && fields.length !== 6) {
+    throw new InvalidScheduleError('schedule.cron', 'schedule.cron must have 5 fields (minute first) or 6 (seconds first), or be a macro such as @daily');
+  }
   try {
     CronExpressionParser.parse(expression, { tz: timezone });
   } catch (error) {

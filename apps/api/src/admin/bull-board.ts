@@ -32,6 +32,7 @@ export function mountBullBoard(app: NestExpressApplication): void {
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const principal = bearer ? await keys.authenticate(bearer) : null;
     if (principal && roleAllows(principal.role, 'admin')) return next();
+    if (principal) return res.status(403).json({ error: { code: 'forbidden', message: 'Bull Board needs the admin role', details: [] } });
     const token = (req.cookies as Record<string, string> | undefined)?.[COOKIE];
     if (token && /^[A-Za-z0-9_-]{20,}$/.test(token) && (await redis.client.get(sessionKey(token)))) return next();
     if (req.method === 'GET' && req.accepts('html') && !req.path.startsWith('/api')) return res.redirect(LOGIN_PATH);

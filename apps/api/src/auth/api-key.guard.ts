@@ -37,7 +37,8 @@ export class ApiKeyGuard implements CanActivate {
     if (match && req.path === '/metrics' && this.metricsToken && sameSecret(match[1]!, this.metricsToken)) return true;
     const principal = match ? await this.keys.authenticate(match[1]!) : null;
     if (!principal) {
-      this.throttle.fail(client);
+      // Only a wrong key counts: throttling is against guessing, not against a forgotten header.
+      if (match) this.throttle.fail(client);
       throw new ApiError(401, 'unauthenticated', match ? 'the API key is not valid' : 'send Authorization: Bearer <api key>');
     }
     const required = this.reflector.getAllAndOverride<ApiKeyRole>(REQUIRED_ROLE, targets) ?? (req.method === 'GET' ? 'viewer' : 'admin');

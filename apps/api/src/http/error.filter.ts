@@ -1,5 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import { ExecutionNotFoundError, ExecutionStateError, InvalidTaskError, TaskNotFoundError, VersionConflictError } from '@punctual/core';
+import { ExecutionNotFoundError, ExecutionStateError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from '@punctual/core';
 import { TaskNameTakenError } from '@punctual/db';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import type { Response } from 'express';
@@ -25,6 +25,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (e instanceof AmbiguousLocalTimeError) return new ApiError(422, 'ambiguous_local_time', e.message, [{ field: e.field, message: e.message }]);
     if (e instanceof InvalidTaskError) return new ApiError(422, e.code, e.message, [{ field: e.field, message: e.message }]);
     if (e instanceof TaskNotFoundError || e instanceof ExecutionNotFoundError) return new ApiError(404, 'not_found', e.message);
+    if (e instanceof PayloadTooLargeError) return new ApiError(413, 'payload_too_large', e.message, [{ field: 'payload', message: e.message }]);
     if (e instanceof VersionConflictError) return new ApiError(409, 'version_conflict', e.message);
     if (e instanceof ExecutionStateError) return new ApiError(409, 'invalid_state', e.message);
     if (e instanceof TaskNameTakenError) return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);

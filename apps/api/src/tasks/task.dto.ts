@@ -33,8 +33,8 @@ export class ScheduleDto implements ScheduleInput {
   @ApiPropertyOptional({ example: '2026-06-01T07:00:00Z', description: 'an instant, or a local time with timezone' }) @IsOptional() @IsString() @MaxLength(64) at?: string;
   @ApiPropertyOptional({ ...DURATION, description: 'a fixed interval, e.g. "15m"' }) @IsOptional() @IsDuration() every?: string | number;
   @ApiPropertyOptional({ example: 'Europe/Berlin', default: 'UTC' }) @IsOptional() @IsString() @MaxLength(64) timezone?: string;
-  @ApiPropertyOptional({ nullable: true, example: null }) @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(64) startAt?: string | null;
-  @ApiPropertyOptional({ nullable: true, example: null }) @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(64) endAt?: string | null;
+  @ApiPropertyOptional({ nullable: true, example: null }) @IsOptional() @ValidateIf((_, v) => v !== null) @IsISO8601({ strict: true }) @MaxLength(64) startAt?: string | null;
+  @ApiPropertyOptional({ nullable: true, example: null }) @IsOptional() @ValidateIf((_, v) => v !== null) @IsISO8601({ strict: true }) @MaxLength(64) endAt?: string | null;
   @ApiPropertyOptional({ ...DURATION, description: 'deterministic delay in [0, jitter)' }) @IsOptional() @IsDuration() jitter?: string | number;
   @ApiPropertyOptional({ type: DstDto }) @IsOptional() @IsObject() @ValidateNested() @Type(() => DstDto) dst?: DstDto;
   @ApiPropertyOptional({ enum: ['earlier', 'later', 'compatible'] }) @IsOptional() @IsIn(['earlier', 'later', 'compatible']) disambiguation?: 'earlier' | 'later' | 'compatible';
@@ -62,9 +62,8 @@ class NotifyDto {
   @IsOptional() @IsArray() @ArrayMaxSize(3) @IsIn(['succeeded', 'failed', 'dead'], { each: true }) on?: string[];
 }
 
-/** The body of `PUT /v1/tasks/:name` (the name comes from the URL). */
-export class TaskBodyDto implements Omit<TaskInput, 'name'> {
-  @ApiPropertyOptional({ example: 'nightly-report' }) @IsOptional() @IsString() @MaxLength(128) name?: string;
+/** Every field of a task but its name. */
+export class TaskFieldsDto implements Omit<TaskInput, 'name'> {
   @ApiPropertyOptional({ nullable: true, example: 'Sends the nightly report' }) @IsOptional() @ValidateIf((_, v) => v !== null) @IsString() @MaxLength(4096) description?: string | null;
   @ApiProperty({ example: 'http' }) @IsString() @Matches(/^[a-z][a-z0-9._-]{0,63}$/, { message: 'handler must be a handler name such as "http" or "noop"' }) handler!: string;
   @ApiPropertyOptional({ example: { url: 'https://example.com/hook', method: 'POST' } }) @IsOptional() @IsObject() payload?: Record<string, unknown>;
@@ -75,15 +74,20 @@ export class TaskBodyDto implements Omit<TaskInput, 'name'> {
   @ApiPropertyOptional({ example: false }) @IsOptional() @IsBoolean() paused?: boolean;
 }
 
+/** The body of `PUT /v1/tasks/:name` (the name comes from the URL; if given it must match). */
+export class TaskBodyDto extends TaskFieldsDto {
+  @ApiPropertyOptional({ example: 'nightly-report' }) @IsOptional() @IsString() @MaxLength(128) name?: string;
+}
+
 /** The body of `POST /v1/tasks`. */
-export class CreateTaskDto extends TaskBodyDto implements TaskInput {
+export class CreateTaskDto extends TaskFieldsDto implements TaskInput {
   @ApiProperty({ example: 'nightly-report', pattern: '^[a-z0-9][a-z0-9._-]{0,127}$' })
   @IsString() @Matches(/^[a-z0-9][a-z0-9._-]{0,127}$/, { message: 'name must match ^[a-z0-9][a-z0-9._-]{0,127}$' })
   declare name: string;
 }
 
 /** The body of `PATCH /v1/tasks/:name`: any subset of a task. */
-export class PatchTaskDto extends PartialType(TaskBodyDto) {}
+export class PatchTaskDto extends PartialType(TaskFieldsDto) {}
 
 /** The body of `POST /v1/tasks/:name/resume`. */
 export class ResumeDto {

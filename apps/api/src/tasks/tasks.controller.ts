@@ -42,6 +42,7 @@ export class TasksController {
   @Put(':name')
   @ApiOperation({ summary: 'Create or replace a task', description: '201 when created (with its secret), 200 when replaced.' })
   async put(@Param('name') name: string, @Body() body: TaskBodyDto, @CurrentPrincipal() actor: Principal, @Res({ passthrough: true }) res: Response) {
+    if (body.name !== undefined && body.name !== name) throw new ApiError(422, 'name_mismatch', 'name in the body must match the URL', [{ field: 'name', message: 'must match the URL' }]);
     const { task, created, secret } = await this.tasks.put(name, { ...body, name }, actor);
     res.status(created ? 201 : 200);
     return created ? { ...presentTask(task), secret } : presentTask(task);

@@ -1,3 +1,4 @@
+import { InvalidTaskError } from '../errors.js';
 import type { TaskInput } from './task-input.js';
 import type { TaskJson } from './task.presenter.js';
 
@@ -15,6 +16,9 @@ const KINDS = ['cron', 'rrule', 'at', 'every'] as const;
  * schedule kind replaces the current kind (a task holds exactly one).
  */
 export function mergeTaskPatch(current: TaskJson, patch: TaskPatch, name: string): TaskInput {
+  for (const field of ['handler', 'schedule', 'policy', 'payload', 'notify', 'paused', 'secretFields'] as const) {
+    if (patch[field] === null) throw new InvalidTaskError(field, `${field} cannot be null`, 'validation_failed');
+  }
   const schedule: Record<string, unknown> = { ...current.schedule };
   if (patch.schedule && KINDS.some((k) => patch.schedule![k] !== undefined)) for (const k of KINDS) delete schedule[k];
   Object.assign(schedule, patch.schedule);

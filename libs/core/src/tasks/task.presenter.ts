@@ -1,5 +1,6 @@
 import type { ExecutionEvent, Task, TaskExecution } from '@punctual/db';
 import { formatDuration } from '@punctual/time';
+import { redactPayload } from '@punctual/observability';
 
 /** The task JSON of DESIGN §7. The secret is never part of it (it is shown once, on create). */
 export function presentTask(task: Task) {
@@ -12,7 +13,7 @@ export function presentTask(task: Task) {
     name: task.name,
     description: task.description,
     handler: task.handler,
-    payload: task.payload,
+    payload: redactPayload(task.payload, task.secretFields),
     secretFields: task.secretFields,
     schedule: {
       ...schedule,

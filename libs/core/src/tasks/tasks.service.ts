@@ -54,7 +54,8 @@ export class TasksService {
 
   /** Applies a partial update; with `expectedVersion` (If-Match) a concurrent change is a conflict. */
   async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number): Promise<Task> {
-    const task = await this.change(name, actor, 'task.update', expectedVersion, (existing) => mergeTaskPatch(presentTask(existing), patch, name));
+    // Merge over the stored payload, not the shown one: secret fields are masked when shown.
+    const task = await this.change(name, actor, 'task.update', expectedVersion, (existing) => mergeTaskPatch({ ...presentTask(existing), payload: existing.payload }, patch, name));
     if (!task) throw new TaskNotFoundError(name);
     return task;
   }

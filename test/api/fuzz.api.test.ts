@@ -1,0 +1,114 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApi } from '../support/api.js';
+import { createSandbox, type Sandbox } from '../support/isolation.js';
+
+const valid = { name: 'fuzz-target', handler: 'noop', payload: { a: 1 }, schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' } };
+
+const nest = (depth: number): unknown => (depth === 0 ? 1 : { n: nest(depth - 1) });
+const setPath = (body: Record<string, unknown>, path: string, value: unknown) => {
+  const copy = structuredClone(body) as Record<string, any>;
+  const parts = path.split('.');
+  let node = copy;
+  for (const part of parts.slice(0, -1)) node = node[part] ??= {};
+  node[parts.at(-1)!] = value;
+  return copy;
+};
+
+/** For each field, values that must be refused. None of them may yield a 5xx or change anything. */
+const INVALID: Record<string, unknown[]> = {
+  name: ['', 'UPPER', 'a'.repeat(200), 'with space', "x'; DROP TABLE task;--", '../etc', '🙂', 'ünïcödé', 123, null, {}, [], true],
+  handler: ['', 'Bad Handler', 5, null, 'x'.repeat(100), "h'--", [], '💥'],
+  payload: ['string', 5, [], true, nest(40), { big: 'x'.repeat(70 * 1024) }],
+  'schedule': ['daily', 5, [], null, {}],
+  'schedule.cron': ['61 * * * *', '* * *', 'CRON_TZ=UTC * * * * *', 'TZ=Europe/Berlin 0 9 * * *', 5, '', 'x'.repeat(300), "0 9 * * *'; DROP TABLE task;--", '* * * * * * * *', '@never'],
+  'schedule.timezone': ['Mars/Base', '', 5, 'UTC; DROP', '../../etc/passwd', 'Europe/Berlin\u0000'],
+  'schedule.every': ['0s', '-5m', 'abc', -1, 1.5, 1e20, '999999999d'],
+  'schedule.at': ['yesterday', '2026-13-01T00:00:00Z', 5, '2026-06-01T07:00:00'],
+  'schedule.rrule': ['NOT AN RRULE', 5],
+  'schedule.jitter': ['-1s', 'x', -5, {}],
+  'schedule.startAt': ['not a date', 5, '2026-02-30T00:00:00Z'],
+  'schedule.endAt': ['tomorrow', 5, '1970-01-01T00:00:00Z'],
+  'schedule.dst': ['shift', 5],
+  'schedule.dst.gap': ['sometimes', 1],
+  'schedule.unknown': [1],
+  'policy': ['strict', 5, []],
+  'policy.overlap': ['sometimes', 5, ''],
+  'policy.misfire': ['never', 0],
+  'policy.maxDelay': ['-1h', '1 fortnight', 1e15, -1],
+  'policy.retry': [3, 'three'],
+  'policy.retry.attempts': [0, -1, 101, 1.5, '3', 1e9],
+  'policy.retry.backoff': ['soon', -100],
+  'policy.timeout': ['0.5.5s', {}, [], '30 d'],
+  'notify.url': ['ftp://x', 'javascript:alert(1)', 5, 'x'.repeat(3000)],
+  'notify.on': [['sometimes'], 'dead', [1], ['dead', 'dead', 'dead', 'dead']],
+  paused: ['yes', 1],
+  colour: ['red'],
+  secretFields: ['token', [1], Array(200).fill('x')],
+  description: [5, 'x'.repeat(5000)],
+};
+
+describe('fuzz: malformed requests', () => {
+  let sandbox: Sandbox;
+  let api: Awaited<ReturnType<typeof startApi>>;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    sandbox = await createSandbox();
+    api = await startApi(sandbox);
+    db = new pg.Client({ connectionString: sandbox.databaseUrl });
+    await db.connect();
+    expect((await api.call('POST', '/v1/tasks', { ...valid, name: 'existing' })).status).toBe(201);
+  });
+  afterAll(async () => {
+    await db?.end();
+    await api?.close();
+    await sandbox?.dispose();
+  });
+
+  const snapshot = async () =>
+    (await db.query(`SELECT (SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t.id), '')) FROM task t) AS tasks,
+                            (SELECT count(*) FROM task_execution) AS executions, (SELECT count(*) FROM audit_log) AS audit`)).rows[0];
+
+  it('answers every one with a 4xx in the error format, never a 5xx, and changes nothing', async () => {
+    const before = await snapshot();
+    const cases: [string, string, unknown][] = [];
+    for (const [path, values] of Object.entries(INVALID)) {
+      for (const value of values) {
+        cases.push(['POST', '/v1/tasks', setPath(valid, path, value)]);
+        if (path !== 'name') cases.push(['PUT', '/v1/tasks/existing', setPath(valid, path, value)]);
+        if (path !== 'name' && path !== 'schedule') cases.push(['PATCH', '/v1/tasks/existing', setPath({}, path, value)]);
+      }
+    }
+    for (const body of ['null', '[]', '"string"', '{', '{"name":', 'x'.repeat(300 * 1024), `${'{"n":'.repeat(5000)}1${'}'.repeat(5000)}`, `{"name":"deep","handler":"noop","schedule":{"cron":"* * * * *"},"payload":${'{"n":'.repeat(5000)}1${'}'.repeat(5000)}}`]) cases.push(['POST', '/v1/tasks', body]);
+    for (const query of ['limit=-1', 'limit=1e9', 'limit=abc', 'cursor=!!!', 'cursor=' + 'A'.repeat(600), 'status=weird', 'status[]=active', 'q=' + 'x'.repeat(500)]) {
+      cases.push(['GET', `/v1/tasks?${query}`, undefined]);
+      cases.push(['GET', `/v1/executions?${query}`, undefined]);
+    }
+    for (const query of ['from=yesterday', 'to=2026-99-01', 'task=' + 'x'.repeat(300)]) cases.push(['GET', `/v1/executions?${query}`, undefined]);
+    for (const body of [{}, { from: 'x', to: 'y' }, { from: '2026-01-02T00:00:00Z', to: '2026-01-01T00:00:00Z' }, { from: '2026-01-01T00:00:00Z', to: '2999-01-01T00:00:00Z' }, { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z', maxRuns: 1e6 }]) {
+      cases.push(['POST', '/v1/tasks/existing/backfill', body]);
+    }
+    for (const body of [{ catchUp: 'maybe' }, { catchUp: 5 }]) cases.push(['POST', '/v1/tasks/existing/resume', body]);
+    for (const body of [{ payload: 'x' }, { payload: 5 }, { other: 1 }]) cases.push(['POST', '/v1/tasks/existing/trigger', body]);
+    for (const body of [{}, { schedule: { cron: 'nope' } }, { schedule: { cron: '* * * * *' }, count: 1001 }, { schedule: { cron: '* * * * *' }, count: 0 }, { schedule: { every: '1s' }, from: 'then' }]) {
+      cases.push(['POST', '/v1/schedules/preview', body]);
+    }
+    cases.push(['PATCH', '/v1/tasks/existing', {}], ['GET', '/v1/executions/not-a-uuid', undefined], ['POST', '/v1/api-keys', { name: 'x', role: 'root' }]);
+    // The empty PATCH and the GET are fine requests; strip them from the "must be refused" set.
+    const mustRefuse = cases.filter(([m, p, b]) => !(m === 'PATCH' && JSON.stringify(b) === '{}'));
+
+    const statuses = new Map<number, number>();
+    const failures: string[] = [];
+    for (const [method, path, body] of mustRefuse) {
+      const res = await api.call(method, path, body);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      const ok = res.status >= 400 && res.status < 500 && typeof res.body?.error?.code === 'string' && typeof res.body?.error?.message === 'string';
+      if (!ok || /\n\s+at |node_modules|\.ts:\d+/.test(JSON.stringify(res.body))) failures.push(`${method} ${path} ${JSON.stringify(body)?.slice(0, 120)} → ${res.status} ${JSON.stringify(res.body)?.slice(0, 200)}`);
+    }
+    console.log(`fuzz: ${mustRefuse.length} malformed requests → ${JSON.stringify(Object.fromEntries(statuses))}`);
+    expect(failures).toEqual([]);
+    expect(mustRefuse.length).toBeGreaterThanOrEqual(200);
+    expect(await snapshot()).toEqual(before);
+  });
+});
