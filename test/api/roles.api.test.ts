@@ -96,8 +96,14 @@ describe('roles × routes', () => {
     }
     const viewer = await fetch(`${api.base}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${keys.viewer}` } });
     expect(viewer.status).toBe(403);
-    const wrong = await fetch(`${api.base}/admin/login`, { method: 'POST', body: new URLSearchParams({ key: keys.operator }), redirect: 'manual' });
+    const wrong = await fetch(`${api.base}/admin/login`, { method: 'POST', body: new URLSearchParams({ key: 'pk_nottherealkey_xxxxxxxxxxxxxxxxxxxxxx' }), redirect: 'manual' });
     expect(wrong.status).toBe(401);
+    // An operator may sign in (for /docs) but Bull Board stays admin-only.
+    const operator = await fetch(`${api.base}/admin/login`, { method: 'POST', body: new URLSearchParams({ key: keys.operator }), redirect: 'manual' });
+    const operatorCookie = operator.headers.get('set-cookie')!.split(';')[0]!;
+    expect((await fetch(`${api.base}/admin/queues/api/queues`, { headers: { cookie: operatorCookie } })).status).toBe(403);
+    expect((await fetch(`${api.base}/docs/openapi.json`, { headers: { cookie: operatorCookie } })).status).toBe(200);
+    expect((await fetch(`${api.base}/docs/openapi.json`)).status).toBe(401);
     const login = await fetch(`${api.base}/admin/login`, { method: 'POST', body: new URLSearchParams({ key: keys.admin }), redirect: 'manual' });
     expect(login.status).toBe(303);
     const cookie = login.headers.get('set-cookie')!;

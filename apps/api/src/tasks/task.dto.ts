@@ -91,7 +91,7 @@ export class PatchTaskDto extends PartialType(TaskFieldsDto) {}
 
 /** The body of `POST /v1/tasks/:name/resume`. */
 export class ResumeDto {
-  @ApiPropertyOptional({ enum: ['skip', 'latest', 'all'], description: 'what to do with the slots of the pause' })
+  @ApiPropertyOptional({ enum: ['skip', 'latest', 'all'], example: 'latest', description: 'what to do with the slots of the pause' })
   @IsOptional() @IsIn(['skip', 'latest', 'all']) catchUp?: 'skip' | 'latest' | 'all';
 }
 
