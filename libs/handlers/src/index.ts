@@ -10,3 +10,4 @@ export {
   type TaskHandlerImpl,
   UnrecoverableError,
 } from './task-handler.js';
+export * from './http/index.js';
