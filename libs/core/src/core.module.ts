@@ -10,6 +10,7 @@ import { TaskRunsService } from './tasks/task-runs.service.js';
 import { TasksService } from './tasks/tasks.service.js';
 import { ExecutionRunner } from './worker/execution-runner.js';
 import { ExecutionsService } from './worker/executions.service.js';
+import { OutboxNotifier } from './worker/outbox-notifier.js';
 import { OverlapClaimer } from './worker/overlap-claimer.js';
 import { WorkerDirectory } from './worker/worker-directory.js';
 import { WorkerService } from './worker/worker.service.js';
@@ -19,7 +20,7 @@ import { WorkerService } from './worker/worker.service.js';
 export class SchedulerCoreModule {}
 
 /** The worker role: the BullMQ processor and the execution runner. */
-@Module({ imports: [QueueModule, HandlersModule], providers: [ExecutionRunner, OverlapClaimer, WorkerDirectory, WorkerService], exports: [ExecutionRunner] })
+@Module({ imports: [QueueModule, HandlersModule], providers: [ExecutionRunner, OverlapClaimer, WorkerDirectory, WorkerService, OutboxNotifier], exports: [ExecutionRunner, OutboxNotifier] })
 export class WorkerCoreModule {}
 
 /** Task lifecycle and operator actions for the admin API. */

@@ -20,6 +20,7 @@ export { retryDelayMs } from './worker/backoff.js';
 export { ExecutionRunner, type RunOutcome, skipReasonAtClaim } from './worker/execution-runner.js';
 export { AttemptAbortedError, AttemptControl } from './worker/attempt-control.js';
 export { ExecutionsService } from './worker/executions.service.js';
+export { OutboxNotifier } from './worker/outbox-notifier.js';
 export { OverlapClaimer } from './worker/overlap-claimer.js';
 export { WorkerDirectory } from './worker/worker-directory.js';
 export { WorkerService } from './worker/worker.service.js';
