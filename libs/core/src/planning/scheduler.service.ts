@@ -179,6 +179,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     try {
       await this.sweepScheduled();
       await this.relay.repair();
+      const counts = await this.queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed');
+      for (const [state, count] of Object.entries(counts)) this.metrics.queueDepth.set({ state }, count);
     } catch (error) {
       this.logger.error({ err: error }, 'relay failed; retrying next interval');
     } finally {
