@@ -1,5 +1,10 @@
+export { compileCron } from './cron.js';
+export { ELAPSED_TIME_RULE, FIXED_TIME_RULE, fireInstants } from './dst-policy.js';
 export * from './duration.js';
 export * from './errors.js';
 export * from './jitter.js';
+export { type Disambiguation, parseAt, resolveLocalTime } from './local-time.js';
+export { compileRrule } from './rrule.js';
 export * from './schedule.js';
+export { instantsOfWall, offsetAt, wallOf } from './wall-clock.js';
 export * from './zone.js';

@@ -1,12 +1,9 @@
-import { CronExpressionParser } from 'cron-parser';
+import { compileCron } from './cron.js';
+import type { DstPolicy } from './dst-policy.js';
 import { InvalidScheduleError } from './errors.js';
-import { assertTimeZone } from './zone.js';
+import { compileRrule } from './rrule.js';
 
-/** How a fixed-time expression treats wall times that do not exist (gap) or occur twice (overlap). */
-export interface DstPolicy {
-  gap?: 'shift' | 'skip' | 'end';
-  overlap?: 'first' | 'last' | 'both';
-}
+export type { DstPolicy } from './dst-policy.js';
 
 export interface ScheduleBounds {
   /** No slot before this instant. */
@@ -17,9 +14,9 @@ export interface ScheduleBounds {
 
 export type ScheduleSpec =
   | ({ kind: 'cron'; cron: string; timezone: string; hashKey?: string; dst?: DstPolicy } & ScheduleBounds)
-  | ({ kind: 'rrule'; rrule: string; timezone: string; dst?: DstPolicy } & ScheduleBounds)
-  | ({ kind: 'at'; runAt: Date } & ScheduleBounds)
-  | ({ kind: 'every'; everyMs: number; anchor: Date } & ScheduleBounds);
+  | ({ kind: 'rrule'; rrule: string; timezone: string; anchor?: Date; dst?: DstPolicy } & ScheduleBounds)
+  | ({ kind: 'at'; runAt: Date; timezone?: string } & ScheduleBounds)
+  | ({ kind: 'every'; everyMs: number; anchor: Date; timezone?: string } & ScheduleBounds);
 
 /** A compiled schedule: a pure function from an instant to the next slot. */
 export interface Schedule {
@@ -27,15 +24,32 @@ export interface Schedule {
   next(after: Date): Date | null;
 }
 
-/** Validates `spec` and compiles it. Throws {@link InvalidScheduleError} naming the bad field. */
+const compiled = new Map<string, Schedule>();
+const CACHE_LIMIT = 10_000;
+
+/**
+ * Validates `spec` and compiles it; throws {@link InvalidScheduleError} naming the bad field.
+ * Compiled schedules (and the slots they computed) are shared by every caller with the same
+ * expression, zone and DST policy.
+ */
 export function compileSchedule(spec: ScheduleSpec): Schedule {
-  const inner = compileKind(spec);
+  const key = JSON.stringify(spec);
+  let schedule = compiled.get(key);
+  if (!schedule) {
+    schedule = bounded(compileKind(spec), spec);
+    if (compiled.size >= CACHE_LIMIT) compiled.clear();
+    compiled.set(key, schedule);
+  }
+  return schedule;
+}
+
+function bounded(inner: Schedule, spec: ScheduleBounds): Schedule {
   const startAt = spec.startAt?.getTime() ?? -Infinity;
   const endAt = spec.endAt?.getTime() ?? Infinity;
+  if (startAt === -Infinity && endAt === Infinity) return inner;
   return {
     next(after) {
-      const from = new Date(Math.max(after.getTime(), startAt - 1));
-      const slot = inner.next(from);
+      const slot = inner.next(new Date(Math.max(after.getTime(), startAt - 1)));
       return slot && slot.getTime() <= endAt ? slot : null;
     },
   };
@@ -44,7 +58,9 @@ export function compileSchedule(spec: ScheduleSpec): Schedule {
 function compileKind(spec: ScheduleSpec): Schedule {
   switch (spec.kind) {
     case 'cron':
-      return compileCron(spec.cron, spec.timezone);
+      return compileCron(spec.cron, spec.timezone, spec.hashKey, spec.dst);
+    case 'rrule':
+      return compileRrule(spec.rrule, spec.timezone, spec.startAt ?? spec.anchor ?? new Date(), spec.dst);
     case 'at':
       return { next: (after) => (spec.runAt.getTime() > after.getTime() ? spec.runAt : null) };
     case 'every': {
@@ -57,35 +73,7 @@ function compileKind(spec: ScheduleSpec): Schedule {
         },
       };
     }
-    case 'rrule':
-      throw new InvalidScheduleError('schedule.rrule', 'rrule schedules are not supported yet');
   }
-}
-
-function compileCron(expression: string, timezone: string): Schedule {
-  assertTimeZone(timezone);
-  if (/\b(CRON_)?TZ=/i.test(expression)) {
-    throw new InvalidScheduleError('schedule.cron', 'schedule.cron must not set CRON_TZ= or TZ=; use schedule.timezone');
-  }
-  const fields = expression.trim().split(/\s+/);
-  if (!(expression.trim().startsWith('@') && fields.length === 1) && fields.length !== 5 && fields.length !== 6) {
-    throw new InvalidScheduleError('schedule.cron', 'schedule.cron must have 5 fields (minute first) or 6 (seconds first), or be a macro such as @daily');
-  }
-  try {
-    CronExpressionParser.parse(expression, { tz: timezone });
-  } catch (error) {
-    throw new InvalidScheduleError('schedule.cron', `schedule.cron is not a valid cron expression: ${(error as Error).message}`);
-  }
-  return {
-    next(after) {
-      const it = CronExpressionParser.parse(expression, { tz: timezone, currentDate: after });
-      try {
-        return it.next().toDate();
-      } catch {
-        return null;
-      }
-    },
-  };
 }
 
 /** Every slot in `(after, until]`, at most `limit` of them, in order. */

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Prisma } from '@punctual/db';
-import { compileSchedule, parseDuration, type ScheduleSpec } from '@punctual/time';
+import { compileSchedule, parseAt, parseDuration, type ScheduleSpec } from '@punctual/time';
 import { InvalidTaskError, PayloadTooLargeError } from '../errors.js';
 import { type ScheduleInput, TASK_NAME, type TaskInput } from './task-input.js';
+import { usesHash } from './task-schedule.js';
 
 /** The columns of a task that a definition sets (everything but cursor, status bookkeeping and ids). */
 export type TaskDefinition = Omit<Prisma.TaskCreateInput, 'secret' | 'executions'>;
@@ -72,16 +73,17 @@ export function scheduleSpecFromInput(s: ScheduleInput, hashKey: string, anchor:
   const endAt = instant(s.endAt, 'schedule.endAt');
   if (startAt && endAt && endAt <= startAt) throw new InvalidTaskError('schedule.endAt', 'schedule.endAt must be after schedule.startAt', 'invalid_schedule');
   if (endAt && endAt.getTime() <= anchor.getTime()) throw new InvalidTaskError('schedule.endAt', 'schedule.endAt is in the past: the task would never run', 'invalid_schedule');
-  const runAt = kind === 'at' ? instant(s.at, 'schedule.at') : null;
+  const runAt = kind === 'at' ? parseAt(String(s.at), timezone, s.disambiguation) : null;
+  if (runAt && runAt.getTime() <= anchor.getTime()) throw new InvalidTaskError('schedule.at', 'schedule.at is in the past', 'invalid_schedule');
   const everyMs = kind === 'every' ? parseDuration(s.every, 'schedule.every') : null;
   const spec: ScheduleSpec =
     kind === 'cron'
-      ? { kind, cron: s.cron!, timezone, hashKey, dst: s.dst, startAt, endAt }
+      ? { kind, cron: s.cron!, timezone, hashKey: usesHash(s.cron!) ? hashKey : undefined, dst: s.dst, startAt, endAt }
       : kind === 'rrule'
-        ? { kind, rrule: s.rrule!, timezone, dst: s.dst, startAt, endAt }
+        ? { kind, rrule: s.rrule!, timezone, anchor, dst: s.dst, startAt, endAt }
         : kind === 'at'
-          ? { kind, runAt: runAt!, startAt, endAt }
-          : { kind, everyMs: everyMs!, anchor: startAt ?? anchor, startAt, endAt };
+          ? { kind, runAt: runAt!, timezone, startAt, endAt }
+          : { kind, everyMs: everyMs!, anchor: startAt ?? anchor, timezone, startAt, endAt };
   return { spec, runAt, everyMs };
 }
 

@@ -7,27 +7,22 @@ export function scheduleSpecOf(task: Task): ScheduleSpec {
   const dst = { gap: task.dstGap ?? undefined, overlap: task.dstOverlap ?? undefined };
   switch (task.scheduleKind) {
     case 'cron':
-      return { kind: 'cron', cron: task.cron!, timezone: task.timezone, hashKey: task.name, dst, ...bounds };
+      return { kind: 'cron', cron: task.cron!, timezone: task.timezone, hashKey: usesHash(task.cron!) ? task.name : undefined, dst, ...bounds };
     case 'rrule':
-      return { kind: 'rrule', rrule: task.rrule!, timezone: task.timezone, dst, ...bounds };
+      return { kind: 'rrule', rrule: task.rrule!, timezone: task.timezone, anchor: task.createdAt, dst, ...bounds };
     case 'at':
-      return { kind: 'at', runAt: task.runAt!, ...bounds };
+      return { kind: 'at', runAt: task.runAt!, timezone: task.timezone, ...bounds };
     case 'every':
-      return { kind: 'every', everyMs: Number(task.everyMs), anchor: task.startAt ?? task.createdAt, ...bounds };
+      return { kind: 'every', everyMs: Number(task.everyMs), anchor: task.startAt ?? task.createdAt, timezone: task.timezone, ...bounds };
   }
 }
 
-const compiled = new Map<string, Schedule>();
-const CACHE_LIMIT = 100_000;
-
-/** The compiled schedule of a task, memoised per task version (a change to the schedule bumps it). */
+/** The compiled schedule of a task (the time library memoises per expression, zone and policy). */
 export function taskSchedule(task: Task): Schedule {
-  const key = `${task.id}:${task.version}`;
-  let schedule = compiled.get(key);
-  if (!schedule) {
-    if (compiled.size >= CACHE_LIMIT) compiled.clear();
-    schedule = compileSchedule(scheduleSpecOf(task));
-    compiled.set(key, schedule);
-  }
-  return schedule;
+  return compileSchedule(scheduleSpecOf(task));
+}
+
+/** Whether a cron expression uses `H` (hashed by task name); only then is the name part of its key. */
+export function usesHash(cron: string): boolean {
+  return /(^|[\s,/-])H(\b|\()/.test(cron.trim().replace(/^@\w+$/, ''));
 }
