@@ -2,7 +2,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { type DstPolicy, ELAPSED_TIME_RULE, FIXED_TIME_RULE, fireInstants } from './dst-policy.js';
 import { InvalidScheduleError } from './errors.js';
 import { WallSlotCache } from './slot-cache.js';
-import { type CronFieldValues, WallEnumerator } from './wall-enumerator.js';
+import { type CronFieldValues, nearestWeekday, WallEnumerator } from './wall-enumerator.js';
 import type { Schedule } from './schedule.js';
 import { assertTimeZone } from './zone.js';
 
@@ -29,22 +29,25 @@ export function compileCron(expression: string, timezone: string, hashKey = '', 
     throw new InvalidScheduleError('schedule.cron', 'schedule.cron must have 5 fields (minute first) or 6 (seconds first), or be a macro such as @daily');
   }
   const options = { tz: 'UTC', hashSeed: hashKey || undefined, strict: false };
+  const six = fields.length === 6 ? [...fields] : ['0', ...fields];
+  // cron-parser knows L and # but not W: a W day-of-month is matched here, the rest parsed as `*`.
+  const weekday = nearestWeekday(six[3]!);
+  if (weekday) six[3] = '*';
+  const parsable = six.join(' ');
   try {
-    const probe = CronExpressionParser.parse(expanded, options);
-    probe.next();
+    CronExpressionParser.parse(parsable, options).next();
   } catch (error) {
     throw new InvalidScheduleError('schedule.cron', `schedule.cron is not a valid cron expression: ${(error as Error).message}`);
   }
-  const six = fields.length === 6 ? fields : ['0', ...fields];
   const rule = six[2] === '*' ? ELAPSED_TIME_RULE : { ...FIXED_TIME_RULE, ...definedOnly(dst) };
-  const special = /[LW#]/i.test(six.slice(3).join(' '));
+  const special = /[L#]/i.test(`${six[3]} ${six[5]}`);
   const fast = special
     ? null
-    : new WallEnumerator(fieldValues(CronExpressionParser.parse(expanded, options)), !isAny(six[3]!), !isAny(six[5]!));
+    : new WallEnumerator(fieldValues(CronExpressionParser.parse(parsable, options)), weekday !== null || !isAny(six[3]!), !isAny(six[5]!), weekday ?? undefined);
   const cache = new WallSlotCache(
     timezone,
     fast ? (fromWall, pastWall, count) => fast.walls(fromWall, pastWall, count) : (fromWall, pastWall, count) => {
-      const it = CronExpressionParser.parse(expanded, { ...options, currentDate: new Date(fromWall) });
+      const it = CronExpressionParser.parse(parsable, { ...options, currentDate: new Date(fromWall) });
       const walls: number[] = [];
       try {
         while (walls.length < count || walls[walls.length - 1]! <= pastWall) walls.push(it.next().getTime());

@@ -1,6 +1,8 @@
 import { offsetAt, wallOf } from './wall-clock.js';
 
-const CHUNK = 256;
+/** Walls computed per fill: small at first (sparse schedules need few), doubling to a cap. */
+const FIRST_CHUNK = 8;
+const MAX_CHUNK = 256;
 const DAY = 86_400_000;
 
 /**
@@ -10,6 +12,7 @@ const DAY = 86_400_000;
  */
 export class WallSlotCache {
   private instants: number[] = [];
+  private chunk = FIRST_CHUNK;
   /** Every slot in [from, to] is in `instants`. */
   private from = Infinity;
   private to = -Infinity;
@@ -44,7 +47,8 @@ export class WallSlotCache {
     const lookback = Math.max(...offsets) - Math.min(...offsets);
     const startWall = wallOf(start, this.zone);
     const fromWall = startWall - lookback - 1;
-    const walls = this.wallsFrom(fromWall, startWall, CHUNK);
+    const walls = this.wallsFrom(fromWall, startWall, this.chunk);
+    this.chunk = Math.min(MAX_CHUNK, this.chunk * 2);
     const instants = walls.walls.flatMap((w) => this.toInstants(w)).sort((a, b) => a - b);
     // An instant is covered when the wall time it shows lies in (fromWall, lastWall].
     const lastWall = walls.exhausted ? Infinity : walls.walls[walls.walls.length - 1]!;

@@ -27,6 +27,8 @@ export class WallEnumerator {
     fields: CronFieldValues,
     private readonly domRestricted: boolean,
     private readonly dowRestricted: boolean,
+    /** Replaces the day-of-month set (for `W`, which cron-parser does not know). */
+    private readonly domMatches?: (day: Date) => boolean,
   ) {
     this.doms = new Set(fields.dayOfMonth);
     this.months = new Set(fields.month);
@@ -56,9 +58,28 @@ export class WallEnumerator {
   private matchesDay(day: number): boolean {
     const date = new Date(day);
     if (!this.months.has(date.getUTCMonth() + 1)) return false;
-    const dom = this.doms.has(date.getUTCDate());
+    const dom = this.domMatches ? this.domMatches(date) : this.doms.has(date.getUTCDate());
     const dow = this.dows.has(date.getUTCDay());
     if (this.domRestricted && this.dowRestricted) return dom || dow;
     return dom && dow;
   }
+}
+
+/**
+ * `nW` (the weekday nearest day n, within the month) and `LW` (the last weekday of the month), as
+ * Quartz defines them.
+ */
+export function nearestWeekday(field: string): ((day: Date) => boolean) | null {
+  const m = /^(L|\d{1,2})W$/i.exec(field);
+  if (!m) return null;
+  return (day) => {
+    const year = day.getUTCFullYear();
+    const month = day.getUTCMonth();
+    const last = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+    let target = m[1]!.toUpperCase() === 'L' ? last : Math.min(Number(m[1]), last);
+    const weekday = new Date(Date.UTC(year, month, target)).getUTCDay();
+    if (weekday === 6) target = target === 1 ? 3 : target - 1;
+    else if (weekday === 0) target = target === last ? target - 2 : target + 1;
+    return day.getUTCDate() === target;
+  };
 }
