@@ -68,6 +68,21 @@ describe('tasks API', () => {
     expect(await db.prisma.task.count()).toBe(before);
   });
 
+  it('one-off local times: a time the clocks skip or repeat needs a disambiguation (422 otherwise)', async () => {
+    const body = (at: string, disambiguation?: string) => ({ name: `at-${Math.random().toString(36).slice(2, 8)}`, handler: 'noop', schedule: { at, timezone: 'America/New_York', disambiguation } });
+    const skipped = await api.call('POST', '/v1/tasks', body('2027-03-14T02:30:00'));
+    expect(skipped.status).toBe(422);
+    expect(skipped.body.error).toMatchObject({ code: 'ambiguous_local_time', details: [{ field: 'schedule.at' }] });
+    expect((await api.call('POST', '/v1/tasks', body('2027-11-07T01:30:00'))).body.error.code).toBe('ambiguous_local_time');
+    const later = await api.call('POST', '/v1/tasks', body('2027-03-14T02:30:00', 'compatible'));
+    expect(later.status).toBe(201);
+    expect(later.body.nextRunAt).toBe('2027-03-14T07:30:00.000Z');
+    const rrule = await api.call('POST', '/v1/tasks', { name: 'weekly-rrule', handler: 'noop', schedule: { rrule: 'DTSTART;TZID=Europe/Berlin:20270104T090000\nRRULE:FREQ=WEEKLY;COUNT=3', timezone: 'Europe/Berlin' } });
+    expect(rrule.status).toBe(201);
+    expect(rrule.body.nextRunAt).toBe('2027-01-04T08:00:00.000Z');
+    expect((await api.call('GET', '/v1/tasks/weekly-rrule')).body.upcoming).toEqual(['2027-01-04T08:00:00.000Z', '2027-01-11T08:00:00.000Z', '2027-01-18T08:00:00.000Z']);
+  });
+
   it('answers malformed requests with 400, unknown fields included', async () => {
     expect((await api.call('POST', '/v1/tasks', '{"name": ')).body.error.code).toBe('malformed_json');
     const unknown = await api.call('POST', '/v1/tasks', { ...nightly, name: 'x1', colour: 'red' });
