@@ -1,21 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi } from '../support/api.js';
-import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { describe, expect, it } from 'vitest';
+import { useApiSandbox } from '../support/api-sandbox.js';
 
 describe('OpenAPI document', () => {
-  let sandbox: Sandbox;
-  let api: Awaited<ReturnType<typeof startApi>>;
-  beforeAll(async () => {
-    sandbox = await createSandbox();
-    api = await startApi(sandbox);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await sandbox?.dispose();
-  });
+  const ctx = useApiSandbox();
 
   it('documents every /v1 route with a summary, and every request body with examples', async () => {
-    const doc = (await api.call('GET', '/docs/openapi.json')).body;
+    const doc = (await ctx.api.call('GET', '/docs/openapi.json')).body;
     const expected = [
       'get /v1/tasks', 'post /v1/tasks', 'put /v1/tasks/{name}', 'patch /v1/tasks/{name}', 'get /v1/tasks/{name}', 'delete /v1/tasks/{name}',
       'post /v1/tasks/{name}/pause', 'post /v1/tasks/{name}/resume', 'post /v1/tasks/{name}/trigger', 'post /v1/tasks/{name}/backfill',

@@ -1,49 +1,34 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi } from '../support/api.js';
-import { createSandbox, type Sandbox } from '../support/isolation.js';
-import { openRepositories } from '../support/repositories.js';
+import { describe, expect, it } from 'vitest';
+import { useApiSandbox } from '../support/api-sandbox.js';
 
 describe('pause and resume', () => {
-  let sandbox: Sandbox;
-  let api: Awaited<ReturnType<typeof startApi>>;
-  let db: Awaited<ReturnType<typeof openRepositories>>;
-
-  beforeAll(async () => {
-    sandbox = await createSandbox();
-    api = await startApi(sandbox);
-    db = await openRepositories(sandbox.config());
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
-    await sandbox?.dispose();
-  });
+  const ctx = useApiSandbox();
 
   /** A task every minute whose cursor sits `minutesAgo` in the past, with one planned row. */
   async function pausedTask(name: string, minutesAgo: number) {
-    expect((await api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * *' } })).status).toBe(201);
-    const task = await db.prisma.task.findUniqueOrThrow({ where: { name } });
+    expect((await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * *' } })).status).toBe(201);
+    const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name } });
     const planned = crypto.randomUUID();
-    await db.prisma.taskExecution.create({
+    await ctx.db.prisma.taskExecution.create({
       data: { id: planned, taskId: task.id, taskName: name, scheduledFor: task.nextRunAt!, fireAt: task.nextRunAt!, taskVersion: task.version },
     });
-    const paused = await api.call('POST', `/v1/tasks/${name}/pause`);
+    const paused = await ctx.api.call('POST', `/v1/tasks/${name}/pause`);
     expect(paused.status).toBe(200);
     expect(paused.body).toMatchObject({ status: 'paused', paused: true });
     // A slot planned before the pause must not run under it.
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: planned } })).toMatchObject({ status: 'skipped', skipReason: 'paused' });
+    expect(await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: planned } })).toMatchObject({ status: 'skipped', skipReason: 'paused' });
     const minute = 60_000;
     const cursor = new Date(Math.floor(Date.now() / minute) * minute - minutesAgo * minute);
-    await db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: cursor } });
+    await ctx.db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: cursor } });
     return { task, cursor };
   }
 
   const rowsOf = (taskId: string) =>
-    db.prisma.taskExecution.findMany({ where: { taskId, status: { not: 'skipped' } }, orderBy: { scheduledFor: 'asc' } });
+    ctx.db.prisma.taskExecution.findMany({ where: { taskId, status: { not: 'skipped' } }, orderBy: { scheduledFor: 'asc' } });
 
   it('catchUp=latest runs the most recent slot of the pause now and records the rest as missed', async () => {
     const { task } = await pausedTask('resume-latest', 5);
-    const res = await api.call('POST', '/v1/tasks/resume-latest/resume', { catchUp: 'latest' });
+    const res = await ctx.api.call('POST', '/v1/tasks/resume-latest/resume', { catchUp: 'latest' });
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('active');
     expect(Date.parse(res.body.nextRunAt)).toBeGreaterThan(Date.now());
@@ -53,22 +38,22 @@ describe('pause and resume', () => {
 
   it('catchUp=skip records every slot of the pause as missed', async () => {
     const { task } = await pausedTask('resume-skip', 4);
-    await api.call('POST', '/v1/tasks/resume-skip/resume', { catchUp: 'skip' });
+    await ctx.api.call('POST', '/v1/tasks/resume-skip/resume', { catchUp: 'skip' });
     const rows = await rowsOf(task.id);
     expect(rows.map((r) => r.status)).toEqual(Array(5).fill('missed'));
-    expect(Number((await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).missedCount)).toBe(5);
+    expect(Number((await ctx.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).missedCount)).toBe(5);
   });
 
   it('catchUp=all runs every slot of the pause, at most CATCHUP_MAX', async () => {
     const { task } = await pausedTask('resume-all', 2);
-    await api.call('POST', '/v1/tasks/resume-all/resume', { catchUp: 'all' });
+    await ctx.api.call('POST', '/v1/tasks/resume-all/resume', { catchUp: 'all' });
     const rows = await rowsOf(task.id);
     expect(rows.map((r) => `${r.status}/${r.trigger}`)).toEqual(Array(3).fill('scheduled/catchup'));
   });
 
   it('refuses an unknown catchUp, and answers 404 for an unknown task', async () => {
-    expect((await api.call('POST', '/v1/tasks/resume-all/resume', { catchUp: 'some' })).status).toBe(422);
-    expect((await api.call('POST', '/v1/tasks/nope/pause')).status).toBe(404);
-    expect((await api.call('POST', '/v1/tasks/nope/resume', {})).status).toBe(404);
+    expect((await ctx.api.call('POST', '/v1/tasks/resume-all/resume', { catchUp: 'some' })).status).toBe(422);
+    expect((await ctx.api.call('POST', '/v1/tasks/nope/pause')).status).toBe(404);
+    expect((await ctx.api.call('POST', '/v1/tasks/nope/resume', {})).status).toBe(404);
   });
 });

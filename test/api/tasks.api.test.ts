@@ -1,28 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi } from '../support/api.js';
-import { createSandbox, type Sandbox } from '../support/isolation.js';
-import { openRepositories } from '../support/repositories.js';
+import { describe, expect, it } from 'vitest';
+import { useApiSandbox } from '../support/api-sandbox.js';
 
 describe('tasks API', () => {
-  let sandbox: Sandbox;
-  let api: Awaited<ReturnType<typeof startApi>>;
-  let db: Awaited<ReturnType<typeof openRepositories>>;
-
-  beforeAll(async () => {
-    sandbox = await createSandbox();
-    api = await startApi(sandbox);
-    db = await openRepositories(sandbox.config());
-  });
-  afterAll(async () => {
-    await api?.close();
-    await db?.close();
-    await sandbox?.dispose();
-  });
+  const ctx = useApiSandbox();
 
   const nightly = { name: 'nightly-report', handler: 'log', payload: { hello: 'world' }, schedule: { cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' } };
 
   it('creates a task with the documented defaults, shows its secret once, and refuses a second of the same name', async () => {
-    const created = await api.call('POST', '/v1/tasks', nightly);
+    const created = await ctx.api.call('POST', '/v1/tasks', nightly);
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       name: 'nightly-report',
@@ -39,14 +24,14 @@ describe('tasks API', () => {
     // 09:00 in Berlin is 07:00 or 08:00 UTC depending on the season.
     expect(created.body.nextRunAt).toMatch(/T0[78]:00:00\.000Z$/);
 
-    const fetched = await api.call('GET', '/v1/tasks/nightly-report');
+    const fetched = await ctx.api.call('GET', '/v1/tasks/nightly-report');
     expect(fetched.status).toBe(200);
     expect(fetched.body.secret).toBeUndefined();
     expect(fetched.body.upcoming).toHaveLength(5);
     expect(fetched.body.upcoming[0]).toBe(created.body.nextRunAt);
     expect(fetched.body.lastExecution).toBeNull();
 
-    const again = await api.call('POST', '/v1/tasks', nightly);
+    const again = await ctx.api.call('POST', '/v1/tasks', nightly);
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('name_taken');
   });
@@ -59,62 +44,62 @@ describe('tasks API', () => {
     [{ ...nightly, name: 'two-kinds', schedule: { cron: '* * * * *', every: '1m' } }, 'schedule', 'invalid_schedule'],
     [{ ...nightly, name: 'bad-duration', policy: { maxDelay: '1 fortnight' } }, 'policy.maxDelay', 'validation_failed'],
   ])('refuses %o with 422 naming %s, and stores nothing', async (body, field, code) => {
-    const before = await db.prisma.task.count();
-    const res = await api.call('POST', '/v1/tasks', body);
+    const before = await ctx.db.prisma.task.count();
+    const res = await ctx.api.call('POST', '/v1/tasks', body);
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe(code);
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
     expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js):\d+/);
-    expect(await db.prisma.task.count()).toBe(before);
+    expect(await ctx.db.prisma.task.count()).toBe(before);
   });
 
   it('one-off local times: a time the clocks skip or repeat needs a disambiguation (422 otherwise)', async () => {
     const body = (at: string, disambiguation?: string) => ({ name: `at-${Math.random().toString(36).slice(2, 8)}`, handler: 'noop', schedule: { at, timezone: 'America/New_York', disambiguation } });
-    const skipped = await api.call('POST', '/v1/tasks', body('2027-03-14T02:30:00'));
+    const skipped = await ctx.api.call('POST', '/v1/tasks', body('2027-03-14T02:30:00'));
     expect(skipped.status).toBe(422);
     expect(skipped.body.error).toMatchObject({ code: 'ambiguous_local_time', details: [{ field: 'schedule.at' }] });
-    expect((await api.call('POST', '/v1/tasks', body('2027-11-07T01:30:00'))).body.error.code).toBe('ambiguous_local_time');
-    const later = await api.call('POST', '/v1/tasks', body('2027-03-14T02:30:00', 'compatible'));
+    expect((await ctx.api.call('POST', '/v1/tasks', body('2027-11-07T01:30:00'))).body.error.code).toBe('ambiguous_local_time');
+    const later = await ctx.api.call('POST', '/v1/tasks', body('2027-03-14T02:30:00', 'compatible'));
     expect(later.status).toBe(201);
     expect(later.body.nextRunAt).toBe('2027-03-14T07:30:00.000Z');
-    const rrule = await api.call('POST', '/v1/tasks', { name: 'weekly-rrule', handler: 'noop', schedule: { rrule: 'DTSTART;TZID=Europe/Berlin:20270104T090000\nRRULE:FREQ=WEEKLY;COUNT=3', timezone: 'Europe/Berlin' } });
+    const rrule = await ctx.api.call('POST', '/v1/tasks', { name: 'weekly-rrule', handler: 'noop', schedule: { rrule: 'DTSTART;TZID=Europe/Berlin:20270104T090000\nRRULE:FREQ=WEEKLY;COUNT=3', timezone: 'Europe/Berlin' } });
     expect(rrule.status).toBe(201);
     expect(rrule.body.nextRunAt).toBe('2027-01-04T08:00:00.000Z');
-    expect((await api.call('GET', '/v1/tasks/weekly-rrule')).body.upcoming).toEqual(['2027-01-04T08:00:00.000Z', '2027-01-11T08:00:00.000Z', '2027-01-18T08:00:00.000Z']);
+    expect((await ctx.api.call('GET', '/v1/tasks/weekly-rrule')).body.upcoming).toEqual(['2027-01-04T08:00:00.000Z', '2027-01-11T08:00:00.000Z', '2027-01-18T08:00:00.000Z']);
   });
 
   it('answers malformed requests with 400, unknown fields included', async () => {
-    expect((await api.call('POST', '/v1/tasks', '{"name": ')).body.error.code).toBe('malformed_json');
-    const unknown = await api.call('POST', '/v1/tasks', { ...nightly, name: 'x1', colour: 'red' });
+    expect((await ctx.api.call('POST', '/v1/tasks', '{"name": ')).body.error.code).toBe('malformed_json');
+    const unknown = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'x1', colour: 'red' });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error.details[0].field).toBe('colour');
-    const wrongType = await api.call('POST', '/v1/tasks', { ...nightly, name: 'x2', schedule: 'daily' });
+    const wrongType = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'x2', schedule: 'daily' });
     expect(wrongType.status).toBe(400);
-    const huge = await api.call('POST', '/v1/tasks', { ...nightly, name: 'x3', payload: { blob: 'x'.repeat(300 * 1024) } });
+    const huge = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'x3', payload: { blob: 'x'.repeat(300 * 1024) } });
     expect(huge.status).toBe(413);
     expect(huge.body.error.code).toBe('payload_too_large');
   });
 
   it('needs the admin key', async () => {
-    const res = await fetch(`${api.base}/v1/tasks`);
+    const res = await fetch(`${ctx.api.base}/v1/tasks`);
     expect(res.status).toBe(401);
     expect(((await res.json()) as any).error.code).toBe('unauthenticated');
-    const wrong = await api.call('GET', '/v1/tasks', undefined, { authorization: 'Bearer not-the-key' });
+    const wrong = await ctx.api.call('GET', '/v1/tasks', undefined, { authorization: 'Bearer not-the-key' });
     expect(wrong.status).toBe(401);
-    expect((await fetch(`${api.base}/health/live`)).status).toBe(200);
-    expect((await fetch(`${api.base}/health/ready`)).status).toBe(200);
+    expect((await fetch(`${ctx.api.base}/health/live`)).status).toBe(200);
+    expect((await fetch(`${ctx.api.base}/health/ready`)).status).toBe(200);
   });
 
   it('PUT creates (201) then replaces (200) idempotently; a schedule change restarts the cursor', async () => {
     const body = { handler: 'noop', schedule: { every: '15m' } };
-    const first = await api.call('PUT', '/v1/tasks/put-me', body);
+    const first = await ctx.api.call('PUT', '/v1/tasks/put-me', body);
     expect(first.status).toBe(201);
     expect(first.body.secret).toBeDefined();
-    const same = await api.call('PUT', '/v1/tasks/put-me', body);
+    const same = await ctx.api.call('PUT', '/v1/tasks/put-me', body);
     expect(same.status).toBe(200);
     expect(same.body.nextRunAt).toBe(first.body.nextRunAt);
     expect(same.body.version).toBe(2);
-    const changed = await api.call('PUT', '/v1/tasks/put-me', { handler: 'noop', schedule: { cron: '*/5 * * * *' } });
+    const changed = await ctx.api.call('PUT', '/v1/tasks/put-me', { handler: 'noop', schedule: { cron: '*/5 * * * *' } });
     expect(changed.status).toBe(200);
     expect(changed.body.schedule).toMatchObject({ cron: '*/5 * * * *' });
     expect(changed.body.schedule.every).toBeUndefined();
@@ -122,23 +107,23 @@ describe('tasks API', () => {
   });
 
   it('lists tasks with keyset pagination and filters', async () => {
-    for (const name of ['list-a', 'list-b', 'list-c']) expect((await api.call('POST', '/v1/tasks', { ...nightly, name })).status).toBe(201);
-    const page1 = await api.call('GET', '/v1/tasks?q=list-&limit=2');
+    for (const name of ['list-a', 'list-b', 'list-c']) expect((await ctx.api.call('POST', '/v1/tasks', { ...nightly, name })).status).toBe(201);
+    const page1 = await ctx.api.call('GET', '/v1/tasks?q=list-&limit=2');
     expect(page1.body.items.map((t: { name: string }) => t.name)).toEqual(['list-a', 'list-b']);
-    const page2 = await api.call('GET', `/v1/tasks?q=list-&limit=2&cursor=${page1.body.nextCursor}`);
+    const page2 = await ctx.api.call('GET', `/v1/tasks?q=list-&limit=2&cursor=${page1.body.nextCursor}`);
     expect(page2.body.items.map((t: { name: string }) => t.name)).toEqual(['list-c']);
     expect(page2.body.nextCursor).toBeNull();
-    const byHandler = await api.call('GET', '/v1/tasks?handler=noop');
+    const byHandler = await ctx.api.call('GET', '/v1/tasks?handler=noop');
     expect(byHandler.body.items.every((t: { handler: string }) => t.handler === 'noop')).toBe(true);
-    expect((await api.call('GET', '/v1/tasks?limit=0')).status).toBe(422);
-    expect((await api.call('GET', '/v1/tasks?limit=ten')).status).toBe(400);
+    expect((await ctx.api.call('GET', '/v1/tasks?limit=0')).status).toBe(422);
+    expect((await ctx.api.call('GET', '/v1/tasks?limit=ten')).status).toBe(400);
   });
 
   it('deletes a task: 204, pending executions cancelled, history kept; 404 after', async () => {
-    const created = await api.call('POST', '/v1/tasks', { ...nightly, name: 'doomed' });
-    const task = await db.prisma.task.findUniqueOrThrow({ where: { name: 'doomed' } });
+    const created = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'doomed' });
+    const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'doomed' } });
     const row = { taskId: task.id, taskName: 'doomed', fireAt: new Date(), taskVersion: 1 };
-    await db.prisma.taskExecution.createMany({
+    await ctx.db.prisma.taskExecution.createMany({
       data: [
         { id: crypto.randomUUID(), ...row, scheduledFor: new Date(1000), status: 'succeeded' },
         { id: crypto.randomUUID(), ...row, scheduledFor: new Date(2000), status: 'scheduled' },
@@ -146,29 +131,29 @@ describe('tasks API', () => {
       ],
     });
     expect(created.status).toBe(201);
-    expect((await api.call('DELETE', '/v1/tasks/doomed')).status).toBe(204);
-    const left = await db.prisma.taskExecution.findMany({ where: { taskName: 'doomed' }, orderBy: { scheduledFor: 'asc' } });
+    expect((await ctx.api.call('DELETE', '/v1/tasks/doomed')).status).toBe(204);
+    const left = await ctx.db.prisma.taskExecution.findMany({ where: { taskName: 'doomed' }, orderBy: { scheduledFor: 'asc' } });
     expect(left.map((e) => [e.status, e.taskId])).toEqual([['succeeded', null], ['cancelled', null], ['cancelled', null]]);
-    expect((await api.call('GET', '/v1/tasks/doomed')).status).toBe(404);
-    expect((await api.call('DELETE', '/v1/tasks/doomed')).status).toBe(404);
+    expect((await ctx.api.call('GET', '/v1/tasks/doomed')).status).toBe(404);
+    expect((await ctx.api.call('DELETE', '/v1/tasks/doomed')).status).toBe(404);
   });
 
   it('shows executions newest first, and one execution with its events', async () => {
-    await api.call('POST', '/v1/tasks', { ...nightly, name: 'history' });
-    const task = await db.prisma.task.findUniqueOrThrow({ where: { name: 'history' } });
+    await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'history' });
+    const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'history' } });
     const ids = [1, 2, 3].map(() => crypto.randomUUID());
-    await db.prisma.taskExecution.createMany({
+    await ctx.db.prisma.taskExecution.createMany({
       data: ids.map((id, i) => ({ id, taskId: task.id, taskName: 'history', scheduledFor: new Date((i + 1) * 1000), fireAt: new Date((i + 1) * 1000), taskVersion: 1, status: 'queued' as const })),
     });
-    await db.executions.claim(ids[2]!, crypto.randomUUID(), 'w1', 30_000);
-    const page = await api.call('GET', '/v1/tasks/history/executions?limit=2');
+    await ctx.db.executions.claim(ids[2]!, crypto.randomUUID(), 'w1', 30_000);
+    const page = await ctx.api.call('GET', '/v1/tasks/history/executions?limit=2');
     expect(page.body.items.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[1]]);
-    const rest = await api.call('GET', `/v1/tasks/history/executions?limit=2&cursor=${page.body.nextCursor}`);
+    const rest = await ctx.api.call('GET', `/v1/tasks/history/executions?limit=2&cursor=${page.body.nextCursor}`);
     expect(rest.body.items.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
-    const one = await api.call('GET', `/v1/executions/${ids[2]}`);
+    const one = await ctx.api.call('GET', `/v1/executions/${ids[2]}`);
     expect(one.body).toMatchObject({ id: ids[2], task: 'history', status: 'running', attempt: 1, workerId: 'w1' });
     expect(one.body.events).toEqual([expect.objectContaining({ from: 'queued', to: 'running', workerId: 'w1' })]);
-    expect((await api.call('GET', '/v1/executions/not-a-uuid')).status).toBe(404);
-    expect((await api.call('GET', `/v1/executions/${crypto.randomUUID()}`)).status).toBe(404);
+    expect((await ctx.api.call('GET', '/v1/executions/not-a-uuid')).status).toBe(404);
+    expect((await ctx.api.call('GET', `/v1/executions/${crypto.randomUUID()}`)).status).toBe(404);
   });
 });

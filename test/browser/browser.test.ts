@@ -1,28 +1,18 @@
 import { existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi } from '../support/api.js';
-import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { describe, expect, it } from 'vitest';
+import { useApiSandbox } from '../support/api-sandbox.js';
 // @ts-expect-error plain JS script shared with people who run it by hand
 import { takeScreenshots } from './screenshots.mjs';
 
 const OUT = fileURLToPath(new URL('../artifacts/screenshots', import.meta.url));
 
 describe('a browser signs in to Bull Board and the OpenAPI UI', () => {
-  let sandbox: Sandbox;
-  let api: Awaited<ReturnType<typeof startApi>>;
-  beforeAll(async () => {
-    sandbox = await createSandbox();
-    api = await startApi(sandbox);
-  });
-  afterAll(async () => {
-    await api?.close();
-    await sandbox?.dispose();
-  });
+  const ctx = useApiSandbox();
 
   it('sees the executions queue and the routes', async () => {
     expect(existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'), 'Chromium is installed (apt-get install chromium)').toBe(true);
-    const seen = (await takeScreenshots(api.base, api.config.adminApiKey, OUT)) as { loginUrl: string; board: string; docs: string };
+    const seen = (await takeScreenshots(ctx.api.base, ctx.api.config.adminApiKey, OUT)) as { loginUrl: string; board: string; docs: string };
     expect(seen.loginUrl).toContain('/admin/login');
     expect(seen.board).toContain('executions');
     expect(seen.docs).toContain('/v1/tasks/{name}/backfill');

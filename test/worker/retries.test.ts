@@ -30,7 +30,8 @@ describe('retries, the dead letter, replay and cancel', () => {
     const gaps = [starts[1] - starts[0], starts[2] - starts[1]];
     expect(gaps[0]).toBeGreaterThanOrEqual(240);
     expect(gaps[1]).toBeGreaterThanOrEqual(480);
-    expect(detail.events.map((e: { to: string }) => e.to)).toEqual(['queued', 'running', 'retrying', 'running', 'retrying', 'running', 'dead']);
+    // (`queued` may come before or not at all: a worker can claim a fired row before it is marked.)
+    expect(detail.events.map((e: { to: string }) => e.to).filter((to: string) => to !== 'queued')).toEqual(['running', 'retrying', 'running', 'retrying', 'running', 'dead']);
 
     const letter = await cluster.call('GET', '/v1/executions?status=dead');
     expect(letter.body.items.map((e: { id: string }) => e.id)).toContain(dead.id);

@@ -4,7 +4,8 @@ import { ExecutionNotFoundError, ExecutionsService, presentEvent, presentExecuti
 import { ExecutionsRepository } from '@punctual/db';
 import { RequireRole } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
-import { decodeCursor, encodeCursor, ExecutionListQuery } from '../http/pagination.js';
+import { executionPage } from '../http/execution-page.js';
+import { ExecutionListQuery } from '../http/pagination.js';
 
 const uuid = () => new ParseUUIDPipe({ exceptionFactory: () => new ApiError(404, 'not_found', 'no execution with that id') });
 
@@ -19,16 +20,9 @@ export class ExecutionsController {
 
   @Get()
   @ApiOperation({ summary: 'Executions across tasks, newest first', description: '`status=dead` is the dead letter.' })
-  async list(@Query() query: ExecutionListQuery) {
-    const limit = query.limit ?? 50;
-    const after = query.cursor ? decodeCursor<{ s: string; id: string }>(query.cursor) : undefined;
-    const items = await this.executions.list(
-      { taskName: query.task, status: query.status, from: query.from ? new Date(query.from) : undefined, to: query.to ? new Date(query.to) : undefined },
-      limit,
-      after && { scheduledFor: new Date(after.s), id: after.id },
-    );
-    const last = items.length === limit ? items[items.length - 1] : undefined;
-    return { items: items.map(presentExecution), nextCursor: last ? encodeCursor({ s: last.scheduledFor.toISOString(), id: last.id }) : null };
+  list(@Query() query: ExecutionListQuery) {
+    const filter = { taskName: query.task, status: query.status, from: query.from ? new Date(query.from) : undefined, to: query.to ? new Date(query.to) : undefined };
+    return executionPage(this.executions, filter, query.limit, query.cursor);
   }
 
   @Get(':id')

@@ -6,6 +6,7 @@ import { slotsBetween } from '@punctual/time';
 import type { Response } from 'express';
 import { CurrentPrincipal, RequireRole } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
+import { executionPage } from '../http/execution-page.js';
 import { decodeCursor, encodeCursor, ExecutionPageQuery, TaskListQuery } from '../http/pagination.js';
 import { BackfillDto, CreateTaskDto, PatchTaskDto, ResumeDto, TaskBodyDto, TriggerDto } from './task.dto.js';
 
@@ -105,11 +106,7 @@ export class TasksController {
   @ApiOperation({ summary: "A task's executions, newest first" })
   async executionsOf(@Param('name') name: string, @Query() query: ExecutionPageQuery) {
     const task = await this.tasks.get(name);
-    const limit = query.limit ?? 50;
-    const after = query.cursor ? decodeCursor<{ s: string; id: string }>(query.cursor) : undefined;
-    const items = await this.executions.list({ taskName: task.name, status: query.status }, limit, after && { scheduledFor: new Date(after.s), id: after.id });
-    const last = items.length === limit ? items[items.length - 1] : undefined;
-    return { items: items.map(presentExecution), nextCursor: last ? encodeCursor({ s: last.scheduledFor.toISOString(), id: last.id }) : null };
+    return executionPage(this.executions, { taskName: task.name, status: query.status }, query.limit, query.cursor);
   }
 }
 
