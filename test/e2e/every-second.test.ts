@@ -50,6 +50,8 @@ describe('a task created over HTTP fires every second, end to end', () => {
       apps.filter((app) => app.role === 'scheduler').map(async (app) => ((await (await fetch(`${app.url}/health/ready`)).json()) as { leader: boolean }).leader),
     );
     expect(leading.sort()).toEqual([false, true]);
+    const ready = (await (await fetch(`${api.url}/health/ready`)).json()) as { checks: Record<string, string> };
+    expect(ready.checks).toEqual({ database: 'up', redis: 'up', migrations: 'applied' });
   });
 
   it('runs one succeeded execution for each consecutive second, and stops when deleted', async () => {

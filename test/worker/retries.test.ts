@@ -56,6 +56,10 @@ describe('retries, the dead letter, replay and cancel', () => {
   it('cancels a running execution: its handler is aborted and its late result is fenced out', async () => {
     await cluster.call('POST', '/v1/tasks', { name: 'long', handler: 'sleep', payload: { ms: 60_000 }, schedule: { at: inAFewSeconds() } });
     const running = await waitStatus('long', 'running');
+    // The handler's progress reaches Bull Board (the sleep handler reports 0 % as it starts).
+    const board = await cluster.call('GET', '/admin/queues/api/queues?activeQueue=executions&status=active&page=1&jobsPerPage=10');
+    const job = board.body.queues[0].jobs.find((j: { id: string }) => j.id === running.id);
+    expect(job?.progress).toBe(0);
     const res = await cluster.call('POST', `/v1/executions/${running.id}/cancel`);
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('cancelled');

@@ -14,6 +14,9 @@ describe('skipReasonAtClaim', () => {
   it('skips a first attempt started after fire_at + maxDelay as late', () => {
     expect(skipReasonAtClaim(execution(), task(), at(60_001))).toBe('late');
   });
+  it('never calls a catch-up, manual or backfill run late: its slot is past by design', () => {
+    for (const trigger of ['catchup', 'manual', 'backfill'] as const) expect(skipReasonAtClaim(execution({ trigger }), task(), at(3_600_000))).toBeNull();
+  });
   it('never calls a retry late: its delay is the backoff, not the slot', () => {
     expect(skipReasonAtClaim(execution({ attempt: 2 }), task(), at(3_600_000))).toBeNull();
   });

@@ -22,15 +22,15 @@ export interface RunOptions {
 
 /**
  * Why a claimed execution must not run, or null. A deleted task, a paused one (unless the run is
- * manual) or a change to its schedule or handler since planning stops it; so does starting a first
- * attempt after `fire_at + maxDelay` — catch-up, manual and backfill runs are planned to run at
- * `fire_at`, so they are late only if they wait.
+ * manual) or a change to its schedule or handler since planning stops it; so does starting the
+ * first attempt of a scheduled slot after `fire_at + maxDelay`. Catch-up, manual and backfill runs
+ * exist because their slot is already past: the misfire policy decided, they are never late.
  */
 export function skipReasonAtClaim(execution: TaskExecution, task: Task | null, now: Date): SkipReason | null {
   if (!task) return 'task_deleted';
   if (task.status === 'paused' && execution.trigger !== 'manual') return 'paused';
   if (execution.trigger !== 'manual' && execution.taskVersion !== task.version) return 'task_changed';
-  if (execution.attempt === 1 && now.getTime() > execution.fireAt.getTime() + task.maxDelayMs) return 'late';
+  if (execution.trigger === 'schedule' && execution.attempt === 1 && now.getTime() > execution.fireAt.getTime() + task.maxDelayMs) return 'late';
   return null;
 }
 
