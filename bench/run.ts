@@ -5,7 +5,7 @@ import { benchScheduleMath } from './schedule-math.js';
 
 /** `npm run bench [-- --quick]`: the scenarios, printed as a table and written to bench/results/latest.json. */
 const quick = process.argv.includes('--quick');
-const math = benchScheduleMath({ quick });
+const math = await benchScheduleMath({ quick });
 const rows = [
   ['schedule math (µs/slot)', math.punctualUsPerSlot.toFixed(2), `cron-parser ${math.cronParserUsPerSlot.toFixed(2)}`, (math.punctualUsPerSlot / math.cronParserUsPerSlot).toFixed(3), '≤ 5 µs'],
 ];

@@ -1,31 +1,35 @@
-import { gapEnd, instantsOfWall, wallOf } from './wall-clock.js';
+import { InvalidScheduleError } from './errors.js';
 
-const DAY = 86_400_000;
-const sameDate = (a: number, b: number) => Math.floor(a / DAY) === Math.floor(b / DAY);
-
-/** How wall times that do not exist (gap) or occur twice (overlap) map to instants. */
+/**
+ * How matching wall times that do not exist (a spring-forward gap) or occur twice (a fall-back
+ * overlap) become instants. `gap`: `shift` forward by the gap's length, `skip`, or fire at the
+ * `end` of the gap. `overlap`: fire at the `first` occurrence, the `last`, or `both`.
+ */
 export interface DstPolicy {
   gap?: 'shift' | 'skip' | 'end';
   overlap?: 'first' | 'last' | 'both';
 }
 
-/** DESIGN §6: fixed-time expressions shift through gaps and fire once in overlaps. */
-export const FIXED_TIME_RULE: Required<DstPolicy> = { gap: 'shift', overlap: 'first' };
-/** DESIGN §6: wildcard-hour expressions follow elapsed time — nothing in a gap, both passes of an overlap. */
-export const ELAPSED_TIME_RULE: Required<DstPolicy> = { gap: 'skip', overlap: 'both' };
+/** DESIGN §6 for a fixed-time expression: shift through a gap, fire once in an overlap. */
+export const FIXED_TIME_RULE: Readonly<Required<DstPolicy>> = Object.freeze({ gap: 'shift', overlap: 'first' });
+/** DESIGN §6 for a wildcard-hour expression (elapsed time): nothing in a gap, both passes of an overlap. */
+export const ELAPSED_TIME_RULE: Readonly<Required<DstPolicy>> = Object.freeze({ gap: 'skip', overlap: 'both' });
 
-/** The instants a matching wall time fires at, under `rule`. */
-export function fireInstants(wall: number, zone: string, rule: Required<DstPolicy>): number[] {
-  const { instants, gap } = instantsOfWall(wall, zone);
-  if (gap) {
-    if (rule.gap === 'skip') return [];
-    if (rule.gap === 'end') return [gapEnd(wall, zone, gap)];
-    // shift: forward by the length of the gap (02:30 on a 1-hour gap → 03:30), RFC 5545 / Temporal
-    // "compatible" — unless that leaves the local date (a gap ending at midnight, as in Nuuk's
-    // 23:00 → 00:00): then back by the gap, so a daily job still fires once on that date.
-    const forward = wall - gap.before;
-    return [sameDate(wallOf(forward, zone), wall) ? forward : wall - gap.after];
+const GAPS = ['shift', 'skip', 'end'];
+const OVERLAPS = ['first', 'last', 'both'];
+
+/**
+ * The rule a schedule follows: the default for its kind of expression, with the task's explicit
+ * choices on top. Overrides apply to wildcard-hour expressions too (e.g. `overlap: first` keeps a
+ * `*\/15` job from running twice in a repeated hour); slots that then coincide fire once.
+ */
+export function resolveDstRule(wildcardHour: boolean, dst: DstPolicy | null | undefined): Required<DstPolicy> {
+  const base = wildcardHour ? ELAPSED_TIME_RULE : FIXED_TIME_RULE;
+  const gap = dst?.gap ?? base.gap;
+  const overlap = dst?.overlap ?? base.overlap;
+  if (!GAPS.includes(gap)) throw new InvalidScheduleError('schedule.dst.gap', `schedule.dst.gap must be one of ${GAPS.join(', ')}`);
+  if (!OVERLAPS.includes(overlap)) {
+    throw new InvalidScheduleError('schedule.dst.overlap', `schedule.dst.overlap must be one of ${OVERLAPS.join(', ')}`);
   }
-  if (instants.length < 2 || rule.overlap === 'both') return instants;
-  return [rule.overlap === 'first' ? instants[0]! : instants[instants.length - 1]!];
+  return { gap, overlap };
 }

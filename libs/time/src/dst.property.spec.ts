@@ -1,86 +1,156 @@
 import { describe, expect, it } from 'vitest';
+import type { DstPolicy } from './dst-policy.js';
 import { compileSchedule, slotsBetween } from './schedule.js';
-import { offsetAt, wallOf } from './wall-clock.js';
+import { DAY, GRID, type Rule, ZoneOracle } from './zone-oracle.spec-helper.js';
 
 const FROM = Date.parse('2026-01-01T00:00:00Z');
 const TO = Date.parse('2028-01-01T00:00:00Z');
-const DAY = 86_400_000;
+const HOUR = 3_600_000;
 const ZONES = Intl.supportedValuesOf('timeZone');
+const FIXED: Rule = { gap: 'shift', overlap: 'first' };
+const ELAPSED: Rule = { gap: 'skip', overlap: 'both' };
 
-const localDate = (instant: number, zone: string) => new Date(wallOf(instant, zone)).toISOString().slice(0, 10);
+const oracles = new Map<string, ZoneOracle>();
+function oracle(zone: string): ZoneOracle {
+  let o = oracles.get(zone);
+  if (!o) oracles.set(zone, (o = new ZoneOracle(zone, FROM, TO)));
+  return o;
+}
+const transitioning = () => ZONES.filter((zone) => oracle(zone).changes.length > 0);
 
-/** Zones whose offset changes in the window (the interesting ones), found from the offsets themselves. */
-const transitioning = ZONES.filter((zone) => {
-  const first = offsetAt(FROM, zone);
-  for (let t = FROM; t < TO; t += 7 * DAY) if (offsetAt(t, zone) !== first) return true;
-  return false;
-});
+function slots(cron: string, zone: string, from = FROM, to = TO, dst?: DstPolicy): number[] {
+  const schedule = compileSchedule({ kind: 'cron', cron, timezone: zone, dst });
+  return slotsBetween(schedule, new Date(from), new Date(to), 1_000_000).map((d) => d.getTime());
+}
 
-describe('DST rule, property tests over every IANA zone, 2026–2027', () => {
-  it('knows the zones', () => {
+/** Null when equal; otherwise the first difference, readable. */
+function mismatch(actual: number[], expected: number[]): string | null {
+  const iso = (t: number | undefined) => (t === undefined ? 'nothing' : new Date(t).toISOString());
+  for (let i = 0; i < Math.max(actual.length, expected.length); i += 1) {
+    if (actual[i] !== expected[i]) return `slot ${i}: got ${iso(actual[i])}, expected ${iso(expected[i])}`;
+  }
+  return null;
+}
+
+const dailyWalls = (o: ZoneOracle, h: number, m: number) => o.localDates().map((d) => d + h * HOUR + m * 60_000);
+
+describe('DST rule: property tests over every IANA zone, 2026–2027', () => {
+  it('knows the zones and finds their transitions', () => {
     expect(ZONES.length).toBeGreaterThan(300);
-    expect(transitioning).toEqual(expect.arrayContaining(['America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'Antarctica/Troll', 'America/Santiago']));
+    expect(transitioning()).toEqual(
+      expect.arrayContaining(['America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'Antarctica/Troll', 'America/Santiago', 'America/Havana']),
+    );
+    expect(transitioning()).not.toContain('Asia/Kolkata');
   });
 
-  it.each(['00:00', '00:30', '01:30', '02:00', '02:30', '03:00', '23:30'])(
-    'a daily %s job fires exactly once per local date, at the instant the rule gives, strictly increasing',
+  it.each(['00:00', '00:30', '01:00', '01:30', '02:00', '02:30', '03:00', '12:00', '23:00', '23:30'])(
+    'a daily %s job fires once per local date, at the instant the rule gives, in strictly increasing order',
     (time) => {
       const [h, m] = time.split(':').map(Number) as [number, number];
-      const wanted = h * 60 + m;
-      // Failures are collected rather than asserted one by one: a million expect() calls are slow.
-      const failures: string[] = [];
+      const problems: string[] = [];
       for (const zone of ZONES) {
-        const slots = slotsBetween(compileSchedule({ kind: 'cron', cron: `${m} ${h} * * *`, timezone: zone }), new Date(FROM), new Date(TO), 1000).map((d) => d.getTime());
-        const dates = slots.map((slot) => localDate(slot, zone));
-        // Never doubled, never skipped: two years of consecutive local dates, each once (the first
-        // may still be 31 Dec 2025 or already 2 Jan 2026, depending on the zone's offset).
-        if (Math.abs(dates.length - 730) > 1 || Math.abs(Date.parse(dates[0]!) - Date.parse('2026-01-01')) > DAY) failures.push(`${zone}: ${dates.length} slots from ${dates[0]}`);
-        for (let i = 1; i < slots.length; i += 1) {
-          if (Date.parse(dates[i]!) - Date.parse(dates[i - 1]!) !== DAY) failures.push(`${zone}: ${dates[i - 1]} then ${dates[i]}`);
-          if (!(slots[i]! > slots[i - 1]!)) failures.push(`${zone}: not increasing at ${dates[i]}`);
-        }
-        // At the wall time itself or, where it does not exist, moved by exactly the gap: forward,
-        // or back when forward would leave the local date (a gap that ends at midnight).
-        for (const slot of slots) {
-          const wall = new Date(wallOf(slot, zone));
-          const moved = wall.getUTCHours() * 60 + wall.getUTCMinutes() - wanted;
-          if (moved === 0) continue;
-          const around = [offsetAt(slot - DAY, zone), offsetAt(slot + DAY, zone)];
-          const gap = (Math.max(...around) - Math.min(...around)) / 60_000;
-          if (gap === 0 || Math.abs(moved) !== gap) failures.push(`${zone}: ${new Date(slot).toISOString()} moved ${moved} min, gap ${gap}`);
+        const o = oracle(zone);
+        const actual = slots(`${m} ${h} * * *`, zone);
+        // One expected instant per local date: the wall time itself, shifted forward through a gap, first pass of an overlap.
+        expect(mismatch(actual, o.expected(dailyWalls(o, h, m), FIXED)), zone).toBeNull();
+        expect(actual.length, zone).toBeGreaterThanOrEqual(729);
+        for (let i = 1; i < actual.length; i += 1) {
+          const [a, b] = [o.wallOf(actual[i - 1]!), o.wallOf(actual[i]!)];
+          if (!(actual[i]! > actual[i - 1]!)) problems.push(`${zone}: not increasing at ${new Date(actual[i]!).toISOString()}`);
+          // Two slots on one local date only when the first was shifted out of its own date by a gap
+          // ending after midnight (Nuuk's 23:00 → 00:00): it still belongs to the date before.
+          if (Math.floor(a / DAY) === Math.floor(b / DAY) && a % DAY >= h * HOUR + m * 60_000) {
+            problems.push(`${zone}: two slots on ${new Date(a).toISOString().slice(0, 10)}`);
+          }
         }
       }
-      expect(failures).toEqual([]);
+      expect(problems).toEqual([]);
     },
   );
 
   it('a wildcard-hour expression fires at every real instant whose local wall time matches', () => {
-    for (const zone of transitioning) {
-      const schedule = compileSchedule({ kind: 'cron', cron: '*/15 * * * *', timezone: zone });
-      // Around each transition of the window: compare with a brute-force scan of every minute.
-      for (let t = FROM; t < TO; t += DAY) {
-        if (offsetAt(t, zone) === offsetAt(t + DAY, zone)) continue;
-        const expected: number[] = [];
-        for (let m = t; m < t + DAY; m += 60_000) if (new Date(wallOf(m, zone)).getUTCMinutes() % 15 === 0) expected.push(m);
-        const actual = slotsBetween(schedule, new Date(t - 1), new Date(t + DAY - 1), 10_000).map((d) => d.getTime());
-        if (actual.join() !== expected.join()) expect(actual, `${zone} on ${new Date(t).toISOString()}`).toEqual(expected);
+    const matches: Record<string, (wall: number) => boolean> = {
+      '*/15 * * * *': (wall) => wall % GRID === 0,
+      '0 * * * *': (wall) => wall % HOUR === 0,
+      '30 * * * *': (wall) => wall % HOUR === 30 * 60_000,
+    };
+    for (const zone of transitioning()) {
+      const o = oracle(zone);
+      for (const change of o.changes) {
+        const [from, to] = [change - 2 * DAY, change + DAY];
+        for (const [cron, match] of Object.entries(matches)) {
+          const expected: number[] = [];
+          for (let t = from + GRID; t <= to; t += GRID) if (match(o.wallOf(t))) expected.push(t);
+          expect(mismatch(slots(cron, zone, from, to), expected), `${zone} ${cron} near ${new Date(change).toISOString()}`).toBeNull();
+        }
       }
     }
   });
 
+  it('an hourly job fires every real hour for two years in zones with 30- and 2-hour shifts and midnight transitions', () => {
+    for (const zone of ['Australia/Lord_Howe', 'Antarctica/Troll', 'America/Santiago', 'America/Havana', 'Europe/London', 'Asia/Kolkata']) {
+      const o = oracle(zone);
+      const actual = slots('0 * * * *', zone);
+      const expected: number[] = [];
+      for (let t = FROM + GRID; t <= TO; t += GRID) if (o.wallOf(t) % HOUR === 0) expected.push(t);
+      expect(mismatch(actual, expected), zone).toBeNull();
+    }
+  });
+
+  it.each<[string, DstPolicy]>([
+    ['skip', { gap: 'skip' }],
+    ['end', { gap: 'end' }],
+    ['last', { overlap: 'last' }],
+    ['both', { overlap: 'both' }],
+  ])('the %s override of a fixed-time job matches the rule in every zone with transitions', (_name, dst) => {
+    const rule: Rule = { ...FIXED, ...dst };
+    for (const zone of transitioning()) {
+      const o = oracle(zone);
+      for (const [h, m] of [[0, 0], [1, 30], [2, 30], [23, 30]] as const) {
+        expect(mismatch(slots(`${m} ${h} * * *`, zone, FROM, TO, dst), o.expected(dailyWalls(o, h, m), rule)), `${zone} ${h}:${m}`).toBeNull();
+      }
+    }
+  });
+
+  it('an override on a wildcard-hour job applies too (overlap: first fires once in a repeated hour)', () => {
+    for (const zone of ['America/New_York', 'Australia/Lord_Howe', 'Antarctica/Troll']) {
+      const o = oracle(zone);
+      const walls = o.localDates().flatMap((d) => Array.from({ length: 24 }, (_, h) => d + h * HOUR));
+      expect(mismatch(slots('0 * * * *', zone, FROM, TO, { overlap: 'first' }), o.expected(walls, { ...ELAPSED, overlap: 'first' })), zone).toBeNull();
+    }
+  });
+
+  it('a daily rrule fires exactly where the equivalent cron does, in every zone with transitions', () => {
+    const problems: string[] = [];
+    for (const zone of transitioning()) {
+      for (const [h, m] of [[0, 0], [2, 30], [23, 30]] as const) {
+        const rrule = `DTSTART:20251231T${String(h).padStart(2, '0')}${String(m).padStart(2, '0')}00\nRRULE:FREQ=DAILY`;
+        const schedule = compileSchedule({ kind: 'rrule', rrule, timezone: zone });
+        const fromRrule = slotsBetween(schedule, new Date(FROM), new Date(TO), 1_000_000).map((d) => d.getTime());
+        const problem = mismatch(fromRrule, slots(`${m} ${h} * * *`, zone));
+        if (problem) problems.push(`${zone} ${h}:${m} ${problem}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it('the next slot after any instant in [slot n, slot n+1) is slot n+1', () => {
-    for (const zone of transitioning.slice(0, 60)) {
-      for (const cron of ['30 2 * * *', '0 * * * *']) {
+    const problems: string[] = [];
+    for (const zone of transitioning()) {
+      const o = oracle(zone);
+      for (const cron of ['30 2 * * *', '0 0 * * *', '0 * * * *', '*/15 * * * *']) {
         const schedule = compileSchedule({ kind: 'cron', cron, timezone: zone });
-        const slots = slotsBetween(schedule, new Date(FROM), new Date(FROM + 400 * DAY), 400);
-        for (let i = 0; i + 1 < slots.length; i += 7) {
-          const [a, b] = [slots[i]!.getTime(), slots[i + 1]!.getTime()];
-          for (const probe of [a, a + 1, Math.floor((a + b) / 2), b - 1]) {
-            const next = schedule.next(new Date(probe))?.getTime();
-            if (next !== b) expect(next, `${zone} ${cron} after ${new Date(probe).toISOString()}`).toBe(b);
+        for (const change of o.changes) {
+          const near = slotsBetween(schedule, new Date(change - 3 * DAY), new Date(change + 2 * DAY), 1_000).map((d) => d.getTime());
+          for (let i = 0; i + 1 < near.length; i += 1) {
+            const [a, b] = [near[i]!, near[i + 1]!];
+            for (const probe of [a, a + 1, Math.floor((a + b) / 2), b - 1]) {
+              if (schedule.next(new Date(probe))?.getTime() !== b) problems.push(`${zone} ${cron} after ${new Date(probe).toISOString()}`);
+            }
           }
         }
       }
     }
+    expect(problems).toEqual([]);
   });
 });

@@ -1,10 +1,13 @@
 export { compileCron } from './cron.js';
-export { ELAPSED_TIME_RULE, FIXED_TIME_RULE, fireInstants } from './dst-policy.js';
+export { type CronFields, parseCron, usesHash } from './cron-expression.js';
+export { type DstPolicy, ELAPSED_TIME_RULE, FIXED_TIME_RULE, resolveDstRule } from './dst-policy.js';
 export * from './duration.js';
 export * from './errors.js';
 export * from './jitter.js';
 export { type Disambiguation, parseAt, resolveLocalTime } from './local-time.js';
+export { PREVIEW_LIMIT, previewFireTimes } from './preview.js';
 export { compileRrule } from './rrule.js';
-export * from './schedule.js';
-export { instantsOfWall, offsetAt, wallOf } from './wall-clock.js';
+export { compileSchedule, type Schedule, type ScheduleBounds, type ScheduleSpec, slotsBetween } from './schedule.js';
+export { instantsOfWall, type WallMapping } from './wall-time.js';
 export * from './zone.js';
+export { offsetAt, wallOf } from './zone-timeline.js';

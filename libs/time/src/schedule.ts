@@ -1,20 +1,27 @@
 import { compileCron } from './cron.js';
+import { usesHash } from './cron-expression.js';
 import type { DstPolicy } from './dst-policy.js';
 import { InvalidScheduleError } from './errors.js';
 import { compileRrule } from './rrule.js';
+import { assertTimeZone } from './zone.js';
 
 export type { DstPolicy } from './dst-policy.js';
 
 export interface ScheduleBounds {
-  /** No slot before this instant. */
+  /** No slot before this instant (inclusive bound). */
   startAt?: Date | null;
-  /** No slot after this instant. */
+  /** No slot after this instant (inclusive bound). */
   endAt?: Date | null;
 }
 
+/**
+ * What to compile. `hashKey` (the task name) fixes `H` in cron; `anchor` is where `every` counts
+ * from and the default DTSTART of an rrule. `timezone` on `at`/`every` only affects how previews
+ * show local times — their slots are instants.
+ */
 export type ScheduleSpec =
-  | ({ kind: 'cron'; cron: string; timezone: string; hashKey?: string; dst?: DstPolicy } & ScheduleBounds)
-  | ({ kind: 'rrule'; rrule: string; timezone: string; anchor?: Date; dst?: DstPolicy } & ScheduleBounds)
+  | ({ kind: 'cron'; cron: string; timezone: string; hashKey?: string; dst?: DstPolicy | null } & ScheduleBounds)
+  | ({ kind: 'rrule'; rrule: string; timezone: string; anchor?: Date; dst?: DstPolicy | null } & ScheduleBounds)
   | ({ kind: 'at'; runAt: Date; timezone?: string } & ScheduleBounds)
   | ({ kind: 'every'; everyMs: number; anchor: Date; timezone?: string } & ScheduleBounds);
 
@@ -29,24 +36,59 @@ const CACHE_LIMIT = 10_000;
 
 /**
  * Validates `spec` and compiles it; throws {@link InvalidScheduleError} naming the bad field.
- * Compiled schedules (and the slots they computed) are shared by every caller with the same
- * expression, zone and DST policy.
+ * Cron and rrule schedules are memoised per (expression, zone, DST rule, hash key / anchor), so a
+ * thousand tasks sharing an expression share one compiled schedule; bounds are applied per call.
  */
 export function compileSchedule(spec: ScheduleSpec): Schedule {
-  const key = JSON.stringify(spec);
+  const startAt = boundOf(spec.startAt, 'schedule.startAt');
+  const endAt = boundOf(spec.endAt, 'schedule.endAt');
+  if (startAt > endAt) throw new InvalidScheduleError('schedule.endAt', 'schedule.endAt must not be before schedule.startAt');
+  if ((spec.kind === 'at' || spec.kind === 'every') && spec.timezone !== undefined) assertTimeZone(spec.timezone);
+  const inner = spec.kind === 'cron' || spec.kind === 'rrule' ? memoised(spec) : compileInstantKind(spec);
+  return startAt === -Infinity && endAt === Infinity ? inner : bounded(inner, startAt, endAt);
+}
+
+function memoised(spec: Extract<ScheduleSpec, { kind: 'cron' | 'rrule' }>): Schedule {
+  const dst = `${spec.dst?.gap ?? ''}/${spec.dst?.overlap ?? ''}`;
+  const anchor = spec.kind === 'rrule' ? rruleAnchor(spec) : null;
+  const key =
+    spec.kind === 'cron'
+      ? `cron\u0000${spec.timezone}\u0000${usesHash(spec.cron) ? (spec.hashKey ?? '') : ''}\u0000${dst}\u0000${spec.cron}`
+      : `rrule\u0000${spec.timezone}\u0000${anchor!.getTime()}\u0000${dst}\u0000${spec.rrule}`;
   let schedule = compiled.get(key);
   if (!schedule) {
-    schedule = bounded(compileKind(spec), spec);
+    schedule = spec.kind === 'cron'
+      ? compileCron(spec.cron, spec.timezone, spec.hashKey ?? '', spec.dst)
+      : compileRrule(spec.rrule, spec.timezone, anchor!, spec.dst);
     if (compiled.size >= CACHE_LIMIT) compiled.clear();
     compiled.set(key, schedule);
   }
   return schedule;
 }
 
-function bounded(inner: Schedule, spec: ScheduleBounds): Schedule {
-  const startAt = spec.startAt?.getTime() ?? -Infinity;
-  const endAt = spec.endAt?.getTime() ?? Infinity;
-  if (startAt === -Infinity && endAt === Infinity) return inner;
+/** DTSTART defaults to the task's start, else its anchor (creation); `now` only for ad-hoc previews. */
+function rruleAnchor(spec: Extract<ScheduleSpec, { kind: 'rrule' }>): Date {
+  return spec.startAt ?? spec.anchor ?? new Date();
+}
+
+function compileInstantKind(spec: Extract<ScheduleSpec, { kind: 'at' | 'every' }>): Schedule {
+  if (spec.kind === 'at') {
+    const runAt = validDate(spec.runAt, 'schedule.at');
+    return { next: (after) => (runAt > after.getTime() ? new Date(runAt) : null) };
+  }
+  const every = spec.everyMs;
+  if (!Number.isSafeInteger(every) || every < 1000) throw new InvalidScheduleError('schedule.every', 'schedule.every must be at least 1s');
+  const anchor = validDate(spec.anchor, 'schedule.anchor');
+  // Elapsed time: slot n is anchor + n·every, whatever the clocks on the wall say.
+  return {
+    next(after) {
+      const n = Math.max(0, Math.floor((after.getTime() - anchor) / every) + 1);
+      return new Date(anchor + n * every);
+    },
+  };
+}
+
+function bounded(inner: Schedule, startAt: number, endAt: number): Schedule {
   return {
     next(after) {
       const slot = inner.next(new Date(Math.max(after.getTime(), startAt - 1)));
@@ -55,25 +97,15 @@ function bounded(inner: Schedule, spec: ScheduleBounds): Schedule {
   };
 }
 
-function compileKind(spec: ScheduleSpec): Schedule {
-  switch (spec.kind) {
-    case 'cron':
-      return compileCron(spec.cron, spec.timezone, spec.hashKey, spec.dst);
-    case 'rrule':
-      return compileRrule(spec.rrule, spec.timezone, spec.startAt ?? spec.anchor ?? new Date(), spec.dst);
-    case 'at':
-      return { next: (after) => (spec.runAt.getTime() > after.getTime() ? spec.runAt : null) };
-    case 'every': {
-      if (!(spec.everyMs >= 1000)) throw new InvalidScheduleError('schedule.every', 'schedule.every must be at least 1s');
-      const anchor = spec.anchor.getTime();
-      return {
-        next(after) {
-          const n = Math.max(0, Math.floor((after.getTime() - anchor) / spec.everyMs) + 1);
-          return new Date(anchor + n * spec.everyMs);
-        },
-      };
-    }
-  }
+function boundOf(value: Date | null | undefined, field: string): number {
+  if (value === null || value === undefined) return field === 'schedule.startAt' ? -Infinity : Infinity;
+  return validDate(value, field);
+}
+
+function validDate(value: Date, field: string): number {
+  const ms = value instanceof Date ? value.getTime() : NaN;
+  if (Number.isNaN(ms)) throw new InvalidScheduleError(field, `${field} must be a valid instant`);
+  return ms;
 }
 
 /** Every slot in `(after, until]`, at most `limit` of them, in order. */

@@ -2,90 +2,153 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { type Lookup, resolveDestination } from './ssrf.js';
+import { type Lookup, type ResolvedAddress, resolveDestination } from './ssrf-guard.js';
 
+/** How much of a response body is read before the rest is dropped (and the connection closed). */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * Headers {@link sendSigned} sets itself; a caller's value for any of them is ignored. `host` and the
+ * framing headers would let a payload disagree with where and what is actually sent.
+ */
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
+  'host', 'content-length', 'transfer-encoding', 'connection', 'user-agent',
+  'idempotency-key', 'x-punctual-signature', 'x-punctual-execution',
+]);
+
+/** One signed request: what the `http` handler and the outbox notifier send. */
 export interface SignedRequest {
   url: string;
+  /** Default `POST`. */
   method?: string;
-  headers?: Record<string, string>;
-  /** A string is sent as it is; anything else as JSON. */
+  headers?: Readonly<Record<string, string>>;
+  /** A string is sent as it is; anything else (but `undefined`: no body) as JSON. */
   body?: unknown;
-  /** HMAC-SHA256 key for `X-Punctual-Signature`. */
+  /** HMAC-SHA256 key for `X-Punctual-Signature`; never logged nor put in an error. */
   secret: string;
   idempotencyKey: string;
+  /** Sent as `X-Punctual-Execution` when given. */
+  executionId?: string;
+  /** Bounds the whole exchange: DNS, connect, request and reading the response. */
   timeoutMs: number;
+  /** Aborts the exchange (the request rejects with the signal's reason). */
   signal?: AbortSignal;
+  /** Hosts exempt from the SSRF guard (`HTTP_ALLOW_HOSTS`). */
   allowHosts: readonly string[];
   maxResponseBytes?: number;
-  /** For tests: how host names resolve. */
+  /** Replaces the system resolver (tests). */
   lookup?: Lookup;
 }
 
+/** The answer, whatever its status: deciding what a status means is the caller's business. */
 export interface SignedResponse {
   status: number;
   contentType: string | null;
+  /** The `Location` header: redirects are reported, never followed. */
+  location: string | null;
+  /** The body as UTF-8, at most `maxResponseBytes` of it. */
   body: string;
   truncated: boolean;
 }
 
-/** The signature of a body: `sha256=<hex HMAC-SHA256 of the exact bytes sent>`. */
-export function signBody(body: Buffer | string, secret: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+/** The exchange took longer than its `timeoutMs`. Worth a retry. */
+export class RequestTimeoutError extends Error {
+  override readonly name = 'RequestTimeoutError';
+}
+
+/** The bytes a body is sent as, and the content type that goes with them. */
+export function encodeBody(body: unknown): { bytes: Buffer; contentType: string | null } {
+  if (body === undefined) return { bytes: Buffer.alloc(0), contentType: null };
+  if (typeof body === 'string') return { bytes: Buffer.from(body, 'utf8'), contentType: null };
+  return { bytes: Buffer.from(JSON.stringify(body), 'utf8'), contentType: 'application/json' };
+}
+
+/** `sha256=<hex HMAC-SHA256 of the exact bytes sent>`, the value of `X-Punctual-Signature`. */
+export function signBody(bytes: Buffer | string, secret: string): string {
+  return `sha256=${createHmac('sha256', secret).update(bytes).digest('hex')}`;
 }
 
 /**
- * Sends one signed request through the SSRF guard: the destination is resolved and checked at send
- * time and the socket goes to exactly that address. No redirects are followed; the response body
- * is read up to a cap. Throws on network errors, timeouts and aborts.
+ * Sends one signed request through the SSRF guard: the host is resolved and checked at send time
+ * and the socket goes to exactly the checked addresses (TLS still verifies the host name).
+ * Redirects are not followed; the body is read up to a cap. Resolves with any status; throws
+ * `BlockedDestinationError` (nothing was sent), {@link RequestTimeoutError}, the signal's reason,
+ * or the network error.
  */
 export async function sendSigned(request: SignedRequest): Promise<SignedResponse> {
   const url = new URL(request.url);
-  const destination = await resolveDestination(url, request.allowHosts, request.lookup);
-  const body = request.body === undefined ? Buffer.alloc(0) : Buffer.from(typeof request.body === 'string' ? request.body : JSON.stringify(request.body));
-  const headers: Record<string, string> = {
-    'user-agent': 'punctual',
-    ...(typeof request.body === 'string' || request.body === undefined ? {} : { 'content-type': 'application/json' }),
-    ...request.headers,
-    'idempotency-key': request.idempotencyKey,
-    'x-punctual-signature': signBody(body, request.secret),
-    'content-length': String(body.length),
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(request.signal!.reason);
+  const timer = setTimeout(() => stop.abort(new RequestTimeoutError(`timed out after ${request.timeoutMs} ms`)), request.timeoutMs);
+  request.signal?.addEventListener('abort', onAbort, { once: true });
+  if (request.signal?.aborted) onAbort();
+  try {
+    const addresses = await resolveDestination(url, request.allowHosts, { lookup: request.lookup, signal: stop.signal });
+    const { bytes, contentType } = encodeBody(request.body);
+    const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
+    for (const [name, value] of Object.entries(request.headers ?? {})) {
+      if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+    }
+    Object.assign(headers, {
+      'user-agent': 'punctual',
+      'idempotency-key': request.idempotencyKey,
+      'x-punctual-signature': signBody(bytes, request.secret),
+      'content-length': String(bytes.length),
+      ...(request.executionId ? { 'x-punctual-execution': request.executionId } : {}),
+    });
+    const options = { method: request.method ?? 'POST', headers, lookup: pinnedLookup(addresses), agent: false as const };
+    return await exchange(url, options, bytes, stop.signal, request.maxResponseBytes ?? MAX_RESPONSE_BYTES);
+  } finally {
+    clearTimeout(timer);
+    request.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * A resolver that only knows the checked addresses, so the socket cannot reach anything else.
+ * (An IP-literal host skips `lookup` altogether: that literal is what was checked.)
+ */
+function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
+  return (_hostname, options, callback) => {
+    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
+    const usable = addresses.filter((a) => family === 0 || a.family === family);
+    if (usable.length === 0) return callback(Object.assign(new Error('no checked address of that family'), { code: 'ENOTFOUND' }), '');
+    if (options.all) callback(null, usable);
+    else callback(null, usable[0]!.address, usable[0]!.family);
   };
-  // Connect to the address that was checked, whatever DNS answers a moment later.
-  const pinned: LookupFunction = (_host, options, callback) => {
-    if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [destination]);
-    else callback(null, destination.address, destination.family);
-  };
-  const max = request.maxResponseBytes ?? 64 * 1024;
-  const signals = [AbortSignal.timeout(request.timeoutMs), ...(request.signal ? [request.signal] : [])];
-  const client = url.protocol === 'https:' ? https : http;
+}
+
+/** One request/response over a fresh connection; settles once, on the answer, an error or `signal`. */
+function exchange(url: URL, options: http.RequestOptions, body: Buffer, signal: AbortSignal, max: number): Promise<SignedResponse> {
   return new Promise<SignedResponse>((resolve, reject) => {
-    const req = client.request(url, { method: request.method ?? 'POST', headers, lookup: pinned, signal: AbortSignal.any(signals) }, (res) => {
+    signal.throwIfAborted();
+    // A fresh connection each time (`agent: false`): a pooled socket would skip the check above.
+    const req = (url.protocol === 'https:' ? https : http).request(url, options, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
-      let truncated = false;
+      const finish = (truncated: boolean) => {
+        const { 'content-type': contentType = null, location = null } = res.headers;
+        resolve({ status: res.statusCode ?? 0, contentType, location, body: Buffer.concat(chunks).toString('utf8'), truncated });
+      };
       res.on('data', (chunk: Buffer) => {
         const room = max - size;
-        if (chunk.length > room) {
-          // Enough read: keep the cap, drop the rest, stop downloading.
-          chunks.push(chunk.subarray(0, room));
-          size = max;
-          truncated = true;
-          res.destroy();
-          return finish();
-        }
-        chunks.push(chunk);
-        size += chunk.length;
+        if (chunk.length <= room) return void (chunks.push(chunk), (size += chunk.length));
+        chunks.push(chunk.subarray(0, room));
+        size = max;
+        finish(true);
+        // Enough read: closing the connection stops the download instead of draining it.
+        res.destroy();
       });
-      res.on('end', () => finish());
+      res.on('end', () => finish(false));
       res.on('error', reject);
-      let done = false;
-      function finish() {
-        if (done) return;
-        done = true;
-        resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? null, body: Buffer.concat(chunks).toString('utf8'), truncated });
-      }
     });
-    req.on('error', (error) => reject(signals[0]!.aborted ? new Error(`request timed out after ${request.timeoutMs} ms`) : error));
+    const onAbort = () => {
+      req.destroy();
+      reject(signal.reason);
+    };
+    // `signal` belongs to this one request (sendSigned's own controller): no listener to remove.
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (error) => reject(signal.aborted ? signal.reason : error));
     req.end(body);
   });
 }
