@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { parseCron, usesHash } from './cron-expression.js';
-import { InvalidScheduleError } from './errors.js';
 import { compileSchedule, slotsBetween } from './schedule.js';
+import { refusal } from './refusal.spec-helper.js';
 
 const utc = (cron: string, from: string, count: number, hashKey?: string) =>
   slotsBetween(compileSchedule({ kind: 'cron', cron, timezone: 'UTC', hashKey }), new Date(from), new Date('2100-01-01T00:00:00Z'), count).map((d) => d.toISOString());
 
-function refusal(run: () => unknown): InvalidScheduleError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof InvalidScheduleError) return error;
-    throw error;
-  }
-  throw new Error('expected an InvalidScheduleError');
-}
 
 describe('cron expressions', () => {
   it('L is the last day of the month, L-2 two days before it, 5L the last Friday', () => {

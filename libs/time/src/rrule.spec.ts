@@ -1,22 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { DstPolicy } from './dst-policy.js';
-import { InvalidScheduleError } from './errors.js';
 import { compileSchedule, slotsBetween } from './schedule.js';
+import { refusal } from './refusal.spec-helper.js';
 
 function rrule(text: string, timezone: string, from: string, count: number, extra: { anchor?: Date; dst?: DstPolicy } = {}): string[] {
   const schedule = compileSchedule({ kind: 'rrule', rrule: text, timezone, ...extra });
   return slotsBetween(schedule, new Date(from), new Date('2100-01-01T00:00:00Z'), count).map((d) => d.toISOString());
 }
 
-function refusal(run: () => unknown): InvalidScheduleError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof InvalidScheduleError) return error;
-    throw error;
-  }
-  throw new Error('expected an InvalidScheduleError');
-}
 
 describe('rrule schedules', () => {
   it('America/New_York: DTSTART;TZID + COUNT, shifted through the March gap, first pass in November', () => {

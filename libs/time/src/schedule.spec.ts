@@ -1,23 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { formatDuration, parseDuration } from './duration.js';
-import { InvalidScheduleError } from './errors.js';
 import { jitterOffset } from './jitter.js';
 import { previewFireTimes } from './preview.js';
 import { compileSchedule, type ScheduleSpec, slotsBetween } from './schedule.js';
 import { formatLocal } from './zone.js';
+import { refusal } from './refusal.spec-helper.js';
 
 const iso = (dates: (Date | null)[]) => dates.map((d) => d?.toISOString() ?? null);
 const at = (s: string) => new Date(s);
 
-function refusal(run: () => unknown): InvalidScheduleError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof InvalidScheduleError) return error;
-    throw error;
-  }
-  throw new Error('expected an InvalidScheduleError');
-}
 
 describe('every, at, bounds and previews', () => {
   it('every counts elapsed time from its anchor, straight through a DST change', () => {
