@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../libs/config/src/index.js';
+import { EXECUTIONS_QUEUE } from '../../libs/queue/src/queue.constants.js';
+import { configData, deployment, EXAMPLE_SECRET, type K8sObject, RENDERS, ROLES, selects, unknownFields, validateModel } from './manifests.js';
+
+// The optional components (KEDA, ServiceMonitor), what differs between overlays, and the checks themselves.
+const withComponent = (component: string) => RENDERS.filter((r) => r.components.includes(component));
+
+describe.each(withComponent('keda'))('kubernetes: $label', ({ objects }) => {
+  const config = loadConfig(configData(objects));
+
+  it('scales workers on the BullMQ wait list of this REDIS_PREFIX (KEDA)', () => {
+    const scaled = objects.find((o) => o.kind === 'ScaledObject')!;
+    expect(scaled.apiVersion).toBe('keda.sh/v1alpha1');
+    expect(scaled.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: deployment(objects, 'worker').metadata.name });
+    expect(scaled.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
+    expect(scaled.spec.maxReplicaCount).toBeGreaterThan(scaled.spec.minReplicaCount);
+    const [trigger] = scaled.spec.triggers;
+    expect(trigger).toMatchObject({ type: 'redis', metadata: { listName: `${config.redisPrefix}:${EXECUTIONS_QUEUE}:wait` } });
+    const auth = objects.find((o) => o.kind === 'TriggerAuthentication' && o.metadata.name === trigger.authenticationRef.name);
+    expect(auth?.spec.secretTargetRef.map((r: { parameter: string }) => r.parameter)).toContain('address');
+  });
+});
+
+describe.each(withComponent('servicemonitor'))('kubernetes: $label', ({ objects }) => {
+  it('scrapes /metrics of every role with the METRICS_TOKEN (ServiceMonitor)', () => {
+    const monitor = objects.find((o) => o.kind === 'ServiceMonitor')!;
+    expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
+    const services = objects.filter((o) => o.kind === 'Service' && selects(monitor.spec.selector.matchLabels, o.metadata.labels));
+    for (const endpoint of monitor.spec.endpoints) {
+      expect(endpoint.path).toBe('/metrics');
+      expect(endpoint.authorization.credentials).toEqual({ name: EXAMPLE_SECRET.metadata.name, key: 'METRICS_TOKEN' });
+    }
+    const ports = monitor.spec.endpoints.map((e: { port: string }) => e.port);
+    for (const role of ROLES) {
+      const labels = deployment(objects, role).spec.template.metadata.labels;
+      const scraped = services.filter((s) => selects(s.spec.selector, labels) && s.spec.ports.some((p: { name: string }) => ports.includes(p.name)));
+      expect(scraped.length, role).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('kubernetes: across renders', () => {
+  const find = (overlay: string) => RENDERS.find((r) => r.overlay === overlay && r.components.length === 0)!.objects;
+  const [dev, prod] = [find('dev'), find('prod')];
+  const mebibytes = (q: string) => Number.parseFloat(q) * ({ Mi: 1, Gi: 1024 }[q.replace(/^[\d.]+/, '')] ?? Number.NaN);
+
+  it('declares no field the Kubernetes API does not know (a typo would be dropped or refused)', () => {
+    expect(unknownFields(RENDERS.flatMap((r) => r.objects))).toEqual([]);
+  });
+
+  it('never ships a Secret to production; the example one is clearly a placeholder', () => {
+    expect(prod.filter((o) => o.kind === 'Secret')).toEqual([]);
+    expect(Object.keys(EXAMPLE_SECRET.stringData).sort()).toEqual(['ADMIN_API_KEY', 'DATABASE_URL', 'METRICS_TOKEN', 'REDIS_URL']);
+    for (const [key, value] of Object.entries(EXAMPLE_SECRET.stringData as Record<string, string>)) expect(value, key).toContain('CHANGE-ME');
+  });
+
+  it('gives production more API replicas, more workers and bigger pods than dev', () => {
+    expect(deployment(prod, 'api').spec.replicas).toBeGreaterThan(deployment(dev, 'api').spec.replicas);
+    const hpa = (objects: K8sObject[]) => objects.find((o) => o.kind === 'HorizontalPodAutoscaler')!.spec;
+    expect(hpa(prod).minReplicas).toBeGreaterThan(hpa(dev).minReplicas);
+    expect(hpa(prod).maxReplicas).toBeGreaterThan(hpa(dev).maxReplicas);
+    for (const role of ROLES) {
+      const memory = (objects: K8sObject[]) => mebibytes(deployment(objects, role).spec.template.spec.containers[0].resources.requests.memory);
+      expect(memory(prod), role).toBeGreaterThan(memory(dev));
+    }
+  });
+});
+
+describe('kubernetes: the checks themselves', () => {
+  const sample = () => structuredClone(deployment(RENDERS[0]!.objects, 'worker'));
+
+  it('reject an object that breaks its schema, and kinds they cannot check', () => {
+    expect(() => validateModel({ ...sample(), spec: { ...sample().spec, replicas: 'two' } })).toThrow(/replicas/);
+    expect(() => validateModel({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })).toThrow(/no Kubernetes model/);
+  });
+
+  it('report a misspelt field', () => {
+    const typo = sample();
+    typo.spec.template.spec.containers[0].livenesProbe = typo.spec.template.spec.containers[0].livenessProbe;
+    expect(unknownFields([typo])).toEqual([expect.stringMatching(/^Deployment\/punctual-worker: .*livenesProbe/)]);
+  });
+});
