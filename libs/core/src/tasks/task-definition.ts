@@ -3,7 +3,6 @@ import type { Prisma } from '@punctual/db';
 import { compileSchedule, parseAt, parseDuration, type ScheduleSpec } from '@punctual/time';
 import { InvalidTaskError, PayloadTooLargeError } from '../errors.js';
 import { type ScheduleInput, TASK_NAME, type TaskInput } from './task-input.js';
-import { usesHash } from './task-schedule.js';
 
 /** The columns of a task that a definition sets (everything but cursor, status bookkeeping and ids). */
 export type TaskDefinition = Omit<Prisma.TaskCreateInput, 'secret' | 'executions'>;
@@ -78,7 +77,7 @@ export function scheduleSpecFromInput(s: ScheduleInput, hashKey: string, anchor:
   const everyMs = kind === 'every' ? parseDuration(s.every, 'schedule.every') : null;
   const spec: ScheduleSpec =
     kind === 'cron'
-      ? { kind, cron: s.cron!, timezone, hashKey: usesHash(s.cron!) ? hashKey : undefined, dst: s.dst, startAt, endAt }
+      ? { kind, cron: s.cron!, timezone, hashKey, dst: s.dst, startAt, endAt }
       : kind === 'rrule'
         ? { kind, rrule: s.rrule!, timezone, anchor, dst: s.dst, startAt, endAt }
         : kind === 'at'

@@ -7,7 +7,7 @@ export function scheduleSpecOf(task: Task): ScheduleSpec {
   const dst = { gap: task.dstGap ?? undefined, overlap: task.dstOverlap ?? undefined };
   switch (task.scheduleKind) {
     case 'cron':
-      return { kind: 'cron', cron: task.cron!, timezone: task.timezone, hashKey: usesHash(task.cron!) ? task.name : undefined, dst, ...bounds };
+      return { kind: 'cron', cron: task.cron!, timezone: task.timezone, hashKey: task.name, dst, ...bounds };
     case 'rrule':
       return { kind: 'rrule', rrule: task.rrule!, timezone: task.timezone, anchor: task.createdAt, dst, ...bounds };
     case 'at':
@@ -22,7 +22,3 @@ export function taskSchedule(task: Task): Schedule {
   return compileSchedule(scheduleSpecOf(task));
 }
 
-/** Whether a cron expression uses `H` (hashed by task name); only then is the name part of its key. */
-export function usesHash(cron: string): boolean {
-  return /(^|[\s,/-])H(\b|\()/.test(cron.trim().replace(/^@\w+$/, ''));
-}

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { type Outbox, OutboxRepository, TasksRepository } from '@punctual/db';
-import { sendSigned } from '@punctual/handlers';
+import { BlockedDestinationError, sendSigned } from '@punctual/handlers';
 import { Metrics } from '@punctual/observability';
 
 const POLL_MS = 1_000;
@@ -74,6 +74,8 @@ export class OutboxNotifier implements OnApplicationBootstrap, OnModuleDestroy {
       if (res.status >= 200 && res.status < 300) return { ok: true as const };
       return this.retry(message, `answered ${res.status}`);
     } catch (error) {
+      // A refused destination stays refused: asking again cannot succeed.
+      if (error instanceof BlockedDestinationError) return { ok: false as const, error: error.message, retryInMs: null };
       return this.retry(message, (error as Error).message);
     }
   }
