@@ -38,6 +38,7 @@ export const configSchema = z.object({
   LEADER_TTL_MS: int(5000, 500, 600_000),
   LOOKAHEAD_MS: int(2000, 0, 3_600_000),
   PLAN_TICK_MS: int(250, 10, 60_000),
+  FIRE_LEAD_MS: int(50, 0, 1000),
   LEASE_MS: int(30_000, 1000, 86_400_000),
   WORKER_CONCURRENCY: int(50, 1, 10_000),
   SHUTDOWN_GRACE_MS: int(25_000, 0, 3_600_000),

@@ -14,6 +14,8 @@ export interface Config {
   readonly leaderTtlMs: number;
   readonly lookaheadMs: number;
   readonly planTickMs: number;
+  /** How long before its `fire_at` a job is pushed; the worker holds it until `fire_at`. */
+  readonly fireLeadMs: number;
   readonly leaseMs: number;
   readonly workerConcurrency: number;
   readonly shutdownGraceMs: number;
@@ -58,6 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     leaderTtlMs: c.LEADER_TTL_MS,
     lookaheadMs: c.LOOKAHEAD_MS,
     planTickMs: c.PLAN_TICK_MS,
+    fireLeadMs: c.FIRE_LEAD_MS,
     leaseMs: c.LEASE_MS,
     workerConcurrency: c.WORKER_CONCURRENCY,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,

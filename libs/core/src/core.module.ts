@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { HandlersModule } from '@punctual/handlers';
 import { QueueModule } from '@punctual/queue';
 import { ApiKeysService } from './auth/api-keys.service.js';
+import { ExecutionDispatcher } from './planning/execution-dispatcher.js';
 import { PlannerService } from './planning/planner.service.js';
 import { RelayService } from './planning/relay.service.js';
 import { SchedulerService } from './planning/scheduler.service.js';
@@ -16,7 +17,7 @@ import { WorkerDirectory } from './worker/worker-directory.js';
 import { WorkerService } from './worker/worker.service.js';
 
 /** The scheduler role: leadership, planning and firing. Needs ConfigModule, DbModule and RedisModule. */
-@Module({ imports: [QueueModule], providers: [PlannerService, RelayService, SchedulerService], exports: [PlannerService, SchedulerService] })
+@Module({ imports: [QueueModule], providers: [PlannerService, RelayService, ExecutionDispatcher, SchedulerService], exports: [PlannerService, ExecutionDispatcher, SchedulerService] })
 export class SchedulerCoreModule {}
 
 /** The worker role: the BullMQ processor and the execution runner. */

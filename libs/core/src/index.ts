@@ -2,6 +2,7 @@ export { ApiKeysService, type Principal, roleAllows } from './auth/api-keys.serv
 export { SchedulerCoreModule, TasksCoreModule, WorkerCoreModule } from './core.module.js';
 export { ExecutionNotFoundError, ExecutionStateError, FencedOutError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from './errors.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader/leader-elector.js';
+export { ExecutionDispatcher } from './planning/execution-dispatcher.js';
 export { FireTimer } from './planning/fire-timer.js';
 export { PlannerService } from './planning/planner.service.js';
 export { RelayService } from './planning/relay.service.js';
@@ -17,7 +18,7 @@ export { type TaskPatch } from './tasks/task-patch.js';
 export { BACKFILL_MAX, type CatchUp, TaskRunsService } from './tasks/task-runs.service.js';
 export { TasksService } from './tasks/tasks.service.js';
 export { retryDelayMs } from './worker/backoff.js';
-export { ExecutionRunner, type RunOutcome, skipReasonAtClaim } from './worker/execution-runner.js';
+export { ExecutionRunner, holdBeforeSlotMs, type RunOutcome, skipReasonAtClaim } from './worker/execution-runner.js';
 export { AttemptAbortedError, AttemptControl } from './worker/attempt-control.js';
 export { ExecutionsService } from './worker/executions.service.js';
 export { OutboxNotifier } from './worker/outbox-notifier.js';

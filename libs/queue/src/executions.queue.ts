@@ -16,11 +16,14 @@ export class ExecutionsQueue implements OnApplicationShutdown {
     });
   }
 
-  /** Pushes executions as immediate jobs in one round trip; an id already queued is not added twice. */
-  async enqueueNow(executionIds: string[]): Promise<void> {
-    if (executionIds.length === 0) return;
+  /**
+   * Pushes executions as immediate jobs in one round trip; an id already queued is not added twice.
+   * Each job carries its `fire_at`, which a worker that receives it early waits for.
+   */
+  async enqueueNow(executions: { id: string; fireAt: Date }[]): Promise<void> {
+    if (executions.length === 0) return;
     await this.queue.addBulk(
-      executionIds.map((executionId) => ({ name: 'execution', data: { executionId }, opts: { jobId: executionJobId(executionId) } })),
+      executions.map(({ id, fireAt }) => ({ name: 'execution', data: { executionId: id, fireAt: fireAt.getTime() }, opts: { jobId: executionJobId(id) } })),
     );
   }
 

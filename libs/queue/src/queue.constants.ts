@@ -6,6 +6,11 @@ export const EXECUTIONS_QUEUE = 'executions';
 /** A job carries only the execution id: Postgres holds the truth (and the payload, which may be secret). */
 export interface ExecutionJobData {
   executionId: string;
+  /**
+   * The slot's `fire_at` (epoch ms) when the job was pushed ahead of it (FIRE_LEAD_MS): the worker
+   * holds the job until then. Absent on retries and re-enqueued jobs, which run at once.
+   */
+  fireAt?: number;
 }
 
 /** The BullMQ job id of an execution's attempt: the execution id for the first, suffixed after. */

@@ -25,6 +25,19 @@ describe('FireTimer', () => {
     expect(timer.size).toBe(0);
   });
 
+  it('with a lead, hands each item over that long before its instant', () => {
+    vi.useFakeTimers({ now: 0 });
+    const fired: [string, number][] = [];
+    const timer = new FireTimer<{ id: string; fireAt: Date }>((due) => fired.push(...due.map((d): [string, number] => [d.id, Date.now()])), Date.now, 50);
+    timer.add([{ id: 'a', fireAt: new Date(1000) }, { id: 'b', fireAt: new Date(1040) }, { id: 'c', fireAt: new Date(1100) }]);
+    vi.advanceTimersByTime(949);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual([['a', 950]]);
+    vi.advanceTimersByTime(100);
+    expect(fired).toEqual([['a', 950], ['b', 990], ['c', 1050]]);
+  });
+
   it('fires overdue items at once and forgets everything on clear', () => {
     vi.useFakeTimers({ now: 1000 });
     const fired: string[] = [];

@@ -7,6 +7,8 @@ export interface Fireable {
 /**
  * An in-memory min-heap of planned executions with a single `setTimeout` armed for the earliest.
  * At each due instant it hands every due item to `onFire` in one batch. An id is held once.
+ * With `leadMs`, an item is due `leadMs` before its `fireAt`: the queue round trip and the worker's
+ * pick-up happen ahead of the slot, and the worker holds the job until `fireAt`.
  */
 export class FireTimer<T extends Fireable> {
   private readonly heap: T[] = [];
@@ -17,6 +19,7 @@ export class FireTimer<T extends Fireable> {
   constructor(
     private readonly onFire: (due: T[]) => void,
     private readonly now: () => number = Date.now,
+    private readonly leadMs = 0,
   ) {}
 
   get size(): number {
@@ -42,7 +45,7 @@ export class FireTimer<T extends Fireable> {
   private arm(): void {
     const next = this.heap[0];
     if (!next) return this.disarm();
-    const at = next.fireAt.getTime();
+    const at = next.fireAt.getTime() - this.leadMs;
     if (this.timer && at >= this.armedFor) return;
     this.disarm();
     this.armedFor = at;
@@ -58,9 +61,9 @@ export class FireTimer<T extends Fireable> {
   private fireDue(): void {
     this.timer = null;
     this.armedFor = Infinity;
-    const now = this.now();
+    const horizon = this.now() + this.leadMs;
     const due: T[] = [];
-    while (this.heap.length > 0 && this.heap[0]!.fireAt.getTime() <= now) {
+    while (this.heap.length > 0 && this.heap[0]!.fireAt.getTime() <= horizon) {
       const item = this.pop();
       this.ids.delete(item.id);
       due.push(item);

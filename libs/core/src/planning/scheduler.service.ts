@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { FencedOutError } from '../errors.js';
 import { LeaderElector } from '../leader/leader-elector.js';
 import { TASKS_CHANGED_CHANNEL } from '../tasks/tasks-changed.js';
+import { ExecutionDispatcher } from './execution-dispatcher.js';
 import { FireTimer } from './fire-timer.js';
 import { PlannerService } from './planner.service.js';
 import { RelayService } from './relay.service.js';
@@ -44,6 +45,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly state: SchedulerStateRepository,
     private readonly queue: ExecutionsQueue,
     private readonly relay: RelayService,
+    private readonly dispatcher: ExecutionDispatcher,
     private readonly metrics: Metrics,
   ) {
     this.elector = new LeaderElector(redis.client, {
@@ -53,7 +55,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
       onElected: () => void this.lead(),
       onDeposed: (reason) => this.follow(reason),
     });
-    this.timer = new FireTimer((due) => void this.fire(due));
+    this.timer = new FireTimer((due) => void this.fire(due), Date.now, config.fireLeadMs);
   }
 
   get isLeader(): boolean {
@@ -151,10 +153,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     const ids = due.map((e) => e.id);
     ids.forEach((id) => this.firing.add(id));
     try {
-      await this.queue.enqueueNow(ids);
-      const queuedAt = Date.now();
-      for (const e of due) this.metrics.dispatchLag.observe(Math.max(0, queuedAt - e.fireAt.getTime()) / 1000);
-      await this.executions.markQueued(ids);
+      await this.dispatcher.dispatch(due);
     } catch (error) {
       this.logger.error({ err: error, count: ids.length }, 'firing failed; the next sweep fires them again');
     } finally {

@@ -1,6 +1,6 @@
 import type { Task, TaskExecution } from '@punctual/db';
 import { describe, expect, it } from 'vitest';
-import { skipReasonAtClaim } from './execution-runner.js';
+import { holdBeforeSlotMs, skipReasonAtClaim } from './execution-runner.js';
 
 const fireAt = new Date('2026-06-01T12:00:00Z');
 const execution = (o: Partial<TaskExecution> = {}) => ({ attempt: 1, trigger: 'schedule', fireAt, ...o }) as TaskExecution;
@@ -24,5 +24,18 @@ describe('skipReasonAtClaim', () => {
     expect(skipReasonAtClaim(execution(), null, at(0))).toBe('task_deleted');
     expect(skipReasonAtClaim(execution(), task({ status: 'paused' }), at(0))).toBe('paused');
     expect(skipReasonAtClaim(execution({ trigger: 'manual' }), task({ status: 'paused' }), at(0))).toBeNull();
+  });
+});
+
+describe('holdBeforeSlotMs', () => {
+  it('holds a job pushed early until its fire_at, and nothing else', () => {
+    expect(holdBeforeSlotMs(1_050, 1_000, 50)).toBe(50);
+    expect(holdBeforeSlotMs(1_000, 1_000, 50)).toBe(0);
+    expect(holdBeforeSlotMs(900, 1_000, 50)).toBe(0);
+    expect(holdBeforeSlotMs(undefined, 1_000, 50)).toBe(0);
+  });
+
+  it('never parks a job longer than the lead plus the tolerated clock skew', () => {
+    expect(holdBeforeSlotMs(61_000, 1_000, 50)).toBe(300);
   });
 });

@@ -16,8 +16,23 @@ export type RunOutcome = 'succeeded' | 'retrying' | 'dead' | 'skipped' | 'cancel
 
 export interface RunOptions {
   workerId: string;
+  /** The slot's `fire_at` (epoch ms) when the job was pushed ahead of it: the attempt starts no earlier. */
+  fireAt?: number;
   /** Reports progress to the queue (Bull Board shows it). */
   progress?: (value: number | object) => Promise<void>;
+}
+
+/** Clock skew between a leader and a worker tolerated on top of the lead before a hold is cut short. */
+const MAX_CLOCK_SKEW_MS = 250;
+
+/**
+ * How long a job pushed ahead of its slot waits before its claim: until `fireAt`, never longer
+ * than the lead plus {@link MAX_CLOCK_SKEW_MS} (a worker clock far behind the leader's must not
+ * park the job), and not at all for jobs without a `fireAt` (retries, re-enqueued jobs).
+ */
+export function holdBeforeSlotMs(fireAt: number | undefined, now: number, leadMs: number): number {
+  if (fireAt === undefined) return 0;
+  return Math.min(Math.max(0, fireAt - now), leadMs + MAX_CLOCK_SKEW_MS);
 }
 
 /**
@@ -71,6 +86,8 @@ export class ExecutionRunner {
   }
 
   async runExecution(executionId: string, options: RunOptions): Promise<RunOutcome> {
+    const hold = holdBeforeSlotMs(options.fireAt, Date.now(), this.config.fireLeadMs);
+    if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
     const attemptId = randomUUID();
     const claim = await this.claimer.claim(executionId, attemptId, options.workerId);
     if (claim.kind !== 'claimed') return claim.kind === 'overlap' ? 'skipped' : 'lost';

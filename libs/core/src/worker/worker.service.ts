@@ -39,6 +39,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       (job: Job<ExecutionJobData>) =>
         this.runner.runExecution(job.data.executionId, {
           workerId: this.config.instanceId,
+          fireAt: job.data.fireAt,
           progress: (value) => job.updateProgress(value),
         }),
       { connection: this.redis.connect(), prefix: this.redis.prefix, concurrency: this.config.workerConcurrency },
