@@ -1,17 +1,60 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { cronParserDisagreements } from './cron-parser-dst.js';
-import { benchScheduleMath } from './schedule-math.js';
+import { precisionScenario } from './scenarios/precision.js';
+import { scheduleMathScenario } from './scenarios/schedule-math.js';
+import type { BenchOptions } from './support/options.js';
+import { markdownTable, type Row, type ScenarioOutcome, textTable } from './support/report.js';
 
-/** `npm run bench [-- --quick]`: the scenarios, printed as a table and written to bench/results/latest.json. */
-const quick = process.argv.includes('--quick');
-const math = await benchScheduleMath({ quick });
-const rows = [
-  ['schedule math (µs/slot)', math.punctualUsPerSlot.toFixed(2), `cron-parser ${math.cronParserUsPerSlot.toFixed(2)}`, (math.punctualUsPerSlot / math.cronParserUsPerSlot).toFixed(3), '≤ 5 µs'],
-];
-const zones = quick ? [] : cronParserDisagreements();
-console.table(rows.map(([measure, punctual, peer, ratio, target]) => ({ measure, punctual, peer, ratio, target })));
-if (!quick) console.log(`cron-parser alone disagrees with the DST rule in ${zones.length} zones: ${zones.join(', ')}`);
-const out = fileURLToPath(new URL('../../bench/results/latest.json', import.meta.url));
-mkdirSync(fileURLToPath(new URL('../../bench/results', import.meta.url)), { recursive: true });
-writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), quick, scheduleMath: math, cronParserDisagreements: zones }, null, 2));
+/**
+ * `npm run bench [-- --quick] [-- --large] [-- --only precision,burst]`: runs the scenarios of
+ * DESIGN §10 against real Postgres and Redis, each beside its peer measured in the same run, prints
+ * the table and writes bench/results/latest.json (and latest.md, the README's table).
+ * Exits 1 when a scenario broke a promise (a lost or doubled slot); timings never fail the run.
+ */
+const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>> = {
+  precision: precisionScenario,
+  'schedule-math': scheduleMathScenario,
+};
+
+const args = process.argv.slice(2);
+const opts: BenchOptions = { quick: args.includes('--quick'), large: args.includes('--large') };
+const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
+const only = onlyArg ? onlyArg.split(',') : Object.keys(SCENARIOS);
+const unknown = only.filter((name) => !(name in SCENARIOS));
+if (unknown.length) {
+  console.error(`unknown scenario(s): ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);
+  process.exit(2);
+}
+
+const started = Date.now();
+const rows: Row[] = [];
+const problems: string[] = [];
+const data: Record<string, unknown> = {};
+for (const name of only) {
+  const t0 = Date.now();
+  process.stdout.write(`▶ ${name}… `);
+  try {
+    const outcome = await SCENARIOS[name]!(opts);
+    rows.push(...outcome.rows);
+    problems.push(...outcome.problems);
+    data[name] = outcome.data;
+  } catch (error) {
+    problems.push(`${name} failed: ${(error as Error).stack ?? String(error)}`);
+  }
+  console.log(`${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+console.log(`\n${textTable(rows)}\n\n${machine}; ${((Date.now() - started) / 1000).toFixed(0)} s${opts.quick ? ' (quick: correctness only)' : ''}`);
+const dir = fileURLToPath(new URL('../../bench/results', import.meta.url));
+mkdirSync(dir, { recursive: true });
+const at = new Date().toISOString();
+writeFileSync(`${dir}/latest.json`, JSON.stringify({ at, machine, options: opts, scenarios: only, rows, problems, data }, null, 2));
+writeFileSync(`${dir}/latest.md`, `${markdownTable(rows)}\n\n${machine}, ${at.slice(0, 10)}${opts.quick ? ' (--quick)' : ''}\n`);
+if (problems.length) {
+  console.error(`\n${problems.length} problem(s):\n${problems.map((p) => `- ${p}`).join('\n')}`);
+  process.exitCode = 1;
+}
+// Clients of finished scenarios may keep sockets half-open for a while: the run is over.
+process.exit();

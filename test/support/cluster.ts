@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { createSandbox, type Sandbox } from './isolation.js';
+import type { Sandbox } from './sandbox.js';
 import { AppProcess, freePort, type Role, sleep } from './processes.js';
 
 export const TERMINAL = ['succeeded', 'dead', 'skipped', 'missed', 'cancelled'];
@@ -30,8 +30,9 @@ export class Cluster {
     private readonly env: Record<string, string>,
   ) {}
 
-  static async start(options: { schedulers: number; workers: number; api?: boolean; env?: Record<string, string> }): Promise<Cluster> {
-    const sandbox = await createSandbox();
+  /** `sandbox` defaults to a clone of the test run's template (imported late: it needs vitest). */
+  static async start(options: { schedulers: number; workers: number; api?: boolean; env?: Record<string, string>; sandbox?: Sandbox }): Promise<Cluster> {
+    const sandbox = options.sandbox ?? (await (await import('./isolation.js')).createSandbox());
     const db = new pg.Client({ connectionString: sandbox.databaseUrl });
     await db.connect();
     const cluster = new Cluster(sandbox, db, sandbox.env({ LEADER_TTL_MS: '1000', LOG_LEVEL: 'info', ...options.env }));

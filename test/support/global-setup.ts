@@ -32,9 +32,3 @@ export default async function setup(project: TestProject): Promise<void> {
   }
   project.provide('templateDatabase', template);
 }
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    templateDatabase: string;
-  }
-}

@@ -1,9 +1,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** The project root: the same from the sources (tests) and from `dist/` (benchmarks). */
+function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return `${dir}/`;
+}
+
+const ROOT = projectRoot();
 const LOG_DIR = `${ROOT}test/artifacts`;
 
 export type Role = 'api' | 'scheduler' | 'worker';

@@ -1,5 +1,5 @@
 import { CronExpressionParser } from 'cron-parser';
-import { compileSchedule, offsetAt, slotsBetween } from '../libs/time/src/index.js';
+import { compileSchedule, offsetAt, slotsBetween } from '../../libs/time/src/index.js';
 
 /**
  * The zones where raw cron-parser (with `tz`) disagrees with DESIGN §6 for daily jobs at the given
