@@ -82,4 +82,52 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     expect((await db.executions.claim(b, randomUUID(), 'w2', 30_000)).kind).toBe('overlap');
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).status).toBe('queued');
   });
+
+  it('claims many in one statement: each caller gets its own answer', async () => {
+    await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
+    const fresh = await execution('queued');
+    const planned = await execution('scheduled');
+    const done = await execution('succeeded');
+    const raced = await execution('queued');
+    const [winner, loser] = [randomUUID(), randomUUID()];
+    const requests = [
+      { id: fresh, attemptId: randomUUID(), workerId: 'w1' },
+      { id: planned, attemptId: randomUUID(), workerId: 'w1' },
+      { id: done, attemptId: randomUUID(), workerId: 'w1' },
+      { id: raced, attemptId: winner, workerId: 'w1' },
+      { id: raced, attemptId: loser, workerId: 'w2' },
+    ];
+    const results = await db.executions.claimMany(requests, 30_000);
+    expect(results.map((r) => r.kind)).toEqual(['claimed', 'claimed', 'lost', 'claimed', 'lost']);
+    const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: raced }, include: { events: true } });
+    expect(row).toMatchObject({ status: 'running', attempt: 1, attemptId: winner, workerId: 'w1' });
+    expect(row.events).toHaveLength(1);
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: done } })).status).toBe('succeeded');
+  });
+
+  it('claims many with two exclusive runs of one task: one claimed, the other reported as overlap', async () => {
+    await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
+    const a = await execution('queued', { exclusive: true });
+    const b = await execution('queued', { exclusive: true });
+    const results = await db.executions.claimMany([a, b].map((id) => ({ id, attemptId: randomUUID(), workerId: 'w1' })), 30_000);
+    expect(results.map((r) => r.kind)).toEqual(['claimed', 'overlap']);
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).status).toBe('queued');
+  });
+
+  it('records many successes in one statement, fenced per attempt', async () => {
+    await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
+    const ids = [await execution('queued'), await execution('queued')];
+    const attempts = [randomUUID(), randomUUID()];
+    await db.executions.claimMany(ids.map((id, i) => ({ id, attemptId: attempts[i]!, workerId: 'w1' })), 30_000);
+    const ok = await db.executions.markSucceededMany([
+      { id: ids[0]!, attemptId: attempts[0]!, result: { n: 1 } },
+      { id: ids[1]!, attemptId: randomUUID(), result: { stale: true } },
+    ]);
+    expect(ok).toEqual([true, false]);
+    const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: ids } }, include: { events: true } });
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(ids[0]!)).toMatchObject({ status: 'succeeded', result: { n: 1 } });
+    expect(byId.get(ids[0]!)!.events.map((e) => e.toStatus).sort()).toEqual(['running', 'succeeded']);
+    expect(byId.get(ids[1]!)).toMatchObject({ status: 'running', result: null });
+  });
 });

@@ -107,6 +107,75 @@ export class ExecutionsRepository {
     }
   }
 
+  /**
+   * {@link claim} for many executions in one statement (a worker's concurrent jobs). Rows are locked
+   * in id order, as every multi-row transition does, so concurrent batches cannot deadlock. When
+   * one of them would break the overlap guard the whole statement fails; then each is claimed on
+   * its own, so every caller still gets its own answer (`overlap` included).
+   */
+  async claimMany(requests: { id: string; attemptId: string; workerId: string }[], leaseMs: number): Promise<ClaimResult[]> {
+    let rows: ExecutionRow[];
+    try {
+      rows = await this.prisma.$queryRaw<ExecutionRow[]>`
+        WITH req AS (
+          SELECT * FROM unnest(${requests.map((r) => r.id)}::uuid[], ${requests.map((r) => r.attemptId)}::uuid[], ${requests.map((r) => r.workerId)}::text[])
+            AS r(id, attempt_id, worker_id)
+        ),
+        prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) ORDER BY e.id FOR UPDATE),
+        picked AS (SELECT DISTINCT ON (id) * FROM req ORDER BY id),
+        moved AS (
+          UPDATE task_execution e
+          SET status = 'running', attempt = e.attempt + 1, attempt_id = picked.attempt_id, worker_id = picked.worker_id,
+              started_at = now(), heartbeat_at = now(), lease_until = now() + ${leaseMs} * interval '1 millisecond',
+              next_attempt_at = NULL
+          FROM prev JOIN picked USING (id)
+          WHERE e.id = prev.id
+            AND (prev.status = ANY(${statusList(PENDING)}) OR (prev.status = 'running' AND e.lease_until < now()))
+          RETURNING e.*, prev.status AS from_status
+        ),
+        ev AS (
+          INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
+          SELECT id, from_status, status, worker_id, jsonb_build_object('attempt', attempt) FROM moved
+        )
+        SELECT * FROM moved`;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const results: ClaimResult[] = [];
+      for (const r of requests) results.push(await this.claim(r.id, r.attemptId, r.workerId, leaseMs));
+      return results;
+    }
+    const byAttempt = new Map(rows.map((row) => [row.attempt_id, executionFromRow(row)]));
+    return requests.map((r): ClaimResult => {
+      const execution = byAttempt.get(r.attemptId);
+      return execution ? { kind: 'claimed', execution } : { kind: 'lost' };
+    });
+  }
+
+  /** {@link markSucceeded} for many attempts in one statement; true for each attempt that was current. */
+  async markSucceededMany(successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]): Promise<boolean[]> {
+    const moved = await this.prisma.$queryRaw<{ attempt_id: string }[]>`
+      WITH req AS (
+        SELECT * FROM unnest(${successes.map((s) => s.id)}::uuid[], ${successes.map((s) => s.attemptId)}::uuid[],
+                             ${successes.map((s) => (s.result === null ? null : JSON.stringify(s.result)))}::jsonb[])
+          AS r(id, attempt_id, result)
+      ),
+      prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) ORDER BY e.id FOR UPDATE),
+      moved AS (
+        UPDATE task_execution e
+        SET status = 'succeeded', finished_at = now(), lease_until = NULL, error = NULL, result = req.result
+        FROM prev JOIN req USING (id)
+        WHERE e.id = prev.id AND prev.status = 'running' AND e.attempt_id = req.attempt_id
+        RETURNING e.id, e.attempt_id, e.status, e.worker_id, prev.status AS from_status
+      ),
+      ev AS (
+        INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
+        SELECT id, from_status, status, worker_id, NULL FROM moved
+      )
+      SELECT attempt_id FROM moved`;
+    const current = new Set(moved.map((m) => m.attempt_id));
+    return successes.map((s) => current.has(s.attemptId));
+  }
+
   /** `running` → `succeeded`, fenced by `attempt_id`. False when the attempt is stale. */
   async markSucceeded(id: string, attemptId: string, result: Prisma.InputJsonValue | null, db: Db = this.prisma): Promise<boolean> {
     const moved = await this.transition(
@@ -335,7 +404,7 @@ export class ExecutionsRepository {
   ): Promise<TaskExecution[]> {
     if (ids.length === 0) return [];
     const rows = await db.$queryRaw<ExecutionRow[]>`
-      WITH prev AS (SELECT id, status FROM task_execution WHERE id = ANY(${ids}::uuid[]) FOR UPDATE),
+      WITH prev AS (SELECT id, status FROM task_execution WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE),
       moved AS (
         UPDATE task_execution e SET status = ${to}::execution_status, ${set}
         FROM prev

@@ -46,6 +46,10 @@ export class TasksRepository {
     return db.task.findUnique({ where: { id } });
   }
 
+  findByIds(ids: string[], db: Db = this.prisma): Promise<Task[]> {
+    return db.task.findMany({ where: { id: { in: ids } } });
+  }
+
   /** Locks the named task row for the rest of the transaction. */
   async lockByName(db: Db, name: string): Promise<Task | null> {
     const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM task WHERE name = ${name} FOR UPDATE`;

@@ -7,6 +7,7 @@ import { Metrics } from '@punctual/observability';
 import { ExecutionsQueue } from '@punctual/queue';
 import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
 import { retryDelayMs } from './backoff.js';
+import { Batcher } from './batcher.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
 import { OverlapClaimer } from './overlap-claimer.js';
 
@@ -58,6 +59,14 @@ export function skipReasonAtClaim(execution: TaskExecution, task: Task | null, n
 export class ExecutionRunner {
   private readonly logger = new Logger(ExecutionRunner.name);
   private readonly active = new Map<string, AttemptControl>();
+  /** Concurrent jobs read their tasks and record plain successes together (see {@link Batcher}). */
+  private readonly taskReads = new Batcher<string, Task | null>(async (ids) => {
+    const found = new Map((await this.tasks.findByIds([...new Set(ids)])).map((t) => [t.id, t]));
+    return ids.map((id) => found.get(id) ?? null);
+  });
+  private readonly successes = new Batcher((items: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]) =>
+    this.executions.markSucceededMany(items),
+  );
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -95,7 +104,7 @@ export class ExecutionRunner {
     if (execution.attempt === 1 && execution.startedAt) {
       this.metrics.startLag.observe(Math.max(0, execution.startedAt.getTime() - execution.fireAt.getTime()) / 1000);
     }
-    const task = execution.taskId ? await this.tasks.findById(execution.taskId) : null;
+    const task = execution.taskId ? await this.taskReads.run(execution.taskId) : null;
     const fields = { executionId, task: execution.taskName, attempt: execution.attempt };
     const reason = skipReasonAtClaim(execution, task, execution.startedAt ?? new Date());
     if (reason || !task) {
@@ -135,9 +144,9 @@ export class ExecutionRunner {
   private async recordSuccess(execution: TaskExecution, task: Task, attemptId: string, result: unknown, fields: object): Promise<RunOutcome> {
     const json = result === undefined ? null : (JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
     const stored = json !== null && Buffer.byteLength(JSON.stringify(json)) > MAX_RESULT_BYTES ? { truncated: true } : json;
-    const ok = await this.withNotification(task, execution, 'succeeded', undefined, (db) =>
-      this.executions.markSucceeded(execution.id, attemptId, stored, db),
-    );
+    const ok = notificationFor(task, execution, 'succeeded')
+      ? await this.withNotification(task, execution, 'succeeded', undefined, (db) => this.executions.markSucceeded(execution.id, attemptId, stored, db))
+      : await this.successes.run({ id: execution.id, attemptId, result: stored });
     if (ok) this.metrics.executions.inc({ status: 'succeeded', handler: task.handler });
     this.logger.log({ ...fields, status: ok ? 'succeeded' : 'stale' }, ok ? 'execution succeeded' : 'stale attempt; result dropped');
     return ok ? 'succeeded' : 'stale';

@@ -4,6 +4,7 @@ import { type ClaimResult, ExecutionsRepository, TasksRepository } from '@punctu
 import { Metrics } from '@punctual/observability';
 import { EXECUTION_CANCEL_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
+import { Batcher } from './batcher.js';
 
 /** How often a buffered execution (`overlap=buffer_one`) tries again to start. */
 const BUFFER_POLL_MS = 100;
@@ -19,6 +20,8 @@ const BUFFER_POLL_MS = 100;
 export class OverlapClaimer {
   private readonly logger = new Logger(OverlapClaimer.name);
   private stopping = false;
+  /** First claims of concurrent jobs share a statement; retries after an overlap go one by one. */
+  private readonly firstClaims: Batcher<{ id: string; attemptId: string; workerId: string }, ClaimResult>;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -26,7 +29,9 @@ export class OverlapClaimer {
     private readonly tasks: TasksRepository,
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    this.firstClaims = new Batcher((requests) => this.executions.claimMany(requests, this.config.leaseMs));
+  }
 
   /** Stops buffered executions from waiting any longer (shutdown); they stay queued. */
   stop(): void {
@@ -34,8 +39,9 @@ export class OverlapClaimer {
   }
 
   async claim(executionId: string, attemptId: string, workerId: string): Promise<ClaimResult> {
+    const claimAgain = () => this.executions.claim(executionId, attemptId, workerId, this.config.leaseMs);
+    let claim = await this.firstClaims.run({ id: executionId, attemptId, workerId });
     for (;;) {
-      const claim = await this.executions.claim(executionId, attemptId, workerId, this.config.leaseMs);
       if (claim.kind !== 'overlap') return claim;
       const row = await this.executions.findById(executionId);
       const task = row?.taskId ? await this.tasks.findById(row.taskId) : null;
@@ -46,10 +52,12 @@ export class OverlapClaimer {
           await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), running.id);
           this.logger.log({ executionId: running.id, task: task.name, replacedBy: executionId }, 'execution cancelled: replaced');
         }
+        claim = await claimAgain();
         continue;
       }
       if (task.overlap === 'buffer_one' && !this.stopping && (await this.executions.holdAsBuffered(executionId, task.id))) {
         await new Promise((resolve) => setTimeout(resolve, BUFFER_POLL_MS));
+        claim = await claimAgain();
         continue;
       }
       if (this.stopping && task.overlap === 'buffer_one') return { kind: 'lost' };

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { Batcher } from './batcher.js';
+
+/** A batch function that records its batches and answers when `release` is called. */
+function gated() {
+  const batches: number[][] = [];
+  const gates: (() => void)[] = [];
+  const run = async (inputs: number[]) => {
+    batches.push(inputs);
+    await new Promise<void>((resolve) => gates.push(resolve));
+    return inputs.map((n) => n * 10);
+  };
+  return { batches, run, release: () => gates.shift()?.() };
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe('Batcher', () => {
+  it('sends the first calls at once and gathers the rest while those run', async () => {
+    const g = gated();
+    const batcher = new Batcher(g.run, 100, 1);
+    const results = [1, 2, 3, 4].map((n) => batcher.run(n));
+    expect(g.batches).toEqual([[1]]);
+    g.release();
+    await tick();
+    expect(g.batches).toEqual([[1], [2, 3, 4]]);
+    g.release();
+    expect(await Promise.all(results)).toEqual([10, 20, 30, 40]);
+  });
+
+  it('caps a batch and keeps at most maxInFlight batches running', async () => {
+    const g = gated();
+    const batcher = new Batcher(g.run, 2, 2);
+    const results = [1, 2, 3, 4, 5, 6].map((n) => batcher.run(n));
+    expect(g.batches).toEqual([[1], [2]]);
+    g.release();
+    await tick();
+    expect(g.batches).toEqual([[1], [2], [3, 4]]);
+    g.release();
+    await tick();
+    expect(g.batches).toEqual([[1], [2], [3, 4], [5, 6]]);
+    g.release();
+    g.release();
+    expect(await Promise.all(results)).toEqual([10, 20, 30, 40, 50, 60]);
+  });
+
+  it('rejects every call of a failed batch and goes on with the next', async () => {
+    let fail = true;
+    const batcher = new Batcher(async (inputs: number[]) => {
+      if (fail) throw new Error('down');
+      return inputs;
+    }, 10, 1);
+    const first = batcher.run(1);
+    await expect(first).rejects.toThrow('down');
+    fail = false;
+    expect(await batcher.run(2)).toBe(2);
+  });
+});
