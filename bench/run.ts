@@ -1,8 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { burstScenario } from './scenarios/burst.js';
 import { precisionScenario } from './scenarios/precision.js';
 import { scheduleMathScenario } from './scenarios/schedule-math.js';
+import { workerOverheadScenario } from './scenarios/worker-overhead.js';
 import type { BenchOptions } from './support/options.js';
 import { markdownTable, type Row, type ScenarioOutcome, textTable } from './support/report.js';
 
@@ -14,6 +16,8 @@ import { markdownTable, type Row, type ScenarioOutcome, textTable } from './supp
  */
 const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>> = {
   precision: precisionScenario,
+  burst: burstScenario,
+  'worker-overhead': workerOverheadScenario,
   'schedule-math': scheduleMathScenario,
 };
 
