@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
@@ -134,5 +136,16 @@ describe('schema.prisma agrees with the migrated database', () => {
     expect(indexes.map((i) => i.indexname)).toEqual(
       expect.arrayContaining(['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_status_fire_at_idx', 'outbox_pending_idx']),
     );
+  });
+
+  it('has exactly the indexes schema.prisma declares, plus the partial ones only SQL can express', async () => {
+    const schema = readFileSync(fileURLToPath(new URL('../../prisma/schema.prisma', import.meta.url)), 'utf8');
+    const declared = [...schema.matchAll(/@@(?:index|unique)\(.*map: "([^"]+)"\)/g)].map((m) => m[1]);
+    // `@unique` on a field: Prisma names the index <table>_<column>_key.
+    declared.push('task_name_key', 'api_key_prefix_key');
+    const sqlOnly = ['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'outbox_pending_idx'];
+    const rows = await db.prisma.$queryRaw<{ indexname: string }[]>`
+      SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' AND indexname NOT LIKE '%_pkey'`;
+    expect(rows.map((r) => r.indexname).sort()).toEqual([...declared, ...sqlOnly].sort());
   });
 });

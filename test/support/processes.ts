@@ -32,7 +32,9 @@ export class AppProcess {
 
   static start(role: Role, env: Record<string, string>, port: number, label: string = role): AppProcess {
     const portEnv = role === 'api' ? { PORT: String(port) } : { HEALTH_PORT: String(port) };
-    const child = spawn(process.execPath, [`${ROOT}dist/apps/${role}/src/main.js`], {
+    // `npm run bench -- --profile DIR` writes a CPU profile of every app process into DIR.
+    const profile = process.env.PUNCTUAL_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PUNCTUAL_CPU_PROFILE_DIR}`] : [];
+    const child = spawn(process.execPath, [...profile, `${ROOT}dist/apps/${role}/src/main.js`], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', INSTANCE_ID: `${label}-${port}`, ...env, ...portEnv },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,7 @@ export { SchedulerCoreModule, TasksCoreModule, WorkerCoreModule } from './core.m
 export { ExecutionNotFoundError, ExecutionStateError, FencedOutError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from './errors.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader/leader-elector.js';
 export { ExecutionDispatcher } from './planning/execution-dispatcher.js';
-export { FireTimer } from './planning/fire-timer.js';
+export { type Fireable, FireTimer } from './planning/fire-timer.js';
 export { PlannerService } from './planning/planner.service.js';
 export { RelayService } from './planning/relay.service.js';
 export { SchedulerService } from './planning/scheduler.service.js';

@@ -53,8 +53,24 @@ export class ExecutionsRepository {
    */
   async insertPlanned(db: Db, rows: PlannedExecution[], payload?: unknown): Promise<TaskExecution[]> {
     if (rows.length === 0) return [];
+    const inserted = await db.$queryRaw<ExecutionRow[]>`${this.insertSql(rows, payload)} RETURNING *`;
+    return inserted.map(executionFromRow);
+  }
+
+  /**
+   * The planner's insert: like {@link insertPlanned} but answers only which ids were inserted — the
+   * planner already holds every other column, and reading thousands of full rows back per batch
+   * would cost more than writing them.
+   */
+  async insertPlannedIds(db: Db, rows: PlannedExecution[]): Promise<Set<string>> {
+    if (rows.length === 0) return new Set();
+    const inserted = await db.$queryRaw<{ id: string }[]>`${this.insertSql(rows)} RETURNING id`;
+    return new Set(inserted.map((r) => r.id));
+  }
+
+  private insertSql(rows: PlannedExecution[], payload?: unknown): Prisma.Sql {
     const override = payload === undefined ? null : JSON.stringify(payload);
-    const inserted = await db.$queryRaw<ExecutionRow[]>`
+    return Prisma.sql`
       INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive, finished_at, payload)
       SELECT u.id, u.task_id, u.task_name, u.scheduled_for, u.fire_at, u.trigger, u.status, u.task_version, u.exclusive,
              CASE WHEN u.status = 'missed' THEN now() END, ${override}::jsonb
@@ -64,9 +80,7 @@ export class ExecutionsRepository {
         ${rows.map((r) => r.trigger)}::execution_trigger[], ${rows.map((r) => r.status)}::execution_status[],
         ${rows.map((r) => r.taskVersion)}::int[], ${rows.map((r) => r.exclusive)}::bool[]
       ) AS u(id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive)
-      ON CONFLICT (task_id, scheduled_for) DO NOTHING
-      RETURNING *`;
-    return inserted.map(executionFromRow);
+      ON CONFLICT (task_id, scheduled_for) DO NOTHING`;
   }
 
   /** `scheduled` → `queued` for the rows just pushed to the queue. Returns the ids moved. */

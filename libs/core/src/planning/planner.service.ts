@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { type CursorAdvance, ExecutionsRepository, type PlannedExecution, PrismaService, SchedulerStateRepository, type TaskExecution, TasksRepository } from '@punctual/db';
+import { type CursorAdvance, ExecutionsRepository, type PlannedExecution, PrismaService, SchedulerStateRepository, TasksRepository } from '@punctual/db';
 import { Metrics } from '@punctual/observability';
 import { FencedOutError } from '../errors.js';
 import { taskSchedule } from '../tasks/task-schedule.js';
@@ -35,8 +35,8 @@ export class PlannerService {
    * Plans every due task as leader of `epoch`. Returns the inserted rows that still have to fire.
    * Throws {@link FencedOutError} when a newer leader exists (nothing of that batch is committed).
    */
-  async planDueSlots(epoch: bigint, now: () => Date = () => new Date()): Promise<TaskExecution[]> {
-    const planned: TaskExecution[] = [];
+  async planDueSlots(epoch: bigint, now: () => Date = () => new Date()): Promise<PlannedExecution[]> {
+    const planned: PlannedExecution[] = [];
     for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch += 1) {
       const { inserted, tasksLocked } = await this.planBatch(epoch, now());
       planned.push(...inserted);
@@ -45,7 +45,7 @@ export class PlannerService {
     return planned;
   }
 
-  private async planBatch(epoch: bigint, now: Date): Promise<{ inserted: TaskExecution[]; tasksLocked: number }> {
+  private async planBatch(epoch: bigint, now: Date): Promise<{ inserted: PlannedExecution[]; tasksLocked: number }> {
     const result = await this.prisma.$transaction(
       async (tx) => {
         if (!(await this.state.fence(tx, epoch))) throw new FencedOutError(epoch);
@@ -68,9 +68,9 @@ export class PlannerService {
             advances.push({ id: task.id, nextRunAt: null, lastScheduledFor: null, missed: 0 });
           }
         }
-        const inserted = await this.executions.insertPlanned(tx, rows);
+        const inserted = await this.executions.insertPlannedIds(tx, rows);
         await this.tasks.advanceCursors(tx, advances);
-        const scheduled = inserted.filter((e) => e.status === 'scheduled');
+        const scheduled = rows.filter((e) => e.status === 'scheduled' && inserted.has(e.id));
         return { inserted: scheduled, tasksLocked: due.length, missed: advances.reduce((sum, a) => sum + a.missed, 0) };
       },
       { timeout: 30_000, maxWait: 10_000 },

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { ExecutionsRepository, SchedulerStateRepository, type TaskExecution } from '@punctual/db';
+import { ExecutionsRepository, SchedulerStateRepository } from '@punctual/db';
 import { Metrics } from '@punctual/observability';
 import { ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
@@ -9,7 +9,7 @@ import { FencedOutError } from '../errors.js';
 import { LeaderElector } from '../leader/leader-elector.js';
 import { TASKS_CHANGED_CHANNEL } from '../tasks/tasks-changed.js';
 import { ExecutionDispatcher } from './execution-dispatcher.js';
-import { FireTimer } from './fire-timer.js';
+import { type Fireable, FireTimer } from './fire-timer.js';
 import { PlannerService } from './planner.service.js';
 import { RelayService } from './relay.service.js';
 
@@ -26,7 +26,7 @@ const RELAY_INTERVAL_MS = 2_000;
 export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(SchedulerService.name);
   private readonly elector: LeaderElector;
-  private readonly timer: FireTimer<TaskExecution>;
+  private readonly timer: FireTimer<Fireable>;
   private subscriber: Redis | null = null;
   private epoch: bigint | null = null;
   private planTimer: NodeJS.Timeout | null = null;
@@ -148,7 +148,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     }
   }
 
-  private async fire(due: TaskExecution[]): Promise<void> {
+  private async fire(due: Fireable[]): Promise<void> {
     if (!this.isLeader) return;
     const ids = due.map((e) => e.id);
     ids.forEach((id) => this.firing.add(id));
