@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { burstScenario } from './scenarios/burst.js';
 import { precisionScenario } from './scenarios/precision.js';
 import { scheduleMathScenario } from './scenarios/schedule-math.js';
+import { throughputScenario } from './scenarios/throughput.js';
 import { workerOverheadScenario } from './scenarios/worker-overhead.js';
 import type { BenchOptions } from './support/options.js';
 import { markdownTable, type Row, type ScenarioOutcome, textTable } from './support/report.js';
@@ -17,12 +18,15 @@ import { markdownTable, type Row, type ScenarioOutcome, textTable } from './supp
 const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>> = {
   precision: precisionScenario,
   burst: burstScenario,
+  throughput: throughputScenario,
   'worker-overhead': workerOverheadScenario,
   'schedule-math': scheduleMathScenario,
 };
 
 const args = process.argv.slice(2);
 const opts: BenchOptions = { quick: args.includes('--quick'), large: args.includes('--large') };
+const profileDir = args.includes('--profile') ? args[args.indexOf('--profile') + 1] : undefined;
+if (profileDir) process.env.PUNCTUAL_CPU_PROFILE_DIR = profileDir;
 const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
 const only = onlyArg ? onlyArg.split(',') : Object.keys(SCENARIOS);
 const unknown = only.filter((name) => !(name in SCENARIOS));

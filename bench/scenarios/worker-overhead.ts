@@ -33,7 +33,7 @@ export async function benchWorkerOverhead(count: number): Promise<OverheadResult
 
 async function punctualThroughput(count: number) {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 0, workers: 0, sandbox, env: { LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info', NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS ?? '' } });
+  const cluster = await Cluster.start({ schedulers: 0, workers: 0, sandbox, env: { LOG_LEVEL: 'info' } });
   const queue = new Queue(EXECUTIONS_QUEUE, { connection: new Redis(REDIS_URL, { maxRetriesPerRequest: null }), prefix: sandbox.redisPrefix });
   try {
     const [taskId] = await insertTasks(cluster.db, 1, { prefix: 'overhead', nextRunAt: new Date(Date.now() + 86_400_000), overlap: 'allow' });
