@@ -1,8 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { burstScenario } from './scenarios/burst.js';
+import { failoverScenario } from './scenarios/failover.js';
 import { precisionScenario } from './scenarios/precision.js';
+import { scaleScenario } from './scenarios/scale.js';
 import { scheduleMathScenario } from './scenarios/schedule-math.js';
 import { throughputScenario } from './scenarios/throughput.js';
 import { workerOverheadScenario } from './scenarios/worker-overhead.js';
@@ -10,9 +13,10 @@ import type { BenchOptions } from './support/options.js';
 import { markdownTable, type Row, type ScenarioOutcome, textTable } from './support/report.js';
 
 /**
- * `npm run bench [-- --quick] [-- --large] [-- --only precision,burst]`: runs the scenarios of
- * DESIGN §10 against real Postgres and Redis, each beside its peer measured in the same run, prints
- * the table and writes bench/results/latest.json (and latest.md, the README's table).
+ * `npm run bench -- [--quick] [--large] [--only precision,burst] [--out DIR] [--profile DIR]`: runs
+ * the scenarios of DESIGN §10 against real Postgres and Redis, each beside its peer measured in the
+ * same run, prints the table and writes latest.json and latest.md (the README's table) to DIR
+ * (bench/results). `--profile` writes a CPU profile of every app process it starts.
  * Exits 1 when a scenario broke a promise (a lost or doubled slot); timings never fail the run.
  */
 const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>> = {
@@ -21,14 +25,22 @@ const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>
   throughput: throughputScenario,
   'worker-overhead': workerOverheadScenario,
   'schedule-math': scheduleMathScenario,
+  failover: failoverScenario,
+  scale: scaleScenario,
 };
 
-const args = process.argv.slice(2);
-const opts: BenchOptions = { quick: args.includes('--quick'), large: args.includes('--large') };
-const profileDir = args.includes('--profile') ? args[args.indexOf('--profile') + 1] : undefined;
-if (profileDir) process.env.PUNCTUAL_CPU_PROFILE_DIR = profileDir;
-const onlyArg = args.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? (args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined);
-const only = onlyArg ? onlyArg.split(',') : Object.keys(SCENARIOS);
+let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };
+try {
+  ({ values } = parseArgs({
+    options: { quick: { type: 'boolean', default: false }, large: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' }, profile: { type: 'string' } },
+  }));
+} catch (error) {
+  console.error(`${(error as Error).message}\nusage: npm run bench -- [--quick] [--large] [--only a,b] [--out DIR] [--profile DIR]`);
+  process.exit(2);
+}
+const opts: BenchOptions = { quick: values.quick, large: values.large };
+if (values.profile) process.env.PUNCTUAL_CPU_PROFILE_DIR = values.profile;
+const only = values.only ? values.only.split(',') : Object.keys(SCENARIOS);
 const unknown = only.filter((name) => !(name in SCENARIOS));
 if (unknown.length) {
   console.error(`unknown scenario(s): ${unknown.join(', ')}; known: ${Object.keys(SCENARIOS).join(', ')}`);
@@ -55,7 +67,7 @@ for (const name of only) {
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 console.log(`\n${textTable(rows)}\n\n${machine}; ${((Date.now() - started) / 1000).toFixed(0)} s${opts.quick ? ' (quick: correctness only)' : ''}`);
-const dir = fileURLToPath(new URL('../../bench/results', import.meta.url));
+const dir = values.out ?? fileURLToPath(new URL('../../bench/results', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const at = new Date().toISOString();
 writeFileSync(`${dir}/latest.json`, JSON.stringify({ at, machine, options: opts, scenarios: only, rows, problems, data }, null, 2));

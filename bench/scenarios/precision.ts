@@ -77,9 +77,9 @@ async function bullmqPrecision(tasks: number, seconds: number) {
   }
 }
 
-/** Scenario 1 as table rows: 10 and 1,000 tasks for 30 s (quick: 5 tasks for 4 s). */
+/** Scenario 1 as table rows: 10 and 1,000 tasks for 30 s (quick: 3 tasks for 3 s). */
 export async function precisionScenario(opts: BenchOptions): Promise<ScenarioOutcome> {
-  const sizes: [number, number][] = opts.quick ? [[5, 4]] : [[10, 30], [1_000, 30]];
+  const sizes: [number, number][] = opts.quick ? [[3, 3]] : [[10, 30], [1_000, 30]];
   const rows: Row[] = [];
   const problems: string[] = [];
   const data: PrecisionResult[] = [];

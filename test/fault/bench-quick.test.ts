@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Runs `node dist/bench/run.js ARGS` to its end: exit code and output. */
+function bench(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['dist/bench/run.js', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
+/**
+ * `npm run bench -- --quick` runs every scenario small and checks only correctness (every slot
+ * accounted for, nothing doubled or lost). Its timings are not judged here: they are noise at
+ * this size, and timings belong in the benchmark's report. Runs with the fault tests, alone.
+ */
+describe('npm run bench -- --quick', () => {
+  it('runs every scenario beside its peer and breaks no promise', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'punctual-bench-'));
+    const { code, output } = await bench(['--quick', '--out', out]);
+    expect(code, output).toBe(0);
+    const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
+    expect(results.problems).toEqual([]);
+    expect(results.scenarios).toEqual(['precision', 'burst', 'throughput', 'worker-overhead', 'schedule-math', 'failover', 'scale']);
+    const scenarios = new Set(results.rows.map((r: { scenario: string }) => r.scenario.split(',')[0]));
+    expect([...scenarios]).toEqual(['precision', 'burst', 'throughput', 'worker overhead', 'schedule math', 'failover', 'scale']);
+    // Every row that compares with a peer carries a figure on both sides.
+    for (const row of results.rows.filter((r: { ratio: string }) => r.ratio !== '—')) {
+      expect(row.punctual, row.measure).toMatch(/\d/);
+      expect(row.peer, row.measure).toMatch(/\d/);
+    }
+    expect(readFileSync(join(out, 'latest.md'), 'utf8')).toContain('| scenario | measure | Punctual | peer, same run |');
+  });
+
+  it('refuses an unknown scenario or flag with a usage line', async () => {
+    const unknownScenario = await bench(['--quick', '--only', 'nonsense']);
+    expect(unknownScenario.code).toBe(2);
+    expect(unknownScenario.output).toContain('unknown scenario(s): nonsense');
+    const unknownFlag = await bench(['--fast']);
+    expect(unknownFlag.code).toBe(2);
+    expect(unknownFlag.output).toContain('usage: npm run bench');
+  });
+});
