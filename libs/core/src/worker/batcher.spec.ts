@@ -16,14 +16,19 @@ function gated() {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 describe('Batcher', () => {
-  it('sends the first calls at once and gathers the rest while those run', async () => {
+  it('sends the calls of one turn together, and gathers later ones while that batch runs', async () => {
     const g = gated();
     const batcher = new Batcher(g.run, 100, 1);
-    const results = [1, 2, 3, 4].map((n) => batcher.run(n));
-    expect(g.batches).toEqual([[1]]);
+    const results = [1, 2].map((n) => batcher.run(n));
+    expect(g.batches).toEqual([]);
+    await tick();
+    expect(g.batches).toEqual([[1, 2]]);
+    results.push(...[3, 4].map((n) => batcher.run(n)));
+    await tick();
+    expect(g.batches).toEqual([[1, 2]]);
     g.release();
     await tick();
-    expect(g.batches).toEqual([[1], [2, 3, 4]]);
+    expect(g.batches).toEqual([[1, 2], [3, 4]]);
     g.release();
     expect(await Promise.all(results)).toEqual([10, 20, 30, 40]);
   });
@@ -31,17 +36,18 @@ describe('Batcher', () => {
   it('caps a batch and keeps at most maxInFlight batches running', async () => {
     const g = gated();
     const batcher = new Batcher(g.run, 2, 2);
-    const results = [1, 2, 3, 4, 5, 6].map((n) => batcher.run(n));
-    expect(g.batches).toEqual([[1], [2]]);
+    const results = [1, 2, 3, 4, 5, 6, 7].map((n) => batcher.run(n));
+    await tick();
+    expect(g.batches).toEqual([[1, 2], [3, 4]]);
     g.release();
     await tick();
-    expect(g.batches).toEqual([[1], [2], [3, 4]]);
+    expect(g.batches).toEqual([[1, 2], [3, 4], [5, 6]]);
     g.release();
     await tick();
-    expect(g.batches).toEqual([[1], [2], [3, 4], [5, 6]]);
+    expect(g.batches).toEqual([[1, 2], [3, 4], [5, 6], [7]]);
     g.release();
     g.release();
-    expect(await Promise.all(results)).toEqual([10, 20, 30, 40, 50, 60]);
+    expect(await Promise.all(results)).toEqual([10, 20, 30, 40, 50, 60, 70]);
   });
 
   it('rejects every call of a failed batch and goes on with the next', async () => {

@@ -5,10 +5,11 @@ interface Pending<I, O> {
 }
 
 /**
- * Coalesces concurrent calls into batched ones. A call made while fewer than `maxInFlight` batches
- * run goes out at once (no added latency when idle); calls made while they run wait and leave
- * together in the next batch (up to `maxBatch`). Under load a worker's 50 concurrent jobs thus
- * share one claim statement instead of 50 round trips and 50 commits.
+ * Coalesces concurrent calls into batched ones. Calls made in the same turn of the event loop
+ * leave together at its end (jobs whose slot fires at the same instant share one claim); calls made
+ * while `maxInFlight` batches run wait and leave together in the next batch (up to `maxBatch`).
+ * Under load a worker's 50 concurrent jobs thus share one statement instead of 50 round trips and
+ * 50 commits; an idle worker pays one event-loop turn.
  *
  * `runBatch` returns one output per input, in order; if it throws, every call of that batch
  * rejects with the error.
@@ -16,6 +17,7 @@ interface Pending<I, O> {
 export class Batcher<I, O> {
   private readonly pending: Pending<I, O>[] = [];
   private inFlight = 0;
+  private scheduled = false;
 
   constructor(
     private readonly runBatch: (inputs: I[]) => Promise<O[]>,
@@ -26,22 +28,28 @@ export class Batcher<I, O> {
   run(input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.pending.push({ input, resolve, reject });
-      this.flush();
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush();
+      });
     });
   }
 
   private flush(): void {
-    if (this.inFlight >= this.maxInFlight || this.pending.length === 0) return;
-    const batch = this.pending.splice(0, this.maxBatch);
-    this.inFlight += 1;
-    this.runBatch(batch.map((p) => p.input))
-      .then(
-        (outputs) => batch.forEach((p, i) => p.resolve(outputs[i]!)),
-        (error: unknown) => batch.forEach((p) => p.reject(error)),
-      )
-      .finally(() => {
-        this.inFlight -= 1;
-        this.flush();
-      });
+    while (this.inFlight < this.maxInFlight && this.pending.length > 0) {
+      const batch = this.pending.splice(0, this.maxBatch);
+      this.inFlight += 1;
+      this.runBatch(batch.map((p) => p.input))
+        .then(
+          (outputs) => batch.forEach((p, i) => p.resolve(outputs[i]!)),
+          (error: unknown) => batch.forEach((p) => p.reject(error)),
+        )
+        .finally(() => {
+          this.inFlight -= 1;
+          this.flush();
+        });
+    }
   }
 }
