@@ -35,6 +35,42 @@ export type ClaimResult = { kind: 'claimed'; execution: TaskExecution } | { kind
 const PENDING: ExecutionStatus[] = ['scheduled', 'queued', 'retrying'];
 const UNIQUE_VIOLATION = '23505';
 
+// A worker's batched statements go to the pool directly: they run thousands of times a second
+// under load, where the client's per-statement work costs more than the statement itself.
+const CLAIM_MANY = `
+  WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS r(id, attempt_id, worker_id)),
+  prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) ORDER BY e.id FOR UPDATE),
+  picked AS (SELECT DISTINCT ON (id) * FROM req ORDER BY id),
+  moved AS (
+    UPDATE task_execution e
+    SET status = 'running', attempt = e.attempt + 1, attempt_id = picked.attempt_id, worker_id = picked.worker_id,
+        started_at = now(), heartbeat_at = now(), lease_until = now() + $4 * interval '1 millisecond', next_attempt_at = NULL
+    FROM prev JOIN picked USING (id)
+    WHERE e.id = prev.id AND (prev.status = ANY($5::execution_status[]) OR (prev.status = 'running' AND e.lease_until < now()))
+    RETURNING e.*, prev.status AS from_status
+  ),
+  ev AS (
+    INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
+    SELECT id, from_status, status, worker_id, jsonb_build_object('attempt', attempt) FROM moved
+  )
+  SELECT * FROM moved`;
+
+const MARK_SUCCEEDED_MANY = `
+  WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::jsonb[]) AS r(id, attempt_id, result)),
+  prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) ORDER BY e.id FOR UPDATE),
+  moved AS (
+    UPDATE task_execution e
+    SET status = 'succeeded', finished_at = now(), lease_until = NULL, error = NULL, result = req.result
+    FROM prev JOIN req USING (id)
+    WHERE e.id = prev.id AND prev.status = 'running' AND e.attempt_id = req.attempt_id
+    RETURNING e.id, e.attempt_id, e.status, e.worker_id, prev.status AS from_status
+  ),
+  ev AS (
+    INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
+    SELECT id, from_status, status, worker_id, NULL FROM moved
+  )
+  SELECT attempt_id FROM moved`;
+
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
 const statusList = (statuses: ExecutionStatus[]) => Prisma.sql`ARRAY[${Prisma.join(statuses)}]::execution_status[]`;
 
@@ -130,28 +166,13 @@ export class ExecutionsRepository {
   async claimMany(requests: { id: string; attemptId: string; workerId: string }[], leaseMs: number): Promise<ClaimResult[]> {
     let rows: ExecutionRow[];
     try {
-      rows = await this.prisma.$queryRaw<ExecutionRow[]>`
-        WITH req AS (
-          SELECT * FROM unnest(${requests.map((r) => r.id)}::uuid[], ${requests.map((r) => r.attemptId)}::uuid[], ${requests.map((r) => r.workerId)}::text[])
-            AS r(id, attempt_id, worker_id)
-        ),
-        prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) ORDER BY e.id FOR UPDATE),
-        picked AS (SELECT DISTINCT ON (id) * FROM req ORDER BY id),
-        moved AS (
-          UPDATE task_execution e
-          SET status = 'running', attempt = e.attempt + 1, attempt_id = picked.attempt_id, worker_id = picked.worker_id,
-              started_at = now(), heartbeat_at = now(), lease_until = now() + ${leaseMs} * interval '1 millisecond',
-              next_attempt_at = NULL
-          FROM prev JOIN picked USING (id)
-          WHERE e.id = prev.id
-            AND (prev.status = ANY(${statusList(PENDING)}) OR (prev.status = 'running' AND e.lease_until < now()))
-          RETURNING e.*, prev.status AS from_status
-        ),
-        ev AS (
-          INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
-          SELECT id, from_status, status, worker_id, jsonb_build_object('attempt', attempt) FROM moved
-        )
-        SELECT * FROM moved`;
+      ({ rows } = await this.prisma.pool.query<ExecutionRow>(CLAIM_MANY, [
+        requests.map((r) => r.id),
+        requests.map((r) => r.attemptId),
+        requests.map((r) => r.workerId),
+        leaseMs,
+        PENDING,
+      ]));
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       const results: ClaimResult[] = [];
@@ -167,26 +188,12 @@ export class ExecutionsRepository {
 
   /** {@link markSucceeded} for many attempts in one statement; true for each attempt that was current. */
   async markSucceededMany(successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]): Promise<boolean[]> {
-    const moved = await this.prisma.$queryRaw<{ attempt_id: string }[]>`
-      WITH req AS (
-        SELECT * FROM unnest(${successes.map((s) => s.id)}::uuid[], ${successes.map((s) => s.attemptId)}::uuid[],
-                             ${successes.map((s) => (s.result === null ? null : JSON.stringify(s.result)))}::jsonb[])
-          AS r(id, attempt_id, result)
-      ),
-      prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) ORDER BY e.id FOR UPDATE),
-      moved AS (
-        UPDATE task_execution e
-        SET status = 'succeeded', finished_at = now(), lease_until = NULL, error = NULL, result = req.result
-        FROM prev JOIN req USING (id)
-        WHERE e.id = prev.id AND prev.status = 'running' AND e.attempt_id = req.attempt_id
-        RETURNING e.id, e.attempt_id, e.status, e.worker_id, prev.status AS from_status
-      ),
-      ev AS (
-        INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
-        SELECT id, from_status, status, worker_id, NULL FROM moved
-      )
-      SELECT attempt_id FROM moved`;
-    const current = new Set(moved.map((m) => m.attempt_id));
+    const { rows } = await this.prisma.pool.query<{ attempt_id: string }>(MARK_SUCCEEDED_MANY, [
+      successes.map((s) => s.id),
+      successes.map((s) => s.attemptId),
+      successes.map((s) => (s.result === null ? null : JSON.stringify(s.result))),
+    ]);
+    const current = new Set(rows.map((m) => m.attempt_id));
     return successes.map((s) => current.has(s.attemptId));
   }
 

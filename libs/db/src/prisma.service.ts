@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { CONFIG, type Config } from '@punctual/config';
+import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.js';
 
 /**
@@ -9,8 +10,16 @@ import { PrismaClient } from './generated/prisma/client.js';
  */
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleInit, OnApplicationShutdown {
+  /**
+   * The connection pool under the client, for the few statements on a hot path (a worker's
+   * batched claims and successes) where Prisma's per-statement overhead shows.
+   */
+  readonly pool: pg.Pool;
+
   constructor(@Inject(CONFIG) config: Config) {
-    super({ adapter: new PrismaPg({ connectionString: config.databaseUrl }) });
+    const pool = new pg.Pool({ connectionString: config.databaseUrl });
+    super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+    this.pool = pool;
   }
 
   async onModuleInit(): Promise<void> {
