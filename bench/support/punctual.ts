@@ -67,7 +67,7 @@ export class InProcessScheduler {
     this.executions = new ExecutionsRepository(this.prisma);
     this.state = new SchedulerStateRepository(this.prisma);
     this.planner = new PlannerService(config, this.prisma, new TasksRepository(this.prisma), this.executions, this.state, metrics);
-    this.dispatcher = new ExecutionDispatcher(this.queue, this.executions, metrics);
+    this.dispatcher = new ExecutionDispatcher(config, this.queue, this.executions, metrics);
   }
 
   /** Connects and takes an epoch, as a newly elected leader does. */

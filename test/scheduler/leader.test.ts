@@ -22,9 +22,9 @@ describe('leader election on a Redis lock', () => {
     await sandbox?.dispose();
   });
 
-  function elector(id: string, key: string, events: string[]) {
+  function elector(id: string, key: string, events: string[], ttlMs = 600) {
     const e = new LeaderElector(redis.duplicate(), {
-      key, instanceId: id, ttlMs: 600,
+      key, instanceId: id, ttlMs,
       onElected: () => events.push(`${id}:elected`),
       onDeposed: (reason) => events.push(`${id}:deposed:${reason}`),
     });
@@ -43,6 +43,21 @@ describe('leader election on a Redis lock', () => {
     const leader = all.find((e) => e.isLeader)!;
     expect(await redis.get(key)).toBe(leader.token);
     expect(await redis.pttl(key)).toBeGreaterThan(0);
+  });
+
+  it('a follower takes the lock when the holder\'s lease ends, not a whole retry period later', async () => {
+    const key = `${sandbox.redisPrefix}:scheduler:leader:expiry`;
+    // A holder that died: its lease runs out in 300 ms and nobody refreshes it.
+    await redis.set(key, 'dead-holder', 'PX', 300);
+    const events: string[] = [];
+    // ttl 60 s: the follower's own retry period is 20 s.
+    const follower = elector('f', key, events, 60_000);
+    follower.start();
+    await sleep(100);
+    expect(follower.isLeader).toBe(false);
+    await sleep(2_000);
+    expect(follower.isLeader).toBe(true);
+    expect(await redis.get(key)).toBe(follower.token);
   });
 
   it('hands over when the leader stops, and releases only its own lock', async () => {

@@ -159,9 +159,10 @@ export class ExecutionsRepository {
 
   /**
    * {@link claim} for many executions in one statement (a worker's concurrent jobs). Rows are locked
-   * in id order, as every multi-row transition does, so concurrent batches cannot deadlock. When
-   * one of them would break the overlap guard the whole statement fails; then each is claimed on
-   * its own, so every caller still gets its own answer (`overlap` included).
+   * in id order, as every multi-row transition does. When one of them would break the overlap
+   * guard, the whole statement fails — so does a batch chosen as a deadlock victim (two workers'
+   * batches can wait on each other through the overlap guard's index); then each is claimed on
+   * its own, so every caller still gets its own answer (`overlap` included) or its own error.
    */
   async claimMany(requests: { id: string; attemptId: string; workerId: string }[], leaseMs: number): Promise<ClaimResult[]> {
     let rows: ExecutionRow[];
@@ -173,8 +174,8 @@ export class ExecutionsRepository {
         leaseMs,
         PENDING,
       ]));
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
+    } catch {
+      // In arrival order, so of two exclusive runs of one task the earlier one wins, as it would have.
       const results: ClaimResult[] = [];
       for (const r of requests) results.push(await this.claim(r.id, r.attemptId, r.workerId, leaseMs));
       return results;
@@ -186,7 +187,10 @@ export class ExecutionsRepository {
     });
   }
 
-  /** {@link markSucceeded} for many attempts in one statement; true for each attempt that was current. */
+  /**
+   * {@link markSucceeded} for many attempts in one statement; true for each attempt that was
+   * current. Throws if the statement fails (the caller may then record each on its own).
+   */
   async markSucceededMany(successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]): Promise<boolean[]> {
     const { rows } = await this.prisma.pool.query<{ attempt_id: string }>(MARK_SUCCEEDED_MANY, [
       successes.map((s) => s.id),

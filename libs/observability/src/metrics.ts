@@ -9,7 +9,7 @@ export class Metrics {
   readonly leaderChanges = new Counter({ name: 'punctual_leader_changes_total', help: 'Times this scheduler gained or lost leadership', labelNames: ['change'], registers: [this.registry] });
   readonly planned = new Counter({ name: 'punctual_planned_total', help: 'Slots planned into executions', registers: [this.registry] });
   readonly missed = new Counter({ name: 'punctual_missed_total', help: 'Slots not run because they were late (misfire policy)', registers: [this.registry] });
-  readonly dispatchLag = new Histogram({ name: 'punctual_dispatch_lag_seconds', help: 'queued − fire_at', buckets: LAG_BUCKETS, registers: [this.registry] });
+  readonly dispatchLag = new Histogram({ name: 'punctual_dispatch_lag_seconds', help: 'queued − (fire_at − FIRE_LEAD_MS): how late a job reached the queue', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly startLag = new Histogram({ name: 'punctual_start_lag_seconds', help: 'started − fire_at (first attempts)', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly executions = new Counter({ name: 'punctual_executions_total', help: 'Attempts finished, by outcome', labelNames: ['status', 'handler'], registers: [this.registry] });
   readonly skipped = new Counter({ name: 'punctual_skipped_total', help: 'Executions skipped, by reason', labelNames: ['reason'], registers: [this.registry] });

@@ -6,6 +6,12 @@ import type { Redis } from 'ioredis';
 const REFRESH = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 
+/**
+ * After the holder's lease ends a follower waits this long more: time for a refresh already on its
+ * way to land, and a spread so several followers do not all try in the same millisecond.
+ */
+const FOLLOWER_SLACK_MS = 5;
+
 export interface LeaderElectorOptions {
   key: string;
   instanceId: string;
@@ -19,6 +25,10 @@ export interface LeaderElectorOptions {
  * Leadership by a Redis lock: `SET key value NX PX ttl` to acquire, a Lua compare-and-`PEXPIRE`
  * every `ttl/3` to hold, a Lua compare-and-`DEL` to release. A refresh that fails, or that cannot
  * be confirmed before the lease would end, deposes at once.
+ *
+ * A follower tries again every `ttl/3`, or just after the holder's lease runs out if that comes
+ * sooner (it reads the lease's `PTTL` with each attempt): when a leader dies, its successor
+ * takes over within milliseconds of the lease's end rather than up to `ttl/3` after it.
  */
 export class LeaderElector {
   readonly token: string;
@@ -60,22 +70,29 @@ export class LeaderElector {
 
   private async tick(): Promise<void> {
     if (this.stopped) return;
+    const period = Math.max(50, Math.floor(this.options.ttlMs / 3));
+    let next = period;
     try {
       if (this.leading) await this.refresh();
-      else await this.acquire();
+      else next = Math.min(period, await this.acquire());
     } catch {
       // A Redis error: a leader keeps its lease until the watchdog says it may have expired.
     }
-    if (!this.stopped) this.loop = setTimeout(() => void this.tick(), Math.max(50, Math.floor(this.options.ttlMs / 3)));
+    if (!this.stopped) this.loop = setTimeout(() => void this.tick(), next);
   }
 
-  private async acquire(): Promise<void> {
+  /** Tries to take the lock; returns how long until the holder's lease ends (Infinity if unknown). */
+  private async acquire(): Promise<number> {
     const sentAt = this.now();
-    const reply = await this.redis.set(this.options.key, this.token, 'PX', this.options.ttlMs, 'NX');
-    if (reply !== 'OK' || this.stopped) return;
+    // With the SET, in one MULTI: the remaining lease of whoever holds the lock, if it is taken.
+    const replies = await this.redis.multi().set(this.options.key, this.token, 'PX', this.options.ttlMs, 'NX').pttl(this.options.key).exec();
+    const [acquired, remaining] = (replies ?? []).map(([error, value]) => (error ? null : value));
+    if (acquired !== 'OK') return typeof remaining === 'number' && remaining >= 0 ? remaining + FOLLOWER_SLACK_MS : Infinity;
+    if (this.stopped) return Infinity;
     this.leading = true;
     this.extendLease(sentAt);
     this.options.onElected();
+    return Infinity;
   }
 
   private async refresh(): Promise<void> {

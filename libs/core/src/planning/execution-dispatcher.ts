@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
 import { ExecutionsRepository } from '@punctual/db';
 import { Metrics } from '@punctual/observability';
 import { ExecutionsQueue } from '@punctual/queue';
@@ -16,26 +17,29 @@ const CHUNK = 2_000;
 @Injectable()
 export class ExecutionDispatcher {
   constructor(
+    @Inject(CONFIG) private readonly config: Config,
     private readonly queue: ExecutionsQueue,
     private readonly executions: ExecutionsRepository,
     private readonly metrics: Metrics,
   ) {}
 
   async dispatch(due: Fireable[]): Promise<void> {
+    const lead = this.config.fireLeadMs;
+    let markingFailed: unknown = null;
     const marking: Promise<unknown>[] = [];
     try {
       for (let i = 0; i < due.length; i += CHUNK) {
         const chunk = due.slice(i, i + CHUNK);
         await this.queue.enqueueNow(chunk);
         const queuedAt = Date.now();
-        for (const e of chunk) this.metrics.dispatchLag.observe(Math.max(0, queuedAt - e.fireAt.getTime()) / 1000);
-        marking.push(this.executions.markQueued(chunk.map((e) => e.id)));
+        // Lateness against the instant the push was meant for (fire_at − lead), not fire_at itself.
+        for (const e of chunk) this.metrics.dispatchLag.observe(Math.max(0, queuedAt - (e.fireAt.getTime() - lead)) / 1000);
+        // Observed at once: a failed marking must not reject unhandled while the next chunk is pushed.
+        marking.push(this.executions.markQueued(chunk.map((e) => e.id)).catch((error: unknown) => (markingFailed ??= error)));
       }
     } finally {
-      // Every marking is awaited (none is left to reject unobserved); the first failure is thrown.
-      const settled = await Promise.allSettled(marking);
-      const failed = settled.find((s) => s.status === 'rejected');
-      if (failed) throw failed.reason;
+      await Promise.all(marking);
     }
+    if (markingFailed) throw markingFailed;
   }
 }

@@ -18,7 +18,7 @@ const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 describe('Batcher', () => {
   it('sends the calls of one turn together, and gathers later ones while that batch runs', async () => {
     const g = gated();
-    const batcher = new Batcher(g.run, 100, 1);
+    const batcher = new Batcher(g.run, null, 100, 1);
     const results = [1, 2].map((n) => batcher.run(n));
     expect(g.batches).toEqual([]);
     await tick();
@@ -35,7 +35,7 @@ describe('Batcher', () => {
 
   it('caps a batch and keeps at most maxInFlight batches running', async () => {
     const g = gated();
-    const batcher = new Batcher(g.run, 2, 2);
+    const batcher = new Batcher(g.run, null, 2, 2);
     const results = [1, 2, 3, 4, 5, 6, 7].map((n) => batcher.run(n));
     await tick();
     expect(g.batches).toEqual([[1, 2], [3, 4]]);
@@ -55,10 +55,25 @@ describe('Batcher', () => {
     const batcher = new Batcher(async (inputs: number[]) => {
       if (fail) throw new Error('down');
       return inputs;
-    }, 10, 1);
+    }, null, 10, 1);
     const first = batcher.run(1);
     await expect(first).rejects.toThrow('down');
     fail = false;
     expect(await batcher.run(2)).toBe(2);
+  });
+
+  it('retries each call of a failed batch on its own: one bad input fails only its own call', async () => {
+    const batcher = new Batcher(
+      async (inputs: number[]) => {
+        if (inputs.includes(13)) throw new Error('the batch was refused');
+        return inputs.map((n) => n * 10);
+      },
+      async (n: number) => {
+        if (n === 13) throw new Error('13 is refused');
+        return n * 10;
+      },
+    );
+    const results = await Promise.allSettled([1, 13, 2].map((n) => batcher.run(n)));
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, '13 is refused', 20]);
   });
 });

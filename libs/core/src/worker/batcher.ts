@@ -11,8 +11,9 @@ interface Pending<I, O> {
  * Under load a worker's 50 concurrent jobs thus share one statement instead of 50 round trips and
  * 50 commits; an idle worker pays one event-loop turn.
  *
- * `runBatch` returns one output per input, in order; if it throws, every call of that batch
- * rejects with the error.
+ * `runBatch` returns one output per input, in order. If it throws, each call of that batch is
+ * retried on its own with `runOne` (one bad input must not fail its neighbours) and gets its own
+ * answer or error; without `runOne`, every call of the batch rejects with the batch's error.
  */
 export class Batcher<I, O> {
   private readonly pending: Pending<I, O>[] = [];
@@ -21,6 +22,7 @@ export class Batcher<I, O> {
 
   constructor(
     private readonly runBatch: (inputs: I[]) => Promise<O[]>,
+    private readonly runOne: ((input: I) => Promise<O>) | null = null,
     private readonly maxBatch = 100,
     private readonly maxInFlight = 1,
   ) {}
@@ -44,7 +46,7 @@ export class Batcher<I, O> {
       this.runBatch(batch.map((p) => p.input))
         .then(
           (outputs) => batch.forEach((p, i) => p.resolve(outputs[i]!)),
-          (error: unknown) => batch.forEach((p) => p.reject(error)),
+          (error: unknown) => batch.forEach((p) => (this.runOne ? this.runOne(p.input).then(p.resolve, p.reject) : p.reject(error))),
         )
         .finally(() => {
           this.inFlight -= 1;

@@ -59,13 +59,18 @@ export function skipReasonAtClaim(execution: TaskExecution, task: Task | null, n
 export class ExecutionRunner {
   private readonly logger = new Logger(ExecutionRunner.name);
   private readonly active = new Map<string, AttemptControl>();
+  private handingBack = false;
   /** Concurrent jobs read their tasks and record plain successes together (see {@link Batcher}). */
-  private readonly taskReads = new Batcher<string, Task | null>(async (ids) => {
-    const found = new Map((await this.tasks.findByIds([...new Set(ids)])).map((t) => [t.id, t]));
-    return ids.map((id) => found.get(id) ?? null);
-  });
-  private readonly successes = new Batcher((items: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]) =>
-    this.executions.markSucceededMany(items),
+  private readonly taskReads = new Batcher<string, Task | null>(
+    async (ids) => {
+      const found = new Map((await this.tasks.findByIds([...new Set(ids)])).map((t) => [t.id, t]));
+      return ids.map((id) => found.get(id) ?? null);
+    },
+    (id) => this.tasks.findById(id),
+  );
+  private readonly successes = new Batcher(
+    (items: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]) => this.executions.markSucceededMany(items),
+    (item) => this.executions.markSucceeded(item.id, item.attemptId, item.result),
   );
 
   constructor(
@@ -85,8 +90,12 @@ export class ExecutionRunner {
     this.active.get(executionId)?.abort(cause);
   }
 
-  /** Aborts every running attempt: they are handed back for another worker (shutdown). */
+  /**
+   * Aborts every running attempt: they are handed back for another worker (shutdown). A job still
+   * held before its slot, or arriving later, is not claimed at all: the relay re-enqueues it.
+   */
   abortAll(): void {
+    this.handingBack = true;
     for (const control of this.active.values()) control.abort('shutdown');
   }
 
@@ -97,6 +106,7 @@ export class ExecutionRunner {
   async runExecution(executionId: string, options: RunOptions): Promise<RunOutcome> {
     const hold = holdBeforeSlotMs(options.fireAt, Date.now(), this.config.fireLeadMs);
     if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
+    if (this.handingBack) return 'released';
     const attemptId = randomUUID();
     const claim = await this.claimer.claim(executionId, attemptId, options.workerId);
     if (claim.kind !== 'claimed') return claim.kind === 'overlap' ? 'skipped' : 'lost';
@@ -123,7 +133,8 @@ export class ExecutionRunner {
       const run = handler.run({
         execution,
         task,
-        payload: execution.payload ?? task.payload,
+        // Concurrent runs of one task share the task read: each handler gets its own payload.
+        payload: structuredClone(execution.payload ?? task.payload),
         attempt: execution.attempt,
         signal: control.signal,
         log: this.handlerLog(fields),

@@ -30,7 +30,10 @@ export class OverlapClaimer {
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
   ) {
-    this.firstClaims = new Batcher((requests) => this.executions.claimMany(requests, this.config.leaseMs));
+    this.firstClaims = new Batcher(
+      (requests) => this.executions.claimMany(requests, this.config.leaseMs),
+      (r) => this.executions.claim(r.id, r.attemptId, r.workerId, this.config.leaseMs),
+    );
   }
 
   /** Stops buffered executions from waiting any longer (shutdown); they stay queued. */

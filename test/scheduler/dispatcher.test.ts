@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionDispatcher } from '../../libs/core/src/index.js';
+import { Metrics } from '../../libs/observability/src/index.js';
+import { ExecutionsQueue } from '../../libs/queue/src/index.js';
+import { RedisService } from '../../libs/redis/src/index.js';
+import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { openRepositories } from '../support/repositories.js';
+
+describe('firing planned executions (ExecutionDispatcher)', () => {
+  let sandbox: Sandbox;
+  let db: Awaited<ReturnType<typeof openRepositories>>;
+  let redis: RedisService;
+  let queue: ExecutionsQueue;
+  let dispatcher: ExecutionDispatcher;
+
+  beforeAll(async () => {
+    sandbox = await createSandbox();
+    const config = sandbox.config();
+    db = await openRepositories(config);
+    redis = new RedisService(config);
+    queue = new ExecutionsQueue(redis);
+    dispatcher = new ExecutionDispatcher(config, queue, db.executions, new Metrics());
+  });
+  afterAll(async () => {
+    await queue?.onApplicationShutdown();
+    await redis?.onApplicationShutdown();
+    await db?.close();
+    await sandbox?.dispose();
+  });
+
+  it('pushes every execution as a job carrying its fire_at, then marks the rows queued, chunk by chunk', async () => {
+    const task = await db.prisma.task.create({ data: { name: 'fired', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
+    const fireAt = new Date(Date.now() + 60_000);
+    const rows = Array.from({ length: 4_500 }, (_, i) => ({
+      id: randomUUID(), taskId: task.id, taskName: 'fired', scheduledFor: new Date(fireAt.getTime() + i * 1000), fireAt,
+      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
+    }));
+    await db.executions.insertPlanned(db.prisma, rows);
+    await dispatcher.dispatch(rows);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'queued' } })).toBe(rows.length);
+    expect(await queue.queue.getWaitingCount()).toBe(rows.length);
+    const job = await queue.queue.getJob(rows[4_321]!.id);
+    expect(job?.data).toEqual({ executionId: rows[4_321]!.id, fireAt: fireAt.getTime() });
+  });
+
+  it('reports a failed marking once every chunk is pushed, with nothing left to reject unobserved', async () => {
+    // Ids Postgres refuses: the first chunk's marking fails while the next chunks are still pushed.
+    const due = Array.from({ length: 4_001 }, (_, i) => ({ id: `not-a-uuid-${i}`, fireAt: new Date() }));
+    await expect(dispatcher.dispatch(due)).rejects.toThrow(/uuid/i);
+    expect(await queue.queue.getJob(due[4_000]!.id)).toBeTruthy();
+  });
+});
