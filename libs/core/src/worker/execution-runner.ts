@@ -104,8 +104,9 @@ export class ExecutionRunner {
   }
 
   async runExecution(executionId: string, options: RunOptions): Promise<RunOutcome> {
-    const hold = holdBeforeSlotMs(options.fireAt, Date.now(), this.config.fireLeadMs);
-    if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
+    // A timer may fire a little early by the wall clock (it counts from the loop's cached time): wait until the instant itself.
+    const until = Date.now() + holdBeforeSlotMs(options.fireAt, Date.now(), this.config.fireLeadMs);
+    while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
     if (this.handingBack) return 'released';
     const attemptId = randomUUID();
     const claim = await this.claimer.claim(executionId, attemptId, options.workerId);

@@ -1,0 +1,59 @@
+import { randomUUID } from 'node:crypto';
+import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkerModule } from '../../apps/worker/src/worker.module.js';
+import { ExecutionRunner } from '../../libs/core/src/index.js';
+import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { openRepositories } from '../support/repositories.js';
+
+/** The worker's runner in this process (the whole worker role, on a database and prefix of its own). */
+describe('a job pushed ahead of its slot', () => {
+  let sandbox: Sandbox;
+  let db: Awaited<ReturnType<typeof openRepositories>>;
+  let app: INestApplicationContext;
+  let runner: ExecutionRunner;
+  let taskId: string;
+  let slot = 0;
+
+  beforeAll(async () => {
+    sandbox = await createSandbox();
+    db = await openRepositories(sandbox.config());
+    app = await NestFactory.createApplicationContext(WorkerModule.forRoot(sandbox.config({ FIRE_LEAD_MS: '200' })), { logger: false });
+    await app.init();
+    runner = app.get(ExecutionRunner);
+    taskId = (await db.prisma.task.create({ data: { name: 'held', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' } })).id;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.close();
+    await sandbox?.dispose();
+  });
+
+  async function queuedExecution(fireAt: Date): Promise<string> {
+    const id = randomUUID();
+    slot += 1;
+    await db.prisma.taskExecution.create({
+      data: { id, taskId, taskName: 'held', scheduledFor: new Date(slot * 60_000), fireAt, taskVersion: 1, status: 'queued' },
+    });
+    return id;
+  }
+
+  it('is held until its fire_at, then claimed and run', async () => {
+    const fireAt = new Date(Date.now() + 150);
+    const id = await queuedExecution(fireAt);
+    expect(await runner.runExecution(id, { workerId: 'w1', fireAt: fireAt.getTime() })).toBe('succeeded');
+    const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
+    expect(row.status).toBe('succeeded');
+    expect(row.startedAt!.getTime()).toBeGreaterThanOrEqual(fireAt.getTime());
+  });
+
+  it('is not claimed when the worker hands its work back (shutdown) while holding it', async () => {
+    const fireAt = new Date(Date.now() + 150);
+    const id = await queuedExecution(fireAt);
+    const outcome = runner.runExecution(id, { workerId: 'w1', fireAt: fireAt.getTime() });
+    runner.abortAll();
+    expect(await outcome).toBe('released');
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id } })).status).toBe('queued');
+  });
+});
