@@ -24,7 +24,7 @@ export interface BurstResult {
 }
 
 /** Time for both sides to set up before the common slot: Punctual inserts and plans, BullMQ upserts. */
-const leadMs = (tasks: number) => (tasks > 1_000 ? 5_000 : 3_000) + tasks;
+const leadMs = (tasks: number) => (tasks > 1_000 ? 5_000 : 2_500) + tasks;
 
 /**
  * Scenario 2: `tasks` one-off tasks due in the same second. Punctual: one scheduler and one worker

@@ -114,7 +114,7 @@ async function listLatencies(cluster: Cluster, requests: number): Promise<{ list
 /** Scenario 7 as table rows: 100,000 idle tasks (--large: 1,000,000; quick: 2,000). */
 export async function scaleScenario(opts: BenchOptions): Promise<ScenarioOutcome> {
   const idle = opts.quick ? 2_000 : opts.large ? 1_000_000 : 100_000;
-  const r = opts.quick ? await benchScale(idle, 2, 2, 30) : await benchScale(idle, 10, 10, 300);
+  const r = opts.quick ? await benchScale(idle, 1, 1, 30) : await benchScale(idle, 10, 10, 300);
   const scenario = `scale, ${idle.toLocaleString('en')} idle tasks + ${DUE_TASKS} every-second tasks`;
   const rows: Row[] = [
     { scenario, measure: 'planning tick p50', punctual: ms(r.tickWithIdle.p50), peer: `no idle tasks ${ms(r.tickWithoutIdle.p50)}`, ratio: ratio(r.tickWithIdle.p50, r.tickWithoutIdle.p50), target: 'independent of idle tasks', met: r.tickWithIdle.p50 <= 1.5 * r.tickWithoutIdle.p50 + 1 },
