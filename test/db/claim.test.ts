@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OverlapClaimer } from '../../libs/core/src/index.js';
 import type { ExecutionStatus } from '../../libs/db/src/index.js';
+import { Metrics } from '../../libs/observability/src/index.js';
+import { RedisService } from '../../libs/redis/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
 
@@ -105,13 +108,30 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: done } })).status).toBe('succeeded');
   });
 
-  it('claims many with two exclusive runs of one task: one claimed, the other reported as overlap', async () => {
+  it('claims many with two exclusive runs of one task: the statement fails whole and changes nothing', async () => {
     await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
     const a = await execution('queued', { exclusive: true });
     const b = await execution('queued', { exclusive: true });
-    const results = await db.executions.claimMany([a, b].map((id) => ({ id, attemptId: randomUUID(), workerId: 'w1' })), 30_000);
-    expect(results.map((r) => r.kind)).toEqual(['claimed', 'overlap']);
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).status).toBe('queued');
+    await expect(db.executions.claimMany([a, b].map((id) => ({ id, attemptId: randomUUID(), workerId: 'w1' })), 30_000)).rejects.toThrow();
+    const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: [a, b] } } });
+    expect(rows.map((r) => r.status)).toEqual(['queued', 'queued']);
+  });
+
+  it('a worker claiming both at once (one shared statement, then one by one) runs the earlier and skips the other', async () => {
+    const config = sandbox.config();
+    const redis = new RedisService(config);
+    const claimer = new OverlapClaimer(config, db.executions, db.tasks, redis, new Metrics());
+    try {
+      await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
+      const a = await execution('queued', { exclusive: true });
+      const b = await execution('queued', { exclusive: true });
+      const [first, second] = await Promise.all([claimer.claim(a, randomUUID(), 'w1'), claimer.claim(b, randomUUID(), 'w1')]);
+      expect([first.kind, second.kind]).toEqual(['claimed', 'overlap']);
+      const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } });
+      expect([row.status, row.skipReason]).toEqual(['skipped', 'overlap']);
+    } finally {
+      await redis.onApplicationShutdown();
+    }
   });
 
   it('records many successes in one statement, fenced per attempt', async () => {

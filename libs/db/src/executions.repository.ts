@@ -35,9 +35,9 @@ export type ClaimResult = { kind: 'claimed'; execution: TaskExecution } | { kind
 const PENDING: ExecutionStatus[] = ['scheduled', 'queued', 'retrying'];
 const UNIQUE_VIOLATION = '23505';
 
-// A worker's batched statements go to the pool directly: they run thousands of times a second
-// under load, where the client's per-statement work costs more than the statement itself.
-const CLAIM_MANY = `
+// A worker's claims and batched successes go to the pool directly: they run thousands of times a
+// second under load, where the client's per-statement work costs more than the statement itself.
+const CLAIM = `
   WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS r(id, attempt_id, worker_id)),
   prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) ORDER BY e.id FOR UPDATE),
   picked AS (SELECT DISTINCT ON (id) * FROM req ORDER BY id),
@@ -133,24 +133,7 @@ export class ExecutionsRepository {
    */
   async claim(id: string, attemptId: string, workerId: string, leaseMs: number): Promise<ClaimResult> {
     try {
-      const rows = await this.prisma.$queryRaw<(ExecutionRow & { from_status: ExecutionStatus })[]>`
-        WITH prev AS (SELECT id, status FROM task_execution WHERE id = ${id}::uuid FOR UPDATE),
-        moved AS (
-          UPDATE task_execution e
-          SET status = 'running', attempt = e.attempt + 1, attempt_id = ${attemptId}::uuid, worker_id = ${workerId},
-              started_at = now(), heartbeat_at = now(), lease_until = now() + ${leaseMs} * interval '1 millisecond',
-              next_attempt_at = NULL
-          FROM prev
-          WHERE e.id = prev.id
-            AND (prev.status = ANY(${statusList(PENDING)}) OR (prev.status = 'running' AND e.lease_until < now()))
-          RETURNING e.*, prev.status AS from_status
-        ),
-        ev AS (
-          INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
-          SELECT id, from_status, status, worker_id, jsonb_build_object('attempt', attempt) FROM moved
-        )
-        SELECT * FROM moved`;
-      return rows[0] ? { kind: 'claimed', execution: executionFromRow(rows[0]) } : { kind: 'lost' };
+      return (await this.claimMany([{ id, attemptId, workerId }], leaseMs))[0]!;
     } catch (error) {
       if (isUniqueViolation(error)) return { kind: 'overlap' };
       throw error;
@@ -159,27 +142,19 @@ export class ExecutionsRepository {
 
   /**
    * {@link claim} for many executions in one statement (a worker's concurrent jobs). Rows are locked
-   * in id order, as every multi-row transition does. When one of them would break the overlap
-   * guard, the whole statement fails — so does a batch chosen as a deadlock victim (two workers'
-   * batches can wait on each other through the overlap guard's index); then each is claimed on
-   * its own, so every caller still gets its own answer (`overlap` included) or its own error.
+   * in id order, as every multi-row transition does. The statement fails as a whole when one of
+   * them would break the overlap guard, or when it is chosen as a deadlock victim (two workers'
+   * batches can wait on each other through the overlap guard's index): the caller then claims
+   * each on its own with {@link claim}.
    */
   async claimMany(requests: { id: string; attemptId: string; workerId: string }[], leaseMs: number): Promise<ClaimResult[]> {
-    let rows: ExecutionRow[];
-    try {
-      ({ rows } = await this.prisma.pool.query<ExecutionRow>(CLAIM_MANY, [
-        requests.map((r) => r.id),
-        requests.map((r) => r.attemptId),
-        requests.map((r) => r.workerId),
-        leaseMs,
-        PENDING,
-      ]));
-    } catch {
-      // In arrival order, so of two exclusive runs of one task the earlier one wins, as it would have.
-      const results: ClaimResult[] = [];
-      for (const r of requests) results.push(await this.claim(r.id, r.attemptId, r.workerId, leaseMs));
-      return results;
-    }
+    const { rows } = await this.prisma.pool.query<ExecutionRow>(CLAIM, [
+      requests.map((r) => r.id),
+      requests.map((r) => r.attemptId),
+      requests.map((r) => r.workerId),
+      leaseMs,
+      PENDING,
+    ]);
     const byAttempt = new Map(rows.map((row) => [row.attempt_id, executionFromRow(row)]));
     return requests.map((r): ClaimResult => {
       const execution = byAttempt.get(r.attemptId);

@@ -62,18 +62,23 @@ describe('Batcher', () => {
     expect(await batcher.run(2)).toBe(2);
   });
 
-  it('retries each call of a failed batch on its own: one bad input fails only its own call', async () => {
+  it('retries each call of a failed batch on its own, in arrival order: one bad input fails only its own call', async () => {
+    const alone: string[] = [];
     const batcher = new Batcher(
       async (inputs: number[]) => {
         if (inputs.includes(13)) throw new Error('the batch was refused');
         return inputs.map((n) => n * 10);
       },
       async (n: number) => {
+        alone.push(`start ${n}`);
+        await tick();
+        alone.push(`end ${n}`);
         if (n === 13) throw new Error('13 is refused');
         return n * 10;
       },
     );
     const results = await Promise.allSettled([1, 13, 2].map((n) => batcher.run(n)));
     expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, '13 is refused', 20]);
+    expect(alone).toEqual(['start 1', 'end 1', 'start 13', 'end 13', 'start 2', 'end 2']);
   });
 });

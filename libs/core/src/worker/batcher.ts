@@ -12,8 +12,9 @@ interface Pending<I, O> {
  * 50 commits; an idle worker pays one event-loop turn.
  *
  * `runBatch` returns one output per input, in order. If it throws, each call of that batch is
- * retried on its own with `runOne` (one bad input must not fail its neighbours) and gets its own
- * answer or error; without `runOne`, every call of the batch rejects with the batch's error.
+ * retried on its own with `runOne`, one after another in arrival order (one bad input must not
+ * fail its neighbours, and of two calls that conflict the earlier wins, as without batching), and
+ * gets its own answer or error; without `runOne`, every call of the batch rejects with the error.
  */
 export class Batcher<I, O> {
   private readonly pending: Pending<I, O>[] = [];
@@ -46,12 +47,16 @@ export class Batcher<I, O> {
       this.runBatch(batch.map((p) => p.input))
         .then(
           (outputs) => batch.forEach((p, i) => p.resolve(outputs[i]!)),
-          (error: unknown) => batch.forEach((p) => (this.runOne ? this.runOne(p.input).then(p.resolve, p.reject) : p.reject(error))),
+          (error: unknown) => (this.runOne ? this.runEachAlone(batch, this.runOne) : batch.forEach((p) => p.reject(error))),
         )
         .finally(() => {
           this.inFlight -= 1;
           this.flush();
         });
     }
+  }
+
+  private async runEachAlone(batch: Pending<I, O>[], runOne: (input: I) => Promise<O>): Promise<void> {
+    for (const p of batch) await runOne(p.input).then(p.resolve, p.reject);
   }
 }
