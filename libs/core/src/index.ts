@@ -18,7 +18,7 @@ export { type TaskPatch } from './tasks/task-patch.js';
 export { BACKFILL_MAX, type CatchUp, TaskRunsService } from './tasks/task-runs.service.js';
 export { TasksService } from './tasks/tasks.service.js';
 export { retryDelayMs } from './worker/backoff.js';
-export { ExecutionRunner, holdBeforeSlotMs, type RunOutcome, skipReasonAtClaim } from './worker/execution-runner.js';
+export { ExecutionRunner, type RunOutcome, skipReasonAtClaim } from './worker/execution-runner.js';
 export { AttemptAbortedError, AttemptControl } from './worker/attempt-control.js';
 export { ExecutionsService } from './worker/executions.service.js';
 export { OutboxNotifier } from './worker/outbox-notifier.js';

@@ -64,7 +64,15 @@ export class ExecutionRunner {
   private readonly taskReads = new Batcher<string, Task | null>(
     async (ids) => {
       const found = new Map((await this.tasks.findByIds([...new Set(ids)])).map((t) => [t.id, t]));
-      return ids.map((id) => found.get(id) ?? null);
+      const handedOut = new Set<string>();
+      // Runs of one task read together each get their own copy: a handler may change its task or payload.
+      return ids.map((id) => {
+        const task = found.get(id);
+        if (!task) return null;
+        if (handedOut.has(id)) return structuredClone(task);
+        handedOut.add(id);
+        return task;
+      });
     },
     (id) => this.tasks.findById(id),
   );
@@ -134,8 +142,7 @@ export class ExecutionRunner {
       const run = handler.run({
         execution,
         task,
-        // Concurrent runs of one task share the task read: each handler gets its own payload.
-        payload: structuredClone(execution.payload ?? task.payload),
+        payload: execution.payload ?? task.payload,
         attempt: execution.attempt,
         signal: control.signal,
         log: this.handlerLog(fields),
