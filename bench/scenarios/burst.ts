@@ -2,12 +2,14 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Cluster } from '../../test/support/cluster.js';
 import { REDIS_URL } from '../../test/support/env.js';
+import { sleep, waitFor } from '../../test/support/processes.js';
 import { deleteKeys, openSandbox } from '../../test/support/sandbox.js';
+import { insertTasks } from '../../test/support/tasks.js';
 import type { BenchOptions } from '../support/options.js';
 import { PeerWorker } from '../support/peer.js';
-import { insertTasks, statusCounts } from '../support/punctual.js';
+import { statusCounts } from '../support/punctual.js';
 import { ratio, type Row, type ScenarioOutcome } from '../support/report.js';
-import { ms, sleep, waitUntil } from '../support/stats.js';
+import { ms } from '../support/stats.js';
 import { CONCURRENCY } from './precision.js';
 
 export interface BurstSide {
@@ -43,7 +45,7 @@ async function punctualBurst(tasks: number) {
     const slot = Math.ceil((Date.now() + leadMs(tasks)) / 1000) * 1000;
     await insertTasks(cluster.db, tasks, { prefix: 'burst', nextRunAt: new Date(slot), runAt: new Date(slot) });
     await sleep(slot - Date.now());
-    const done = await waitUntil(
+    const done = await waitFor(
       async () => {
         const { rows } = await cluster.db.query(
           `SELECT count(*) FILTER (WHERE status IN ('succeeded', 'dead', 'skipped', 'missed', 'cancelled'))::int AS done,
@@ -77,7 +79,7 @@ async function bullmqBurst(tasks: number) {
       await Promise.all(ids.map((id) => queue.upsertJobScheduler(id, { pattern, tz: 'UTC' }, { name: 'burst', opts: { removeOnComplete: { count: 1000 } } })));
     }
     if (Date.now() > slot) throw new Error('BullMQ job schedulers were not all upserted before the slot');
-    const records = await waitUntil(
+    const records = await waitFor(
       async () => {
         const seen = (await peer.records()).filter((r) => r.due === slot);
         return seen.length >= tasks ? seen : null;

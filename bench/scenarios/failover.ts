@@ -1,8 +1,9 @@
 import { Cluster, type SlotReport } from '../../test/support/cluster.js';
+import { sleep } from '../../test/support/processes.js';
 import { openSandbox } from '../../test/support/sandbox.js';
 import type { BenchOptions } from '../support/options.js';
 import type { Row, ScenarioOutcome } from '../support/report.js';
-import { ms, sleep, summarize, type Summary } from '../support/stats.js';
+import { ms, summarize, type Summary } from '../support/stats.js';
 
 export interface FailoverResult {
   kills: number;

@@ -2,12 +2,14 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Cluster, type SlotReport } from '../../test/support/cluster.js';
 import { REDIS_URL } from '../../test/support/env.js';
+import { sleep } from '../../test/support/processes.js';
 import { deleteKeys, openSandbox } from '../../test/support/sandbox.js';
+import { insertTasks } from '../../test/support/tasks.js';
 import type { BenchOptions } from '../support/options.js';
 import { PeerWorker } from '../support/peer.js';
-import { insertTasks, startLags } from '../support/punctual.js';
+import { startLags } from '../support/punctual.js';
 import { ratio, type Row, type ScenarioOutcome } from '../support/report.js';
-import { ms, sleep, type Summary, summarize } from '../support/stats.js';
+import { ms, type Summary, summarize } from '../support/stats.js';
 
 /** Worker concurrency on both sides: Punctual's default WORKER_CONCURRENCY. */
 export const CONCURRENCY = 50;

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { Cluster } from '../../test/support/cluster.js';
+import { sleep } from '../../test/support/processes.js';
 import { openSandbox, type Sandbox } from '../../test/support/sandbox.js';
+import { insertTasks } from '../../test/support/tasks.js';
 import type { BenchOptions } from '../support/options.js';
-import { InProcessScheduler, insertTasks } from '../support/punctual.js';
+import { InProcessScheduler } from '../support/punctual.js';
 import { ratio, type Row, type ScenarioOutcome } from '../support/report.js';
-import { ms, sleep, summarize, type Summary } from '../support/stats.js';
+import { ms, summarize, type Summary } from '../support/stats.js';
 
 export interface ScaleResult {
   idleTasks: number;
@@ -59,7 +61,7 @@ export async function benchScale(idleTasks: number, tickSeconds: number, leaderS
 async function planningTicks(sandbox: Sandbox, idleTasks: number, seconds: number): Promise<Summary> {
   const db = new pg.Client({ connectionString: sandbox.databaseUrl });
   await db.connect();
-  const scheduler = new InProcessScheduler(sandbox.config({ LOG_LEVEL: 'warn' }));
+  const scheduler = await InProcessScheduler.open(sandbox.config({ LOG_LEVEL: 'warn' }));
   try {
     for (let i = 0; i < idleTasks; i += 100_000) {
       await db.query(

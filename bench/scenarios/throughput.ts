@@ -1,13 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { PlannedExecution } from '../../libs/db/src/index.js';
 import { EXECUTION_JOB_OPTIONS } from '../../libs/queue/src/index.js';
 import { REDIS_URL } from '../../test/support/env.js';
 import { openSandbox } from '../../test/support/sandbox.js';
+import { insertTasks } from '../../test/support/tasks.js';
 import type { BenchOptions } from '../support/options.js';
-import { InProcessScheduler, insertTasks } from '../support/punctual.js';
+import { InProcessScheduler } from '../support/punctual.js';
 import { ratio, type Row, type ScenarioOutcome } from '../support/report.js';
 
 export interface ThroughputResult {
@@ -38,7 +39,7 @@ export async function benchThroughput(tasks: number, lookaheadS: number): Promis
   const sandbox = await openSandbox(undefined, 'bench');
   const db = new pg.Client({ connectionString: sandbox.databaseUrl });
   await db.connect();
-  const scheduler = new InProcessScheduler(sandbox.config({ LOOKAHEAD_MS: String(lookaheadS * 1000), LOG_LEVEL: 'warn' }));
+  const scheduler = await InProcessScheduler.open(sandbox.config({ LOOKAHEAD_MS: String(lookaheadS * 1000), LOG_LEVEL: 'warn' }));
   try {
     const epoch = await scheduler.lead();
     const now = new Date(Math.ceil(Date.now() / 1000) * 1000);

@@ -7,10 +7,12 @@ import { deleteKeys, openSandbox } from '../../test/support/sandbox.js';
 import { EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE, executionJobId } from '../../libs/queue/src/index.js';
 import type { BenchOptions } from '../support/options.js';
 import { PeerWorker } from '../support/peer.js';
-import { insertTasks, statusCounts } from '../support/punctual.js';
+import { statusCounts } from '../support/punctual.js';
 import { ratio, type Row, type ScenarioOutcome } from '../support/report.js';
-import { waitUntil } from '../support/stats.js';
+
 import { CONCURRENCY } from './precision.js';
+import { waitFor } from '../../test/support/processes.js';
+import { insertTasks } from '../../test/support/tasks.js';
 
 export interface OverheadResult {
   executions: number;
@@ -49,7 +51,7 @@ async function punctualThroughput(count: number) {
       await queue.addBulk(ids.slice(i, i + 5_000).map((executionId) => ({ name: 'execution', data: { executionId }, opts: { ...EXECUTION_JOB_OPTIONS, jobId: executionJobId(executionId) } })));
     }
     await cluster.add('worker');
-    const span = await waitUntil(
+    const span = await waitFor(
       async () => {
         const { rows } = await cluster.db.query(
           `SELECT count(*) FILTER (WHERE finished_at IS NOT NULL)::int AS done, extract(epoch FROM max(finished_at) - min(started_at)) AS seconds FROM task_execution`,
@@ -76,7 +78,7 @@ async function bullmqThroughput(count: number): Promise<number> {
       await queue.addBulk(Array.from({ length: Math.min(5_000, count - i) }, () => ({ name: 'noop', data: {}, opts: EXECUTION_JOB_OPTIONS })));
     }
     peer = await PeerWorker.start({ redisUrl: REDIS_URL, prefix, queue: 'overhead', concurrency: CONCURRENCY });
-    const records = await waitUntil(
+    const records = await waitFor(
       async () => {
         const seen = await peer!.records();
         return seen.length >= count ? seen : null;

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Sandbox } from './sandbox.js';
-import { AppProcess, freePort, type Role, sleep } from './processes.js';
+import { AppProcess, freePort, type Role, sleep, waitFor } from './processes.js';
+import { insertTasks } from './tasks.js';
 
 export const TERMINAL = ['succeeded', 'dead', 'skipped', 'missed', 'cancelled'];
 
@@ -71,14 +72,8 @@ export class Cluster {
     return rows as { id: string; scheduled_for: Date; status: string; skip_reason: string | null; attempt: number; worker_id: string | null; started_at: Date | null; finished_at: Date | null; error: string | null; trigger: string }[];
   }
 
-  async waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const value = await probe();
-      if (value) return value;
-      await sleep(100);
-    }
-    throw new Error(`timed out waiting for ${what}`);
+  waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+    return waitFor(probe, timeoutMs, what);
   }
 
   async add(role: Exclude<Role, 'api'>): Promise<AppProcess> {
@@ -104,19 +99,18 @@ export class Cluster {
     throw new Error('no leader elected');
   }
 
-  /** Tasks running every second (noop), their cursor on the next whole second. */
+  /** Tasks running every second (noop), their cursor on the next whole second; `columns` (SQL names) set on all, `name` only on a single task. */
   async createEverySecondTasks(count: number, columns: Record<string, unknown> = {}): Promise<{ ids: string[]; firstSlot: number }> {
     const firstSlot = Math.ceil((Date.now() + 500) / 1000) * 1000;
-    const ids: string[] = [];
+    const ids = await insertTasks(this.db, count, { prefix: 'fault', nextRunAt: new Date(firstSlot) });
     const { name, ...rest } = columns;
-    const extra = Object.keys(rest);
-    for (let i = 0; i < count; i += 1) {
-      const { rows } = await this.db.query(
-        `INSERT INTO task (name, handler, schedule_kind, cron, secret, next_run_at${extra.map((n) => `, ${n}`).join('')})
-         VALUES ($1, 'noop', 'cron', '* * * * * *', 's', $2${extra.map((_, j) => `, $${j + 3}`).join('')}) RETURNING id`,
-        [count === 1 && name ? name : `fault-${i}`, new Date(firstSlot), ...Object.values(rest)],
-      );
-      ids.push(rows[0].id);
+    const set = Object.entries(count === 1 && name ? columns : rest);
+    if (set.length > 0) {
+      // In an UPDATE each value takes its column's type (an enum from a string, for one).
+      await this.db.query(`UPDATE task SET ${set.map(([column], i) => `${column} = $${i + 2}`).join(', ')} WHERE id = ANY($1::uuid[])`, [
+        ids,
+        ...set.map(([, value]) => value),
+      ]);
     }
     return { ids, firstSlot };
   }

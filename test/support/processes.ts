@@ -95,6 +95,17 @@ export class AppProcess {
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Polls `probe` every `everyMs` until it answers something truthy; throws naming `what` after `timeoutMs`. */
+export async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs: number, what: string, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
 /** A port nobody listens on right now, chosen by the kernel. */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
