@@ -163,9 +163,14 @@ export class ExecutionRunner {
   private async recordSuccess(execution: TaskExecution, task: Task, attemptId: string, result: unknown, fields: object): Promise<RunOutcome> {
     const json = result === undefined ? null : (JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
     const stored = json !== null && Buffer.byteLength(JSON.stringify(json)) > MAX_RESULT_BYTES ? { truncated: true } : json;
-    const ok = notificationFor(task, execution, 'succeeded')
-      ? await this.withNotification(task, execution, 'succeeded', undefined, (db) => this.executions.markSucceeded(execution.id, attemptId, stored, db))
-      : await this.successes.run({ id: execution.id, attemptId, result: stored });
+    const ok = await this.withNotification(
+      task,
+      execution,
+      'succeeded',
+      undefined,
+      (db) => this.executions.markSucceeded(execution.id, attemptId, stored, db),
+      () => this.successes.run({ id: execution.id, attemptId, result: stored }),
+    );
     if (ok) this.metrics.executions.inc({ status: 'succeeded', handler: task.handler });
     this.logger.log({ ...fields, status: ok ? 'succeeded' : 'stale' }, ok ? 'execution succeeded' : 'stale attempt; result dropped');
     return ok ? 'succeeded' : 'stale';
@@ -198,10 +203,20 @@ export class ExecutionRunner {
     return retry ? 'retrying' : 'dead';
   }
 
-  /** Runs a fenced write, adding its outbox row in the same transaction when the task asks for one. */
-  private async withNotification(task: Task, execution: TaskExecution, event: NotifyEvent, error: string | undefined, write: (db: Db) => Promise<boolean>): Promise<boolean> {
+  /**
+   * Runs a fenced write, adding its outbox row in the same transaction when the task asks for one;
+   * without a notification, `alone` does the write (a success shares a statement with others).
+   */
+  private async withNotification(
+    task: Task,
+    execution: TaskExecution,
+    event: NotifyEvent,
+    error: string | undefined,
+    write: (db: Db) => Promise<boolean>,
+    alone: () => Promise<boolean> = () => write(this.prisma),
+  ): Promise<boolean> {
     const message = notificationFor(task, execution, event, error);
-    if (!message) return write(this.prisma);
+    if (!message) return alone();
     return this.prisma.$transaction(async (tx) => {
       const ok = await write(tx);
       // A stale attempt changes nothing and emits nothing.
