@@ -150,4 +150,21 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     expect(byId.get(ids[0]!)!.events.map((e) => e.toStatus).sort()).toEqual(['running', 'succeeded']);
     expect(byId.get(ids[1]!)).toMatchObject({ status: 'running', result: null });
   });
+
+  it('records many successes as one statement: a result Postgres refuses fails the whole batch and records none', async () => {
+    await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
+    const ids = [await execution('queued'), await execution('queued')];
+    const attempts = [randomUUID(), randomUUID()];
+    await db.executions.claimMany(ids.map((id, i) => ({ id, attemptId: attempts[i]!, workerId: 'w1' })), 30_000);
+    // jsonb refuses \u0000; the worker then records each success on its own (see Batcher).
+    await expect(
+      db.executions.markSucceededMany([
+        { id: ids[0]!, attemptId: attempts[0]!, result: { ok: true } },
+        { id: ids[1]!, attemptId: attempts[1]!, result: { text: 'nul \u0000 here' } },
+      ]),
+    ).rejects.toThrow();
+    const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: ids } } });
+    expect(rows.map((r) => r.status)).toEqual(['running', 'running']);
+    expect(await db.executions.markSucceeded(ids[0]!, attempts[0]!, { ok: true })).toBe(true);
+  });
 });
