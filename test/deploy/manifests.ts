@@ -39,7 +39,12 @@ const MODELS: Record<string, { model: new (data: never) => { validate(): void };
 };
 
 /** Custom resources of optional operators (KEDA, Prometheus Operator): no schema here; the tests check their shape. */
-export const CUSTOM_KINDS = new Set(['keda.sh/v1alpha1/ScaledObject', 'keda.sh/v1alpha1/TriggerAuthentication', 'monitoring.coreos.com/v1/ServiceMonitor']);
+export const CUSTOM_KINDS = new Set([
+  'keda.sh/v1alpha1/ScaledObject',
+  'keda.sh/v1alpha1/TriggerAuthentication',
+  'monitoring.coreos.com/v1/ServiceMonitor',
+  'monitoring.coreos.com/v1/PrometheusRule',
+]);
 
 export const typeKey = (o: K8sObject) => `${o.apiVersion}/${o.kind}`;
 

@@ -1,14 +1,15 @@
 import type { INestApplication } from '@nestjs/common';
 import { Logger } from 'nestjs-pino';
+import { StartUpAtDebug } from './pretty-logs.js';
 
 /**
- * Common start-up of every app: pino as Nest's logger, and a clean stop on SIGTERM/SIGINT — the
+ * Common start-up of every app: pino as Nest's logger (its start-up chatter at debug level), and a clean stop on SIGTERM/SIGINT — the
  * app closes (leadership released, running handlers drained, connections closed) and the process
  * exits 0. Nest's own shutdown hooks re-raise the signal, which orchestrators read as a crash.
  */
 export async function startApp(app: INestApplication, port: number, host = '0.0.0.0'): Promise<void> {
   const logger = app.get(Logger);
-  app.useLogger(logger);
+  app.useLogger(new StartUpAtDebug(logger));
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -25,4 +26,5 @@ export async function startApp(app: INestApplication, port: number, host = '0.0.
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   await app.listen(port, host);
+  logger.log(`listening on port ${port}`);
 }

@@ -6,3 +6,6 @@ export { Metrics } from './metrics.js';
 export { MetricsModule } from './metrics.module.js';
 export { MetricsController } from './metrics.controller.js';
 export { REDACTED, redactPayload } from './redact.js';
+export { type SpanOrigin, type TraceContext, Tracing, tracing } from './tracing.js';
+export { TracingModule } from './tracing.module.js';
+export { StoreMetrics } from './store-metrics.js';

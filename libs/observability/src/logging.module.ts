@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { Config } from '@punctual/config';
 import { LoggerModule } from 'nestjs-pino';
+import { developmentLogOptions } from './pretty-logs.js';
 
 /** Paths that may carry secrets: never written to logs. */
 export const REDACTED_PATHS = [
@@ -13,7 +14,7 @@ export const REDACTED_PATHS = [
   'key',
 ];
 
-/** JSON logs through pino, one line per event, with the app's name on every line. */
+/** JSON logs through pino, one line per event, with the app's name on every line (readable lines in development). */
 @Module({})
 export class LoggingModule {
   static forRoot(config: Config, app: string): DynamicModule {
@@ -27,6 +28,7 @@ export class LoggingModule {
             redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
             autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') || req.url === '/metrics' },
             quietReqLogger: true,
+            ...(config.nodeEnv === 'development' ? developmentLogOptions() : {}),
           },
         }),
       ],

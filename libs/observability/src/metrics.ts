@@ -2,22 +2,64 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 const LAG_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-/** The Prometheus metrics of DESIGN §8, one registry per process, prefix `punctual_`. */
+/** What a worker reports about its own load, read at each scrape. */
+interface WorkerLoad {
+  worker: string;
+  concurrency: number;
+  running: () => number;
+}
+
+/**
+ * The Prometheus metrics of DESIGN §8, one registry per process, prefix `punctual_`. The dashboard
+ * and alert rules in deploy/observability query these names; a test checks they are exported.
+ */
 export class Metrics {
   readonly registry = new Registry();
+  private workerLoad: WorkerLoad | null = null;
+
   readonly leader = new Gauge({ name: 'punctual_leader', help: '1 while this scheduler leads', registers: [this.registry] });
   readonly leaderChanges = new Counter({ name: 'punctual_leader_changes_total', help: 'Times this scheduler gained or lost leadership', labelNames: ['change'], registers: [this.registry] });
   readonly planned = new Counter({ name: 'punctual_planned_total', help: 'Slots planned into executions', registers: [this.registry] });
+  readonly fired = new Counter({ name: 'punctual_fired_total', help: 'Planned executions pushed to the queue (fired)', registers: [this.registry] });
   readonly missed = new Counter({ name: 'punctual_missed_total', help: 'Slots not run because they were late (misfire policy)', registers: [this.registry] });
   readonly dispatchLag = new Histogram({ name: 'punctual_dispatch_lag_seconds', help: 'queued − (fire_at − FIRE_LEAD_MS): how late a job reached the queue', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly startLag = new Histogram({ name: 'punctual_start_lag_seconds', help: 'started − fire_at (first attempts)', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly executions = new Counter({ name: 'punctual_executions_total', help: 'Attempts finished, by outcome', labelNames: ['status', 'handler'], registers: [this.registry] });
   readonly skipped = new Counter({ name: 'punctual_skipped_total', help: 'Executions skipped, by reason', labelNames: ['reason'], registers: [this.registry] });
   readonly handlerDuration = new Histogram({ name: 'punctual_handler_duration_seconds', help: 'Handler run time', labelNames: ['handler'], registers: [this.registry] });
-  readonly queueDepth = new Gauge({ name: 'punctual_queue_depth', help: 'Jobs in the executions queue, by state', labelNames: ['state'], registers: [this.registry] });
+  readonly queueDepth = new Gauge({ name: 'punctual_queue_depth', help: 'Jobs in the executions queue, by state (set by the leader)', labelNames: ['state'], registers: [this.registry] });
   readonly outboxPending = new Gauge({ name: 'punctual_outbox_pending', help: 'Notifications not yet delivered', registers: [this.registry] });
+  readonly outboxOldestPending = new Gauge({ name: 'punctual_outbox_oldest_pending_seconds', help: 'Age of the oldest notification not yet delivered (0 when none)', registers: [this.registry] });
+  readonly deadLetters = new Gauge({ name: 'punctual_dead_letters', help: 'Executions in the dead state (the dead letter), counted in Postgres', registers: [this.registry] });
+  readonly clockOffset = new Gauge({ name: 'punctual_clock_offset_seconds', help: "Offset of this process's clock from Postgres' clock (the reference)", labelNames: ['role'], registers: [this.registry] });
+  readonly taskErrors = new Counter({ name: 'punctual_task_errors_total', help: 'Planner errors on a task (its schedule could not be computed)', registers: [this.registry] });
+  readonly redisMaxmemoryPolicy = new Gauge({ name: 'punctual_redis_maxmemory_policy', help: "1 for Redis' observed maxmemory-policy (unknown when CONFIG GET is refused)", labelNames: ['policy'], registers: [this.registry] });
+  readonly workerRunning = new Gauge({
+    name: 'punctual_worker_running',
+    help: 'Executions this worker is running now',
+    labelNames: ['worker'],
+    registers: [this.registry],
+    collect: () => {
+      if (this.workerLoad) this.workerRunning.set({ worker: this.workerLoad.worker }, this.workerLoad.running());
+    },
+  });
+  readonly workerConcurrency = new Gauge({ name: 'punctual_worker_concurrency', help: 'Executions this worker may run at once (WORKER_CONCURRENCY)', labelNames: ['worker'], registers: [this.registry] });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'punctual_process_' });
+    // Both series exist from the start: rate() and increase() miss the first event of a series born at 1.
+    for (const change of ['elected', 'deposed']) this.leaderChanges.inc({ change }, 0);
+  }
+
+  /** Reports a worker's load at every scrape: `running()` executions of `concurrency` allowed. */
+  trackWorkerLoad(worker: string, concurrency: number, running: () => number): void {
+    this.workerLoad = { worker, concurrency, running };
+    this.workerConcurrency.set({ worker }, concurrency);
+  }
+
+  /** Records Redis' `maxmemory-policy` (null: it could not be read) as the one series set to 1. */
+  observeRedisPolicy(policy: string | null): void {
+    this.redisMaxmemoryPolicy.reset();
+    this.redisMaxmemoryPolicy.set({ policy: policy ?? 'unknown' }, 1);
   }
 }

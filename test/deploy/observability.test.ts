@@ -1,0 +1,90 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { alertRules, dashboard, observabilityQueries, selectedMetrics } from '../support/promql.js';
+import { ROOT } from './manifests.js';
+
+const DIR = join(ROOT, 'deploy/observability');
+const INSTALL_PROMTOOL = 'promtool is not installed: `apt-get install prometheus` (Debian/Ubuntu) provides it; .ci/run installs it';
+const promtool = spawnSync('promtool', ['--version'], { encoding: 'utf8' }).status === 0;
+if (!promtool) console.warn(`skipping the promtool checks of the alert rules: ${INSTALL_PROMTOOL}`);
+const runPromtool = (...args: string[]) => execFileSync('promtool', args, { cwd: DIR, encoding: 'utf8', stdio: 'pipe' });
+
+describe('Grafana dashboard', () => {
+  const panels = dashboard().panels as { id: number; type: string; title: string; gridPos: { x: number; w: number }; targets?: { expr: string }[]; datasource?: { uid: string } }[];
+
+  it('is valid PromQL throughout, each selector naming a punctual_ metric', () => {
+    for (const { where, expr } of observabilityQueries()) {
+      expect(selectedMetrics(expr).filter((name) => !name.startsWith('punctual_')), where).toEqual([]);
+    }
+  });
+
+  it('shows every view an operator needs', () => {
+    const used = new Set(observabilityQueries().filter((q) => q.where.startsWith('panel')).flatMap((q) => selectedMetrics(q.expr)));
+    const views = {
+      'leader and failovers': ['punctual_leader', 'punctual_leader_changes_total'],
+      'planned, fired, started per second': ['punctual_planned_total', 'punctual_fired_total', 'punctual_start_lag_seconds_count'],
+      'start lag quantiles': ['punctual_start_lag_seconds_bucket'],
+      'queue depth': ['punctual_queue_depth'],
+      'outcomes, skipped, missed': ['punctual_executions_total', 'punctual_skipped_total', 'punctual_missed_total'],
+      'dead letters and outbox': ['punctual_dead_letters', 'punctual_outbox_pending', 'punctual_outbox_oldest_pending_seconds'],
+      'clock offset': ['punctual_clock_offset_seconds'],
+      'worker concurrency in use': ['punctual_worker_running', 'punctual_worker_concurrency'],
+    };
+    for (const [view, metrics] of Object.entries(views)) expect(metrics.filter((m) => !used.has(m)), view).toEqual([]);
+  });
+
+  it('imports into any Grafana: unique panel ids, a 24-column grid, the Prometheus data source chosen on import', () => {
+    expect(new Set(panels.map((p) => p.id)).size).toBe(panels.length);
+    for (const p of panels) expect(p.gridPos.x + p.gridPos.w, p.title).toBeLessThanOrEqual(24);
+    expect(dashboard().templating.list).toContainEqual(expect.objectContaining({ name: 'datasource', type: 'datasource', query: 'prometheus' }));
+    for (const p of panels.filter((p) => p.type !== 'row')) {
+      expect(p.datasource?.uid, p.title).toBe('${datasource}');
+      expect(p.targets?.length, p.title).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('alert rules', () => {
+  const rules = alertRules().groups.flatMap((g) => g.rules);
+  const tests = parse(readFileSync(join(DIR, 'alerts.test.yaml'), 'utf8')) as {
+    tests: { name: string; alert_rule_test: { alertname: string; exp_alerts: unknown[] }[] }[];
+  };
+  const cases = tests.tests.flatMap((t) => t.alert_rule_test);
+
+  it('cover what stops or endangers scheduling', () => {
+    expect(rules.map((r) => r.alert).sort()).toEqual([
+      'PunctualClockOffset',
+      'PunctualDeadLettersGrowing',
+      'PunctualLeaderFlapping',
+      'PunctualMissedSlots',
+      'PunctualNoLeader',
+      'PunctualOutboxStuck',
+      'PunctualRedisEvictionPolicy',
+      'PunctualStartLagHigh',
+    ]);
+    for (const rule of rules) {
+      expect(['critical', 'warning'], rule.alert).toContain(rule.labels?.severity);
+      expect(Object.keys(rule.annotations ?? {}).sort(), rule.alert).toEqual(['description', 'summary']);
+    }
+  });
+
+  it('each have a promtool case where they fire and one where they stay quiet', () => {
+    for (const { alert } of rules) {
+      expect(cases.some((c) => c.alertname === alert && c.exp_alerts.length > 0), `${alert} fires`).toBe(true);
+      expect(cases.some((c) => c.alertname === alert && c.exp_alerts.length === 0), `${alert} stays quiet`).toBe(true);
+    }
+  });
+
+  it('pass `promtool check rules`', (ctx) => {
+    if (!promtool) return ctx.skip(INSTALL_PROMTOOL);
+    expect(runPromtool('check', 'rules', 'alerts.yaml')).toContain(`SUCCESS: ${rules.length} rules found`);
+  });
+
+  it('pass their unit tests, `promtool test rules alerts.test.yaml`', (ctx) => {
+    if (!promtool) return ctx.skip(INSTALL_PROMTOOL);
+    expect(runPromtool('test', 'rules', 'alerts.test.yaml')).toContain('SUCCESS');
+  });
+});
