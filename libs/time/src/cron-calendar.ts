@@ -1,4 +1,4 @@
-import type { CronDays, CronFields } from './cron-expression.js';
+import type { CronDays, CronFields } from './cron-fields.js';
 import type { WallSource } from './fire-time.js';
 
 const DAY = 86_400_000;

@@ -3,7 +3,7 @@ import { parseCron, usesHash } from './cron-expression.js';
 import { type DstPolicy, resolveDstRule } from './dst-policy.js';
 import { InvalidScheduleError } from './errors.js';
 import { nextFireInstant } from './fire-time.js';
-import type { Schedule } from './schedule.js';
+import type { Schedule } from './schedule-spec.js';
 import { assertTimeZone } from './zone.js';
 import { timelineOf } from './zone-timeline.js';
 

@@ -1,8 +1,9 @@
-import { compileSchedule, type ScheduleSpec, slotsBetween } from './schedule.js';
+import { compileSchedule, slotsBetween } from './schedule.js';
+import type { ScheduleSpec } from './schedule-spec.js';
 import { formatLocal } from './zone.js';
 
-/** The most fire times one preview returns. */
-export const PREVIEW_LIMIT = 10_000;
+/** The most fire times one preview returns (DESIGN §7: `count ≤ 1000`). */
+export const PREVIEW_LIMIT = 1_000;
 
 /**
  * The first `count` fire times at or after `from` (at most {@link PREVIEW_LIMIT}): `at` in UTC

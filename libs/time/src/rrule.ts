@@ -3,7 +3,7 @@ import { type DstPolicy, resolveDstRule } from './dst-policy.js';
 import { InvalidScheduleError } from './errors.js';
 import { nextFireInstant, type WallSource } from './fire-time.js';
 import { parseRecurrence, type Recurrence } from './rrule-text.js';
-import type { Schedule } from './schedule.js';
+import type { Schedule } from './schedule-spec.js';
 import { assertTimeZone } from './zone.js';
 import { timelineOf, wallOf } from './zone-timeline.js';
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { formatDuration, parseDuration } from './duration.js';
 import { jitterOffset } from './jitter.js';
-import { previewFireTimes } from './preview.js';
-import { compileSchedule, type ScheduleSpec, slotsBetween } from './schedule.js';
+import { PREVIEW_LIMIT, previewFireTimes } from './preview.js';
+import { compileSchedule, slotsBetween } from './schedule.js';
+import type { ScheduleSpec } from './schedule-spec.js';
 import { formatLocal } from './zone.js';
 import { refusal } from './refusal.spec-helper.js';
 
@@ -71,6 +72,9 @@ describe('every, at, bounds and previews', () => {
     expect(previewFireTimes({ kind: 'at', runAt: at('2026-01-01T00:00:00Z') }, at('2025-01-01T00:00:00Z'), 5)).toEqual([
       { at: '2026-01-01T00:00:00.000Z', local: '2026-01-01T00:00:00.000+00:00' },
     ]);
+    // DESIGN §7: one preview returns at most 1,000 fire times.
+    expect(previewFireTimes({ kind: 'every', everyMs: 1000, anchor: at('2026-01-01T00:00:00Z') }, at('2026-01-01T00:00:00Z'), 5000)).toHaveLength(PREVIEW_LIMIT);
+    expect(PREVIEW_LIMIT).toBe(1000);
   });
 
   it('formats local times with negative, fractional and historical (seconds) offsets', () => {

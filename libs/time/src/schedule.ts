@@ -1,35 +1,9 @@
 import { compileCron } from './cron.js';
 import { usesHash } from './cron-expression.js';
-import type { DstPolicy } from './dst-policy.js';
 import { InvalidScheduleError } from './errors.js';
 import { compileRrule } from './rrule.js';
+import type { Schedule, ScheduleSpec } from './schedule-spec.js';
 import { assertTimeZone } from './zone.js';
-
-export type { DstPolicy } from './dst-policy.js';
-
-export interface ScheduleBounds {
-  /** No slot before this instant (inclusive bound). */
-  startAt?: Date | null;
-  /** No slot after this instant (inclusive bound). */
-  endAt?: Date | null;
-}
-
-/**
- * What to compile. `hashKey` (the task name) fixes `H` in cron; `anchor` is where `every` counts
- * from and the default DTSTART of an rrule. `timezone` on `at`/`every` only affects how previews
- * show local times — their slots are instants.
- */
-export type ScheduleSpec =
-  | ({ kind: 'cron'; cron: string; timezone: string; hashKey?: string; dst?: DstPolicy | null } & ScheduleBounds)
-  | ({ kind: 'rrule'; rrule: string; timezone: string; anchor?: Date; dst?: DstPolicy | null } & ScheduleBounds)
-  | ({ kind: 'at'; runAt: Date; timezone?: string } & ScheduleBounds)
-  | ({ kind: 'every'; everyMs: number; anchor: Date; timezone?: string } & ScheduleBounds);
-
-/** A compiled schedule: a pure function from an instant to the next slot. */
-export interface Schedule {
-  /** The first slot strictly after `after`, or `null` when the schedule has no more slots. */
-  next(after: Date): Date | null;
-}
 
 const compiled = new Map<string, Schedule>();
 const CACHE_LIMIT = 10_000;
