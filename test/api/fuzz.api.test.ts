@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../support/api.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { fieldPaths, pathLabel, REPLACEMENTS, withValueAt } from './fuzz-walk.js';
 
 const valid = { name: 'fuzz-target', handler: 'noop', payload: { a: 1 }, schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' } };
 
@@ -48,6 +49,91 @@ const INVALID: Record<string, unknown[]> = {
   description: [5, 'x'.repeat(5000)],
 };
 
+/** A task body with every field set (one per schedule kind, as a task holds exactly one). */
+const common = {
+  description: 'complete',
+  handler: 'noop',
+  payload: { a: 1 },
+  secretFields: ['a'],
+  policy: { overlap: 'skip', misfire: 'run_once', maxDelay: '1h', retry: { attempts: 3, backoff: '30s', maxBackoff: '1h' }, timeout: '5m' },
+  notify: { url: 'https://example.com/hook', on: ['dead'] },
+  paused: false,
+  labels: { team: 'billing' },
+  managedBy: 'fuzz-apply',
+};
+const bounds = { timezone: 'Europe/Berlin', startAt: '2030-01-01T00:00:00Z', endAt: '2040-01-01T00:00:00Z', jitter: '1s' };
+const dst = { gap: 'shift', overlap: 'first' };
+const COMPLETE_TASKS = {
+  cron: { ...common, schedule: { cron: '0 9 * * *', ...bounds, dst } },
+  rrule: { ...common, schedule: { rrule: 'DTSTART;TZID=Europe/Berlin:20300107T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO', ...bounds, dst } },
+  at: { ...common, schedule: { at: '2031-06-01T07:00:00', timezone: 'Europe/Berlin', disambiguation: 'earlier' } },
+  every: { ...common, schedule: { every: '15m', ...bounds } },
+};
+
+/**
+ * Replacements a field legitimately takes (they are not sent: a valid request would change
+ * something). Durations also take whole milliseconds; free text takes any short string.
+ */
+const TEXT = ['empty', 'NaN', 'Infinity', '-0', '1e999'];
+const ACCEPTED: Record<string, string[]> = {
+  description: ['null', ...TEXT],
+  payload: ['object'],
+  'secretFields[0]': ['NaN', 'Infinity', '-0', '1e999'],
+  'schedule.startAt': ['null'],
+  'schedule.endAt': ['null'],
+  'schedule.jitter': ['number'],
+  'schedule.every': ['number'],
+  'policy.maxDelay': ['number'],
+  'policy.retry.backoff': ['number'],
+  'policy.retry.maxBackoff': ['number'],
+  'policy.timeout': ['number'],
+  'notify.url': ['null'],
+  'labels.team': TEXT,
+  managedBy: ['null', 'NaN', 'Infinity', '1e999'],
+};
+const inBatch = Object.fromEntries(Object.entries({ ...ACCEPTED, name: ['1e999'] }).map(([field, labels]) => [`tasks[0].${field}`, labels]));
+const ACCEPTED_BY_ROUTE: Record<string, Record<string, string[]>> = {
+  'POST /v1/tasks': { ...ACCEPTED, name: ['1e999'] },
+  'PUT /v1/tasks/existing': ACCEPTED,
+  'PATCH /v1/tasks/existing': ACCEPTED,
+  'POST /v1/tasks:batch': inBatch,
+  'POST /v1/tasks/existing/trigger': { payload: ['object'] },
+  'POST /v1/schedules/preview': Object.fromEntries(Object.entries(ACCEPTED).filter(([field]) => field.startsWith('schedule.'))),
+  'POST /v1/api-keys': { name: ['NaN', 'Infinity', '-0', '1e999'] },
+};
+
+/** Every field of every body, each replaced by each value of the wrong kind. */
+function walkedCases(): [string, string, unknown][] {
+  const routes: [string, string, object][] = [];
+  for (const [kind, body] of Object.entries(COMPLETE_TASKS)) {
+    routes.push(['POST', '/v1/tasks', { name: `walk-${kind}`, ...body }], ['PUT', '/v1/tasks/existing', { name: 'existing', ...body }], ['PATCH', '/v1/tasks/existing', body]);
+  }
+  routes.push(
+    ['POST', '/v1/tasks:batch', { tasks: [{ name: 'walk-batch', ...COMPLETE_TASKS.cron }] }],
+    ['POST', '/v1/tasks/existing/trigger', { payload: { b: 2 } }],
+    ['POST', '/v1/tasks/existing/backfill', { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z', maxRuns: 10 }],
+    ['POST', '/v1/tasks/existing/resume', { catchUp: 'latest' }],
+    ['POST', '/v1/schedules/preview', { schedule: COMPLETE_TASKS.cron.schedule, from: '2026-03-28T00:00:00Z', count: 5 }],
+    ['POST', '/v1/schedules/preview', { schedule: COMPLETE_TASKS.at.schedule, from: '2026-03-28T00:00:00Z', count: 5 }],
+    ['POST', '/v1/api-keys', { name: 'fuzz-key', role: 'viewer' }],
+  );
+  const cases: [string, string, unknown][] = [];
+  const seen = new Set<string>();
+  for (const [method, path, body] of routes) {
+    const accepted = ACCEPTED_BY_ROUTE[`${method} ${path}`] ?? {};
+    for (const field of fieldPaths(body)) {
+      for (const [label, value] of REPLACEMENTS) {
+        if (accepted[pathLabel(field)]?.includes(label)) continue;
+        const mutated = withValueAt(body, field, value);
+        const key = `${method} ${path} ${JSON.stringify(mutated)}`;
+        if (!seen.has(key)) cases.push([method, path, mutated]);
+        seen.add(key);
+      }
+    }
+  }
+  return cases;
+}
+
 describe('fuzz: malformed requests', () => {
   let sandbox: Sandbox;
   let api: Awaited<ReturnType<typeof startApi>>;
@@ -81,6 +167,10 @@ describe('fuzz: malformed requests', () => {
       }
     }
     for (const body of ['null', '[]', '"string"', '{', '{"name":', 'x'.repeat(300 * 1024), `${'{"n":'.repeat(5000)}1${'}'.repeat(5000)}`, `{"name":"deep","handler":"noop","schedule":{"cron":"* * * * *"},"payload":${'{"n":'.repeat(5000)}1${'}'.repeat(5000)}}`]) cases.push(['POST', '/v1/tasks', body]);
+    // Cursors that decode, but to something this API never wrote.
+    for (const cursor of ['e30', Buffer.from('{"s":"yesterday","id":"x"}').toString('base64url'), Buffer.from('{"s":"2026-01-01T00:00:00Z","id":"x"}').toString('base64url'), Buffer.from('{"name":5}').toString('base64url'), Buffer.from('[1]').toString('base64url')]) {
+      cases.push(['GET', `/v1/tasks?cursor=${cursor}`, undefined], ['GET', `/v1/executions?cursor=${cursor}`, undefined], ['GET', `/v1/audit?cursor=${cursor}`, undefined]);
+    }
     for (const query of ['limit=-1', 'limit=1e9', 'limit=abc', 'cursor=!!!', 'cursor=' + 'A'.repeat(600), 'status=weird', 'status[]=active', 'q=' + 'x'.repeat(500)]) {
       cases.push(['GET', `/v1/tasks?${query}`, undefined]);
       cases.push(['GET', `/v1/executions?${query}`, undefined]);
@@ -111,4 +201,25 @@ describe('fuzz: malformed requests', () => {
     expect(mustRefuse.length).toBeGreaterThanOrEqual(200);
     expect(await snapshot()).toEqual(before);
   });
+
+  it('refuses a wrong value in every field of every body with 400 or 422 and the error envelope, and changes nothing', async () => {
+    for (const [kind, body] of Object.entries(COMPLETE_TASKS)) {
+      const res = await api.call('POST', '/v1/tasks', { name: `complete-${kind}`, ...body });
+      expect(res.status, `the complete ${kind} body is valid: ${JSON.stringify(res.body)}`).toBe(201);
+    }
+    const before = await snapshot();
+    const cases = walkedCases();
+    const failures: string[] = [];
+    for (const [method, path, body] of cases) {
+      const res = await api.call(method, path, body);
+      const ok = (res.status === 400 || res.status === 422) && typeof res.body?.error?.code === 'string' && typeof res.body?.error?.message === 'string' && Array.isArray(res.body?.error?.details);
+      if (!ok || /\n\s+at |node_modules|\.ts:\d+/.test(JSON.stringify(res.body))) {
+        failures.push(`${method} ${path} ${JSON.stringify(body)?.slice(0, 160)} → ${res.status} ${JSON.stringify(res.body)?.slice(0, 160)}`);
+      }
+    }
+    console.log(`fuzz walk: ${cases.length} requests, ${failures.length} not refused with 400/422`);
+    expect(failures).toEqual([]);
+    expect(cases.length).toBeGreaterThan(1000);
+    expect(await snapshot()).toEqual(before);
+  }, 300_000);
 });

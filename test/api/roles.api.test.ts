@@ -10,6 +10,8 @@ const MISSING = '00000000-0000-4000-8000-000000000000';
 const ROUTES: [string, string, Role, unknown?][] = [
   ['GET', '/v1/tasks', 'viewer'],
   ['POST', '/v1/tasks', 'admin', {}],
+  ['POST', '/v1/tasks:batch', 'admin', { tasks: [] }],
+  ['GET', '/v1/cluster', 'viewer'],
   ['PUT', '/v1/tasks/role-x', 'admin', {}],
   ['PATCH', '/v1/tasks/role-x', 'admin', {}],
   ['GET', '/v1/tasks/role-x', 'viewer'],
@@ -103,8 +105,8 @@ describe('roles × routes', () => {
     const operator = await fetch(`${api.base}/admin/login`, { method: 'POST', body: new URLSearchParams({ key: keys.operator }), redirect: 'manual' });
     const operatorCookie = operator.headers.get('set-cookie')!.split(';')[0]!;
     expect((await fetch(`${api.base}/admin/queues/api/queues`, { headers: { cookie: operatorCookie } })).status).toBe(403);
-    expect((await fetch(`${api.base}/docs/openapi.json`, { headers: { cookie: operatorCookie } })).status).toBe(200);
-    expect((await fetch(`${api.base}/docs/openapi.json`)).status).toBe(401);
+    expect((await fetch(`${api.base}/docs-json`, { headers: { cookie: operatorCookie } })).status).toBe(200);
+    expect((await fetch(`${api.base}/docs-json`)).status).toBe(401);
     const login = await fetch(`${api.base}/admin/login`, { method: 'POST', body: new URLSearchParams({ key: keys.admin }), redirect: 'manual' });
     expect(login.status).toBe(303);
     const cookie = login.headers.get('set-cookie')!;

@@ -143,9 +143,9 @@ describe('tasks API', () => {
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'history' } });
     const ids = [1, 2, 3].map(() => crypto.randomUUID());
     await ctx.db.prisma.taskExecution.createMany({
-      data: ids.map((id, i) => ({ id, taskId: task.id, taskName: 'history', scheduledFor: new Date((i + 1) * 1000), fireAt: new Date((i + 1) * 1000), taskVersion: 1, status: 'queued' as const })),
+      data: ids.map((id, i) => ({ id, taskId: task.id, taskName: 'history', scheduledFor: new Date(Date.now() - (3 - i) * 1000), fireAt: new Date(Date.now() - (3 - i) * 1000), taskVersion: 1, status: 'queued' as const, exclusive: false })),
     });
-    await ctx.db.executions.claim(ids[2]!, crypto.randomUUID(), 'w1', 30_000);
+    await ctx.db.attempts.claim({ id: ids[2]!, attemptId: crypto.randomUUID(), workerId: 'w1' }, 30_000);
     const page = await ctx.api.call('GET', '/v1/tasks/history/executions?limit=2');
     expect(page.body.items.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[1]]);
     const rest = await ctx.api.call('GET', `/v1/tasks/history/executions?limit=2&cursor=${page.body.nextCursor}`);
@@ -155,5 +155,26 @@ describe('tasks API', () => {
     expect(one.body.events).toEqual([expect.objectContaining({ from: 'queued', to: 'running', workerId: 'w1' })]);
     expect((await ctx.api.call('GET', '/v1/executions/not-a-uuid')).status).toBe(404);
     expect((await ctx.api.call('GET', `/v1/executions/${crypto.randomUUID()}`)).status).toBe(404);
+  });
+
+  it('labels and managedBy: set on create, filtered (labels AND-ed), changed by PATCH, never re-planning', async () => {
+    const make = (name: string, labels: Record<string, string>, managedBy?: string) => ctx.api.call('POST', '/v1/tasks', { ...nightly, name, labels, ...(managedBy && { managedBy }) });
+    expect((await make('lab-a', { team: 'billing', tier: 'gold' }, 'punctual-apply')).body).toMatchObject({ labels: { team: 'billing', tier: 'gold' }, managedBy: 'punctual-apply' });
+    await make('lab-b', { team: 'billing' });
+    await make('lab-c', { team: 'search', tier: 'gold' });
+    const names = async (query: string) => (await ctx.api.call('GET', `/v1/tasks?${query}`)).body.items.map((t: { name: string }) => t.name);
+    expect(await names('label=team=billing')).toEqual(['lab-a', 'lab-b']);
+    expect(await names('label=team=billing&label=tier=gold')).toEqual(['lab-a']);
+    expect(await names('label=tier=gold&q=lab-')).toEqual(['lab-a', 'lab-c']);
+    expect(await names('managedBy=punctual-apply')).toEqual(['lab-a']);
+    expect((await ctx.api.call('GET', '/v1/tasks?label=team')).status).toBe(422);
+    const before = await ctx.api.call('GET', '/v1/tasks/lab-b');
+    const patched = await ctx.api.call('PATCH', '/v1/tasks/lab-b', { labels: { team: 'search' }, managedBy: 'ops' });
+    expect(patched.body).toMatchObject({ labels: { team: 'search' }, managedBy: 'ops', nextRunAt: before.body.nextRunAt });
+    expect((await ctx.api.call('PATCH', '/v1/tasks/lab-b', { managedBy: null })).body.managedBy).toBeNull();
+    const refused = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'lab-bad', labels: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.details[0].field).toBe('labels');
+    expect((await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'lab-bad', labels: { 'Bad Key': 'v' } })).status).toBe(422);
   });
 });

@@ -3,15 +3,12 @@
 // and the OpenAPI UI — for a person to look at.
 //   node test/browser/screenshots.mjs [http://127.0.0.1:3000] [outDir]   (key in PUNCTUAL_KEY)
 import { mkdirSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../support/browser.mjs';
 
 /** Signs in with `key`, visits the board and the docs; returns what each page showed. */
 export async function takeScreenshots(baseUrl, key, outDir) {
   mkdirSync(outDir, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${baseUrl}/admin/queues`);

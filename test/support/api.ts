@@ -7,6 +7,9 @@ export async function startApi(sandbox: Sandbox, overrides: Record<string, strin
   const config = sandbox.config(overrides);
   const app = await createApiApp(config, { logger: false });
   await app.listen(0, '127.0.0.1');
+  // fetch keeps idle connections 4 s; a server closing them first (Node's default is 5 s, late
+  // when a test blocks the shared event loop) races the next request into ECONNRESET.
+  app.getHttpServer().keepAliveTimeout = 60_000;
   const { port } = app.getHttpServer().address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;
   const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}, key = config.adminApiKey) => {

@@ -1,15 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Config } from '@punctual/config';
 import { ApiKeysService } from '@punctual/core';
+import { newDevelopmentKey } from './development-key.js';
 
 /**
  * In development without `ADMIN_API_KEY`, a key is generated and printed once, so a first run
- * works without set-up. Elsewhere the config is returned as it is.
+ * works without set-up (`npm start` makes the key itself and shows it in its banner; this is for
+ * the API started alone). Elsewhere the config is returned as it is.
  */
 export function withDevelopmentKey(config: Config): Config {
   if (config.adminApiKey || config.nodeEnv !== 'development') return config;
-  const key = `pk_dev_${randomBytes(24).toString('base64url')}`;
+  const key = newDevelopmentKey();
   process.stdout.write(`\nNo ADMIN_API_KEY set (NODE_ENV=development). Generated admin key, shown once:\n\n  ${key}\n\n`);
   return Object.freeze({ ...config, adminApiKey: key });
 }

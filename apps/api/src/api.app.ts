@@ -1,36 +1,34 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Config } from '@punctual/config';
-import type express from 'express';
+import { BATCH_BODY_MAX_BYTES, BODY_MAX_BYTES, JSON_MAX_DEPTH, routes } from '@punctual/contract';
+import express from 'express';
 import { BrowserSessions } from './admin/browser-sessions.js';
 import { mountBullBoard } from './admin/bull-board.js';
 import { ApiModule } from './api.module.js';
 import { limitJsonDepth } from './http/json-depth.js';
+import { openApiDocument } from './http/openapi.js';
+import { expressPath } from './http/route.decorator.js';
 
-/** Builds the API application: body limits, OpenAPI at /docs and Bull Board at /admin/queues (both behind a key or a browser session). */
+/** Builds the API application: body limits, OpenAPI at /docs (JSON at /docs-json) and Bull Board at /admin/queues (both behind a key or a browser session). */
 export async function createApiApp(config: Config, options: { logger?: false } = {}): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRoot(config), {
     bufferLogs: options.logger !== false,
     logger: options.logger,
     bodyParser: false,
   });
-  app.useBodyParser('json', { limit: '256kb' });
-  app.use(limitJsonDepth(64));
+  // A batch of a thousand tasks needs more room than one task; body-parser skips a parsed body.
+  app.use(expressPath(routes.batchTasks.path), express.json({ limit: BATCH_BODY_MAX_BYTES }));
+  app.useBodyParser('json', { limit: BODY_MAX_BYTES });
+  app.use(limitJsonDepth(JSON_MAX_DEPTH));
   app.set('trust proxy', 'loopback');
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Punctual')
-      .setDescription('Scheduled work, on time, exactly once per slot. Authenticate with `Authorization: Bearer <api key>`.')
-      .setVersion('1')
-      .addBearerAuth()
-      .build(),
-  );
   const sessions = new BrowserSessions(app);
   const http = app.getHttpAdapter().getInstance() as express.Express;
+  // Until the console is served here, the root shows the API's documentation.
+  http.get('/', (_req, res) => res.redirect('/docs'));
   http.use(['/docs', '/docs-json', '/docs-yaml'], sessions.require('viewer'));
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
+  SwaggerModule.setup('docs', app, openApiDocument() as unknown as OpenAPIObject);
   mountBullBoard(app, sessions);
   return app;
 }

@@ -1,11 +1,11 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { type Config, ConfigModule } from '@punctual/config';
 import { TasksCoreModule } from '@punctual/core';
 import { DbModule } from '@punctual/db';
 import { HealthController, LoggingModule, MetricsModule } from '@punctual/observability';
 import { QueueModule } from '@punctual/queue';
-import { ApiKeysController, AuditController, HandlersController } from './admin/admin.controllers.js';
+import { ApiKeysController, AuditController, ClusterController, HandlersController } from './admin/admin.controllers.js';
 import { ApiMetricsController } from './admin/metrics.controller.js';
 import { RedisModule } from '@punctual/redis';
 import { ApiKeyPresenceCheck } from './admin-key.js';
@@ -13,7 +13,6 @@ import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { SchedulesController } from './schedules/schedules.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
-import { createValidationPipe } from './http/validation.pipe.js';
 import { TasksController } from './tasks/tasks.controller.js';
 
 /** The admin HTTP API. */
@@ -22,13 +21,12 @@ export class ApiModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule, RedisModule, MetricsModule, QueueModule, TasksCoreModule],
-      controllers: [TasksController, ExecutionsController, SchedulesController, ApiKeysController, AuditController, HandlersController, ApiMetricsController, HealthController],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule.forRoot(), RedisModule, MetricsModule, QueueModule, TasksCoreModule],
+      controllers: [TasksController, ExecutionsController, SchedulesController, ApiKeysController, AuditController, HandlersController, ClusterController, ApiMetricsController, HealthController],
       providers: [
         ApiKeyPresenceCheck,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
-        { provide: APP_PIPE, useFactory: createValidationPipe },
       ],
     };
   }

@@ -1,49 +1,38 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { ApiKeysService, type Principal, WorkerDirectory } from '@punctual/core';
+import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
+import { type ApiKey as ApiKeyJson, type Cluster, type CreateApiKeyBody, type CreatedApiKey, routes } from '@punctual/contract';
+import { ApiKeysService, ClusterService, type Principal, WorkerDirectory } from '@punctual/core';
 import { type ApiKey, AuditRepository } from '@punctual/db';
-import { IsIn, IsString, Matches, MaxLength } from 'class-validator';
-import { CurrentPrincipal, RequireRole } from '../auth/roles.js';
+import type { z } from 'zod';
+import { CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
-import { AuditQuery, decodeCursor, encodeCursor } from '../http/pagination.js';
+import { decodeCursor, encodeCursor } from '../http/pagination.js';
+import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
-export class CreateApiKeyDto {
-  @ApiProperty({ example: 'ci-deployer' }) @IsString() @MaxLength(128) @Matches(/^[\w .:@-]+$/) name!: string;
-  @ApiProperty({ enum: ['viewer', 'operator', 'admin'], example: 'operator' }) @IsIn(['viewer', 'operator', 'admin']) role!: 'viewer' | 'operator' | 'admin';
-}
-
-const presentKey = (k: ApiKey) => ({
+const presentKey = (k: ApiKey): ApiKeyJson => ({
   id: k.id, name: k.name, prefix: k.prefix, role: k.role,
   createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null,
 });
 
-@ApiTags('api-keys')
-@ApiBearerAuth()
-@RequireRole('admin')
-@Controller('v1/api-keys')
+@Controller()
 export class ApiKeysController {
   constructor(
     private readonly keys: ApiKeysService,
     private readonly audit: AuditRepository,
   ) {}
 
-  @Post()
-  @ApiOperation({ summary: 'Create an API key', description: 'The key is in the response, this once; only its hash is stored.' })
-  async create(@Body() body: CreateApiKeyDto, @CurrentPrincipal() actor: Principal) {
+  @Route(routes.createApiKey)
+  async create(@ValidBody(routes.createApiKey) body: CreateApiKeyBody, @CurrentPrincipal() actor: Principal): Promise<CreatedApiKey> {
     const { key, record } = await this.keys.create(body.name, body.role);
     await this.audit.record({ actor: actor.actor, action: 'api_key.create', target: record.prefix, after: presentKey(record) });
     return { ...presentKey(record), key };
   }
 
-  @Get()
-  @ApiOperation({ summary: 'List API keys (never the keys themselves)' })
+  @Route(routes.listApiKeys)
   async list() {
     return { items: (await this.keys.list()).map(presentKey) };
   }
 
-  @Delete(':id')
-  @HttpCode(204)
-  @ApiOperation({ summary: 'Revoke an API key' })
+  @Route(routes.revokeApiKey)
   async revoke(@Param('id', new ParseUUIDPipe({ exceptionFactory: () => new ApiError(404, 'not_found', 'no API key with that id') })) id: string, @CurrentPrincipal() actor: Principal) {
     const revoked = await this.keys.revoke(id);
     if (!revoked) throw new ApiError(404, 'not_found', 'no active API key with that id');
@@ -51,20 +40,15 @@ export class ApiKeysController {
   }
 }
 
-@ApiTags('audit')
-@ApiBearerAuth()
-@RequireRole('admin')
-@Controller('v1/audit')
+@Controller()
 export class AuditController {
   constructor(private readonly audit: AuditRepository) {}
 
-  @Get()
-  @ApiOperation({ summary: 'The audit log, newest first', description: 'Every admin change: actor key, action, target, before/after.' })
-  async list(@Query() query: AuditQuery) {
-    const limit = query.limit ?? 50;
-    const before = query.cursor ? BigInt(decodeCursor<{ id: string }>(query.cursor).id) : undefined;
-    const items = await this.audit.list({ actor: query.actor, action: query.action, target: query.target }, limit, before);
-    const last = items.length === limit ? items[items.length - 1] : undefined;
+  @Route(routes.listAudit)
+  async list(@ValidQuery(routes.listAudit) query: z.output<typeof routes.listAudit.query>) {
+    const before = query.cursor ? auditCursor(query.cursor) : undefined;
+    const items = await this.audit.list({ actor: query.actor, action: query.action, target: query.target }, query.limit, before);
+    const last = items.length === query.limit ? items[items.length - 1] : undefined;
     return {
       items: items.map((a) => ({ id: a.id.toString(), actor: a.actor, action: a.action, target: a.target, before: a.before, after: a.after, at: a.at.toISOString() })),
       nextCursor: last ? encodeCursor({ id: last.id.toString() }) : null,
@@ -72,15 +56,28 @@ export class AuditController {
   }
 }
 
-@ApiTags('handlers')
-@ApiBearerAuth()
-@Controller('v1/handlers')
+function auditCursor(cursor: string): bigint {
+  const { id } = decodeCursor<{ id: string }>(cursor, 'id');
+  if (!/^\d{1,18}$/.test(id)) throw new ApiError(400, 'invalid_cursor', 'cursor is not one this API returned', [{ field: 'cursor', message: 'invalid cursor' }]);
+  return BigInt(id);
+}
+
+@Controller()
 export class HandlersController {
   constructor(private readonly directory: WorkerDirectory) {}
 
-  @Get()
-  @ApiOperation({ summary: 'Handlers offered by the live workers' })
+  @Route(routes.listHandlers)
   async list() {
     return { items: await this.directory.handlers() };
+  }
+}
+
+@Controller()
+export class ClusterController {
+  constructor(private readonly cluster: ClusterService) {}
+
+  @Route(routes.getCluster)
+  get(): Promise<Cluster> {
+    return this.cluster.snapshot();
   }
 }

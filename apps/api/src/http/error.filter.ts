@@ -1,5 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import { ExecutionNotFoundError, ExecutionStateError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from '@punctual/core';
+import { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from '@punctual/core';
 import { TaskNameTakenError } from '@punctual/db';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import type { Response } from 'express';
@@ -24,6 +24,11 @@ export class ErrorFilter implements ExceptionFilter {
     if (e instanceof InvalidScheduleError) return new ApiError(422, 'invalid_schedule', e.message, [{ field: e.field, message: e.message }]);
     if (e instanceof AmbiguousLocalTimeError) return new ApiError(422, 'ambiguous_local_time', e.message, [{ field: e.field, message: e.message }]);
     if (e instanceof InvalidTaskError) return new ApiError(422, e.code, e.message, [{ field: e.field, message: e.message }]);
+    if (e instanceof InvalidBatchError) {
+      const tooLarge = e.items.some((i) => i.tooLarge);
+      const codes = new Set(e.items.map((i) => i.code));
+      return new ApiError(tooLarge ? 413 : 422, tooLarge ? 'payload_too_large' : codes.size === 1 ? [...codes][0]! : 'invalid_tasks', e.message, e.items.map(({ field, message }) => ({ field, message })));
+    }
     if (e instanceof TaskNotFoundError || e instanceof ExecutionNotFoundError) return new ApiError(404, 'not_found', e.message);
     if (e instanceof PayloadTooLargeError) return new ApiError(413, 'payload_too_large', e.message, [{ field: 'payload', message: e.message }]);
     if (e instanceof VersionConflictError) return new ApiError(409, 'version_conflict', e.message);
@@ -31,7 +36,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (e instanceof TaskNameTakenError) return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);
     // Express' body parser errors arrive wrapped in an HttpException, the original as its cause.
     const bodyError = ((e as { cause?: unknown })?.cause ?? e) as { type?: string };
-    if (bodyError?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', 'the request body exceeds 256 KiB');
+    if (bodyError?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', 'the request body is too large');
     if (bodyError?.type === 'entity.parse.failed') return new ApiError(400, 'malformed_json', 'the request body is not valid JSON');
     if (e instanceof HttpException) {
       const status = e.getStatus();

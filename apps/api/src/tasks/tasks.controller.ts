@@ -1,119 +1,110 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Put, Query, Res } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { type Principal, presentExecution, presentTask, TaskRunsService, taskSchedule, TasksService } from '@punctual/core';
+import { Controller, Headers, Param, Res } from '@nestjs/common';
+import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
+import { missingHandlerWarnings, type Principal, presentExecution, presentTask, TaskRunsService, taskSchedule, TasksService, WorkerDirectory } from '@punctual/core';
 import { ExecutionsRepository, type Task, TasksRepository } from '@punctual/db';
 import { slotsBetween } from '@punctual/time';
 import type { Response } from 'express';
-import { CurrentPrincipal, RequireRole } from '../auth/roles.js';
+import type { z } from 'zod';
+import { CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
 import { executionPage } from '../http/execution-page.js';
-import { decodeCursor, encodeCursor, ExecutionPageQuery, TaskListQuery } from '../http/pagination.js';
-import { BackfillDto, CreateTaskDto, PatchTaskDto, ResumeDto, TaskBodyDto, TriggerDto } from './task.dto.js';
+import { decodeCursor, encodeCursor } from '../http/pagination.js';
+import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
-const UPCOMING = 5;
-
-@ApiTags('tasks')
-@ApiBearerAuth()
-@Controller('v1/tasks')
+@Controller()
 export class TasksController {
   constructor(
     private readonly tasks: TasksService,
     private readonly runs: TaskRunsService,
     private readonly tasksRepository: TasksRepository,
     private readonly executions: ExecutionsRepository,
+    private readonly directory: WorkerDirectory,
   ) {}
 
-  @Get()
-  @ApiOperation({ summary: 'List tasks', description: 'Keyset-paginated by name: pass nextCursor back as cursor.' })
-  async list(@Query() query: TaskListQuery) {
-    const limit = query.limit ?? 50;
-    const after = query.cursor ? decodeCursor<{ name: string }>(query.cursor).name : undefined;
-    const items = await this.tasksRepository.list({ status: query.status, handler: query.handler, q: query.q }, limit, after);
-    const last = items.length === limit ? items[items.length - 1] : undefined;
+  @Route(routes.listTasks)
+  async list(@ValidQuery(routes.listTasks) query: z.output<typeof routes.listTasks.query>) {
+    const after = query.cursor ? decodeCursor<{ name: string }>(query.cursor, 'name').name : undefined;
+    const labels = Object.fromEntries((query.label ?? []).map((selector) => [selector.slice(0, selector.indexOf('=')), selector.slice(selector.indexOf('=') + 1)]));
+    const filter = { status: query.status, handler: query.handler, q: query.q, labels, managedBy: query.managedBy };
+    const items = await this.tasksRepository.list(filter, query.limit, after);
+    const last = items.length === query.limit ? items[items.length - 1] : undefined;
     return { items: items.map(presentTask), nextCursor: last ? encodeCursor({ name: last.name }) : null };
   }
 
-  @Post()
-  @ApiOperation({ summary: 'Create a task', description: 'Returns the task with its HMAC `secret`, shown this once. 409 if the name exists.' })
-  async create(@Body() body: CreateTaskDto, @CurrentPrincipal() actor: Principal) {
+  @Route(routes.createTask)
+  async create(@ValidBody(routes.createTask) body: TaskSpec, @CurrentPrincipal() actor: Principal): Promise<CreatedTask> {
     const { task, secret } = await this.tasks.create(body, actor);
-    return { ...presentTask(task), secret };
+    return { ...presentTask(task), secret, warnings: await missingHandlerWarnings(this.directory, [task.handler]) };
   }
 
-  @Put(':name')
-  @ApiOperation({ summary: 'Create or replace a task', description: '201 when created (with its secret), 200 when replaced.' })
-  async put(@Param('name') name: string, @Body() body: TaskBodyDto, @CurrentPrincipal() actor: Principal, @Res({ passthrough: true }) res: Response) {
+  @Route(routes.batchTasks)
+  async batch(@ValidBody(routes.batchTasks) body: TaskBatchRequest, @CurrentPrincipal() actor: Principal): Promise<TaskBatchResponse> {
+    const results = await this.tasks.batch(body.tasks, actor);
+    const items = results.map(({ index, task, created, secret }) => ({ index, name: task.name, created, version: task.version, nextRunAt: task.nextRunAt?.toISOString() ?? null, ...(secret ? { secret } : {}) }));
+    const created = items.filter((i) => i.created).length;
+    return { items, created, replaced: items.length - created, warnings: await missingHandlerWarnings(this.directory, results.map((r) => r.task.handler)) };
+  }
+
+  @Route(routes.putTask)
+  async put(@Param('name') name: string, @ValidBody(routes.putTask) body: TaskPutBody, @CurrentPrincipal() actor: Principal, @Res({ passthrough: true }) res: Response): Promise<WrittenTask> {
     if (body.name !== undefined && body.name !== name) throw new ApiError(422, 'name_mismatch', 'name in the body must match the URL', [{ field: 'name', message: 'must match the URL' }]);
     const { task, created, secret } = await this.tasks.put(name, { ...body, name }, actor);
     res.status(created ? 201 : 200);
-    return created ? { ...presentTask(task), secret } : presentTask(task);
+    const warnings = await missingHandlerWarnings(this.directory, [task.handler]);
+    return created ? { ...presentTask(task), secret, warnings } : { ...presentTask(task), warnings };
   }
 
-  @Patch(':name')
-  @ApiOperation({ summary: 'Update part of a task', description: 'Send `If-Match: <version>` to refuse (409) if the task changed meanwhile.' })
-  async patch(@Param('name') name: string, @Body() body: PatchTaskDto, @CurrentPrincipal() actor: Principal, @Headers('if-match') ifMatch?: string) {
+  @Route(routes.patchTask)
+  async patch(@Param('name') name: string, @ValidBody(routes.patchTask) body: TaskPatch, @CurrentPrincipal() actor: Principal, @Headers('if-match') ifMatch?: string): Promise<TaskJson> {
     return presentTask(await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch)));
   }
 
-  @Get(':name')
-  @ApiOperation({ summary: 'A task, its next five fire times and its last execution' })
-  async get(@Param('name') name: string) {
+  @Route(routes.getTask)
+  async get(@Param('name') name: string): Promise<TaskDetail> {
     const task = await this.tasks.get(name);
     const lastExecution = await this.executions.lastOfTask(task.id);
     return { ...presentTask(task), upcoming: upcoming(task), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
   }
 
-  @Delete(':name')
-  @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a task', description: 'Pending executions are cancelled; history is kept.' })
+  @Route(routes.deleteTask)
   async remove(@Param('name') name: string, @CurrentPrincipal() actor: Principal): Promise<void> {
     await this.tasks.delete(name, actor);
   }
 
-  @Post(':name/pause')
-  @HttpCode(200)
-  @RequireRole('operator')
-  @ApiOperation({ summary: 'Pause a task', description: 'Planned runs end skipped(paused).' })
-  async pause(@Param('name') name: string, @CurrentPrincipal() actor: Principal) {
-    return presentTask(await this.runs.pause(name, actor));
+  @Route(routes.pauseTask)
+  async pause(@Param('name') name: string, @ValidBody(routes.pauseTask) body: PauseBody, @CurrentPrincipal() actor: Principal): Promise<TaskJson> {
+    return presentTask(await this.runs.pause(name, actor, { cancel: body.cancel }));
   }
 
-  @Post(':name/resume')
-  @HttpCode(200)
-  @RequireRole('operator')
-  @ApiOperation({ summary: 'Resume a task', description: 'catchUp: skip | latest | all — what to do with the slots of the pause.' })
-  async resume(@Param('name') name: string, @Body() body: ResumeDto, @CurrentPrincipal() actor: Principal) {
-    return presentTask(await this.runs.resume(name, actor, body?.catchUp));
+  @Route(routes.resumeTask)
+  async resume(@Param('name') name: string, @ValidBody(routes.resumeTask) body: ResumeBody, @CurrentPrincipal() actor: Principal): Promise<TaskJson> {
+    return presentTask(await this.runs.resume(name, actor, body.catchUp));
   }
 
-  @Post(':name/trigger')
-  @HttpCode(202)
-  @RequireRole('operator')
-  @ApiOperation({ summary: 'Run a task now', description: 'Optionally with another payload; runs even while the task is paused.' })
-  async trigger(@Param('name') name: string, @Body() body: TriggerDto, @CurrentPrincipal() actor: Principal) {
-    return presentExecution(await this.runs.trigger(name, actor, body?.payload));
+  @Route(routes.triggerTask)
+  async trigger(@Param('name') name: string, @ValidBody(routes.triggerTask) body: TriggerBody, @CurrentPrincipal() actor: Principal) {
+    return presentExecution(await this.runs.trigger(name, actor, body.payload));
   }
 
-  @Post(':name/backfill')
-  @HttpCode(202)
-  @RequireRole('operator')
-  @ApiOperation({ summary: 'Run past slots', description: 'Plans the slots in [from, to] (at most maxRuns, ≤ 1000) to run now.' })
-  async backfill(@Param('name') name: string, @Body() body: BackfillDto, @CurrentPrincipal() actor: Principal) {
+  @Route(routes.backfillTask)
+  async backfill(@Param('name') name: string, @ValidBody(routes.backfillTask) body: BackfillBody, @CurrentPrincipal() actor: Principal) {
     return { planned: await this.runs.backfill(name, actor, new Date(body.from), new Date(body.to), body.maxRuns) };
   }
 
-  @Get(':name/executions')
-  @ApiOperation({ summary: "A task's executions, newest first" })
-  async executionsOf(@Param('name') name: string, @Query() query: ExecutionPageQuery) {
+  @Route(routes.taskExecutions)
+  async executionsOf(@Param('name') name: string, @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>) {
     const task = await this.tasks.get(name);
     return executionPage(this.executions, { taskName: task.name, status: query.status }, query.limit, query.cursor);
   }
 }
 
-/** The next fire times from the task's cursor (what planning will do next). */
+/**
+ * The next fire times from the task's cursor (what planning will do next). None for a task whose
+ * schedule cannot be computed: its `lastError` says why.
+ */
 function upcoming(task: Task): string[] {
-  if (task.status !== 'active' || !task.nextRunAt) return [];
-  const rest = slotsBetween(taskSchedule(task), task.nextRunAt, new Date(8.64e15), UPCOMING - 1);
+  if (task.status !== 'active' || !task.nextRunAt || task.lastError) return [];
+  const rest = slotsBetween(taskSchedule(task), task.nextRunAt, new Date(8.64e15), UPCOMING_COUNT - 1);
   return [task.nextRunAt, ...rest].map((d) => d.toISOString());
 }
 

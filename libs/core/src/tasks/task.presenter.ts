@@ -1,12 +1,13 @@
+import type { Execution, ExecutionEvent as ExecutionEventJson, Task as TaskJson } from '@punctual/contract';
 import type { ExecutionEvent, Task, TaskExecution } from '@punctual/db';
 import { formatDuration } from '@punctual/time';
 import { redactPayload } from '@punctual/observability';
 
 /** The task JSON of DESIGN §7. The secret is never part of it (it is shown once, on create). */
-export function presentTask(task: Task) {
-  const schedule: Record<string, unknown> = {};
-  if (task.scheduleKind === 'cron') schedule.cron = task.cron;
-  if (task.scheduleKind === 'rrule') schedule.rrule = task.rrule;
+export function presentTask(task: Task): TaskJson {
+  const schedule: Partial<Pick<TaskJson['schedule'], 'cron' | 'rrule' | 'at' | 'every'>> = {};
+  if (task.scheduleKind === 'cron') schedule.cron = task.cron!;
+  if (task.scheduleKind === 'rrule') schedule.rrule = task.rrule!;
   if (task.scheduleKind === 'at') schedule.at = task.runAt?.toISOString();
   if (task.scheduleKind === 'every') schedule.every = formatDuration(Number(task.everyMs));
   return {
@@ -32,20 +33,23 @@ export function presentTask(task: Task) {
     },
     notify: { url: task.notifyUrl, on: task.notifyOn },
     paused: task.status === 'paused',
+    labels: task.labels as Record<string, string>,
+    managedBy: task.managedBy,
     status: task.status,
     nextRunAt: task.nextRunAt?.toISOString() ?? null,
     lastScheduledFor: task.lastScheduledFor?.toISOString() ?? null,
     missedCount: Number(task.missedCount),
+    /** Why the planner could not compute the task's slots (it tries again every minute), or null. */
+    lastError: task.lastError,
+    lastErrorAt: task.lastErrorAt?.toISOString() ?? null,
     version: task.version,
     createdAt: task.createdAt.toISOString(),
     updatedAt: task.updatedAt.toISOString(),
   };
 }
 
-export type TaskJson = ReturnType<typeof presentTask>;
-
 /** The execution JSON of DESIGN §7. */
-export function presentExecution(execution: TaskExecution) {
+export function presentExecution(execution: TaskExecution): Execution {
   const iso = (d: Date | null) => d?.toISOString() ?? null;
   return {
     id: execution.id,
@@ -67,7 +71,7 @@ export function presentExecution(execution: TaskExecution) {
   };
 }
 
-export function presentEvent(event: ExecutionEvent) {
+export function presentEvent(event: ExecutionEvent): ExecutionEventJson {
   return {
     from: event.fromStatus,
     to: event.toStatus,

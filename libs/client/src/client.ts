@@ -1,0 +1,76 @@
+import {
+  type AuditEntry, type AuditQuery, type BackfillBody, type CatchUp, type CreateApiKeyBody, type Execution, type ExecutionListQuery, type PreviewRequest, routes,
+  type Task, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec,
+} from '@punctual/contract';
+import { Paginated } from './paginated.js';
+import { type PunctualClientOptions, Transport } from './transport.js';
+
+/**
+ * A typed client of Punctual's HTTP API, over `fetch` only: it runs in Node 20 and in a browser.
+ *
+ * ```ts
+ * const client = new PunctualClient({ baseUrl: 'http://127.0.0.1:3000', apiKey });
+ * await client.tasks.create({ name: 'hello', handler: 'log', schedule: { cron: '0 9 * * *' } });
+ * for await (const task of client.tasks.list({ label: ['team=billing'] })) console.log(task.name);
+ * ```
+ * Error answers throw {@link PunctualApiError} with the status, `code`, `message` and `details`.
+ */
+export class PunctualClient {
+  private readonly http: Transport;
+
+  constructor(options: PunctualClientOptions) {
+    this.http = new Transport(options);
+  }
+
+  readonly tasks = {
+    /** Tasks by name; iterate to walk every page. */
+    list: (query: Omit<TaskListQuery, 'cursor'> = {}) => new Paginated<Task>((cursor) => this.http.call(routes.listTasks, { query: { ...query, cursor } })),
+    get: (name: string) => this.http.call(routes.getTask, { params: { name } }),
+    /** The answer carries the task's `secret`, shown this once, and `warnings`. */
+    create: (spec: TaskSpec) => this.http.call(routes.createTask, { body: spec }),
+    /** Creates (the answer then has `secret`) or replaces the task named `name`. */
+    put: (name: string, spec: TaskPutBody) => this.http.call(routes.putTask, { params: { name }, body: spec }),
+    /** With `ifMatch` (the version you read), a concurrent change answers 409 instead of being overwritten. */
+    patch: (name: string, patch: TaskPatch, options: { ifMatch?: number } = {}) =>
+      this.http.call(routes.patchTask, { params: { name }, body: patch, headers: options.ifMatch === undefined ? {} : { 'if-match': String(options.ifMatch) } }),
+    delete: (name: string) => this.http.call(routes.deleteTask, { params: { name } }),
+    pause: (name: string) => this.http.call(routes.pauseTask, { params: { name } }),
+    resume: (name: string, options: { catchUp?: CatchUp } = {}) => this.http.call(routes.resumeTask, { params: { name }, body: options }),
+    trigger: (name: string, options: { payload?: Record<string, unknown> } = {}) => this.http.call(routes.triggerTask, { params: { name }, body: options }),
+    backfill: (name: string, window: BackfillBody) => this.http.call(routes.backfillTask, { params: { name }, body: window }),
+    executions: (name: string, query: Omit<TaskExecutionsQuery, 'cursor'> = {}) =>
+      new Paginated<Execution>((cursor) => this.http.call(routes.taskExecutions, { params: { name }, query: { ...query, cursor } })),
+    /** Creates or replaces up to 1,000 tasks in one transaction, all or nothing. */
+    batch: (specs: TaskSpec[]) => this.http.call(routes.batchTasks, { body: { tasks: specs } }),
+  };
+
+  readonly executions = {
+    list: (query: Omit<ExecutionListQuery, 'cursor'> = {}) => new Paginated<Execution>((cursor) => this.http.call(routes.listExecutions, { query: { ...query, cursor } })),
+    get: (id: string) => this.http.call(routes.getExecution, { params: { id } }),
+    retry: (id: string) => this.http.call(routes.retryExecution, { params: { id } }),
+    cancel: (id: string) => this.http.call(routes.cancelExecution, { params: { id } }),
+  };
+
+  readonly schedules = {
+    preview: (request: PreviewRequest) => this.http.call(routes.previewSchedule, { body: request }),
+  };
+
+  readonly handlers = {
+    list: async () => (await this.http.call(routes.listHandlers)).items,
+  };
+
+  readonly apiKeys = {
+    /** The answer carries the key itself, shown this once. */
+    create: (body: CreateApiKeyBody) => this.http.call(routes.createApiKey, { body }),
+    list: async () => (await this.http.call(routes.listApiKeys)).items,
+    revoke: (id: string) => this.http.call(routes.revokeApiKey, { params: { id } }),
+  };
+
+  readonly audit = {
+    list: (query: Omit<AuditQuery, 'cursor'> = {}) => new Paginated<AuditEntry>((cursor) => this.http.call(routes.listAudit, { query: { ...query, cursor } })),
+  };
+
+  readonly cluster = {
+    get: () => this.http.call(routes.getCluster),
+  };
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { Page, PageQuery, Timestamp } from './common.js';
+import { PENDING_EXECUTION_STATUSES, Role } from './enums.js';
+import { API_KEY_NAME_PATTERN } from './limits.js';
+
+export const CreateApiKeyBody = z
+  .strictObject({ name: z.string().regex(API_KEY_NAME_PATTERN, `must match ${API_KEY_NAME_PATTERN.source}`).meta({ examples: ['ci-deployer'] }), role: Role.meta({ examples: ['operator'] }) })
+  .meta({ id: 'CreateApiKeyBody' });
+
+/** An API key as listed: never the key itself. */
+export const ApiKey = z
+  .object({ id: z.uuid(), name: z.string(), prefix: z.string(), role: Role, createdAt: Timestamp, lastUsedAt: Timestamp.nullable(), revokedAt: Timestamp.nullable() })
+  .meta({ id: 'ApiKey' });
+/** The answer to creating a key: the key itself, shown this once. */
+export const CreatedApiKey = ApiKey.extend({ key: z.string() }).meta({ id: 'CreatedApiKey' });
+export const ApiKeyList = z.object({ items: z.array(ApiKey) }).meta({ id: 'ApiKeyList' });
+
+/** One admin change: who did what to which target, before and after. */
+export const AuditEntry = z
+  .object({ id: z.string(), actor: z.string(), action: z.string(), target: z.string(), before: z.unknown(), after: z.unknown(), at: Timestamp })
+  .meta({ id: 'AuditEntry' });
+export const AuditPage = Page(AuditEntry).meta({ id: 'AuditPage' });
+export const AuditQuery = PageQuery.extend({ actor: z.string().max(128).optional(), action: z.string().max(128).optional(), target: z.string().max(256).optional() });
+
+export const HandlerList = z.object({ items: z.array(z.object({ name: z.string(), workers: z.number().int() })) }).meta({ id: 'HandlerList' });
+
+/** What the cluster looks like now (`GET /v1/cluster`). */
+export const Cluster = z
+  .object({
+    leader: z
+      .object({
+        instance: z.string().nullable().meta({ description: 'the scheduler instance holding the leader lock (null: none)' }),
+        epoch: z.number().int().meta({ description: 'the fencing epoch of the latest leader' }),
+        acquiredAt: Timestamp.nullable(),
+        heartbeatAt: Timestamp.nullable(),
+      })
+      .meta({ description: 'from scheduler_state and the leader lock' }),
+    workers: z.array(
+      z.object({
+        instance: z.string(),
+        handlers: z.array(z.string()),
+        concurrency: z.number().int().nullable(),
+        seenAt: Timestamp.nullable(),
+      }),
+    ),
+    queue: z.object({
+      jobs: z.record(z.string(), z.number().int()).meta({ description: 'BullMQ job counts by state (waiting, active, delayed, …)' }),
+      executions: z.object(Object.fromEntries(PENDING_EXECUTION_STATUSES.map((s) => [s, z.number().int()])) as Record<(typeof PENDING_EXECUTION_STATUSES)[number], z.ZodNumber>),
+    }),
+    clockOffsets: z.array(
+      z.object({
+        role: z.string(),
+        instance: z.string(),
+        offsetMs: z.number().meta({ description: "this process's clock minus Postgres' clock" }),
+        measuredAt: Timestamp,
+      }),
+    ),
+  })
+  .meta({ id: 'Cluster' });
+
+export type CreateApiKeyBody = z.infer<typeof CreateApiKeyBody>;
+export type ApiKey = z.infer<typeof ApiKey>;
+export type CreatedApiKey = z.infer<typeof CreatedApiKey>;
+export type AuditEntry = z.infer<typeof AuditEntry>;
+export type AuditQuery = z.input<typeof AuditQuery>;
+export type HandlerList = z.infer<typeof HandlerList>;
+export type Cluster = z.infer<typeof Cluster>;
+export type ClockOffset = Cluster['clockOffsets'][number];
+export type WorkerEntry = Cluster['workers'][number];

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { CURSOR_MAX, DURATION_MAX_MS, DURATION_PATTERN, DURATION_UNIT_MS, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from './limits.js';
+
+/**
+ * Milliseconds of a duration string (`"30s"`) or whole milliseconds; NaN when it is neither.
+ * Pure, so the API, the client and the console read durations the same way.
+ */
+export function durationMs(input: unknown): number {
+  if (typeof input === 'number') return Number.isSafeInteger(input) && input >= 0 ? input : NaN;
+  if (typeof input !== 'string') return NaN;
+  const match = DURATION_PATTERN.exec(input.trim());
+  if (!match) return NaN;
+  const ms = Math.round(Number(match[1]) * DURATION_UNIT_MS[match[2]!]!);
+  return Number.isSafeInteger(ms) ? ms : NaN;
+}
+
+/** What a duration must look like, said after the field's name. */
+export const DURATION_MESSAGE = 'must be a duration such as "250ms", "30s", "5m", "1h", "7d" or whole milliseconds';
+
+/** A duration as a task stores it: at most {@link DURATION_MAX_MS}. */
+export const Duration = z
+  .union([z.string().max(32), z.number().int().nonnegative()])
+  .refine((value) => !Number.isNaN(durationMs(value)), DURATION_MESSAGE)
+  .refine((value) => !(durationMs(value) > DURATION_MAX_MS), 'must be at most 24d')
+  .meta({ description: 'a duration: "250ms", "30s", "5m", "1h", "7d", or whole milliseconds', examples: ['30s'] });
+
+/** An instant with its offset: `2026-06-01T07:00:00Z`, `2026-06-01T09:00:00+02:00`. */
+export const Instant = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 instant with an offset, e.g. 2026-06-01T07:00:00Z' });
+
+/** An instant the API writes: always UTC with milliseconds. */
+export const Timestamp = z.string().meta({ format: 'date-time', examples: ['2026-06-01T07:00:00.000Z'] });
+
+export const ErrorDetail = z.object({ field: z.string(), message: z.string() });
+
+/** Every error the API answers: `{ error: { code, message, details } }` (DESIGN §7). */
+export const ErrorEnvelope = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ examples: ['invalid_schedule'] }),
+      message: z.string(),
+      details: z.array(ErrorDetail),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+/** A page of a keyset-paginated list: pass `nextCursor` back as `cursor`; null on the last page. */
+export const Page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+
+/** `limit` and `cursor` of every paginated list. */
+export const PageQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(PAGE_LIMIT_MAX).default(PAGE_LIMIT_DEFAULT),
+  cursor: z.string().max(CURSOR_MAX).regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor this API returned').optional(),
+});
+
+export type ErrorDetail = z.infer<typeof ErrorDetail>;
+export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
+export type Page<T> = { items: T[]; nextCursor: string | null };

@@ -1,0 +1,77 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import * as contract from './index.js';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+function sources(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (entry === 'generated' || entry === 'node_modules') return [];
+    if (statSync(join(ROOT, path)).isDirectory()) return sources(path);
+    return /\.(ts|mts|mjs)$/.test(entry) ? [path] : [];
+  });
+}
+
+const OUTSIDE = [...sources('apps'), ...sources('libs'), ...sources('bench'), ...sources('scripts')].filter(
+  // Tests may spell values out: they check them.
+  (f) => !f.startsWith('libs/contract/') && !/\.spec(-helper)?\.ts$/.test(f),
+);
+/**
+ * libs/time, the pure schedule math, predates the contract and keeps its own duration parser, DST
+ * and disambiguation lists and UTC fallback until it takes them from here; nothing else may.
+ */
+const EXEMPT: Record<string, string[]> = {
+  'libs/time/src/duration.ts': ['DURATION_PATTERN'],
+  'libs/time/src/local-time.ts': ['DISAMBIGUATIONS'],
+  'libs/time/src/dst-policy.ts': ['DST_GAPS', 'DST_OVERLAPS'],
+  'libs/time/src/preview.ts': ['default timezone'],
+};
+
+function occurrences(needle: string, name: string): string[] {
+  return OUTSIDE.filter((file) => !EXEMPT[file]?.includes(name) && readFileSync(join(ROOT, file), 'utf8').includes(needle)).map((f) => relative('.', f));
+}
+
+describe('the contract is the one place', () => {
+  it.each(['TASK_NAME_PATTERN', 'HANDLER_NAME_PATTERN', 'LABEL_KEY_PATTERN', 'LABEL_VALUE_PATTERN', 'MANAGED_BY_PATTERN', 'API_KEY_NAME_PATTERN', 'DURATION_PATTERN'] as const)(
+    'of %s: its regex is written nowhere else',
+    (name) => {
+      expect(occurrences((contract[name] as RegExp).source, name)).toEqual([]);
+    },
+  );
+
+  it.each([
+    'TASK_STATUSES', 'OVERLAP_POLICIES', 'MISFIRE_POLICIES', 'DST_GAPS', 'DST_OVERLAPS', 'DISAMBIGUATIONS', 'NOTIFY_EVENTS', 'EXECUTION_STATUSES', 'SKIP_REASONS', 'TRIGGERS', 'ROLES', 'CATCH_UPS',
+  ] as const)('of %s: the list of values is written nowhere else', (name) => {
+    const list = contract[name] as readonly string[];
+    expect(occurrences(list.map((v) => `'${v}'`).join(', '), name)).toEqual([]);
+  });
+
+  it('of the task defaults and limits: no fallback value and no limit constant is written elsewhere', () => {
+    const d = contract.TASK_DEFAULTS;
+    for (const fallback of [`?? '${d.timezone}'`, `?? '${d.overlap}'`, `?? '${d.misfire}'`, `?? ['${d.notifyOn[0]}']`, `?? ${d.attempts}`]) {
+      expect(occurrences(fallback, fallback === `?? '${d.timezone}'` ? 'default timezone' : fallback), fallback).toEqual([]);
+    }
+    for (const limit of ['PREVIEW_MAX', 'BACKFILL_MAX', 'BATCH_MAX', 'PAGE_LIMIT_MAX', 'PAYLOAD_MAX_BYTES', 'LABELS_MAX', 'UPCOMING_COUNT']) {
+      expect(OUTSIDE.filter((f) => new RegExp(`\\b${limit}\\s*=`).test(readFileSync(join(ROOT, f), 'utf8'))), limit).toEqual([]);
+    }
+  });
+
+  it('imports nothing but zod, so a browser and the client can load it', () => {
+    for (const file of [...sources('libs/contract'), ...sources('libs/client')].filter((f) => !f.endsWith('.spec.ts'))) {
+      const text = readFileSync(join(ROOT, file), 'utf8');
+      const imports = [...text.matchAll(/from '([^']+)'/g)].map((m) => m[1]!);
+      expect(imports.filter((i) => !i.startsWith('./') && i !== 'zod' && i !== '@punctual/contract'), file).toEqual([]);
+      expect(text, file).not.toMatch(/\bprocess\.|\bBuffer\b|require\(/);
+    }
+  });
+});
+
+describe('durations', () => {
+  it('reads strings with a unit and whole milliseconds, and nothing else', () => {
+    expect(['250ms', '30s', '5m', '1h', '7d', '1.5s', 1500].map(contract.durationMs)).toEqual([250, 30_000, 300_000, 3_600_000, 604_800_000, 1500, 1500]);
+    expect(['5 minutes', '', '-1s', 'NaN', '1e999', -1, 1.5, null].map(contract.durationMs).every(Number.isNaN)).toBe(true);
+  });
+});

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+export const TASK_STATUSES = ['active', 'paused', 'completed'] as const;
+export const OVERLAP_POLICIES = ['skip', 'allow', 'buffer_one', 'replace'] as const;
+export const MISFIRE_POLICIES = ['run_once', 'skip', 'run_all'] as const;
+export const DST_GAPS = ['shift', 'skip', 'end'] as const;
+export const DST_OVERLAPS = ['first', 'last', 'both'] as const;
+export const DISAMBIGUATIONS = ['earlier', 'later', 'compatible'] as const;
+export const NOTIFY_EVENTS = ['succeeded', 'failed', 'dead'] as const;
+export const EXECUTION_STATUSES = ['scheduled', 'queued', 'running', 'retrying', 'succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const;
+/** Executions not yet finished: what the queue still has to do. */
+export const PENDING_EXECUTION_STATUSES = ['scheduled', 'queued', 'running', 'retrying'] as const;
+export const SKIP_REASONS = ['overlap', 'late', 'paused', 'task_changed', 'task_deleted', 'dst'] as const;
+export const TRIGGERS = ['schedule', 'catchup', 'manual', 'backfill'] as const;
+export const ROLES = ['viewer', 'operator', 'admin'] as const;
+export const CATCH_UPS = ['skip', 'latest', 'all'] as const;
+
+export const TaskStatus = z.enum(TASK_STATUSES);
+export const OverlapPolicy = z.enum(OVERLAP_POLICIES);
+export const MisfirePolicy = z.enum(MISFIRE_POLICIES);
+export const DstGap = z.enum(DST_GAPS);
+export const DstOverlap = z.enum(DST_OVERLAPS);
+export const Disambiguation = z.enum(DISAMBIGUATIONS);
+export const NotifyEvent = z.enum(NOTIFY_EVENTS);
+export const ExecutionStatus = z.enum(EXECUTION_STATUSES);
+export const SkipReason = z.enum(SKIP_REASONS);
+export const Trigger = z.enum(TRIGGERS);
+export const Role = z.enum(ROLES);
+export const CatchUp = z.enum(CATCH_UPS);
+
+export type TaskStatus = z.infer<typeof TaskStatus>;
+export type ExecutionStatus = z.infer<typeof ExecutionStatus>;
+export type Role = z.infer<typeof Role>;
+export type CatchUp = z.infer<typeof CatchUp>;

@@ -1,0 +1,13 @@
+/**
+ * Punctual's wire contract: zod schemas of every request and response, the limits and defaults,
+ * and the table of routes. No Node, Nest or Prisma here: the API, the client, the CLI and the
+ * browser console all import it.
+ */
+export * from './actions.js';
+export * from './admin.js';
+export * from './common.js';
+export * from './enums.js';
+export * from './execution.js';
+export * from './limits.js';
+export * from './routes.js';
+export * from './task.js';

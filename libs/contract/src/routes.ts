@@ -1,0 +1,72 @@
+import type { z } from 'zod';
+import { BackfillBody, BackfillResponse, PauseBody, PreviewRequest, PreviewResponse, ResumeBody, TriggerBody } from './actions.js';
+import { ApiKeyList, AuditPage, AuditQuery, Cluster, CreateApiKeyBody, CreatedApiKey, HandlerList } from './admin.js';
+import type { Role } from './enums.js';
+import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
+import { CreatedTask, TaskBatchRequest, TaskBatchResponse, TaskDetail, TaskListQuery, TaskPage, TaskPatch, TaskPutBody, TaskSpec, Task, WrittenTask } from './task.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** One operation of the HTTP API: everything the server, its OpenAPI document and the client need. */
+export interface RouteDef {
+  method: HttpMethod;
+  /** The full path, parameters in braces: `/v1/tasks/{name}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /** The least role that may call it (viewer < operator < admin). */
+  role: Role;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  /** Success status and what it answers (no schema: an empty body). */
+  status: number;
+  response?: z.ZodType;
+  /** Other success statuses with the same response (`PUT` answers 201 or 200). */
+  alsoStatus?: number[];
+  /** Error statuses beyond those every route may answer (400, 401, 403, 404, 422, 429). */
+  errors?: number[];
+  /** Request headers the route reads. */
+  headers?: { name: string; description: string }[];
+}
+
+const route = <const R extends RouteDef>(r: R): R => r;
+
+/** Every route of the HTTP API (DESIGN §7), by operation id. */
+export const routes = {
+  listTasks: route({ method: 'GET', path: '/v1/tasks', tag: 'tasks', role: 'viewer', summary: 'List tasks', description: 'Keyset-paginated by name: pass nextCursor back as cursor.', query: TaskListQuery, status: 200, response: TaskPage }),
+  createTask: route({ method: 'POST', path: '/v1/tasks', tag: 'tasks', role: 'admin', summary: 'Create a task', description: 'Returns the task with its HMAC `secret`, shown this once. 409 if the name exists.', body: TaskSpec, status: 201, response: CreatedTask, errors: [409, 413] }),
+  batchTasks: route({ method: 'POST', path: '/v1/tasks:batch', tag: 'tasks', role: 'admin', summary: 'Create or replace up to 1,000 tasks', description: 'One transaction, all or nothing; errors name the item, e.g. `tasks[3].schedule.cron`.', body: TaskBatchRequest, status: 200, response: TaskBatchResponse, errors: [409, 413] }),
+  getTask: route({ method: 'GET', path: '/v1/tasks/{name}', tag: 'tasks', role: 'viewer', summary: 'A task, its next five fire times and its last execution', status: 200, response: TaskDetail }),
+  putTask: route({ method: 'PUT', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Create or replace a task', description: '201 when created (with its secret), 200 when replaced.', body: TaskPutBody, status: 200, alsoStatus: [201], response: WrittenTask, errors: [409, 413] }),
+  patchTask: route({ method: 'PATCH', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Update part of a task', description: 'Send `If-Match: <version>` to refuse (409) if the task changed meanwhile.', body: TaskPatch, status: 200, response: Task, errors: [409, 413], headers: [{ name: 'If-Match', description: 'the task version this change is based on; 409 if it moved on' }] }),
+  deleteTask: route({ method: 'DELETE', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Delete a task', description: 'Pending executions are cancelled; history is kept.', status: 204 }),
+  pauseTask: route({ method: 'POST', path: '/v1/tasks/{name}/pause', tag: 'tasks', role: 'operator', summary: 'Pause a task', description: 'No new slots; slots due and not started end skipped(paused); planned slots still to come are withdrawn. Executions in progress finish their slot unless `cancel` is true.', body: PauseBody, status: 200, response: Task }),
+  resumeTask: route({ method: 'POST', path: '/v1/tasks/{name}/resume', tag: 'tasks', role: 'operator', summary: 'Resume a task', description: 'catchUp: skip | latest | all — what to do with the slots of the pause.', body: ResumeBody, status: 200, response: Task }),
+  triggerTask: route({ method: 'POST', path: '/v1/tasks/{name}/trigger', tag: 'tasks', role: 'operator', summary: 'Run a task now', description: 'Optionally with another payload; runs even while the task is paused.', body: TriggerBody, status: 202, response: Execution }),
+  backfillTask: route({ method: 'POST', path: '/v1/tasks/{name}/backfill', tag: 'tasks', role: 'operator', summary: 'Run past slots', description: 'Plans the slots in [from, to] (at most maxRuns, ≤ 1000) to run now.', body: BackfillBody, status: 202, response: BackfillResponse }),
+  taskExecutions: route({ method: 'GET', path: '/v1/tasks/{name}/executions', tag: 'tasks', role: 'viewer', summary: "A task's executions, newest first", query: TaskExecutionsQuery, status: 200, response: ExecutionPage }),
+  listExecutions: route({ method: 'GET', path: '/v1/executions', tag: 'executions', role: 'viewer', summary: 'Executions across tasks, newest first', description: '`status=dead` is the dead letter.', query: ExecutionListQuery, status: 200, response: ExecutionPage }),
+  getExecution: route({ method: 'GET', path: '/v1/executions/{id}', tag: 'executions', role: 'viewer', summary: 'One execution and its history of state changes', status: 200, response: ExecutionDetail }),
+  retryExecution: route({ method: 'POST', path: '/v1/executions/{id}/retry', tag: 'executions', role: 'operator', summary: 'Replay a dead execution', status: 202, response: Execution, errors: [409] }),
+  cancelExecution: route({ method: 'POST', path: '/v1/executions/{id}/cancel', tag: 'executions', role: 'operator', summary: 'Cancel a pending or running execution', status: 200, response: Execution, errors: [409] }),
+  previewSchedule: route({ method: 'POST', path: '/v1/schedules/preview', tag: 'schedules', role: 'viewer', summary: 'Preview fire times', description: 'The next `count` fire times after `from`: `at` in UTC, `local` with the zone offset.', body: PreviewRequest, status: 200, response: PreviewResponse }),
+  listHandlers: route({ method: 'GET', path: '/v1/handlers', tag: 'handlers', role: 'viewer', summary: 'Handlers offered by the live workers', status: 200, response: HandlerList }),
+  getCluster: route({ method: 'GET', path: '/v1/cluster', tag: 'cluster', role: 'viewer', summary: 'Leader, workers, queue depth and clock offsets', status: 200, response: Cluster }),
+  createApiKey: route({ method: 'POST', path: '/v1/api-keys', tag: 'api-keys', role: 'admin', summary: 'Create an API key', description: 'The key is in the response, this once; only its hash is stored.', body: CreateApiKeyBody, status: 201, response: CreatedApiKey }),
+  listApiKeys: route({ method: 'GET', path: '/v1/api-keys', tag: 'api-keys', role: 'admin', summary: 'List API keys (never the keys themselves)', status: 200, response: ApiKeyList }),
+  revokeApiKey: route({ method: 'DELETE', path: '/v1/api-keys/{id}', tag: 'api-keys', role: 'admin', summary: 'Revoke an API key', status: 204 }),
+  listAudit: route({ method: 'GET', path: '/v1/audit', tag: 'audit', role: 'admin', summary: 'The audit log, newest first', description: 'Every admin change: actor key, action, target, before/after.', query: AuditQuery, status: 200, response: AuditPage }),
+} as const;
+
+export type Routes = typeof routes;
+export type RouteId = keyof Routes;
+
+/** The request body a route takes (what a caller writes). */
+export type BodyOf<R extends RouteDef> = R['body'] extends z.ZodType ? z.input<R['body']> : undefined;
+/** The query a route takes. */
+export type QueryOf<R extends RouteDef> = R['query'] extends z.ZodType ? z.input<R['query']> : undefined;
+/** What a route answers on success. */
+export type ResponseOf<R extends RouteDef> = R['response'] extends z.ZodType ? z.output<R['response']> : void;
+/** The names of a route's path parameters: `'name'` for `/v1/tasks/{name}`. */
+export type ParamsOf<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? N | ParamsOf<Rest> : never;

@@ -1,0 +1,180 @@
+import { z } from 'zod';
+import { Duration, Instant, Page, PageQuery, Timestamp } from './common.js';
+import { Disambiguation, DstGap, DstOverlap, MisfirePolicy, NotifyEvent, OverlapPolicy, TaskStatus } from './enums.js';
+import { Execution } from './execution.js';
+import {
+  AT_MAX, ATTEMPTS_MAX, BATCH_MAX, CRON_MAX, DESCRIPTION_MAX, HANDLER_NAME_PATTERN, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, LABELS_MAX,
+  MANAGED_BY_PATTERN, RRULE_MAX, SECRET_FIELD_MAX, SECRET_FIELDS_MAX, TASK_DEFAULTS, TASK_NAME_PATTERN, TIMEZONE_MAX, URL_MAX,
+} from './limits.js';
+
+export const TaskName = z.string().regex(TASK_NAME_PATTERN, `must match ${TASK_NAME_PATTERN.source}`).meta({ examples: ['nightly-report'] });
+export const HandlerName = z.string().regex(HANDLER_NAME_PATTERN, 'must be a handler name such as "http" or "noop"').meta({ examples: ['http'] });
+
+/** `{ "team": "billing" }`: at most 20, keys and values as {@link LABEL_KEY_PATTERN} and {@link LABEL_VALUE_PATTERN} say. */
+export const Labels = z
+  .record(z.string().regex(LABEL_KEY_PATTERN, `label keys must match ${LABEL_KEY_PATTERN.source}`), z.string().regex(LABEL_VALUE_PATTERN, `label values must match ${LABEL_VALUE_PATTERN.source}`))
+  .refine((labels) => Object.keys(labels).length <= LABELS_MAX, `at most ${LABELS_MAX} labels`)
+  .meta({ description: `at most ${LABELS_MAX} labels; filter with ?label=key=value`, examples: [{ team: 'billing' }] });
+
+export const ManagedBy = z
+  .string()
+  .regex(MANAGED_BY_PATTERN, `must match ${MANAGED_BY_PATTERN.source}`)
+  .meta({ description: 'who manages this task (e.g. `punctual-apply`); null when nobody does', examples: ['punctual-apply'] });
+
+export const Dst = z.strictObject({ gap: DstGap.optional(), overlap: DstOverlap.optional() });
+
+/** A schedule as a user writes it: exactly one of `cron`, `rrule`, `at`, `every`. */
+export const ScheduleSpec = z
+  .strictObject({
+    cron: z.string().min(1).max(CRON_MAX).optional().meta({ description: '5 fields (minute first) or 6 (seconds first); macros such as @daily; H hashed by task name', examples: ['0 9 * * 1-5'] }),
+    rrule: z.string().min(1).max(RRULE_MAX).optional().meta({ examples: ['DTSTART;TZID=Europe/Berlin:20260101T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO'] }),
+    at: z.string().min(1).max(AT_MAX).optional().meta({ description: 'an instant with an offset, or a local time in `timezone`', examples: ['2026-06-01T07:00:00Z'] }),
+    every: Duration.optional().meta({ description: 'a fixed interval from startAt (or creation)', examples: ['15m'] }),
+    timezone: z.string().min(1).max(TIMEZONE_MAX).optional().meta({ description: 'an IANA zone', default: TASK_DEFAULTS.timezone, examples: ['Europe/Berlin'] }),
+    startAt: Instant.nullable().optional(),
+    endAt: Instant.nullable().optional(),
+    jitter: Duration.optional().meta({ description: 'a deterministic delay in [0, jitter)', default: TASK_DEFAULTS.jitter }),
+    dst: Dst.optional(),
+    disambiguation: Disambiguation.optional().meta({ description: 'for a local `at` the clocks skip or repeat' }),
+  })
+  .meta({ id: 'ScheduleSpec', examples: [{ cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' }] });
+
+export const RetrySpec = z.strictObject({
+  attempts: z.number().int().min(1).max(ATTEMPTS_MAX).optional().meta({ default: TASK_DEFAULTS.attempts }),
+  backoff: Duration.optional().meta({ default: TASK_DEFAULTS.backoff }),
+  maxBackoff: Duration.optional().meta({ default: TASK_DEFAULTS.maxBackoff }),
+});
+
+export const PolicySpec = z.strictObject({
+  overlap: OverlapPolicy.optional().meta({ default: TASK_DEFAULTS.overlap }),
+  misfire: MisfirePolicy.optional().meta({ default: TASK_DEFAULTS.misfire }),
+  maxDelay: Duration.optional().meta({ default: TASK_DEFAULTS.maxDelay }),
+  retry: RetrySpec.optional(),
+  timeout: Duration.optional().meta({ default: TASK_DEFAULTS.timeout }),
+});
+
+export const NotifySpec = z.strictObject({
+  url: z.string().max(URL_MAX).regex(/^https?:\/\//, 'must be an http(s) URL').nullable().optional().meta({ examples: ['https://example.com/punctual-events'] }),
+  on: z.array(NotifyEvent).max(NotifyEvent.options.length).optional().meta({ default: [...TASK_DEFAULTS.notifyOn] }),
+});
+
+/** The fields of a task a user writes, all but its name. */
+const taskFields = {
+  description: z.string().max(DESCRIPTION_MAX).nullable().optional().meta({ examples: ['Sends the nightly report'] }),
+  handler: HandlerName,
+  payload: z.record(z.string(), z.unknown()).optional().meta({ description: 'a JSON object, at most 64 KiB', examples: [{ url: 'https://example.com/hook', method: 'POST' }] }),
+  secretFields: z.array(z.string().min(1).max(SECRET_FIELD_MAX)).max(SECRET_FIELDS_MAX).optional().meta({ description: 'payload fields never logged or shown', examples: [['headers.authorization']] }),
+  schedule: ScheduleSpec,
+  policy: PolicySpec.optional(),
+  notify: NotifySpec.optional(),
+  paused: z.boolean().optional().meta({ default: false }),
+  labels: Labels.optional(),
+  managedBy: ManagedBy.nullable().optional(),
+};
+
+/** A task as a user writes it (`POST /v1/tasks`, a file for `punctual apply`). */
+export const TaskSpec = z.strictObject({ name: TaskName, ...taskFields }).meta({ id: 'TaskSpec' });
+/** `PUT /v1/tasks/{name}`: the name comes from the URL; if given it must match. */
+export const TaskPutBody = z.strictObject({ name: TaskName.optional(), ...taskFields }).meta({ id: 'TaskPutBody' });
+/** `PATCH /v1/tasks/{name}`: any subset; nested objects are merged, `labels` replaced as a whole. */
+export const TaskPatch = z.strictObject(taskFields).partial().meta({ id: 'TaskPatch' });
+/** `POST /v1/tasks:batch`: create or replace up to 1,000 tasks, all or nothing. */
+export const TaskBatchRequest = z.strictObject({ tasks: z.array(TaskSpec).min(1).max(BATCH_MAX) }).meta({ id: 'TaskBatchRequest' });
+
+/** A task's schedule as the API shows it. */
+export const Schedule = z.object({
+  cron: z.string().optional(),
+  rrule: z.string().optional(),
+  at: Timestamp.optional(),
+  every: z.string().optional(),
+  timezone: z.string(),
+  startAt: Timestamp.nullable(),
+  endAt: Timestamp.nullable(),
+  jitter: z.string(),
+  dst: z.object({ gap: DstGap.optional(), overlap: DstOverlap.optional() }).optional(),
+});
+
+/** A task as the API returns it (never its secret). */
+export const Task = z
+  .object({
+    name: z.string(),
+    description: z.string().nullable(),
+    handler: z.string(),
+    payload: z.unknown().meta({ description: 'secret fields shown as "[redacted]"' }),
+    secretFields: z.array(z.string()),
+    schedule: Schedule,
+    policy: z.object({
+      overlap: OverlapPolicy,
+      misfire: MisfirePolicy,
+      maxDelay: z.string(),
+      retry: z.object({ attempts: z.number().int(), backoff: z.string(), maxBackoff: z.string() }),
+      timeout: z.string(),
+    }),
+    notify: z.object({ url: z.string().nullable(), on: z.array(z.string()) }),
+    paused: z.boolean(),
+    labels: z.record(z.string(), z.string()),
+    managedBy: z.string().nullable(),
+    status: TaskStatus,
+    nextRunAt: Timestamp.nullable().meta({ description: 'the next slot not yet planned' }),
+    lastScheduledFor: Timestamp.nullable(),
+    missedCount: z.number().int(),
+    lastError: z.string().nullable().meta({ description: "why the planner cannot compute the task's slots (it stays active with its cursor, and is tried again every minute); null when it can" }),
+    lastErrorAt: Timestamp.nullable(),
+    version: z.number().int().meta({ description: 'moves on every change; send it as If-Match' }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .meta({ id: 'Task' });
+
+/** Advice about a change that was made all the same, e.g. `no live worker offers handler "x"`. */
+export const Warnings = z.array(z.string()).meta({ description: 'e.g. no live worker offers the handler' });
+
+/** `POST /v1/tasks` (and `PUT` when it creates): the task, its HMAC secret (shown this once) and warnings. */
+export const CreatedTask = Task.extend({ secret: z.string(), warnings: Warnings }).meta({ id: 'CreatedTask' });
+/** `PUT /v1/tasks/{name}`: 201 with the secret when created, 200 without when replaced. */
+export const WrittenTask = Task.extend({ secret: z.string().optional(), warnings: Warnings }).meta({ id: 'WrittenTask' });
+/** `GET /v1/tasks/{name}`: the task, its next fire times and its last execution. */
+export const TaskDetail = Task.extend({ upcoming: z.array(Timestamp), lastExecution: Execution.nullable() }).meta({ id: 'TaskDetail' });
+export const TaskPage = Page(Task).meta({ id: 'TaskPage' });
+
+export const TaskBatchItem = z.object({
+  index: z.number().int(),
+  name: z.string(),
+  created: z.boolean(),
+  version: z.number().int(),
+  nextRunAt: Timestamp.nullable(),
+  secret: z.string().optional().meta({ description: 'only for a created task: shown this once' }),
+});
+export const TaskBatchResponse = z.object({ items: z.array(TaskBatchItem), created: z.number().int(), replaced: z.number().int(), warnings: Warnings }).meta({ id: 'TaskBatchResponse' });
+
+/** `?label=team=billing` (repeat for AND). */
+export const LabelSelector = z
+  .string()
+  .max(200)
+  .refine((value) => {
+    const at = value.indexOf('=');
+    return at > 0 && LABEL_KEY_PATTERN.test(value.slice(0, at)) && LABEL_VALUE_PATTERN.test(value.slice(at + 1));
+  }, 'must be key=value, e.g. team=billing');
+
+export const TaskListQuery = PageQuery.extend({
+  status: TaskStatus.optional(),
+  handler: z.string().max(64).optional(),
+  q: z.string().max(128).optional().meta({ description: 'a substring of the name or description' }),
+  label: z.array(LabelSelector).max(LABELS_MAX).optional().meta({ description: 'key=value; repeat for tasks with all of them' }),
+  managedBy: z.string().max(128).optional(),
+});
+
+export type TaskSpec = z.infer<typeof TaskSpec>;
+export type TaskPutBody = z.infer<typeof TaskPutBody>;
+export type TaskPatch = z.infer<typeof TaskPatch>;
+export type ScheduleSpec = z.infer<typeof ScheduleSpec>;
+export type PolicySpec = z.infer<typeof PolicySpec>;
+export type Task = z.infer<typeof Task>;
+export type CreatedTask = z.infer<typeof CreatedTask>;
+export type WrittenTask = z.infer<typeof WrittenTask>;
+export type TaskDetail = z.infer<typeof TaskDetail>;
+export type TaskBatchRequest = z.infer<typeof TaskBatchRequest>;
+export type TaskBatchItem = z.infer<typeof TaskBatchItem>;
+export type TaskBatchResponse = z.infer<typeof TaskBatchResponse>;
+export type TaskListQuery = z.input<typeof TaskListQuery>;
+export type Labels = z.infer<typeof Labels>;

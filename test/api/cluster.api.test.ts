@@ -1,0 +1,51 @@
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { useApiSandbox } from '../support/api-sandbox.js';
+
+describe('GET /v1/cluster', () => {
+  const ctx = useApiSandbox();
+
+  it('shows the leader and epoch, the live workers, queue depth and the published clock offsets', async () => {
+    const redis = new Redis(ctx.sandbox.config().redisUrl);
+    const prefix = ctx.sandbox.redisPrefix;
+    try {
+      await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { epoch: 7n, leaderId: 'sched-1:42', acquiredAt: new Date('2026-11-23T10:00:00Z'), heartbeatAt: new Date('2026-11-23T10:00:01Z') } });
+      await redis.set(`${prefix}:workers:host-a:1`, JSON.stringify({ handlers: ['http', 'noop'], concurrency: 50, at: '2026-11-23T10:00:00.000Z' }), 'EX', 30);
+      await redis.set(`${prefix}:clock:worker:host-a:1`, JSON.stringify({ offsetMs: -3.5, measuredAt: '2026-11-23T10:00:00.000Z' }));
+      await redis.set(`${prefix}:clock:scheduler:sched-1:42`, JSON.stringify({ offsetMs: 12, measuredAt: '2026-11-23T10:00:02.000Z' }));
+      await redis.set(`${prefix}:clock:api:broken`, 'not json');
+      await ctx.api.call('POST', '/v1/tasks', { name: 'cluster-task', handler: 'noop', schedule: { cron: '0 9 * * *' } });
+      const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'cluster-task' } });
+      await ctx.db.prisma.taskExecution.createMany({
+        data: (['scheduled', 'scheduled', 'queued', 'succeeded'] as const).map((status, i) => ({ id: crypto.randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: new Date(1000 * (i + 1)), fireAt: new Date(), taskVersion: 1, status })),
+      });
+
+      const viewer = (await ctx.api.call('POST', '/v1/api-keys', { name: 'cluster-viewer', role: 'viewer' })).body.key;
+      const res = await ctx.api.call('GET', '/v1/cluster', undefined, {}, viewer);
+      expect(res.status).toBe(200);
+      expect(res.body.leader).toEqual({ instance: 'sched-1:42', epoch: 7, acquiredAt: '2026-11-23T10:00:00.000Z', heartbeatAt: '2026-11-23T10:00:01.000Z' });
+      expect(res.body.workers).toEqual([{ instance: 'host-a:1', handlers: ['http', 'noop'], concurrency: 50, seenAt: '2026-11-23T10:00:00.000Z' }]);
+      expect(res.body.queue.executions).toEqual({ scheduled: 2, queued: 1, running: 0, retrying: 0 });
+      expect(res.body.queue.jobs).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+      // The API measures its own offset at start and publishes it too.
+      const api = ctx.api.config.instanceId;
+      expect(res.body.clockOffsets).toEqual([
+        { role: 'api', instance: api, offsetMs: expect.any(Number), measuredAt: expect.any(String) },
+        { role: 'scheduler', instance: 'sched-1:42', offsetMs: 12, measuredAt: '2026-11-23T10:00:02.000Z' },
+        { role: 'worker', instance: 'host-a:1', offsetMs: -3.5, measuredAt: '2026-11-23T10:00:00.000Z' },
+      ]);
+      // On one machine the API's clock is Postgres'.
+      expect(Math.abs(res.body.clockOffsets[0].offsetMs)).toBeLessThan(1_000);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('answers an empty list of clock offsets when no process published one', async () => {
+    const redis = new Redis(ctx.sandbox.config().redisUrl);
+    const keys = await redis.keys(`${ctx.sandbox.redisPrefix}:clock:*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    expect((await ctx.api.call('GET', '/v1/cluster')).body.clockOffsets).toEqual([]);
+  });
+});

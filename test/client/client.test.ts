@@ -1,0 +1,71 @@
+import { PunctualApiError, PunctualClient } from '@punctual/client';
+import { describe, expect, it } from 'vitest';
+import { useApiSandbox } from '../support/api-sandbox.js';
+
+describe('PunctualClient against the running API', () => {
+  const ctx = useApiSandbox();
+  const client = () => new PunctualClient({ baseUrl: `${ctx.api.base}/`, apiKey: ctx.api.config.adminApiKey });
+
+  it('creates, reads, changes, pauses, resumes and deletes a task', async () => {
+    const c = client();
+    const created = await c.tasks.create({ name: 'client-task', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' }, labels: { team: 'billing' } });
+    expect(created.secret).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    expect(created.warnings).toEqual(['no live worker offers handler "noop"']);
+    const detail = await c.tasks.get('client-task');
+    expect(detail.upcoming).toHaveLength(5);
+    const patched = await c.tasks.patch('client-task', { description: 'from the client' }, { ifMatch: detail.version });
+    expect(patched).toMatchObject({ description: 'from the client', version: 2 });
+    const conflict = await c.tasks.patch('client-task', { description: 'stale' }, { ifMatch: 1 }).catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(PunctualApiError);
+    expect(conflict).toMatchObject({ status: 409, code: 'version_conflict' });
+    expect((await c.tasks.put('client-put', { handler: 'noop', schedule: { every: '15m' } })).secret).toBeDefined();
+    expect((await c.tasks.put('client-put', { handler: 'noop', schedule: { every: '30m' } })).secret).toBeUndefined();
+    expect((await c.tasks.pause('client-task')).status).toBe('paused');
+    expect((await c.tasks.resume('client-task', { catchUp: 'skip' })).status).toBe('active');
+    const run = await c.tasks.trigger('client-task', { payload: { why: 'test' } });
+    expect(run).toMatchObject({ task: 'client-task', trigger: 'manual' });
+    expect((await c.executions.get(run.id)).events).toEqual([]);
+    expect((await c.executions.cancel(run.id)).status).toBe('cancelled');
+    expect(await c.tasks.executions('client-task').all()).toHaveLength(1);
+    expect(await c.tasks.backfill('client-task', { from: '2026-01-01T00:00:00Z', to: '2026-01-03T00:00:00Z' })).toEqual({ planned: 2 });
+    await c.tasks.delete('client-task');
+    const missing = await c.tasks.get('client-task').catch((e: unknown) => e);
+    expect(missing).toMatchObject({ status: 404, code: 'not_found' });
+  });
+
+  it('walks every page with for await, and filters by label', async () => {
+    const c = client();
+    const batch = await c.tasks.batch(Array.from({ length: 7 }, (_, i) => ({ name: `page-${i}`, handler: 'noop', schedule: { cron: '0 9 * * *' }, labels: { set: 'paged' } })));
+    expect(batch.created).toBe(7);
+    const names: string[] = [];
+    for await (const task of c.tasks.list({ label: ['set=paged'], limit: 3 })) names.push(task.name);
+    expect(names).toEqual(['page-0', 'page-1', 'page-2', 'page-3', 'page-4', 'page-5', 'page-6']);
+    const pages: number[] = [];
+    for await (const page of c.tasks.list({ label: ['set=paged'], limit: 3 }).pages()) pages.push(page.items.length);
+    expect(pages).toEqual([3, 3, 1]);
+  });
+
+  it('throws PunctualApiError with the code and the field details of a refusal', async () => {
+    const error = await client()
+      .tasks.create({ name: 'bad', handler: 'noop', schedule: { cron: '61 * * * *' } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PunctualApiError);
+    expect(error).toMatchObject({ status: 422, code: 'invalid_schedule', details: [{ field: 'schedule.cron' }] });
+    const anonymous = await new PunctualClient({ baseUrl: ctx.api.base }).tasks.list().page().catch((e: unknown) => e);
+    expect(anonymous).toMatchObject({ status: 401, code: 'unauthenticated' });
+  });
+
+  it('previews schedules, lists handlers, API keys and the cluster, through a fetch of its own', async () => {
+    const calls: string[] = [];
+    const c = new PunctualClient({ baseUrl: ctx.api.base, apiKey: ctx.api.config.adminApiKey, fetch: (input, init) => (calls.push(`${init?.method} ${String(input)}`), fetch(input, init)) });
+    const preview = await c.schedules.preview({ schedule: { cron: '0 9 * * *', timezone: 'America/New_York' }, from: '2026-03-07T00:00:00Z', count: 2 });
+    expect(preview.fireTimes.map((f) => f.at)).toEqual(['2026-03-07T14:00:00.000Z', '2026-03-08T13:00:00.000Z']);
+    expect(await c.handlers.list()).toEqual([]);
+    const key = await c.apiKeys.create({ name: 'client-key', role: 'viewer' });
+    expect((await c.apiKeys.list()).map((k) => k.name)).toContain('client-key');
+    await c.apiKeys.revoke(key.id);
+    expect((await c.cluster.get()).clockOffsets.map((o) => o.role)).toEqual(['api']);
+    expect((await c.audit.list({ action: 'api_key.create' }).page()).items[0]?.target).toBe(key.prefix);
+    expect(calls[0]).toBe(`POST ${ctx.api.base}/v1/schedules/preview`);
+  });
+});
