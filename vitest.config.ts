@@ -9,7 +9,7 @@ export default defineConfig({
   plugins: [swc.vite({ module: { type: 'es6' } })],
   resolve: {
     alias: Object.fromEntries(
-      ['config', 'db', 'redis', 'queue', 'time', 'core', 'handlers', 'observability'].map((n) => [`@punctual/${n}`, lib(n)]),
+      ['config', 'contract', 'client', 'db', 'redis', 'queue', 'time', 'core', 'handlers', 'observability'].map((n) => [`@punctual/${n}`, lib(n)]),
     ),
   },
   test: {

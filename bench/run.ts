@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { batchCreateScenario } from './scenarios/batch-create.js';
 import { burstScenario } from './scenarios/burst.js';
 import { failoverScenario } from './scenarios/failover.js';
 import { precisionScenario } from './scenarios/precision.js';
@@ -27,6 +28,7 @@ const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>
   'schedule-math': scheduleMathScenario,
   failover: failoverScenario,
   scale: scaleScenario,
+  'batch-create': batchCreateScenario,
 };
 
 let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };

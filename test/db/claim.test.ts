@@ -12,6 +12,8 @@ describe('claiming an execution (one fenced UPDATE)', () => {
   let db: Awaited<ReturnType<typeof openRepositories>>;
   let taskId: string;
   let slot = 0;
+  /** Slots within maxDelay (1 h): none is late. */
+  const BASE = Date.now() - 600_000;
 
   beforeAll(async () => {
     sandbox = await createSandbox();
@@ -23,19 +25,28 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     await sandbox?.dispose();
   });
 
-  async function execution(status: ExecutionStatus, extra: { leaseUntil?: Date; exclusive?: boolean } = {}) {
+  /** An execution of the task; slots are one second apart in the last ten minutes, in creation order, unless `at` is given. */
+  async function execution(
+    status: ExecutionStatus,
+    extra: { leaseUntil?: Date; exclusive?: boolean; at?: number; fireAt?: number; attempt?: number; queuedAt?: Date; heldAt?: Date; trigger?: 'catchup' } = {},
+  ) {
     const id = randomUUID();
     slot += 1;
+    const { at, fireAt, ...rest } = extra;
+    const scheduledFor = new Date(at ?? BASE + slot * 1000);
     await db.prisma.taskExecution.create({
-      data: { id, taskId, taskName: 'claims', scheduledFor: new Date(slot * 1000), fireAt: new Date(slot * 1000), taskVersion: 1, status, exclusive: false, ...extra },
+      data: { id, taskId, taskName: 'claims', scheduledFor, fireAt: new Date(fireAt ?? scheduledFor.getTime()), taskVersion: 1, status, exclusive: false, ...rest },
     });
     return id;
   }
 
+  /** Earlier tests leave runs in progress and slots not started: end them, as if done. */
+  const endRunning = () => db.prisma.taskExecution.updateMany({ where: { taskId, status: { in: ['running', 'queued', 'scheduled'] } }, data: { status: 'dead' } });
+
   it.each(['scheduled', 'queued', 'retrying'] as const)('claims from %s: running, attempt + 1, a fresh attempt_id and a lease', async (status) => {
     const id = await execution(status);
     const attemptId = randomUUID();
-    const claim = await db.executions.claim(id, attemptId, 'w1', 30_000);
+    const claim = await db.attempts.claim({ id: id, attemptId: attemptId, workerId: 'w1' }, 30_000);
     expect(claim.kind).toBe('claimed');
     const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id }, include: { events: true } });
     expect(row).toMatchObject({ status: 'running', attempt: 1, attemptId, workerId: 'w1' });
@@ -45,49 +56,117 @@ describe('claiming an execution (one fenced UPDATE)', () => {
 
   it.each(['succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const)('does not claim a finished (%s) execution', async (status) => {
     const id = await execution(status);
-    expect((await db.executions.claim(id, randomUUID(), 'w1', 30_000)).kind).toBe('lost');
+    expect((await db.attempts.claim({ id: id, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('lost');
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id } })).status).toBe(status);
   });
 
   it('does not claim a running execution whose lease holds, but takes over an expired one', async () => {
     const held = await execution('running', { leaseUntil: new Date(Date.now() + 60_000) });
-    expect((await db.executions.claim(held, randomUUID(), 'w2', 30_000)).kind).toBe('lost');
+    expect((await db.attempts.claim({ id: held, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('lost');
     const expired = await execution('running', { leaseUntil: new Date(Date.now() - 1) });
-    const claim = await db.executions.claim(expired, randomUUID(), 'w2', 30_000);
+    const claim = await db.attempts.claim({ id: expired, attemptId: randomUUID(), workerId: 'w2' }, 30_000);
     expect(claim.kind === 'claimed' && claim.execution.workerId).toBe('w2');
   });
 
   it('lets exactly one of many concurrent claims win', async () => {
     const id = await execution('queued');
-    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => db.executions.claim(id, randomUUID(), `w${i}`, 30_000)));
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => db.attempts.claim({ id: id, attemptId: randomUUID(), workerId: `w${i}` }, 30_000)));
     expect(claims.filter((c) => c.kind === 'claimed')).toHaveLength(1);
   });
 
   it('fences the outcome by attempt_id: a stale attempt changes nothing', async () => {
     const id = await execution('queued', { leaseUntil: undefined });
     const first = randomUUID();
-    await db.executions.claim(id, first, 'w1', 1);
+    await db.attempts.claim({ id, attemptId: first, workerId: 'w1' }, 1);
     await new Promise((r) => setTimeout(r, 5));
     const second = randomUUID();
-    expect((await db.executions.claim(id, second, 'w2', 30_000)).kind).toBe('claimed');
-    expect(await db.executions.markSucceeded(id, first, { from: 'stale' })).toBe(false);
-    expect(await db.executions.markFailed(id, first, 'boom', null)).toBe(false);
-    expect(await db.executions.markSucceeded(id, second, { from: 'current' })).toBe(true);
+    expect((await db.attempts.claim({ id: id, attemptId: second, workerId: 'w2' }, 30_000)).kind).toBe('claimed');
+    expect(await db.attempts.markSucceeded(id, first, { from: 'stale' })).toBe(false);
+    expect(await db.attempts.markFailed(id, first, 'boom', null)).toBe(false);
+    expect(await db.attempts.markSucceeded(id, second, { from: 'current' })).toBe(true);
     const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
     expect(row).toMatchObject({ status: 'succeeded', attempt: 2, workerId: 'w2', result: { from: 'current' } });
   });
 
-  it('reports overlap when the task already has an exclusive run in progress', async () => {
-    await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
-    const a = await execution('queued', { exclusive: true });
-    const b = await execution('queued', { exclusive: true });
-    expect((await db.executions.claim(a, randomUUID(), 'w1', 30_000)).kind).toBe('claimed');
-    expect((await db.executions.claim(b, randomUUID(), 'w2', 30_000)).kind).toBe('overlap');
+  it('an exclusive run already running at a slot makes that slot busy: the overlap policy decides; the slot stays queued', async () => {
+    await endRunning();
+    const a = await execution('queued', { exclusive: true, at: Date.now() });
+    const b = await execution('queued', { exclusive: true, at: Date.now() + 60_000 });
+    expect((await db.attempts.claim({ id: a, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).status).toBe('queued');
   });
 
+  it('a backlog run (one that waited its turn, was released late, or a catch-up) running at a slot does not make it busy: the slot waits behind it, for a while', async () => {
+    for (const backlog of [{ heldAt: new Date() }, { queuedAt: new Date(), fireAt: Date.now() - 5_000 }, { trigger: 'catchup' as const }]) {
+      await endRunning();
+      const a = await execution('queued', { exclusive: true, ...backlog });
+      const b = await execution('queued', { exclusive: true, at: Date.now() + 1_000 });
+      expect((await db.attempts.claim({ id: a, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+      expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
+    }
+    // A slot that has waited past its grace is judged by the overlap policy after all.
+    await endRunning();
+    const late = await execution('queued', { exclusive: true, trigger: 'catchup' });
+    const waited = await execution('queued', { exclusive: true, at: Date.now() + 1_000, fireAt: Date.now() - 6_000 });
+    expect((await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect((await db.attempts.claim({ id: waited, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
+  });
+
+  it('a run that started after a slot was due does not make it busy: the slot waits its turn, for a while', async () => {
+    await endRunning();
+    const a = await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
+    const b = await execution('queued', { exclusive: true, at: Date.now() - 1_000 });
+    expect((await db.attempts.claim({ id: a, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect(await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).toEqual({ kind: 'wait', taskId });
+    // Past its grace a waiting slot is judged by the overlap policy: a slow task cannot pile up.
+    await endRunning();
+    const slow = await execution('queued', { exclusive: true, at: Date.now() - 7_000 });
+    const behind = await execution('queued', { exclusive: true, at: Date.now() - 6_000 });
+    expect((await db.attempts.claim({ id: slow, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect((await db.attempts.claim({ id: behind, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
+  });
+
+  it('a slot waits while an earlier slot of its task is due and not started (backlogs run in slot order)', async () => {
+    await endRunning();
+    const earlier = await execution('queued', { exclusive: true });
+    const later = await execution('queued', { exclusive: true });
+    expect((await db.attempts.claim({ id: later, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('wait');
+    // It waited: when it runs, it is part of the backlog.
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: later } })).heldAt).not.toBeNull();
+    const first = await db.attempts.claim({ id: earlier, attemptId: randomUUID(), workerId: 'w1' }, 30_000);
+    expect(first.kind).toBe('claimed');
+    await db.attempts.markSucceeded(earlier, (first as { execution: { attemptId: string } }).execution.attemptId, null);
+    expect((await db.attempts.claim({ id: later, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+  });
+
+  it('an earlier slot whose fire_at has not come (jitter) does not hold a later one back', async () => {
+    await endRunning();
+    const jittered = await execution('scheduled', { exclusive: true, fireAt: Date.now() + 60_000 });
+    const due = await execution('queued', { exclusive: true });
+    expect((await db.attempts.claim({ id: due, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: jittered } })).status).toBe('scheduled');
+  });
+
+  it('a first attempt of a scheduled slot past its maxDelay is left to the leader (late), not claimed', async () => {
+    await endRunning();
+    const late = await execution('queued', { at: Date.now() - 2 * 3_600_000 });
+    expect(await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).toEqual({ kind: 'late' });
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: late } })).status).toBe('queued');
+    // A catch-up run is never late: the misfire policy made it.
+    const catchup = await execution('queued', { at: Date.now() - 2 * 3_600_000 + 1_000, trigger: 'catchup' });
+    expect((await db.attempts.claim({ id: catchup, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+  });
+
+  it('does not take over an expired lease when its attempts are used up (the reaper ends it dead)', async () => {
+    await endRunning();
+    const spent = await execution('running', { leaseUntil: new Date(Date.now() - 1), attempt: 3 });
+    expect((await db.attempts.claim({ id: spent, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('lost');
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: spent } })).attempt).toBe(3);
+  });
+
   it('claims many in one statement: each caller gets its own answer', async () => {
-    await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
+    await endRunning();
     const fresh = await execution('queued');
     const planned = await execution('scheduled');
     const done = await execution('succeeded');
@@ -100,7 +179,7 @@ describe('claiming an execution (one fenced UPDATE)', () => {
       { id: raced, attemptId: winner, workerId: 'w1' },
       { id: raced, attemptId: loser, workerId: 'w2' },
     ];
-    const results = await db.executions.claimMany(requests, 30_000);
+    const results = await db.attempts.claimMany(requests, 30_000);
     expect(results.map((r) => r.kind)).toEqual(['claimed', 'claimed', 'lost', 'claimed', 'lost']);
     const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: raced }, include: { events: true } });
     expect(row).toMatchObject({ status: 'running', attempt: 1, attemptId: winner, workerId: 'w1' });
@@ -108,25 +187,41 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: done } })).status).toBe('succeeded');
   });
 
-  it('claims many with two exclusive runs of one task: the statement fails whole and changes nothing', async () => {
-    await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
-    const a = await execution('queued', { exclusive: true });
-    const b = await execution('queued', { exclusive: true });
-    await expect(db.executions.claimMany([a, b].map((id) => ({ id, attemptId: randomUUID(), workerId: 'w1' })), 30_000)).rejects.toThrow();
-    const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: [a, b] } } });
-    expect(rows.map((r) => r.status)).toEqual(['queued', 'queued']);
+  it('claims many with a backlog of one task in one statement: the earliest slot starts, the others wait', async () => {
+    await endRunning();
+    const backlog = [await execution('queued', { exclusive: true }), await execution('queued', { exclusive: true }), await execution('queued', { exclusive: true })];
+    const results = await db.attempts.claimMany(backlog.map((id) => ({ id, attemptId: randomUUID(), workerId: 'w1' })), 30_000);
+    expect(results.map((r) => r.kind)).toEqual(['claimed', 'wait', 'wait']);
+    const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: backlog } }, orderBy: { scheduledFor: 'asc' } });
+    expect(rows.map((r) => r.status)).toEqual(['running', 'queued', 'queued']);
   });
 
-  it('a worker claiming both at once (one shared statement, then one by one) runs the earlier and skips the other', async () => {
+  it('a worker claiming a backlog at once (one shared statement) runs the earliest; the later one waits, none is skipped', async () => {
     const config = sandbox.config();
     const redis = new RedisService(config);
-    const claimer = new OverlapClaimer(config, db.executions, db.tasks, redis, new Metrics());
+    const claimer = new OverlapClaimer(config, db.attempts, db.executions, redis, new Metrics());
     try {
-      await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
+      await endRunning();
       const a = await execution('queued', { exclusive: true });
       const b = await execution('queued', { exclusive: true });
       const [first, second] = await Promise.all([claimer.claim(a, randomUUID(), 'w1'), claimer.claim(b, randomUUID(), 'w1')]);
-      expect([first.kind, second.kind]).toEqual(['claimed', 'overlap']);
+      expect([first.kind, second.kind]).toEqual(['claimed', 'wait']);
+      expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).status).toBe('queued');
+    } finally {
+      await redis.onApplicationShutdown();
+    }
+  });
+
+  it('overlap=skip: a slot that finds the previous run still running at its own time ends skipped(overlap)', async () => {
+    const config = sandbox.config();
+    const redis = new RedisService(config);
+    const claimer = new OverlapClaimer(config, db.attempts, db.executions, redis, new Metrics());
+    try {
+      await endRunning();
+      const a = await execution('queued', { exclusive: true, at: Date.now() });
+      const b = await execution('queued', { exclusive: true, at: Date.now() + 60_000 });
+      expect((await claimer.claim(a, randomUUID(), 'w1')).kind).toBe('claimed');
+      expect((await claimer.claim(b, randomUUID(), 'w1')).kind).toBe('overlap');
       const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } });
       expect([row.status, row.skipReason]).toEqual(['skipped', 'overlap']);
     } finally {
@@ -135,11 +230,11 @@ describe('claiming an execution (one fenced UPDATE)', () => {
   });
 
   it('records many successes in one statement, fenced per attempt', async () => {
-    await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
+    await endRunning();
     const ids = [await execution('queued'), await execution('queued')];
     const attempts = [randomUUID(), randomUUID()];
-    await db.executions.claimMany(ids.map((id, i) => ({ id, attemptId: attempts[i]!, workerId: 'w1' })), 30_000);
-    const ok = await db.executions.markSucceededMany([
+    await db.attempts.claimMany(ids.map((id, i) => ({ id, attemptId: attempts[i]!, workerId: 'w1' })), 30_000);
+    const ok = await db.attempts.markSucceededMany([
       { id: ids[0]!, attemptId: attempts[0]!, result: { n: 1 } },
       { id: ids[1]!, attemptId: randomUUID(), result: { stale: true } },
     ]);
@@ -152,19 +247,19 @@ describe('claiming an execution (one fenced UPDATE)', () => {
   });
 
   it('records many successes as one statement: a result Postgres refuses fails the whole batch and records none', async () => {
-    await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'dead' } });
+    await endRunning();
     const ids = [await execution('queued'), await execution('queued')];
     const attempts = [randomUUID(), randomUUID()];
-    await db.executions.claimMany(ids.map((id, i) => ({ id, attemptId: attempts[i]!, workerId: 'w1' })), 30_000);
+    await db.attempts.claimMany(ids.map((id, i) => ({ id, attemptId: attempts[i]!, workerId: 'w1' })), 30_000);
     // jsonb refuses \u0000; the worker then records each success on its own (see Batcher).
     await expect(
-      db.executions.markSucceededMany([
+      db.attempts.markSucceededMany([
         { id: ids[0]!, attemptId: attempts[0]!, result: { ok: true } },
         { id: ids[1]!, attemptId: attempts[1]!, result: { text: 'nul \u0000 here' } },
       ]),
     ).rejects.toThrow();
     const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: ids } } });
     expect(rows.map((r) => r.status)).toEqual(['running', 'running']);
-    expect(await db.executions.markSucceeded(ids[0]!, attempts[0]!, { ok: true })).toBe(true);
+    expect(await db.attempts.markSucceeded(ids[0]!, attempts[0]!, { ok: true })).toBe(true);
   });
 });

@@ -30,9 +30,9 @@ describe('npm run bench -- --quick', () => {
     expect(code, output).toBe(0);
     const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
     expect(results.problems).toEqual([]);
-    expect(results.scenarios).toEqual(['precision', 'burst', 'throughput', 'worker-overhead', 'schedule-math', 'failover', 'scale']);
+    expect(results.scenarios).toEqual(['precision', 'burst', 'throughput', 'worker-overhead', 'schedule-math', 'failover', 'scale', 'batch-create']);
     const scenarios = new Set(results.rows.map((r: { scenario: string }) => r.scenario.split(',')[0]));
-    expect([...scenarios]).toEqual(['precision', 'burst', 'throughput', 'worker overhead', 'schedule math', 'failover', 'scale']);
+    expect([...scenarios]).toEqual(['precision', 'burst', 'throughput', 'worker overhead', 'schedule math', 'failover', 'scale', 'campaign creation']);
     // Every row that compares with a peer carries a figure on both sides.
     for (const row of results.rows.filter((r: { ratio: string }) => r.ratio !== '—')) {
       expect(row.punctual, row.measure).toMatch(/\d/);

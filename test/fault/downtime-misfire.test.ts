@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../support/cluster.js';
 import { sleep } from '../support/processes.js';
+import { insertTasks } from '../support/tasks.js';
 
 const CATCHUP_MAX = 3;
+const MAX_DELAY_MS = 5_000;
 
 describe('fault: everything is down for longer than maxDelay', () => {
   let cluster: Cluster;
@@ -18,18 +20,19 @@ describe('fault: everything is down for longer than maxDelay', () => {
     const tasks: Record<string, string> = {};
     let firstSlot = 0;
     for (const misfire of policies) {
-      const created = await cluster.createEverySecondTasks(1, { misfire, max_delay_ms: 2000, overlap: 'allow', name: `down-${misfire}` });
+      // Default overlap policy (skip): the catch-up runs of run_all run one after another, none skipped.
+      // maxDelay longer than a restart takes: the slots that turn late are the outage's alone.
+      const created = await cluster.createEverySecondTasks(1, { misfire, max_delay_ms: MAX_DELAY_MS, name: `down-${misfire}` });
       tasks[misfire] = created.ids[0]!;
       firstSlot = Math.max(firstSlot, created.firstSlot);
     }
     await sleep(3_000);
     const stoppedAt = Date.now();
     await Promise.all([...cluster.schedulers, ...cluster.workers].map((app) => app.stop('SIGTERM')));
-    await sleep(10_000);
+    await sleep(13_000);
     // Slots more than maxDelay older than this are late whatever the start-up takes.
     const restartedAt = Date.now();
-    await cluster.add('scheduler');
-    await cluster.add('worker');
+    await Promise.all([cluster.add('scheduler'), cluster.add('worker')]);
     await sleep(4_000);
     const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
     await cluster.settle(lastSlot);
@@ -38,6 +41,10 @@ describe('fault: everything is down for longer than maxDelay', () => {
     expect(report.lost).toEqual([]);
     expect(report.unfinished).toEqual([]);
     expect(report.doubled).toEqual([]);
+    expect(report.ranTwice).toEqual([]);
+    // Slots planned before the outage follow the misfire policy too: none ends skipped(late), and
+    // none of the catch-up runs is skipped for overlapping its predecessor.
+    expect(Object.keys(report.byStatus).filter((k) => k.startsWith('skipped'))).toEqual([]);
 
     const outcome: Record<string, unknown> = {};
     for (const misfire of policies) {
@@ -48,11 +55,12 @@ describe('fault: everything is down for longer than maxDelay', () => {
       const { rows: t } = await cluster.db.query('SELECT missed_count::int AS n FROM task WHERE id = $1', [tasks[misfire]]);
       const catchup = rows.filter((r) => r.trigger === 'catchup');
       const missed = rows.filter((r) => r.status === 'missed');
-      const downtimeSlots = rows.filter((r) => r.scheduled_for.getTime() > stoppedAt + 2_000 && r.scheduled_for.getTime() < restartedAt - 2_000);
+      const downtimeSlots = rows.filter((r) => r.scheduled_for.getTime() > stoppedAt + 2_000 && r.scheduled_for.getTime() < restartedAt - MAX_DELAY_MS - 1_000);
       outcome[misfire] = { catchup: catchup.length, missedRows: missed.length, missedCount: t[0].n, statuses: count(rows) };
 
-      // Rows are written for at most CATCHUP_MAX late slots; the rest only count.
-      expect(missed.length).toBeLessThanOrEqual(CATCHUP_MAX);
+      // Rows are written for at most CATCHUP_MAX late slots; the rest only count. The slots planned
+      // within the lookahead before the outage (at most three) had rows already.
+      expect(missed.length).toBeLessThanOrEqual(CATCHUP_MAX + 3);
       expect(t[0].n).toBeGreaterThanOrEqual(missed.length);
       // The outage left more late slots than CATCHUP_MAX, so the cap was exercised.
       expect(catchup.length + t[0].n).toBeGreaterThan(CATCHUP_MAX);
@@ -66,11 +74,39 @@ describe('fault: everything is down for longer than maxDelay', () => {
       }
       if (misfire === 'skip') expect(catchup).toHaveLength(0);
       if (misfire === 'run_all') {
+        // The most recent CATCHUP_MAX late slots ran; older ones planned before the outage are missed.
         expect(catchup).toHaveLength(CATCHUP_MAX);
-        expect(missed).toHaveLength(0);
+        for (const m of missed) expect(m.scheduled_for.getTime()).toBeLessThan(catchup[0].scheduled_for.getTime());
       }
     }
     console.log(`after ${Math.round((restartedAt - stoppedAt) / 1000)} s down: ${JSON.stringify(outcome)}`);
+  });
+
+  it('a slot planned just before the outage, late when it ends, follows the misfire policy (not skipped as late)', async () => {
+    // The next slot at least 3 s away, past the planner's lookahead while the tasks are set up.
+    let slot = Math.ceil(Date.now() / 20_000) * 20_000;
+    if (slot - Date.now() < 3_000) slot += 20_000;
+    const tasks: Record<string, string> = {};
+    for (const misfire of ['run_once', 'skip'] as const) {
+      const [id] = await insertTasks(cluster.db, 1, { prefix: `planned-${misfire}`, nextRunAt: new Date(slot), cron: '*/20 * * * * *' });
+      await cluster.db.query(`UPDATE task SET misfire = $1, max_delay_ms = 2000 WHERE id = $2`, [misfire, id]);
+      tasks[misfire] = id!;
+    }
+    await sleep(slot - 500 - Date.now());
+    await Promise.all([...cluster.schedulers, ...cluster.workers].map((app) => app.stop('SIGKILL')));
+    const planned = await cluster.db.query(`SELECT status FROM task_execution WHERE task_id = ANY($1::uuid[]) AND scheduled_for = $2`, [Object.values(tasks), new Date(slot)]);
+    expect(planned.rows.map((r) => r.status)).toEqual(['scheduled', 'scheduled']);
+    await sleep(slot + 3_000 - Date.now());
+    await cluster.add('scheduler');
+    await cluster.add('worker');
+    const row = async (misfire: string) =>
+      (await cluster.db.query(`SELECT status, trigger FROM task_execution WHERE task_id = $1 AND scheduled_for = $2`, [tasks[misfire], new Date(slot)])).rows[0];
+    // run_once: the most recent late slot runs now, as a catch-up; skip: it is missed.
+    await cluster.waitFor(async () => (await row('run_once'))?.status === 'succeeded', 20_000, 'the planned slot to run');
+    expect(await row('run_once')).toEqual({ status: 'succeeded', trigger: 'catchup' });
+    await cluster.waitFor(async () => (await row('skip'))?.status === 'missed', 20_000, 'the planned slot to be missed');
+    const { rows } = await cluster.db.query('SELECT missed_count::int AS n FROM task WHERE id = $1', [tasks.skip]);
+    expect(rows[0].n).toBe(1);
   });
 });
 

@@ -12,7 +12,7 @@ describe('fault: Postgres connections are killed mid-run', () => {
   });
 
   it('planning and claiming resume; nothing is doubled or lost', async () => {
-    const { ids, firstSlot } = await cluster.createEverySecondTasks(15, { overlap: 'allow' });
+    const { ids, firstSlot } = await cluster.createEverySecondTasks(15);
     await sleep(2_000);
     let terminated = 0;
     for (let i = 0; i < 4; i += 1) {
@@ -31,6 +31,8 @@ describe('fault: Postgres connections are killed mid-run', () => {
     expect(report.lost).toEqual([]);
     expect(report.unfinished).toEqual([]);
     expect(report.doubled).toEqual([]);
+    expect(report.ranTwice).toEqual([]);
+    expect(report.succeededUnseen).toEqual([]);
     // A run interrupted between claim and record is retried (attempt 2) — still one success.
     expect(Object.keys(report.byStatus)).toEqual(['succeeded']);
     // Processes survive connection loss.

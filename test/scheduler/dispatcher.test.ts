@@ -13,6 +13,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   let redis: RedisService;
   let queue: ExecutionsQueue;
   let dispatcher: ExecutionDispatcher;
+  let epoch: bigint;
 
   beforeAll(async () => {
     sandbox = await createSandbox();
@@ -20,7 +21,8 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     db = await openRepositories(config);
     redis = new RedisService(config);
     queue = new ExecutionsQueue(redis);
-    dispatcher = new ExecutionDispatcher(config, queue, db.executions, new Metrics());
+    dispatcher = new ExecutionDispatcher(config, queue, db.leader, new Metrics());
+    epoch = await db.state.bumpEpoch('dispatcher-test');
   });
   afterAll(async () => {
     await queue?.onApplicationShutdown();
@@ -37,7 +39,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
       trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
     }));
     await db.executions.insertPlanned(db.prisma, rows);
-    await dispatcher.dispatch(rows);
+    await dispatcher.dispatch(rows, epoch);
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'queued' } })).toBe(rows.length);
     expect(await queue.queue.getWaitingCount()).toBe(rows.length);
     const job = await queue.queue.getJob(rows[4_321]!.id);
@@ -47,7 +49,32 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   it('reports a failed marking once every chunk is pushed, with nothing left to reject unobserved', async () => {
     // Ids Postgres refuses: the first chunk's marking fails while the next chunks are still pushed.
     const due = Array.from({ length: 4_001 }, (_, i) => ({ id: `not-a-uuid-${i}`, fireAt: new Date() }));
-    await expect(dispatcher.dispatch(due)).rejects.toThrow(/uuid/i);
+    await expect(dispatcher.dispatch(due, epoch)).rejects.toThrow(/uuid/i);
     expect(await queue.queue.getJob(due[4_000]!.id)).toBeTruthy();
+  });
+
+  it('a deposed leader marks nothing: its marking is fenced by the epoch it had', async () => {
+    const task = await db.prisma.task.create({ data: { name: 'deposed', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
+    const fireAt = new Date(Date.now() + 60_000);
+    const rows = [0, 1].map((i) => ({
+      id: randomUUID(), taskId: task.id, taskName: 'deposed', scheduledFor: new Date(fireAt.getTime() + i * 1000), fireAt,
+      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
+    }));
+    await db.executions.insertPlanned(db.prisma, rows);
+    const stale = epoch;
+    epoch = await db.state.bumpEpoch('successor');
+    await dispatcher.dispatch(rows, stale);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled' } })).toBe(2);
+    // The leader of the newest epoch marks them.
+    await dispatcher.dispatch(rows, epoch);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'queued' } })).toBe(2);
+  });
+
+  it('a leader deposed mid-dispatch pushes no further chunk', async () => {
+    const due = Array.from({ length: 4_500 }, () => ({ id: randomUUID(), fireAt: new Date() }));
+    let asked = 0;
+    await dispatcher.dispatch(due, epoch, () => ++asked === 1);
+    expect(await queue.queue.getJob(due[0]!.id)).toBeTruthy();
+    expect(await queue.queue.getJob(due[2_000]!.id)).toBeFalsy();
   });
 });

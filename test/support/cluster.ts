@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Sandbox } from './sandbox.js';
+import { Invocations } from './invocations.js';
 import { AppProcess, freePort, type Role, sleep, waitFor } from './processes.js';
 import { insertTasks } from './tasks.js';
 
@@ -14,10 +15,15 @@ export interface SlotReport {
   unfinished: string[];
   /** Executions that succeeded more than once (more than one success event). */
   doubled: string[];
+  /** Slots whose handler was invoked successfully more than once (counted by the webhook). */
+  ranTwice: string[];
+  /** Executions recorded `succeeded` whose handler the webhook never saw succeed (http tasks only). */
+  succeededUnseen: string[];
+  /** Successful handler invocations the webhook counted for these slots. */
+  invoked: number;
   /** Count by `status` or `status:skip_reason`. */
   byStatus: Record<string, number>;
   maxAttempt: number;
-
 }
 
 /** Real scheduler and worker processes over one sandbox, with helpers to inspect the outcome. */
@@ -29,6 +35,8 @@ export class Cluster {
     readonly sandbox: Sandbox,
     readonly db: pg.Client,
     private readonly env: Record<string, string>,
+    /** The webhook that `http` tasks of this cluster call: handler invocations, counted outside Punctual. */
+    readonly invocations: Invocations,
   ) {}
 
   /** `sandbox` defaults to a clone of the test run's template (imported late: it needs vitest). */
@@ -36,18 +44,28 @@ export class Cluster {
     const sandbox = options.sandbox ?? (await (await import('./isolation.js')).createSandbox());
     const db = new pg.Client({ connectionString: sandbox.databaseUrl });
     await db.connect();
-    const cluster = new Cluster(sandbox, db, sandbox.env({ LEADER_TTL_MS: '1000', LOG_LEVEL: 'info', ...options.env }));
-    await Promise.all([
+    const env = sandbox.env({ LEADER_TTL_MS: '1000', LOG_LEVEL: 'info', HTTP_ALLOW_HOSTS: '127.0.0.1', ...options.env });
+    const cluster = new Cluster(sandbox, db, env, await Invocations.start());
+    const started = await Promise.allSettled([
       ...Array.from({ length: options.schedulers }, () => cluster.add('scheduler')),
       ...Array.from({ length: options.workers }, () => cluster.add('worker')),
       options.api ? cluster.startApi() : Promise.resolve(null),
     ]);
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed) {
+      // The caller never gets the cluster to stop: stop what did start, and drop the sandbox.
+      await cluster.stop();
+      throw failed.reason;
+    }
     return cluster;
   }
 
   private async startApi(): Promise<AppProcess> {
     this.api = AppProcess.start('api', this.env, await freePort());
-    return this.api.ready();
+    return this.api.ready().catch((error: unknown) => {
+      this.api?.signal('SIGKILL');
+      throw error;
+    });
   }
 
   /** Calls the API process with the admin key; JSON in, JSON out. */
@@ -76,17 +94,21 @@ export class Cluster {
     return waitFor(probe, timeoutMs, what);
   }
 
-  async add(role: Exclude<Role, 'api'>): Promise<AppProcess> {
+  /** Starts one more scheduler or worker; `env` adds to (or overrides) the cluster's environment for it alone. */
+  async add(role: Exclude<Role, 'api'>, env: Record<string, string> = {}): Promise<AppProcess> {
     const list = role === 'scheduler' ? this.schedulers : this.workers;
-    const app = AppProcess.start(role, this.env, await freePort(), `${role}${list.length}`);
+    const app = AppProcess.start(role, { ...this.env, ...env }, await freePort(), `${role}${list.length}`);
     list.push(app);
-    return app.ready();
+    return app.ready().catch((error: unknown) => {
+      app.signal('SIGKILL');
+      throw error;
+    });
   }
 
   /** The scheduler process that holds the newest epoch. */
   async leader(): Promise<AppProcess | undefined> {
     const { rows } = await this.db.query('SELECT leader_id FROM scheduler_state WHERE id = 1');
-    return this.schedulers.find((s) => s.child.exitCode === null && s.child.signalCode === null && `${s.label}-${s.port}` === rows[0]?.leader_id);
+    return this.schedulers.find((s) => s.child.exitCode === null && s.child.signalCode === null && s.instanceId === rows[0]?.leader_id);
   }
 
   async waitForLeader(timeoutMs = 10_000): Promise<AppProcess> {
@@ -99,10 +121,20 @@ export class Cluster {
     throw new Error('no leader elected');
   }
 
-  /** Tasks running every second (noop), their cursor on the next whole second; `columns` (SQL names) set on all, `name` only on a single task. */
-  async createEverySecondTasks(count: number, columns: Record<string, unknown> = {}): Promise<{ ids: string[]; firstSlot: number }> {
+  /**
+   * Tasks running every second with the default policies, their cursor on the next whole second.
+   * Each calls {@link invocations} through the `http` handler (`handler: 'noop'` for none);
+   * `columns` (SQL names) are set on all, `name` only on a single task.
+   */
+  async createEverySecondTasks(
+    count: number,
+    columns: Record<string, unknown> = {},
+    options: { handler?: 'http' | 'noop'; prefix?: string; webhook?: Parameters<Invocations['url']>[0] } = {},
+  ): Promise<{ ids: string[]; firstSlot: number }> {
     const firstSlot = Math.ceil((Date.now() + 500) / 1000) * 1000;
-    const ids = await insertTasks(this.db, count, { prefix: 'fault', nextRunAt: new Date(firstSlot) });
+    const handler = options.handler ?? 'http';
+    const payload = handler === 'http' ? { url: this.invocations.url(options.webhook) } : {};
+    const ids = await insertTasks(this.db, count, { prefix: options.prefix ?? 'fault', nextRunAt: new Date(firstSlot), handler, payload });
     const { name, ...rest } = columns;
     const set = Object.entries(count === 1 && name ? columns : rest);
     if (set.length > 0) {
@@ -128,12 +160,16 @@ export class Cluster {
     }
   }
 
-  /** Accounts for every one-second slot of every task in `[from, to]` (DESIGN §1, promises 1 and 2). */
+  /**
+   * Accounts for every one-second slot of every task in `[from, to]` (DESIGN §1, promises 1 and 2),
+   * counting runs as the tasks' webhook saw them: a slot whose handler succeeded twice ran twice.
+   */
   async report(taskIds: string[], from: number, to: number): Promise<SlotReport> {
     const { rows } = await this.db.query(
-      `SELECT e.id, e.task_id, e.scheduled_for, e.status, e.skip_reason, e.attempt, e.fire_at,
+      `SELECT e.id, e.task_id, e.scheduled_for, e.status, e.skip_reason, e.attempt, e.fire_at, t.handler,
               (SELECT count(*) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'succeeded')::int AS successes
-       FROM task_execution e WHERE e.task_id = ANY($1::uuid[]) AND e.scheduled_for BETWEEN $2 AND $3`,
+       FROM task_execution e LEFT JOIN task t ON t.id = e.task_id
+       WHERE e.task_id = ANY($1::uuid[]) AND e.scheduled_for BETWEEN $2 AND $3`,
       [taskIds, new Date(from), new Date(to)],
     );
     const { rows: missed } = await this.db.query(
@@ -143,7 +179,8 @@ export class Cluster {
     );
     const seen = new Set(rows.map((r) => `${r.task_id}@${r.scheduled_for.getTime()}`));
     const countedOnly = new Map(missed.map((m) => [m.id as string, m.uncounted as number]));
-    const report: SlotReport = { expected: 0, lost: [], unfinished: [], doubled: [], byStatus: {}, maxAttempt: 0 };
+    const report: SlotReport = { expected: 0, lost: [], unfinished: [], doubled: [], ranTwice: [], succeededUnseen: [], invoked: 0, byStatus: {}, maxAttempt: 0 };
+    const runs = this.invocations.succeededBy();
     for (const id of taskIds) {
       let absent = 0;
       for (let slot = from; slot <= to; slot += 1000) {
@@ -160,8 +197,26 @@ export class Cluster {
       if (!TERMINAL.includes(r.status)) report.unfinished.push(`${r.id} ${r.status}`);
       if (r.successes > 1) report.doubled.push(r.id);
       report.maxAttempt = Math.max(report.maxAttempt, r.attempt);
+      const ran = runs.get(r.id) ?? 0;
+      report.invoked += ran;
+      if (ran > 1) report.ranTwice.push(`${r.id} (${r.scheduled_for.toISOString()}): ${ran} runs`);
+      if (r.handler === 'http' && r.status === 'succeeded' && ran === 0) report.succeededUnseen.push(r.id);
     }
     return report;
+  }
+
+  /**
+   * Whether `app` has a transaction open that holds the fencing row (`scheduler_state`): a leader
+   * inside its planning transaction.
+   */
+  async inFencedTransaction(app: AppProcess): Promise<boolean> {
+    const { rows } = await this.db.query(
+      `SELECT 1 FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+       WHERE a.application_name = $1 AND a.xact_start IS NOT NULL AND a.state = 'idle in transaction'
+         AND l.relation = 'scheduler_state'::regclass AND l.granted`,
+      [`punctual ${app.instanceId}`],
+    );
+    return rows.length > 0;
   }
 
   /** First `queued_at` after `since` (the next leader's first fire). */
@@ -173,6 +228,7 @@ export class Cluster {
   async stop(): Promise<void> {
     await Promise.all([...this.schedulers, ...this.workers, ...(this.api ? [this.api] : [])].map((app) => app.stop('SIGTERM').catch(() => null)));
     await this.db.end().catch(() => undefined);
+    await this.invocations.close();
     await this.sandbox.dispose();
   }
 }

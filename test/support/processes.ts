@@ -55,6 +55,11 @@ export class AppProcess {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** Its `INSTANCE_ID` (its Postgres sessions are named `punctual <instanceId>`). */
+  get instanceId(): string {
+    return `${this.label}-${this.port}`;
+  }
+
   /** Resolves once `/health/ready` answers 200; fails if the process exits first. */
   async ready(timeoutMs = 30_000): Promise<this> {
     const deadline = Date.now() + timeoutMs;

@@ -1,5 +1,12 @@
 import type { Config } from '../../libs/config/src/index.js';
-import { ExecutionsRepository, PrismaService, SchedulerStateRepository, TasksRepository } from '../../libs/db/src/index.js';
+import {
+  AttemptsRepository,
+  ExecutionsRepository,
+  LeaderExecutionsRepository,
+  PrismaService,
+  SchedulerStateRepository,
+  TasksRepository,
+} from '../../libs/db/src/index.js';
 
 /** The repositories over a real database, built with `new` (no Nest). */
 export async function openRepositories(config: Config) {
@@ -9,6 +16,8 @@ export async function openRepositories(config: Config) {
     prisma,
     tasks: new TasksRepository(prisma),
     executions: new ExecutionsRepository(prisma),
+    attempts: new AttemptsRepository(prisma),
+    leader: new LeaderExecutionsRepository(prisma),
     state: new SchedulerStateRepository(prisma),
     close: () => prisma.onApplicationShutdown(),
   };

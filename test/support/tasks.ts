@@ -1,18 +1,18 @@
 import type pg from 'pg';
 
 /**
- * Inserts `count` noop tasks in one statement, named `<prefix>-1` … `<prefix>-<count>`, each with
- * its cursor on `nextRunAt`: a one-off at `runAt` when given, else the `cron` (every second by
- * default). Returns their ids in name order.
+ * Inserts `count` tasks in one statement, named `<prefix>-1` … `<prefix>-<count>`, each with its
+ * cursor on `nextRunAt`: a one-off at `runAt` when given, else the `cron` (every second by
+ * default). The handler is `noop` unless given, with `payload`. Returns their ids in name order.
  */
 export async function insertTasks(
   db: pg.Client,
   count: number,
-  options: { prefix: string; nextRunAt: Date; cron?: string; runAt?: Date; overlap?: 'skip' | 'allow' },
+  options: { prefix: string; nextRunAt: Date; cron?: string; runAt?: Date; overlap?: 'skip' | 'allow'; handler?: string; payload?: unknown },
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO task (name, handler, schedule_kind, cron, run_at, secret, next_run_at, overlap)
-     SELECT $1 || '-' || n, 'noop', $2::schedule_kind, $3, $4, md5(n::text), $5, $6::overlap_policy
+    `INSERT INTO task (name, handler, schedule_kind, cron, run_at, secret, next_run_at, overlap, payload)
+     SELECT $1 || '-' || n, $8, $2::schedule_kind, $3, $4, md5(n::text), $5, $6::overlap_policy, $9::jsonb
      FROM generate_series(1, $7::int) AS n
      ORDER BY n
      RETURNING id`,
@@ -24,6 +24,8 @@ export async function insertTasks(
       options.nextRunAt,
       options.overlap ?? 'skip',
       count,
+      options.handler ?? 'noop',
+      JSON.stringify(options.payload ?? {}),
     ],
   );
   return rows.map((r) => r.id);

@@ -1,8 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type Config, ConfigModule } from '@punctual/config';
-import { SchedulerCoreModule, SchedulerService } from '@punctual/core';
+import { leaderDbSession, SchedulerCoreModule, SchedulerService } from '@punctual/core';
 import { DbModule } from '@punctual/db';
-import { HEALTH_DETAILS, HealthController, LoggingModule, MetricsController, MetricsModule } from '@punctual/observability';
+import { HEALTH_DETAILS, HealthController, LoggingModule, MetricsController, MetricsModule, StoreMetrics, TracingModule } from '@punctual/observability';
 import { RedisModule } from '@punctual/redis';
 
 /** The scheduler role: leader election, planning, firing; health on HEALTH_PORT. */
@@ -11,9 +11,10 @@ export class SchedulerModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: SchedulerModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'scheduler'), DbModule, RedisModule, MetricsModule, SchedulerCoreModule],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'scheduler'), TracingModule.forRoot(config, 'scheduler'), DbModule.forRoot(leaderDbSession(config)), RedisModule, MetricsModule, SchedulerCoreModule],
       controllers: [HealthController, MetricsController],
       providers: [
+        StoreMetrics,
         { provide: HEALTH_DETAILS, inject: [SchedulerService], useFactory: (s: SchedulerService) => () => ({ leader: s.isLeader }) },
       ],
     };

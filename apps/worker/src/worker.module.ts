@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { type Config, ConfigModule } from '@punctual/config';
 import { WorkerCoreModule } from '@punctual/core';
 import { DbModule } from '@punctual/db';
-import { HealthController, LoggingModule, MetricsController, MetricsModule } from '@punctual/observability';
+import { HealthController, LoggingModule, MetricsController, MetricsModule, TracingModule } from '@punctual/observability';
 import { RedisModule } from '@punctual/redis';
 
 /** The worker role: runs executions from the queue; health on HEALTH_PORT. */
@@ -11,7 +11,7 @@ export class WorkerModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'worker'), DbModule, RedisModule, MetricsModule, WorkerCoreModule],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'worker'), TracingModule.forRoot(config, 'worker'), DbModule.forRoot(), RedisModule, MetricsModule, WorkerCoreModule],
       controllers: [HealthController, MetricsController],
     };
   }

@@ -9,17 +9,16 @@ const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
     .max(max, `must be at most ${max}`)
     .default(fallback);
 
-const url = (protocols: string[], fallback: string) =>
-  z
-    .string()
-    .default(fallback)
-    .refine((value) => {
-      try {
-        return protocols.includes(new URL(value).protocol);
-      } catch {
-        return false;
-      }
-    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+const anyUrl = (protocols: string[]) =>
+  z.string().refine((value) => {
+    try {
+      return protocols.includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+
+const url = (protocols: string[], fallback: string) => anyUrl(protocols).default(fallback);
 
 /** Every environment variable Punctual reads, with its default. The manifests may set only these. */
 export const configSchema = z.object({
@@ -48,6 +47,8 @@ export const configSchema = z.object({
     .default('')
     .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter(Boolean)),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** OTLP/HTTP collector base URL; traces go to `<url>/v1/traces`. Unset: tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: anyUrl(['http:', 'https:']).optional(),
 });
 
 export type RawConfig = z.output<typeof configSchema>;

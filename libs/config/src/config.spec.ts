@@ -28,12 +28,19 @@ describe('loadConfig', () => {
     expect(config.leaderTtlMs).toBe(5000);
   });
 
+  it('leaves tracing off unless an OTLP endpoint is given', () => {
+    expect(loadConfig({}).otlpEndpoint).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: '' }).otlpEndpoint).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otlpEndpoint).toBe('http://collector:4318');
+  });
+
   it.each([
     [{ PORT: 'abc' }, /^Invalid configuration: PORT must be a whole number \(got "abc"\)$/],
     [{ LEADER_TTL_MS: '10' }, /^Invalid configuration: LEADER_TTL_MS must be at least 500/],
     [{ REDIS_URL: 'http://x' }, /^Invalid configuration: REDIS_URL must be a URL starting with redis:\/\//],
     [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL /],
     [{ ADMIN_API_KEY: 'short' }, /^Invalid configuration: ADMIN_API_KEY must be at least 16 characters$/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /^Invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT must be a URL starting with http:\/\/ or https:\/\/ \(got "collector:4318"\)$/],
   ])('rejects %o with one line naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -22,6 +22,8 @@ export interface Config {
   readonly catchupMax: number;
   readonly httpAllowHosts: readonly string[];
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Where spans are sent (OTLP over HTTP); undefined leaves tracing off. */
+  readonly otlpEndpoint: string | undefined;
 }
 
 /** A bad environment: its message is one line naming the variable and what it expected. */
@@ -67,6 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catchupMax: c.CATCHUP_MAX,
     httpAllowHosts: Object.freeze([...c.HTTP_ALLOW_HOSTS]),
     logLevel: c.LOG_LEVEL,
+    otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT,
   });
 }
 

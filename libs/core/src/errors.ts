@@ -60,3 +60,11 @@ export class VersionConflictError extends Error {
 export class PayloadTooLargeError extends Error {
   override readonly name = 'PayloadTooLargeError';
 }
+
+/** Items of a batch that cannot be written (the whole batch is refused); fields carry the item index. */
+export class InvalidBatchError extends Error {
+  override readonly name = 'InvalidBatchError';
+  constructor(readonly items: { field: string; message: string; code: string; tooLarge?: boolean }[]) {
+    super(items.map((i) => i.message).join('; '));
+  }
+}

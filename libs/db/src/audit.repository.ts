@@ -21,6 +21,16 @@ export class AuditRepository {
     });
   }
 
+  /** Many entries in one statement, passed as one JSON array (a batch writes one per task). */
+  async recordMany(entries: AuditEntry[], db: Db = this.prisma): Promise<void> {
+    if (entries.length === 0) return;
+    const rows = entries.map((e) => ({ actor: e.actor, action: e.action, target: e.target, before: e.before ?? null, after: e.after ?? null }));
+    await db.$executeRaw`
+      INSERT INTO audit_log (actor, action, target, before, after)
+      SELECT actor, action, target, before, after FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        AS x(actor text, action text, target text, before jsonb, after jsonb)`;
+  }
+
   /** Newest first, keyset-paginated on id. */
   list(filter: { actor?: string; action?: string; target?: string }, limit: number, beforeId?: bigint): Promise<AuditLog[]> {
     return this.prisma.auditLog.findMany({

@@ -1,16 +1,40 @@
-import { Global, Module } from '@nestjs/common';
-import { ExecutionsRepository } from './executions.repository.js';
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { AttemptsRepository } from './executions/attempts.repository.js';
+import { ExecutionsRepository } from './executions/executions.repository.js';
+import { LeaderExecutionsRepository } from './executions/leader-executions.repository.js';
+import { ExecutionStatsRepository } from './execution-stats.repository.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { AuditRepository } from './audit.repository.js';
+import { BacklogRepository } from './backlog.repository.js';
 import { OutboxRepository } from './outbox.repository.js';
-import { PrismaService } from './prisma.service.js';
+import { DB_SESSION, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';
 import { SchedulerStateRepository } from './scheduler-state.repository.js';
 import { TasksRepository } from './tasks.repository.js';
 
+const REPOSITORIES = [
+  PrismaService,
+  TasksRepository,
+  ExecutionsRepository,
+  AttemptsRepository,
+  LeaderExecutionsRepository,
+  SchedulerStateRepository,
+  OutboxRepository,
+  ApiKeysRepository,
+  AuditRepository,
+  BacklogRepository,
+  ExecutionStatsRepository,
+];
+
 /** Postgres access: the Prisma client and the repositories that own each table's SQL. */
 @Global()
-@Module({
-  providers: [PrismaService, TasksRepository, ExecutionsRepository, SchedulerStateRepository, OutboxRepository, ApiKeysRepository, AuditRepository],
-  exports: [PrismaService, TasksRepository, ExecutionsRepository, SchedulerStateRepository, OutboxRepository, ApiKeysRepository, AuditRepository],
-})
-export class DbModule {}
+@Module({})
+export class DbModule {
+  /** `session`: the limits this role's connections run under (default {@link DEFAULT_DB_SESSION}). */
+  static forRoot(session: DbSessionSettings = DEFAULT_DB_SESSION): DynamicModule {
+    return {
+      module: DbModule,
+      providers: [{ provide: DB_SESSION, useValue: session }, ...REPOSITORIES],
+      exports: REPOSITORIES,
+    };
+  }
+}

@@ -1,7 +1,19 @@
 export { ApiKeysRepository } from './api-keys.repository.js';
 export { type AuditEntry, AuditRepository } from './audit.repository.js';
+export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
-export { type ClaimResult, type ExecutionFilter, ExecutionsRepository, type PlannedExecution } from './executions.repository.js';
+export { ExecutionStatsRepository } from './execution-stats.repository.js';
+export { epochFence } from './epoch-fence.js';
+export { AttemptsRepository, type ClaimOutcome, type ClaimRequest } from './executions/attempts.repository.js';
+export { type MovedExecution } from './executions/execution-transition.js';
+export {
+  type ExecutionFilter,
+  ExecutionsRepository,
+  type PlannedExecution,
+  type ReplannedExecution,
+  type UnstartedExecution,
+} from './executions/executions.repository.js';
+export { type FireableRow, LeaderExecutionsRepository, type LateRow } from './executions/leader-executions.repository.js';
 export {
   type ApiKey,
   type ApiKeyRole,
@@ -9,6 +21,8 @@ export {
   type ExecutionEvent,
   type ExecutionStatus,
   type ExecutionTrigger,
+  type MisfirePolicy,
+  type OverlapPolicy,
   type Outbox,
   Prisma,
   PrismaClient,
@@ -19,6 +33,6 @@ export {
 } from './generated/prisma/client.js';
 export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, MigrationError, readMigrations } from './migrator.js';
 export { OutboxRepository } from './outbox.repository.js';
-export { type Db, PrismaService } from './prisma.service.js';
+export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isLockTimeout, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository } from './scheduler-state.repository.js';
-export { type CursorAdvance, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';
+export { type CursorAdvance, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

@@ -11,10 +11,22 @@ export interface CursorAdvance {
   missed: number;
 }
 
+/** A task whose slots could not be computed: its cursor stays, the error is shown on it. */
+export interface PlanError {
+  id: string;
+  error: string;
+}
+
+/** How long the planner leaves a task whose slots it could not compute before trying again. */
+export const PLAN_ERROR_RETRY_MS = 60_000;
+
 export interface TaskListFilter {
   status?: TaskStatus;
   handler?: string;
   q?: string;
+  /** Tasks carrying every one of these labels (`labels @> {...}`, answered by the GIN index). */
+  labels?: Record<string, string>;
+  managedBy?: string;
 }
 
 export class TaskNameTakenError extends Error {
@@ -22,6 +34,24 @@ export class TaskNameTakenError extends Error {
   constructor(readonly taskName: string) {
     super(`a task named "${taskName}" already exists`);
   }
+}
+
+/** Every field of a task and its column, for statements that write whole rows. */
+const TASK_FIELDS = Object.entries({
+  id: 'id', name: 'name', description: 'description', handler: 'handler', payload: 'payload', secretFields: 'secret_fields',
+  scheduleKind: 'schedule_kind', cron: 'cron', rrule: 'rrule', runAt: 'run_at', everyMs: 'every_ms', timezone: 'timezone',
+  startAt: 'start_at', endAt: 'end_at', jitterMs: 'jitter_ms', dstGap: 'dst_gap', dstOverlap: 'dst_overlap', overlap: 'overlap',
+  misfire: 'misfire', maxDelayMs: 'max_delay_ms', maxAttempts: 'max_attempts', backoffMs: 'backoff_ms', backoffMaxMs: 'backoff_max_ms',
+  timeoutMs: 'timeout_ms', notifyUrl: 'notify_url', notifyOn: 'notify_on', labels: 'labels', managedBy: 'managed_by', secret: 'secret',
+  status: 'status', nextRunAt: 'next_run_at', lastScheduledFor: 'last_scheduled_for', missedCount: 'missed_count', version: 'version',
+  planVersion: 'plan_version', lastError: 'last_error', lastErrorAt: 'last_error_at', createdAt: 'created_at', updatedAt: 'updated_at',
+} satisfies Record<keyof Task, string>) as [keyof Task, string][];
+
+/** A column value as jsonb_populate_recordset reads it. */
+function jsonValue(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'bigint') return value.toString();
+  return value;
 }
 
 /** Owns the `task` table. */
@@ -36,6 +66,33 @@ export class TasksRepository {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw new TaskNameTakenError(data.name);
       throw error;
     }
+  }
+
+  /**
+   * Inserts complete task rows (ids and every column given) with one statement, the rows passed as
+   * one JSON array: a thousand tasks cost one round trip and no per-row ORM work. Throws
+   * `TaskNameTakenError` if a name exists (a concurrent create won the race).
+   */
+  async insertMany(db: Db, tasks: Task[]): Promise<void> {
+    if (tasks.length === 0) return;
+    const rows = tasks.map((task) => Object.fromEntries(TASK_FIELDS.map(([field, column]) => [column, jsonValue(task[field])])));
+    const columns = Prisma.raw(TASK_FIELDS.map(([, column]) => `"${column}"`).join(', '));
+    const inserted = await db.$queryRaw<{ name: string }[]>`
+      INSERT INTO task (${columns})
+      SELECT ${columns} FROM jsonb_populate_recordset(NULL::task, ${JSON.stringify(rows)}::jsonb)
+      ON CONFLICT (name) DO NOTHING
+      RETURNING name`;
+    if (inserted.length !== tasks.length) {
+      const stored = new Set(inserted.map((r) => r.name));
+      throw new TaskNameTakenError(tasks.find((t) => !stored.has(t.name))!.name);
+    }
+  }
+
+  /** Locks the named task rows (in name order, so concurrent batches cannot deadlock) for the rest of the transaction. */
+  async lockByNames(db: Db, names: string[]): Promise<Task[]> {
+    if (names.length === 0) return [];
+    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM task WHERE name = ANY(${names}::text[]) ORDER BY name FOR UPDATE`;
+    return rows.length ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } } }) : [];
   }
 
   findByName(name: string, db: Db = this.prisma): Promise<Task | null> {
@@ -56,25 +113,35 @@ export class TasksRepository {
     return rows[0] ? db.task.findUnique({ where: { id: rows[0].id } }) : null;
   }
 
-  /** Tasks ordered by name, keyset-paginated after `afterName`. */
-  list(filter: TaskListFilter, limit: number, afterName?: string): Promise<Task[]> {
-    return this.prisma.task.findMany({
-      where: {
-        status: filter.status,
-        handler: filter.handler,
-        ...(filter.q && {
-          OR: [{ name: { contains: filter.q, mode: 'insensitive' } }, { description: { contains: filter.q, mode: 'insensitive' } }],
-        }),
-        ...(afterName && { name: { gt: afterName } }),
-      },
-      orderBy: { name: 'asc' },
-      take: limit,
-    });
+  /**
+   * Tasks ordered by name, keyset-paginated after `afterName`. The filter is SQL of its own: the
+   * label containment (`@>`, served by the GIN index) has no Prisma spelling.
+   */
+  async list(filter: TaskListFilter, limit: number, afterName?: string): Promise<Task[]> {
+    const like = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const conditions = [
+      filter.status && Prisma.sql`status = ${filter.status}::task_status`,
+      filter.handler && Prisma.sql`handler = ${filter.handler}`,
+      filter.managedBy && Prisma.sql`managed_by = ${filter.managedBy}`,
+      filter.labels && Object.keys(filter.labels).length > 0 && Prisma.sql`labels @> ${JSON.stringify(filter.labels)}::jsonb`,
+      filter.q && Prisma.sql`(name ILIKE ${like(filter.q)} OR description ILIKE ${like(filter.q)})`,
+      afterName !== undefined && Prisma.sql`name > ${afterName}`,
+    ].filter((c): c is Prisma.Sql => Boolean(c));
+    const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}` : Prisma.empty;
+    const ids = await this.prisma.$queryRaw<{ id: string }[]>`SELECT id FROM task ${where} ORDER BY name LIMIT ${limit}`;
+    if (ids.length === 0) return [];
+    return this.prisma.task.findMany({ where: { id: { in: ids.map((r) => r.id) } }, orderBy: { name: 'asc' } });
   }
 
-  /** Replaces a task's definition, bumping its version. */
-  update(db: Db, id: string, data: Prisma.TaskUpdateInput): Promise<Task> {
-    return db.task.update({ where: { id }, data: { ...data, version: { increment: 1 }, updatedAt: new Date() } });
+  /**
+   * Changes a task, bumping its version; `replans` (a change to what runs or when) bumps its plan
+   * version too, which planned executions are checked against.
+   */
+  update(db: Db, id: string, data: Prisma.TaskUpdateInput, options: { replans: boolean; at?: Date }): Promise<Task> {
+    return db.task.update({
+      where: { id },
+      data: { ...data, version: { increment: 1 }, ...(options.replans && { planVersion: { increment: 1 } }), updatedAt: options.at ?? new Date() },
+    });
   }
 
   delete(db: Db, id: string): Promise<Task> {
@@ -83,13 +150,14 @@ export class TasksRepository {
 
   /**
    * Locks up to `limit` active tasks whose cursor is at or before `horizon`, skipping rows another
-   * planner holds, oldest cursor first. Uses the partial index on `next_run_at`, so idle and
-   * paused tasks cost nothing.
+   * transaction holds, oldest cursor first. Uses the partial index on `next_run_at`, so idle and
+   * paused tasks cost nothing. A task whose last planning failed waits {@link PLAN_ERROR_RETRY_MS}.
    */
   async lockDue(db: Db, horizon: Date, limit: number): Promise<Task[]> {
     const ids = await db.$queryRaw<{ id: string }[]>`
       SELECT id FROM task
       WHERE status = 'active' AND next_run_at <= ${horizon.toISOString()}::timestamptz
+        AND (last_error_at IS NULL OR last_error_at < now() - ${PLAN_ERROR_RETRY_MS} * interval '1 millisecond')
       ORDER BY next_run_at
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED`;
@@ -97,7 +165,10 @@ export class TasksRepository {
     return db.task.findMany({ where: { id: { in: ids.map((r) => r.id) } }, orderBy: { nextRunAt: 'asc' } });
   }
 
-  /** Moves many cursors in one statement; a task whose cursor reaches null is `completed`. */
+  /**
+   * Moves many cursors in one statement; a task whose schedule has no more slots (cursor null) is
+   * `completed`. A task planned again after an error has the error cleared.
+   */
   async advanceCursors(db: Db, advances: CursorAdvance[]): Promise<void> {
     if (advances.length === 0) return;
     const at = (d: Date | null) => d?.toISOString() ?? null;
@@ -106,13 +177,24 @@ export class TasksRepository {
         next_run_at = u.next_run_at,
         last_scheduled_for = COALESCE(u.last_scheduled_for, t.last_scheduled_for),
         missed_count = t.missed_count + u.missed,
-        status = CASE WHEN u.next_run_at IS NULL THEN 'completed'::task_status ELSE t.status END
+        status = CASE WHEN u.next_run_at IS NULL THEN 'completed'::task_status ELSE t.status END,
+        last_error = NULL,
+        last_error_at = NULL
       FROM unnest(
         ${advances.map((a) => a.id)}::uuid[],
         ${advances.map((a) => at(a.nextRunAt))}::timestamptz[],
         ${advances.map((a) => at(a.lastScheduledFor))}::timestamptz[],
         ${advances.map((a) => a.missed)}::bigint[]
       ) AS u(id, next_run_at, last_scheduled_for, missed)
+      WHERE t.id = u.id`;
+  }
+
+  /** Records planning errors: the tasks stay active with their cursor where it was. */
+  async recordPlanErrors(db: Db, errors: PlanError[]): Promise<void> {
+    if (errors.length === 0) return;
+    await db.$executeRaw`
+      UPDATE task t SET last_error = u.error, last_error_at = now()
+      FROM unnest(${errors.map((e) => e.id)}::uuid[], ${errors.map((e) => e.error.slice(0, 2000))}::text[]) AS u(id, error)
       WHERE t.id = u.id`;
   }
 }

@@ -1,8 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { HANDLER_NAME_PATTERN } from '@punctual/contract';
 import { HandlerRegistryError, TASK_HANDLER_METADATA, type TaskHandlerImpl } from './task-handler.js';
-
-const HANDLER_NAME = /^[a-z][a-z0-9._-]{0,63}$/;
 
 /** The handlers of this process, found by their `@TaskHandler` decorator. */
 @Injectable()
@@ -22,7 +21,7 @@ export class HandlerRegistry implements OnModuleInit {
 
   /** Adds a handler; a duplicate or malformed name stops the start with a clear message. */
   register(name: string, handler: TaskHandlerImpl): void {
-    if (!HANDLER_NAME.test(name)) throw new HandlerRegistryError(`handler name "${name}" must match ${HANDLER_NAME}`);
+    if (!HANDLER_NAME_PATTERN.test(name)) throw new HandlerRegistryError(`handler name "${name}" must match ${HANDLER_NAME_PATTERN}`);
     if (this.handlers.has(name)) throw new HandlerRegistryError(`two handlers are named "${name}"; handler names must be unique`);
     if (typeof handler.run !== 'function') throw new HandlerRegistryError(`handler "${name}" has no run() method`);
     this.handlers.set(name, handler);

@@ -1,9 +1,13 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { tracing } from '@punctual/observability';
 import { RedisService } from '@punctual/redis';
 import { Queue } from 'bullmq';
 import { EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE, type ExecutionJobData, executionJobId } from './queue.constants.js';
 
-/** Producer side of the executions queue. */
+/**
+ * Producer side of the executions queue. Every job carries the active trace context (when tracing
+ * is on), so the attempt that runs it joins the trace of whatever queued it.
+ */
 @Injectable()
 export class ExecutionsQueue implements OnApplicationShutdown {
   readonly queue: Queue<ExecutionJobData>;
@@ -22,14 +26,15 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    */
   async enqueueNow(executions: { id: string; fireAt: Date }[]): Promise<void> {
     if (executions.length === 0) return;
+    const trace = tracing.current();
     await this.queue.addBulk(
-      executions.map(({ id, fireAt }) => ({ name: 'execution', data: { executionId: id, fireAt: fireAt.getTime() }, opts: { jobId: executionJobId(id) } })),
+      executions.map(({ id, fireAt }) => ({ name: 'execution', data: { executionId: id, fireAt: fireAt.getTime(), trace }, opts: { jobId: executionJobId(id) } })),
     );
   }
 
   /** Schedules a later attempt of an execution (a retry after backoff). */
   async enqueueAttempt(executionId: string, attempt: number, delayMs: number): Promise<void> {
-    await this.queue.add('execution', { executionId }, { jobId: executionJobId(executionId, attempt), delay: Math.max(0, delayMs) });
+    await this.queue.add('execution', { executionId, trace: tracing.current() }, { jobId: executionJobId(executionId, attempt), delay: Math.max(0, delayMs) });
   }
 
   /**
@@ -41,7 +46,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
     const state = await this.queue.getJobState(jobId);
     if (!['unknown', 'completed', 'failed'].includes(state)) return false;
     if (state !== 'unknown') await this.queue.remove(jobId).catch(() => 0);
-    await this.queue.add('execution', { executionId }, { jobId });
+    await this.queue.add('execution', { executionId, trace: tracing.current() }, { jobId });
     return true;
   }
 

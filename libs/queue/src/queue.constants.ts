@@ -1,3 +1,4 @@
+import type { TraceContext } from '@punctual/observability';
 import type { JobsOptions } from 'bullmq';
 
 /** The one queue executions run through. */
@@ -11,6 +12,11 @@ export interface ExecutionJobData {
    * holds the job until then. Absent on retries and re-enqueued jobs, which run at once.
    */
   fireAt?: number;
+  /**
+   * W3C trace context of the span that queued the job (a fire chunk, a failed attempt): the
+   * attempt's span continues that trace. Absent when tracing is off.
+   */
+  trace?: TraceContext;
 }
 
 /** The BullMQ job id of an execution's attempt: the execution id for the first, suffixed after. */

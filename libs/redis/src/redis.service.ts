@@ -26,6 +26,23 @@ export class RedisService implements OnModuleInit, OnApplicationShutdown {
     return [this.config.redisPrefix, ...parts].join(':');
   }
 
+  /**
+   * Every key under `key(...parts, '*')` with its value, as `[rest of the key, value]` (SCAN, so
+   * it never blocks Redis; a key that expired meanwhile is left out).
+   */
+  async entries(...parts: string[]): Promise<[string, string][]> {
+    const prefix = this.key(...parts, '');
+    const found: [string, string][] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      const values = keys.length ? await this.client.mget(...keys) : [];
+      for (const [i, value] of values.entries()) if (value !== null) found.push([keys[i]!.slice(prefix.length), value]);
+    } while (cursor !== '0');
+    return found;
+  }
+
   /** A new connection; BullMQ requires `maxRetriesPerRequest: null` on blocking connections. */
   connect(options: RedisOptions = {}): Redis {
     const connection = new Redis(this.config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: false, ...options });
@@ -37,11 +54,16 @@ export class RedisService implements OnModuleInit, OnApplicationShutdown {
 
   async onModuleInit(): Promise<void> {
     await this.client.ping();
-    const policy = await this.client.config('GET', 'maxmemory-policy').catch(() => null);
-    const value = Array.isArray(policy) ? policy[1] : undefined;
+    const value = await this.maxmemoryPolicy();
     if (value && value !== 'noeviction') {
       this.logger.warn(`redis maxmemory-policy is "${value}"; use "noeviction" so queued jobs are never evicted`);
     }
+  }
+
+  /** Redis' `maxmemory-policy`, or null where `CONFIG GET` is refused (some managed services). */
+  async maxmemoryPolicy(): Promise<string | null> {
+    const reply = await this.client.config('GET', 'maxmemory-policy').catch(() => null);
+    return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : null;
   }
 
   async onApplicationShutdown(): Promise<void> {

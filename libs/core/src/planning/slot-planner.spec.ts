@@ -11,7 +11,7 @@ function task(overrides: Partial<Task> = {}): Task {
   return {
     id: '00000000-0000-4000-8000-000000000001',
     name: 't',
-    version: 1,
+    planVersion: 1,
     overlap: 'skip',
     misfire: 'run_once',
     maxDelayMs: 60_000,
@@ -93,6 +93,44 @@ describe('planTaskSlots', () => {
     }
     const again = planTaskSlots(task({ jitterMs: 500 }), everySecond, new Date(T0 + 500), options);
     expect(again.executions.map((e) => e.fireAt)).toEqual(plan.executions.map((e) => e.fireAt));
+  });
+
+  it('a backlog longer than one pass writes rows only in the pass that reaches its end', () => {
+    // 30 late slots, 10 examined per pass, catchupMax 5: the first two passes only count.
+    const small = { ...options, maxSlotsPerPass: 10 };
+    const now = new Date(T0 + 40 * 60_000);
+    let current = task({ misfire: 'run_all', maxDelayMs: 60_000 });
+    const passes = [];
+    for (let i = 0; i < 5 && current.nextRunAt && current.nextRunAt.getTime() <= now.getTime(); i += 1) {
+      const plan = planTaskSlots(current, everyMinute, now, small);
+      passes.push(plan);
+      current = { ...current, nextRunAt: plan.advance.nextRunAt };
+    }
+    const rows = passes.flatMap((p) => p.executions);
+    const lateRows = rows.filter((e) => e.scheduledFor.getTime() < now.getTime() - 60_000);
+    expect(passes[0]!.executions).toEqual([]);
+    expect(passes[1]!.executions).toEqual([]);
+    expect(lateRows.filter((e) => e.trigger === 'catchup')).toHaveLength(5);
+    expect(lateRows.filter((e) => e.status === 'missed')).toHaveLength(0);
+    // …the five most recent late slots, in slot order, fired in that order.
+    const catchup = lateRows.filter((e) => e.trigger === 'catchup');
+    expect(catchup.map((e) => e.scheduledFor.getTime())).toEqual([34, 35, 36, 37, 38].map((m) => T0 + m * 60_000));
+    expect(catchup.map((e) => e.fireAt.getTime())).toEqual([0, 1, 2, 3, 4].map((i) => now.getTime() + i));
+    expect(passes.reduce((sum, p) => sum + p.advance.missed, 0)).toBe(34);
+  });
+
+  it('run_once over a backlog longer than one pass: one catch-up, at most catchupMax missed rows', () => {
+    const small = { ...options, maxSlotsPerPass: 10 };
+    const now = new Date(T0 + 40 * 60_000);
+    let current = task({ misfire: 'run_once', maxDelayMs: 60_000 });
+    const rows = [];
+    for (let i = 0; i < 6 && current.nextRunAt && current.nextRunAt.getTime() <= now.getTime(); i += 1) {
+      const plan = planTaskSlots(current, everyMinute, now, small);
+      rows.push(...plan.executions);
+      current = { ...current, nextRunAt: plan.advance.nextRunAt };
+    }
+    expect(rows.filter((e) => e.trigger === 'catchup').map((e) => e.scheduledFor.getTime())).toEqual([T0 + 38 * 60_000]);
+    expect(rows.filter((e) => e.status === 'missed').length).toBeLessThanOrEqual(options.catchupMax);
   });
 
   it('marks executions exclusive unless overlap is allow', () => {

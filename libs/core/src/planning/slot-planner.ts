@@ -13,7 +13,12 @@ export interface SlotPlannerOptions {
 export interface TaskSlotPlan {
   executions: PlannedExecution[];
   advance: CursorAdvance;
+  /** Slots examined (the planner's budget counts them). */
+  examined: number;
 }
+
+/** The task fields slot planning reads. */
+export type PlannableTask = Pick<Task, 'id' | 'name' | 'planVersion' | 'overlap' | 'misfire' | 'maxDelayMs' | 'jitterMs' | 'nextRunAt'>;
 
 /**
  * Decides what to record for one task's due slots: every slot in `[cursor, now + lookahead]`,
@@ -21,10 +26,12 @@ export interface TaskSlotPlan {
  *
  * A slot is late when it can no longer start by `scheduled_for + maxDelay`. Late slots follow the
  * misfire policy: `run_once` runs the most recent one now (`catchup`) and records the rest as
- * `missed`; `skip` records all as `missed`; `run_all` runs them. Only the most recent
- * `catchupMax` late slots become rows; older ones are only counted in `missed`.
+ * `missed`; `skip` records all as `missed`; `run_all` runs them, in slot order. Only the most
+ * recent `catchupMax` late slots become rows; older ones are only counted in `missed`. A backlog
+ * longer than one pass writes its rows only in the pass that reaches its end (earlier passes only
+ * count): however long the outage, a task gets at most `catchupMax` rows for it.
  */
-export function planTaskSlots(task: Task, schedule: Schedule, now: Date, options: SlotPlannerOptions): TaskSlotPlan {
+export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date, options: SlotPlannerOptions): TaskSlotPlan {
   const horizon = now.getTime() + options.lookaheadMs;
   const lateBefore = now.getTime() - task.maxDelayMs;
   const executions: PlannedExecution[] = [];
@@ -42,7 +49,7 @@ export function planTaskSlots(task: Task, schedule: Schedule, now: Date, options
     fireAt,
     trigger,
     status,
-    taskVersion: task.version,
+    taskVersion: task.planVersion,
     exclusive: task.overlap !== 'allow',
   });
 
@@ -62,14 +69,21 @@ export function planTaskSlots(task: Task, schedule: Schedule, now: Date, options
     cursor = schedule.next(slot);
   }
 
-  // The backlog continues past this pass: none of these late slots is the most recent one.
+  // The backlog continues past this pass: the most recent late slots are still ahead, so these
+  // are only counted; the pass that reaches the backlog's end writes its rows.
   const backlogContinues = cursor !== null && cursor.getTime() < lateBefore;
   let missed = droppedLate;
+  if (backlogContinues) {
+    missed += late.length;
+    late.length = 0;
+  }
+  let catchups = 0;
   late.forEach((slot, index) => {
-    const mostRecent = index === late.length - 1 && !backlogContinues;
-    const runs = task.misfire === 'run_all' ? !backlogContinues : task.misfire === 'run_once' && mostRecent;
-    if (runs) {
-      executions.push(row(slot, now, 'scheduled', 'catchup'));
+    const mostRecent = index === late.length - 1;
+    if (task.misfire === 'run_all' || (task.misfire === 'run_once' && mostRecent)) {
+      // One millisecond apart: the timer and the queue take them in slot order.
+      executions.push(row(slot, new Date(now.getTime() + catchups), 'scheduled', 'catchup'));
+      catchups += 1;
     } else {
       executions.push(row(slot, slot, 'missed', 'schedule'));
       missed += 1;
@@ -77,5 +91,5 @@ export function planTaskSlots(task: Task, schedule: Schedule, now: Date, options
   });
   executions.sort((a, b) => a.scheduledFor.getTime() - b.scheduledFor.getTime());
 
-  return { executions, advance: { id: task.id, nextRunAt: cursor, lastScheduledFor, missed } };
+  return { executions, advance: { id: task.id, nextRunAt: cursor, lastScheduledFor, missed }, examined };
 }

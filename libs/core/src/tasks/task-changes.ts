@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AuditRepository, type Db, type Prisma, type Task } from '@punctual/db';
+import { EXECUTION_CANCEL_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import type { Principal } from '../auth/api-keys.service.js';
 import { presentTask } from './task.presenter.js';
@@ -20,8 +21,20 @@ export class TaskChanges {
     );
   }
 
-  /** Wakes the leader: plan at once, and fire what the API inserted (manual runs, catch-up). */
-  async announce(): Promise<void> {
+  /** One audit entry per change, written together. */
+  async recordMany(db: Db, actor: Principal, changes: { action: string; target: string; before: Task | null; after: Task | null }[]): Promise<void> {
+    await this.audit.recordMany(
+      changes.map((c) => ({ actor: actor.actor, action: c.action, target: c.target, before: snapshot(c.before), after: snapshot(c.after) })),
+      db,
+    );
+  }
+
+  /**
+   * Wakes the leader: plan at once, and fire what the API inserted (manual runs, catch-up). Tells
+   * the workers running `cancelled` executions to abort them.
+   */
+  async announce(cancelled: string[] = []): Promise<void> {
+    for (const id of cancelled) await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id).catch(() => undefined);
     await this.redis.client.publish(this.redis.key(TASKS_CHANGED_CHANNEL), '1').catch(() => undefined);
   }
 }

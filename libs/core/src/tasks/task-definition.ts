@@ -1,27 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import type { Prisma } from '@punctual/db';
-import { compileSchedule, parseAt, parseDuration, type ScheduleSpec } from '@punctual/time';
+import { DURATION_MAX_MS, DURATION_MESSAGE, durationMs, PAYLOAD_MAX_BYTES, PAYLOAD_MAX_DEPTH, TASK_DEFAULTS, TASK_NAME_PATTERN, type ScheduleSpec as ScheduleInput, type TaskSpec } from '@punctual/contract';
+import { compileSchedule, parseAt, type ScheduleSpec } from '@punctual/time';
 import { InvalidTaskError, PayloadTooLargeError } from '../errors.js';
-import { type ScheduleInput, TASK_NAME, type TaskInput } from './task-input.js';
 
 /** The columns of a task that a definition sets (everything but cursor, status bookkeeping and ids). */
 export type TaskDefinition = Omit<Prisma.TaskCreateInput, 'secret' | 'executions'>;
-
-const MAX_INT = 2_147_483_647;
 
 /**
  * Validates a task's meaning and turns it into columns, with its first slot as the cursor.
  * Throws `InvalidTaskError` or the time library's errors, each naming the field.
  */
-export function toTaskDefinition(input: TaskInput, now: Date, anchor: Date = now): TaskDefinition {
-  if (!TASK_NAME.test(input.name)) {
-    throw new InvalidTaskError('name', 'name must match ^[a-z0-9][a-z0-9._-]{0,127}$', 'invalid_name');
+export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now): TaskDefinition {
+  if (!TASK_NAME_PATTERN.test(input.name)) {
+    throw new InvalidTaskError('name', `name must match ${TASK_NAME_PATTERN.source}`, 'invalid_name');
   }
   checkPayload(input.payload);
   const { spec, runAt, everyMs } = scheduleSpecFromInput(input.schedule, input.name, anchor);
   const s = input.schedule;
   const kind = spec.kind;
-  const timezone = s.timezone ?? 'UTC';
+  const timezone = s.timezone ?? TASK_DEFAULTS.timezone;
   const startAt = spec.startAt ?? null;
   const endAt = spec.endAt ?? null;
   const nextRunAt = compileSchedule(spec).next(now);
@@ -40,18 +38,20 @@ export function toTaskDefinition(input: TaskInput, now: Date, anchor: Date = now
     timezone,
     startAt,
     endAt,
-    jitterMs: bounded(s.jitter, 0, 'schedule.jitter'),
+    jitterMs: bounded(s.jitter ?? TASK_DEFAULTS.jitter, 'schedule.jitter'),
     dstGap: s.dst?.gap ?? null,
     dstOverlap: s.dst?.overlap ?? null,
-    overlap: p.overlap ?? 'skip',
-    misfire: p.misfire ?? 'run_once',
-    maxDelayMs: bounded(p.maxDelay, 3_600_000, 'policy.maxDelay'),
-    maxAttempts: p.retry?.attempts ?? 3,
-    backoffMs: bounded(p.retry?.backoff, 30_000, 'policy.retry.backoff'),
-    backoffMaxMs: bounded(p.retry?.maxBackoff, 3_600_000, 'policy.retry.maxBackoff'),
-    timeoutMs: bounded(p.timeout, 300_000, 'policy.timeout'),
+    overlap: p.overlap ?? TASK_DEFAULTS.overlap,
+    misfire: p.misfire ?? TASK_DEFAULTS.misfire,
+    maxDelayMs: bounded(p.maxDelay ?? TASK_DEFAULTS.maxDelay, 'policy.maxDelay'),
+    maxAttempts: p.retry?.attempts ?? TASK_DEFAULTS.attempts,
+    backoffMs: bounded(p.retry?.backoff ?? TASK_DEFAULTS.backoff, 'policy.retry.backoff'),
+    backoffMaxMs: bounded(p.retry?.maxBackoff ?? TASK_DEFAULTS.maxBackoff, 'policy.retry.maxBackoff'),
+    timeoutMs: bounded(p.timeout ?? TASK_DEFAULTS.timeout, 'policy.timeout'),
     notifyUrl: input.notify?.url ?? null,
-    notifyOn: input.notify?.on ?? ['dead'],
+    notifyOn: input.notify?.on ?? [...TASK_DEFAULTS.notifyOn],
+    labels: input.labels ?? {},
+    managedBy: input.managedBy ?? null,
     status: input.paused ? 'paused' : nextRunAt ? 'active' : 'completed',
     nextRunAt,
   };
@@ -67,14 +67,18 @@ export function scheduleSpecFromInput(s: ScheduleInput, hashKey: string, anchor:
     throw new InvalidTaskError('schedule', 'schedule must hold exactly one of cron, rrule, at, every', 'invalid_schedule');
   }
   const kind = kinds[0]!;
-  const timezone = s.timezone ?? 'UTC';
+  // The API validates shapes first; this keeps a wrong type from reaching the parsers all the same.
+  for (const field of ['cron', 'rrule', 'at', 'timezone'] as const) {
+    if (s[field] !== undefined && typeof s[field] !== 'string') throw new InvalidTaskError(`schedule.${field}`, `schedule.${field} must be a string`, 'invalid_schedule');
+  }
+  const timezone = s.timezone ?? TASK_DEFAULTS.timezone;
   const startAt = instant(s.startAt, 'schedule.startAt');
   const endAt = instant(s.endAt, 'schedule.endAt');
   if (startAt && endAt && endAt <= startAt) throw new InvalidTaskError('schedule.endAt', 'schedule.endAt must be after schedule.startAt', 'invalid_schedule');
   if (endAt && endAt.getTime() <= anchor.getTime()) throw new InvalidTaskError('schedule.endAt', 'schedule.endAt is in the past: the task would never run', 'invalid_schedule');
   const runAt = kind === 'at' ? parseAt(String(s.at), timezone, s.disambiguation) : null;
   if (runAt && runAt.getTime() <= anchor.getTime()) throw new InvalidTaskError('schedule.at', 'schedule.at is in the past', 'invalid_schedule');
-  const everyMs = kind === 'every' ? parseDuration(s.every, 'schedule.every') : null;
+  const everyMs = kind === 'every' ? duration(s.every, 'schedule.every') : null;
   const spec: ScheduleSpec =
     kind === 'cron'
       ? { kind, cron: s.cron!, timezone, hashKey, dst: s.dst, startAt, endAt }
@@ -86,16 +90,13 @@ export function scheduleSpecFromInput(s: ScheduleInput, hashKey: string, anchor:
   return { spec, runAt, everyMs };
 }
 
-const MAX_PAYLOAD_BYTES = 64 * 1024;
-const MAX_PAYLOAD_DEPTH = 32;
-
 /** A payload is a JSON object of at most 64 KiB, nested at most 32 levels. */
 function checkPayload(payload: unknown): void {
   if (payload === undefined) return;
-  if (Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_BYTES) throw new PayloadTooLargeError('payload exceeds 64 KiB');
+  if (Buffer.byteLength(JSON.stringify(payload)) > PAYLOAD_MAX_BYTES) throw new PayloadTooLargeError(`payload exceeds ${PAYLOAD_MAX_BYTES / 1024} KiB`);
   const depth = (value: unknown): number =>
     value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value as object).map(depth)) : 0;
-  if (depth(payload) > MAX_PAYLOAD_DEPTH) throw new InvalidTaskError('payload', `payload must not nest deeper than ${MAX_PAYLOAD_DEPTH} levels`, 'invalid_payload');
+  if (depth(payload) > PAYLOAD_MAX_DEPTH) throw new InvalidTaskError('payload', `payload must not nest deeper than ${PAYLOAD_MAX_DEPTH} levels`, 'invalid_payload');
 }
 
 /** A fresh HMAC key for the `http` handler's signature and notifications. */
@@ -103,10 +104,15 @@ export function newTaskSecret(): string {
   return randomBytes(32).toString('base64url');
 }
 
-function bounded(value: string | number | undefined, fallback: number, field: string): number {
-  if (value === undefined) return fallback;
-  const ms = parseDuration(value, field);
-  if (ms > MAX_INT) throw new InvalidTaskError(field, `${field} must be at most 24d`, 'invalid_duration');
+function duration(value: unknown, field: string): number {
+  const ms = durationMs(value);
+  if (Number.isNaN(ms)) throw new InvalidTaskError(field, `${field} ${DURATION_MESSAGE}`, 'invalid_duration');
+  return ms;
+}
+
+function bounded(value: string | number, field: string): number {
+  const ms = duration(value, field);
+  if (ms > DURATION_MAX_MS) throw new InvalidTaskError(field, `${field} must be at most 24d`, 'invalid_duration');
   return ms;
 }
 

@@ -1,22 +1,15 @@
+import type { Task, TaskPatch, TaskSpec } from '@punctual/contract';
 import { InvalidTaskError } from '../errors.js';
-import type { TaskInput } from './task-input.js';
-import type { TaskJson } from './task.presenter.js';
-
-/** A partial task: every field optional, nested objects merged. */
-export type TaskPatch = Partial<Omit<TaskInput, 'name' | 'schedule' | 'policy' | 'notify'>> & {
-  schedule?: Partial<TaskInput['schedule']>;
-  policy?: Partial<NonNullable<TaskInput['policy']>>;
-  notify?: TaskInput['notify'];
-};
 
 const KINDS = ['cron', 'rrule', 'at', 'every'] as const;
 
 /**
- * The task input that results from applying `patch` to the current task. A patch that names a
- * schedule kind replaces the current kind (a task holds exactly one).
+ * The task spec that results from applying `patch` to the current task. Nested objects are
+ * merged; `labels` is replaced as a whole. A patch that names a schedule kind replaces the
+ * current kind (a task holds exactly one).
  */
-export function mergeTaskPatch(current: TaskJson, patch: TaskPatch, name: string): TaskInput {
-  for (const field of ['handler', 'schedule', 'policy', 'payload', 'notify', 'paused', 'secretFields'] as const) {
+export function mergeTaskPatch(current: Task, patch: TaskPatch, name: string): TaskSpec {
+  for (const field of ['handler', 'schedule', 'policy', 'payload', 'notify', 'paused', 'secretFields', 'labels'] as const) {
     if (patch[field] === null) throw new InvalidTaskError(field, `${field} cannot be null`, 'validation_failed');
   }
   const schedule: Record<string, unknown> = { ...current.schedule };
@@ -26,15 +19,17 @@ export function mergeTaskPatch(current: TaskJson, patch: TaskPatch, name: string
     name,
     description: patch.description !== undefined ? patch.description : current.description,
     handler: patch.handler ?? current.handler,
-    payload: patch.payload ?? current.payload,
+    payload: patch.payload ?? (current.payload as TaskSpec['payload']),
     secretFields: patch.secretFields ?? current.secretFields,
-    schedule: schedule as TaskInput['schedule'],
+    schedule: schedule as TaskSpec['schedule'],
     policy: {
       ...current.policy,
       ...patch.policy,
       retry: { ...current.policy.retry, ...patch.policy?.retry },
-    } as TaskInput['policy'],
-    notify: { ...current.notify, ...patch.notify },
+    },
+    notify: { ...current.notify, ...patch.notify } as TaskSpec['notify'],
     paused: patch.paused ?? current.paused,
+    labels: patch.labels ?? current.labels,
+    managedBy: patch.managedBy !== undefined ? patch.managedBy : current.managedBy,
   };
 }

@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { type Db, ExecutionsRepository, PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
+import { PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
 import type { Principal } from '../auth/api-keys.service.js';
+import { ClockService } from '../clock/clock.service.js';
 import { TaskNotFoundError, VersionConflictError } from '../errors.js';
-import { newTaskSecret, type TaskDefinition, toTaskDefinition } from './task-definition.js';
-import type { TaskInput } from './task-input.js';
-import { mergeTaskPatch, type TaskPatch } from './task-patch.js';
+import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
+import { newTaskSecret, toTaskDefinition } from './task-definition.js';
+import type { TaskPatch, TaskSpec as TaskInput } from '@punctual/contract';
+import { TaskLifecycle } from './task-lifecycle.js';
+import { mergeTaskPatch } from './task-patch.js';
 import { presentTask } from './task.presenter.js';
 import { TaskChanges } from './task-changes.js';
-
-/** Fields whose change makes already-planned executions stale (they end `skipped(task_changed)`). */
-const PLAN_FIELDS = ['scheduleKind', 'cron', 'rrule', 'runAt', 'everyMs', 'timezone', 'startAt', 'endAt', 'jitterMs', 'dstGap', 'dstOverlap', 'handler'] as const;
 
 /** Task definitions for the admin API: create, replace, patch, delete — audited and announced. */
 @Injectable()
@@ -17,8 +17,9 @@ export class TasksService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly tasks: TasksRepository,
-    private readonly executions: ExecutionsRepository,
+    private readonly lifecycle: TaskLifecycle,
     private readonly changes: TaskChanges,
+    private readonly clock: ClockService,
   ) {}
 
   get(name: string): Promise<Task> {
@@ -27,7 +28,7 @@ export class TasksService {
 
   /** Creates a task; the HMAC secret is returned once, here. Throws `TaskNameTakenError`. */
   async create(input: TaskInput, actor: Principal): Promise<{ task: Task; secret: string }> {
-    const now = new Date();
+    const now = this.clock.date();
     const secret = newTaskSecret();
     const definition = toTaskDefinition(input, now);
     const task = await this.prisma.$transaction(async (tx) => {
@@ -52,6 +53,40 @@ export class TasksService {
     }
   }
 
+  /**
+   * Creates or replaces every task of `specs` in one transaction, all or nothing: new ones with
+   * one multi-row insert, replaced ones as `put` replaces them (see {@link TaskLifecycle.edit});
+   * one audit entry per task.
+   */
+  async batch(specs: TaskInput[], actor: Principal): Promise<BatchItemResult[]> {
+    checkDistinctNames(specs);
+    const now = this.clock.date();
+    const cancelled: string[] = [];
+    const results = await this.prisma.$transaction(
+      async (tx) => {
+        const existing = new Map((await this.tasks.lockByNames(tx, specs.map((s) => s.name))).map((t) => [t.name, t]));
+        const definitions = batchDefinitions(specs, existing, now);
+        const fresh = specs.flatMap((spec, index) => (existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }]));
+        await this.tasks.insertMany(tx, fresh.map((f) => f.task));
+        const out: BatchItemResult[] = fresh.map(({ index, task }) => ({ index, task, created: true, secret: task.secret }));
+        for (const [index, spec] of specs.entries()) {
+          const before = existing.get(spec.name);
+          if (!before) continue;
+          const changed = await this.lifecycle.edit(tx, before, definitions[index]!, now);
+          cancelled.push(...changed.cancelledRunning);
+          out.push({ index, task: changed.task, created: false });
+        }
+        out.sort((a, b) => a.index - b.index);
+        await this.changes.recordMany(tx, actor, out.map((r) => ({ action: r.created ? 'task.create' : 'task.replace', target: r.task.name, before: existing.get(r.task.name) ?? null, after: r.task })));
+        return out;
+      },
+      // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
+      { timeout: 60_000, maxWait: 10_000 },
+    );
+    await this.changes.announce(cancelled);
+    return results;
+  }
+
   /** Applies a partial update; with `expectedVersion` (If-Match) a concurrent change is a conflict. */
   async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number): Promise<Task> {
     // Merge over the stored payload, not the shown one: secret fields are masked when shown.
@@ -60,52 +95,39 @@ export class TasksService {
     return task;
   }
 
-  /** Deletes a task: its pending executions are cancelled, its history is kept. */
+  /**
+   * Deletes a task: every unfinished execution is cancelled (a running one's worker aborts it), its
+   * history is kept.
+   */
   async delete(name: string, actor: Principal): Promise<void> {
-    const deleted = await this.prisma.$transaction(async (tx) => {
+    const cancelled = await this.prisma.$transaction(async (tx) => {
       const task = await this.tasks.lockByName(tx, name);
-      if (!task) return false;
-      await this.executions.endPendingOfTask(tx, task.id, 'cancelled', 'task_deleted');
+      if (!task) return null;
+      const running = await this.lifecycle.cancelAll(tx, task);
       await this.tasks.delete(tx, task.id);
       await this.changes.record(tx, actor, 'task.delete', name, task, null);
-      return true;
+      return running;
     });
-    if (!deleted) throw new TaskNotFoundError(name);
-    await this.changes.announce();
+    if (!cancelled) throw new TaskNotFoundError(name);
+    await this.changes.announce(cancelled);
   }
 
-  /** Replaces an existing task's definition under its row lock; null when there is no such task. */
+  /**
+   * Replaces an existing task's definition under its row lock, as of one instant (see
+   * {@link TaskLifecycle.edit}); null when there is no such task.
+   */
   private async change(name: string, actor: Principal, action: string, expectedVersion: number | undefined, input: (existing: Task) => TaskInput): Promise<Task | null> {
-    const now = new Date();
-    const task = await this.prisma.$transaction(async (tx) => {
+    const now = this.clock.date();
+    const result = await this.prisma.$transaction(async (tx) => {
       const existing = await this.tasks.lockByName(tx, name);
       if (!existing) return null;
       if (expectedVersion !== undefined && existing.version !== expectedVersion) throw new VersionConflictError(name, existing.version, expectedVersion);
       const definition = toTaskDefinition(input(existing), now, existing.startAt ?? existing.createdAt);
-      const updated = await this.replace(tx, existing, definition);
-      await this.changes.record(tx, actor, action, name, existing, updated);
-      return updated;
+      const changed = await this.lifecycle.edit(tx, existing, definition, now);
+      await this.changes.record(tx, actor, action, name, existing, changed.task);
+      return changed;
     });
-    if (task) await this.changes.announce();
-    return task;
+    if (result) await this.changes.announce(result.cancelledRunning);
+    return result?.task ?? null;
   }
-
-  private async replace(tx: Db, existing: Task, definition: TaskDefinition): Promise<Task> {
-    const planChanged = PLAN_FIELDS.some((field) => comparable(existing[field]) !== comparable(definition[field]));
-    if (planChanged) {
-      // Slots planned under the old definition must not run with it; the cursor restarts from now.
-      await this.executions.endPendingOfTask(tx, existing.id, 'skipped', 'task_changed');
-      return this.tasks.update(tx, existing.id, { ...definition, lastScheduledFor: null });
-    }
-    // Same slots: keep the cursor where planning left it, and let pending runs adopt the new version.
-    const { nextRunAt: _ignored, status, ...rest } = definition;
-    const keepStatus = existing.status === 'completed' ? 'completed' : status;
-    const updated = await this.tasks.update(tx, existing.id, { ...rest, status: keepStatus });
-    await this.executions.adoptTaskVersion(tx, existing.id, updated.version);
-    return updated;
-  }
-}
-
-function comparable(value: unknown): string {
-  return value instanceof Date ? value.toISOString() : String(value ?? '');
 }

@@ -1,4 +1,4 @@
-import type { ExecutionsRepository } from '@punctual/db';
+import type { AttemptsRepository } from '@punctual/db';
 
 /** Why an attempt's signal aborted. */
 export type AbortCause = 'timeout' | 'cancelled' | 'lease_lost' | 'shutdown';
@@ -24,7 +24,7 @@ export class AttemptControl {
   constructor(
     readonly executionId: string,
     readonly attemptId: string,
-    private readonly executions: ExecutionsRepository,
+    private readonly attempts: Pick<AttemptsRepository, 'renewLease'>,
     leaseMs: number,
     timeoutMs: number,
   ) {
@@ -57,7 +57,7 @@ export class AttemptControl {
 
   private async renew(leaseMs: number): Promise<void> {
     try {
-      if (!(await this.executions.renewLease(this.executionId, this.attemptId, leaseMs))) this.abort('lease_lost');
+      if (!(await this.attempts.renewLease(this.executionId, this.attemptId, leaseMs))) this.abort('lease_lost');
     } catch {
       // Postgres unreachable: keep running; the lease still covers us until it expires, and the
       // final write is fenced anyway.

@@ -1,10 +1,10 @@
 import type { Task, TaskExecution } from '@punctual/db';
 import { describe, expect, it } from 'vitest';
-import { holdBeforeSlotMs, skipReasonAtClaim } from './execution-runner.js';
+import { holdBeforeSlotMs, skipReasonAtClaim } from './claim-checks.js';
 
 const fireAt = new Date('2026-06-01T12:00:00Z');
-const execution = (o: Partial<TaskExecution> = {}) => ({ attempt: 1, trigger: 'schedule', fireAt, ...o }) as TaskExecution;
-const task = (o: Partial<Task> = {}) => ({ status: 'active', maxDelayMs: 60_000, ...o }) as Task;
+const execution = (o: Partial<TaskExecution> = {}) => ({ attempt: 1, trigger: 'schedule', fireAt, taskVersion: 1, pinnedDefinition: null, ...o }) as TaskExecution;
+const task = (o: Partial<Task> = {}) => ({ status: 'active', maxDelayMs: 60_000, planVersion: 1, ...o }) as Task;
 const at = (ms: number) => new Date(fireAt.getTime() + ms);
 
 describe('skipReasonAtClaim', () => {
@@ -24,6 +24,15 @@ describe('skipReasonAtClaim', () => {
     expect(skipReasonAtClaim(execution(), null, at(0))).toBe('task_deleted');
     expect(skipReasonAtClaim(execution(), task({ status: 'paused' }), at(0))).toBe('paused');
     expect(skipReasonAtClaim(execution({ trigger: 'manual' }), task({ status: 'paused' }), at(0))).toBeNull();
+  });
+  it('a retry finishes its slot whatever happened to the task since it started, but deletion', () => {
+    expect(skipReasonAtClaim(execution({ attempt: 2 }), task({ status: 'paused' }), at(0))).toBeNull();
+    expect(skipReasonAtClaim(execution({ attempt: 2, taskVersion: 1 }), task({ planVersion: 4 }), at(0))).toBeNull();
+    expect(skipReasonAtClaim(execution({ attempt: 2 }), null, at(0))).toBe('task_deleted');
+  });
+  it('skips a first attempt planned under a definition the task no longer has, unless the edit pinned it', () => {
+    expect(skipReasonAtClaim(execution({ taskVersion: 1 }), task({ planVersion: 2 }), at(0))).toBe('task_changed');
+    expect(skipReasonAtClaim(execution({ taskVersion: 1, pinnedDefinition: { handler: 'noop' } }), task({ planVersion: 2 }), at(0))).toBeNull();
   });
 });
 

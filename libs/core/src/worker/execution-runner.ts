@@ -1,19 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { type Db, ExecutionsRepository, OutboxRepository, Prisma, PrismaService, type SkipReason, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
+import { AttemptsRepository, type Db, OutboxRepository, Prisma, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
 import { type HandlerLog, HandlerRegistry, UnrecoverableError } from '@punctual/handlers';
-import { Metrics } from '@punctual/observability';
+import { Metrics, tracing } from '@punctual/observability';
 import { ExecutionsQueue } from '@punctual/queue';
+import { ClockService } from '../clock/clock.service.js';
+import { withPinnedDefinition } from '../tasks/pinned-definition.js';
 import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
 import { retryDelayMs } from './backoff.js';
 import { Batcher } from './batcher.js';
+import { holdBeforeSlotMs, skipReasonAtClaim } from './claim-checks.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
 import { OverlapClaimer } from './overlap-claimer.js';
 
 const MAX_RESULT_BYTES = 64 * 1024;
 
-export type RunOutcome = 'succeeded' | 'retrying' | 'dead' | 'skipped' | 'cancelled' | 'released' | 'lost' | 'stale';
+/**
+ * `waiting`: not this execution's turn yet (an earlier slot of its task first); `late`: the leader's
+ * misfire policy is to decide it. Either way the job comes back.
+ */
+export type RunOutcome = 'succeeded' | 'retrying' | 'dead' | 'skipped' | 'cancelled' | 'released' | 'lost' | 'stale' | 'waiting' | 'late';
 
 export interface RunOptions {
   workerId: string;
@@ -21,39 +28,15 @@ export interface RunOptions {
   fireAt?: number;
   /** Reports progress to the queue (Bull Board shows it). */
   progress?: (value: number | object) => Promise<void>;
-}
-
-/** Clock skew between a leader and a worker tolerated on top of the lead before a hold is cut short. */
-const MAX_CLOCK_SKEW_MS = 250;
-
-/**
- * How long a job pushed ahead of its slot waits before its claim: until `fireAt`, never longer
- * than the lead plus {@link MAX_CLOCK_SKEW_MS} (a worker clock far behind the leader's must not
- * park the job), and not at all for jobs without a `fireAt` (retries, re-enqueued jobs).
- */
-export function holdBeforeSlotMs(fireAt: number | undefined, now: number, leadMs: number): number {
-  if (fireAt === undefined) return 0;
-  return Math.min(Math.max(0, fireAt - now), leadMs + MAX_CLOCK_SKEW_MS);
-}
-
-/**
- * Why a claimed execution must not run, or null. A deleted task, a paused one (unless the run is
- * manual) or a change to its schedule or handler since planning stops it; so does starting the
- * first attempt of a scheduled slot after `fire_at + maxDelay`. Catch-up, manual and backfill runs
- * exist because their slot is already past: the misfire policy decided, they are never late.
- */
-export function skipReasonAtClaim(execution: TaskExecution, task: Task | null, now: Date): SkipReason | null {
-  if (!task) return 'task_deleted';
-  if (task.status === 'paused' && execution.trigger !== 'manual') return 'paused';
-  if (execution.trigger !== 'manual' && execution.taskVersion !== task.version) return 'task_changed';
-  if (execution.trigger === 'schedule' && execution.attempt === 1 && now.getTime() > execution.fireAt.getTime() + task.maxDelayMs) return 'late';
-  return null;
+  /** Told which task's turn a `waiting` execution waits for (null when unknown). */
+  onWait?: (taskId: string | null) => void;
 }
 
 /**
  * One attempt of one execution: claim (fenced, under the task's overlap policy), check, run the
  * handler under an AttemptControl, record the outcome fenced by `attempt_id` — with its outbox
  * notification in the same transaction. A lost claim or a stale write is an outcome, not an error.
+ * Every instant it judges by is Postgres' (the claim's `now()`, or {@link ClockService}).
  */
 @Injectable()
 export class ExecutionRunner {
@@ -77,21 +60,30 @@ export class ExecutionRunner {
     (id) => this.tasks.findById(id),
   );
   private readonly successes = new Batcher(
-    (items: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]) => this.executions.markSucceededMany(items),
-    (item) => this.executions.markSucceeded(item.id, item.attemptId, item.result),
+    (items: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]) => this.attempts.markSucceededMany(items),
+    (item) => this.attempts.markSucceeded(item.id, item.attemptId, item.result),
   );
+  private readonly turnListeners: ((taskId: string) => void)[] = [];
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     private readonly prisma: PrismaService,
-    private readonly executions: ExecutionsRepository,
+    private readonly attempts: AttemptsRepository,
     private readonly tasks: TasksRepository,
     private readonly outbox: OutboxRepository,
     private readonly handlers: HandlerRegistry,
     private readonly queue: ExecutionsQueue,
     private readonly claimer: OverlapClaimer,
+    private readonly clock: ClockService,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    metrics.trackWorkerLoad(config.instanceId, config.workerConcurrency, () => this.running);
+  }
+
+  /** Called with the task id whenever an exclusive attempt ends here: the task's next slot may go. */
+  onTurnFreed(listener: (taskId: string) => void): void {
+    this.turnListeners.push(listener);
+  }
 
   /** Aborts the attempt running `executionId` here, if any (cancel, replace). */
   abortExecution(executionId: string, cause: 'cancelled' | 'shutdown'): void {
@@ -112,34 +104,47 @@ export class ExecutionRunner {
   }
 
   async runExecution(executionId: string, options: RunOptions): Promise<RunOutcome> {
-    // A timer may fire a little early by the wall clock (it counts from the loop's cached time): wait until the instant itself.
-    const until = Date.now() + holdBeforeSlotMs(options.fireAt, Date.now(), this.config.fireLeadMs);
+    // A timer may fire a little early (it counts from the loop's cached time): wait until the instant itself.
+    const until = Date.now() + holdBeforeSlotMs(options.fireAt, this.clock.now(), this.config.fireLeadMs);
     while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
     if (this.handingBack) return 'released';
     const attemptId = randomUUID();
-    const claim = await this.claimer.claim(executionId, attemptId, options.workerId);
+    const claim = await tracing.withSpan('punctual.claim', {}, () => this.claimer.claim(executionId, attemptId, options.workerId));
+    if (claim.kind === 'wait') {
+      options.onWait?.(claim.taskId);
+      return 'waiting';
+    }
+    if (claim.kind === 'late') return 'late';
     if (claim.kind !== 'claimed') return claim.kind === 'overlap' ? 'skipped' : 'lost';
     const execution = claim.execution;
-    if (execution.attempt === 1 && execution.startedAt) {
-      this.metrics.startLag.observe(Math.max(0, execution.startedAt.getTime() - execution.fireAt.getTime()) / 1000);
+    tracing.annotate({ 'punctual.task': execution.taskName, 'punctual.attempt': execution.attempt });
+    try {
+      return await this.runClaimed(execution, attemptId, options);
+    } finally {
+      if (execution.exclusive && execution.taskId) for (const listener of this.turnListeners) listener(execution.taskId);
     }
-    const task = execution.taskId ? await this.taskReads.run(execution.taskId) : null;
-    const fields = { executionId, task: execution.taskName, attempt: execution.attempt };
-    const reason = skipReasonAtClaim(execution, task, execution.startedAt ?? new Date());
+  }
+
+  private async runClaimed(claimed: TaskExecution, attemptId: string, options: RunOptions): Promise<RunOutcome> {
+    if (claimed.attempt === 1 && claimed.startedAt) {
+      this.metrics.startLag.observe(Math.max(0, claimed.startedAt.getTime() - claimed.fireAt.getTime()) / 1000);
+    }
+    const { execution, task, reason } = await this.definitionAtClaim(claimed);
+    const fields = { executionId: execution.id, task: execution.taskName, attempt: execution.attempt };
     if (reason || !task) {
-      await this.executions.markSkipped(executionId, reason ?? 'task_deleted', attemptId);
+      await this.attempts.markSkipped(execution.id, reason ?? 'task_deleted', attemptId);
       this.metrics.skipped.inc({ reason: reason ?? 'task_deleted' });
       this.logger.log({ ...fields, status: 'skipped', reason }, 'execution skipped');
       return 'skipped';
     }
-    const control = new AttemptControl(executionId, attemptId, this.executions, this.config.leaseMs, task.timeoutMs);
-    this.active.set(executionId, control);
+    const control = new AttemptControl(execution.id, attemptId, this.attempts, this.config.leaseMs, task.timeoutMs);
+    this.active.set(execution.id, control);
     this.logger.log({ ...fields, status: 'running' }, 'execution started');
     const stopTimer = this.metrics.handlerDuration.startTimer({ handler: task.handler });
     try {
       const handler = this.handlers.get(task.handler);
       if (!handler) throw new UnrecoverableError(`no handler named "${task.handler}" is registered on this worker`);
-      const run = handler.run({
+      const run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () => handler.run({
         execution,
         task,
         payload: execution.payload ?? task.payload,
@@ -147,17 +152,37 @@ export class ExecutionRunner {
         signal: control.signal,
         log: this.handlerLog(fields),
         progress: options.progress ?? (async () => undefined),
-      });
+      }));
       // A handler that ignores its signal cannot hold the attempt past an abort.
       const result = await Promise.race([run, control.aborted]);
-      return await this.recordSuccess(execution, task, attemptId, result, fields);
+      return await tracing.withSpan('punctual.record', {}, () => this.recordSuccess(execution, task, attemptId, result, fields));
     } catch (error) {
-      return this.recordFailure(execution, task, attemptId, error, fields);
+      return tracing.withSpan('punctual.record', {}, () => this.recordFailure(execution, task, attemptId, error, fields));
     } finally {
       stopTimer();
       control.finish();
-      this.active.delete(executionId);
+      this.active.delete(execution.id);
     }
+  }
+
+  /**
+   * The task an attempt runs under and whether it may run. An execution whose task was edited while
+   * it was in progress runs under the definition pinned on it. A claim can also win the race with
+   * an edit by a moment: the edit then pinned it after the claim read the row, so a version that no
+   * longer matches is checked against the pin once more before the run is called stale.
+   */
+  private async definitionAtClaim(claimed: TaskExecution): Promise<{ execution: TaskExecution; task: Task | null; reason: ReturnType<typeof skipReasonAtClaim> }> {
+    const current = claimed.taskId ? await this.taskReads.run(claimed.taskId) : null;
+    let execution = claimed;
+    let reason = skipReasonAtClaim(execution, current, execution.startedAt ?? this.clock.date());
+    if (reason === 'task_changed') {
+      const pinned = await this.attempts.pinnedDefinition(execution.id);
+      if (pinned !== null) {
+        execution = { ...execution, pinnedDefinition: pinned };
+        reason = skipReasonAtClaim(execution, current, execution.startedAt ?? this.clock.date());
+      }
+    }
+    return { execution, task: current && withPinnedDefinition(current, execution.pinnedDefinition), reason };
   }
 
   private async recordSuccess(execution: TaskExecution, task: Task, attemptId: string, result: unknown, fields: object): Promise<RunOutcome> {
@@ -168,7 +193,7 @@ export class ExecutionRunner {
       execution,
       'succeeded',
       undefined,
-      (db) => this.executions.markSucceeded(execution.id, attemptId, stored, db),
+      (db) => this.attempts.markSucceeded(execution.id, attemptId, stored, db),
       () => this.successes.run({ id: execution.id, attemptId, result: stored }),
     );
     if (ok) this.metrics.executions.inc({ status: 'succeeded', handler: task.handler });
@@ -184,7 +209,7 @@ export class ExecutionRunner {
       return cause === 'cancelled' ? 'cancelled' : 'stale';
     }
     if (cause === 'shutdown') {
-      const released = await this.executions.releaseAttempt(execution.id, attemptId, 'worker shut down mid-run');
+      const released = await this.attempts.releaseAttempt(execution.id, attemptId, 'worker shut down mid-run');
       if (released) await this.queue.enqueueAttempt(execution.id, execution.attempt + 1, 0).catch(() => undefined);
       this.logger.warn({ ...fields, status: 'retrying' }, 'attempt handed back at shutdown');
       return released ? 'released' : 'stale';
@@ -194,7 +219,7 @@ export class ExecutionRunner {
     const retry = !unrecoverable && execution.attempt < task.maxAttempts;
     const delay = retry ? retryDelayMs(execution.attempt, task.backoffMs, task.backoffMaxMs) : 0;
     const ok = await this.withNotification(task, execution, retry ? 'failed' : 'dead', message, (db) =>
-      this.executions.markFailed(execution.id, attemptId, message.slice(0, 4000), retry ? new Date(Date.now() + delay) : null, db),
+      this.attempts.markFailed(execution.id, attemptId, message.slice(0, 4000), retry ? new Date(this.clock.now() + delay) : null, db),
     );
     if (!ok) return 'stale';
     this.metrics.executions.inc({ status: retry ? 'retrying' : 'dead', handler: task.handler });

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { type ClaimResult, ExecutionsRepository, TasksRepository } from '@punctual/db';
+import { AttemptsRepository, type ClaimOutcome, type ClaimRequest, ExecutionsRepository, type TaskExecution } from '@punctual/db';
 import { Metrics } from '@punctual/observability';
 import { EXECUTION_CANCEL_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
@@ -8,31 +8,48 @@ import { Batcher } from './batcher.js';
 
 /** How often a buffered execution (`overlap=buffer_one`) tries again to start. */
 const BUFFER_POLL_MS = 100;
+/** Claims lost to a concurrent claim on the overlap guard before the job is told to wait its turn. */
+const MAX_CONTENDED = 5;
 
 /**
- * Claims an execution under its task's overlap policy. The database decides whether another
- * exclusive run is in progress (a partial unique index), never a read-then-write:
+ * What a claim under the overlap policy came to. `overlap`: the execution ended `skipped(overlap)`.
+ * `wait`: its turn has not come (an earlier slot of the task first); `late`: the leader's misfire
+ * policy is to decide it — either way the job should come back.
+ */
+export type ClaimResult =
+  | { kind: 'claimed'; execution: TaskExecution }
+  | { kind: 'lost' }
+  | { kind: 'overlap' }
+  | { kind: 'wait'; taskId: string | null }
+  | { kind: 'late' };
+
+/**
+ * Claims an execution under its task's overlap policy. The claim statement itself judges whether
+ * the task is free (see `ClaimOutcome`), and a partial unique index guarantees at most one exclusive
+ * run — never a read-then-write. The policy judges only a run that was already running at the
+ * slot's own `scheduled_for`:
  * - `skip`: the newcomer ends `skipped(overlap)`;
  * - `buffer_one`: one newcomer waits until the running one ends, any further one is skipped;
  * - `replace`: the running one is cancelled (its worker is told over pub/sub), the newcomer runs.
+ * Anything else — a backlog after a failover, an outage, a resume — waits its turn, in slot order.
  */
 @Injectable()
 export class OverlapClaimer {
   private readonly logger = new Logger(OverlapClaimer.name);
   private stopping = false;
-  /** First claims of concurrent jobs share a statement; retries after an overlap go one by one. */
-  private readonly firstClaims: Batcher<{ id: string; attemptId: string; workerId: string }, ClaimResult>;
+  /** First claims of concurrent jobs share a statement; claims made again go one by one. */
+  private readonly firstClaims: Batcher<ClaimRequest, ClaimOutcome>;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
+    private readonly attempts: AttemptsRepository,
     private readonly executions: ExecutionsRepository,
-    private readonly tasks: TasksRepository,
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
   ) {
     this.firstClaims = new Batcher(
-      (requests) => this.executions.claimMany(requests, this.config.leaseMs),
-      (r) => this.executions.claim(r.id, r.attemptId, r.workerId, this.config.leaseMs),
+      (requests) => this.attempts.claimMany(requests, this.config.leaseMs),
+      (request) => this.attempts.claim(request, this.config.leaseMs),
     );
   }
 
@@ -42,30 +59,52 @@ export class OverlapClaimer {
   }
 
   async claim(executionId: string, attemptId: string, workerId: string): Promise<ClaimResult> {
-    const claimAgain = () => this.executions.claim(executionId, attemptId, workerId, this.config.leaseMs);
-    let claim = await this.firstClaims.run({ id: executionId, attemptId, workerId });
-    for (;;) {
-      if (claim.kind !== 'overlap') return claim;
-      const row = await this.executions.findById(executionId);
-      const task = row?.taskId ? await this.tasks.findById(row.taskId) : null;
-      if (!row || !task) return { kind: 'lost' };
-      if (task.overlap === 'replace') {
-        const running = await this.executions.findRunningExclusive(task.id);
-        if (running && (await this.executions.cancel(running.id, `replaced by ${executionId}`))) {
-          await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), running.id);
-          this.logger.log({ executionId: running.id, task: task.name, replacedBy: executionId }, 'execution cancelled: replaced');
+    const request = { id: executionId, attemptId, workerId };
+    const claimAgain = () => this.attempts.claim(request, this.config.leaseMs);
+    let outcome = await this.firstClaims.run(request);
+    for (let contended = 0; ; ) {
+      switch (outcome.kind) {
+        case 'claimed':
+        case 'lost':
+        case 'wait':
+        case 'late':
+          return outcome;
+        case 'contended':
+          // A concurrent claim of the same task won the guard a moment ago: ask again, now judged.
+          if (++contended > MAX_CONTENDED) return { kind: 'wait', taskId: null };
+          await sleep(5 * contended);
+          outcome = await claimAgain();
+          continue;
+        case 'busy': {
+          const next = await this.applyPolicy(executionId);
+          if (next !== 'again') return next;
+          outcome = await claimAgain();
         }
-        claim = await claimAgain();
-        continue;
       }
-      if (task.overlap === 'buffer_one' && !this.stopping && (await this.executions.holdAsBuffered(executionId, task.id))) {
-        await new Promise((resolve) => setTimeout(resolve, BUFFER_POLL_MS));
-        claim = await claimAgain();
-        continue;
-      }
-      if (this.stopping && task.overlap === 'buffer_one') return { kind: 'lost' };
-      if (await this.executions.markSkipped(executionId, 'overlap', null)) this.metrics.skipped.inc({ reason: 'overlap' });
-      return { kind: 'overlap' };
     }
   }
+
+  /** The task was busy at this slot: its overlap policy decides. `again`: claim once more. */
+  private async applyPolicy(executionId: string): Promise<ClaimResult | 'again'> {
+    const rival = await this.attempts.rivalOf(executionId);
+    if (!rival) return { kind: 'lost' };
+    if (rival.overlap === 'replace') {
+      if (rival.runningId && (await this.executions.cancel(rival.runningId, `replaced by ${executionId}`))) {
+        await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), rival.runningId);
+        this.logger.log({ executionId: rival.runningId, replacedBy: executionId }, 'execution cancelled: replaced');
+      }
+      return 'again';
+    }
+    if (rival.overlap === 'buffer_one') {
+      if (this.stopping) return { kind: 'lost' };
+      if (await this.attempts.holdAsBuffered(executionId, rival.taskId)) {
+        await sleep(BUFFER_POLL_MS);
+        return 'again';
+      }
+    }
+    if (await this.attempts.markSkipped(executionId, 'overlap', null)) this.metrics.skipped.inc({ reason: 'overlap' });
+    return { kind: 'overlap' };
+  }
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { RedisService } from '@punctual/redis';
 
+interface Entry {
+  handlers: string[];
+  concurrency: number;
+  at: string;
+}
+
 /** How long a worker's entry lives without a refresh. */
 const ENTRY_TTL_S = 45;
 
@@ -12,8 +18,9 @@ const ENTRY_TTL_S = 45;
 export class WorkerDirectory {
   constructor(private readonly redis: RedisService) {}
 
-  async announce(instanceId: string, handlers: string[]): Promise<void> {
-    await this.redis.client.set(this.redis.key('workers', instanceId), JSON.stringify({ handlers, at: new Date().toISOString() }), 'EX', ENTRY_TTL_S);
+  async announce(instanceId: string, handlers: string[], concurrency: number): Promise<void> {
+    const entry: Entry = { handlers, concurrency, at: new Date().toISOString() };
+    await this.redis.client.set(this.redis.key('workers', instanceId), JSON.stringify(entry), 'EX', ENTRY_TTL_S);
   }
 
   async withdraw(instanceId: string): Promise<void> {
@@ -23,16 +30,16 @@ export class WorkerDirectory {
   /** Every handler name offered by at least one live worker, with how many offer it. */
   async handlers(): Promise<{ name: string; workers: number }[]> {
     const counts = new Map<string, number>();
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.client.scan(cursor, 'MATCH', this.redis.key('workers', '*'), 'COUNT', 500);
-      cursor = next;
-      const values = keys.length ? await this.redis.client.mget(...keys) : [];
-      for (const value of values) {
-        if (!value) continue;
-        for (const name of (JSON.parse(value) as { handlers: string[] }).handlers) counts.set(name, (counts.get(name) ?? 0) + 1);
-      }
-    } while (cursor !== '0');
+    for (const worker of await this.workers()) for (const name of worker.handlers) counts.set(name, (counts.get(name) ?? 0) + 1);
     return [...counts].map(([name, workers]) => ({ name, workers })).sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The live workers: their handlers and concurrency (null from a worker that did not say). */
+  async workers(): Promise<{ instance: string; handlers: string[]; concurrency: number | null; seenAt: string | null }[]> {
+    const workers = (await this.redis.entries('workers')).map(([instance, value]) => {
+      const entry = JSON.parse(value) as Partial<Entry>;
+      return { instance, handlers: entry.handlers ?? [], concurrency: entry.concurrency ?? null, seenAt: entry.at ?? null };
+    });
+    return workers.sort((a, b) => a.instance.localeCompare(b.instance));
   }
 }

@@ -1,13 +1,18 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { EXECUTION_CANCEL_CHANNEL, EXECUTIONS_QUEUE, type ExecutionJobData } from '@punctual/queue';
+import { tracing } from '@punctual/observability';
 import { RedisService } from '@punctual/redis';
-import { type Job, Worker } from 'bullmq';
+import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { HandlerRegistry } from '@punctual/handlers';
 import { ExecutionRunner } from './execution-runner.js';
 import { WorkerDirectory } from './worker-directory.js';
 import { OverlapClaimer } from './overlap-claimer.js';
+import { waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
+
+/** A late slot is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
+const LATE_RECHECK_MS = 2_000;
 
 /**
  * The worker role: a BullMQ worker on the executions queue that hands each job to the runner, and
@@ -20,6 +25,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private worker: Worker<ExecutionJobData> | null = null;
   private subscriber: Redis | null = null;
   private announcer: NodeJS.Timeout | null = null;
+  private readonly waiting = new WaitingRoom();
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -34,20 +40,45 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     this.subscriber = this.redis.connect();
     await this.subscriber.subscribe(this.redis.key(EXECUTION_CANCEL_CHANNEL));
     this.subscriber.on('message', (_channel, executionId: string) => this.runner.abortExecution(executionId, 'cancelled'));
-    this.worker = new Worker<ExecutionJobData>(
-      EXECUTIONS_QUEUE,
-      (job: Job<ExecutionJobData>) =>
+    this.runner.onTurnFreed((taskId) => void this.waiting.wake(taskId));
+    this.worker = new Worker<ExecutionJobData>(EXECUTIONS_QUEUE, (job, token) => this.process(job, token), {
+      connection: this.redis.connect(),
+      prefix: this.redis.prefix,
+      concurrency: this.config.workerConcurrency,
+    });
+    this.worker.on('error', (error) => this.logger.error({ err: error }, 'worker error'));
+    const announce = () => this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency).catch(() => undefined);
+    await announce();
+    this.announcer = setInterval(announce, 15_000);
+  }
+
+  /**
+   * Runs a job's execution. One whose turn has not come goes back to the queue as a delayed job (its
+   * place in the worker's concurrency is not held while it waits) and comes back when its task's
+   * turn frees up here, or after a short wait; a late one comes back after the leader's misfire
+   * pass has decided it.
+   */
+  private async process(job: Job<ExecutionJobData>, token?: string): Promise<string> {
+    this.waiting.remove(job.id);
+    let waitingFor: string | null | undefined;
+    // One span per attempt, continuing the trace of whatever queued the job (a fire chunk, a failed attempt).
+    const outcome = await tracing.withSpan(
+      'punctual.attempt',
+      { 'punctual.execution.id': job.data.executionId },
+      () =>
         this.runner.runExecution(job.data.executionId, {
           workerId: this.config.instanceId,
           fireAt: job.data.fireAt,
           progress: (value) => job.updateProgress(value),
+          onWait: (taskId) => (waitingFor = taskId),
         }),
-      { connection: this.redis.connect(), prefix: this.redis.prefix, concurrency: this.config.workerConcurrency },
+      { parent: job.data.trace },
     );
-    this.worker.on('error', (error) => this.logger.error({ err: error }, 'worker error'));
-    const announce = () => this.directory.announce(this.config.instanceId, this.handlers.names()).catch(() => undefined);
-    await announce();
-    this.announcer = setInterval(announce, 15_000);
+    if (outcome !== 'waiting' && outcome !== 'late') return outcome;
+    const wait = outcome === 'late' ? LATE_RECHECK_MS : waitBeforeRetryMs(Date.now() - job.timestamp);
+    await job.moveToDelayed(Date.now() + wait, token);
+    if (outcome === 'waiting' && waitingFor) this.waiting.add(waitingFor, job);
+    throw new DelayedError();
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { tracing } from '@punctual/observability';
 import { type Lookup, type ResolvedAddress, resolveDestination } from './ssrf-guard.js';
 
 /** How much of a response body is read before the rest is dropped (and the connection closed). */
@@ -89,6 +90,8 @@ export async function sendSigned(request: SignedRequest): Promise<SignedResponse
     for (const [name, value] of Object.entries(request.headers ?? {})) {
       if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
     }
+    // W3C `traceparent` of the active span (the handler's), so the receiver can join the trace.
+    tracing.injectHeaders(headers);
     Object.assign(headers, {
       'user-agent': 'punctual',
       'idempotency-key': request.idempotencyKey,

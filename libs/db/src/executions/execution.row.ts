@@ -1,4 +1,4 @@
-import type { ExecutionStatus, ExecutionTrigger, Prisma, SkipReason, TaskExecution } from './generated/prisma/client.js';
+import type { ExecutionStatus, ExecutionTrigger, Prisma, SkipReason, TaskExecution } from '../generated/prisma/client.js';
 
 /** A `task_execution` row as raw SQL returns it (snake_case columns). */
 export interface ExecutionRow {
@@ -24,6 +24,8 @@ export interface ExecutionRow {
   error: string | null;
   result: Prisma.JsonValue | null;
   payload: Prisma.JsonValue | null;
+  held_at: Date | null;
+  pinned_definition: Prisma.JsonValue | null;
   created_at: Date;
 }
 
@@ -52,6 +54,8 @@ export function executionFromRow(row: ExecutionRow): TaskExecution {
     error: row.error,
     result: row.result,
     payload: row.payload,
+    heldAt: row.held_at,
+    pinnedDefinition: row.pinned_definition,
     createdAt: row.created_at,
   };
 }

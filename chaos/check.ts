@@ -1,0 +1,146 @@
+import type pg from 'pg';
+import { scheduleSpecFromInput } from '../libs/core/src/index.js';
+import { compileSchedule, slotsBetween } from '../libs/time/src/index.js';
+import type { Invocation } from '../test/support/invocations.js';
+
+/** A fault the run injected, and when. */
+export interface FaultEvent {
+  kind: string;
+  at: number;
+}
+
+/** What the check found, over every slot of every task. */
+export interface ChaosVerdict {
+  tasks: number;
+  /** Slots due over the run, by every definition each task had. */
+  expected: number;
+  /** Slots next to a change of definition, where either definition may have it: not counted as lost if absent. */
+  ambiguous: number;
+  rows: number;
+  /** Successful handler invocations (2xx answers of the webhook). */
+  runs: number;
+  /** Slots with no row and not counted as missed. */
+  lost: string[];
+  /** Executions not in a terminal state after the run settled. */
+  unfinished: string[];
+  /** Executions recorded as succeeded more than once. */
+  doubleSuccess: string[];
+  /** Executions whose handler succeeded twice while no attempt of theirs was lost to a crash. */
+  duplicates: string[];
+  /** Executions whose handler ran again after the worker running it died (at-least-once, expected). */
+  rerunsAfterCrash: number;
+  /** `skipped(overlap)` executions with no other run of their task in progress while they waited. */
+  wrongSkips: string[];
+  byStatus: Record<string, number>;
+  /** Worst start delay (first start − fire_at) of scheduled slots due within 10 s after each kind of fault. */
+  worstStartDelayMs: Record<string, number>;
+  /** Start delay (first start − fire_at) of every scheduled slot that ran: median and 99th percentile. */
+  startDelayMs: { p50: number; p99: number };
+}
+
+const TERMINAL = new Set(['succeeded', 'dead', 'skipped', 'missed', 'cancelled']);
+const BOUNDARY_MS = 1_000;
+const AFTER_FAULT_MS = 10_000;
+
+interface AuditRow {
+  target: string;
+  action: string;
+  at: Date;
+  after: { schedule: Record<string, unknown>; status: string } | null;
+}
+
+/**
+ * Accounts for every slot of every task against DESIGN §1: each due slot ends as exactly one
+ * terminal state (or is counted as missed), succeeds at most once, and its handler — as the webhook
+ * counted it — runs once unless a crash forced a second attempt. The slots a task should have had
+ * are computed from its definitions over time (the audit log), as the time library plans them.
+ */
+export async function checkChaos(db: pg.Client, calls: Invocation[], faults: FaultEvent[], end: number): Promise<ChaosVerdict> {
+  const { rows: tasks } = await db.query(`SELECT id, name, created_at, missed_count::int AS missed_count FROM task`);
+  const { rows: audit } = await db.query<AuditRow>(`SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`);
+  const { rows: executions } = await db.query(
+    `SELECT e.id, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.status, e.skip_reason, e.started_at, e.finished_at,
+            (SELECT min(ev.at) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'running') AS first_start,
+            (SELECT count(*) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'succeeded')::int AS successes,
+            (SELECT count(*) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.from_status = 'running'
+               AND (ev.to_status = 'running' OR ev.detail->>'reason' IN ('lease_expired', 'worker shut down mid-run')))::int AS lost_attempts
+     FROM task_execution e`,
+  );
+  const verdict: ChaosVerdict = {
+    tasks: tasks.length, expected: 0, ambiguous: 0, rows: executions.length, runs: 0, lost: [], unfinished: [], doubleSuccess: [],
+    duplicates: [], rerunsAfterCrash: 0, wrongSkips: [], byStatus: {}, worstStartDelayMs: {}, startDelayMs: { p50: 0, p99: 0 },
+  };
+
+  const byTask = new Map<string, typeof executions>();
+  for (const e of executions) byTask.set(e.task_id, [...(byTask.get(e.task_id) ?? []), e]);
+  for (const task of tasks) {
+    const rows = byTask.get(task.id) ?? [];
+    const { expected, boundaries } = expectedSlots(task, audit.filter((a) => a.target === task.name), end);
+    const seen = new Set(rows.map((r) => r.scheduled_for.getTime()));
+    let absent = 0;
+    for (const slot of expected) {
+      if (seen.has(slot)) continue;
+      if (boundaries.some((b) => Math.abs(slot - b) < BOUNDARY_MS)) verdict.ambiguous += 1;
+      else absent += 1;
+    }
+    verdict.expected += expected.size;
+    // Late slots beyond CATCHUP_MAX have no row but are counted in missed_count.
+    const countedOnly = task.missed_count - rows.filter((r) => r.status === 'missed').length;
+    const lost = absent - Math.min(absent, Math.max(0, countedOnly));
+    if (lost > 0) verdict.lost.push(`${task.name}: ${lost} slot(s)`);
+    // The overlap policy judges a slot only while another run of its task is in progress: at the
+    // slot's own time, or after the slot has waited its turn behind it.
+    for (const skipped of rows.filter((r) => r.skip_reason === 'overlap')) {
+      const [from, to] = [skipped.scheduled_for.getTime(), skipped.finished_at.getTime()];
+      const busy = rows.some((r) => r.id !== skipped.id && r.first_start && r.first_start.getTime() <= to && (!r.finished_at || r.finished_at.getTime() >= from));
+      if (!busy) verdict.wrongSkips.push(`${task.name} @ ${skipped.scheduled_for.toISOString()}`);
+    }
+  }
+
+  const succeeded = new Map<string, number>();
+  for (const call of calls) if (call.status < 300) succeeded.set(call.executionId, (succeeded.get(call.executionId) ?? 0) + 1);
+  for (const e of executions) {
+    const key = e.skip_reason ? `${e.status}:${e.skip_reason}` : e.status;
+    verdict.byStatus[key] = (verdict.byStatus[key] ?? 0) + 1;
+    if (!TERMINAL.has(e.status)) verdict.unfinished.push(`${e.id} ${e.status}`);
+    if (e.successes > 1) verdict.doubleSuccess.push(e.id);
+    const runs = succeeded.get(e.id) ?? 0;
+    verdict.runs += runs;
+    if (runs > 1) {
+      // A worker killed after the webhook answered and before the run was recorded: the next
+      // attempt calls again (at-least-once). Anything beyond that is a duplicate.
+      if (runs - 1 <= e.lost_attempts) verdict.rerunsAfterCrash += runs - 1;
+      else verdict.duplicates.push(`${e.id} (${e.scheduled_for.toISOString()}): ${runs} runs, ${e.lost_attempts} attempt(s) lost to a crash`);
+    }
+  }
+  const delays = executions
+    .filter((e) => e.trigger === 'schedule' && e.first_start)
+    .map((e) => e.first_start.getTime() - e.fire_at.getTime())
+    .sort((a, b) => a - b);
+  const at = (q: number) => delays[Math.min(delays.length - 1, Math.floor(q * delays.length))] ?? 0;
+  verdict.startDelayMs = { p50: at(0.5), p99: at(0.99) };
+  for (const fault of faults) {
+    const delays = executions
+      .filter((e) => e.trigger === 'schedule' && e.first_start && e.fire_at.getTime() >= fault.at && e.fire_at.getTime() < fault.at + AFTER_FAULT_MS)
+      .map((e) => e.first_start.getTime() - e.fire_at.getTime());
+    if (delays.length) verdict.worstStartDelayMs[fault.kind] = Math.max(verdict.worstStartDelayMs[fault.kind] ?? 0, ...delays);
+  }
+  return verdict;
+}
+
+/**
+ * The slots a task should have had up to `end`: each definition it had (create, every change, the
+ * audit log's `after`) contributes its slots from the instant it took effect to the next change.
+ * `boundaries` are those instants (a slot next to one may fall either way).
+ */
+function expectedSlots(task: { name: string; created_at: Date }, audit: AuditRow[], end: number): { expected: Set<number>; boundaries: number[] } {
+  const changes = audit.filter((a) => a.after).map((a) => ({ at: a.at.getTime(), schedule: a.after!.schedule }));
+  const expected = new Set<number>();
+  changes.forEach((change, i) => {
+    const until = Math.min(changes[i + 1]?.at ?? end, end);
+    if (until <= change.at) return;
+    const { spec } = scheduleSpecFromInput(change.schedule as never, task.name, task.created_at);
+    for (const slot of slotsBetween(compileSchedule(spec), new Date(change.at), new Date(until), 100_000)) expected.add(slot.getTime());
+  });
+  return { expected, boundaries: changes.map((c) => c.at) };
+}

@@ -1,0 +1,109 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Cluster } from '../test/support/cluster.js';
+import { sleep } from '../test/support/processes.js';
+import { OwnRedis } from '../test/support/redis-server.js';
+import { openSandbox } from '../test/support/sandbox.js';
+import { checkChaos, type ChaosVerdict } from './check.js';
+import { FaultInjector } from './faults.js';
+import { Random } from './random.js';
+import { chaosTasks } from './workload.js';
+
+/**
+ * `npm run chaos -- [--minutes N] [--seed S] [--out DIR]`: the whole system — two schedulers, two
+ * workers and the API, on a Postgres database and a Redis server of its own — runs 50 tasks of
+ * mixed schedules and policies while faults are injected at random (see FaultInjector). Then it
+ * lets the system settle and checks every slot against DESIGN §1 (see checkChaos), prints the
+ * table and writes it as JSON. Exits 1 when a promise broke: a slot lost or left unfinished, a
+ * success recorded twice, a handler run twice without a crash to explain it, a wrong skip.
+ */
+let values: { minutes: string; seed?: string; out?: string };
+try {
+  ({ values } = parseArgs({ options: { minutes: { type: 'string', default: '1' }, seed: { type: 'string' }, out: { type: 'string' } } }));
+} catch (error) {
+  console.error(`${(error as Error).message}\nusage: npm run chaos -- [--minutes N] [--seed S] [--out DIR]`);
+  process.exit(2);
+}
+const minutes = Number(values.minutes);
+const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+if (!(minutes > 0 && minutes <= 600) || !Number.isInteger(seed)) {
+  console.error('--minutes takes a number of minutes in (0, 600], --seed a whole number\nusage: npm run chaos -- [--minutes N] [--seed S] [--out DIR]');
+  process.exit(2);
+}
+
+const random = new Random(seed);
+const runMs = minutes * 60_000;
+const redis = await OwnRedis.start();
+let verdict: ChaosVerdict;
+let faults: FaultInjector | null = null;
+try {
+  const cluster = await Cluster.start({
+    schedulers: 2,
+    workers: 2,
+    api: true,
+    sandbox: await openSandbox(undefined, 'chaos'),
+    // A killed worker's run is taken back after 5 s, not the default 30 s.
+    env: { REDIS_URL: redis.url, LEASE_MS: '5000', LOG_LEVEL: 'info', CATCHUP_MAX: '20' },
+  });
+  try {
+    const url = (query: { delay?: number; failFirst?: number }) => cluster.invocations.url(query);
+    const tasks = chaosTasks(random, url, runMs);
+    for (const task of tasks) {
+      const res = await cluster.call('POST', '/v1/tasks', task);
+      if (res.status !== 201) throw new Error(`could not create ${task.name}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+    console.log(`chaos: seed ${seed}, ${minutes} min, ${tasks.length} tasks, 2 schedulers, 2 workers`);
+    faults = new FaultInjector(cluster, redis, random, tasks, url);
+    await faults.run(Date.now() + runMs);
+    const end = Date.now();
+    // Let the last faults heal: a leader, workers, leases taken back, the queue rebuilt.
+    await cluster.waitForLeader(30_000);
+    await sleep(8_000);
+    await cluster.settle(end, 60_000);
+    verdict = await checkChaos(cluster.db, cluster.invocations.calls, faults.log, end - 2_000);
+  } finally {
+    await cluster.stop();
+  }
+} finally {
+  await redis.stop();
+}
+
+const faultCounts: Record<string, number> = {};
+for (const f of faults?.log ?? []) faultCounts[f.kind] = (faultCounts[f.kind] ?? 0) + 1;
+const problems = [
+  ...verdict.lost.map((l) => `lost: ${l}`),
+  ...verdict.unfinished.map((u) => `unfinished: ${u}`),
+  ...verdict.doubleSuccess.map((d) => `succeeded twice: ${d}`),
+  ...verdict.duplicates.map((d) => `ran twice: ${d}`),
+  ...verdict.wrongSkips.map((w) => `skipped(overlap) with nothing running: ${w}`),
+];
+console.log(table(verdict, faultCounts));
+const dir = values.out ?? fileURLToPath(new URL('../../bench/results', import.meta.url));
+mkdirSync(dir, { recursive: true });
+writeFileSync(`${dir}/chaos.json`, JSON.stringify({ at: new Date().toISOString(), seed, minutes, faults: faultCounts, verdict, problems }, null, 2));
+if (problems.length) {
+  console.error(`\n${problems.length} problem(s):\n${problems.slice(0, 50).map((p) => `- ${p}`).join('\n')}`);
+  process.exitCode = 1;
+}
+process.exit();
+
+function table(v: ChaosVerdict, counts: Record<string, number>): string {
+  const lines = [
+    ['slots due', String(v.expected)],
+    ['slots next to an edit (either definition)', String(v.ambiguous)],
+    ['execution rows', String(v.rows)],
+    ['handler runs (webhook 2xx)', String(v.runs)],
+    ['lost', String(v.lost.length)],
+    ['unfinished', String(v.unfinished.length)],
+    ['succeeded twice', String(v.doubleSuccess.length)],
+    ['ran twice (no crash to explain it)', String(v.duplicates.length)],
+    ['ran again after a worker crash (at-least-once)', String(v.rerunsAfterCrash)],
+    ['skipped(overlap) with nothing running', String(v.wrongSkips.length)],
+    ['start delay of scheduled slots, p50 / p99', `${v.startDelayMs.p50} / ${v.startDelayMs.p99} ms`],
+    ...Object.entries(v.byStatus).sort().map(([status, n]) => [`  ${status}`, String(n)]),
+    ...Object.entries(counts).sort().map(([kind, n]) => [`fault: ${kind} ×${n}, worst start delay after it`, v.worstStartDelayMs[kind] === undefined ? '—' : `${v.worstStartDelayMs[kind]} ms`]),
+  ];
+  const width = Math.max(...lines.map(([k]) => k!.length));
+  return lines.map(([k, n]) => `${k!.padEnd(width)}  ${n}`).join('\n');
+}

@@ -1,0 +1,42 @@
+import type { Random } from './random.js';
+
+/** A task of the chaos run as the API receives it. */
+export interface ChaosTask {
+  name: string;
+  handler: 'http';
+  payload: { url: string };
+  schedule: Record<string, unknown>;
+  policy: Record<string, unknown>;
+}
+
+/** Schedules a task may be switched between by an edit (they share slots, and differ in others). */
+export const SWITCHABLE = ['*/2 * * * * *', '*/3 * * * * *', '*/4 * * * * *'];
+
+/**
+ * The 50 tasks of a chaos run: every-second and every-few-seconds crons, intervals, an RRULE and
+ * one-off runs spread over the run, under every overlap and misfire policy; each calls the
+ * counting webhook (`url(delayMs, failFirst)`), a few of them slowly, a few failing once before
+ * they succeed (retried after a short backoff).
+ */
+export function chaosTasks(random: Random, url: (query: { delay?: number; failFirst?: number }) => string, runMs: number): ChaosTask[] {
+  const tasks: ChaosTask[] = [];
+  const overlaps = ['skip', 'skip', 'skip', 'allow', 'buffer_one', 'replace'];
+  const misfires = ['run_once', 'run_once', 'skip', 'run_all'];
+  const zones = ['UTC', 'Europe/Berlin', 'Asia/Kolkata', 'America/New_York'];
+  const add = (kind: string, i: number, schedule: Record<string, unknown>) => {
+    const failFirst = i % 7 === 3 ? 1 : 0;
+    tasks.push({
+      name: `${kind}-${i}`,
+      handler: 'http',
+      payload: { url: url({ delay: random.pick([0, 0, 5, 20, 50]), failFirst }) },
+      schedule: { timezone: random.pick(zones), ...schedule },
+      policy: { overlap: random.pick(overlaps), misfire: random.pick(misfires), maxDelay: '1m', retry: { attempts: 5, backoff: '500ms', maxBackoff: '2s' }, timeout: '10s' },
+    });
+  };
+  for (let i = 0; i < 16; i += 1) add('second', i, { cron: '* * * * * *' });
+  for (let i = 0; i < 12; i += 1) add('switch', i, { cron: SWITCHABLE[i % SWITCHABLE.length] });
+  for (let i = 0; i < 6; i += 1) add('every', i, { every: `${2 + (i % 3)}s` });
+  for (let i = 0; i < 4; i += 1) add('rrule', i, { rrule: `RRULE:FREQ=SECONDLY;INTERVAL=${3 + i}` });
+  for (let i = 0; i < 12; i += 1) add('once', i, { at: new Date(Date.now() + 5_000 + Math.floor(random.next() * runMs)).toISOString() });
+  return tasks;
+}

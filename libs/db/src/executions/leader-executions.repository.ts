@@ -1,0 +1,175 @@
+import { Injectable } from '@nestjs/common';
+import { epochFence } from '../epoch-fence.js';
+import { type MisfirePolicy, Prisma } from '../generated/prisma/client.js';
+import { PrismaService } from '../prisma.service.js';
+import { EVENT_CTE, transition } from './execution-transition.js';
+
+/** A planned execution as the leader's timer holds it. */
+export interface FireableRow {
+  id: string;
+  fireAt: Date;
+}
+
+/**
+ * A scheduled slot whose first attempt can no longer start within its task's `maxDelay` (`late`),
+ * or a catch-up run of a `run_once`/`run_all` task that has not started either (`catchup`): the
+ * misfire policy is applied to them together.
+ */
+export interface LateRow {
+  id: string;
+  taskId: string;
+  scheduledFor: Date;
+  kind: 'late' | 'catchup';
+  misfire: MisfirePolicy;
+  /** The task's cursor is late too: the planner will record later late slots of the task. */
+  cursorLate: boolean;
+}
+
+/**
+ * The leader's side of `task_execution`: firing planned rows, adopting what an earlier leader left,
+ * repairing what Redis or a worker lost. Every write — and every read that decides a write — is
+ * fenced by the leader's epoch in its own statement: a deposed leader changes nothing.
+ */
+@Injectable()
+export class LeaderExecutionsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** `scheduled` → `queued` for the rows just pushed to the queue. Returns the ids moved. */
+  async markQueued(ids: string[], epoch: bigint): Promise<string[]> {
+    const moved = await transition(this.prisma, { ids, from: ['scheduled'], to: 'queued', set: Prisma.sql`queued_at = now()`, epoch });
+    return moved.map((e) => e.id);
+  }
+
+  /** Rows planned but not yet fired, due by `before`, oldest first: the leader's timer takes them. */
+  listScheduledDue(before: Date, limit: number, epoch: bigint): Promise<FireableRow[]> {
+    return this.prisma.$queryRaw<FireableRow[]>`
+      WITH ${epochFence(epoch)}
+      SELECT id, fire_at AS "fireAt" FROM task_execution
+      WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz AND EXISTS (SELECT 1 FROM fence)
+      ORDER BY fire_at LIMIT ${limit}`;
+  }
+
+  /**
+   * First attempts of scheduled slots, planned or queued, that are late by Postgres' clock (their
+   * `fire_at + maxDelay` has passed): left by an outage of the leader or of every worker. With
+   * them, the catch-up runs of the same tasks that have not started yet: when more slots turn late
+   * before a catch-up could run, the misfire policy decides again which of them all run (see
+   * `resolveLate`) — the worker's late check does not.
+   */
+  listLateUnstarted(limit: number, epoch: bigint): Promise<LateRow[]> {
+    return this.prisma.$queryRaw<LateRow[]>`
+      WITH ${epochFence(epoch)},
+      late AS (
+        SELECT e.id, e.task_id FROM task_execution e JOIN task t ON t.id = e.task_id
+        WHERE e.status IN ('scheduled', 'queued') AND e.trigger = 'schedule' AND e.attempt = 0
+          AND e.fire_at < now() - t.max_delay_ms * interval '1 millisecond' AND EXISTS (SELECT 1 FROM fence)
+        LIMIT ${limit}
+      )
+      SELECT e.id, e.task_id AS "taskId", e.scheduled_for AS "scheduledFor",
+             CASE WHEN e.trigger = 'catchup' THEN 'catchup' ELSE 'late' END AS kind, t.misfire,
+             (t.next_run_at IS NOT NULL AND t.next_run_at < now() - t.max_delay_ms * interval '1 millisecond') AS "cursorLate"
+      FROM task_execution e JOIN task t ON t.id = e.task_id
+      WHERE e.id IN (SELECT id FROM late)
+         OR (e.task_id IN (SELECT task_id FROM late) AND t.misfire IN ('run_once', 'run_all')
+             AND e.trigger = 'catchup' AND e.status IN ('scheduled', 'queued') AND e.attempt = 0)
+      ORDER BY e.task_id, e.scheduled_for`;
+  }
+
+  /**
+   * Applies the misfire policy to late rows: `catchup` ones run now (trigger `catchup`, `fire_at`
+   * as given; a row that already is a catch-up stays as it is), `missed` ones end `missed` and count
+   * in their task's `missed_count`. One transaction, fenced; a row that started meanwhile is left
+   * alone.
+   */
+  async resolveLate(epoch: bigint, catchup: FireableRow[], missed: string[]): Promise<{ caughtUp: FireableRow[]; missed: number }> {
+    return this.prisma.$transaction(async (tx) => {
+      const caughtUp = catchup.length
+        ? await tx.$queryRaw<FireableRow[]>`
+            WITH ${epochFence(epoch)},
+            req AS (SELECT * FROM unnest(${catchup.map((c) => c.id)}::uuid[], ${catchup.map((c) => c.fireAt.toISOString())}::timestamptz[]) AS r(id, fire_at)),
+            prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) AND EXISTS (SELECT 1 FROM fence) ORDER BY e.id FOR UPDATE),
+            moved AS (
+              UPDATE task_execution e SET trigger = 'catchup', fire_at = req.fire_at
+              FROM prev JOIN req USING (id)
+              WHERE e.id = prev.id AND prev.status IN ('scheduled', 'queued') AND e.trigger = 'schedule' AND e.attempt = 0
+              RETURNING e.id, e.fire_at, e.status, e.worker_id, prev.status AS from_status
+            ),
+            ${EVENT_CTE(Prisma.sql`'{"reason":"late","misfire":"catchup"}'::jsonb`)}
+            SELECT id, fire_at AS "fireAt" FROM moved`
+        : [];
+      const ended = await transition(tx, {
+        ids: missed,
+        from: ['scheduled', 'queued'],
+        to: 'missed',
+        set: Prisma.sql`finished_at = now()`,
+        guard: Prisma.sql`e.trigger IN ('schedule', 'catchup') AND e.attempt = 0`,
+        epoch,
+        detail: { reason: 'late' },
+      });
+      if (ended.length) {
+        await tx.$executeRaw`
+          UPDATE task t SET missed_count = t.missed_count + n.count
+          FROM (SELECT task_id, count(*) FROM unnest(${ended.map((e) => e.taskId)}::uuid[]) AS u(task_id) GROUP BY task_id) AS n
+          WHERE t.id = n.task_id`;
+      }
+      return { caughtUp, missed: ended.length };
+    });
+  }
+
+  /**
+   * Executions waiting on a queue job since before `before`: `queued` ones (first attempt) and
+   * `retrying` ones whose next attempt is due. The relay checks that their job still exists.
+   */
+  listAwaitingJob(before: Date, limit: number, epoch: bigint): Promise<{ id: string; status: 'queued' | 'retrying'; attempt: number }[]> {
+    const at = before.toISOString();
+    return this.prisma.$queryRaw`
+      WITH ${epochFence(epoch)}
+      SELECT id, status, attempt FROM task_execution
+      WHERE ((status = 'queued' AND queued_at < ${at}::timestamptz) OR (status = 'retrying' AND next_attempt_at < ${at}::timestamptz))
+        AND EXISTS (SELECT 1 FROM fence)
+      ORDER BY fire_at LIMIT ${limit}`;
+  }
+
+  /**
+   * The relay released these queued executions again (their job was lost): `queued_at` says when,
+   * so a run that starts this late counts as part of a backlog (see the claim).
+   */
+  async markRequeued(ids: string[], epoch: bigint): Promise<void> {
+    if (ids.length === 0) return;
+    await this.prisma.$executeRaw`
+      WITH ${epochFence(epoch)}
+      UPDATE task_execution SET queued_at = now()
+      WHERE id = ANY(${ids}::uuid[]) AND status = 'queued' AND EXISTS (SELECT 1 FROM fence)`;
+  }
+
+  /**
+   * Reaps `running` executions whose lease expired (their worker died or hung): `retrying` at once
+   * when attempts remain, else `dead`. Fenced twice: by the epoch, and by the attempt — a worker
+   * that renews its lease meanwhile keeps it.
+   */
+  reapExpiredLeases(limit: number, epoch: bigint): Promise<{ id: string; status: 'retrying' | 'dead'; attempt: number }[]> {
+    return this.prisma.$queryRaw`
+      WITH ${epochFence(epoch)},
+      expired AS (
+        SELECT e.id, e.attempt_id, e.attempt < COALESCE(t.max_attempts, 0) AS retry
+        FROM task_execution e LEFT JOIN task t ON t.id = e.task_id
+        WHERE e.status = 'running' AND e.lease_until < now() AND EXISTS (SELECT 1 FROM fence)
+        ORDER BY e.lease_until
+        LIMIT ${limit}
+        FOR UPDATE OF e SKIP LOCKED
+      ),
+      moved AS (
+        UPDATE task_execution e SET
+          status = CASE WHEN x.retry THEN 'retrying'::execution_status ELSE 'dead'::execution_status END,
+          next_attempt_at = CASE WHEN x.retry THEN now() END,
+          finished_at = CASE WHEN x.retry THEN NULL ELSE now() END,
+          lease_until = NULL,
+          error = 'lease expired: the worker stopped renewing it'
+        FROM expired x
+        WHERE e.id = x.id AND e.status = 'running' AND e.attempt_id = x.attempt_id
+        RETURNING e.id, e.status, e.attempt, e.worker_id, 'running'::execution_status AS from_status
+      ),
+      ${EVENT_CTE(Prisma.sql`'{"reason":"lease_expired"}'::jsonb`)}
+      SELECT id, status, attempt FROM moved`;
+  }
+}

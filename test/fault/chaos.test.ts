@@ -1,0 +1,43 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** Runs `node dist/chaos/run.js ARGS` to its end: exit code and output. */
+function chaos(args: string[]): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['dist/chaos/run.js', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
+/**
+ * One minute of `npm run chaos`: the whole system under random faults and operations, then every
+ * slot of every task checked against DESIGN §1. The run itself decides (exit 1 on a broken promise);
+ * this test also reads its verdict, so a check that stopped checking would show.
+ */
+describe('npm run chaos -- --minutes 1', () => {
+  it('injects faults of every kind it knows and breaks no promise over every slot', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'punctual-chaos-'));
+    const { code, output } = await chaos(['--minutes', '1', '--out', out]);
+    expect(code, output).toBe(0);
+    const { verdict, faults } = JSON.parse(readFileSync(join(out, 'chaos.json'), 'utf8'));
+    expect(Object.values(faults as Record<string, number>).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(10);
+    expect(verdict.expected).toBeGreaterThan(1_000);
+    expect(verdict.runs).toBeGreaterThan(verdict.expected / 2);
+    expect([verdict.lost, verdict.unfinished, verdict.doubleSuccess, verdict.duplicates, verdict.wrongSkips]).toEqual([[], [], [], [], []]);
+  }, 300_000);
+
+  it('refuses a bad flag with a usage line', async () => {
+    const { code, output } = await chaos(['--minutes', 'soon']);
+    expect(code).toBe(2);
+    expect(output).toContain('usage: npm run chaos');
+  });
+});
