@@ -21,7 +21,7 @@ export interface ChaosVerdict {
   runs: number;
   /** Slots with no row and not counted as missed. */
   lost: string[];
-  /** Executions not in a terminal state after the run settled. */
+  /** Executions of slots up to the end not in a terminal state after the run settled. */
   unfinished: string[];
   /** Executions recorded as succeeded more than once. */
   doubleSuccess: string[];
@@ -56,7 +56,7 @@ interface AuditRow {
  * are computed from its definitions over time (the audit log), as the time library plans them.
  */
 export async function checkChaos(db: pg.Client, calls: Invocation[], faults: FaultEvent[], end: number): Promise<ChaosVerdict> {
-  const { rows: tasks } = await db.query(`SELECT id, name, created_at, missed_count::int AS missed_count FROM task`);
+  const { rows: tasks } = await db.query(`SELECT id, name, overlap, created_at, missed_count::int AS missed_count FROM task`);
   const { rows: audit } = await db.query<AuditRow>(`SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`);
   const { rows: executions } = await db.query(
     `SELECT e.id, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.status, e.skip_reason, e.started_at, e.finished_at,
@@ -93,7 +93,13 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
     for (const skipped of rows.filter((r) => r.skip_reason === 'overlap')) {
       const [from, to] = [skipped.scheduled_for.getTime(), skipped.finished_at.getTime()];
       const busy = rows.some((r) => r.id !== skipped.id && r.first_start && r.first_start.getTime() <= to && (!r.finished_at || r.finished_at.getTime() >= from));
-      if (!busy) verdict.wrongSkips.push(`${task.name} @ ${skipped.scheduled_for.toISOString()}`);
+      if (!busy) {
+        // What ran around it, to tell why the claim found the task busy.
+        const near = rows
+          .filter((r) => Math.abs(r.scheduled_for.getTime() - from) <= 10_000)
+          .map((r) => `${r.scheduled_for.toISOString().slice(11, 19)} ${r.trigger} ${r.status}${r.skip_reason ? `(${r.skip_reason})` : ''} ${r.first_start?.toISOString().slice(11, 23) ?? '-'}→${r.finished_at?.toISOString().slice(11, 23) ?? '-'}`);
+        verdict.wrongSkips.push(`${task.name} (overlap ${task.overlap}) @ ${skipped.scheduled_for.toISOString()}, judged at ${skipped.finished_at.toISOString()}; nearby: ${near.join('; ')}`);
+      }
     }
   }
 
@@ -102,7 +108,8 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
   for (const e of executions) {
     const key = e.skip_reason ? `${e.status}:${e.skip_reason}` : e.status;
     verdict.byStatus[key] = (verdict.byStatus[key] ?? 0) + 1;
-    if (!TERMINAL.has(e.status)) verdict.unfinished.push(`${e.id} ${e.status}`);
+    // Slots after the end were planned while the run settled; they are not due yet.
+    if (!TERMINAL.has(e.status) && e.scheduled_for.getTime() <= end) verdict.unfinished.push(`${e.id} ${e.status} (${e.scheduled_for.toISOString()})`);
     if (e.successes > 1) verdict.doubleSuccess.push(e.id);
     const runs = succeeded.get(e.id) ?? 0;
     verdict.runs += runs;

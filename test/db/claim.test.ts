@@ -113,6 +113,16 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     expect((await db.attempts.claim({ id: waited, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
   });
 
+  it("a backlog's own slot (a catch-up, or one released late after a failover) waits its turn past the grace: a backlog is never skipped for its own sake", async () => {
+    for (const own of [{ trigger: 'catchup' as const, at: Date.now() - 30_000, fireAt: Date.now() - 6_000 }, { at: Date.now() - 9_000, fireAt: Date.now() - 9_000, queuedAt: new Date(Date.now() - 2_000) }]) {
+      await endRunning();
+      const first = await execution('queued', { exclusive: true, trigger: 'catchup', at: Date.now() - 60_000 });
+      const next = await execution('queued', { exclusive: true, ...own });
+      expect((await db.attempts.claim({ id: first, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+      expect((await db.attempts.claim({ id: next, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
+    }
+  });
+
   it('a run that started after a slot was due does not make it busy: the slot waits its turn, for a while', async () => {
     await endRunning();
     const a = await execution('queued', { exclusive: true, at: Date.now() - 2_000 });

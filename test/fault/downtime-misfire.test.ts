@@ -55,12 +55,14 @@ describe('fault: everything is down for longer than maxDelay', () => {
       const { rows: t } = await cluster.db.query('SELECT missed_count::int AS n FROM task WHERE id = $1', [tasks[misfire]]);
       const catchup = rows.filter((r) => r.trigger === 'catchup');
       const missed = rows.filter((r) => r.status === 'missed');
+      // The outage's backlog (on a loaded machine, a slot fired before the worker is back can turn late too: a backlog of its own).
+      const missedOfOutage = missed.filter((r) => r.scheduled_for.getTime() < restartedAt - MAX_DELAY_MS);
       const downtimeSlots = rows.filter((r) => r.scheduled_for.getTime() > stoppedAt + 2_000 && r.scheduled_for.getTime() < restartedAt - MAX_DELAY_MS - 1_000);
       outcome[misfire] = { catchup: catchup.length, missedRows: missed.length, missedCount: t[0].n, statuses: count(rows) };
 
       // Rows are written for at most CATCHUP_MAX late slots; the rest only count. The slots planned
       // within the lookahead before the outage (at most three) had rows already.
-      expect(missed.length).toBeLessThanOrEqual(CATCHUP_MAX + 3);
+      expect(missedOfOutage.length).toBeLessThanOrEqual(CATCHUP_MAX + 3);
       expect(t[0].n).toBeGreaterThanOrEqual(missed.length);
       // The outage left more late slots than CATCHUP_MAX, so the cap was exercised.
       expect(catchup.length + t[0].n).toBeGreaterThan(CATCHUP_MAX);

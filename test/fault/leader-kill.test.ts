@@ -39,6 +39,7 @@ describe('fault: the leader is kill -9ed again and again', () => {
     const report = await cluster.report(ids, firstSlot, lastSlot);
     console.log(`failover (kill -9 → next fired slot), ms: ${failovers.join(', ')}; ${report.expected} slots: ${JSON.stringify(report.byStatus)}`);
 
+    if (report.byStatus.succeeded !== report.expected) console.log(await cluster.explainSkips(ids));
     expect(report.lost).toEqual([]);
     expect(report.unfinished).toEqual([]);
     expect(report.doubled).toEqual([]);

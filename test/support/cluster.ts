@@ -161,6 +161,30 @@ export class Cluster {
   }
 
   /**
+   * Each skipped execution of these tasks beside its task's neighbouring rows and their events: what
+   * a failing fault test prints to show why a slot was judged as it was.
+   */
+  async explainSkips(taskIds: string[]): Promise<string> {
+    const { rows: skipped } = await this.db.query(
+      `SELECT task_id, scheduled_for, skip_reason FROM task_execution WHERE task_id = ANY($1::uuid[]) AND status = 'skipped' ORDER BY scheduled_for`,
+      [taskIds],
+    );
+    const out: string[] = [];
+    for (const s of skipped) {
+      const { rows } = await this.db.query(
+        `SELECT e.scheduled_for, e.fire_at, e.trigger, e.status, e.attempt, e.queued_at, e.held_at, e.started_at, e.finished_at,
+                (SELECT json_agg(json_build_object('from', ev.from_status, 'to', ev.to_status, 'at', ev.at, 'detail', ev.detail) ORDER BY ev.id)
+                 FROM execution_event ev WHERE ev.execution_id = e.id) AS events
+         FROM task_execution e WHERE e.task_id = $1 AND e.scheduled_for BETWEEN $2::timestamptz - interval '6 s' AND $2::timestamptz + interval '2 s'
+         ORDER BY e.scheduled_for`,
+        [s.task_id, s.scheduled_for],
+      );
+      out.push(`skipped(${s.skip_reason}) ${s.scheduled_for.toISOString()} of ${s.task_id}:\n${JSON.stringify(rows, null, 1)}`);
+    }
+    return out.join('\n');
+  }
+
+  /**
    * Accounts for every one-second slot of every task in `[from, to]` (DESIGN §1, promises 1 and 2),
    * counting runs as the tasks' webhook saw them: a slot whose handler succeeded twice ran twice.
    */

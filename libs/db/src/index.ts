@@ -33,6 +33,6 @@ export {
 } from './generated/prisma/client.js';
 export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, MigrationError, readMigrations } from './migrator.js';
 export { OutboxRepository } from './outbox.repository.js';
-export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isLockTimeout, PrismaService } from './prisma.service.js';
+export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isConnectionError, isLockTimeout, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository } from './scheduler-state.repository.js';
 export { type CursorAdvance, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { AttemptsRepository, type Db, OutboxRepository, Prisma, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
+import { AttemptsRepository, type Db, isConnectionError, OutboxRepository, Prisma, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
 import { type HandlerLog, HandlerRegistry, UnrecoverableError } from '@punctual/handlers';
 import { Metrics, tracing } from '@punctual/observability';
 import { ExecutionsQueue } from '@punctual/queue';
@@ -15,6 +15,9 @@ import { notificationFor, type NotifyEvent } from './notifications.js';
 import { OverlapClaimer } from './overlap-claimer.js';
 
 const MAX_RESULT_BYTES = 64 * 1024;
+/** Tries at writing an outcome while Postgres is unreachable: about five seconds in all. */
+const RECORD_TRIES = 6;
+const RECORD_RETRY_MS = 250;
 
 /**
  * `waiting`: not this execution's turn yet (an earlier slot of its task first); `late`: the leader's
@@ -142,26 +145,49 @@ export class ExecutionRunner {
     this.logger.log({ ...fields, status: 'running' }, 'execution started');
     const stopTimer = this.metrics.handlerDuration.startTimer({ handler: task.handler });
     try {
-      const handler = this.handlers.get(task.handler);
-      if (!handler) throw new UnrecoverableError(`no handler named "${task.handler}" is registered on this worker`);
-      const run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () => handler.run({
-        execution,
-        task,
-        payload: execution.payload ?? task.payload,
-        attempt: execution.attempt,
-        signal: control.signal,
-        log: this.handlerLog(fields),
-        progress: options.progress ?? (async () => undefined),
-      }));
-      // A handler that ignores its signal cannot hold the attempt past an abort.
-      const result = await Promise.race([run, control.aborted]);
-      return await tracing.withSpan('punctual.record', {}, () => this.recordSuccess(execution, task, attemptId, result, fields));
-    } catch (error) {
-      return tracing.withSpan('punctual.record', {}, () => this.recordFailure(execution, task, attemptId, error, fields));
+      let result: unknown;
+      try {
+        const handler = this.handlers.get(task.handler);
+        if (!handler) throw new UnrecoverableError(`no handler named "${task.handler}" is registered on this worker`);
+        const run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () => handler.run({
+          execution,
+          task,
+          payload: execution.payload ?? task.payload,
+          attempt: execution.attempt,
+          signal: control.signal,
+          log: this.handlerLog(fields),
+          progress: options.progress ?? (async () => undefined),
+        }));
+        // A handler that ignores its signal cannot hold the attempt past an abort.
+        result = await Promise.race([run, control.aborted]);
+      } catch (error) {
+        return await this.record(() => this.recordFailure(execution, task, attemptId, error, fields), fields);
+      }
+      // Only the handler's own errors are failures: a success that cannot be written is not retried
+      // as a failure (that would run the handler again), it is written again.
+      return await this.record(() => this.recordSuccess(execution, task, attemptId, result, fields), fields);
     } finally {
       stopTimer();
       control.finish();
       this.active.delete(execution.id);
+    }
+  }
+
+  /**
+   * Writes an attempt's outcome, again while the write fails for want of a connection (a session
+   * killed, Postgres restarting): every write is fenced by `attempt_id`, so one that committed
+   * before its connection died makes the next one `stale`, not a second outcome. Past the last try
+   * the error stands: the lease runs out and another attempt takes the execution over.
+   */
+  private async record(write: () => Promise<RunOutcome>, fields: object): Promise<RunOutcome> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await tracing.withSpan('punctual.record', {}, write);
+      } catch (error) {
+        if (!isConnectionError(error) || attempt >= RECORD_TRIES) throw error;
+        this.logger.warn({ ...fields, err: error, try: attempt }, 'could not record the outcome; trying again');
+        await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS * attempt));
+      }
     }
   }
 

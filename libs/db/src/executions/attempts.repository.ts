@@ -7,8 +7,8 @@ import { EVENT_CTE_TEXT, PENDING, transition } from './execution-transition.js';
 /**
  * What a claim found.
  * - `busy`: another exclusive run of the task that started on time was already running at this
- *   slot's `scheduled_for`, or this slot has waited its turn behind a run in progress for longer
- *   than its grace: the overlap policy decides.
+ *   slot's `scheduled_for`, or this slot, released on time, has waited its turn behind a backlog's
+ *   run for longer than its grace: the overlap policy decides.
  * - `wait`: not this slot's turn: an earlier slot of the task is due and has not started, or the run
  *   in progress started after this slot was due or belongs to a backlog (a backlog runs one after
  *   another, in slot order).
@@ -43,9 +43,10 @@ const UNIQUE_VIOLATION = '23505';
  */
 const BACKLOG_RELEASE_MS = 1_000;
 /**
- * How long a slot waits its turn behind a run in progress before the overlap policy judges it after
- * all: long enough for a backlog of quick runs to drain, short enough that a task slower than its
- * schedule cannot pile up behind its own late runs.
+ * How long a slot released on time waits its turn behind a backlog's run before the overlap policy
+ * judges it after all: long enough for a backlog of quick runs to drain, short enough that a task
+ * slower than its schedule cannot pile up behind its own late runs. The backlog's own slots wait
+ * without limit (there are finitely many of them).
  */
 const BACKLOG_GRACE_MS = 5_000;
 
@@ -59,11 +60,14 @@ const CLAIM = `
   WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS r(id, attempt_id, worker_id)),
   picked AS (SELECT DISTINCT ON (id) * FROM req ORDER BY id),
   prev AS (
-    SELECT e.id, e.status, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.exclusive, e.attempt, e.lease_until
+    SELECT e.id, e.status, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.exclusive, e.attempt, e.lease_until, e.queued_at
     FROM task_execution e WHERE e.id IN (SELECT id FROM picked) ORDER BY e.id FOR UPDATE
   ),
   claimable AS (
-    SELECT p.* FROM prev p
+    -- A slot of a backlog itself (a catch-up or backfill run, or one released late) waits its turn
+    -- however long the backlog takes: it is never skipped for the backlog's sake.
+    SELECT p.*, (p.trigger IN ('catchup', 'backfill') OR COALESCE(p.queued_at > p.fire_at + interval '${BACKLOG_RELEASE_MS} milliseconds', false)) AS in_backlog
+    FROM prev p
     WHERE p.status = ANY($5::execution_status[])
        -- An expired lease is taken over only while attempts remain; otherwise the reaper ends it dead.
        OR (p.status = 'running' AND p.lease_until < now() AND p.attempt < (SELECT t.max_attempts FROM task t WHERE t.id = p.task_id))
@@ -76,7 +80,8 @@ const CLAIM = `
         WHEN c.trigger = 'schedule' AND c.status IN ('scheduled', 'queued')
           AND now() > c.fire_at + t.max_delay_ms * interval '1 millisecond' THEN 'late'
         WHEN NOT c.exclusive THEN NULL
-        WHEN r.id IS NOT NULL AND ((r.started_at <= c.scheduled_for AND NOT backlog.run) OR now() > c.fire_at + interval '${BACKLOG_GRACE_MS} milliseconds')
+        WHEN r.id IS NOT NULL AND ((r.started_at <= c.scheduled_for AND NOT backlog.run)
+                                   OR (NOT c.in_backlog AND now() > c.fire_at + interval '${BACKLOG_GRACE_MS} milliseconds'))
           THEN 'busy'
         WHEN r.id IS NOT NULL OR EXISTS (
           SELECT 1 FROM task_execution o
