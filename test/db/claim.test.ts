@@ -91,8 +91,11 @@ describe('claiming an execution (one fenced UPDATE)', () => {
   it('an exclusive run already running at a slot makes that slot busy: the overlap policy decides; the slot stays queued', async () => {
     await endRunning();
     const a = await execution('queued', { exclusive: true, at: Date.now() });
-    const b = await execution('queued', { exclusive: true, at: Date.now() + 60_000 });
+    const b = await execution('queued', { exclusive: true, at: Date.now() + 300 });
     expect((await db.attempts.claim({ id: a, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    // A moment before its own time the slot cannot know whether the run will still be running then.
+    expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
+    await new Promise((resolve) => setTimeout(resolve, 400));
     expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).status).toBe('queued');
   });
@@ -108,7 +111,7 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     // A slot that has waited past its grace is judged by the overlap policy after all.
     await endRunning();
     const late = await execution('queued', { exclusive: true, trigger: 'catchup' });
-    const waited = await execution('queued', { exclusive: true, at: Date.now() + 1_000, fireAt: Date.now() - 6_000 });
+    const waited = await execution('queued', { exclusive: true, at: Date.now() - 6_000, fireAt: Date.now() - 6_000 });
     expect((await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
     expect((await db.attempts.claim({ id: waited, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
   });
@@ -229,8 +232,9 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     try {
       await endRunning();
       const a = await execution('queued', { exclusive: true, at: Date.now() });
-      const b = await execution('queued', { exclusive: true, at: Date.now() + 60_000 });
+      const b = await execution('queued', { exclusive: true, at: Date.now() + 300 });
       expect((await claimer.claim(a, randomUUID(), 'w1')).kind).toBe('claimed');
+      await new Promise((resolve) => setTimeout(resolve, 400));
       expect((await claimer.claim(b, randomUUID(), 'w1')).kind).toBe('overlap');
       const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } });
       expect([row.status, row.skipReason]).toEqual(['skipped', 'overlap']);

@@ -80,7 +80,9 @@ const CLAIM = `
         WHEN c.trigger = 'schedule' AND c.status IN ('scheduled', 'queued')
           AND now() > c.fire_at + t.max_delay_ms * interval '1 millisecond' THEN 'late'
         WHEN NOT c.exclusive THEN NULL
-        WHEN r.id IS NOT NULL AND ((r.started_at <= c.scheduled_for AND NOT backlog.run)
+        -- Whether a run is in progress at the slot's own time is known only once that time has come
+        -- (a job may be claimed a moment early): before it, the slot waits.
+        WHEN r.id IS NOT NULL AND now() >= c.scheduled_for AND ((r.started_at <= c.scheduled_for AND NOT backlog.run)
                                    OR (NOT c.in_backlog AND now() > c.fire_at + interval '${BACKLOG_GRACE_MS} milliseconds'))
           THEN 'busy'
         WHEN r.id IS NOT NULL OR EXISTS (
