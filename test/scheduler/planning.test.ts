@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FencedOutError, PlannerService } from '../../libs/core/src/index.js';
+import { FencedOutError, PlannerService } from '../../libs/scheduler/src/index.js';
 import { Metrics } from '../../libs/observability/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';

@@ -9,7 +9,7 @@ export { type MovedExecution } from './executions/execution-transition.js';
 export {
   type ExecutionFilter,
   ExecutionsRepository,
-  type PlannedExecution,
+  type NewExecution,
   type ReplannedExecution,
   type UnstartedExecution,
 } from './executions/executions.repository.js';
@@ -35,4 +35,4 @@ export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, Migratio
 export { OutboxRepository } from './outbox.repository.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isLockTimeout, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository } from './scheduler-state.repository.js';
-export { type CursorAdvance, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';
+export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

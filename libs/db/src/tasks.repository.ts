@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, type Task, type TaskStatus } from './generated/prisma/client.js';
 import { PrismaService, type Db } from './prisma.service.js';
 
-/** The cursor move the planner made for one task. */
-export interface CursorAdvance {
+/** A task's cursor moved past the slots it planned. */
+export interface CursorMove {
   id: string;
   /** The next slot not yet planned; null once the schedule has no more slots. */
   nextRunAt: Date | null;
@@ -169,7 +169,7 @@ export class TasksRepository {
    * Moves many cursors in one statement; a task whose schedule has no more slots (cursor null) is
    * `completed`. A task planned again after an error has the error cleared.
    */
-  async advanceCursors(db: Db, advances: CursorAdvance[]): Promise<void> {
+  async advanceCursors(db: Db, advances: CursorMove[]): Promise<void> {
     if (advances.length === 0) return;
     const at = (d: Date | null) => d?.toISOString() ?? null;
     await db.$executeRaw`

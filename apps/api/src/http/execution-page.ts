@@ -1,5 +1,5 @@
-import { presentExecution } from '@punctual/core';
 import type { ExecutionFilter, ExecutionsRepository } from '@punctual/db';
+import { presentExecution } from '@punctual/tasks';
 import { ApiError } from './api-error.js';
 import { decodeCursor, encodeCursor } from './pagination.js';
 

@@ -4,8 +4,8 @@ import { PrismaService, type Db } from '../prisma.service.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
 import { PENDING, transition } from './execution-transition.js';
 
-/** A slot the planner (or an operator's trigger, backfill or resume) wants recorded. */
-export interface PlannedExecution {
+/** An execution row to insert: a planned slot, or an operator's trigger, backfill or resume. */
+export interface NewExecution {
   id: string;
   taskId: string;
   taskName: string;
@@ -56,7 +56,7 @@ export class ExecutionsRepository {
    * Inserts planned slots; a slot that already exists is left alone. Returns the rows inserted.
    * `payload` overrides the task's payload for these rows (manual runs).
    */
-  async insertPlanned(db: Db, rows: PlannedExecution[], payload?: unknown): Promise<TaskExecution[]> {
+  async insertPlanned(db: Db, rows: NewExecution[], payload?: unknown): Promise<TaskExecution[]> {
     if (rows.length === 0) return [];
     const inserted = await db.$queryRaw<ExecutionRow[]>`${this.insertSql(rows, payload)} RETURNING *`;
     return inserted.map(executionFromRow);
@@ -67,13 +67,13 @@ export class ExecutionsRepository {
    * planner already holds every other column, and reading thousands of full rows back per batch
    * would cost more than writing them.
    */
-  async insertPlannedIds(db: Db, rows: PlannedExecution[]): Promise<Set<string>> {
+  async insertPlannedIds(db: Db, rows: NewExecution[]): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
     const inserted = await db.$queryRaw<{ id: string }[]>`${this.insertSql(rows)} RETURNING id`;
     return new Set(inserted.map((r) => r.id));
   }
 
-  private insertSql(rows: PlannedExecution[], payload?: unknown): Prisma.Sql {
+  private insertSql(rows: NewExecution[], payload?: unknown): Prisma.Sql {
     const override = payload === undefined ? null : JSON.stringify(payload);
     return Prisma.sql`
       INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive, finished_at, payload)
