@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type ClockOffset, type Cluster, PENDING_EXECUTION_STATUSES } from '@punctual/contract';
-import { ExecutionStatsRepository, SchedulerStateRepository } from '@punctual/db';
+import { ExecutionQueriesRepository, SchedulerStateRepository } from '@punctual/db';
 import { ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { WorkerDirectory } from './worker-directory.js';
@@ -14,7 +14,7 @@ import { WorkerDirectory } from './worker-directory.js';
 export class ClusterService {
   constructor(
     private readonly state: SchedulerStateRepository,
-    private readonly stats: ExecutionStatsRepository,
+    private readonly executions: ExecutionQueriesRepository,
     private readonly directory: WorkerDirectory,
     private readonly queue: ExecutionsQueue,
     private readonly redis: RedisService,
@@ -25,7 +25,7 @@ export class ClusterService {
       this.state.current(),
       this.directory.workers(),
       this.queue.queue.getJobCounts(),
-      this.stats.countByStatus(PENDING_EXECUTION_STATUSES),
+      this.executions.countByStatus(PENDING_EXECUTION_STATUSES),
       this.clockOffsets(),
     ]);
     return {

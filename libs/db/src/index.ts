@@ -2,17 +2,16 @@ export { ApiKeysRepository } from './api-keys.repository.js';
 export { type AuditEntry, AuditRepository } from './audit.repository.js';
 export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
-export { ExecutionStatsRepository } from './execution-stats.repository.js';
 export { epochFence } from './epoch-fence.js';
 export { AttemptsRepository, type ClaimOutcome, type ClaimRequest } from './executions/attempts.repository.js';
 export { type MovedExecution } from './executions/execution-transition.js';
+export { type ExecutionFilter, ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 export {
-  type ExecutionFilter,
-  ExecutionsRepository,
+  ExecutionTransitionsRepository,
   type NewExecution,
   type ReplannedExecution,
   type UnstartedExecution,
-} from './executions/executions.repository.js';
+} from './executions/execution-transitions.repository.js';
 export { type FireableRow, LeaderExecutionsRepository, type LateRow } from './executions/leader-executions.repository.js';
 export {
   type ApiKey,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { ExecutionsRepository, type PlanError, PrismaService, SchedulerStateRepository, TasksRepository } from '@punctual/db';
+import { ExecutionTransitionsRepository, type PlanError, PrismaService, SchedulerStateRepository, TasksRepository } from '@punctual/db';
 import { Metrics, tracing } from '@punctual/observability';
 import { type CursorAdvance, type PlannedExecution, planTaskSlots, taskSchedule } from '@punctual/planning';
 import { FencedOutError } from './errors.js';
@@ -33,7 +33,7 @@ export class PlannerService {
     @Inject(CONFIG) private readonly config: Config,
     private readonly prisma: PrismaService,
     private readonly tasks: TasksRepository,
-    private readonly executions: ExecutionsRepository,
+    private readonly executions: ExecutionTransitionsRepository,
     private readonly state: SchedulerStateRepository,
     private readonly metrics: Metrics,
   ) {}
@@ -56,8 +56,8 @@ export class PlannerService {
   private async planBatch(epoch: bigint, now: Date): Promise<{ inserted: PlannedExecution[]; tasksLocked: number; complete: boolean }> {
     const result = await this.prisma.$transaction(
       async (tx) => {
-        if (!(await this.state.fence(tx, epoch))) throw new FencedOutError(epoch);
-        const due = await this.tasks.lockDue(tx, new Date(now.getTime() + this.config.lookaheadMs), PLAN_BATCH);
+        if (!(await this.state.fence(epoch, tx))) throw new FencedOutError(epoch);
+        const due = await this.tasks.lockDue(new Date(now.getTime() + this.config.lookaheadMs), PLAN_BATCH, tx);
         const rows: PlannedExecution[] = [];
         const advances: CursorAdvance[] = [];
         const errors: PlanError[] = [];
@@ -82,9 +82,9 @@ export class PlannerService {
             errors.push({ id: task.id, error: message });
           }
         }
-        const inserted = await this.executions.insertPlannedIds(tx, rows);
-        await this.tasks.advanceCursors(tx, advances);
-        await this.tasks.recordPlanErrors(tx, errors);
+        const inserted = await this.executions.insertPlannedIds(rows, tx);
+        await this.tasks.advanceCursors(advances, tx);
+        await this.tasks.recordPlanErrors(errors, tx);
         const scheduled = rows.filter((e) => e.status === 'scheduled' && inserted.has(e.id));
         const missed = advances.reduce((sum, a) => sum + a.missed, 0);
         return { inserted: scheduled, tasksLocked: due.length, complete: budget > 0, missed, errors: errors.length };

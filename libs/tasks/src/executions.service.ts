@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ExecutionsRepository, type TaskExecution } from '@punctual/db';
+import { ExecutionQueriesRepository, ExecutionTransitionsRepository, type TaskExecution } from '@punctual/db';
 import { EXECUTION_CANCEL_CHANNEL, ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { ExecutionNotFoundError, ExecutionStateError } from './errors.js';
@@ -8,7 +8,8 @@ import { ExecutionNotFoundError, ExecutionStateError } from './errors.js';
 @Injectable()
 export class ExecutionsService {
   constructor(
-    private readonly executions: ExecutionsRepository,
+    private readonly executions: ExecutionTransitionsRepository,
+    private readonly queries: ExecutionQueriesRepository,
     private readonly queue: ExecutionsQueue,
     private readonly redis: RedisService,
   ) {}
@@ -23,7 +24,7 @@ export class ExecutionsService {
 
   /** Cancels a pending or running execution; a running one's worker aborts its handler. */
   async cancel(id: string): Promise<TaskExecution> {
-    const before = await this.executions.findById(id);
+    const before = await this.queries.findById(id);
     if (!before) throw new ExecutionNotFoundError(id);
     const cancelled = await this.executions.cancel(id, 'cancelled by an operator');
     if (!cancelled) throw await this.stateError(id, 'a scheduled, queued, retrying or running execution can be cancelled');
@@ -32,7 +33,7 @@ export class ExecutionsService {
   }
 
   private async stateError(id: string, action: string): Promise<Error> {
-    const row = await this.executions.findById(id);
+    const row = await this.queries.findById(id);
     return row ? new ExecutionStateError(id, row.status, action) : new ExecutionNotFoundError(id);
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import type { CatchUp } from '@punctual/contract';
-import { type Db, ExecutionsRepository, type Prisma, type Task, TasksRepository } from '@punctual/db';
+import { type Db, ExecutionTransitionsRepository, type Prisma, type Task, TasksRepository } from '@punctual/db';
 import { pinnedDefinitionOf, planTaskSlots, replanUnstarted, taskSchedule } from '@punctual/planning';
 import type { TaskDefinition } from './task-definition.js';
 
@@ -41,7 +41,7 @@ export class TaskLifecycle {
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     private readonly tasks: TasksRepository,
-    private readonly executions: ExecutionsRepository,
+    private readonly executions: ExecutionTransitionsRepository,
   ) {}
 
   /** Applies a new definition to `before` (locked) as of `now`; `paused` in it pauses or resumes. */
@@ -52,19 +52,18 @@ export class TaskLifecycle {
     const replans = scheduleChanged || RUN_FIELDS.some((f) => comparable(before[f]) !== comparable(after[f]));
     let task: Task;
     if (!replans) {
-      task = await this.tasks.update(tx, before.id, fields, { replans: false, at: now });
+      task = await this.tasks.update(before.id, fields, { replans: false, at: now }, tx);
     } else {
       const planVersion = before.planVersion + 1;
-      await this.executions.pinInProgress(tx, before.id, pinnedDefinitionOf(before) as unknown as Prisma.InputJsonValue);
+      await this.executions.pinInProgress(before.id, pinnedDefinitionOf(before) as unknown as Prisma.InputJsonValue, tx);
       // The old definition's slots up to now belong to it: plan them before it is gone (the slots
       // of a pause so far are only counted: the resume that would have decided them will not see them).
       if (scheduleChanged) await this.planDue(tx, { ...before, planVersion, overlap: after.overlap }, now, before.status === 'paused' ? 'skip' : undefined);
-      const decision = replanUnstarted(await this.executions.unstartedOfTask(tx, before.id), now, { ...after, planVersion }, scheduleChanged ? taskSchedule(after) : null);
-      await this.executions.withdraw(tx, decision.withdraw);
-      await this.executions.replan(tx, decision.keep);
+      const decision = replanUnstarted(await this.executions.unstartedOfTask(before.id, tx), now, { ...after, planVersion }, scheduleChanged ? taskSchedule(after) : null);
+      await this.executions.withdraw(decision.withdraw, tx);
+      await this.executions.replan(decision.keep, tx);
       const cursor = scheduleChanged ? (nextRunAt as Date | null) : before.nextRunAt;
       task = await this.tasks.update(
-        tx,
         before.id,
         {
           ...fields,
@@ -72,6 +71,7 @@ export class TaskLifecycle {
           status: cursor === null ? 'completed' : before.status === 'completed' ? 'active' : before.status,
         },
         { replans: true, at: now },
+        tx,
       );
     }
     if (task.status === 'active' && wanted === 'paused') return this.pause(tx, task, now, false);
@@ -83,14 +83,14 @@ export class TaskLifecycle {
   async pause(tx: Db, task: Task, now: Date, cancel: boolean): Promise<LifecycleResult> {
     if (task.status !== 'active') return { task, cancelledRunning: [] };
     await this.planDue(tx, task, now);
-    const unstarted = await this.executions.unstartedOfTask(tx, task.id);
+    const unstarted = await this.executions.unstartedOfTask(task.id, tx);
     const due = unstarted.filter((e) => e.scheduledFor.getTime() <= now.getTime() && e.trigger !== 'manual');
     const ahead = unstarted.filter((e) => e.scheduledFor.getTime() > now.getTime() && e.trigger === 'schedule');
-    await this.executions.skipUnstarted(tx, due.map((e) => e.id), 'paused');
-    await this.executions.withdraw(tx, ahead.map((e) => e.id));
-    const cancelled = cancel ? await this.executions.cancelOfTask(tx, task.id, 'cancelled by a pause') : [];
+    await this.executions.skipUnstarted(due.map((e) => e.id), 'paused', tx);
+    await this.executions.withdraw(ahead.map((e) => e.id), tx);
+    const cancelled = cancel ? await this.executions.cancelOfTask(task.id, 'cancelled by a pause', tx) : [];
     const cursor = firstSlotAfter(task, now) ?? task.nextRunAt;
-    const paused = await this.tasks.update(tx, task.id, { status: 'paused', nextRunAt: cursor }, { replans: false, at: now });
+    const paused = await this.tasks.update(task.id, { status: 'paused', nextRunAt: cursor }, { replans: false, at: now }, tx);
     return { task: paused, cancelledRunning: cancelled.map((e) => e.id) };
   }
 
@@ -104,17 +104,17 @@ export class TaskLifecycle {
     // Every slot of the pause is late: plan them now, as of now, with no lookahead.
     const misfire = catchUp ? CATCH_UP_MISFIRE[catchUp] : task.misfire;
     const plan = planTaskSlots({ ...task, misfire, maxDelayMs: 0 }, taskSchedule(task), now, this.slotOptions());
-    await this.executions.insertPlanned(tx, plan.executions);
+    await this.executions.insertPlanned(plan.executions, tx);
     // Past the last slot examined, continue from now: a backlog over the limit is only counted.
     let cursor = plan.advance.nextRunAt;
     if (cursor && cursor.getTime() <= now.getTime()) cursor = taskSchedule(task).next(now);
-    await this.tasks.advanceCursors(tx, [{ ...plan.advance, nextRunAt: cursor }]);
-    return this.tasks.update(tx, task.id, { status: cursor === null ? 'completed' : 'active' }, { replans: false, at: now });
+    await this.tasks.advanceCursors([{ ...plan.advance, nextRunAt: cursor }], tx);
+    return this.tasks.update(task.id, { status: cursor === null ? 'completed' : 'active' }, { replans: false, at: now }, tx);
   }
 
   /** Before a delete: every unfinished execution is cancelled. Returns the running ones. */
   async cancelAll(tx: Db, task: Task): Promise<string[]> {
-    return (await this.executions.cancelOfTask(tx, task.id, 'task deleted')).map((e) => e.id);
+    return (await this.executions.cancelOfTask(task.id, 'task deleted', tx)).map((e) => e.id);
   }
 
   /**
@@ -125,8 +125,8 @@ export class TaskLifecycle {
     if (!task.nextRunAt || task.nextRunAt.getTime() > now.getTime() || task.status === 'completed') return;
     const counted = misfire !== undefined;
     const plan = planTaskSlots({ ...task, misfire: misfire ?? task.misfire, maxDelayMs: counted ? 0 : task.maxDelayMs }, taskSchedule(task), now, this.slotOptions());
-    await this.executions.insertPlanned(tx, plan.executions);
-    await this.tasks.advanceCursors(tx, [plan.advance]);
+    await this.executions.insertPlanned(plan.executions, tx);
+    await this.tasks.advanceCursors([plan.advance], tx);
   }
 
   private slotOptions() {

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
 import { BACKFILL_DEFAULT, BACKFILL_MAX, type CatchUp } from '@punctual/contract';
-import { type Db, ExecutionsRepository, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
+import { type Db, ExecutionTransitionsRepository, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
 import { type PlannedExecution, taskSchedule } from '@punctual/planning';
 import { slotsBetween } from '@punctual/time';
 import { InvalidTaskError, TaskNotFoundError } from './errors.js';
@@ -17,7 +17,7 @@ export class TaskRunsService {
   constructor(
     private readonly prisma: PrismaService,
     private readonly tasks: TasksRepository,
-    private readonly executions: ExecutionsRepository,
+    private readonly executions: ExecutionTransitionsRepository,
     private readonly lifecycle: TaskLifecycle,
     private readonly changes: TaskChanges,
     private readonly clock: ClockService,
@@ -45,7 +45,7 @@ export class TaskRunsService {
     // The slot of a manual run is the instant it was asked for; a same-millisecond twin moves on.
     for (let offset = 0; ; offset += 1) {
       const at = new Date(this.clock.now() + offset);
-      const [execution] = await this.executions.insertPlanned(this.prisma, [this.row(task, at, at, 'manual')], payload);
+      const execution = await this.executions.insertManualRun(this.row(task, at, at, 'manual'), payload, this.prisma);
       if (execution) {
         await this.changes.record(this.prisma, actor, 'task.trigger', name, null, null);
         await this.changes.announce();
@@ -63,7 +63,7 @@ export class TaskRunsService {
     if (!task) throw new TaskNotFoundError(name);
     const slots = slotsBetween(taskSchedule(task), new Date(from.getTime() - 1), to, Math.min(maxRuns, BACKFILL_MAX));
     // One millisecond apart, in slot order: they run one after another, oldest first.
-    const inserted = await this.executions.insertPlanned(this.prisma, slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill')));
+    const inserted = await this.executions.insertPlanned(slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill')), this.prisma);
     await this.changes.record(this.prisma, actor, 'task.backfill', name, null, null);
     await this.changes.announce();
     return inserted.length;
@@ -78,7 +78,7 @@ export class TaskRunsService {
 
   private async locked(name: string, actor: Principal, action: string, apply: (tx: Db, existing: Task) => Promise<LifecycleResult>): Promise<Task> {
     const result = await this.prisma.$transaction(async (tx) => {
-      const existing = await this.tasks.lockByName(tx, name);
+      const existing = await this.tasks.lockByName(name, tx);
       if (!existing) throw new TaskNotFoundError(name);
       const after = await apply(tx, existing);
       await this.changes.record(tx, actor, action, name, existing, after.task);

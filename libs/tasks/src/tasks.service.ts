@@ -64,10 +64,10 @@ export class TasksService {
     const cancelled: string[] = [];
     const results = await this.prisma.$transaction(
       async (tx) => {
-        const existing = new Map((await this.tasks.lockByNames(tx, specs.map((s) => s.name))).map((t) => [t.name, t]));
+        const existing = new Map((await this.tasks.lockByNames(specs.map((s) => s.name), tx)).map((t) => [t.name, t]));
         const definitions = batchDefinitions(specs, existing, now);
         const fresh = specs.flatMap((spec, index) => (existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }]));
-        await this.tasks.insertMany(tx, fresh.map((f) => f.task));
+        await this.tasks.insertMany(fresh.map((f) => f.task), tx);
         const out: BatchItemResult[] = fresh.map(({ index, task }) => ({ index, task, created: true, secret: task.secret }));
         for (const [index, spec] of specs.entries()) {
           const before = existing.get(spec.name);
@@ -101,10 +101,10 @@ export class TasksService {
    */
   async delete(name: string, actor: Principal): Promise<void> {
     const cancelled = await this.prisma.$transaction(async (tx) => {
-      const task = await this.tasks.lockByName(tx, name);
+      const task = await this.tasks.lockByName(name, tx);
       if (!task) return null;
       const running = await this.lifecycle.cancelAll(tx, task);
-      await this.tasks.delete(tx, task.id);
+      await this.tasks.delete(task.id, tx);
       await this.changes.record(tx, actor, 'task.delete', name, task, null);
       return running;
     });
@@ -119,7 +119,7 @@ export class TasksService {
   private async change(name: string, actor: Principal, action: string, expectedVersion: number | undefined, input: (existing: Task) => TaskInput): Promise<Task | null> {
     const now = this.clock.date();
     const result = await this.prisma.$transaction(async (tx) => {
-      const existing = await this.tasks.lockByName(tx, name);
+      const existing = await this.tasks.lockByName(name, tx);
       if (!existing) return null;
       if (expectedVersion !== undefined && existing.version !== expectedVersion) throw new VersionConflictError(name, existing.version, expectedVersion);
       const definition = toTaskDefinition(input(existing), now, existing.startAt ?? existing.createdAt);

@@ -245,7 +245,7 @@ export class ExecutionRunner {
     return this.prisma.$transaction(async (tx) => {
       const ok = await write(tx);
       // A stale attempt changes nothing and emits nothing.
-      if (ok) await this.outbox.add(tx, message.topic, message.payload);
+      if (ok) await this.outbox.add(message.topic, message.payload, tx);
       return ok;
     });
   }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { AttemptsRepository, type ClaimOutcome, type ClaimRequest, ExecutionsRepository, type TaskExecution } from '@punctual/db';
+import { AttemptsRepository, type ClaimOutcome, type ClaimRequest, ExecutionTransitionsRepository, type TaskExecution } from '@punctual/db';
 import { Metrics } from '@punctual/observability';
 import { EXECUTION_CANCEL_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
@@ -43,7 +43,7 @@ export class OverlapClaimer {
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     private readonly attempts: AttemptsRepository,
-    private readonly executions: ExecutionsRepository,
+    private readonly executions: ExecutionTransitionsRepository,
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
   ) {

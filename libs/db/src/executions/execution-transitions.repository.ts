@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type ExecutionStatus, type ExecutionTrigger, Prisma, type SkipReason, type TaskExecution } from '../generated/prisma/client.js';
+import { type ExecutionTrigger, Prisma, type SkipReason, type TaskExecution } from '../generated/prisma/client.js';
 import { PrismaService, type Db } from '../prisma.service.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
 import { PENDING, transition } from './execution-transition.js';
@@ -34,32 +34,31 @@ export interface UnstartedExecution {
   trigger: ExecutionTrigger;
 }
 
-export interface ExecutionFilter {
-  taskName?: string;
-  status?: ExecutionStatus;
-  from?: Date;
-  to?: Date;
-}
-
 const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
 
 /**
- * `task_execution` for the API and the task lifecycle: recording planned slots, an operator's
- * actions on one execution, what an edit, pause or delete does to a task's executions, and reads.
- * Every state change is a fenced transition (see `transition`).
+ * The writes to `task_execution` of the planner, the API and the task lifecycle: recording planned
+ * slots, an operator's actions on one execution, what an edit, pause or delete does to a task's
+ * executions. Every state change is a fenced transition (see `transition`).
  */
 @Injectable()
-export class ExecutionsRepository {
+export class ExecutionTransitionsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /**
-   * Inserts planned slots; a slot that already exists is left alone. Returns the rows inserted.
-   * `payload` overrides the task's payload for these rows (manual runs).
-   */
-  async insertPlanned(db: Db, rows: NewExecution[], payload?: unknown): Promise<TaskExecution[]> {
+  /** Inserts planned slots; a slot that already exists is left alone. Returns the rows inserted. */
+  async insertPlanned(rows: NewExecution[], db: Db): Promise<TaskExecution[]> {
     if (rows.length === 0) return [];
-    const inserted = await db.$queryRaw<ExecutionRow[]>`${this.insertSql(rows, payload)} RETURNING *`;
+    const inserted = await db.$queryRaw<ExecutionRow[]>`${this.insertSql(rows)} RETURNING *`;
     return inserted.map(executionFromRow);
+  }
+
+  /**
+   * Inserts a manual run, whose `payload` (when given) overrides the task's. Null when its slot
+   * already exists.
+   */
+  async insertManualRun(row: NewExecution, payload: unknown, db: Db): Promise<TaskExecution | null> {
+    const [inserted] = await db.$queryRaw<ExecutionRow[]>`${this.insertSql([row], payload)} RETURNING *`;
+    return inserted ? executionFromRow(inserted) : null;
   }
 
   /**
@@ -67,7 +66,7 @@ export class ExecutionsRepository {
    * planner already holds every other column, and reading thousands of full rows back per batch
    * would cost more than writing them.
    */
-  async insertPlannedIds(db: Db, rows: NewExecution[]): Promise<Set<string>> {
+  async insertPlannedIds(rows: NewExecution[], db: Db): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
     const inserted = await db.$queryRaw<{ id: string }[]>`${this.insertSql(rows)} RETURNING id`;
     return new Set(inserted.map((r) => r.id));
@@ -89,7 +88,7 @@ export class ExecutionsRepository {
   }
 
   /** A task's executions that have not started (`scheduled` or `queued`), oldest slot first; rows locked. */
-  unstartedOfTask(db: Db, taskId: string): Promise<UnstartedExecution[]> {
+  unstartedOfTask(taskId: string, db: Db): Promise<UnstartedExecution[]> {
     return db.$queryRaw<UnstartedExecution[]>`
       SELECT id, scheduled_for AS "scheduledFor", fire_at AS "fireAt", trigger FROM task_execution
       WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued')
@@ -101,13 +100,13 @@ export class ExecutionsRepository {
    * pause stopped it): they were never due, so they leave no row behind — and a later plan of the
    * same slot (the edit undone, the task resumed) records it again. Only rows that have not started.
    */
-  async withdraw(db: Db, ids: string[]): Promise<number> {
+  async withdraw(ids: string[], db: Db): Promise<number> {
     if (ids.length === 0) return 0;
     return db.$executeRaw`DELETE FROM task_execution WHERE id = ANY(${ids}::uuid[]) AND status IN ('scheduled', 'queued')`;
   }
 
   /** Puts planned executions under the task's new definition: its version, its jitter, its overlap policy. */
-  async replan(db: Db, rows: ReplannedExecution[]): Promise<void> {
+  async replan(rows: ReplannedExecution[], db: Db): Promise<void> {
     if (rows.length === 0) return;
     await db.$executeRaw`
       UPDATE task_execution e SET fire_at = u.fire_at, task_version = u.task_version, exclusive = u.exclusive
@@ -120,14 +119,14 @@ export class ExecutionsRepository {
    * Executions of a task in progress (`running`, `retrying`) keep the definition they started with
    * when the task is edited: it is copied onto them, once (a second edit keeps the first copy).
    */
-  async pinInProgress(db: Db, taskId: string, definition: Prisma.InputJsonValue): Promise<number> {
+  async pinInProgress(taskId: string, definition: Prisma.InputJsonValue, db: Db): Promise<number> {
     return db.$executeRaw`
       UPDATE task_execution SET pinned_definition = ${JSON.stringify(definition)}::jsonb
       WHERE task_id = ${taskId}::uuid AND status IN ('running', 'retrying') AND pinned_definition IS NULL`;
   }
 
   /** Ends executions that have not started as `skipped` with a reason. Returns how many moved. */
-  async skipUnstarted(db: Db, ids: string[], reason: SkipReason): Promise<number> {
+  async skipUnstarted(ids: string[], reason: SkipReason, db: Db): Promise<number> {
     const moved = await transition(db, {
       ids,
       from: ['scheduled', 'queued'],
@@ -142,7 +141,7 @@ export class ExecutionsRepository {
    * Cancels every unfinished execution of a task — pending and running alike (delete, pause with
    * cancel). Returns the ones that were running: their workers must be told to abort.
    */
-  async cancelOfTask(db: Db, taskId: string, reason: string): Promise<TaskExecution[]> {
+  async cancelOfTask(taskId: string, reason: string, db: Db): Promise<TaskExecution[]> {
     const ids = await db.$queryRaw<{ id: string }[]>`
       SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued', 'retrying', 'running')`;
     const moved = await transition(db, {
@@ -180,29 +179,5 @@ export class ExecutionsRepository {
       detail: { reason: 'replayed' },
     });
     return moved[0] ?? null;
-  }
-
-  async findById(id: string) {
-    return this.prisma.taskExecution.findUnique({ where: { id }, include: { events: { orderBy: { id: 'asc' } } } });
-  }
-
-  /** Executions newest first, keyset-paginated on (scheduled_for, id) so inserts never shift a page. */
-  async list(filter: ExecutionFilter, limit: number, after?: { scheduledFor: Date; id: string }) {
-    return this.prisma.taskExecution.findMany({
-      where: {
-        taskName: filter.taskName,
-        status: filter.status,
-        scheduledFor: { gte: filter.from, lt: filter.to },
-        ...(after && {
-          OR: [{ scheduledFor: { lt: after.scheduledFor } }, { scheduledFor: after.scheduledFor, id: { lt: after.id } }],
-        }),
-      },
-      orderBy: [{ scheduledFor: 'desc' }, { id: 'desc' }],
-      take: limit,
-    });
-  }
-
-  async lastOfTask(taskId: string) {
-    return this.prisma.taskExecution.findFirst({ where: { taskId }, orderBy: { scheduledFor: 'desc' } });
   }
 }
