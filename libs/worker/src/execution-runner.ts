@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { AttemptsRepository, type Db, OutboxRepository, Prisma, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
-import { type HandlerLog, HandlerRegistry, UnrecoverableError } from '@punctual/handlers';
+import { type HandlerLog, HandlerRegistry, handlerTaskOf, hmacSigner, UnrecoverableError } from '@punctual/handlers';
 import { Metrics, tracing } from '@punctual/observability';
 import { ExecutionsQueue } from '@punctual/queue';
 import { ClockService } from '@punctual/clock';
@@ -146,7 +146,8 @@ export class ExecutionRunner {
       if (!handler) throw new UnrecoverableError(`no handler named "${task.handler}" is registered on this worker`);
       const run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () => handler.run({
         execution,
-        task,
+        task: handlerTaskOf(task),
+        sign: hmacSigner(task.secret),
         payload: execution.payload ?? task.payload,
         attempt: execution.attempt,
         signal: control.signal,

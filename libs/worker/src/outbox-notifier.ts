@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { type Outbox, OutboxRepository, TasksRepository } from '@punctual/db';
-import { BlockedDestinationError, sendSigned } from '@punctual/handlers';
+import { BlockedDestinationError, hmacSigner, sendSigned } from '@punctual/handlers';
 import { Metrics } from '@punctual/observability';
 
 const POLL_MS = 1_000;
@@ -66,7 +66,7 @@ export class OutboxNotifier implements OnApplicationBootstrap, OnModuleDestroy {
         method: 'POST',
         headers: { 'x-punctual-event': message.topic },
         body: { id: message.id, topic: message.topic, event: payload.event, task: task.name, execution: payload.execution, createdAt: message.createdAt.toISOString() },
-        secret: task.secret,
+        sign: hmacSigner(task.secret),
         idempotencyKey: message.id,
         timeoutMs: DELIVERY_TIMEOUT_MS,
         allowHosts: this.config.httpAllowHosts,
