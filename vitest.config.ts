@@ -9,7 +9,10 @@ export default defineConfig({
   plugins: [swc.vite({ module: { type: 'es6' } })],
   resolve: {
     alias: Object.fromEntries(
-      ['config', 'contract', 'client', 'db', 'redis', 'queue', 'time', 'core', 'handlers', 'observability'].map((n) => [`@punctual/${n}`, lib(n)]),
+      ['config', 'contract', 'client', 'db', 'redis', 'queue', 'time', 'planning', 'clock', 'auth', 'cluster', 'tasks', 'scheduler', 'worker', 'handlers', 'observability'].map((n) => [
+        `@punctual/${n}`,
+        lib(n),
+      ]),
     ),
   },
   test: {

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { scheduleSpecFromInput } from '../libs/core/src/index.js';
+import { scheduleSpecFromInput } from '../libs/tasks/src/index.js';
 import { compileSchedule, slotsBetween } from '../libs/time/src/index.js';
 import type { Invocation } from '../test/support/invocations.js';
 

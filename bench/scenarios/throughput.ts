@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { PlannedExecution } from '../../libs/db/src/index.js';
+import type { PlannedExecution } from '../../libs/planning/src/index.js';
 import { EXECUTION_JOB_OPTIONS } from '../../libs/queue/src/index.js';
 import { REDIS_URL } from '../../test/support/env.js';
 import { openSandbox } from '../../test/support/sandbox.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OverlapClaimer } from '../../libs/core/src/index.js';
+import { OverlapClaimer } from '../../libs/worker/src/index.js';
 import type { ExecutionStatus } from '../../libs/db/src/index.js';
 import { Metrics } from '../../libs/observability/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';

@@ -1,7 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Task } from '@punctual/db';
-import type { HandlerLog, TaskHandlerContext } from '@punctual/handlers';
+import { type HandlerLog, hmacSigner, type TaskHandlerContext } from '@punctual/handlers';
 
 export interface ReceivedRequest {
   method: string;
@@ -70,10 +69,11 @@ export function fakeContext(payload: unknown, options: FakeContextOptions = {}):
     warn: (message, fields) => void logged.push(message, fields),
     error: (message, fields) => void logged.push(message, fields),
   };
-  const task = { name: 'http-test', handler: 'http', secret: SECRET, timeoutMs: options.taskTimeoutMs ?? 10_000, secretFields: options.secretFields ?? [] };
+  const task = { name: 'http-test', handler: 'http', timeoutMs: options.taskTimeoutMs ?? 10_000, secretFields: options.secretFields ?? [] };
   return {
     execution: { id: EXECUTION_ID } as TaskHandlerContext['execution'],
-    task: task as unknown as Task,
+    task: task as TaskHandlerContext['task'],
+    sign: hmacSigner(SECRET),
     payload,
     attempt: 1,
     signal: options.signal ?? new AbortController().signal,

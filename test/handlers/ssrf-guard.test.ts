@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { loadConfig } from '../../libs/config/src/index.js';
-import { BlockedDestinationError, HttpHandler, type Lookup, sendSigned, UnrecoverableError } from '../../libs/handlers/src/index.js';
+import { BlockedDestinationError, hmacSigner, HttpHandler, type Lookup, sendSigned, UnrecoverableError } from '../../libs/handlers/src/index.js';
 import { fakeContext, rejectionOf, startLocalServer } from './local-server.js';
 
 let server: Awaited<ReturnType<typeof startLocalServer>>;
@@ -25,7 +25,7 @@ function fakeDns(records: Record<string, string[][]>): Lookup & { calls: number 
 }
 
 const signed = (url: string, lookup: Lookup, allowHosts: string[] = []) =>
-  sendSigned({ url, body: { ping: 1 }, secret: 's3cret', idempotencyKey: 'k', timeoutMs: 5_000, allowHosts, lookup });
+  sendSigned({ url, body: { ping: 1 }, sign: hmacSigner('s3cret'), idempotencyKey: 'k', timeoutMs: 5_000, allowHosts, lookup });
 
 describe('SSRF guard with no allow list', () => {
   const guarded = new HttpHandler(loadConfig({}));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionDispatcher } from '../../libs/core/src/index.js';
+import { ExecutionDispatcher } from '../../libs/scheduler/src/index.js';
 import { Metrics } from '../../libs/observability/src/index.js';
 import { ExecutionsQueue } from '../../libs/queue/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
@@ -38,7 +38,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
       id: randomUUID(), taskId: task.id, taskName: 'fired', scheduledFor: new Date(fireAt.getTime() + i * 1000), fireAt,
       trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
     }));
-    await db.executions.insertPlanned(db.prisma, rows);
+    await db.executions.insertPlanned(rows, db.prisma);
     await dispatcher.dispatch(rows, epoch);
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'queued' } })).toBe(rows.length);
     expect(await queue.queue.getWaitingCount()).toBe(rows.length);
@@ -60,7 +60,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
       id: randomUUID(), taskId: task.id, taskName: 'deposed', scheduledFor: new Date(fireAt.getTime() + i * 1000), fireAt,
       trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
     }));
-    await db.executions.insertPlanned(db.prisma, rows);
+    await db.executions.insertPlanned(rows, db.prisma);
     const stale = epoch;
     epoch = await db.state.bumpEpoch('successor');
     await dispatcher.dispatch(rows, stale);

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { LeaderElector } from '../../libs/core/src/index.js';
+import { LeaderElector } from '../../libs/scheduler/src/index.js';
 import { REDIS_URL } from '../support/env.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { sleep } from '../support/processes.js';

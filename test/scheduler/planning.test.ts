@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FencedOutError, PlannerService } from '../../libs/core/src/index.js';
+import { FencedOutError, PlannerService } from '../../libs/scheduler/src/index.js';
 import { Metrics } from '../../libs/observability/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
@@ -58,7 +58,7 @@ describe('planning due slots into executions', () => {
         trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
       }));
     // Both insert the same slots at once (as two leaders would without the fence).
-    const [a, b] = await Promise.all([db.executions.insertPlanned(db.prisma, rows('race')), db.executions.insertPlanned(db.prisma, rows('race'))]);
+    const [a, b] = await Promise.all([db.executions.insertPlanned(rows('race'), db.prisma), db.executions.insertPlanned(rows('race'), db.prisma)]);
     expect(a.length + b.length).toBe(3);
     // And two planner passes at once (same epoch, SKIP LOCKED) still plan each slot once.
     await db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: new Date(t0.getTime() + 3000) } });

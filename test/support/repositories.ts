@@ -1,7 +1,7 @@
 import type { Config } from '../../libs/config/src/index.js';
 import {
   AttemptsRepository,
-  ExecutionsRepository,
+  ExecutionTransitionsRepository,
   LeaderExecutionsRepository,
   PrismaService,
   SchedulerStateRepository,
@@ -15,7 +15,7 @@ export async function openRepositories(config: Config) {
   return {
     prisma,
     tasks: new TasksRepository(prisma),
-    executions: new ExecutionsRepository(prisma),
+    executions: new ExecutionTransitionsRepository(prisma),
     attempts: new AttemptsRepository(prisma),
     leader: new LeaderExecutionsRepository(prisma),
     state: new SchedulerStateRepository(prisma),

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkerModule } from '../../apps/worker/src/worker.module.js';
-import { ExecutionRunner } from '../../libs/core/src/index.js';
+import { ExecutionRunner } from '../../libs/worker/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
 

@@ -1,6 +1,6 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
 import type { Config } from '@punctual/config';
-import { ApiKeysService } from '@punctual/core';
+import { ApiKeysService } from '@punctual/auth';
 import { newDevelopmentKey } from './development-key.js';
 
 /**

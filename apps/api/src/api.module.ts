@@ -1,13 +1,15 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { AuthModule } from '@punctual/auth';
+import { ClusterModule } from '@punctual/cluster';
 import { type Config, ConfigModule } from '@punctual/config';
-import { TasksCoreModule } from '@punctual/core';
 import { DbModule } from '@punctual/db';
 import { HealthController, LoggingModule, MetricsModule } from '@punctual/observability';
 import { QueueModule } from '@punctual/queue';
+import { RedisModule } from '@punctual/redis';
+import { TasksCoreModule } from '@punctual/tasks';
 import { ApiKeysController, AuditController, ClusterController, HandlersController } from './admin/admin.controllers.js';
 import { ApiMetricsController } from './admin/metrics.controller.js';
-import { RedisModule } from '@punctual/redis';
 import { ApiKeyPresenceCheck } from './admin-key.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { ExecutionsController } from './executions/executions.controller.js';
@@ -21,7 +23,7 @@ export class ApiModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule.forRoot(), RedisModule, MetricsModule, QueueModule, TasksCoreModule],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule.forRoot(), RedisModule, MetricsModule, QueueModule, TasksCoreModule, AuthModule, ClusterModule],
       controllers: [TasksController, ExecutionsController, SchedulesController, ApiKeysController, AuditController, HandlersController, ClusterController, ApiMetricsController, HealthController],
       providers: [
         ApiKeyPresenceCheck,

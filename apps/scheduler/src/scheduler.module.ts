@@ -1,9 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type Config, ConfigModule } from '@punctual/config';
-import { leaderDbSession, SchedulerCoreModule, SchedulerService } from '@punctual/core';
 import { DbModule } from '@punctual/db';
 import { HEALTH_DETAILS, HealthController, LoggingModule, MetricsController, MetricsModule, StoreMetrics, TracingModule } from '@punctual/observability';
 import { RedisModule } from '@punctual/redis';
+import { leaderDbSession, SchedulerCoreModule, SchedulerService } from '@punctual/scheduler';
 
 /** The scheduler role: leader election, planning, firing; health on HEALTH_PORT. */
 @Module({})

@@ -1,9 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type Config, ConfigModule } from '@punctual/config';
-import { WorkerCoreModule } from '@punctual/core';
 import { DbModule } from '@punctual/db';
 import { HealthController, LoggingModule, MetricsController, MetricsModule, TracingModule } from '@punctual/observability';
 import { RedisModule } from '@punctual/redis';
+import { WorkerCoreModule } from '@punctual/worker';
 
 /** The worker role: runs executions from the queue; health on HEALTH_PORT. */
 @Module({})

@@ -1,8 +1,8 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { AttemptsRepository } from './executions/attempts.repository.js';
-import { ExecutionsRepository } from './executions/executions.repository.js';
+import { ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
+import { ExecutionTransitionsRepository } from './executions/execution-transitions.repository.js';
 import { LeaderExecutionsRepository } from './executions/leader-executions.repository.js';
-import { ExecutionStatsRepository } from './execution-stats.repository.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { AuditRepository } from './audit.repository.js';
 import { BacklogRepository } from './backlog.repository.js';
@@ -14,7 +14,8 @@ import { TasksRepository } from './tasks.repository.js';
 const REPOSITORIES = [
   PrismaService,
   TasksRepository,
-  ExecutionsRepository,
+  ExecutionTransitionsRepository,
+  ExecutionQueriesRepository,
   AttemptsRepository,
   LeaderExecutionsRepository,
   SchedulerStateRepository,
@@ -22,7 +23,6 @@ const REPOSITORIES = [
   ApiKeysRepository,
   AuditRepository,
   BacklogRepository,
-  ExecutionStatsRepository,
 ];
 
 /** Postgres access: the Prisma client and the repositories that own each table's SQL. */

@@ -2,17 +2,16 @@ export { ApiKeysRepository } from './api-keys.repository.js';
 export { type AuditEntry, AuditRepository } from './audit.repository.js';
 export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
-export { ExecutionStatsRepository } from './execution-stats.repository.js';
 export { epochFence } from './epoch-fence.js';
 export { AttemptsRepository, type ClaimOutcome, type ClaimRequest } from './executions/attempts.repository.js';
 export { type MovedExecution } from './executions/execution-transition.js';
+export { type ExecutionFilter, ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 export {
-  type ExecutionFilter,
-  ExecutionsRepository,
-  type PlannedExecution,
+  ExecutionTransitionsRepository,
+  type NewExecution,
   type ReplannedExecution,
   type UnstartedExecution,
-} from './executions/executions.repository.js';
+} from './executions/execution-transitions.repository.js';
 export { type FireableRow, LeaderExecutionsRepository, type LateRow } from './executions/leader-executions.repository.js';
 export {
   type ApiKey,
@@ -35,4 +34,4 @@ export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, Migratio
 export { OutboxRepository } from './outbox.repository.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isConnectionError, isLockTimeout, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository } from './scheduler-state.repository.js';
-export { type CursorAdvance, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';
+export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

@@ -7,7 +7,7 @@ import { PrismaService, type Db } from './prisma.service.js';
 export class OutboxRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async add(db: Db, topic: string, payload: Prisma.InputJsonValue): Promise<void> {
+  async add(topic: string, payload: Prisma.InputJsonValue, db: Db): Promise<void> {
     await db.outbox.create({ data: { topic, payload } });
   }
 

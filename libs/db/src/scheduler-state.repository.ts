@@ -23,7 +23,7 @@ export class SchedulerStateRepository {
    * The first statement of every planning transaction: true while `epoch` is still the newest, and
    * then it stays so until the transaction ends (see `epochFence`).
    */
-  async fence(db: Db, epoch: bigint): Promise<boolean> {
+  async fence(epoch: bigint, db: Db): Promise<boolean> {
     const rows = await db.$queryRaw<unknown[]>`
       SELECT 1 FROM scheduler_state WHERE id = 1 AND epoch = ${epoch.toString()}::bigint FOR SHARE`;
     return rows.length === 1;

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, type Task, type TaskStatus } from './generated/prisma/client.js';
 import { PrismaService, type Db } from './prisma.service.js';
 
-/** The cursor move the planner made for one task. */
-export interface CursorAdvance {
+/** A task's cursor moved past the slots it planned. */
+export interface CursorMove {
   id: string;
   /** The next slot not yet planned; null once the schedule has no more slots. */
   nextRunAt: Date | null;
@@ -73,7 +73,7 @@ export class TasksRepository {
    * one JSON array: a thousand tasks cost one round trip and no per-row ORM work. Throws
    * `TaskNameTakenError` if a name exists (a concurrent create won the race).
    */
-  async insertMany(db: Db, tasks: Task[]): Promise<void> {
+  async insertMany(tasks: Task[], db: Db): Promise<void> {
     if (tasks.length === 0) return;
     const rows = tasks.map((task) => Object.fromEntries(TASK_FIELDS.map(([field, column]) => [column, jsonValue(task[field])])));
     const columns = Prisma.raw(TASK_FIELDS.map(([, column]) => `"${column}"`).join(', '));
@@ -89,7 +89,7 @@ export class TasksRepository {
   }
 
   /** Locks the named task rows (in name order, so concurrent batches cannot deadlock) for the rest of the transaction. */
-  async lockByNames(db: Db, names: string[]): Promise<Task[]> {
+  async lockByNames(names: string[], db: Db): Promise<Task[]> {
     if (names.length === 0) return [];
     const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM task WHERE name = ANY(${names}::text[]) ORDER BY name FOR UPDATE`;
     return rows.length ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } } }) : [];
@@ -108,7 +108,7 @@ export class TasksRepository {
   }
 
   /** Locks the named task row for the rest of the transaction. */
-  async lockByName(db: Db, name: string): Promise<Task | null> {
+  async lockByName(name: string, db: Db): Promise<Task | null> {
     const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM task WHERE name = ${name} FOR UPDATE`;
     return rows[0] ? db.task.findUnique({ where: { id: rows[0].id } }) : null;
   }
@@ -137,14 +137,14 @@ export class TasksRepository {
    * Changes a task, bumping its version; `replans` (a change to what runs or when) bumps its plan
    * version too, which planned executions are checked against.
    */
-  update(db: Db, id: string, data: Prisma.TaskUpdateInput, options: { replans: boolean; at?: Date }): Promise<Task> {
+  update(id: string, data: Prisma.TaskUpdateInput, options: { replans: boolean; at?: Date }, db: Db): Promise<Task> {
     return db.task.update({
       where: { id },
       data: { ...data, version: { increment: 1 }, ...(options.replans && { planVersion: { increment: 1 } }), updatedAt: options.at ?? new Date() },
     });
   }
 
-  delete(db: Db, id: string): Promise<Task> {
+  delete(id: string, db: Db): Promise<Task> {
     return db.task.delete({ where: { id } });
   }
 
@@ -153,7 +153,7 @@ export class TasksRepository {
    * transaction holds, oldest cursor first. Uses the partial index on `next_run_at`, so idle and
    * paused tasks cost nothing. A task whose last planning failed waits {@link PLAN_ERROR_RETRY_MS}.
    */
-  async lockDue(db: Db, horizon: Date, limit: number): Promise<Task[]> {
+  async lockDue(horizon: Date, limit: number, db: Db): Promise<Task[]> {
     const ids = await db.$queryRaw<{ id: string }[]>`
       SELECT id FROM task
       WHERE status = 'active' AND next_run_at <= ${horizon.toISOString()}::timestamptz
@@ -169,7 +169,7 @@ export class TasksRepository {
    * Moves many cursors in one statement; a task whose schedule has no more slots (cursor null) is
    * `completed`. A task planned again after an error has the error cleared.
    */
-  async advanceCursors(db: Db, advances: CursorAdvance[]): Promise<void> {
+  async advanceCursors(advances: CursorMove[], db: Db): Promise<void> {
     if (advances.length === 0) return;
     const at = (d: Date | null) => d?.toISOString() ?? null;
     await db.$executeRaw`
@@ -190,7 +190,7 @@ export class TasksRepository {
   }
 
   /** Records planning errors: the tasks stay active with their cursor where it was. */
-  async recordPlanErrors(db: Db, errors: PlanError[]): Promise<void> {
+  async recordPlanErrors(errors: PlanError[], db: Db): Promise<void> {
     if (errors.length === 0) return;
     await db.$executeRaw`
       UPDATE task t SET last_error = u.error, last_error_at = now()

@@ -1,5 +1,6 @@
 export { FailHandler, LogHandler, NoopHandler, SleepHandler } from './builtin.handlers.js';
 export { HandlerRegistry } from './handler-registry.js';
+export { type HandlerTask, handlerTaskOf, hmacSigner, type RequestSigner } from './handler-task.js';
 export { HandlersModule } from './handlers.module.js';
 export {
   type HandlerLog,

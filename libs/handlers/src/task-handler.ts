@@ -1,5 +1,6 @@
 import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
-import type { Task, TaskExecution } from '@punctual/db';
+import type { TaskExecution } from '@punctual/db';
+import type { HandlerTask, RequestSigner } from './handler-task.js';
 
 export const TASK_HANDLER_METADATA = 'punctual:task-handler';
 
@@ -13,7 +14,10 @@ export interface HandlerLog {
 /** Everything a handler gets for one attempt of one execution. */
 export interface TaskHandlerContext {
   execution: TaskExecution;
-  task: Task;
+  /** The task (the definition pinned on the execution, if any), without its signing secret. */
+  task: HandlerTask;
+  /** Signs what the handler sends with the task's secret (`X-Punctual-Signature`). */
+  sign: RequestSigner;
   /** The task's payload, or the manual run's override. */
   payload: unknown;
   attempt: number;

@@ -36,3 +36,6 @@ export const EXECUTION_JOB_OPTIONS: JobsOptions = {
 
 /** Pub/sub channel (under the Redis prefix) telling workers to abort a running execution. */
 export const EXECUTION_CANCEL_CHANNEL = 'executions:cancel';
+
+/** Pub/sub channel (under the Redis prefix) on which the API announces task changes to the leader. */
+export const TASKS_CHANGED_CHANNEL = 'tasks-changed';

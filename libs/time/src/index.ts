@@ -5,7 +5,6 @@ export * from './duration.js';
 export * from './errors.js';
 export * from './jitter.js';
 export { type Disambiguation, parseAt, resolveLocalTime } from './local-time.js';
-export { PREVIEW_LIMIT, previewFireTimes } from './preview.js';
 export { compileRrule } from './rrule.js';
 export { compileSchedule, slotsBetween } from './schedule.js';
 export type { Schedule, ScheduleBounds, ScheduleSpec } from './schedule-spec.js';

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatDuration, parseDuration } from './duration.js';
 import { jitterOffset } from './jitter.js';
-import { PREVIEW_LIMIT, previewFireTimes } from './preview.js';
 import { compileSchedule, slotsBetween } from './schedule.js';
 import type { ScheduleSpec } from './schedule-spec.js';
 import { formatLocal } from './zone.js';
@@ -11,7 +10,7 @@ const iso = (dates: (Date | null)[]) => dates.map((d) => d?.toISOString() ?? nul
 const at = (s: string) => new Date(s);
 
 
-describe('every, at, bounds and previews', () => {
+describe('every, at, bounds and local times', () => {
   it('every counts elapsed time from its anchor, straight through a DST change', () => {
     const schedule = compileSchedule({ kind: 'every', everyMs: 90 * 60_000, anchor: at('2026-03-29T00:15:00Z'), timezone: 'Europe/Berlin' });
     expect(iso(slotsBetween(schedule, at('2026-03-28T00:00:00Z'), at('2026-03-29T04:00:00Z'), 10))).toEqual([
@@ -59,22 +58,6 @@ describe('every, at, bounds and previews', () => {
   it('refuses an unknown DST policy value', () => {
     const dst = { gap: 'later' } as unknown as { gap: 'skip' };
     expect(refusal(() => compileSchedule({ kind: 'cron', cron: '0 2 * * *', timezone: 'UTC', dst })).field).toBe('schedule.dst.gap');
-  });
-
-  it('previews fire times at or after `from`, in UTC and in the zone, with the zone’s offset', () => {
-    expect(previewFireTimes({ kind: 'cron', cron: '0 9 * * *', timezone: 'Europe/Berlin' }, at('2026-03-28T08:00:00Z'), 2)).toEqual([
-      { at: '2026-03-28T08:00:00.000Z', local: '2026-03-28T09:00:00.000+01:00' },
-      { at: '2026-03-29T07:00:00.000Z', local: '2026-03-29T09:00:00.000+02:00' },
-    ]);
-    expect(previewFireTimes({ kind: 'every', everyMs: 3_600_000, anchor: at('2026-01-01T00:00:00Z'), timezone: 'Asia/Kathmandu' }, at('2026-01-01T00:30:00Z'), 1)).toEqual([
-      { at: '2026-01-01T01:00:00.000Z', local: '2026-01-01T06:45:00.000+05:45' },
-    ]);
-    expect(previewFireTimes({ kind: 'at', runAt: at('2026-01-01T00:00:00Z') }, at('2025-01-01T00:00:00Z'), 5)).toEqual([
-      { at: '2026-01-01T00:00:00.000Z', local: '2026-01-01T00:00:00.000+00:00' },
-    ]);
-    // DESIGN §7: one preview returns at most 1,000 fire times.
-    expect(previewFireTimes({ kind: 'every', everyMs: 1000, anchor: at('2026-01-01T00:00:00Z') }, at('2026-01-01T00:00:00Z'), 5000)).toHaveLength(PREVIEW_LIMIT);
-    expect(PREVIEW_LIMIT).toBe(1000);
   });
 
   it('formats local times with negative, fractional and historical (seconds) offsets', () => {

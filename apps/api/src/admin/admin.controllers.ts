@@ -1,6 +1,7 @@
 import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
+import { ApiKeysService, type Principal } from '@punctual/auth';
+import { ClusterService, WorkerDirectory } from '@punctual/cluster';
 import { type ApiKey as ApiKeyJson, type Cluster, type CreateApiKeyBody, type CreatedApiKey, routes } from '@punctual/contract';
-import { ApiKeysService, ClusterService, type Principal, WorkerDirectory } from '@punctual/core';
 import { type ApiKey, AuditRepository } from '@punctual/db';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ApiKeysService, type Principal, roleAllows } from '@punctual/core';
+import { ApiKeysService, type Principal, roleAllows } from '@punctual/auth';
 import type { ApiKeyRole } from '@punctual/db';
 import { RedisService } from '@punctual/redis';
 import cookieParser from 'cookie-parser';

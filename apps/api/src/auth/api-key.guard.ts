@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { Reflector } from '@nestjs/core';
-import { ApiKeysService, roleAllows } from '@punctual/core';
+import { ApiKeysService, roleAllows } from '@punctual/auth';
 import type { ApiKeyRole } from '@punctual/db';
 import { PUBLIC_ROUTE } from '@punctual/observability';
 import { ApiError } from '../http/api-error.js';

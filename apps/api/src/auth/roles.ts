@@ -1,5 +1,5 @@
 import { createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
-import type { Principal } from '@punctual/core';
+import type { Principal } from '@punctual/auth';
 import type { ApiKeyRole } from '@punctual/db';
 import type { Request } from 'express';
 

@@ -1,7 +1,7 @@
 import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
 import { type Execution, type ExecutionDetail, routes } from '@punctual/contract';
-import { ExecutionNotFoundError, ExecutionsService, presentEvent, presentExecution } from '@punctual/core';
-import { ExecutionsRepository } from '@punctual/db';
+import { ExecutionQueriesRepository } from '@punctual/db';
+import { ExecutionNotFoundError, ExecutionsService, presentEvent, presentExecution } from '@punctual/tasks';
 import type { z } from 'zod';
 import { ApiError } from '../http/api-error.js';
 import { executionPage } from '../http/execution-page.js';
@@ -12,7 +12,7 @@ const uuid = () => new ParseUUIDPipe({ exceptionFactory: () => new ApiError(404,
 @Controller()
 export class ExecutionsController {
   constructor(
-    private readonly executions: ExecutionsRepository,
+    private readonly executions: ExecutionQueriesRepository,
     private readonly service: ExecutionsService,
   ) {}
 

@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
-import { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from '@punctual/core';
 import { TaskNameTakenError } from '@punctual/db';
+import { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from '@punctual/tasks';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import type { Response } from 'express';
 import { ApiError } from './api-error.js';

@@ -1,6 +1,6 @@
 import { Controller } from '@nestjs/common';
 import { PREVIEW_DEFAULT, type PreviewRequest, type PreviewResponse, routes } from '@punctual/contract';
-import { previewSchedule } from '@punctual/core';
+import { previewSchedule } from '@punctual/tasks';
 import { Route, ValidBody } from '../http/route.decorator.js';
 
 @Controller()

@@ -1,7 +1,10 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
+import type { Principal } from '@punctual/auth';
+import { WorkerDirectory } from '@punctual/cluster';
 import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
-import { missingHandlerWarnings, type Principal, presentExecution, presentTask, TaskRunsService, taskSchedule, TasksService, WorkerDirectory } from '@punctual/core';
-import { ExecutionsRepository, type Task, TasksRepository } from '@punctual/db';
+import { ExecutionQueriesRepository, type Task, TasksRepository } from '@punctual/db';
+import { taskSchedule } from '@punctual/planning';
+import { missingHandlerWarnings, presentExecution, presentTask, TaskRunsService, TasksService } from '@punctual/tasks';
 import { slotsBetween } from '@punctual/time';
 import type { Response } from 'express';
 import type { z } from 'zod';
@@ -17,7 +20,7 @@ export class TasksController {
     private readonly tasks: TasksService,
     private readonly runs: TaskRunsService,
     private readonly tasksRepository: TasksRepository,
-    private readonly executions: ExecutionsRepository,
+    private readonly executions: ExecutionQueriesRepository,
     private readonly directory: WorkerDirectory,
   ) {}
 

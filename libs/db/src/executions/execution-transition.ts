@@ -10,20 +10,22 @@ export const statusList = (statuses: ExecutionStatus[]) => Prisma.sql`ARRAY[${Pr
 /**
  * The history row of every transition, appended in the transition's own statement: `moved` must be
  * a CTE returning `id`, `from_status`, `status` and `worker_id`. The one place `execution_event` is
- * written.
+ * written; a transition's `detail` (a jsonb expression) goes between the two parts.
  */
-export const EVENT_CTE = (detail: Prisma.Sql = Prisma.sql`NULL::jsonb`) => Prisma.sql`
+const EVENT_INSERT = [
+  `
   ev AS (
     INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
-    SELECT id, from_status, status, worker_id, ${detail} FROM moved
-  )`;
+    SELECT id, from_status, status, worker_id, `,
+  ` FROM moved
+  )`,
+] as const;
 
-/** {@link EVENT_CTE} for statements written by hand for the `pg` pool; `detail` is SQL text. */
-export const EVENT_CTE_TEXT = (detail = 'NULL::jsonb') => `
-  ev AS (
-    INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
-    SELECT id, from_status, status, worker_id, ${detail} FROM moved
-  )`;
+/** {@link EVENT_INSERT} in a Prisma statement; `detail` may carry parameters. */
+export const EVENT_CTE = (detail: Prisma.Sql = Prisma.sql`NULL::jsonb`) => Prisma.sql`${Prisma.raw(EVENT_INSERT[0])}${detail}${Prisma.raw(EVENT_INSERT[1])}`;
+
+/** {@link EVENT_INSERT} in a statement written by hand for the `pg` pool; `detail` is SQL text. */
+export const EVENT_CTE_TEXT = (detail = 'NULL::jsonb') => EVENT_INSERT.join(detail);
 
 /** An execution as a transition left it, and the state it left. */
 export type MovedExecution = TaskExecution & { fromStatus: ExecutionStatus };

@@ -9,7 +9,7 @@ import { BlockedDestinationError } from './ssrf-guard.js';
 
 /**
  * The `http` handler: calls `{ url, method = 'POST', headers?, body?, timeoutMs? }`, signed with
- * the task's secret (`X-Punctual-Signature`), with `Idempotency-Key` = the execution id so the
+ * the task's secret by the context's signer (`X-Punctual-Signature`), with `Idempotency-Key` = the execution id so the
  * receiver can recognise a retried attempt. 2xx succeeds with `{ status, headers, body, truncated }`.
  * 408, 429, 5xx, network errors and timeouts are retried; other 4xx, 3xx (redirects are not
  * followed), a bad payload and a destination refused by the SSRF guard go straight to `dead`.
@@ -18,10 +18,10 @@ import { BlockedDestinationError } from './ssrf-guard.js';
 export class HttpHandler implements TaskHandlerImpl {
   constructor(@Inject(CONFIG) private readonly config: Config) {}
 
-  async run({ execution, task, payload, signal, log }: TaskHandlerContext): Promise<HttpResult> {
+  async run({ execution, task, sign, payload, signal, log }: TaskHandlerContext): Promise<HttpResult> {
     const call = parseHttpPayload(payload);
     const url = new URL(call.url);
-    const scrub = secretScrubber(task.secret, payload, task.secretFields, url);
+    const scrub = secretScrubber(payload, task.secretFields, url, sign.redact);
     // Errors and logs name the method and host only: paths and queries may carry tokens.
     const target = scrub(`${call.method} ${url.host}`);
     let response: SignedResponse;
@@ -31,7 +31,7 @@ export class HttpHandler implements TaskHandlerImpl {
         method: call.method,
         headers: call.headers,
         body: call.body,
-        secret: task.secret,
+        sign,
         idempotencyKey: execution.id,
         executionId: execution.id,
         // The attempt's signal already ends at the task's timeout; the payload may only shorten it.

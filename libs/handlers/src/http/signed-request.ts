@@ -25,8 +25,8 @@ export interface SignedRequest {
   headers?: Readonly<Record<string, string>>;
   /** A string is sent as it is; anything else (but `undefined`: no body) as JSON. */
   body?: unknown;
-  /** HMAC-SHA256 key for `X-Punctual-Signature`; never logged nor put in an error. */
-  secret: string;
+  /** The value of `X-Punctual-Signature` for the exact bytes sent (see `hmacSigner`). */
+  sign: (bytes: Buffer) => string;
   idempotencyKey: string;
   /** Sent as `X-Punctual-Execution` when given. */
   executionId?: string;
@@ -95,7 +95,7 @@ export async function sendSigned(request: SignedRequest): Promise<SignedResponse
     Object.assign(headers, {
       'user-agent': 'punctual',
       'idempotency-key': request.idempotencyKey,
-      'x-punctual-signature': signBody(bytes, request.secret),
+      'x-punctual-signature': request.sign(bytes),
       'content-length': String(bytes.length),
       ...(request.executionId ? { 'x-punctual-execution': request.executionId } : {}),
     });

@@ -1,0 +1,66 @@
+import { Injectable } from '@nestjs/common';
+import { type ClockOffset, type Cluster, PENDING_EXECUTION_STATUSES } from '@punctual/contract';
+import { ExecutionQueriesRepository, SchedulerStateRepository } from '@punctual/db';
+import { ExecutionsQueue } from '@punctual/queue';
+import { RedisService } from '@punctual/redis';
+import { WorkerDirectory } from './worker-directory.js';
+
+/**
+ * What the cluster looks like now, for operators: the leader and its epoch (scheduler_state), the
+ * live workers (their directory entries), queue depth (BullMQ job counts and pending executions)
+ * and the clock offsets each process publishes under `<prefix>:clock:<role>:<instance>`.
+ */
+@Injectable()
+export class ClusterService {
+  constructor(
+    private readonly state: SchedulerStateRepository,
+    private readonly executions: ExecutionQueriesRepository,
+    private readonly directory: WorkerDirectory,
+    private readonly queue: ExecutionsQueue,
+    private readonly redis: RedisService,
+  ) {}
+
+  async snapshot(): Promise<Cluster> {
+    const [state, workers, jobs, executions, clockOffsets] = await Promise.all([
+      this.state.current(),
+      this.directory.workers(),
+      this.queue.queue.getJobCounts(),
+      this.executions.countByStatus(PENDING_EXECUTION_STATUSES),
+      this.clockOffsets(),
+    ]);
+    return {
+      leader: {
+        instance: state?.leaderId ?? null,
+        epoch: Number(state?.epoch ?? 0),
+        acquiredAt: state?.acquiredAt?.toISOString() ?? null,
+        heartbeatAt: state?.heartbeatAt?.toISOString() ?? null,
+      },
+      workers,
+      queue: { jobs, executions },
+      clockOffsets,
+    };
+  }
+
+  /** Every published offset; an entry that is not the JSON `{ offsetMs, measuredAt }` is left out. */
+  private async clockOffsets(): Promise<ClockOffset[]> {
+    const offsets: ClockOffset[] = [];
+    for (const [rest, value] of await this.redis.entries('clock')) {
+      const offset = parseOffset(value);
+      // `<role>:<instance>`; an instance id may itself hold colons (`host:pid`).
+      const split = rest.indexOf(':');
+      if (offset && split > 0) offsets.push({ role: rest.slice(0, split), instance: rest.slice(split + 1), ...offset });
+    }
+    return offsets.sort((a, b) => a.role.localeCompare(b.role) || a.instance.localeCompare(b.instance));
+  }
+}
+
+function parseOffset(value: string): { offsetMs: number; measuredAt: string } | null {
+  try {
+    const parsed = JSON.parse(value) as { offsetMs?: unknown; measuredAt?: unknown };
+    const at = typeof parsed.measuredAt === 'string' || typeof parsed.measuredAt === 'number' ? new Date(parsed.measuredAt) : null;
+    if (typeof parsed.offsetMs !== 'number' || !Number.isFinite(parsed.offsetMs) || !at || Number.isNaN(at.getTime())) return null;
+    return { offsetMs: parsed.offsetMs, measuredAt: at.toISOString() };
+  } catch {
+    return null;
+  }
+}

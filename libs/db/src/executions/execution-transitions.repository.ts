@@ -1,0 +1,183 @@
+import { Injectable } from '@nestjs/common';
+import { type ExecutionTrigger, Prisma, type SkipReason, type TaskExecution } from '../generated/prisma/client.js';
+import { PrismaService, type Db } from '../prisma.service.js';
+import { type ExecutionRow, executionFromRow } from './execution.row.js';
+import { PENDING, transition } from './execution-transition.js';
+
+/** An execution row to insert: a planned slot, or an operator's trigger, backfill or resume. */
+export interface NewExecution {
+  id: string;
+  taskId: string;
+  taskName: string;
+  scheduledFor: Date;
+  fireAt: Date;
+  trigger: ExecutionTrigger;
+  /** `missed` rows are written terminal, with `finished_at`. */
+  status: 'scheduled' | 'missed';
+  taskVersion: number;
+  exclusive: boolean;
+}
+
+/** A planned execution whose slot an edit re-plans under the task's new definition. */
+export interface ReplannedExecution {
+  id: string;
+  fireAt: Date;
+  taskVersion: number;
+  exclusive: boolean;
+}
+
+/** An execution of a task that has not started: what an edit or a pause decides about. */
+export interface UnstartedExecution {
+  id: string;
+  scheduledFor: Date;
+  fireAt: Date;
+  trigger: ExecutionTrigger;
+}
+
+const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
+
+/**
+ * The writes to `task_execution` of the planner, the API and the task lifecycle: recording planned
+ * slots, an operator's actions on one execution, what an edit, pause or delete does to a task's
+ * executions. Every state change is a fenced transition (see `transition`).
+ */
+@Injectable()
+export class ExecutionTransitionsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Inserts planned slots; a slot that already exists is left alone. Returns the rows inserted. */
+  async insertPlanned(rows: NewExecution[], db: Db): Promise<TaskExecution[]> {
+    if (rows.length === 0) return [];
+    const inserted = await db.$queryRaw<ExecutionRow[]>`${this.insertSql(rows)} RETURNING *`;
+    return inserted.map(executionFromRow);
+  }
+
+  /**
+   * Inserts a manual run, whose `payload` (when given) overrides the task's. Null when its slot
+   * already exists.
+   */
+  async insertManualRun(row: NewExecution, payload: unknown, db: Db): Promise<TaskExecution | null> {
+    const [inserted] = await db.$queryRaw<ExecutionRow[]>`${this.insertSql([row], payload)} RETURNING *`;
+    return inserted ? executionFromRow(inserted) : null;
+  }
+
+  /**
+   * The planner's insert: like {@link insertPlanned} but answers only which ids were inserted — the
+   * planner already holds every other column, and reading thousands of full rows back per batch
+   * would cost more than writing them.
+   */
+  async insertPlannedIds(rows: NewExecution[], db: Db): Promise<Set<string>> {
+    if (rows.length === 0) return new Set();
+    const inserted = await db.$queryRaw<{ id: string }[]>`${this.insertSql(rows)} RETURNING id`;
+    return new Set(inserted.map((r) => r.id));
+  }
+
+  private insertSql(rows: NewExecution[], payload?: unknown): Prisma.Sql {
+    const override = payload === undefined ? null : JSON.stringify(payload);
+    return Prisma.sql`
+      INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive, finished_at, payload)
+      SELECT u.id, u.task_id, u.task_name, u.scheduled_for, u.fire_at, u.trigger, u.status, u.task_version, u.exclusive,
+             CASE WHEN u.status = 'missed' THEN now() END, ${override}::jsonb
+      FROM unnest(
+        ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.taskId)}::uuid[], ${rows.map((r) => r.taskName)}::text[],
+        ${iso(rows.map((r) => r.scheduledFor))}::timestamptz[], ${iso(rows.map((r) => r.fireAt))}::timestamptz[],
+        ${rows.map((r) => r.trigger)}::execution_trigger[], ${rows.map((r) => r.status)}::execution_status[],
+        ${rows.map((r) => r.taskVersion)}::int[], ${rows.map((r) => r.exclusive)}::bool[]
+      ) AS u(id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive)
+      ON CONFLICT (task_id, scheduled_for) DO NOTHING`;
+  }
+
+  /** A task's executions that have not started (`scheduled` or `queued`), oldest slot first; rows locked. */
+  unstartedOfTask(taskId: string, db: Db): Promise<UnstartedExecution[]> {
+    return db.$queryRaw<UnstartedExecution[]>`
+      SELECT id, scheduled_for AS "scheduledFor", fire_at AS "fireAt", trigger FROM task_execution
+      WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued')
+      ORDER BY scheduled_for FOR UPDATE`;
+  }
+
+  /**
+   * Withdraws planned executions whose slot has not come and no longer exists (an edit moved it, a
+   * pause stopped it): they were never due, so they leave no row behind — and a later plan of the
+   * same slot (the edit undone, the task resumed) records it again. Only rows that have not started.
+   */
+  async withdraw(ids: string[], db: Db): Promise<number> {
+    if (ids.length === 0) return 0;
+    return db.$executeRaw`DELETE FROM task_execution WHERE id = ANY(${ids}::uuid[]) AND status IN ('scheduled', 'queued')`;
+  }
+
+  /** Puts planned executions under the task's new definition: its version, its jitter, its overlap policy. */
+  async replan(rows: ReplannedExecution[], db: Db): Promise<void> {
+    if (rows.length === 0) return;
+    await db.$executeRaw`
+      UPDATE task_execution e SET fire_at = u.fire_at, task_version = u.task_version, exclusive = u.exclusive
+      FROM unnest(${rows.map((r) => r.id)}::uuid[], ${iso(rows.map((r) => r.fireAt))}::timestamptz[], ${rows.map((r) => r.taskVersion)}::int[], ${rows.map((r) => r.exclusive)}::bool[])
+        AS u(id, fire_at, task_version, exclusive)
+      WHERE e.id = u.id AND e.status IN ('scheduled', 'queued')`;
+  }
+
+  /**
+   * Executions of a task in progress (`running`, `retrying`) keep the definition they started with
+   * when the task is edited: it is copied onto them, once (a second edit keeps the first copy).
+   */
+  async pinInProgress(taskId: string, definition: Prisma.InputJsonValue, db: Db): Promise<number> {
+    return db.$executeRaw`
+      UPDATE task_execution SET pinned_definition = ${JSON.stringify(definition)}::jsonb
+      WHERE task_id = ${taskId}::uuid AND status IN ('running', 'retrying') AND pinned_definition IS NULL`;
+  }
+
+  /** Ends executions that have not started as `skipped` with a reason. Returns how many moved. */
+  async skipUnstarted(ids: string[], reason: SkipReason, db: Db): Promise<number> {
+    const moved = await transition(db, {
+      ids,
+      from: ['scheduled', 'queued'],
+      to: 'skipped',
+      set: Prisma.sql`skip_reason = ${reason}::skip_reason, finished_at = now()`,
+      detail: { reason },
+    });
+    return moved.length;
+  }
+
+  /**
+   * Cancels every unfinished execution of a task — pending and running alike (delete, pause with
+   * cancel). Returns the ones that were running: their workers must be told to abort.
+   */
+  async cancelOfTask(taskId: string, reason: string, db: Db): Promise<TaskExecution[]> {
+    const ids = await db.$queryRaw<{ id: string }[]>`
+      SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued', 'retrying', 'running')`;
+    const moved = await transition(db, {
+      ids: ids.map((r) => r.id),
+      from: [...PENDING, 'running'],
+      to: 'cancelled',
+      set: Prisma.sql`finished_at = now(), lease_until = NULL`,
+      detail: { reason },
+    });
+    return moved.filter((e) => e.fromStatus === 'running');
+  }
+
+  /**
+   * Cancels one execution: a pending one, or a running one (its worker is told separately and its
+   * late writes are fenced out). Returns the row as it was cancelled, or null if it was not cancellable.
+   */
+  async cancel(id: string, reason: string, db: Db = this.prisma): Promise<TaskExecution | null> {
+    const moved = await transition(db, {
+      ids: [id],
+      from: [...PENDING, 'running'],
+      to: 'cancelled',
+      set: Prisma.sql`finished_at = now(), lease_until = NULL`,
+      detail: { reason },
+    });
+    return moved[0] ?? null;
+  }
+
+  /** Replays a dead execution: `retrying`, due now. Null when it is not dead. */
+  async retryDead(id: string): Promise<TaskExecution | null> {
+    const moved = await transition(this.prisma, {
+      ids: [id],
+      from: ['dead'],
+      to: 'retrying',
+      set: Prisma.sql`finished_at = NULL, next_attempt_at = now()`,
+      detail: { reason: 'replayed' },
+    });
+    return moved[0] ?? null;
+  }
+}

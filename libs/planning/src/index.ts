@@ -1,0 +1,6 @@
+export { type LateDecision, type LateSlot, resolveLateSlots } from './late-slots.js';
+export { type PinnedDefinition, pinnedDefinitionOf, withPinnedDefinition } from './pinned-definition.js';
+export { type CursorAdvance, type PlannedExecution, type Trigger } from './planned-execution.js';
+export { type KeptSlot, type ReplanDecision, replanUnstarted, type UnstartedSlot } from './replan.js';
+export { type PlannableTask, planTaskSlots, type SlotPlannerOptions, type TaskSlotPlan } from './slot-planner.js';
+export { type ScheduledTask, scheduleSpecOf, taskSchedule } from './task-schedule.js';

@@ -1,0 +1,27 @@
+import type { TRIGGERS } from '@punctual/contract';
+
+/** What started a run: its schedule, a misfire catch-up, an operator (now, or a backfill). */
+export type Trigger = (typeof TRIGGERS)[number];
+
+/** A slot the planner (or an operator's trigger, backfill or resume) wants recorded. */
+export interface PlannedExecution {
+  id: string;
+  taskId: string;
+  taskName: string;
+  scheduledFor: Date;
+  fireAt: Date;
+  trigger: Trigger;
+  /** `missed` rows are written terminal, with `finished_at`. */
+  status: 'scheduled' | 'missed';
+  taskVersion: number;
+  exclusive: boolean;
+}
+
+/** The cursor move the planner made for one task. */
+export interface CursorAdvance {
+  id: string;
+  /** The next slot not yet planned; null once the schedule has no more slots. */
+  nextRunAt: Date | null;
+  lastScheduledFor: Date | null;
+  missed: number;
+}

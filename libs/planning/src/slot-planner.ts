@@ -1,0 +1,106 @@
+import type { MISFIRE_POLICIES, OVERLAP_POLICIES } from '@punctual/contract';
+import { jitterOffset, type Schedule } from '@punctual/time';
+import type { CursorAdvance, PlannedExecution } from './planned-execution.js';
+
+export interface SlotPlannerOptions {
+  lookaheadMs: number;
+  /** At most this many late slots are run (`run_all`) or written as `missed` rows per task. */
+  catchupMax: number;
+  /** Slots examined per task per pass; a longer backlog continues on the next pass. */
+  maxSlotsPerPass: number;
+  newId: () => string;
+}
+
+export interface TaskSlotPlan {
+  executions: PlannedExecution[];
+  advance: CursorAdvance;
+  /** Slots examined (the planner's budget counts them). */
+  examined: number;
+}
+
+/** The task fields slot planning reads. */
+export interface PlannableTask {
+  id: string;
+  name: string;
+  planVersion: number;
+  overlap: (typeof OVERLAP_POLICIES)[number];
+  misfire: (typeof MISFIRE_POLICIES)[number];
+  maxDelayMs: number;
+  jitterMs: number;
+  /** The cursor: the first slot not yet planned. */
+  nextRunAt: Date | null;
+}
+
+/**
+ * Decides what to record for one task's due slots: every slot in `[cursor, now + lookahead]`,
+ * walked **from the cursor** (never from now, so nothing between the two is skipped).
+ *
+ * A slot is late when it can no longer start by `scheduled_for + maxDelay`. Late slots follow the
+ * misfire policy: `run_once` runs the most recent one now (`catchup`) and records the rest as
+ * `missed`; `skip` records all as `missed`; `run_all` runs them, in slot order. Only the most
+ * recent `catchupMax` late slots become rows; older ones are only counted in `missed`. A backlog
+ * longer than one pass writes its rows only in the pass that reaches its end (earlier passes only
+ * count): however long the outage, a task gets at most `catchupMax` rows for it.
+ */
+export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date, options: SlotPlannerOptions): TaskSlotPlan {
+  const horizon = now.getTime() + options.lookaheadMs;
+  const lateBefore = now.getTime() - task.maxDelayMs;
+  const executions: PlannedExecution[] = [];
+  const late: Date[] = [];
+  let droppedLate = 0;
+  let lastScheduledFor: Date | null = null;
+  let cursor: Date | null = task.nextRunAt;
+  let examined = 0;
+
+  const row = (slot: Date, fireAt: Date, status: PlannedExecution['status'], trigger: PlannedExecution['trigger']): PlannedExecution => ({
+    id: options.newId(),
+    taskId: task.id,
+    taskName: task.name,
+    scheduledFor: slot,
+    fireAt,
+    trigger,
+    status,
+    taskVersion: task.planVersion,
+    exclusive: task.overlap !== 'allow',
+  });
+
+  while (cursor && cursor.getTime() <= horizon && examined < options.maxSlotsPerPass) {
+    const slot: Date = cursor;
+    examined += 1;
+    if (slot.getTime() < lateBefore) {
+      late.push(slot);
+      if (late.length > options.catchupMax) {
+        late.shift();
+        droppedLate += 1;
+      }
+    } else {
+      executions.push(row(slot, new Date(slot.getTime() + jitterOffset(task.id, slot, task.jitterMs)), 'scheduled', 'schedule'));
+    }
+    lastScheduledFor = slot;
+    cursor = schedule.next(slot);
+  }
+
+  // The backlog continues past this pass: the most recent late slots are still ahead, so these
+  // are only counted; the pass that reaches the backlog's end writes its rows.
+  const backlogContinues = cursor !== null && cursor.getTime() < lateBefore;
+  let missed = droppedLate;
+  if (backlogContinues) {
+    missed += late.length;
+    late.length = 0;
+  }
+  let catchups = 0;
+  late.forEach((slot, index) => {
+    const mostRecent = index === late.length - 1;
+    if (task.misfire === 'run_all' || (task.misfire === 'run_once' && mostRecent)) {
+      // One millisecond apart: the timer and the queue take them in slot order.
+      executions.push(row(slot, new Date(now.getTime() + catchups), 'scheduled', 'catchup'));
+      catchups += 1;
+    } else {
+      executions.push(row(slot, slot, 'missed', 'schedule'));
+      missed += 1;
+    }
+  });
+  executions.sort((a, b) => a.scheduledFor.getTime() - b.scheduledFor.getTime());
+
+  return { executions, advance: { id: task.id, nextRunAt: cursor, lastScheduledFor, missed }, examined };
+}

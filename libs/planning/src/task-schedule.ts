@@ -1,0 +1,40 @@
+import { compileSchedule, type DstPolicy, type Schedule, type ScheduleSpec } from '@punctual/time';
+
+/** A task's schedule as it is stored: one of four kinds, with its bounds and DST choices. */
+export interface ScheduledTask {
+  name: string;
+  scheduleKind: 'cron' | 'rrule' | 'at' | 'every';
+  cron: string | null;
+  rrule: string | null;
+  runAt: Date | null;
+  everyMs: bigint | null;
+  timezone: string;
+  startAt: Date | null;
+  endAt: Date | null;
+  dstGap: DstPolicy['gap'] | null;
+  dstOverlap: DstPolicy['overlap'] | null;
+  /** Where an rrule without DTSTART, and an `every` without `startAt`, count from. */
+  createdAt: Date;
+}
+
+/** The time library's view of a task's schedule columns. */
+export function scheduleSpecOf(task: ScheduledTask): ScheduleSpec {
+  const bounds = { startAt: task.startAt, endAt: task.endAt };
+  const dst = { gap: task.dstGap ?? undefined, overlap: task.dstOverlap ?? undefined };
+  switch (task.scheduleKind) {
+    case 'cron':
+      return { kind: 'cron', cron: task.cron!, timezone: task.timezone, hashKey: task.name, dst, ...bounds };
+    case 'rrule':
+      return { kind: 'rrule', rrule: task.rrule!, timezone: task.timezone, anchor: task.createdAt, dst, ...bounds };
+    case 'at':
+      return { kind: 'at', runAt: task.runAt!, timezone: task.timezone, ...bounds };
+    case 'every':
+      return { kind: 'every', everyMs: Number(task.everyMs), anchor: task.startAt ?? task.createdAt, timezone: task.timezone, ...bounds };
+  }
+}
+
+/** The compiled schedule of a task (the time library memoises per expression, zone and policy). */
+export function taskSchedule(task: ScheduledTask): Schedule {
+  return compileSchedule(scheduleSpecOf(task));
+}
+

@@ -1,0 +1,9 @@
+export { FencedOutError } from './errors.js';
+export { ExecutionDispatcher } from './execution-dispatcher.js';
+export { type Fireable, FireTimer } from './fire-timer.js';
+export { LeaderElector, type LeaderElectorOptions } from './leader-elector.js';
+export { leaderDbSession } from './leader-session.js';
+export { PlannerService } from './planner.service.js';
+export { RelayService } from './relay.service.js';
+export { SchedulerCoreModule } from './scheduler.module.js';
+export { SchedulerService } from './scheduler.service.js';

@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
+import { ExecutionTransitionsRepository, type PlanError, PrismaService, SchedulerStateRepository, TasksRepository } from '@punctual/db';
+import { Metrics, tracing } from '@punctual/observability';
+import { type CursorAdvance, type PlannedExecution, planTaskSlots, taskSchedule } from '@punctual/planning';
+import { FencedOutError } from './errors.js';
+
+/** Tasks locked per planning transaction. */
+const PLAN_BATCH = 500;
+/** Batches per pass, so one pass cannot hold the loop for long. */
+const MAX_BATCHES_PER_PASS = 40;
+const MAX_SLOTS_PER_TASK_PER_PASS = 10_000;
+/**
+ * Slots computed per planning transaction (a few µs each). The computing happens inside the
+ * transaction, between its statements, and a scheduler's session may stay idle in a transaction for
+ * less than its lease (a frozen leader must not block its successor): a batch of long backlogs is
+ * spread over several transactions instead.
+ */
+const SLOTS_PER_BATCH = 50_000;
+
+/**
+ * Turns due slots into `task_execution` rows. Each batch is one transaction that starts with the
+ * fence check, locks due tasks (`SKIP LOCKED`), inserts every slot with one multi-row
+ * `INSERT … ON CONFLICT DO NOTHING` and moves every cursor with one multi-row `UPDATE`. A task
+ * whose slots cannot be computed keeps its cursor and shows the error; the others carry on.
+ */
+@Injectable()
+export class PlannerService {
+  private readonly logger = new Logger(PlannerService.name);
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    private readonly prisma: PrismaService,
+    private readonly tasks: TasksRepository,
+    private readonly executions: ExecutionTransitionsRepository,
+    private readonly state: SchedulerStateRepository,
+    private readonly metrics: Metrics,
+  ) {}
+
+  /**
+   * Plans every due task as leader of `epoch`, as of `now` (Postgres' clock). Returns the inserted
+   * rows that still have to fire. Throws {@link FencedOutError} when a newer leader exists (nothing
+   * of that batch is committed).
+   */
+  async planDueSlots(epoch: bigint, now: () => Date = () => new Date()): Promise<PlannedExecution[]> {
+    const planned: PlannedExecution[] = [];
+    for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch += 1) {
+      const { inserted, tasksLocked, complete } = await tracing.withSpan('punctual.plan_batch', { 'punctual.epoch': epoch.toString() }, () => this.planBatch(epoch, now()));
+      planned.push(...inserted);
+      if (tasksLocked < PLAN_BATCH && complete) break;
+    }
+    return planned;
+  }
+
+  private async planBatch(epoch: bigint, now: Date): Promise<{ inserted: PlannedExecution[]; tasksLocked: number; complete: boolean }> {
+    const result = await this.prisma.$transaction(
+      async (tx) => {
+        if (!(await this.state.fence(epoch, tx))) throw new FencedOutError(epoch);
+        const due = await this.tasks.lockDue(new Date(now.getTime() + this.config.lookaheadMs), PLAN_BATCH, tx);
+        const rows: PlannedExecution[] = [];
+        const advances: CursorAdvance[] = [];
+        const errors: PlanError[] = [];
+        let budget = SLOTS_PER_BATCH;
+        for (const task of due) {
+          // Out of budget: the rest keep their cursors (still due) for the next batch.
+          if (budget <= 0) break;
+          try {
+            const plan = planTaskSlots(task, taskSchedule(task), now, {
+              lookaheadMs: this.config.lookaheadMs,
+              catchupMax: this.config.catchupMax,
+              maxSlotsPerPass: Math.min(MAX_SLOTS_PER_TASK_PER_PASS, budget),
+              newId: randomUUID,
+            });
+            budget -= plan.examined;
+            rows.push(...plan.executions);
+            advances.push(plan.advance);
+          } catch (error) {
+            // Never completed, never skipped past: the task waits with its cursor where it was.
+            const message = error instanceof Error ? error.message : String(error);
+            this.logger.error({ task: task.name, err: error }, 'cannot compute slots; task kept with its cursor, retried in a minute');
+            errors.push({ id: task.id, error: message });
+          }
+        }
+        const inserted = await this.executions.insertPlannedIds(rows, tx);
+        await this.tasks.advanceCursors(advances, tx);
+        await this.tasks.recordPlanErrors(errors, tx);
+        const scheduled = rows.filter((e) => e.status === 'scheduled' && inserted.has(e.id));
+        const missed = advances.reduce((sum, a) => sum + a.missed, 0);
+        return { inserted: scheduled, tasksLocked: due.length, complete: budget > 0, missed, errors: errors.length };
+      },
+      { timeout: 30_000, maxWait: 10_000 },
+    );
+    // Counted after commit: a fenced-out batch planned nothing.
+    this.metrics.planned.inc(result.inserted.length);
+    this.metrics.missed.inc(result.missed);
+    this.metrics.taskErrors.inc(result.errors);
+    // An idle tick (nothing due) is not worth a trace; a batch's span is where its rows' traces start.
+    if (result.tasksLocked === 0) tracing.discard();
+    tracing.annotate({ 'punctual.tasks': result.tasksLocked, 'punctual.planned': result.inserted.length, 'punctual.missed': result.missed });
+    tracing.mark(result.inserted);
+    return result;
+  }
+}

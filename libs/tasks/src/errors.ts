@@ -1,0 +1,62 @@
+export class TaskNotFoundError extends Error {
+  override readonly name = 'TaskNotFoundError';
+  constructor(readonly taskName: string) {
+    super(`no task named "${taskName}"`);
+  }
+}
+
+export class ExecutionNotFoundError extends Error {
+  override readonly name = 'ExecutionNotFoundError';
+  constructor(readonly executionId: string) {
+    super(`no execution with id "${executionId}"`);
+  }
+}
+
+/** A request that is well-formed but means something impossible; `field` is its path. */
+export class InvalidTaskError extends Error {
+  override readonly name = 'InvalidTaskError';
+  constructor(
+    readonly field: string,
+    message: string,
+    readonly code = 'invalid_task',
+  ) {
+    super(message);
+  }
+}
+
+/** The execution is not in a state the operation applies to (e.g. retrying one that is not dead). */
+export class ExecutionStateError extends Error {
+  override readonly name = 'ExecutionStateError';
+  constructor(
+    readonly executionId: string,
+    readonly status: string,
+    action: string,
+  ) {
+    super(`execution ${executionId} is ${status}; only ${action}`);
+  }
+}
+
+/** `If-Match` named a version the task no longer has. */
+export class VersionConflictError extends Error {
+  override readonly name = 'VersionConflictError';
+  constructor(
+    readonly taskName: string,
+    readonly actual: number,
+    readonly expected: number,
+  ) {
+    super(`task "${taskName}" is at version ${actual}, not ${expected}; fetch it again and retry`);
+  }
+}
+
+/** A task payload over the size limit (64 KiB): answered 413. */
+export class PayloadTooLargeError extends Error {
+  override readonly name = 'PayloadTooLargeError';
+}
+
+/** Items of a batch that cannot be written (the whole batch is refused); fields carry the item index. */
+export class InvalidBatchError extends Error {
+  override readonly name = 'InvalidBatchError';
+  constructor(readonly items: { field: string; message: string; code: string; tooLarge?: boolean }[]) {
+    super(items.map((i) => i.message).join('; '));
+  }
+}

@@ -1,0 +1,39 @@
+import { Injectable } from '@nestjs/common';
+import { ExecutionQueriesRepository, ExecutionTransitionsRepository, type TaskExecution } from '@punctual/db';
+import { EXECUTION_CANCEL_CHANNEL, ExecutionsQueue } from '@punctual/queue';
+import { RedisService } from '@punctual/redis';
+import { ExecutionNotFoundError, ExecutionStateError } from './errors.js';
+
+/** Operator actions on one execution: replay from the dead letter, cancel. */
+@Injectable()
+export class ExecutionsService {
+  constructor(
+    private readonly executions: ExecutionTransitionsRepository,
+    private readonly queries: ExecutionQueriesRepository,
+    private readonly queue: ExecutionsQueue,
+    private readonly redis: RedisService,
+  ) {}
+
+  /** Replays a dead execution: a new attempt, now. */
+  async retry(id: string): Promise<TaskExecution> {
+    const replayed = await this.executions.retryDead(id);
+    if (!replayed) throw await this.stateError(id, 'a dead execution can be retried');
+    await this.queue.enqueueAttempt(id, replayed.attempt + 1, 0);
+    return replayed;
+  }
+
+  /** Cancels a pending or running execution; a running one's worker aborts its handler. */
+  async cancel(id: string): Promise<TaskExecution> {
+    const before = await this.queries.findById(id);
+    if (!before) throw new ExecutionNotFoundError(id);
+    const cancelled = await this.executions.cancel(id, 'cancelled by an operator');
+    if (!cancelled) throw await this.stateError(id, 'a scheduled, queued, retrying or running execution can be cancelled');
+    if (before.status === 'running') await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id);
+    return cancelled;
+  }
+
+  private async stateError(id: string, action: string): Promise<Error> {
+    const row = await this.queries.findById(id);
+    return row ? new ExecutionStateError(id, row.status, action) : new ExecutionNotFoundError(id);
+  }
+}

@@ -1,0 +1,12 @@
+export { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from './errors.js';
+export { ExecutionsService } from './executions.service.js';
+export { missingHandlerWarnings } from './handler-warnings.js';
+export { previewSchedule } from './schedule-preview.js';
+export { type BatchItemResult } from './task-batch.js';
+export { newTaskSecret, scheduleSpecFromInput, type TaskDefinition, toTaskDefinition } from './task-definition.js';
+export { type LifecycleResult, TaskLifecycle } from './task-lifecycle.js';
+export { mergeTaskPatch } from './task-patch.js';
+export { presentEvent, presentExecution, presentTask } from './task.presenter.js';
+export { TaskRunsService } from './task-runs.service.js';
+export { TasksCoreModule } from './tasks.module.js';
+export { TasksService } from './tasks.service.js';

@@ -1,0 +1,19 @@
+import { PREVIEW_MAX, type ScheduleSpec as ScheduleInput, TASK_DEFAULTS } from '@punctual/contract';
+import { compileSchedule, formatLocal, slotsBetween } from '@punctual/time';
+import { scheduleSpecFromInput } from './task-definition.js';
+
+/**
+ * The first `count` fire times of a schedule as the API receives it, at or after `from` (at most
+ * {@link PREVIEW_MAX}), computed by the same code the scheduler plans with, from the spec the task
+ * would be created with (`hashKey` stands in for the name): `at` in UTC
+ * (`2026-03-29T07:00:00.000Z`) and `local` with the schedule zone's offset
+ * (`2026-03-29T09:00:00.000+02:00`), in the schedule's `timezone` (`at` and `every` schedules
+ * included).
+ */
+export function previewSchedule(schedule: ScheduleInput, from: Date, count: number, hashKey = 'preview'): { at: string; local: string }[] {
+  const { spec } = scheduleSpecFromInput(schedule, hashKey, from);
+  const zone = spec.timezone ?? TASK_DEFAULTS.timezone;
+  const limit = Math.max(0, Math.min(Math.floor(count), PREVIEW_MAX));
+  const slots = slotsBetween(compileSchedule(spec), new Date(from.getTime() - 1), new Date(8.64e15), limit);
+  return slots.map((slot) => ({ at: slot.toISOString(), local: formatLocal(slot, zone) }));
+}

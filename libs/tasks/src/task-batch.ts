@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { TaskSpec } from '@punctual/contract';
+import type { Task } from '@punctual/db';
+import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
+import { InvalidBatchError, InvalidTaskError, PayloadTooLargeError } from './errors.js';
+import { newTaskSecret, type TaskDefinition, toTaskDefinition } from './task-definition.js';
+
+export interface BatchItemResult {
+  index: number;
+  task: Task;
+  created: boolean;
+  secret?: string;
+}
+
+/** Refuses a batch that names a task twice: which of the two would win is not the caller's intent. */
+export function checkDistinctNames(specs: TaskSpec[]): void {
+  const first = new Map<string, number>();
+  const errors = specs.flatMap((spec, index) => {
+    const seen = first.get(spec.name);
+    if (seen === undefined) first.set(spec.name, index);
+    return seen === undefined ? [] : [{ field: `tasks[${index}].name`, message: `tasks[${index}].name "${spec.name}" is also tasks[${seen}]`, code: 'duplicate_name' }];
+  });
+  if (errors.length) throw new InvalidBatchError(errors);
+}
+
+/**
+ * The definition of every spec of a batch (a replaced task keeps its anchor, as a single replace
+ * does), or one error listing every item that is invalid, each field prefixed with its index.
+ */
+export function batchDefinitions(specs: TaskSpec[], existing: Map<string, Task>, now: Date): TaskDefinition[] {
+  const errors: InvalidBatchError['items'] = [];
+  const definitions = specs.map((spec, index) => {
+    const current = existing.get(spec.name);
+    try {
+      return toTaskDefinition(spec, now, current ? (current.startAt ?? current.createdAt) : now);
+    } catch (error) {
+      errors.push(itemError(error, index));
+      return null;
+    }
+  });
+  if (errors.length) throw new InvalidBatchError(errors);
+  return definitions as TaskDefinition[];
+}
+
+function itemError(error: unknown, index: number): InvalidBatchError['items'][number] {
+  const prefix = (field: string) => `tasks[${index}].${field}`;
+  if (error instanceof InvalidTaskError) return { field: prefix(error.field), message: `${prefix(error.field)}: ${error.message}`, code: error.code };
+  if (error instanceof InvalidScheduleError) return { field: prefix(error.field), message: `${prefix(error.field)}: ${error.message}`, code: 'invalid_schedule' };
+  if (error instanceof AmbiguousLocalTimeError) return { field: prefix(error.field), message: `${prefix(error.field)}: ${error.message}`, code: 'ambiguous_local_time' };
+  if (error instanceof PayloadTooLargeError) return { field: prefix('payload'), message: `${prefix('payload')}: ${error.message}`, code: 'payload_too_large', tooLarge: true };
+  throw error;
+}
+
+/** The whole row of a task created from `definition` now: what the database would fill in, filled in here. */
+export function newTaskRow(definition: TaskDefinition, now: Date): Task {
+  const d = definition;
+  return {
+    id: randomUUID(), name: d.name, description: d.description ?? null, handler: d.handler, payload: d.payload ?? {}, secretFields: (d.secretFields as string[] | undefined) ?? [],
+    scheduleKind: d.scheduleKind, cron: d.cron ?? null, rrule: d.rrule ?? null, runAt: toDate(d.runAt), everyMs: d.everyMs === null || d.everyMs === undefined ? null : BigInt(d.everyMs),
+    timezone: d.timezone!, startAt: toDate(d.startAt), endAt: toDate(d.endAt), jitterMs: d.jitterMs!, dstGap: d.dstGap ?? null, dstOverlap: d.dstOverlap ?? null,
+    overlap: d.overlap!, misfire: d.misfire!, maxDelayMs: d.maxDelayMs!, maxAttempts: d.maxAttempts!, backoffMs: d.backoffMs!, backoffMaxMs: d.backoffMaxMs!, timeoutMs: d.timeoutMs!,
+    notifyUrl: d.notifyUrl ?? null, notifyOn: (d.notifyOn as string[] | undefined) ?? [], labels: d.labels ?? {}, managedBy: d.managedBy ?? null,
+    secret: newTaskSecret(), status: d.status!, nextRunAt: toDate(d.nextRunAt), lastScheduledFor: null, missedCount: 0n, version: 1, planVersion: 1,
+    lastError: null, lastErrorAt: null, createdAt: now, updatedAt: now,
+  } as Task;
+}
+
+const toDate = (value: Date | string | null | undefined): Date | null => (value === null || value === undefined ? null : new Date(value));

@@ -1,0 +1,43 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@punctual/auth';
+import { AuditRepository, type Db, type Prisma, type Task } from '@punctual/db';
+import { EXECUTION_CANCEL_CHANNEL, TASKS_CHANGED_CHANNEL } from '@punctual/queue';
+import { RedisService } from '@punctual/redis';
+import { presentTask } from './task.presenter.js';
+
+/** Records a task change in the audit log (in the change's transaction) and tells the leader. */
+@Injectable()
+export class TaskChanges {
+  constructor(
+    private readonly audit: AuditRepository,
+    private readonly redis: RedisService,
+  ) {}
+
+  async record(db: Db, actor: Principal, action: string, target: string, before: Task | null, after: Task | null): Promise<void> {
+    await this.audit.record(
+      { actor: actor.actor, action, target, before: snapshot(before), after: snapshot(after) },
+      db,
+    );
+  }
+
+  /** One audit entry per change, written together. */
+  async recordMany(db: Db, actor: Principal, changes: { action: string; target: string; before: Task | null; after: Task | null }[]): Promise<void> {
+    await this.audit.recordMany(
+      changes.map((c) => ({ actor: actor.actor, action: c.action, target: c.target, before: snapshot(c.before), after: snapshot(c.after) })),
+      db,
+    );
+  }
+
+  /**
+   * Wakes the leader: plan at once, and fire what the API inserted (manual runs, catch-up). Tells
+   * the workers running `cancelled` executions to abort them.
+   */
+  async announce(cancelled: string[] = []): Promise<void> {
+    for (const id of cancelled) await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id).catch(() => undefined);
+    await this.redis.client.publish(this.redis.key(TASKS_CHANGED_CHANNEL), '1').catch(() => undefined);
+  }
+}
+
+function snapshot(task: Task | null): Prisma.InputJsonValue | null {
+  return task ? (JSON.parse(JSON.stringify(presentTask(task))) as Prisma.InputJsonValue) : null;
+}

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@punctual/auth';
+import { ClockService } from '@punctual/clock';
+import { BACKFILL_DEFAULT, BACKFILL_MAX, type CatchUp } from '@punctual/contract';
+import { type Db, ExecutionTransitionsRepository, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
+import { type PlannedExecution, taskSchedule } from '@punctual/planning';
+import { slotsBetween } from '@punctual/time';
+import { InvalidTaskError, TaskNotFoundError } from './errors.js';
+import { TaskChanges } from './task-changes.js';
+import { type LifecycleResult, TaskLifecycle } from './task-lifecycle.js';
+
+
+/** Operator actions on a task's runs: pause, resume (with catch-up), trigger now, backfill. */
+@Injectable()
+export class TaskRunsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly tasks: TasksRepository,
+    private readonly executions: ExecutionTransitionsRepository,
+    private readonly lifecycle: TaskLifecycle,
+    private readonly changes: TaskChanges,
+    private readonly clock: ClockService,
+  ) {}
+
+  /**
+   * Pauses a task: no new slots; slots due and not started end `skipped(paused)`. Executions in
+   * progress finish their slot, unless `cancel` asks to cancel them too.
+   */
+  async pause(name: string, actor: Principal, options: { cancel?: boolean } = {}): Promise<Task> {
+    const now = this.clock.date();
+    return this.locked(name, actor, 'task.pause', (tx, existing) => this.lifecycle.pause(tx, existing, now, options.cancel ?? false));
+  }
+
+  /** Resumes a paused task; `catchUp` decides the slots of the pause (see {@link TaskLifecycle.resume}). */
+  async resume(name: string, actor: Principal, catchUp?: CatchUp): Promise<Task> {
+    const now = this.clock.date();
+    return this.locked(name, actor, 'task.resume', async (tx, existing) => ({ task: await this.lifecycle.resume(tx, existing, now, catchUp), cancelledRunning: [] }));
+  }
+
+  /** Runs a task now, once, outside its schedule (optionally with another payload). */
+  async trigger(name: string, actor: Principal, payload?: unknown): Promise<TaskExecution> {
+    const task = await this.tasks.findByName(name);
+    if (!task) throw new TaskNotFoundError(name);
+    // The slot of a manual run is the instant it was asked for; a same-millisecond twin moves on.
+    for (let offset = 0; ; offset += 1) {
+      const at = new Date(this.clock.now() + offset);
+      const execution = await this.executions.insertManualRun(this.row(task, at, at, 'manual'), payload, this.prisma);
+      if (execution) {
+        await this.changes.record(this.prisma, actor, 'task.trigger', name, null, null);
+        await this.changes.announce();
+        return execution;
+      }
+    }
+  }
+
+  /** Plans the schedule's slots in `[from, to]` as backfill runs, now. Returns how many were new. */
+  async backfill(name: string, actor: Principal, from: Date, to: Date, maxRuns = BACKFILL_DEFAULT): Promise<number> {
+    const now = this.clock.date();
+    if (to.getTime() < from.getTime()) throw new InvalidTaskError('to', 'to must not be before from', 'invalid_range');
+    if (to.getTime() > now.getTime()) throw new InvalidTaskError('to', 'to must not be in the future: future slots are planned by the schedule', 'invalid_range');
+    const task = await this.tasks.findByName(name);
+    if (!task) throw new TaskNotFoundError(name);
+    const slots = slotsBetween(taskSchedule(task), new Date(from.getTime() - 1), to, Math.min(maxRuns, BACKFILL_MAX));
+    // One millisecond apart, in slot order: they run one after another, oldest first.
+    const inserted = await this.executions.insertPlanned(slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill')), this.prisma);
+    await this.changes.record(this.prisma, actor, 'task.backfill', name, null, null);
+    await this.changes.announce();
+    return inserted.length;
+  }
+
+  private row(task: Task, slot: Date, fireAt: Date, trigger: 'manual' | 'backfill'): PlannedExecution {
+    return {
+      id: randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: slot, fireAt, trigger,
+      status: 'scheduled', taskVersion: task.planVersion, exclusive: task.overlap !== 'allow',
+    };
+  }
+
+  private async locked(name: string, actor: Principal, action: string, apply: (tx: Db, existing: Task) => Promise<LifecycleResult>): Promise<Task> {
+    const result = await this.prisma.$transaction(async (tx) => {
+      const existing = await this.tasks.lockByName(name, tx);
+      if (!existing) throw new TaskNotFoundError(name);
+      const after = await apply(tx, existing);
+      await this.changes.record(tx, actor, action, name, existing, after.task);
+      return after;
+    });
+    await this.changes.announce(result.cancelledRunning);
+    return result.task;
+  }
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { ClockModule } from '@punctual/clock';
+import { QueueModule } from '@punctual/queue';
+import { ExecutionsService } from './executions.service.js';
+import { TaskChanges } from './task-changes.js';
+import { TaskLifecycle } from './task-lifecycle.js';
+import { TaskRunsService } from './task-runs.service.js';
+import { TasksService } from './tasks.service.js';
+
+/** Task lifecycle and operator actions for the admin API. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
+@Module({
+  imports: [QueueModule, ClockModule.forRole('api')],
+  providers: [TasksService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService],
+  exports: [TasksService, TaskRunsService, ExecutionsService, ClockModule],
+})
+export class TasksCoreModule {}

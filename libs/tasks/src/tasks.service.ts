@@ -1,0 +1,133 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@punctual/auth';
+import { ClockService } from '@punctual/clock';
+import { PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
+import { TaskNotFoundError, VersionConflictError } from './errors.js';
+import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
+import { newTaskSecret, toTaskDefinition } from './task-definition.js';
+import type { TaskPatch, TaskSpec as TaskInput } from '@punctual/contract';
+import { TaskLifecycle } from './task-lifecycle.js';
+import { mergeTaskPatch } from './task-patch.js';
+import { presentTask } from './task.presenter.js';
+import { TaskChanges } from './task-changes.js';
+
+/** Task definitions for the admin API: create, replace, patch, delete — audited and announced. */
+@Injectable()
+export class TasksService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly tasks: TasksRepository,
+    private readonly lifecycle: TaskLifecycle,
+    private readonly changes: TaskChanges,
+    private readonly clock: ClockService,
+  ) {}
+
+  get(name: string): Promise<Task> {
+    return this.tasks.findByName(name).then((task) => task ?? Promise.reject(new TaskNotFoundError(name)));
+  }
+
+  /** Creates a task; the HMAC secret is returned once, here. Throws `TaskNameTakenError`. */
+  async create(input: TaskInput, actor: Principal): Promise<{ task: Task; secret: string }> {
+    const now = this.clock.date();
+    const secret = newTaskSecret();
+    const definition = toTaskDefinition(input, now);
+    const task = await this.prisma.$transaction(async (tx) => {
+      const created = await this.tasks.create({ ...definition, secret, createdAt: now, updatedAt: now }, tx);
+      await this.changes.record(tx, actor, 'task.create', created.name, null, created);
+      return created;
+    });
+    await this.changes.announce();
+    return { task, secret };
+  }
+
+  /** Creates or replaces the task named `name` (idempotent). */
+  async put(name: string, input: TaskInput, actor: Principal): Promise<{ task: Task; created: boolean; secret?: string }> {
+    const replaced = await this.change(name, actor, 'task.replace', undefined, () => ({ ...input, name }));
+    if (replaced) return { task: replaced, created: false };
+    try {
+      return { ...(await this.create({ ...input, name }, actor)), created: true };
+    } catch (error) {
+      // Lost a race with a concurrent create of the same name: replace what won.
+      if (error instanceof TaskNameTakenError) return this.put(name, input, actor);
+      throw error;
+    }
+  }
+
+  /**
+   * Creates or replaces every task of `specs` in one transaction, all or nothing: new ones with
+   * one multi-row insert, replaced ones as `put` replaces them (see {@link TaskLifecycle.edit});
+   * one audit entry per task.
+   */
+  async batch(specs: TaskInput[], actor: Principal): Promise<BatchItemResult[]> {
+    checkDistinctNames(specs);
+    const now = this.clock.date();
+    const cancelled: string[] = [];
+    const results = await this.prisma.$transaction(
+      async (tx) => {
+        const existing = new Map((await this.tasks.lockByNames(specs.map((s) => s.name), tx)).map((t) => [t.name, t]));
+        const definitions = batchDefinitions(specs, existing, now);
+        const fresh = specs.flatMap((spec, index) => (existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }]));
+        await this.tasks.insertMany(fresh.map((f) => f.task), tx);
+        const out: BatchItemResult[] = fresh.map(({ index, task }) => ({ index, task, created: true, secret: task.secret }));
+        for (const [index, spec] of specs.entries()) {
+          const before = existing.get(spec.name);
+          if (!before) continue;
+          const changed = await this.lifecycle.edit(tx, before, definitions[index]!, now);
+          cancelled.push(...changed.cancelledRunning);
+          out.push({ index, task: changed.task, created: false });
+        }
+        out.sort((a, b) => a.index - b.index);
+        await this.changes.recordMany(tx, actor, out.map((r) => ({ action: r.created ? 'task.create' : 'task.replace', target: r.task.name, before: existing.get(r.task.name) ?? null, after: r.task })));
+        return out;
+      },
+      // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
+      { timeout: 60_000, maxWait: 10_000 },
+    );
+    await this.changes.announce(cancelled);
+    return results;
+  }
+
+  /** Applies a partial update; with `expectedVersion` (If-Match) a concurrent change is a conflict. */
+  async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number): Promise<Task> {
+    // Merge over the stored payload, not the shown one: secret fields are masked when shown.
+    const task = await this.change(name, actor, 'task.update', expectedVersion, (existing) => mergeTaskPatch({ ...presentTask(existing), payload: existing.payload }, patch, name));
+    if (!task) throw new TaskNotFoundError(name);
+    return task;
+  }
+
+  /**
+   * Deletes a task: every unfinished execution is cancelled (a running one's worker aborts it), its
+   * history is kept.
+   */
+  async delete(name: string, actor: Principal): Promise<void> {
+    const cancelled = await this.prisma.$transaction(async (tx) => {
+      const task = await this.tasks.lockByName(name, tx);
+      if (!task) return null;
+      const running = await this.lifecycle.cancelAll(tx, task);
+      await this.tasks.delete(task.id, tx);
+      await this.changes.record(tx, actor, 'task.delete', name, task, null);
+      return running;
+    });
+    if (!cancelled) throw new TaskNotFoundError(name);
+    await this.changes.announce(cancelled);
+  }
+
+  /**
+   * Replaces an existing task's definition under its row lock, as of one instant (see
+   * {@link TaskLifecycle.edit}); null when there is no such task.
+   */
+  private async change(name: string, actor: Principal, action: string, expectedVersion: number | undefined, input: (existing: Task) => TaskInput): Promise<Task | null> {
+    const now = this.clock.date();
+    const result = await this.prisma.$transaction(async (tx) => {
+      const existing = await this.tasks.lockByName(name, tx);
+      if (!existing) return null;
+      if (expectedVersion !== undefined && existing.version !== expectedVersion) throw new VersionConflictError(name, existing.version, expectedVersion);
+      const definition = toTaskDefinition(input(existing), now, existing.startAt ?? existing.createdAt);
+      const changed = await this.lifecycle.edit(tx, existing, definition, now);
+      await this.changes.record(tx, actor, action, name, existing, changed.task);
+      return changed;
+    });
+    if (result) await this.changes.announce(result.cancelledRunning);
+    return result?.task ?? null;
+  }
+}

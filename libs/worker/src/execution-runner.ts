@@ -1,0 +1,291 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
+import { AttemptsRepository, type Db, isConnectionError, OutboxRepository, Prisma, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
+import { type HandlerLog, HandlerRegistry, handlerTaskOf, hmacSigner, UnrecoverableError } from '@punctual/handlers';
+import { Metrics, tracing } from '@punctual/observability';
+import { ExecutionsQueue } from '@punctual/queue';
+import { ClockService } from '@punctual/clock';
+import { withPinnedDefinition } from '@punctual/planning';
+import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
+import { retryDelayMs } from './backoff.js';
+import { Batcher } from './batcher.js';
+import { holdBeforeSlotMs, skipReasonAtClaim } from './claim-checks.js';
+import { notificationFor, type NotifyEvent } from './notifications.js';
+import { OverlapClaimer } from './overlap-claimer.js';
+
+const MAX_RESULT_BYTES = 64 * 1024;
+/** Tries at writing an outcome while Postgres is unreachable: about five seconds in all. */
+const RECORD_TRIES = 6;
+const RECORD_RETRY_MS = 250;
+
+/**
+ * `waiting`: not this execution's turn yet (an earlier slot of its task first); `late`: the leader's
+ * misfire policy is to decide it. Either way the job comes back.
+ */
+export type RunOutcome = 'succeeded' | 'retrying' | 'dead' | 'skipped' | 'cancelled' | 'released' | 'lost' | 'stale' | 'waiting' | 'late';
+
+export interface RunOptions {
+  workerId: string;
+  /** The slot's `fire_at` (epoch ms) when the job was pushed ahead of it: the attempt starts no earlier. */
+  fireAt?: number;
+  /** Reports progress to the queue (Bull Board shows it). */
+  progress?: (value: number | object) => Promise<void>;
+  /** Told which task's turn a `waiting` execution waits for (null when unknown). */
+  onWait?: (taskId: string | null) => void;
+}
+
+/**
+ * One attempt of one execution: claim (fenced, under the task's overlap policy), check, run the
+ * handler under an AttemptControl, record the outcome fenced by `attempt_id` — with its outbox
+ * notification in the same transaction. A lost claim or a stale write is an outcome, not an error.
+ * Every instant it judges by is Postgres' (the claim's `now()`, or {@link ClockService}).
+ */
+@Injectable()
+export class ExecutionRunner {
+  private readonly logger = new Logger(ExecutionRunner.name);
+  private readonly active = new Map<string, AttemptControl>();
+  private handingBack = false;
+  /** Concurrent jobs read their tasks and record plain successes together (see {@link Batcher}). */
+  private readonly taskReads = new Batcher<string, Task | null>(
+    async (ids) => {
+      const found = new Map((await this.tasks.findByIds([...new Set(ids)])).map((t) => [t.id, t]));
+      const handedOut = new Set<string>();
+      // Runs of one task read together each get their own copy: a handler may change its task or payload.
+      return ids.map((id) => {
+        const task = found.get(id);
+        if (!task) return null;
+        if (handedOut.has(id)) return structuredClone(task);
+        handedOut.add(id);
+        return task;
+      });
+    },
+    (id) => this.tasks.findById(id),
+  );
+  private readonly successes = new Batcher(
+    (items: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]) => this.attempts.markSucceededMany(items),
+    (item) => this.attempts.markSucceeded(item.id, item.attemptId, item.result),
+  );
+  private readonly turnListeners: ((taskId: string) => void)[] = [];
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    private readonly prisma: PrismaService,
+    private readonly attempts: AttemptsRepository,
+    private readonly tasks: TasksRepository,
+    private readonly outbox: OutboxRepository,
+    private readonly handlers: HandlerRegistry,
+    private readonly queue: ExecutionsQueue,
+    private readonly claimer: OverlapClaimer,
+    private readonly clock: ClockService,
+    private readonly metrics: Metrics,
+  ) {
+    metrics.trackWorkerLoad(config.instanceId, config.workerConcurrency, () => this.running);
+  }
+
+  /** Called with the task id whenever an exclusive attempt ends here: the task's next slot may go. */
+  onTurnFreed(listener: (taskId: string) => void): void {
+    this.turnListeners.push(listener);
+  }
+
+  /** Aborts the attempt running `executionId` here, if any (cancel, replace). */
+  abortExecution(executionId: string, cause: 'cancelled' | 'shutdown'): void {
+    this.active.get(executionId)?.abort(cause);
+  }
+
+  /**
+   * Aborts every running attempt: they are handed back for another worker (shutdown). A job still
+   * held before its slot, or arriving later, is not claimed at all: the relay re-enqueues it.
+   */
+  abortAll(): void {
+    this.handingBack = true;
+    for (const control of this.active.values()) control.abort('shutdown');
+  }
+
+  get running(): number {
+    return this.active.size;
+  }
+
+  async runExecution(executionId: string, options: RunOptions): Promise<RunOutcome> {
+    // A timer may fire a little early (it counts from the loop's cached time): wait until the instant itself.
+    const until = Date.now() + holdBeforeSlotMs(options.fireAt, this.clock.now(), this.config.fireLeadMs);
+    while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
+    if (this.handingBack) return 'released';
+    const attemptId = randomUUID();
+    const claim = await tracing.withSpan('punctual.claim', {}, () => this.claimer.claim(executionId, attemptId, options.workerId));
+    if (claim.kind === 'wait') {
+      options.onWait?.(claim.taskId);
+      return 'waiting';
+    }
+    if (claim.kind === 'late') return 'late';
+    if (claim.kind !== 'claimed') return claim.kind === 'overlap' ? 'skipped' : 'lost';
+    const execution = claim.execution;
+    tracing.annotate({ 'punctual.task': execution.taskName, 'punctual.attempt': execution.attempt });
+    try {
+      return await this.runClaimed(execution, attemptId, options);
+    } finally {
+      if (execution.exclusive && execution.taskId) for (const listener of this.turnListeners) listener(execution.taskId);
+    }
+  }
+
+  private async runClaimed(claimed: TaskExecution, attemptId: string, options: RunOptions): Promise<RunOutcome> {
+    if (claimed.attempt === 1 && claimed.startedAt) {
+      this.metrics.startLag.observe(Math.max(0, claimed.startedAt.getTime() - claimed.fireAt.getTime()) / 1000);
+    }
+    const { execution, task, reason } = await this.definitionAtClaim(claimed);
+    const fields = { executionId: execution.id, task: execution.taskName, attempt: execution.attempt };
+    if (reason || !task) {
+      await this.attempts.markSkipped(execution.id, reason ?? 'task_deleted', attemptId);
+      this.metrics.skipped.inc({ reason: reason ?? 'task_deleted' });
+      this.logger.log({ ...fields, status: 'skipped', reason }, 'execution skipped');
+      return 'skipped';
+    }
+    const control = new AttemptControl(execution.id, attemptId, this.attempts, this.config.leaseMs, task.timeoutMs);
+    this.active.set(execution.id, control);
+    this.logger.log({ ...fields, status: 'running' }, 'execution started');
+    const stopTimer = this.metrics.handlerDuration.startTimer({ handler: task.handler });
+    try {
+      let result: unknown;
+      try {
+        const handler = this.handlers.get(task.handler);
+        if (!handler) throw new UnrecoverableError(`no handler named "${task.handler}" is registered on this worker`);
+        const run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () => handler.run({
+          execution,
+          task: handlerTaskOf(task),
+          sign: hmacSigner(task.secret),
+          payload: execution.payload ?? task.payload,
+          attempt: execution.attempt,
+          signal: control.signal,
+          log: this.handlerLog(fields),
+          progress: options.progress ?? (async () => undefined),
+        }));
+        // A handler that ignores its signal cannot hold the attempt past an abort.
+        result = await Promise.race([run, control.aborted]);
+      } catch (error) {
+        return await this.record(() => this.recordFailure(execution, task, attemptId, error, fields), fields);
+      }
+      // Only the handler's own errors are failures: a success that cannot be written is not retried
+      // as a failure (that would run the handler again), it is written again.
+      return await this.record(() => this.recordSuccess(execution, task, attemptId, result, fields), fields);
+    } finally {
+      stopTimer();
+      control.finish();
+      this.active.delete(execution.id);
+    }
+  }
+
+  /**
+   * Writes an attempt's outcome, again while the write fails for want of a connection (a session
+   * killed, Postgres restarting): every write is fenced by `attempt_id`, so one that committed
+   * before its connection died makes the next one `stale`, not a second outcome. Past the last try
+   * the error stands: the lease runs out and another attempt takes the execution over.
+   */
+  private async record(write: () => Promise<RunOutcome>, fields: object): Promise<RunOutcome> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await tracing.withSpan('punctual.record', {}, write);
+      } catch (error) {
+        if (!isConnectionError(error) || attempt >= RECORD_TRIES) throw error;
+        this.logger.warn({ ...fields, err: error, try: attempt }, 'could not record the outcome; trying again');
+        await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS * attempt));
+      }
+    }
+  }
+
+  /**
+   * The task an attempt runs under and whether it may run. An execution whose task was edited while
+   * it was in progress runs under the definition pinned on it. A claim can also win the race with
+   * an edit by a moment: the edit then pinned it after the claim read the row, so a version that no
+   * longer matches is checked against the pin once more before the run is called stale.
+   */
+  private async definitionAtClaim(claimed: TaskExecution): Promise<{ execution: TaskExecution; task: Task | null; reason: ReturnType<typeof skipReasonAtClaim> }> {
+    const current = claimed.taskId ? await this.taskReads.run(claimed.taskId) : null;
+    let execution = claimed;
+    let reason = skipReasonAtClaim(execution, current, execution.startedAt ?? this.clock.date());
+    if (reason === 'task_changed') {
+      const pinned = await this.attempts.pinnedDefinition(execution.id);
+      if (pinned !== null) {
+        execution = { ...execution, pinnedDefinition: pinned };
+        reason = skipReasonAtClaim(execution, current, execution.startedAt ?? this.clock.date());
+      }
+    }
+    return { execution, task: current && withPinnedDefinition(current, execution.pinnedDefinition), reason };
+  }
+
+  private async recordSuccess(execution: TaskExecution, task: Task, attemptId: string, result: unknown, fields: object): Promise<RunOutcome> {
+    const json = result === undefined ? null : (JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
+    const stored = json !== null && Buffer.byteLength(JSON.stringify(json)) > MAX_RESULT_BYTES ? { truncated: true } : json;
+    const ok = await this.withNotification(
+      task,
+      execution,
+      'succeeded',
+      undefined,
+      (db) => this.attempts.markSucceeded(execution.id, attemptId, stored, db),
+      () => this.successes.run({ id: execution.id, attemptId, result: stored }),
+    );
+    if (ok) this.metrics.executions.inc({ status: 'succeeded', handler: task.handler });
+    this.logger.log({ ...fields, status: ok ? 'succeeded' : 'stale' }, ok ? 'execution succeeded' : 'stale attempt; result dropped');
+    return ok ? 'succeeded' : 'stale';
+  }
+
+  private async recordFailure(execution: TaskExecution, task: Task, attemptId: string, error: unknown, fields: object): Promise<RunOutcome> {
+    const cause = error instanceof AttemptAbortedError ? error.reason : null;
+    // Cancelled or superseded: someone else already decided this execution's state.
+    if (cause === 'cancelled' || cause === 'lease_lost') {
+      this.logger.warn({ ...fields, reason: cause }, 'attempt aborted');
+      return cause === 'cancelled' ? 'cancelled' : 'stale';
+    }
+    if (cause === 'shutdown') {
+      const released = await this.attempts.releaseAttempt(execution.id, attemptId, 'worker shut down mid-run');
+      if (released) await this.queue.enqueueAttempt(execution.id, execution.attempt + 1, 0).catch(() => undefined);
+      this.logger.warn({ ...fields, status: 'retrying' }, 'attempt handed back at shutdown');
+      return released ? 'released' : 'stale';
+    }
+    const message = cause === 'timeout' ? `timed out after ${task.timeoutMs} ms` : describe(error);
+    const unrecoverable = error instanceof Error && error.name === 'UnrecoverableError';
+    const retry = !unrecoverable && execution.attempt < task.maxAttempts;
+    const delay = retry ? retryDelayMs(execution.attempt, task.backoffMs, task.backoffMaxMs) : 0;
+    const ok = await this.withNotification(task, execution, retry ? 'failed' : 'dead', message, (db) =>
+      this.attempts.markFailed(execution.id, attemptId, message.slice(0, 4000), retry ? new Date(this.clock.now() + delay) : null, db),
+    );
+    if (!ok) return 'stale';
+    this.metrics.executions.inc({ status: retry ? 'retrying' : 'dead', handler: task.handler });
+    if (retry) await this.queue.enqueueAttempt(execution.id, execution.attempt + 1, delay);
+    this.logger.warn({ ...fields, status: retry ? 'retrying' : 'dead', error: message }, 'execution failed');
+    return retry ? 'retrying' : 'dead';
+  }
+
+  /**
+   * Runs a fenced write, adding its outbox row in the same transaction when the task asks for one;
+   * without a notification, `alone` does the write (a success shares a statement with others).
+   */
+  private async withNotification(
+    task: Task,
+    execution: TaskExecution,
+    event: NotifyEvent,
+    error: string | undefined,
+    write: (db: Db) => Promise<boolean>,
+    alone: () => Promise<boolean> = () => write(this.prisma),
+  ): Promise<boolean> {
+    const message = notificationFor(task, execution, event, error);
+    if (!message) return alone();
+    return this.prisma.$transaction(async (tx) => {
+      const ok = await write(tx);
+      // A stale attempt changes nothing and emits nothing.
+      if (ok) await this.outbox.add(message.topic, message.payload, tx);
+      return ok;
+    });
+  }
+
+  private handlerLog(fields: object): HandlerLog {
+    return {
+      info: (message, extra) => this.logger.log({ ...fields, ...extra }, message),
+      warn: (message, extra) => this.logger.warn({ ...fields, ...extra }, message),
+      error: (message, extra) => this.logger.error({ ...fields, ...extra }, message),
+    };
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

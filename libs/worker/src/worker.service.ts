@@ -1,0 +1,100 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
+import { EXECUTION_CANCEL_CHANNEL, EXECUTIONS_QUEUE, type ExecutionJobData } from '@punctual/queue';
+import { tracing } from '@punctual/observability';
+import { RedisService } from '@punctual/redis';
+import { DelayedError, type Job, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { HandlerRegistry } from '@punctual/handlers';
+import { ExecutionRunner } from './execution-runner.js';
+import { WorkerDirectory } from '@punctual/cluster';
+import { OverlapClaimer } from './overlap-claimer.js';
+import { waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
+
+/** A late slot is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
+const LATE_RECHECK_MS = 2_000;
+
+/**
+ * The worker role: a BullMQ worker on the executions queue that hands each job to the runner, and
+ * a subscriber that aborts executions cancelled elsewhere. On shutdown it stops taking jobs, lets
+ * running handlers finish for up to SHUTDOWN_GRACE_MS, then aborts and hands back the rest.
+ */
+@Injectable()
+export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(WorkerService.name);
+  private worker: Worker<ExecutionJobData> | null = null;
+  private subscriber: Redis | null = null;
+  private announcer: NodeJS.Timeout | null = null;
+  private readonly waiting = new WaitingRoom();
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    private readonly redis: RedisService,
+    private readonly runner: ExecutionRunner,
+    private readonly claimer: OverlapClaimer,
+    private readonly directory: WorkerDirectory,
+    private readonly handlers: HandlerRegistry,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.subscriber = this.redis.connect();
+    await this.subscriber.subscribe(this.redis.key(EXECUTION_CANCEL_CHANNEL));
+    this.subscriber.on('message', (_channel, executionId: string) => this.runner.abortExecution(executionId, 'cancelled'));
+    this.runner.onTurnFreed((taskId) => void this.waiting.wake(taskId));
+    this.worker = new Worker<ExecutionJobData>(EXECUTIONS_QUEUE, (job, token) => this.process(job, token), {
+      connection: this.redis.connect(),
+      prefix: this.redis.prefix,
+      concurrency: this.config.workerConcurrency,
+    });
+    this.worker.on('error', (error) => this.logger.error({ err: error }, 'worker error'));
+    const announce = () => this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency).catch(() => undefined);
+    await announce();
+    this.announcer = setInterval(announce, 15_000);
+  }
+
+  /**
+   * Runs a job's execution. One whose turn has not come goes back to the queue as a delayed job (its
+   * place in the worker's concurrency is not held while it waits) and comes back when its task's
+   * turn frees up here, or after a short wait; a late one comes back after the leader's misfire
+   * pass has decided it.
+   */
+  private async process(job: Job<ExecutionJobData>, token?: string): Promise<string> {
+    this.waiting.remove(job.id);
+    let waitingFor: string | null | undefined;
+    // One span per attempt, continuing the trace of whatever queued the job (a fire chunk, a failed attempt).
+    const outcome = await tracing.withSpan(
+      'punctual.attempt',
+      { 'punctual.execution.id': job.data.executionId },
+      () =>
+        this.runner.runExecution(job.data.executionId, {
+          workerId: this.config.instanceId,
+          fireAt: job.data.fireAt,
+          progress: (value) => job.updateProgress(value),
+          onWait: (taskId) => (waitingFor = taskId),
+        }),
+      { parent: job.data.trace },
+    );
+    if (outcome !== 'waiting' && outcome !== 'late') return outcome;
+    const wait = outcome === 'late' ? LATE_RECHECK_MS : waitBeforeRetryMs(Date.now() - job.timestamp);
+    await job.moveToDelayed(Date.now() + wait, token);
+    if (outcome === 'waiting' && waitingFor) this.waiting.add(waitingFor, job);
+    throw new DelayedError();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (!this.worker) return;
+    if (this.announcer) clearInterval(this.announcer);
+    await this.directory.withdraw(this.config.instanceId).catch(() => undefined);
+    this.claimer.stop();
+    const closing = this.worker.close();
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), this.config.shutdownGraceMs)));
+    if ((await Promise.race([closing.then(() => 'closed' as const), graceOver])) === 'grace-over') {
+      this.logger.warn({ running: this.runner.running }, 'shutdown grace over: aborting running handlers');
+      this.runner.abortAll();
+    }
+    clearTimeout(timer);
+    await closing;
+    await this.subscriber?.quit().catch(() => undefined);
+  }
+}
