@@ -8,6 +8,7 @@ import { ExecutionDispatcher } from './planning/execution-dispatcher.js';
 import { PlannerService } from './planning/planner.service.js';
 import { RelayService } from './planning/relay.service.js';
 import { SchedulerService } from './planning/scheduler.service.js';
+import { TaskApplyService } from './tasks/task-apply.service.js';
 import { TaskChanges } from './tasks/task-changes.js';
 import { TaskLifecycle } from './tasks/task-lifecycle.js';
 import { TaskRunsService } from './tasks/task-runs.service.js';
@@ -41,7 +42,7 @@ export class WorkerCoreModule {}
 /** Task lifecycle and operator actions for the admin API. */
 @Module({
   imports: [QueueModule],
-  providers: [...clockOf('api'), TasksService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ApiKeysService, WorkerDirectory, ClusterService],
-  exports: [TasksService, TaskRunsService, ExecutionsService, ApiKeysService, WorkerDirectory, ClusterService, ClockService],
+  providers: [...clockOf('api'), TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ApiKeysService, WorkerDirectory, ClusterService],
+  exports: [TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ApiKeysService, WorkerDirectory, ClusterService, ClockService],
 })
 export class TasksCoreModule {}

@@ -68,3 +68,14 @@ export class InvalidBatchError extends Error {
     super(items.map((i) => i.message).join('; '));
   }
 }
+
+/** An apply declares tasks that exist but are managed by nobody or by someone else: it touches none of them. */
+export class TaskNotManagedError extends Error {
+  override readonly name = 'TaskNotManagedError';
+  constructor(
+    readonly managedBy: string,
+    readonly tasks: { index: number; name: string; managedBy: string | null }[],
+  ) {
+    super(tasks.map((t) => `task "${t.name}" exists and is ${t.managedBy === null ? 'managed by nobody' : `managed by "${t.managedBy}"`}, not "${managedBy}"`).join('; '));
+  }
+}

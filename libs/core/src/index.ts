@@ -3,7 +3,7 @@ export { CLOCK_ROLE, ClockService } from './clock/clock.service.js';
 export { offsetFromSamples, sampleClock } from './clock/clock-offset.js';
 export { ClusterService } from './cluster/cluster.service.js';
 export { SchedulerCoreModule, TasksCoreModule, WorkerCoreModule } from './core.module.js';
-export { ExecutionNotFoundError, ExecutionStateError, FencedOutError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from './errors.js';
+export { ExecutionNotFoundError, ExecutionStateError, FencedOutError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from './errors.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader/leader-elector.js';
 export { leaderDbSession } from './leader/leader-session.js';
 export { ExecutionDispatcher } from './planning/execution-dispatcher.js';
@@ -20,6 +20,8 @@ export { presentEvent, presentExecution, presentTask } from './tasks/task.presen
 export { scheduleSpecOf, taskSchedule } from './tasks/task-schedule.js';
 export { TASKS_CHANGED_CHANNEL } from './tasks/tasks-changed.js';
 export { TaskRunsService } from './tasks/task-runs.service.js';
+export { TaskApplyService, type TaskApplyResult } from './tasks/task-apply.service.js';
+export { diffTasks, fieldChanges, type TaskDiff, type TaskState } from './tasks/task-diff.js';
 export { TasksService } from './tasks/tasks.service.js';
 export { retryDelayMs } from './worker/backoff.js';
 export { holdBeforeSlotMs, skipReasonAtClaim } from './worker/claim-checks.js';

@@ -1,6 +1,6 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
-import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
-import { missingHandlerWarnings, type Principal, presentExecution, presentTask, TaskRunsService, taskSchedule, TasksService, WorkerDirectory } from '@punctual/core';
+import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
+import { missingHandlerWarnings, type Principal, presentExecution, presentTask, TaskApplyService, TaskRunsService, taskSchedule, TasksService, WorkerDirectory } from '@punctual/core';
 import { ExecutionsRepository, type Task, TasksRepository } from '@punctual/db';
 import { slotsBetween } from '@punctual/time';
 import type { Response } from 'express';
@@ -15,6 +15,7 @@ import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 export class TasksController {
   constructor(
     private readonly tasks: TasksService,
+    private readonly applier: TaskApplyService,
     private readonly runs: TaskRunsService,
     private readonly tasksRepository: TasksRepository,
     private readonly executions: ExecutionsRepository,
@@ -43,6 +44,12 @@ export class TasksController {
     const items = results.map(({ index, task, created, secret }) => ({ index, name: task.name, created, version: task.version, nextRunAt: task.nextRunAt?.toISOString() ?? null, ...(secret ? { secret } : {}) }));
     const created = items.filter((i) => i.created).length;
     return { items, created, replaced: items.length - created, warnings: await missingHandlerWarnings(this.directory, results.map((r) => r.task.handler)) };
+  }
+
+  @Route(routes.applyTasks)
+  async apply(@ValidBody(routes.applyTasks) body: TaskApplyRequest, @CurrentPrincipal() actor: Principal): Promise<TaskApplyResponse> {
+    const { handlers, ...result } = await this.applier.apply(body, actor);
+    return { ...result, warnings: await missingHandlerWarnings(this.directory, handlers) };
   }
 
   @Route(routes.putTask)
