@@ -12,7 +12,7 @@ export function previewCommand(program: Command, run: CliRun): void {
     .argument('<cron>', "a cron expression, quoted: '0 9 * * 1-5' (6 fields: seconds first)")
     .option('--tz <zone>', `an IANA time zone (default ${TASK_DEFAULTS.timezone})`)
     .option('--count <n>', 'how many fire times', positiveInt)
-    .option('--from <instant>', 'fire times after this instant (default: now)', instant)
+    .option('--from <instant>', 'fire times from this instant on (default: now)', instant)
     .action(async (cron: string, options: { tz?: string; count?: number; from?: string }, command: Command) => {
       const result = await run.client().schedules.preview({ schedule: { cron, timezone: options.tz }, count: options.count, from: options.from });
       const zone = options.tz ?? TASK_DEFAULTS.timezone;

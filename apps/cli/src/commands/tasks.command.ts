@@ -1,4 +1,4 @@
-import { CATCH_UPS, type Task, TASK_STATUSES, type TaskDetail } from '@punctual/contract';
+import { CATCH_UPS, durationMs, type Task, TASK_STATUSES, type TaskDetail } from '@punctual/contract';
 import { type Command, Option } from 'commander';
 import { type CliRun, print } from '../context.js';
 import { bothZones, inUtc, inZone, scheduleText, table } from '../format.js';
@@ -88,7 +88,7 @@ function detailText(task: TaskDetail): string {
     ['description', task.description ?? '-'],
     ['handler', task.handler],
     ['status', `${task.status} (version ${task.version})`],
-    ['schedule', `${scheduleText(task.schedule)} in ${zone}${task.schedule.jitter !== '0s' ? `, jitter ${task.schedule.jitter}` : ''}`],
+    ['schedule', `${scheduleText(task.schedule)} in ${zone}${durationMs(task.schedule.jitter) > 0 ? `, jitter ${task.schedule.jitter}` : ''}`],
     ['policy', `overlap ${p.overlap}, misfire ${p.misfire}, max delay ${p.maxDelay}, ${p.retry.attempts} attempts (backoff ${p.retry.backoff} up to ${p.retry.maxBackoff}), timeout ${p.timeout}`],
     ['payload', JSON.stringify(task.payload)],
     ['labels', Object.entries(task.labels).map(([k, v]) => `${k}=${v}`).join(', ') || '-'],
