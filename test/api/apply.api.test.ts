@@ -13,9 +13,11 @@ describe('POST /v1/tasks:apply', () => {
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ managedBy: 'repo-a', dryRun: false, changed: 2, created: 2, updated: 0, deleted: 0, unchanged: 0 });
     expect(first.body.items).toEqual([
-      { name: 'ap-one', action: 'create', changes: [], version: 1 },
-      { name: 'ap-two', action: 'create', changes: [], version: 1 },
+      { name: 'ap-one', action: 'create', changes: [], version: 1, secret: expect.stringMatching(/^[A-Za-z0-9_-]{40,}$/) },
+      { name: 'ap-two', action: 'create', changes: [], version: 1, secret: expect.stringMatching(/^[A-Za-z0-9_-]{40,}$/) },
     ]);
+    const stored = await ctx.db.prisma.task.findUnique({ where: { name: 'ap-one' } });
+    expect(first.body.items[0].secret).toBe(stored?.secret);
     expect((await ctx.api.call('GET', '/v1/tasks/ap-one')).body.managedBy).toBe('repo-a');
 
     const auditBefore = (await audit()).length;
@@ -38,6 +40,7 @@ describe('POST /v1/tasks:apply', () => {
     const res = await apply({ managedBy: 'repo-a', tasks: [spec('ap-one', { handler: 'http' }), spec('ap-new')], prune: true, dryRun: true });
     expect(res.body).toMatchObject({ dryRun: true, changed: 3, created: 1, updated: 1, deleted: 1 });
     expect(res.body.items.map((i: { action: string; name: string }) => `${i.action} ${i.name}`)).toEqual(['update ap-one', 'create ap-new', 'delete ap-two']);
+    expect(res.body.items.every((i: { secret?: string }) => i.secret === undefined)).toBe(true);
     expect(await state()).toEqual(before);
   });
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,8 @@ describe('punctual diff and apply', () => {
   const ctx = useApiSandbox();
   const dir = mkdtempSync(join(tmpdir(), 'punctual-cli-'));
   const outputs: CliResult[] = [];
+  /** The signing secrets of the tasks apply created: shown once by the API, never by the CLI. */
+  const taskSecrets: string[] = [];
   const admin = () => new PunctualClient({ baseUrl: ctx.api.base, apiKey: ctx.api.config.adminApiKey });
   const env = (extra: Record<string, string> = {}) => ({ PUNCTUAL_URL: ctx.api.base, PUNCTUAL_API_KEY: ctx.api.config.adminApiKey, REPORT_TOKEN: SECRETS.first, SYNC_KEY: SECRETS.syncFirst, ...extra });
   const cli = async (args: string[], extra: Record<string, string> = {}) => {
@@ -74,8 +76,14 @@ describe('punctual diff and apply', () => {
 
   it('apply creates the tasks; a second apply reports 0 changed and diff then exits 0', async () => {
     const path = file('v1.yaml', tasksYaml());
-    const applied = await cli(['apply', '-f', path]);
+    const secretsFile = join(dir, 'secrets.json');
+    writeFileSync(secretsFile, '{ "kept-from-before": "s" }');
+    const applied = await cli(['apply', '-f', path, '--secrets-file', secretsFile]);
     expect(applied.code).toBe(0);
+    const stored = await ctx.db.prisma.task.findMany({ where: { managedBy: 'cli-test' }, orderBy: { name: 'asc' } });
+    expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual({ 'kept-from-before': 's', ...Object.fromEntries(stored.map((t) => [t.name, t.secret])) });
+    expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+    taskSecrets.push(...stored.map((t) => t.secret));
     expect(lines(applied.stdout)).toEqual(['+ create cli-report', '+ create cli-sync', '+ create cli-once', '3 changed (3 created, 0 updated, 0 deleted), 0 unchanged']);
     expect(applied.stderr).toBe('warning: no live worker offers handler "http"\nwarning: no live worker offers handler "noop"\nwarning: no live worker offers handler "log"\n');
     expect(await managed()).toEqual(['cli-once@1', 'cli-report@1', 'cli-sync@1']);
@@ -198,7 +206,8 @@ describe('punctual diff and apply', () => {
   it('never printed a secret value from the environment', () => {
     const printed = outputs.map((o) => o.stdout + o.stderr).join('\n');
     expect(outputs.length).toBeGreaterThan(15);
-    for (const secret of Object.values(SECRETS)) expect(printed).not.toContain(secret);
+    for (const secret of [...Object.values(SECRETS), ...taskSecrets]) expect(printed).not.toContain(secret);
+    expect(taskSecrets).toHaveLength(3);
     expect(printed).toContain('•••');
   });
 });

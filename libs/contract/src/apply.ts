@@ -30,6 +30,7 @@ export const TaskApplyItem = z.object({
   action: ApplyAction,
   changes: z.array(FieldChange).meta({ description: 'for an update: the fields that differ' }),
   version: z.number().int().nullable().meta({ description: "the task's version after the apply (null once deleted, or not yet created)" }),
+  secret: z.string().optional().meta({ description: 'only for a task created now (not in a dry run): its HMAC secret, shown this once' }),
 });
 
 /** What an apply did (or, with dryRun, would do): one item per task declared or deleted. */

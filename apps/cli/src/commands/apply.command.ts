@@ -3,12 +3,14 @@ import type { Command } from 'commander';
 import { type CliRun, print } from '../context.js';
 import { EXIT } from '../errors.js';
 import { diffText } from '../format.js';
+import { SecretsFile } from '../secrets-file.js';
 import { readTaskFile, type TaskFile } from '../task-file.js';
 
 interface ApplyOptions {
   file: string;
   prune?: boolean;
   dryRun?: boolean;
+  secretsFile?: string;
 }
 
 /** `punctual diff -f FILE` and `punctual apply -f FILE`: tasks as code (DESIGN §12). */
@@ -30,10 +32,14 @@ export function applyCommands(program: Command, run: CliRun): void {
     .requiredOption('-f, --file <file>', 'a YAML or JSON task file')
     .option('--prune', "also delete the tasks the file's managedBy manages that it no longer declares")
     .option('--dry-run', 'show what would change and change nothing')
+    .option('--secrets-file <file>', 'add the signing secret of each task created to this JSON file (mode 600), { "<task>": "<secret>" }; never printed')
     .action(async (options: ApplyOptions, command: Command) => {
       const dryRun = options.dryRun ?? false;
+      const secrets = options.secretsFile === undefined ? undefined : new SecretsFile(options.secretsFile);
       const result = await applyFile(run, options.file, { prune: options.prune ?? false, dryRun });
-      print(run, command, `${diffText(result, dryRun ? 'plan' : 'apply')}${dryRun ? '\n(dry run: nothing was changed)' : ''}`, result);
+      secrets?.add(result.items);
+      const shown = { ...result, items: result.items.map(({ secret: _secret, ...item }) => item) };
+      print(run, command, `${diffText(shown, dryRun ? 'plan' : 'apply')}${dryRun ? '\n(dry run: nothing was changed)' : ''}`, shown);
       for (const warning of result.warnings) run.io.stderr(`warning: ${warning}\n`);
     });
 }

@@ -86,7 +86,8 @@ export class TaskApplyService {
         audit.push({ action: 'task.delete', target: item.name, before, after: null });
         items.push({ ...item, version: null });
       } else {
-        items.push({ ...item, version: item.action === 'create' ? desired.get(item.name)!.row.version : before!.version });
+        const created = item.action === 'create' ? desired.get(item.name)!.row : null;
+        items.push({ ...item, version: created?.version ?? before!.version, ...(created && { secret: created.secret }) });
       }
     }
     await this.changes.recordMany(tx, actor, audit);
