@@ -59,8 +59,8 @@ describe('POST /v1/tasks:apply', () => {
     expect(taken.status).toBe(409);
     expect(taken.body.error.code).toBe('not_managed');
     expect(taken.body.error.details).toEqual([
-      { field: 'tasks[1].name', message: 'task "ap-by-hand" is managed by nobody' },
-      { field: 'tasks[2].name', message: 'task "ap-theirs" is managed by "repo-b"' },
+      { field: 'tasks[1].name', message: 'task "ap-by-hand" exists and is managed by nobody, not by "repo-a"' },
+      { field: 'tasks[2].name', message: 'task "ap-theirs" exists and is managed by "repo-b", not by "repo-a"' },
     ]);
     expect(await state()).toEqual(before);
   });

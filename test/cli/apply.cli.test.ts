@@ -131,7 +131,7 @@ describe('punctual diff and apply', () => {
     const claiming = file('claim.yaml', tasksYaml({ cron: '30 9 * * 1-5', once: false, extra: '  - { name: cli-new, handler: noop, schedule: { every: 1h } }\n  - { name: cli-by-hand, handler: log, schedule: { every: 1h } }\n' }));
     const refused = await cli(['apply', '-f', claiming, '--prune'], changed);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe(`error: ${claiming}:16: task "cli-by-hand": name: task "cli-by-hand" is managed by nobody\n`);
+    expect(refused.stderr).toBe(`error: ${claiming}:16: task "cli-by-hand": exists and is managed by nobody, not by "cli-test"\n`);
     expect(await managed()).toEqual(['cli-report@2', 'cli-sync@2']);
     expect(await admin().tasks.get('cli-by-hand')).toMatchObject({ handler: 'noop', version: 1 });
   });
@@ -144,8 +144,8 @@ describe('punctual diff and apply', () => {
       ['unknown.yaml', `tasks:\n${spec('cli-ok')}${spec('cli-x', '    colour: red\n')}`, /^unknown\.yaml:8: task "cli-x": colour: unknown field$/],
       ['duplicate.yaml', `tasks:\n${spec('cli-ok')}${spec('cli-ok')}`, /^duplicate\.yaml:5: task "cli-ok": the name is declared twice \(first at line 2\)$/],
       ['env.yaml', `tasks:\n${spec('cli-ok', '    payload: { token: "${MISSING_VAR}" }\n')}`, /^env\.yaml:5: task "cli-ok": payload\.token: environment variable MISSING_VAR is not set$/],
-      ['cron.yaml', `tasks:\n${spec('cli-ok')}  - name: cli-bad-cron\n    handler: noop\n    schedule: { cron: "61 * * * *" }\n`, /^cron\.yaml:5: task "cli-bad-cron": schedule\.cron: .*61/],
-      ['past.json', JSON.stringify({ tasks: [{ name: 'cli-ok', handler: 'noop', schedule: { every: '1h' } }, { name: 'cli-past', handler: 'noop', schedule: { at: '2001-01-01T00:00:00Z' } }] }), /^past\.json:1: task "cli-past": schedule\.at: .*past/],
+      ['cron.yaml', `tasks:\n${spec('cli-ok')}  - name: cli-bad-cron\n    handler: noop\n    schedule: { cron: "61 * * * *" }\n`, /^cron\.yaml:5: task "cli-bad-cron": schedule\.cron: minute field "61": 61 is outside 0-59$/],
+      ['past.json', JSON.stringify({ tasks: [{ name: 'cli-ok', handler: 'noop', schedule: { every: '1h' } }, { name: 'cli-past', handler: 'noop', schedule: { at: '2001-01-01T00:00:00Z' } }] }), /^past\.json:1: task "cli-past": schedule\.at: is in the past$/],
     ];
     for (const [name, text, expected] of cases) {
       const path = file(name, text);

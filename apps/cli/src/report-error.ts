@@ -56,7 +56,12 @@ function taskLine(detail: { field: string; message: string }, origins: TaskOrigi
   const origin = match ? origins[Number(match[1])] : undefined;
   if (!match || !origin) return null;
   const field = match[2] ?? 'name';
-  // The API prefixes its messages with the field's full path; the line names the task instead.
-  const message = detail.message.replace(/^tasks\[\d+\]\.?/, '').replace(new RegExp(`^${field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:?\\s*`), '');
-  return `${origin.file}:${origin.line}: task "${origin.name}": ${field}: ${message}`;
+  const where = `${origin.file}:${origin.line}: task "${origin.name}"`;
+  // The API starts its messages with the field's path (`tasks[3].schedule.cron …`) or the task's
+  // name; the line says each once.
+  let message = detail.message.replace(/^tasks\[\d+\]\.?/, '');
+  const about = `task "${origin.name}" `;
+  if (message.startsWith(about)) return `${where}: ${message.slice(about.length)}`;
+  while (message.startsWith(field)) message = message.slice(field.length).replace(/^:?\s*/, '');
+  return `${where}: ${field}: ${message}`;
 }

@@ -76,6 +76,11 @@ export class TaskNotManagedError extends Error {
     readonly managedBy: string,
     readonly tasks: { index: number; name: string; managedBy: string | null }[],
   ) {
-    super(tasks.map((t) => `task "${t.name}" exists and is ${t.managedBy === null ? 'managed by nobody' : `managed by "${t.managedBy}"`}, not "${managedBy}"`).join('; '));
+    super(tasks.map((t) => TaskNotManagedError.describe(t, managedBy)).join('; '));
+  }
+
+  /** `task "x" exists and is managed by nobody, not by "repo"`. */
+  static describe(task: { name: string; managedBy: string | null }, managedBy: string): string {
+    return `task "${task.name}" exists and is managed by ${task.managedBy === null ? 'nobody' : `"${task.managedBy}"`}, not by "${managedBy}"`;
   }
 }
