@@ -61,7 +61,7 @@ describe('punctual diff and apply', () => {
   const managed = async (by = 'cli-test') => (await admin().tasks.list({ managedBy: by }).all()).map((t) => `${t.name}@${t.version}`);
   const lines = (text: string) => text.trim().split('\n');
 
-  beforeAll(() => ensureCliBuilt());
+  beforeAll(() => ensureCliBuilt(), 300_000);
 
   it('diff shows what apply would create and exits 3; apply --dry-run changes nothing', async () => {
     const path = file('v1.yaml', tasksYaml());

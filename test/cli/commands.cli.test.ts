@@ -9,7 +9,7 @@ describe('punctual commands', () => {
   const cli = (...args: string[]) => runCli(args, { PUNCTUAL_URL: ctx.api.base, PUNCTUAL_API_KEY: ctx.api.config.adminApiKey });
   const lines = (text: string) => text.trim().split('\n');
 
-  beforeAll(() => ensureCliBuilt());
+  beforeAll(() => ensureCliBuilt(), 300_000);
 
   it('has --help on every command, exit code 0', async () => {
     const commands = [[], ['tasks'], ['tasks', 'ls'], ['tasks', 'get'], ['tasks', 'pause'], ['tasks', 'resume'], ['tasks', 'trigger'], ['tasks', 'delete'], ['runs'], ['preview'], ['diff'], ['apply']];

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -7,14 +7,25 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = `${ROOT}dist/apps/cli/src/main.js`;
 
 /**
- * Makes sure the CLI is built: `npm test` builds first; a lone run of these tests builds it here
- * (the TypeScript compiler only: the Prisma client is not the CLI's concern).
+ * Makes sure the CLI is built: `npm test` builds first; a lone run of these tests builds here, once
+ * (a lock directory keeps two test files from building at the same time).
  */
-export function ensureCliBuilt(): void {
+export async function ensureCliBuilt(): Promise<void> {
+  const lock = `${ROOT}dist/.cli-build.lock`;
+  // Another file is building: its output is not whole until it is done (tsc-alias runs after tsc).
+  for (let waited = 0; existsSync(lock) && waited < 300_000; waited += 500) await new Promise((r) => setTimeout(r, 500));
   if (existsSync(CLI)) return;
-  for (const args of [['tsc', '-p', 'tsconfig.build.json'], ['tsc-alias', '-p', 'tsconfig.build.json']]) {
-    const built = spawnSync('npx', args, { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
-    if (built.status !== 0) throw new Error(`building the CLI failed: ${built.stdout}${built.stderr}`);
+  mkdirSync(`${ROOT}dist`, { recursive: true });
+  try {
+    mkdirSync(lock);
+  } catch {
+    return ensureCliBuilt();
+  }
+  try {
+    const built = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+    if (built.status !== 0) throw new Error(`npm run build failed: ${built.stdout}${built.stderr}`);
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
   }
 }
 
