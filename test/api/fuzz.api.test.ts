@@ -97,6 +97,8 @@ const ACCEPTED_BY_ROUTE: Record<string, Record<string, string[]>> = {
   'PUT /v1/tasks/existing': ACCEPTED,
   'PATCH /v1/tasks/existing': ACCEPTED,
   'POST /v1/tasks:batch': inBatch,
+  // An apply's tasks must carry its managedBy (or none): any other value there is refused.
+  'POST /v1/tasks:apply': Object.fromEntries(Object.entries(inBatch).filter(([field]) => field !== 'tasks[0].managedBy')),
   'POST /v1/tasks/existing/trigger': { payload: ['object'] },
   'POST /v1/schedules/preview': Object.fromEntries(Object.entries(ACCEPTED).filter(([field]) => field.startsWith('schedule.'))),
   'POST /v1/api-keys': { name: ['NaN', 'Infinity', '-0', '1e999'] },
@@ -110,6 +112,7 @@ function walkedCases(): [string, string, unknown][] {
   }
   routes.push(
     ['POST', '/v1/tasks:batch', { tasks: [{ name: 'walk-batch', ...COMPLETE_TASKS.cron }] }],
+    ['POST', '/v1/tasks:apply', { managedBy: 'fuzz-apply', tasks: [{ name: 'walk-apply', ...COMPLETE_TASKS.cron }], prune: true, dryRun: true }],
     ['POST', '/v1/tasks/existing/trigger', { payload: { b: 2 } }],
     ['POST', '/v1/tasks/existing/backfill', { from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z', maxRuns: 10 }],
     ['POST', '/v1/tasks/existing/resume', { catchUp: 'latest' }],

@@ -33,7 +33,7 @@ describe('OpenAPI document', () => {
     const ops = await operations();
     expect(ops.map((o) => o.key).sort()).toEqual(
       [
-        'get /v1/tasks', 'post /v1/tasks', 'post /v1/tasks:batch', 'put /v1/tasks/{name}', 'patch /v1/tasks/{name}', 'get /v1/tasks/{name}', 'delete /v1/tasks/{name}',
+        'get /v1/tasks', 'post /v1/tasks', 'post /v1/tasks:batch', 'post /v1/tasks:apply', 'put /v1/tasks/{name}', 'patch /v1/tasks/{name}', 'get /v1/tasks/{name}', 'delete /v1/tasks/{name}',
         'post /v1/tasks/{name}/pause', 'post /v1/tasks/{name}/resume', 'post /v1/tasks/{name}/trigger', 'post /v1/tasks/{name}/backfill',
         'get /v1/tasks/{name}/executions', 'get /v1/executions', 'get /v1/executions/{id}', 'post /v1/executions/{id}/retry',
         'post /v1/executions/{id}/cancel', 'post /v1/schedules/preview', 'get /v1/handlers', 'get /v1/cluster', 'post /v1/api-keys', 'get /v1/api-keys',

@@ -11,6 +11,7 @@ const ROUTES: [string, string, Role, unknown?][] = [
   ['GET', '/v1/tasks', 'viewer'],
   ['POST', '/v1/tasks', 'admin', {}],
   ['POST', '/v1/tasks:batch', 'admin', { tasks: [] }],
+  ['POST', '/v1/tasks:apply', 'admin', { tasks: [], dryRun: true }],
   ['GET', '/v1/cluster', 'viewer'],
   ['PUT', '/v1/tasks/role-x', 'admin', {}],
   ['PATCH', '/v1/tasks/role-x', 'admin', {}],

@@ -19,7 +19,7 @@ export async function createApiApp(config: Config, options: { logger?: false } =
     bodyParser: false,
   });
   // A batch of a thousand tasks needs more room than one task; body-parser skips a parsed body.
-  app.use(expressPath(routes.batchTasks.path), express.json({ limit: BATCH_BODY_MAX_BYTES }));
+  app.use([expressPath(routes.batchTasks.path), expressPath(routes.applyTasks.path)], express.json({ limit: BATCH_BODY_MAX_BYTES }));
   app.useBodyParser('json', { limit: BODY_MAX_BYTES });
   app.use(limitJsonDepth(JSON_MAX_DEPTH));
   app.set('trust proxy', 'loopback');

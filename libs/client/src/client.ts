@@ -1,5 +1,5 @@
 import {
-  type AuditEntry, type AuditQuery, type BackfillBody, type CatchUp, type CreateApiKeyBody, type Execution, type ExecutionListQuery, type PreviewRequest, routes,
+  type AuditEntry, type AuditQuery, type BackfillBody, type CatchUp, type CreateApiKeyBody, type Execution, type ExecutionListQuery, type PreviewRequest, routes, type TaskApplyRequest,
   type Task, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec,
 } from '@punctual/contract';
 import { Paginated } from './paginated.js';
@@ -34,7 +34,8 @@ export class PunctualClient {
     patch: (name: string, patch: TaskPatch, options: { ifMatch?: number } = {}) =>
       this.http.call(routes.patchTask, { params: { name }, body: patch, headers: options.ifMatch === undefined ? {} : { 'if-match': String(options.ifMatch) } }),
     delete: (name: string) => this.http.call(routes.deleteTask, { params: { name } }),
-    pause: (name: string) => this.http.call(routes.pauseTask, { params: { name } }),
+    /** With `cancel`, executions in progress are cancelled too (by default they finish their slot). */
+    pause: (name: string, options: { cancel?: boolean } = {}) => this.http.call(routes.pauseTask, { params: { name }, body: options }),
     resume: (name: string, options: { catchUp?: CatchUp } = {}) => this.http.call(routes.resumeTask, { params: { name }, body: options }),
     trigger: (name: string, options: { payload?: Record<string, unknown> } = {}) => this.http.call(routes.triggerTask, { params: { name }, body: options }),
     backfill: (name: string, window: BackfillBody) => this.http.call(routes.backfillTask, { params: { name }, body: window }),
@@ -42,6 +43,11 @@ export class PunctualClient {
       new Paginated<Execution>((cursor) => this.http.call(routes.taskExecutions, { params: { name }, query: { ...query, cursor } })),
     /** Creates or replaces up to 1,000 tasks in one transaction, all or nothing. */
     batch: (specs: TaskSpec[]) => this.http.call(routes.batchTasks, { body: { tasks: specs } }),
+    /**
+     * Makes the tasks `managedBy` manages what `tasks` declares, in one transaction (`dryRun`: only
+     * answers what would change). Tasks managed by nobody or someone else are never touched.
+     */
+    apply: (request: TaskApplyRequest) => this.http.call(routes.applyTasks, { body: request }),
   };
 
   readonly executions = {

@@ -4,6 +4,7 @@
  * browser console all import it.
  */
 export * from './actions.js';
+export * from './apply.js';
 export * from './admin.js';
 export * from './common.js';
 export * from './enums.js';

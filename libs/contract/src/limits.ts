@@ -43,8 +43,10 @@ export const BATCH_BODY_MAX_BYTES = 16 * 1024 * 1024;
 /** JSON nested deeper than this is refused before anything walks it. */
 export const JSON_MAX_DEPTH = 64;
 
-/** Tasks created or replaced by one `POST /v1/tasks:batch`. */
+/** Tasks created or replaced by one `POST /v1/tasks:batch` (and declared by one `POST /v1/tasks:apply`). */
 export const BATCH_MAX = 1_000;
+/** Who manages the tasks of an apply whose file names nobody (DESIGN §12). */
+export const APPLY_MANAGED_BY_DEFAULT = 'punctual-apply';
 export const PAGE_LIMIT_DEFAULT = 50;
 export const PAGE_LIMIT_MAX = 500;
 export const CURSOR_MAX = 512;

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { BackfillBody, BackfillResponse, PauseBody, PreviewRequest, PreviewResponse, ResumeBody, TriggerBody } from './actions.js';
+import { TaskApplyRequest, TaskApplyResponse } from './apply.js';
 import { ApiKeyList, AuditPage, AuditQuery, Cluster, CreateApiKeyBody, CreatedApiKey, HandlerList } from './admin.js';
 import type { Role } from './enums.js';
 import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
@@ -37,6 +38,11 @@ export const routes = {
   listTasks: route({ method: 'GET', path: '/v1/tasks', tag: 'tasks', role: 'viewer', summary: 'List tasks', description: 'Keyset-paginated by name: pass nextCursor back as cursor.', query: TaskListQuery, status: 200, response: TaskPage }),
   createTask: route({ method: 'POST', path: '/v1/tasks', tag: 'tasks', role: 'admin', summary: 'Create a task', description: 'Returns the task with its HMAC `secret`, shown this once. 409 if the name exists.', body: TaskSpec, status: 201, response: CreatedTask, errors: [409, 413] }),
   batchTasks: route({ method: 'POST', path: '/v1/tasks:batch', tag: 'tasks', role: 'admin', summary: 'Create or replace up to 1,000 tasks', description: 'One transaction, all or nothing; errors name the item, e.g. `tasks[3].schedule.cron`.', body: TaskBatchRequest, status: 200, response: TaskBatchResponse, errors: [409, 413] }),
+  applyTasks: route({
+    method: 'POST', path: '/v1/tasks:apply', tag: 'tasks', role: 'admin', summary: 'Make the managed tasks what a file declares',
+    description: 'Creates, updates (only what differs) and, with `prune`, deletes the tasks `managedBy` manages, in one transaction with one audit entry per task; `dryRun` only answers the diff. Tasks managed by nobody or someone else are never touched: declaring one is a 409. Admin only, dry run too: a diff would tell whether a guessed secret matches.',
+    body: TaskApplyRequest, status: 200, response: TaskApplyResponse, errors: [409, 413],
+  }),
   getTask: route({ method: 'GET', path: '/v1/tasks/{name}', tag: 'tasks', role: 'viewer', summary: 'A task, its next five fire times and its last execution', status: 200, response: TaskDetail }),
   putTask: route({ method: 'PUT', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Create or replace a task', description: '201 when created (with its secret), 200 when replaced.', body: TaskPutBody, status: 200, alsoStatus: [201], response: WrittenTask, errors: [409, 413] }),
   patchTask: route({ method: 'PATCH', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Update part of a task', description: 'Send `If-Match: <version>` to refuse (409) if the task changed meanwhile.', body: TaskPatch, status: 200, response: Task, errors: [409, 413], headers: [{ name: 'If-Match', description: 'the task version this change is based on; 409 if it moved on' }] }),

@@ -95,6 +95,15 @@ export class TasksRepository {
     return rows.length ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } } }) : [];
   }
 
+  /**
+   * Locks the named tasks and every task `managedBy` manages, in name order with one statement (so
+   * concurrent applies and batches cannot deadlock), for the rest of the transaction.
+   */
+  async lockByNamesOrManager(names: string[], managedBy: string, db: Db): Promise<Task[]> {
+    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM task WHERE name = ANY(${names}::text[]) OR managed_by = ${managedBy} ORDER BY name FOR UPDATE`;
+    return rows.length ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } }, orderBy: { name: 'asc' } }) : [];
+  }
+
   findByName(name: string, db: Db = this.prisma): Promise<Task | null> {
     return db.task.findUnique({ where: { name } });
   }

@@ -60,3 +60,19 @@ export class InvalidBatchError extends Error {
     super(items.map((i) => i.message).join('; '));
   }
 }
+
+/** An apply declares tasks that exist but are managed by nobody or by someone else: it touches none of them. */
+export class TaskNotManagedError extends Error {
+  override readonly name = 'TaskNotManagedError';
+  constructor(
+    readonly managedBy: string,
+    readonly tasks: { index: number; name: string; managedBy: string | null }[],
+  ) {
+    super(tasks.map((t) => TaskNotManagedError.describe(t, managedBy)).join('; '));
+  }
+
+  /** `task "x" exists and is managed by nobody, not by "repo"`. */
+  static describe(task: { name: string; managedBy: string | null }, managedBy: string): string {
+    return `task "${task.name}" exists and is managed by ${task.managedBy === null ? 'nobody' : `"${task.managedBy}"`}, not by "${managedBy}"`;
+  }
+}

@@ -1,4 +1,4 @@
-export { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from './errors.js';
+export { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from './errors.js';
 export { ExecutionsService } from './executions.service.js';
 export { missingHandlerWarnings } from './handler-warnings.js';
 export { previewSchedule } from './schedule-preview.js';
@@ -7,6 +7,8 @@ export { newTaskSecret, scheduleSpecFromInput, type TaskDefinition, toTaskDefini
 export { type LifecycleResult, TaskLifecycle } from './task-lifecycle.js';
 export { mergeTaskPatch } from './task-patch.js';
 export { presentEvent, presentExecution, presentTask } from './task.presenter.js';
+export { TaskApplyService, type TaskApplyResult } from './task-apply.service.js';
+export { diffTasks, fieldChanges, type TaskDiff, type TaskState } from './task-diff.js';
 export { TaskRunsService } from './task-runs.service.js';
 export { TasksCoreModule } from './tasks.module.js';
 export { TasksService } from './tasks.service.js';

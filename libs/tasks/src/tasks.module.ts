@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ClockModule } from '@punctual/clock';
 import { QueueModule } from '@punctual/queue';
 import { ExecutionsService } from './executions.service.js';
+import { TaskApplyService } from './task-apply.service.js';
 import { TaskChanges } from './task-changes.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRunsService } from './task-runs.service.js';
@@ -10,7 +11,7 @@ import { TasksService } from './tasks.service.js';
 /** Task lifecycle and operator actions for the admin API. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
   imports: [QueueModule, ClockModule.forRole('api')],
-  providers: [TasksService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService],
-  exports: [TasksService, TaskRunsService, ExecutionsService, ClockModule],
+  providers: [TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService],
+  exports: [TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ClockModule],
 })
 export class TasksCoreModule {}

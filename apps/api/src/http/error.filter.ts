@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { TaskNameTakenError } from '@punctual/db';
-import { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, VersionConflictError } from '@punctual/tasks';
+import { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import type { Response } from 'express';
 import { ApiError } from './api-error.js';
@@ -31,6 +31,9 @@ export class ErrorFilter implements ExceptionFilter {
     }
     if (e instanceof TaskNotFoundError || e instanceof ExecutionNotFoundError) return new ApiError(404, 'not_found', e.message);
     if (e instanceof PayloadTooLargeError) return new ApiError(413, 'payload_too_large', e.message, [{ field: 'payload', message: e.message }]);
+    if (e instanceof TaskNotManagedError) {
+      return new ApiError(409, 'not_managed', e.message, e.tasks.map((t) => ({ field: `tasks[${t.index}].name`, message: TaskNotManagedError.describe(t, e.managedBy) })));
+    }
     if (e instanceof VersionConflictError) return new ApiError(409, 'version_conflict', e.message);
     if (e instanceof ExecutionStateError) return new ApiError(409, 'invalid_state', e.message);
     if (e instanceof TaskNameTakenError) return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);

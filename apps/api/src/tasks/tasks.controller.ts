@@ -1,10 +1,10 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { WorkerDirectory } from '@punctual/cluster';
-import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
+import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
 import { ExecutionQueriesRepository, type Task, TasksRepository } from '@punctual/db';
 import { taskSchedule } from '@punctual/planning';
-import { missingHandlerWarnings, presentExecution, presentTask, TaskRunsService, TasksService } from '@punctual/tasks';
+import { missingHandlerWarnings, presentExecution, presentTask, TaskApplyService, TaskRunsService, TasksService } from '@punctual/tasks';
 import { slotsBetween } from '@punctual/time';
 import type { Response } from 'express';
 import type { z } from 'zod';
@@ -18,6 +18,7 @@ import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 export class TasksController {
   constructor(
     private readonly tasks: TasksService,
+    private readonly applier: TaskApplyService,
     private readonly runs: TaskRunsService,
     private readonly tasksRepository: TasksRepository,
     private readonly executions: ExecutionQueriesRepository,
@@ -46,6 +47,12 @@ export class TasksController {
     const items = results.map(({ index, task, created, secret }) => ({ index, name: task.name, created, version: task.version, nextRunAt: task.nextRunAt?.toISOString() ?? null, ...(secret ? { secret } : {}) }));
     const created = items.filter((i) => i.created).length;
     return { items, created, replaced: items.length - created, warnings: await missingHandlerWarnings(this.directory, results.map((r) => r.task.handler)) };
+  }
+
+  @Route(routes.applyTasks)
+  async apply(@ValidBody(routes.applyTasks) body: TaskApplyRequest, @CurrentPrincipal() actor: Principal): Promise<TaskApplyResponse> {
+    const { handlers, ...result } = await this.applier.apply(body, actor);
+    return { ...result, warnings: await missingHandlerWarnings(this.directory, handlers) };
   }
 
   @Route(routes.putTask)

@@ -1,0 +1,48 @@
+import { Command, CommanderError, Option } from 'commander';
+import { applyCommands } from './commands/apply.command.js';
+import { previewCommand } from './commands/preview.command.js';
+import { runsCommand } from './commands/runs.command.js';
+import { tasksCommand } from './commands/tasks.command.js';
+import { CliRun, type CliIo, DEFAULT_URL } from './context.js';
+import { EXIT } from './errors.js';
+import { reportError } from './report-error.js';
+
+/**
+ * Runs `punctual` with `argv` (the arguments after the program name) and answers its exit code:
+ * 0 success, 1 error, 2 bad usage, 3 `diff` found changes.
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const run = new CliRun(io);
+  const program = buildProgram(run);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return run.exitCode;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? EXIT.ok : EXIT.usage;
+    let baseUrl: string | undefined;
+    try {
+      baseUrl = run.baseUrl;
+    } catch {
+      baseUrl = io.env.PUNCTUAL_URL;
+    }
+    const report = reportError(error, { baseUrl, hasKey: run.hasKey, origins: run.origins, secrets: run.secrets });
+    if (program.opts<{ output?: string }>().output === 'json') io.stdout(`${JSON.stringify(report.envelope, null, 2)}\n`);
+    io.stderr(`${report.lines.join('\n')}\n`);
+    return report.exitCode;
+  }
+}
+
+function buildProgram(run: CliRun): Command {
+  const program = new Command('punctual')
+    .description(`Punctual's command line: tasks, runs, schedule previews and tasks as code.\nConfigured by PUNCTUAL_URL (default ${DEFAULT_URL}) and PUNCTUAL_API_KEY.`)
+    .addOption(new Option('-o, --output <format>', 'table for people, json for programs (one JSON document)').choices(['table', 'json']).default('table'))
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => run.io.stdout(text), writeErr: (text) => run.io.stderr(text) })
+    .showHelpAfterError('(add --help for usage)')
+    .addHelpText('after', '\nExit codes: 0 success (diff: no changes), 1 error, 2 bad usage, 3 diff found changes.');
+  tasksCommand(program, run);
+  runsCommand(program, run);
+  previewCommand(program, run);
+  applyCommands(program, run);
+  return program;
+}

@@ -1,0 +1,70 @@
+import type { TaskApplyResponse } from '@punctual/contract';
+import type { Command } from 'commander';
+import { type CliRun, print } from '../context.js';
+import { EXIT } from '../errors.js';
+import { diffText } from '../format.js';
+import { SecretsFile } from '../secrets-file.js';
+import { readTaskFile, type TaskFile } from '../task-file.js';
+
+interface ApplyOptions {
+  file: string;
+  prune?: boolean;
+  dryRun?: boolean;
+  secretsFile?: string;
+}
+
+/** `punctual diff -f FILE` and `punctual apply -f FILE`: tasks as code (DESIGN §12). */
+export function applyCommands(program: Command, run: CliRun): void {
+  program
+    .command('diff')
+    .description('what apply would change: + create, ~ update (the fields), - delete; exit code 3 when something would')
+    .requiredOption('-f, --file <file>', 'a YAML or JSON task file')
+    .option('--prune', 'also show the deletes of apply --prune')
+    .action(async (options: ApplyOptions, command: Command) => {
+      const result = await applyFile(run, options.file, { prune: options.prune ?? false, dryRun: true });
+      print(run, command, diffText(result, 'plan'), result);
+      if (result.changed > 0) run.exitCode = EXIT.changes;
+    });
+
+  program
+    .command('apply')
+    .description('make the tasks the file manages what it declares, in one transaction')
+    .requiredOption('-f, --file <file>', 'a YAML or JSON task file')
+    .option('--prune', "also delete the tasks the file's managedBy manages that it no longer declares")
+    .option('--dry-run', 'show what would change and change nothing')
+    .option('--secrets-file <file>', 'add the signing secret of each task created to this JSON file (mode 600), { "<task>": "<secret>" }; never printed')
+    .action(async (options: ApplyOptions, command: Command) => {
+      const dryRun = options.dryRun ?? false;
+      const secrets = options.secretsFile === undefined ? undefined : new SecretsFile(options.secretsFile);
+      const result = await applyFile(run, options.file, { prune: options.prune ?? false, dryRun });
+      secrets?.add(result.items);
+      const shown = { ...result, items: result.items.map(({ secret: _secret, ...item }) => item) };
+      print(run, command, `${diffText(shown, dryRun ? 'plan' : 'apply')}${dryRun ? '\n(dry run: nothing was changed)' : ''}`, shown);
+      for (const warning of result.warnings) run.io.stderr(`warning: ${warning}\n`);
+    });
+}
+
+/** Reads the file, sends it to the API in one call and answers what changed, secret values masked. */
+async function applyFile(run: CliRun, path: string, options: { prune: boolean; dryRun: boolean }): Promise<TaskApplyResponse> {
+  const file = readTaskFile(path, run.io.env);
+  run.secrets.push(...file.secretValues);
+  run.origins = file.origins;
+  const result = await run.client().tasks.apply({ managedBy: file.managedBy, tasks: file.tasks, prune: options.prune, dryRun: options.dryRun });
+  return maskFromEnvironment(result, file);
+}
+
+/**
+ * The API masks payload fields named in `secretFields`; a value the file took from the
+ * environment is a secret too, wherever it is: its changes are shown as •••.
+ */
+function maskFromEnvironment(result: TaskApplyResponse, file: TaskFile): TaskApplyResponse {
+  const items = result.items.map((item) => {
+    const paths = file.secretPaths.get(item.name) ?? [];
+    const related = (field: string) => paths.some((p) => p === field || p.startsWith(`${field}.`) || p.startsWith(`${field}[`) || field.startsWith(`${p}.`));
+    const changes = item.changes.map((change) =>
+      change.secret || !related(change.field) ? change : { field: change.field, ...('before' in change && { before: null }), ...('after' in change && { after: null }), secret: true },
+    );
+    return { ...item, changes };
+  });
+  return { ...result, items };
+}

@@ -1,0 +1,41 @@
+import { EXECUTION_STATUSES, type Execution, type ExecutionStatus } from '@punctual/contract';
+import { type Command, Option } from 'commander';
+import { type CliRun, print } from '../context.js';
+import { inUtc, inZone, table } from '../format.js';
+import { positiveInt } from './arguments.js';
+
+/** How many runs `punctual runs` shows unless told. */
+const RUNS_DEFAULT = 20;
+
+/** `punctual runs <task>`: a task's recent executions, newest first. */
+export function runsCommand(program: Command, run: CliRun): void {
+  program
+    .command('runs')
+    .description("a task's recent executions, newest first, slots in the task's zone and UTC")
+    .argument('<task>', 'the task')
+    .addOption(new Option('--status <status>', 'only executions in this status (dead: the dead letter)').choices(EXECUTION_STATUSES))
+    .option('--limit <n>', `at most this many (default ${RUNS_DEFAULT})`, positiveInt)
+    .action(async (name: string, options: { status?: ExecutionStatus; limit?: number }, command: Command) => {
+      const client = run.client();
+      const task = await client.tasks.get(name);
+      const limit = options.limit ?? RUNS_DEFAULT;
+      const items: Execution[] = [];
+      for await (const execution of client.tasks.executions(name, { status: options.status, limit: Math.min(limit, 500) })) {
+        if (items.length >= limit) break;
+        items.push(execution);
+      }
+      const zone = task.schedule.timezone;
+      const rows = items.map((e) => [
+        inZone(e.scheduledFor, zone), inUtc(e.scheduledFor), e.trigger, e.skipReason ? `${e.status} (${e.skipReason})` : e.status,
+        String(e.attempt), e.durationMs === null ? '-' : `${e.durationMs}ms`, oneLine(e.error),
+      ]);
+      const header = ['SLOT (' + zone + ')', 'SLOT (UTC)', 'TRIGGER', 'STATUS', 'ATTEMPT', 'DURATION', 'ERROR'];
+      print(run, command, items.length ? table(header, rows) : `no runs of ${name} yet`, { items });
+    });
+}
+
+function oneLine(text: string | null): string {
+  if (!text) return '-';
+  const line = text.replace(/\s+/g, ' ');
+  return line.length > 60 ? `${line.slice(0, 57)}...` : line;
+}

@@ -1,0 +1,67 @@
+import type { FieldChange, Task, TaskApplyResponse } from '@punctual/contract';
+
+/** What a secret value is shown as. */
+export const MASK = '•••';
+
+/** Rows under a header, each column as wide as its widest cell (the last one left ragged). */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** An instant in `zone`, with its offset: `2026-03-29 09:00:00+02:00`. */
+export function inZone(iso: string, zone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'longOffset' })
+      .formatToParts(new Date(iso))
+      .map((p) => [p.type, p.value]),
+  );
+  const offset = parts.timeZoneName === 'GMT' ? '+00:00' : String(parts.timeZoneName).replace('GMT', '');
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}${offset}`;
+}
+
+/** An instant in UTC: `2026-03-29 07:00:00Z`. */
+export function inUtc(iso: string): string {
+  return `${new Date(iso).toISOString().slice(0, 19).replace('T', ' ')}Z`;
+}
+
+/** `2026-03-29 09:00:00+02:00 Europe/Berlin (2026-03-29 07:00:00Z)`, or `-`. */
+export function bothZones(iso: string | null | undefined, zone: string): string {
+  if (!iso) return '-';
+  return zone === 'UTC' ? inUtc(iso) : `${inZone(iso, zone)} ${zone} (${inUtc(iso)})`;
+}
+
+/** A schedule in one short phrase: `cron 0 9 * * 1-5`, `every 15m`, `at 2030-01-01T08:00:00.000Z`, `rrule FREQ=WEEKLY;BYDAY=MO`. */
+export function scheduleText(schedule: Task['schedule']): string {
+  if (schedule.cron !== undefined) return `cron ${schedule.cron}`;
+  if (schedule.every !== undefined) return `every ${schedule.every}`;
+  if (schedule.at !== undefined) return `at ${schedule.at}`;
+  const rule = (schedule.rrule ?? '').split('\n').find((l) => l.startsWith('RRULE:')) ?? schedule.rrule ?? '';
+  return `rrule ${rule.replace(/^RRULE:/, '')}`;
+}
+
+/** A changed field as `schedule.cron: "0 9 * * *" → "*\/5 * * * *"`; secret values as •••. */
+export function changeText(change: FieldChange): string {
+  const value = (v: unknown) => (v === undefined ? '(none)' : change.secret ? MASK : short(JSON.stringify(v)));
+  return `${change.field}: ${value(change.before)} → ${value(change.after)}`;
+}
+
+function short(text: string): string {
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** The diff, one line per task changed (`+ create`, `~ update` with the fields, `- delete`), and a summary. */
+export function diffText(result: TaskApplyResponse, mode: 'apply' | 'plan'): string {
+  const lines = result.items.flatMap((item) => {
+    if (item.action === 'create') return [`+ create ${item.name}`];
+    if (item.action === 'delete') return [`- delete ${item.name}`];
+    if (item.action === 'update') return [`~ update ${item.name}: ${item.changes.map(changeText).join(', ')}`];
+    return [];
+  });
+  const counts =
+    mode === 'apply'
+      ? `${result.changed} changed (${result.created} created, ${result.updated} updated, ${result.deleted} deleted), ${result.unchanged} unchanged`
+      : `${result.changed} to change (${result.created} to create, ${result.updated} to update, ${result.deleted} to delete), ${result.unchanged} unchanged`;
+  return [...lines, result.changed === 0 && mode === 'apply' ? `0 changed, ${result.unchanged} unchanged` : counts].join('\n');
+}

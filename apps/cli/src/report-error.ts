@@ -1,0 +1,67 @@
+import { PunctualApiError } from '@punctual/client';
+import type { ErrorEnvelope } from '@punctual/contract';
+import { MASK } from './format.js';
+import { EXIT, TaskFileError, UsageError } from './errors.js';
+import type { TaskOrigin } from './task-file.js';
+
+export interface ErrorReport {
+  exitCode: number;
+  /** One line per problem, for stderr. */
+  lines: string[];
+  /** The error as the API's envelope, for `--output json`. */
+  envelope: ErrorEnvelope;
+}
+
+/** Secrets shorter than this are not masked in messages: they would hide ordinary words, and are no secret. */
+const MASKED_MIN_LENGTH = 4;
+
+/**
+ * What a failed command says: one clear line per problem, API errors about a task of a file named
+ * by the file, line and task, and no value from the environment.
+ */
+export function reportError(error: unknown, context: { baseUrl?: string; hasKey: boolean; origins?: TaskOrigin[]; secrets: string[] }): ErrorReport {
+  const report = describe(error, context);
+  const mask = (text: string) =>
+    context.secrets.filter((s) => s.length >= MASKED_MIN_LENGTH).sort((a, b) => b.length - a.length).reduce((t, secret) => t.split(secret).join(MASK), text);
+  const lines = report.lines.map((line) => `error: ${mask(line)}`);
+  const envelope = { error: { code: report.code, message: mask(report.lines.join('; ')), details: report.details.map((d) => ({ field: d.field, message: mask(d.message) })) } };
+  return { exitCode: report.exitCode, lines, envelope };
+}
+
+function describe(error: unknown, context: Parameters<typeof reportError>[1]): { exitCode: number; code: string; lines: string[]; details: { field: string; message: string }[] } {
+  if (error instanceof TaskFileError) return { exitCode: EXIT.error, code: 'invalid_file', lines: error.problems, details: [] };
+  if (error instanceof UsageError) return { exitCode: EXIT.usage, code: 'usage', lines: [error.message], details: [] };
+  if (error instanceof PunctualApiError) {
+    const details = error.details;
+    if (error.status === 401) {
+      const line = context.hasKey ? `the API refused the key in PUNCTUAL_API_KEY (401 ${error.code}): ${error.message}` : 'the API wants a key: set PUNCTUAL_API_KEY';
+      return { exitCode: EXIT.error, code: error.code, lines: [line], details };
+    }
+    if (error.status === 403) return { exitCode: EXIT.error, code: error.code, lines: [`the key in PUNCTUAL_API_KEY lacks the role for this (403 ${error.code}): ${error.message}`], details };
+    const aboutTasks = context.origins ? details.map((d) => taskLine(d, context.origins!)).filter((l): l is string => l !== null) : [];
+    if (aboutTasks.length) return { exitCode: EXIT.error, code: error.code, lines: aboutTasks, details };
+    return { exitCode: EXIT.error, code: error.code, lines: [`${error.message} (${error.status} ${error.code})`], details };
+  }
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  if (error instanceof Error && error.name === 'TimeoutError') return { exitCode: EXIT.error, code: 'timeout', lines: [`the Punctual API at ${context.baseUrl} did not answer in time`], details: [] };
+  if (error instanceof TypeError && error.message === 'fetch failed') {
+    return { exitCode: EXIT.error, code: 'unreachable', lines: [`cannot reach the Punctual API at ${context.baseUrl} (${cause?.code ?? cause?.message ?? 'no answer'}): is it running, and is PUNCTUAL_URL right?`], details: [] };
+  }
+  return { exitCode: EXIT.error, code: 'error', lines: [error instanceof Error ? error.message : String(error)], details: [] };
+}
+
+/** `tasks[3].schedule.cron` → `tasks.yaml:12: task "nightly": schedule.cron: …`; null when the detail is about no task. */
+function taskLine(detail: { field: string; message: string }, origins: TaskOrigin[]): string | null {
+  const match = /^tasks\[(\d+)\](?:\.(.*))?$/.exec(detail.field);
+  const origin = match ? origins[Number(match[1])] : undefined;
+  if (!match || !origin) return null;
+  const field = match[2] ?? 'name';
+  const where = `${origin.file}:${origin.line}: task "${origin.name}"`;
+  // The API starts its messages with the field's path (`tasks[3].schedule.cron …`) or the task's
+  // name; the line says each once.
+  let message = detail.message.replace(/^tasks\[\d+\]\.?/, '');
+  const about = `task "${origin.name}" `;
+  if (message.startsWith(about)) return `${where}: ${message.slice(about.length)}`;
+  while (message.startsWith(field)) message = message.slice(field.length).replace(/^:?\s*/, '');
+  return `${where}: ${field}: ${message}`;
+}

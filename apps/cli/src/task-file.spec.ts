@@ -1,0 +1,97 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { substituteEnv } from './env-substitution.js';
+import { TaskFileError } from './errors.js';
+import { readTaskFile } from './task-file.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'punctual-task-file-'));
+const fileWith = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+};
+const problems = (path: string, env: Record<string, string> = {}) => {
+  try {
+    readTaskFile(path, env);
+  } catch (error) {
+    if (error instanceof TaskFileError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected the file to be refused');
+};
+
+describe('readTaskFile', () => {
+  it('reads { managedBy, tasks }, lists and single-task documents from one YAML stream', () => {
+    const path = fileWith(
+      'mixed.yaml',
+      ['managedBy: repo-x', 'tasks:', '  - { name: a, handler: noop, schedule: { cron: "0 9 * * *" } }', '---', '- { name: b, handler: noop, schedule: { every: 15m } }', '---', 'name: c', 'handler: log', 'schedule: { at: "2035-01-01T00:00:00Z" }', '---', ''].join('\n'),
+    );
+    const file = readTaskFile(path, {});
+    expect(file.managedBy).toBe('repo-x');
+    expect(file.tasks.map((t) => t.name)).toEqual(['a', 'b', 'c']);
+    expect(file.origins.map((o) => o.line)).toEqual([3, 5, 7]);
+  });
+
+  it('reads JSON', () => {
+    const file = readTaskFile(fileWith('tasks.json', JSON.stringify({ tasks: [{ name: 'j', handler: 'noop', schedule: { cron: '* * * * *' } }] })), {});
+    expect(file).toMatchObject({ managedBy: undefined, tasks: [{ name: 'j' }] });
+  });
+
+  it('names the file, the line, the task and the field of every problem', () => {
+    const path = fileWith(
+      'bad.yaml',
+      [
+        'tasks:',
+        '  - name: one',
+        '    handler: noop',
+        '    colour: red',
+        '    schedule: { cron: "0 9 * * *" }',
+        '  - name: two',
+        '    handler: noop',
+        '    schedule: { cron: "0 9 * * *" }',
+        '    policy: { overlap: sometimes }',
+        '  - name: one',
+        '    handler: noop',
+        '    schedule: { every: 1h }',
+      ].join('\n'),
+    );
+    expect(problems(path)).toEqual([
+      `${path}:4: task "one": colour: unknown field`,
+      `${path}:9: task "two": policy.overlap: Invalid option: expected one of "skip"|"allow"|"buffer_one"|"replace"`,
+      `${path}:10: task "one": the name is declared twice (first at line 2)`,
+    ]);
+  });
+
+  it('refuses malformed YAML, a document of another shape and an unreadable file, each in one line', () => {
+    expect(problems(fileWith('broken.yaml', 'tasks:\n  - name: a\n   handler: [noop\n'))).toEqual([expect.stringMatching(/broken\.yaml:\d+: not valid YAML or JSON: /)]);
+    expect(problems(fileWith('shape.yaml', 'hello: world\n'))).toEqual([expect.stringMatching(/shape\.yaml:1: a document must be/)]);
+    expect(problems(fileWith('top.yaml', 'tasks: []\nmanagedby: x\n'))).toEqual([expect.stringMatching(/top\.yaml:2: managedby: unknown field/)]);
+    expect(problems(join(dir, 'absent.yaml'))).toEqual([`${join(dir, 'absent.yaml')}: cannot read the file (ENOENT)`]);
+  });
+
+  it('substitutes ${VAR} in values, remembers where, and refuses a variable that is not set', () => {
+    const path = fileWith('env.yaml', 'tasks:\n  - name: e\n    handler: http\n    payload: { token: "${TOKEN}", literal: "$${TOKEN}" }\n    schedule: { cron: "0 9 * * *" }\n');
+    const file = readTaskFile(path, { TOKEN: 's3cret-value' });
+    expect(file.tasks[0]!.payload).toEqual({ token: 's3cret-value', literal: '${TOKEN}' });
+    expect(file.secretPaths.get('e')).toEqual(['payload.token']);
+    expect(file.secretValues).toEqual(['s3cret-value']);
+    expect(problems(path)).toEqual([`${path}:4: task "e": payload.token: environment variable TOKEN is not set`]);
+  });
+
+  it("refuses a task managed by another than the file's manager, and documents naming two managers", () => {
+    expect(problems(fileWith('mgr.yaml', 'managedBy: a\ntasks:\n  - { name: x, handler: noop, managedBy: b, schedule: { every: 1h } }\n'))).toEqual([
+      expect.stringMatching(/mgr\.yaml:3: task "x": managedBy: must be the file's managedBy \("a"\)/),
+    ]);
+    expect(problems(fileWith('two.yaml', 'managedBy: a\ntasks: []\n---\nmanagedBy: b\ntasks: []\n'))).toEqual([expect.stringMatching(/different managers \(a, b\)/)]);
+  });
+});
+
+describe('substituteEnv', () => {
+  it('leaves keys and substituted values alone and reports every missing variable by path', () => {
+    const out = substituteEnv({ '${K}': ['${A}-${B}', 1, null], n: { deep: '${C}' } }, { A: '${B}', K: 'no' });
+    expect(out.value).toEqual({ '${K}': ['${B}-${B}', 1, null], n: { deep: '${C}' } });
+    expect(out.missing).toEqual([{ path: ['${K}', 0], variable: 'B' }, { path: ['n', 'deep'], variable: 'C' }]);
+  });
+});

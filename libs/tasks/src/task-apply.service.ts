@@ -1,0 +1,112 @@
+import { Injectable } from '@nestjs/common';
+import { APPLY_MANAGED_BY_DEFAULT, type TaskApplyItem, type TaskApplyRequest, type TaskApplyResponse, type TaskSpec } from '@punctual/contract';
+import { PrismaService, type Task, TasksRepository } from '@punctual/db';
+import type { Principal } from '@punctual/auth';
+import { ClockService } from '@punctual/clock';
+import { InvalidBatchError, TaskNotManagedError } from './errors.js';
+import { batchDefinitions, checkDistinctNames, newTaskRow } from './task-batch.js';
+import { TaskChanges } from './task-changes.js';
+import type { TaskDefinition } from './task-definition.js';
+import { diffTasks, type TaskState } from './task-diff.js';
+import { TaskLifecycle } from './task-lifecycle.js';
+import { presentTask } from './task.presenter.js';
+
+/** What an apply did, and the handlers of the tasks it wrote (for warnings). */
+export type TaskApplyResult = Omit<TaskApplyResponse, 'warnings'> & { handlers: string[] };
+
+/**
+ * Tasks as code (DESIGN §12): makes the tasks one manager manages what a file declares, in one
+ * transaction under the rows' locks, with one audit entry per task changed. Only what differs is
+ * written, so applying the same file twice changes nothing the second time.
+ */
+@Injectable()
+export class TaskApplyService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly tasks: TasksRepository,
+    private readonly lifecycle: TaskLifecycle,
+    private readonly changes: TaskChanges,
+    private readonly clock: ClockService,
+  ) {}
+
+  async apply(request: TaskApplyRequest, actor: Principal): Promise<TaskApplyResult> {
+    const managedBy = request.managedBy ?? APPLY_MANAGED_BY_DEFAULT;
+    checkDistinctNames(request.tasks);
+    checkManager(request.tasks, managedBy);
+    const now = this.clock.date();
+    const cancelled: string[] = [];
+    const result = await this.prisma.$transaction(
+      async (tx) => {
+        const locked = await this.tasks.lockByNamesOrManager(request.tasks.map((s) => s.name), managedBy, tx);
+        const existing = new Map(locked.map((t) => [t.name, t]));
+        // Whether a task is paused is the operator's unless the file says it.
+        const specs = request.tasks.map((spec) => ({ ...spec, managedBy, paused: spec.paused ?? existing.get(spec.name)?.status === 'paused' }));
+        const definitions = batchDefinitions(specs, existing, now);
+        const rows = definitions.map((definition) => newTaskRow(definition, now));
+        const diff = diffTasks(rows.map(stateOf), locked.map(stateOf), { managedBy, prune: request.prune ?? false });
+        if (diff.notManaged.length) throw new TaskNotManagedError(managedBy, diff.notManaged);
+        const byName = new Map(specs.map((spec, index) => [spec.name, { row: rows[index]!, definition: definitions[index]! }]));
+        if (request.dryRun) return diff.items.map((item) => ({ ...item, version: existing.get(item.name)?.version ?? null }));
+        return this.write(tx, actor, diff.items, existing, byName, now, cancelled);
+      },
+      // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
+      { timeout: 60_000, maxWait: 10_000 },
+    );
+    if (!request.dryRun && result.some((item) => item.action !== 'unchanged')) await this.changes.announce(cancelled);
+    const count = (action: TaskApplyItem['action']) => result.filter((item) => item.action === action).length;
+    const [created, updated, deleted] = [count('create'), count('update'), count('delete')];
+    const handlers = request.tasks.filter((spec) => result.some((item) => item.name === spec.name && item.action !== 'unchanged')).map((spec) => spec.handler);
+    return { managedBy, dryRun: request.dryRun ?? false, changed: created + updated + deleted, created, updated, deleted, unchanged: count('unchanged'), items: result, handlers };
+  }
+
+  /** Writes the plan: new rows in one insert, updates as a replace does, deletes as a delete does; one audit entry each. */
+  private async write(
+    tx: Parameters<TaskLifecycle['edit']>[0],
+    actor: Principal,
+    plan: ReturnType<typeof diffTasks>['items'],
+    existing: Map<string, Task>,
+    desired: Map<string, { row: Task; definition: TaskDefinition }>,
+    now: Date,
+    cancelled: string[],
+  ): Promise<TaskApplyItem[]> {
+    const fresh = plan.filter((item) => item.action === 'create').map((item) => desired.get(item.name)!.row);
+    await this.tasks.insertMany(fresh, tx);
+    const audit: Parameters<TaskChanges['recordMany']>[2] = fresh.map((task) => ({ action: 'task.create', target: task.name, before: null, after: task }));
+    const items: TaskApplyItem[] = [];
+    for (const item of plan) {
+      const before = existing.get(item.name) ?? null;
+      if (item.action === 'update') {
+        const changed = await this.lifecycle.edit(tx, before!, desired.get(item.name)!.definition, now);
+        cancelled.push(...changed.cancelledRunning);
+        audit.push({ action: 'task.update', target: item.name, before, after: changed.task });
+        items.push({ ...item, version: changed.task.version });
+      } else if (item.action === 'delete') {
+        cancelled.push(...(await this.lifecycle.cancelAll(tx, before!)));
+        await this.tasks.delete(before!.id, tx);
+        audit.push({ action: 'task.delete', target: item.name, before, after: null });
+        items.push({ ...item, version: null });
+      } else {
+        const created = item.action === 'create' ? desired.get(item.name)!.row : null;
+        items.push({ ...item, version: created?.version ?? before!.version, ...(created && { secret: created.secret }) });
+      }
+    }
+    await this.changes.recordMany(tx, actor, audit);
+    return items;
+  }
+}
+
+/** A task as an apply compares it: its JSON, but the payload as stored (the shown one masks secrets). */
+function stateOf(task: Task): TaskState {
+  const { name, description, handler, secretFields, schedule, policy, notify, paused, labels, managedBy } = presentTask(task);
+  return { name, description, handler, payload: task.payload, secretFields, schedule, policy, notify, paused, labels, managedBy };
+}
+
+/** Every declared task belongs to the apply's manager: one naming another manager is refused, naming it. */
+function checkManager(specs: TaskSpec[], managedBy: string): void {
+  const errors = specs.flatMap((spec, index) =>
+    spec.managedBy === undefined || spec.managedBy === managedBy
+      ? []
+      : [{ field: `tasks[${index}].managedBy`, message: `tasks[${index}].managedBy must be "${managedBy}", the apply's manager, or left out`, code: 'managed_by_mismatch' }],
+  );
+  if (errors.length) throw new InvalidBatchError(errors);
+}

@@ -1,0 +1,213 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PunctualClient } from '@punctual/client';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApiSandbox } from '../support/api-sandbox.js';
+import { type CliResult, ensureCliBuilt, runCli } from './run-cli.js';
+
+const EXAMPLE = fileURLToPath(new URL('../../examples/tasks.yaml', import.meta.url));
+const SECRETS = { first: 'tok-first-0123456789', second: 'tok-second-9876543210', syncFirst: 'sync-key-aaaa1111', syncSecond: 'sync-key-bbbb2222' };
+
+/** The tasks file of these tests: a secret field and an unmarked value from the environment. */
+const tasksYaml = (options: { cron?: string; once?: boolean; extra?: string } = {}) => `
+managedBy: cli-test
+tasks:
+  - name: cli-report
+    handler: http
+    payload:
+      url: https://hooks.example.com/report
+      headers: { authorization: "Bearer \${REPORT_TOKEN}" }
+    secretFields: [headers.authorization]
+    schedule: { cron: "${options.cron ?? '0 9 * * 1-5'}", timezone: Europe/Berlin }
+  - name: cli-sync
+    handler: noop
+    payload: { apiKey: "\${SYNC_KEY}" }
+    schedule: { every: 15m }
+${options.once === false ? '' : `  - name: cli-once
+    handler: log
+    schedule: { at: "2035-06-01T09:00:00", timezone: America/New_York }
+`}${options.extra ?? ''}`;
+
+/** A loopback port nothing listens on: one the system just handed out and took back. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('punctual diff and apply', () => {
+  const ctx = useApiSandbox();
+  const dir = mkdtempSync(join(tmpdir(), 'punctual-cli-'));
+  const outputs: CliResult[] = [];
+  /** The signing secrets of the tasks apply created: shown once by the API, never by the CLI. */
+  const taskSecrets: string[] = [];
+  const admin = () => new PunctualClient({ baseUrl: ctx.api.base, apiKey: ctx.api.config.adminApiKey });
+  const env = (extra: Record<string, string> = {}) => ({ PUNCTUAL_URL: ctx.api.base, PUNCTUAL_API_KEY: ctx.api.config.adminApiKey, REPORT_TOKEN: SECRETS.first, SYNC_KEY: SECRETS.syncFirst, ...extra });
+  const cli = async (args: string[], extra: Record<string, string> = {}) => {
+    const result = await runCli(args, env(extra));
+    outputs.push(result);
+    return result;
+  };
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const managed = async (by = 'cli-test') => (await admin().tasks.list({ managedBy: by }).all()).map((t) => `${t.name}@${t.version}`);
+  const lines = (text: string) => text.trim().split('\n');
+
+  beforeAll(() => ensureCliBuilt(), 300_000);
+
+  it('diff shows what apply would create and exits 3; apply --dry-run changes nothing', async () => {
+    const path = file('v1.yaml', tasksYaml());
+    const diff = await cli(['diff', '-f', path]);
+    expect(diff.code).toBe(3);
+    expect(lines(diff.stdout)).toEqual(['+ create cli-report', '+ create cli-sync', '+ create cli-once', '3 to change (3 to create, 0 to update, 0 to delete), 0 unchanged']);
+    const dry = await cli(['apply', '-f', path, '--dry-run']);
+    expect(dry.code).toBe(0);
+    expect(lines(dry.stdout)).toEqual(['+ create cli-report', '+ create cli-sync', '+ create cli-once', '3 to change (3 to create, 0 to update, 0 to delete), 0 unchanged', '(dry run: nothing was changed)']);
+    expect(await managed()).toEqual([]);
+  });
+
+  it('apply creates the tasks; a second apply reports 0 changed and diff then exits 0', async () => {
+    const path = file('v1.yaml', tasksYaml());
+    const secretsFile = join(dir, 'secrets.json');
+    writeFileSync(secretsFile, '{ "kept-from-before": "s" }');
+    const applied = await cli(['apply', '-f', path, '--secrets-file', secretsFile]);
+    expect(applied.code).toBe(0);
+    const stored = await ctx.db.prisma.task.findMany({ where: { managedBy: 'cli-test' }, orderBy: { name: 'asc' } });
+    expect(JSON.parse(readFileSync(secretsFile, 'utf8'))).toEqual({ 'kept-from-before': 's', ...Object.fromEntries(stored.map((t) => [t.name, t.secret])) });
+    expect(statSync(secretsFile).mode & 0o777).toBe(0o600);
+    taskSecrets.push(...stored.map((t) => t.secret));
+    expect(lines(applied.stdout)).toEqual(['+ create cli-report', '+ create cli-sync', '+ create cli-once', '3 changed (3 created, 0 updated, 0 deleted), 0 unchanged']);
+    expect(applied.stderr).toBe('warning: no live worker offers handler "http"\nwarning: no live worker offers handler "noop"\nwarning: no live worker offers handler "log"\n');
+    expect(await managed()).toEqual(['cli-once@1', 'cli-report@1', 'cli-sync@1']);
+    const again = await cli(['apply', '-f', path]);
+    expect([again.code, again.stdout]).toEqual([0, '0 changed, 3 unchanged\n']);
+    const diff = await cli(['diff', '-f', path]);
+    expect([diff.code, diff.stdout]).toEqual([0, '0 to change (0 to create, 0 to update, 0 to delete), 3 unchanged\n']);
+    expect(await managed()).toEqual(['cli-once@1', 'cli-report@1', 'cli-sync@1']);
+  });
+
+  it('an update names the changed fields and shows secret values as •••, never the values themselves', async () => {
+    const path = file('v2.yaml', tasksYaml({ cron: '30 9 * * 1-5' }));
+    const changed = { REPORT_TOKEN: SECRETS.second, SYNC_KEY: SECRETS.syncSecond };
+    const diff = await cli(['diff', '-f', path], changed);
+    expect(diff.code).toBe(3);
+    expect(lines(diff.stdout)).toEqual([
+      '~ update cli-report: payload.headers.authorization: ••• → •••, schedule.cron: "0 9 * * 1-5" → "30 9 * * 1-5"',
+      '~ update cli-sync: payload.apiKey: ••• → •••',
+      '2 to change (0 to create, 2 to update, 0 to delete), 1 unchanged',
+    ]);
+    const json = await cli(['apply', '-f', path, '--output', 'json'], changed);
+    expect(json.code).toBe(0);
+    const result = JSON.parse(json.stdout);
+    expect(result).toMatchObject({ managedBy: 'cli-test', dryRun: false, changed: 2, updated: 2, unchanged: 1 });
+    expect(result.items[1]).toEqual({ name: 'cli-sync', action: 'update', changes: [{ field: 'payload.apiKey', before: null, after: null, secret: true }], version: 2 });
+    expect(await managed()).toEqual(['cli-once@1', 'cli-report@2', 'cli-sync@2']);
+    expect((await cli(['apply', '-f', path], changed)).stdout).toBe('0 changed, 3 unchanged\n');
+  });
+
+  it('prune deletes only what the file manages and no longer declares; other tasks are never touched', async () => {
+    await admin().tasks.create({ name: 'cli-by-hand', handler: 'noop', schedule: { cron: '0 0 * * *' } });
+    await admin().tasks.apply({ managedBy: 'other-repo', tasks: [{ name: 'cli-theirs', handler: 'noop', schedule: { cron: '0 0 * * *' } }] });
+    const changed = { REPORT_TOKEN: SECRETS.second, SYNC_KEY: SECRETS.syncSecond };
+    const path = file('v3.yaml', tasksYaml({ cron: '30 9 * * 1-5', once: false }));
+    expect((await cli(['apply', '-f', path], changed)).stdout).toBe('0 changed, 2 unchanged\n');
+    expect(await managed()).toEqual(['cli-once@1', 'cli-report@2', 'cli-sync@2']);
+    const diff = await cli(['diff', '-f', path, '--prune'], changed);
+    expect([diff.code, lines(diff.stdout)]).toEqual([3, ['- delete cli-once', '1 to change (0 to create, 0 to update, 1 to delete), 2 unchanged']]);
+    const pruned = await cli(['apply', '-f', path, '--prune'], changed);
+    expect(lines(pruned.stdout)).toEqual(['- delete cli-once', '1 changed (0 created, 0 updated, 1 deleted), 2 unchanged']);
+    expect(await managed()).toEqual(['cli-report@2', 'cli-sync@2']);
+    expect(await managed('other-repo')).toEqual(['cli-theirs@1']);
+    expect(await admin().tasks.get('cli-by-hand')).toMatchObject({ managedBy: null, version: 1 });
+
+    const claiming = file('claim.yaml', tasksYaml({ cron: '30 9 * * 1-5', once: false, extra: '  - { name: cli-new, handler: noop, schedule: { every: 1h } }\n  - { name: cli-by-hand, handler: log, schedule: { every: 1h } }\n' }));
+    const refused = await cli(['apply', '-f', claiming, '--prune'], changed);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toBe(`error: ${claiming}:16: task "cli-by-hand": exists and is managed by nobody, not by "cli-test"\n`);
+    expect(await managed()).toEqual(['cli-report@2', 'cli-sync@2']);
+    expect(await admin().tasks.get('cli-by-hand')).toMatchObject({ handler: 'noop', version: 1 });
+  });
+
+  it('refuses bad files with one clear line each, a non-zero exit and nothing applied', async () => {
+    const before = await ctx.db.prisma.task.count();
+    const spec = (name: string, extra = '') => `  - name: ${name}\n    handler: noop\n    schedule: { cron: "0 9 * * *" }\n${extra}`;
+    const cases: [string, string, RegExp, Record<string, string>?][] = [
+      ['malformed.yaml', `tasks:\n${spec('cli-ok')}  - name: [cli-broken\n`, /^malformed\.yaml:\d+: not valid YAML or JSON: /],
+      ['unknown.yaml', `tasks:\n${spec('cli-ok')}${spec('cli-x', '    colour: red\n')}`, /^unknown\.yaml:8: task "cli-x": colour: unknown field$/],
+      ['duplicate.yaml', `tasks:\n${spec('cli-ok')}${spec('cli-ok')}`, /^duplicate\.yaml:5: task "cli-ok": the name is declared twice \(first at line 2\)$/],
+      ['env.yaml', `tasks:\n${spec('cli-ok', '    payload: { token: "${MISSING_VAR}" }\n')}`, /^env\.yaml:5: task "cli-ok": payload\.token: environment variable MISSING_VAR is not set$/],
+      ['cron.yaml', `tasks:\n${spec('cli-ok')}  - name: cli-bad-cron\n    handler: noop\n    schedule: { cron: "61 * * * *" }\n`, /^cron\.yaml:5: task "cli-bad-cron": schedule\.cron: minute field "61": 61 is outside 0-59$/],
+      ['past.json', JSON.stringify({ tasks: [{ name: 'cli-ok', handler: 'noop', schedule: { every: '1h' } }, { name: 'cli-past', handler: 'noop', schedule: { at: '2001-01-01T00:00:00Z' } }] }), /^past\.json:1: task "cli-past": schedule\.at: is in the past$/],
+    ];
+    for (const [name, text, expected] of cases) {
+      const path = file(name, text);
+      const result = await cli(['apply', '-f', path]);
+      expect(result.code, name).toBe(1);
+      expect(result.stdout, name).toBe('');
+      const [line, ...more] = lines(result.stderr);
+      expect(more, name).toEqual([]);
+      expect(line!.replace(`error: ${dir}/`, ''), name).toMatch(expected);
+    }
+    const missing = await cli(['apply', '-f', join(dir, 'absent.yaml')]);
+    expect([missing.code, missing.stderr]).toEqual([1, `error: ${join(dir, 'absent.yaml')}: cannot read the file (ENOENT)\n`]);
+    expect(await ctx.db.prisma.task.count()).toBe(before);
+  });
+
+  it('says in one line when the server is unreachable or refuses the key', async () => {
+    const path = file('v1.yaml', tasksYaml());
+    const closed = await closedPort();
+    const unreachable = await cli(['diff', '-f', path], { PUNCTUAL_URL: `http://127.0.0.1:${closed}` });
+    expect([unreachable.code, unreachable.stderr]).toEqual([1, `error: cannot reach the Punctual API at http://127.0.0.1:${closed} (ECONNREFUSED): is it running, and is PUNCTUAL_URL right?\n`]);
+    const wrongKey = await cli(['apply', '-f', path], { PUNCTUAL_API_KEY: 'pk_wrong_key_0123456789' });
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.stderr).toMatch(/^error: the API refused the key in PUNCTUAL_API_KEY \(401 [a-z_]+\): .+\n$/);
+    const noKey = await cli(['apply', '-f', path], { PUNCTUAL_API_KEY: '' });
+    expect([noKey.code, noKey.stderr]).toEqual([1, 'error: the API wants a key: set PUNCTUAL_API_KEY\n']);
+    const viewer = (await admin().apiKeys.create({ name: 'cli-viewer', role: 'viewer' })).key;
+    const forbidden = await cli(['diff', '-f', path], { PUNCTUAL_API_KEY: viewer });
+    expect(forbidden.code).toBe(1);
+    expect(forbidden.stderr).toMatch(/^error: the key in PUNCTUAL_API_KEY lacks the role for this \(403 [a-z_]+\): .+\n$/);
+    const badUrl = await cli(['diff', '-f', path], { PUNCTUAL_URL: 'not a url' });
+    expect([badUrl.code, badUrl.stderr]).toEqual([2, 'error: PUNCTUAL_URL must be an http(s) URL such as http://127.0.0.1:3000, not "not a url"\n']);
+  });
+
+  it('prints exactly one JSON document with --output json, errors included', async () => {
+    const path = file('v1.yaml', tasksYaml());
+    const diff = await cli(['--output', 'json', 'diff', '-f', path, '--prune']);
+    expect(diff.code).toBe(3);
+    expect(JSON.parse(diff.stdout)).toMatchObject({ dryRun: true, created: 1, updated: 2, deleted: 0 });
+    const failed = await cli(['apply', '-f', join(dir, 'absent.yaml'), '-o', 'json']);
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(failed.stdout)).toEqual({ error: { code: 'invalid_file', message: `${join(dir, 'absent.yaml')}: cannot read the file (ENOENT)`, details: [] } });
+  });
+
+  it('applies examples/tasks.yaml, every schedule kind and policy, and then has nothing to change', async () => {
+    const exampleEnv = { REPORT_TOKEN: SECRETS.first, REPORT_HOST: 'reports.example.com' };
+    const applied = await cli(['apply', '-f', EXAMPLE], exampleEnv);
+    expect(applied.code).toBe(0);
+    expect(applied.stdout).toMatch(/^5 changed \(5 created, 0 updated, 0 deleted\), 0 unchanged$/m);
+    const tasks = await admin().tasks.list({ managedBy: 'example-repo' }).all();
+    expect(tasks.map((t) => Object.keys(t.schedule).find((k) => ['cron', 'rrule', 'at', 'every'].includes(k))).sort()).toEqual(['at', 'cron', 'cron', 'every', 'rrule']);
+    expect(new Set(tasks.map((t) => t.policy.overlap))).toEqual(new Set(['skip', 'allow', 'buffer_one', 'replace']));
+    expect(new Set(tasks.map((t) => t.policy.misfire))).toEqual(new Set(['run_once', 'run_all', 'skip']));
+    expect(tasks.find((t) => t.name === 'migration-cutover')?.status).toBe('paused');
+    const again = await cli(['diff', '-f', EXAMPLE], exampleEnv);
+    expect([again.code, again.stdout]).toEqual([0, '0 to change (0 to create, 0 to update, 0 to delete), 5 unchanged\n']);
+  });
+
+  it('never printed a secret value from the environment', () => {
+    const printed = outputs.map((o) => o.stdout + o.stderr).join('\n');
+    expect(outputs.length).toBeGreaterThan(15);
+    for (const secret of [...Object.values(SECRETS), ...taskSecrets]) expect(printed).not.toContain(secret);
+    expect(taskSecrets).toHaveLength(3);
+    expect(printed).toContain('•••');
+  });
+});

@@ -1,0 +1,94 @@
+import { PunctualClient } from '@punctual/client';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useApiSandbox } from '../support/api-sandbox.js';
+import { ensureCliBuilt, runCli } from './run-cli.js';
+
+describe('punctual commands', () => {
+  const ctx = useApiSandbox();
+  const admin = () => new PunctualClient({ baseUrl: ctx.api.base, apiKey: ctx.api.config.adminApiKey });
+  const cli = (...args: string[]) => runCli(args, { PUNCTUAL_URL: ctx.api.base, PUNCTUAL_API_KEY: ctx.api.config.adminApiKey });
+  const lines = (text: string) => text.trim().split('\n');
+
+  beforeAll(() => ensureCliBuilt(), 300_000);
+
+  it('has --help on every command, exit code 0', async () => {
+    const commands = [[], ['tasks'], ['tasks', 'ls'], ['tasks', 'get'], ['tasks', 'pause'], ['tasks', 'resume'], ['tasks', 'trigger'], ['tasks', 'delete'], ['runs'], ['preview'], ['diff'], ['apply']];
+    const helps = await Promise.all(commands.map((command) => runCli([...command, '--help'], {})));
+    commands.forEach((command, i) => {
+      expect(helps[i]!.code, command.join(' ')).toBe(0);
+      expect(helps[i]!.stdout, command.join(' ')).toMatch(new RegExp(`^Usage: punctual${command.map((c) => ` ${c}`).join('')} `));
+    });
+    expect((await runCli(['--help'], {})).stdout).toContain('PUNCTUAL_URL');
+    expect((await runCli(['apply', '--help'], {})).stdout).toMatch(/--prune[\s\S]*--dry-run/);
+  });
+
+  it('answers bad usage with exit code 2 and a line on stderr', async () => {
+    const misuses = [
+      [], ['bogus'], ['tasks', 'ls', '--nope'], ['tasks', 'get'], ['apply'], ['diff', '-f'], ['preview', '0 9 * * *', '--count', '0'],
+      ['-o', 'xml', 'tasks', 'ls'], ['tasks', 'trigger', 'x', '--payload', '[1]'], ['tasks', 'resume', 'x', '--catch-up', 'maybe'],
+      ['runs', 'x', '--limit', 'many'], ['preview', '0 9 * * *', '--from', 'yesterday'], ['tasks', 'get', 'a', 'b'],
+    ];
+    const results = await Promise.all(misuses.map((args) => runCli(args, {})));
+    misuses.forEach((args, i) => {
+      expect(results[i]!.code, args.join(' ')).toBe(2);
+      expect(results[i]!.stderr, args.join(' ')).toMatch(/error|Usage/);
+    });
+  });
+
+  it('lists, shows, pauses, resumes, triggers and deletes a task, times in its zone and UTC', async () => {
+    await admin().tasks.create({ name: 'cmd-berlin', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' }, labels: { team: 'cli' } });
+    await admin().tasks.create({ name: 'cmd-utc', handler: 'noop', schedule: { every: '15m' } });
+
+    const ls = await cli('tasks', 'ls', '--label', 'team=cli');
+    expect(ls.code).toBe(0);
+    const [header, row, ...rest] = lines(ls.stdout);
+    expect(rest).toEqual([]);
+    expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'STATUS', 'SCHEDULE', 'ZONE', 'NEXT RUN (ZONE)', 'NEXT RUN (UTC)', 'MANAGED BY']);
+    expect(row).toMatch(/^cmd-berlin\s+active\s+cron 0 9 \* \* \*\s+Europe\/Berlin\s+\d{4}-\d\d-\d\d 09:00:00\+0[12]:00\s+\d{4}-\d\d-\d\d 0[78]:00:00Z\s+-$/);
+    const all = JSON.parse((await cli('tasks', 'ls', '--output', 'json')).stdout);
+    expect(all.items.map((t: { name: string }) => t.name)).toEqual(['cmd-berlin', 'cmd-utc']);
+    expect(lines((await cli('tasks', 'ls', '--limit', '1')).stdout)).toHaveLength(2);
+
+    const get = await cli('tasks', 'get', 'cmd-berlin');
+    expect(get.code).toBe(0);
+    expect(get.stdout).toMatch(/^schedule:\s+cron 0 9 \* \* \* in Europe\/Berlin$/m);
+    expect(get.stdout.match(/^ {2}\d{4}-\d\d-\d\d 09:00:00\+0[12]:00 Europe\/Berlin \(\d{4}-\d\d-\d\d 0[78]:00:00Z\)$/gm)).toHaveLength(5);
+    expect(JSON.parse((await cli('tasks', 'get', 'cmd-berlin', '-o', 'json')).stdout)).toMatchObject({ name: 'cmd-berlin', upcoming: expect.any(Array) });
+
+    expect((await cli('tasks', 'pause', 'cmd-berlin')).stdout).toBe('paused cmd-berlin\n');
+    expect((await admin().tasks.get('cmd-berlin')).status).toBe('paused');
+    expect((await cli('tasks', 'resume', 'cmd-berlin', '--catch-up', 'skip')).stdout).toMatch(/^resumed cmd-berlin: next run \d{4}-\d\d-\d\d 09:00:00\+0[12]:00 Europe\/Berlin \(.*Z\)\n$/);
+    expect((await admin().tasks.get('cmd-berlin')).status).toBe('active');
+
+    const trigger = await cli('tasks', 'trigger', 'cmd-berlin', '--payload', '{"why":"cli"}');
+    expect(trigger.stdout).toMatch(/^triggered cmd-berlin: execution [0-9a-f-]{36} \((scheduled|queued)\)\n$/);
+    const runs = await cli('runs', 'cmd-berlin');
+    expect(runs.code).toBe(0);
+    expect(lines(runs.stdout)[0]!.split(/\s{2,}/)).toEqual(['SLOT (Europe/Berlin)', 'SLOT (UTC)', 'TRIGGER', 'STATUS', 'ATTEMPT', 'DURATION', 'ERROR']);
+    expect(lines(runs.stdout)[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+0[12]:00\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+manual\s+(scheduled|queued)\s+0\s+-\s+-$/);
+    expect(JSON.parse((await cli('runs', 'cmd-berlin', '--output', 'json')).stdout).items).toHaveLength(1);
+
+    expect((await cli('tasks', 'delete', 'cmd-berlin')).stdout).toBe('deleted cmd-berlin\n');
+    const gone = await cli('tasks', 'get', 'cmd-berlin');
+    expect([gone.code, gone.stdout, gone.stderr]).toEqual([1, '', 'error: no task named "cmd-berlin" (404 not_found)\n']);
+    const goneJson = await cli('tasks', 'pause', 'cmd-berlin', '-o', 'json');
+    expect(goneJson.code).toBe(1);
+    expect(JSON.parse(goneJson.stdout)).toEqual({ error: { code: 'not_found', message: 'no task named "cmd-berlin" (404 not_found)', details: [] } });
+  });
+
+  it('previews a cron expression in its zone and UTC, across a change of the clocks', async () => {
+    const preview = await cli('preview', '0 9 * * *', '--tz', 'Europe/Berlin', '--count', '3', '--from', '2026-03-27T00:00:00Z');
+    expect(preview.code).toBe(0);
+    expect(lines(preview.stdout)).toEqual([
+      '#  LOCAL (Europe/Berlin)      UTC',
+      '1  2026-03-27 09:00:00+01:00  2026-03-27 08:00:00Z',
+      '2  2026-03-28 09:00:00+01:00  2026-03-28 08:00:00Z',
+      '3  2026-03-29 09:00:00+02:00  2026-03-29 07:00:00Z',
+    ]);
+    const json = JSON.parse((await cli('preview', '*/15 * * * *', '--count', '2', '--from', '2026-01-01T00:00:00Z', '-o', 'json')).stdout);
+    expect(json.fireTimes.map((t: { at: string }) => t.at)).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:15:00.000Z']);
+    const bad = await cli('preview', '61 * * * *');
+    expect(bad.code).toBe(1);
+    expect(lines(bad.stderr)).toEqual([expect.stringMatching(/^error: .*schedule\.cron.*61.* \(422 invalid_schedule\)$/)]);
+  });
+});
