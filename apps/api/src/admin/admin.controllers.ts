@@ -1,5 +1,5 @@
 import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
-import { type ApiKey as ApiKeyJson, type Cluster, type CreateApiKeyBody, type CreatedApiKey, routes } from '@punctual/contract';
+import { type ApiKey as ApiKeyJson, type Cluster, type CreateApiKeyBody, type CreatedApiKey, type Me, routes } from '@punctual/contract';
 import { ApiKeysService, ClusterService, type Principal, WorkerDirectory } from '@punctual/core';
 import { type ApiKey, AuditRepository } from '@punctual/db';
 import type { z } from 'zod';
@@ -25,6 +25,11 @@ export class ApiKeysController {
     const { key, record } = await this.keys.create(body.name, body.role);
     await this.audit.record({ actor: actor.actor, action: 'api_key.create', target: record.prefix, after: presentKey(record) });
     return { ...presentKey(record), key };
+  }
+
+  @Route(routes.getMe)
+  me(@CurrentPrincipal() principal: Principal): Me {
+    return { actor: principal.actor, role: principal.role };
   }
 
   @Route(routes.listApiKeys)

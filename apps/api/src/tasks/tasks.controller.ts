@@ -1,5 +1,5 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
-import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
+import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, type WrittenTask } from '@punctual/contract';
 import { missingHandlerWarnings, type Principal, presentExecution, presentTask, TaskRunsService, taskSchedule, TasksService, WorkerDirectory } from '@punctual/core';
 import { ExecutionsRepository, type Task, TasksRepository } from '@punctual/db';
 import { slotsBetween } from '@punctual/time';
@@ -60,10 +60,10 @@ export class TasksController {
   }
 
   @Route(routes.getTask)
-  async get(@Param('name') name: string): Promise<TaskDetail> {
+  async get(@Param('name') name: string, @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>): Promise<TaskDetail> {
     const task = await this.tasks.get(name);
     const lastExecution = await this.executions.lastOfTask(task.id);
-    return { ...presentTask(task), upcoming: upcoming(task), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
+    return { ...presentTask(task), upcoming: upcoming(task, query.upcoming), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
   }
 
   @Route(routes.deleteTask)
@@ -99,12 +99,12 @@ export class TasksController {
 }
 
 /**
- * The next fire times from the task's cursor (what planning will do next). None for a task whose
- * schedule cannot be computed: its `lastError` says why.
+ * The next `count` fire times from the task's cursor (what planning will do next). None for a task
+ * whose schedule cannot be computed: its `lastError` says why.
  */
-function upcoming(task: Task): string[] {
+function upcoming(task: Task, count: number): string[] {
   if (task.status !== 'active' || !task.nextRunAt || task.lastError) return [];
-  const rest = slotsBetween(taskSchedule(task), task.nextRunAt, new Date(8.64e15), UPCOMING_COUNT - 1);
+  const rest = slotsBetween(taskSchedule(task), task.nextRunAt, new Date(8.64e15), count - 1);
   return [task.nextRunAt, ...rest].map((d) => d.toISOString());
 }
 
