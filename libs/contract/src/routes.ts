@@ -32,6 +32,13 @@ export interface RouteDef {
 
 const route = <const R extends RouteDef>(r: R): R => r;
 
+/**
+ * The header (value `1`) the web console sends with each call it makes on a browser session, the
+ * session cookie standing in for a bearer key. A page of another origin cannot send a custom
+ * header without a CORS preflight the API never grants, so a cookie alone authenticates nothing.
+ */
+export const CONSOLE_HEADER = 'x-punctual-console';
+
 /** Every route of the HTTP API (DESIGN §7), by operation id. */
 export const routes = {
   listTasks: route({ method: 'GET', path: '/v1/tasks', tag: 'tasks', role: 'viewer', summary: 'List tasks', description: 'Keyset-paginated by name: pass nextCursor back as cursor.', query: TaskListQuery, status: 200, response: TaskPage }),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { CONSOLE_HEADER } from '@punctual/contract';
 import type { Principal } from '@punctual/core';
 import { RedisService } from '@punctual/redis';
 import type { Request } from 'express';
@@ -7,12 +8,6 @@ import type { Request } from 'express';
 /** The cookie a browser gets at `/admin/login`. */
 export const SESSION_COOKIE = 'punctual_session';
 export const SESSION_TTL_S = 3600;
-/**
- * The header the console sends with every `/v1` call it makes on a session. A page on another
- * origin cannot send a custom header without a CORS preflight the API never grants, so a session
- * cookie alone (a cross-site form, an `<img>`) never authenticates an API call.
- */
-export const CONSOLE_HEADER = 'x-punctual-console';
 
 const TOKEN = /^[A-Za-z0-9_-]{20,64}$/;
 
@@ -29,6 +24,14 @@ export class BrowserSessionStore {
     const token = randomBytes(24).toString('base64url');
     await this.redis.client.set(this.key(token), JSON.stringify(principal), 'EX', SESSION_TTL_S);
     return token;
+  }
+
+  /**
+   * The principal of an API call the console makes: its session cookie, and only with the
+   * {@link CONSOLE_HEADER} (a cross-site form or image carries the cookie but cannot add a header).
+   */
+  consoleCallPrincipal(req: Request): Promise<Principal | null> {
+    return req.headers[CONSOLE_HEADER] === '1' ? this.principalOf(req) : Promise.resolve(null);
   }
 
   /** The principal of the request's session cookie, or null (none, malformed, expired or closed). */
