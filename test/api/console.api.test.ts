@@ -38,6 +38,19 @@ describe('the console behind a browser session', () => {
       expect(csp).toContain("script-src 'self'");
       expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
     }
+    if (page.status === 200) {
+      // Its files come from this server, named by their content and cached for good; no inline script.
+      const html = await page.text();
+      expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+      const script = /<script[^>]*src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+      const asset = await fetch(`${ctx.api.base}${script}`);
+      expect(asset.status).toBe(200);
+      expect(asset.headers.get('content-type')).toMatch(/javascript/);
+      expect(asset.headers.get('cache-control')).toMatch(/immutable/);
+    }
+    const missing = await fetch(`${ctx.api.base}/assets/missing.js`);
+    expect(missing.status).toBe(404);
+    expect((await missing.json()).error.code).toBe('not_found');
   });
 
   it('lets the console call /v1 with its session and header only, with the role of the key that signed in', async () => {

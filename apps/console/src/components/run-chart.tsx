@@ -5,7 +5,7 @@ import 'uplot/dist/uPlot.min.css';
 import { browserZone, formatSpan } from '../format/time.js';
 import { startLagMs } from './bits.js';
 
-export const CHART_WINDOW_MS = 24 * 3_600_000;
+import { CHART_WINDOW_MS } from './chart-window.js';
 
 type Metric = { title: string; value: (e: Execution) => number | null };
 const METRICS: Metric[] = [

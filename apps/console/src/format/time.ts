@@ -1,6 +1,9 @@
-/** The browser's own time zone (an IANA name). */
+/**
+ * The browser's own time zone (an IANA name). The locale is named: a browser started with a POSIX
+ * locale reports `en-US@posix`, which `Intl` refuses as its default.
+ */
 export function browserZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return new Intl.DateTimeFormat('en-US').resolvedOptions().timeZone;
 }
 
 const formats = new Map<string, Intl.DateTimeFormat>();

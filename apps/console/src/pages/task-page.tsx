@@ -3,7 +3,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api } from '../api.js';
 import { ErrorText, Notice, Section, Status } from '../components/bits.js';
-import { CHART_WINDOW_MS, RunChart } from '../components/run-chart.js';
+import { CHART_WINDOW_MS } from '../components/chart-window.js';
+import { LazyRunChart } from '../components/lazy-run-chart.js';
 import { RunHistory } from '../components/run-history.js';
 import { type Say, TaskActions } from '../components/task-actions.js';
 import { FireTimes, TaskDefinition } from '../components/task-definition.js';
@@ -87,7 +88,7 @@ export function TaskPage() {
       </div>
       <Section title="Last 24 hours">
         <ErrorText error={chart.error} />
-        {chart.data ? <RunChart runs={chart.data.runs} now={chart.data.now} truncated={chart.data.truncated} /> : <p class="muted">Loading…</p>}
+        {chart.data ? <LazyRunChart runs={chart.data.runs} now={chart.data.now} truncated={chart.data.truncated} /> : <p class="muted">Loading…</p>}
       </Section>
       <Section title="Run history">
         <ErrorText error={history.error} />
