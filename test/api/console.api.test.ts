@@ -50,7 +50,7 @@ describe('the console behind a browser session', () => {
     }
     const missing = await fetch(`${ctx.api.base}/assets/missing.js`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.code).toBe('not_found');
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('not_found');
   });
 
   it('lets the console call /v1 with its session and header only, with the role of the key that signed in', async () => {
