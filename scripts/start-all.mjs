@@ -44,6 +44,7 @@ if (await allLive()) {
   const lines = [
     '',
     'Punctual is running: api, scheduler and worker (Ctrl-C stops all three).',
+    `  Console      ${base}   (sign in with the admin key below)`,
     `  API          ${base}/v1`,
     `  API docs     ${base}/docs`,
     `  Bull Board   ${base}/admin/queues`,

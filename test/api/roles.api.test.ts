@@ -28,6 +28,7 @@ const ROUTES: [string, string, Role, unknown?][] = [
   ['POST', `/v1/executions/${MISSING}/cancel`, 'operator'],
   ['POST', '/v1/schedules/preview', 'viewer', { schedule: { cron: '* * * * *' }, count: 1 }],
   ['GET', '/v1/handlers', 'viewer'],
+  ['GET', '/v1/me', 'viewer'],
   ['GET', '/v1/api-keys', 'admin'],
   ['POST', '/v1/api-keys', 'admin', {}],
   ['DELETE', `/v1/api-keys/${MISSING}`, 'admin'],

@@ -3,15 +3,21 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import type { Config } from '@punctual/config';
 import { BATCH_BODY_MAX_BYTES, BODY_MAX_BYTES, JSON_MAX_DEPTH, routes } from '@punctual/contract';
+import cookieParser from 'cookie-parser';
 import express from 'express';
 import { BrowserSessions } from './admin/browser-sessions.js';
 import { mountBullBoard } from './admin/bull-board.js';
 import { ApiModule } from './api.module.js';
+import { mountConsole } from './console/console.js';
+import { ConsoleFiles } from './console/console-files.js';
 import { limitJsonDepth } from './http/json-depth.js';
 import { openApiDocument } from './http/openapi.js';
 import { expressPath } from './http/route.decorator.js';
 
-/** Builds the API application: body limits, OpenAPI at /docs (JSON at /docs-json) and Bull Board at /admin/queues (both behind a key or a browser session). */
+/**
+ * Builds the API application: body limits, the console at / (DESIGN §13), OpenAPI at /docs (JSON
+ * at /docs-json) and Bull Board at /admin/queues, the last three behind a key or a browser session.
+ */
 export async function createApiApp(config: Config, options: { logger?: false } = {}): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRoot(config), {
     bufferLogs: options.logger !== false,
@@ -23,10 +29,12 @@ export async function createApiApp(config: Config, options: { logger?: false } =
   app.useBodyParser('json', { limit: BODY_MAX_BYTES });
   app.use(limitJsonDepth(JSON_MAX_DEPTH));
   app.set('trust proxy', 'loopback');
-  const sessions = new BrowserSessions(app);
+  // Sessions are read from the cookie by the browser pages and, for the console, by the API guard.
+  app.use(cookieParser());
+  const files = ConsoleFiles.locate();
+  const sessions = new BrowserSessions(app, files);
+  mountConsole(app, sessions, files);
   const http = app.getHttpAdapter().getInstance() as express.Express;
-  // Until the console is served here, the root shows the API's documentation.
-  http.get('/', (_req, res) => res.redirect('/docs'));
   http.use(['/docs', '/docs-json', '/docs-yaml'], sessions.require('viewer'));
   SwaggerModule.setup('docs', app, openApiDocument() as unknown as OpenAPIObject);
   mountBullBoard(app, sessions);

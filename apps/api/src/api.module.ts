@@ -12,6 +12,7 @@ import { ApiKeysController, AuditController, ClusterController, HandlersControll
 import { ApiMetricsController } from './admin/metrics.controller.js';
 import { ApiKeyPresenceCheck } from './admin-key.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
+import { BrowserSessionStore } from './auth/browser-session.store.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { SchedulesController } from './schedules/schedules.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
@@ -27,6 +28,7 @@ export class ApiModule {
       controllers: [TasksController, ExecutionsController, SchedulesController, ApiKeysController, AuditController, HandlersController, ClusterController, ApiMetricsController, HealthController],
       providers: [
         ApiKeyPresenceCheck,
+        BrowserSessionStore,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],

@@ -1,6 +1,6 @@
 import {
   type AuditEntry, type AuditQuery, type BackfillBody, type CatchUp, type CreateApiKeyBody, type Execution, type ExecutionListQuery, type PreviewRequest, routes, type TaskApplyRequest,
-  type Task, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec,
+  type Task, type TaskDetailQuery, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec,
 } from '@punctual/contract';
 import { Paginated } from './paginated.js';
 import { type PunctualClientOptions, Transport } from './transport.js';
@@ -25,7 +25,8 @@ export class PunctualClient {
   readonly tasks = {
     /** Tasks by name; iterate to walk every page. */
     list: (query: Omit<TaskListQuery, 'cursor'> = {}) => new Paginated<Task>((cursor) => this.http.call(routes.listTasks, { query: { ...query, cursor } })),
-    get: (name: string) => this.http.call(routes.getTask, { params: { name } }),
+    /** The task, its next fire times (five unless `upcoming` asks for up to 100) and its last execution. */
+    get: (name: string, query: TaskDetailQuery = {}) => this.http.call(routes.getTask, { params: { name }, query }),
     /** The answer carries the task's `secret`, shown this once, and `warnings`. */
     create: (spec: TaskSpec) => this.http.call(routes.createTask, { body: spec }),
     /** Creates (the answer then has `secret`) or replaces the task named `name`. */
@@ -64,6 +65,11 @@ export class PunctualClient {
   readonly handlers = {
     list: async () => (await this.http.call(routes.listHandlers)).items,
   };
+
+  /** Who this client is to the API: its actor name and role. */
+  me() {
+    return this.http.call(routes.getMe);
+  }
 
   readonly apiKeys = {
     /** The answer carries the key itself, shown this once. */

@@ -22,6 +22,9 @@ export const AuditEntry = z
 export const AuditPage = Page(AuditEntry).meta({ id: 'AuditPage' });
 export const AuditQuery = PageQuery.extend({ actor: z.string().max(128).optional(), action: z.string().max(128).optional(), target: z.string().max(256).optional() });
 
+/** Who the caller is (`GET /v1/me`): the key's name for the audit log and its role. */
+export const Me = z.object({ actor: z.string(), role: Role }).meta({ id: 'Me' });
+
 export const HandlerList = z.object({ items: z.array(z.object({ name: z.string(), workers: z.number().int() })) }).meta({ id: 'HandlerList' });
 
 /** What the cluster looks like now (`GET /v1/cluster`). */
@@ -64,6 +67,7 @@ export type CreatedApiKey = z.infer<typeof CreatedApiKey>;
 export type AuditEntry = z.infer<typeof AuditEntry>;
 export type AuditQuery = z.input<typeof AuditQuery>;
 export type HandlerList = z.infer<typeof HandlerList>;
+export type Me = z.infer<typeof Me>;
 export type Cluster = z.infer<typeof Cluster>;
 export type ClockOffset = Cluster['clockOffsets'][number];
 export type WorkerEntry = Cluster['workers'][number];

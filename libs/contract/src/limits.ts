@@ -54,8 +54,9 @@ export const BACKFILL_DEFAULT = 100;
 export const BACKFILL_MAX = 1_000;
 export const PREVIEW_DEFAULT = 10;
 export const PREVIEW_MAX = 1_000;
-/** Fire times shown with a task (`GET /v1/tasks/{name}`). */
+/** Fire times shown with a task (`GET /v1/tasks/{name}`), and the most `?upcoming=` may ask for. */
 export const UPCOMING_COUNT = 5;
+export const UPCOMING_MAX = 100;
 
 /** What a task gets for each field its spec leaves out (DESIGN §3). */
 export const TASK_DEFAULTS = Object.freeze({

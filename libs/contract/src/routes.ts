@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import { BackfillBody, BackfillResponse, PauseBody, PreviewRequest, PreviewResponse, ResumeBody, TriggerBody } from './actions.js';
 import { TaskApplyRequest, TaskApplyResponse } from './apply.js';
-import { ApiKeyList, AuditPage, AuditQuery, Cluster, CreateApiKeyBody, CreatedApiKey, HandlerList } from './admin.js';
+import { ApiKeyList, AuditPage, AuditQuery, Cluster, CreateApiKeyBody, CreatedApiKey, HandlerList, Me } from './admin.js';
 import type { Role } from './enums.js';
 import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
-import { CreatedTask, TaskBatchRequest, TaskBatchResponse, TaskDetail, TaskListQuery, TaskPage, TaskPatch, TaskPutBody, TaskSpec, Task, WrittenTask } from './task.js';
+import { CreatedTask, TaskBatchRequest, TaskBatchResponse, TaskDetail, TaskDetailQuery, TaskListQuery, TaskPage, TaskPatch, TaskPutBody, TaskSpec, Task, WrittenTask } from './task.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -33,6 +33,13 @@ export interface RouteDef {
 
 const route = <const R extends RouteDef>(r: R): R => r;
 
+/**
+ * The header (value `1`) the web console sends with each call it makes on a browser session, the
+ * session cookie standing in for a bearer key. A page of another origin cannot send a custom
+ * header without a CORS preflight the API never grants, so a cookie alone authenticates nothing.
+ */
+export const CONSOLE_HEADER = 'x-punctual-console';
+
 /** Every route of the HTTP API (DESIGN §7), by operation id. */
 export const routes = {
   listTasks: route({ method: 'GET', path: '/v1/tasks', tag: 'tasks', role: 'viewer', summary: 'List tasks', description: 'Keyset-paginated by name: pass nextCursor back as cursor.', query: TaskListQuery, status: 200, response: TaskPage }),
@@ -43,7 +50,7 @@ export const routes = {
     description: 'Creates, updates (only what differs) and, with `prune`, deletes the tasks `managedBy` manages, in one transaction with one audit entry per task; `dryRun` only answers the diff. Tasks managed by nobody or someone else are never touched: declaring one is a 409. Admin only, dry run too: a diff would tell whether a guessed secret matches.',
     body: TaskApplyRequest, status: 200, response: TaskApplyResponse, errors: [409, 413],
   }),
-  getTask: route({ method: 'GET', path: '/v1/tasks/{name}', tag: 'tasks', role: 'viewer', summary: 'A task, its next five fire times and its last execution', status: 200, response: TaskDetail }),
+  getTask: route({ method: 'GET', path: '/v1/tasks/{name}', tag: 'tasks', role: 'viewer', summary: 'A task, its next fire times and its last execution', description: 'Five fire times unless `upcoming` asks for more.', query: TaskDetailQuery, status: 200, response: TaskDetail }),
   putTask: route({ method: 'PUT', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Create or replace a task', description: '201 when created (with its secret), 200 when replaced.', body: TaskPutBody, status: 200, alsoStatus: [201], response: WrittenTask, errors: [409, 413] }),
   patchTask: route({ method: 'PATCH', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Update part of a task', description: 'Send `If-Match: <version>` to refuse (409) if the task changed meanwhile.', body: TaskPatch, status: 200, response: Task, errors: [409, 413], headers: [{ name: 'If-Match', description: 'the task version this change is based on; 409 if it moved on' }] }),
   deleteTask: route({ method: 'DELETE', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Delete a task', description: 'Pending executions are cancelled; history is kept.', status: 204 }),
@@ -59,6 +66,7 @@ export const routes = {
   previewSchedule: route({ method: 'POST', path: '/v1/schedules/preview', tag: 'schedules', role: 'viewer', summary: 'Preview fire times', description: 'The next `count` fire times after `from`: `at` in UTC, `local` with the zone offset.', body: PreviewRequest, status: 200, response: PreviewResponse }),
   listHandlers: route({ method: 'GET', path: '/v1/handlers', tag: 'handlers', role: 'viewer', summary: 'Handlers offered by the live workers', status: 200, response: HandlerList }),
   getCluster: route({ method: 'GET', path: '/v1/cluster', tag: 'cluster', role: 'viewer', summary: 'Leader, workers, queue depth and clock offsets', status: 200, response: Cluster }),
+  getMe: route({ method: 'GET', path: '/v1/me', tag: 'api-keys', role: 'viewer', summary: 'Who the caller is: its actor name and role', description: 'What a key or a console session may do, without trying.', status: 200, response: Me }),
   createApiKey: route({ method: 'POST', path: '/v1/api-keys', tag: 'api-keys', role: 'admin', summary: 'Create an API key', description: 'The key is in the response, this once; only its hash is stored.', body: CreateApiKeyBody, status: 201, response: CreatedApiKey }),
   listApiKeys: route({ method: 'GET', path: '/v1/api-keys', tag: 'api-keys', role: 'admin', summary: 'List API keys (never the keys themselves)', status: 200, response: ApiKeyList }),
   revokeApiKey: route({ method: 'DELETE', path: '/v1/api-keys/{id}', tag: 'api-keys', role: 'admin', summary: 'Revoke an API key', status: 204 }),

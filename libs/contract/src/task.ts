@@ -4,7 +4,7 @@ import { Disambiguation, DstGap, DstOverlap, MisfirePolicy, NotifyEvent, Overlap
 import { Execution } from './execution.js';
 import {
   AT_MAX, ATTEMPTS_MAX, BATCH_MAX, CRON_MAX, DESCRIPTION_MAX, HANDLER_NAME_PATTERN, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, LABELS_MAX,
-  MANAGED_BY_PATTERN, RRULE_MAX, SECRET_FIELD_MAX, SECRET_FIELDS_MAX, TASK_DEFAULTS, TASK_NAME_PATTERN, TIMEZONE_MAX, URL_MAX,
+  MANAGED_BY_PATTERN, RRULE_MAX, SECRET_FIELD_MAX, SECRET_FIELDS_MAX, TASK_DEFAULTS, TASK_NAME_PATTERN, TIMEZONE_MAX, UPCOMING_COUNT, UPCOMING_MAX, URL_MAX,
 } from './limits.js';
 
 export const TaskName = z.string().regex(TASK_NAME_PATTERN, `must match ${TASK_NAME_PATTERN.source}`).meta({ examples: ['nightly-report'] });
@@ -136,6 +136,10 @@ export const WrittenTask = Task.extend({ secret: z.string().optional(), warnings
 /** `GET /v1/tasks/{name}`: the task, its next fire times and its last execution. */
 export const TaskDetail = Task.extend({ upcoming: z.array(Timestamp), lastExecution: Execution.nullable() }).meta({ id: 'TaskDetail' });
 export const TaskPage = Page(Task).meta({ id: 'TaskPage' });
+/** `GET /v1/tasks/{name}`. */
+export const TaskDetailQuery = z.strictObject({
+  upcoming: z.coerce.number().int().min(1).max(UPCOMING_MAX).default(UPCOMING_COUNT).meta({ description: `how many next fire times to show (at most ${UPCOMING_MAX})` }),
+});
 
 export const TaskBatchItem = z.object({
   index: z.number().int(),
@@ -177,4 +181,5 @@ export type TaskBatchRequest = z.infer<typeof TaskBatchRequest>;
 export type TaskBatchItem = z.infer<typeof TaskBatchItem>;
 export type TaskBatchResponse = z.infer<typeof TaskBatchResponse>;
 export type TaskListQuery = z.input<typeof TaskListQuery>;
+export type TaskDetailQuery = z.input<typeof TaskDetailQuery>;
 export type Labels = z.infer<typeof Labels>;

@@ -1,7 +1,7 @@
 import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
 import { ApiKeysService, type Principal } from '@punctual/auth';
 import { ClusterService, WorkerDirectory } from '@punctual/cluster';
-import { type ApiKey as ApiKeyJson, type Cluster, type CreateApiKeyBody, type CreatedApiKey, routes } from '@punctual/contract';
+import { type ApiKey as ApiKeyJson, type Cluster, type CreateApiKeyBody, type CreatedApiKey, type Me, routes } from '@punctual/contract';
 import { type ApiKey, AuditRepository } from '@punctual/db';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
@@ -26,6 +26,11 @@ export class ApiKeysController {
     const { key, record } = await this.keys.create(body.name, body.role);
     await this.audit.record({ actor: actor.actor, action: 'api_key.create', target: record.prefix, after: presentKey(record) });
     return { ...presentKey(record), key };
+  }
+
+  @Route(routes.getMe)
+  me(@CurrentPrincipal() principal: Principal): Me {
+    return { actor: principal.actor, role: principal.role };
   }
 
   @Route(routes.listApiKeys)

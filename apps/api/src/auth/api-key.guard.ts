@@ -7,11 +7,13 @@ import type { ApiKeyRole } from '@punctual/db';
 import { PUBLIC_ROUTE } from '@punctual/observability';
 import { ApiError } from '../http/api-error.js';
 import { AuthThrottle } from './auth-throttle.js';
+import { BrowserSessionStore } from './browser-session.store.js';
 import { type AuthedRequest, REQUIRED_ROLE } from './roles.js';
 
 /**
  * `Authorization: Bearer <key>` on every route not marked `@Public()`, and the route's role:
- * viewer < operator < admin. Repeated failures from one address are throttled.
+ * viewer < operator < admin. Repeated failures from one address are throttled. The console calls
+ * with its session cookie instead, and only together with its header (`CONSOLE_HEADER`).
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -22,6 +24,7 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly keys: ApiKeysService,
+    private readonly sessions: BrowserSessionStore,
     @Inject(CONFIG) config: Config,
   ) {
     this.metricsToken = config.metricsToken;
@@ -35,7 +38,7 @@ export class ApiKeyGuard implements CanActivate {
     if (this.throttle.blocked(client)) throw new ApiError(429, 'too_many_failures', 'too many failed authentications; try again later');
     const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (match && req.path === '/metrics' && this.metricsToken && sameSecret(match[1]!, this.metricsToken)) return true;
-    const principal = match ? await this.keys.authenticate(match[1]!) : null;
+    const principal = match ? await this.keys.authenticate(match[1]!) : await this.sessions.consoleCallPrincipal(req);
     if (!principal) {
       // Only a wrong key counts: throttling is against guessing, not against a forgotten header.
       if (match) this.throttle.fail(client);

@@ -70,10 +70,10 @@ export class TasksController {
   }
 
   @Route(routes.getTask)
-  async get(@Param('name') name: string): Promise<TaskDetail> {
+  async get(@Param('name') name: string, @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>): Promise<TaskDetail> {
     const task = await this.tasks.get(name);
     const lastExecution = await this.executions.lastOfTask(task.id);
-    return { ...presentTask(task), upcoming: upcoming(task), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
+    return { ...presentTask(task), upcoming: upcoming(task, query.upcoming), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
   }
 
   @Route(routes.deleteTask)
@@ -109,12 +109,12 @@ export class TasksController {
 }
 
 /**
- * The next fire times from the task's cursor (what planning will do next). None for a task whose
- * schedule cannot be computed: its `lastError` says why.
+ * The next `count` fire times from the task's cursor (what planning will do next). None for a task
+ * whose schedule cannot be computed: its `lastError` says why.
  */
-function upcoming(task: Task): string[] {
+function upcoming(task: Task, count: number): string[] {
   if (task.status !== 'active' || !task.nextRunAt || task.lastError) return [];
-  const rest = slotsBetween(taskSchedule(task), task.nextRunAt, new Date(8.64e15), UPCOMING_COUNT - 1);
+  const rest = slotsBetween(taskSchedule(task), task.nextRunAt, new Date(8.64e15), count - 1);
   return [task.nextRunAt, ...rest].map((d) => d.toISOString());
 }
 

@@ -1,0 +1,65 @@
+import type { Me } from '@punctual/contract';
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { ClusterPage } from './pages/cluster-page.js';
+import { DeadLettersPage } from './pages/dead-letters-page.js';
+import { TaskPage } from './pages/task-page.js';
+import { TasksPage } from './pages/tasks-page.js';
+import { roleMayCall, SessionContext } from './session.js';
+
+/** Links the console routes itself; Bull Board, the docs and the login form are the server's pages. */
+const CONSOLE_LINKS = /^\/(?!admin\/|docs)/;
+
+function Nav({ me }: { me: Me }) {
+  const { path } = useLocation();
+  const current = (match: boolean) => (match ? { 'aria-current': 'page' as const } : {});
+  return (
+    <header class="topbar">
+      <a class="brand" href="/">
+        <span class="brand-mark" aria-hidden="true" />
+        Punctual
+      </a>
+      <nav aria-label="Console">
+        <a href="/" {...current(path === '/' || path.startsWith('/tasks/'))}>Tasks</a>
+        <a href="/dead-letters" {...current(path === '/dead-letters')}>Dead letters</a>
+        <a href="/cluster" {...current(path === '/cluster')}>Cluster</a>
+        {/* Bull Board is admin-only on the server: an operator or viewer is not offered a link it would refuse. */}
+        {roleMayCall(me.role, { role: 'admin' }) ? <a href="/admin/queues">Bull Board</a> : null}
+        <a href="/docs">API docs</a>
+      </nav>
+      <form class="whoami" method="post" action="/admin/logout">
+        <span class="muted small" title={`signed in as ${me.actor}`}>
+          {me.actor} · {me.role}
+        </span>
+        <button type="submit" class="link-button">Sign out</button>
+      </form>
+    </header>
+  );
+}
+
+function NotFound() {
+  return (
+    <main class="page">
+      <h1>Not found</h1>
+      <p>
+        No console page here. <a href="/">Back to the tasks</a>.
+      </p>
+    </main>
+  );
+}
+
+export function App({ me }: { me: Me }) {
+  return (
+    <SessionContext.Provider value={me}>
+      <LocationProvider scope={CONSOLE_LINKS}>
+        <Nav me={me} />
+        <Router>
+          <Route path="/" component={TasksPage} />
+          <Route path="/tasks/:name" component={TaskPage} />
+          <Route path="/dead-letters" component={DeadLettersPage} />
+          <Route path="/cluster" component={ClusterPage} />
+          <Route default component={NotFound} />
+        </Router>
+      </LocationProvider>
+    </SessionContext.Provider>
+  );
+}

@@ -1,0 +1,85 @@
+import type { Execution } from '@punctual/contract';
+import type { ComponentChildren } from 'preact';
+import { browserZone, formatInZone, relative } from '../format/time.js';
+
+/** A status written as its word (never only a colour): `succeeded`, `dead`, `skipped (overlap)`. */
+export function Status({ status, reason }: { status: string; reason?: string | null }) {
+  return (
+    <span class={`status status-${status}`}>
+      {status}
+      {reason ? ` (${reason.replace(/_/g, ' ')})` : ''}
+    </span>
+  );
+}
+
+/** An instant as wall time in `zone`, to the second, with the zone; the exact instant on hover. */
+export function Time({ at, zone, withRelative = false }: { at: string | null | undefined; zone: string; withRelative?: boolean }) {
+  if (!at) return <span class="muted">—</span>;
+  return (
+    <time dateTime={at} title={at}>
+      {formatInZone(at, zone)}
+      {withRelative ? <span class="muted"> · {relative(at)}</span> : null}
+    </time>
+  );
+}
+
+/** An instant in the task's zone and, when it differs, in the browser's. */
+export function TwoZones({ at, zone, withRelative = false }: { at: string | null | undefined; zone: string; withRelative?: boolean }) {
+  if (!at) return <span class="muted">—</span>;
+  const mine = browserZone();
+  return (
+    <span class="two-zones">
+      <Time at={at} zone={zone} withRelative={withRelative} />
+      {mine !== zone ? (
+        <span class="muted small">
+          {' '}yours: <Time at={at} zone={mine} />
+        </span>
+      ) : null}
+    </span>
+  );
+}
+
+/** How late a run started: `startedAt − fireAt`, or null before it started. */
+export function startLagMs(execution: Pick<Execution, 'startedAt' | 'fireAt'>): number | null {
+  return execution.startedAt ? Date.parse(execution.startedAt) - Date.parse(execution.fireAt) : null;
+}
+
+export function Labels({ labels }: { labels: Record<string, string> }) {
+  const entries = Object.entries(labels);
+  if (entries.length === 0) return <span class="muted">—</span>;
+  return (
+    <ul class="labels" aria-label="Labels">
+      {entries.map(([key, value]) => (
+        <li key={key} class="label">
+          {key}={value}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** What an action did, or why it failed: read out by screen readers as it appears. */
+export function Notice({ notice }: { notice: { kind: 'ok' | 'error'; text: string } | null }) {
+  return (
+    <div class="notice-slot" role="status" aria-live="polite">
+      {notice ? <p class={`notice notice-${notice.kind}`}>{notice.text}</p> : null}
+    </div>
+  );
+}
+
+export function ErrorText({ error }: { error: string | null }) {
+  return error ? <p class="notice notice-error" role="alert">{error}</p> : null;
+}
+
+export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+  const id = `section-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
+  return (
+    <section class="card" aria-labelledby={id}>
+      <header class="card-head">
+        <h2 id={id}>{title}</h2>
+        {actions}
+      </header>
+      {children}
+    </section>
+  );
+}

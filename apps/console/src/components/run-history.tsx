@@ -1,0 +1,116 @@
+import { type Execution, PENDING_EXECUTION_STATUSES, routes } from '@punctual/contract';
+import { useState } from 'preact/hooks';
+import { api, errorText } from '../api.js';
+import { formatSpan } from '../format/time.js';
+import { useMayCall } from '../session.js';
+import { startLagMs, Status, Time } from './bits.js';
+import type { Say } from './task-actions.js';
+
+const PENDING: readonly string[] = PENDING_EXECUTION_STATUSES;
+
+/** An execution's history of state changes, loaded when its row is opened. */
+function Events({ id, zone }: { id: string; zone: string }) {
+  const [state, setState] = useState<{ events?: Awaited<ReturnType<typeof api.executions.get>>['events']; error?: string } | null>(null);
+  const load = async (event: Event) => {
+    if (!(event.currentTarget as HTMLDetailsElement).open || state?.events) return;
+    try {
+      setState({ events: (await api.executions.get(id)).events });
+    } catch (error) {
+      setState({ error: errorText(error) });
+    }
+  };
+  return (
+    <details class="events" onToggle={load}>
+      <summary>Events</summary>
+      {state?.error ? <p class="notice notice-error">{state.error}</p> : null}
+      {state?.events ? (
+        <ol class="event-list">
+          {state.events.map((e, i) => (
+            <li key={i}>
+              <Time at={e.at} zone={zone} /> <span class="muted">{e.from ?? 'planned'}</span> → <Status status={e.to} />
+              {e.workerId ? <span class="muted small"> on {e.workerId}</span> : null}
+              {e.detail !== null && e.detail !== undefined ? <code class="small block">{typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail)}</code> : null}
+            </li>
+          ))}
+        </ol>
+      ) : state ? null : <p class="muted small">…</p>}
+    </details>
+  );
+}
+
+/** Retry a dead execution, cancel a pending one: the buttons the operator role has. */
+export function ExecutionButtons({ execution, onChanged, say }: { execution: Execution; onChanged: () => void; say: Say }) {
+  const mayCall = useMayCall();
+  const [busy, setBusy] = useState(false);
+  const run = (what: string, call: () => Promise<Execution>) => async () => {
+    setBusy(true);
+    try {
+      const after = await call();
+      say('ok', `${what}: run ${after.id} of ${after.task} is now ${after.status}.`);
+      onChanged();
+    } catch (error) {
+      say('error', `${what} failed: ${errorText(error)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      {execution.status === 'dead' && mayCall(routes.retryExecution) ? (
+        <button type="button" disabled={busy} onClick={run('Retried', () => api.executions.retry(execution.id))}>
+          Retry
+        </button>
+      ) : null}
+      {PENDING.includes(execution.status) && mayCall(routes.cancelExecution) ? (
+        <button type="button" disabled={busy} onClick={run('Cancelled', () => api.executions.cancel(execution.id))}>
+          Cancel
+        </button>
+      ) : null}
+    </>
+  );
+}
+
+/** A task's runs, newest first: slot, trigger, status in words, how late it started, how long it took, and its events. */
+export function RunHistory({ runs, zone, onChanged, say }: { runs: Execution[]; zone: string; onChanged: () => void; say: Say }) {
+  if (runs.length === 0) return <p class="empty">No runs yet.</p>;
+  return (
+    <table class="table responsive runs-table">
+      <thead>
+        <tr>
+          <th scope="col">Slot</th>
+          <th scope="col">Status</th>
+          <th scope="col">Trigger</th>
+          <th scope="col">Start lag</th>
+          <th scope="col">Duration</th>
+          <th scope="col">Details</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.map((run) => {
+          const lag = startLagMs(run);
+          return (
+            <tr key={run.id}>
+              <td data-label="Slot">
+                <Time at={run.scheduledFor} zone={zone} />
+              </td>
+              <td data-label="Status">
+                <Status status={run.status} reason={run.skipReason} />
+                {run.attempt > 1 ? <span class="muted small"> attempt {run.attempt}</span> : null}
+              </td>
+              <td data-label="Trigger">{run.trigger}</td>
+              <td data-label="Start lag">{lag === null ? <span class="muted">—</span> : formatSpan(lag)}</td>
+              <td data-label="Duration">{run.durationMs === null ? <span class="muted">—</span> : formatSpan(run.durationMs)}</td>
+              <td data-label="Details">
+                {run.error ? <p class="error-text small">{run.error}</p> : null}
+                <div class="row-actions">
+                  <ExecutionButtons execution={run} onChanged={onChanged} say={say} />
+                </div>
+                <Events id={run.id} zone={zone} />
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}

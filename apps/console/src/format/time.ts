@@ -1,0 +1,72 @@
+/**
+ * The browser's own time zone (an IANA name). The locale is named: a browser started with a POSIX
+ * locale reports `en-US@posix`, which `Intl` refuses as its default.
+ */
+export function browserZone(): string {
+  return new Intl.DateTimeFormat('en-US').resolvedOptions().timeZone;
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+function formatter(zone: string, zoneName: 'short' | 'longOffset'): Intl.DateTimeFormat {
+  const key = `${zone}|${zoneName}`;
+  let format = formats.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      year: 'numeric', month: '2-digit', day: '2-digit',
+      hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23',
+      timeZoneName: zoneName,
+    });
+    formats.set(key, format);
+  }
+  return format;
+}
+
+function parts(at: Date, zone: string, zoneName: 'short' | 'longOffset'): Record<string, string> {
+  return Object.fromEntries(formatter(zone, zoneName).formatToParts(at).map((p) => [p.type, p.value]));
+}
+
+/** `2026-03-29 09:00:00 GMT+2`: the wall time in `zone`, to the second, with the zone's short name. */
+export function formatInZone(at: Date | string, zone: string): string {
+  const p = parts(new Date(at), zone, 'short');
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName}`;
+}
+
+/** The offset of `zone` from UTC at `at`, in minutes (east positive): +120 for Berlin in summer. */
+export function offsetMinutes(at: Date | string, zone: string): number {
+  const name = parts(new Date(at), zone, 'longOffset').timeZoneName ?? 'GMT';
+  const match = /^GMT(?:([+-])(\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(name);
+  if (!match || !match[1]) return 0;
+  const minutes = Number(match[2]) * 60 + Number(match[3]);
+  return match[1] === '-' ? -minutes : minutes;
+}
+
+/** `+02:00`, `-03:30`, `±00:00`. */
+export function formatOffset(minutes: number): string {
+  if (minutes === 0) return '±00:00';
+  const abs = Math.abs(minutes);
+  return `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+const UNITS: [number, string][] = [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'min'], [1_000, 's']];
+
+/** A span of milliseconds for people: `850 ms`, `1.2 s`, `42 s`, `3 min 20 s`, `2 h 5 min`, `3 d 4 h`. */
+export function formatSpan(ms: number): string {
+  const abs = Math.abs(ms);
+  const sign = ms < 0 ? '-' : '';
+  if (abs < 1_000) return `${sign}${Math.round(abs)} ms`;
+  if (abs < 60_000) return `${sign}${(abs / 1_000).toFixed(abs < 10_000 ? 1 : 0)} s`;
+  const i = UNITS.findIndex(([size]) => abs >= size);
+  const [size, unit] = UNITS[i]!;
+  const whole = Math.floor(abs / size);
+  const [nextSize, nextUnit] = UNITS[i + 1]!;
+  const rest = Math.floor((abs - whole * size) / nextSize);
+  return `${sign}${whole} ${unit}${rest ? ` ${rest} ${nextUnit}` : ''}`;
+}
+
+/** `in 3 h 20 min` or `5 min ago`, from `now`. */
+export function relative(at: Date | string, now: number = Date.now()): string {
+  const ms = new Date(at).getTime() - now;
+  if (Math.abs(ms) < 1_000) return 'now';
+  return ms > 0 ? `in ${formatSpan(ms)}` : `${formatSpan(-ms)} ago`;
+}

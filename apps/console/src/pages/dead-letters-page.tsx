@@ -1,0 +1,141 @@
+import { type Execution, routes } from '@punctual/contract';
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, errorText } from '../api.js';
+import { ErrorText, Notice, Status, Time } from '../components/bits.js';
+import { ExecutionButtons } from '../components/run-history.js';
+import { browserZone } from '../format/time.js';
+import { useLoad } from '../load.js';
+import { useMayCall } from '../session.js';
+
+const PAGE_SIZE = 50;
+
+/**
+ * The two lists an operator works through: `dead` runs (attempts exhausted) to retry, and
+ * `retrying` runs (waiting for their next attempt, a replayed dead letter among them) to cancel.
+ */
+const VIEWS = {
+  dead: { title: 'Dead', verb: 'Retry', past: 'retried', route: routes.retryExecution, call: (id: string) => api.executions.retry(id) },
+  retrying: { title: 'Retrying', verb: 'Cancel', past: 'cancelled', route: routes.cancelExecution, call: (id: string) => api.executions.cancel(id) },
+} as const;
+type View = keyof typeof VIEWS;
+
+export function DeadLettersPage() {
+  const { query } = useLocation();
+  const view: View = query.status === 'retrying' ? 'retrying' : 'dead';
+  const spec = VIEWS[view];
+  const mayCall = useMayCall();
+  const mayAct = mayCall(spec.route);
+  const zone = browserZone();
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const [selected, setSelected] = useState(new Set<string>());
+  const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const page = useLoad(() => api.executions.list({ status: view, limit: PAGE_SIZE }).page(cursors.at(-1)), [view, cursors]);
+  useEffect(() => {
+    document.title = 'Dead letters · Punctual';
+  }, []);
+  useEffect(() => {
+    setCursors([undefined]);
+    setSelected(new Set());
+    setNotice(null);
+  }, [view]);
+  const items = page.data?.items ?? [];
+  const toggle = (id: string) => setSelected((s) => (s.has(id) ? new Set([...s].filter((x) => x !== id)) : new Set(s).add(id)));
+  const allSelected = items.length > 0 && items.every((e) => selected.has(e.id));
+
+  const actOnSelected = async () => {
+    const ids = items.filter((e) => selected.has(e.id)).map((e) => e.id);
+    setBusy(true);
+    // One at a time, in the order shown: each is its own fenced transition, so some may fail alone.
+    const failures: string[] = [];
+    for (const id of ids) await spec.call(id).catch((error: unknown) => failures.push(errorText(error)));
+    setBusy(false);
+    setSelected(new Set());
+    const done = ids.length - failures.length;
+    setNotice(failures.length ? { kind: 'error', text: `${done} of ${ids.length} ${spec.past}; ${failures.length} failed: ${failures[0]}` } : { kind: 'ok', text: `${done} run${done === 1 ? '' : 's'} ${spec.past}.` });
+    await page.reload();
+  };
+
+  return (
+    <main class="page">
+      <h1>Dead letters</h1>
+      <p class="muted">
+        Runs whose attempts are exhausted stay <strong>dead</strong> until someone retries them; a retried run waits as <strong>retrying</strong> for its next attempt and can still be cancelled.
+      </p>
+      <nav class="tabs" aria-label="Lists">
+        {(Object.keys(VIEWS) as View[]).map((v) => (
+          <a key={v} href={v === 'dead' ? '/dead-letters' : '/dead-letters?status=retrying'} aria-current={v === view ? 'page' : undefined}>
+            {VIEWS[v].title}
+          </a>
+        ))}
+      </nav>
+      <Notice notice={notice} />
+      <ErrorText error={page.error} />
+      {mayAct && items.length > 0 ? (
+        <div class="bulk-bar" role="group" aria-label="Selected runs">
+          <label class="check">
+            <input type="checkbox" checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(items.map((e) => e.id)))} />
+            Select all
+          </label>
+          <button type="button" class={view === 'dead' ? 'primary' : 'danger'} disabled={busy || selected.size === 0} onClick={actOnSelected}>
+            {spec.verb} selected ({selected.size})
+          </button>
+        </div>
+      ) : null}
+      {page.data && items.length === 0 ? <p class="empty">{view === 'dead' ? 'No dead letters. Every run either succeeded or is still being tried.' : 'No run is waiting for another attempt.'}</p> : null}
+      {items.length > 0 ? (
+        <table class="table responsive dead-table">
+          <thead>
+            <tr>
+              {mayAct ? <th scope="col"><span class="visually-hidden">Selected</span></th> : null}
+              <th scope="col">Task</th>
+              <th scope="col">Slot</th>
+              <th scope="col">Status</th>
+              <th scope="col">Error</th>
+              <th scope="col">Finished</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((e: Execution) => (
+              <tr key={e.id}>
+                {mayAct ? (
+                  <td data-label="Select">
+                    <input type="checkbox" aria-label={`Select run of ${e.task} at ${e.scheduledFor}`} checked={selected.has(e.id)} onChange={() => toggle(e.id)} />
+                  </td>
+                ) : null}
+                <td data-label="Task">
+                  <a href={`/tasks/${encodeURIComponent(e.task)}`}>{e.task}</a>
+                </td>
+                <td data-label="Slot">
+                  <Time at={e.scheduledFor} zone={zone} />
+                </td>
+                <td data-label="Status">
+                  <Status status={e.status} /> <span class="muted small">after {e.attempt} attempt{e.attempt === 1 ? '' : 's'}</span>
+                </td>
+                <td data-label="Error">{e.error ? <span class="error-text small">{e.error}</span> : <span class="muted">—</span>}</td>
+                <td data-label="Finished">
+                  <Time at={e.finishedAt ?? e.nextAttemptAt} zone={zone} />
+                </td>
+                <td data-label="Actions">
+                  <div class="row-actions">
+                    <ExecutionButtons execution={e} say={(kind, text) => setNotice({ kind, text })} onChanged={() => void page.reload()} />
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <nav class="pager" aria-label="Pages">
+        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Previous page
+        </button>
+        <button type="button" disabled={!page.data?.nextCursor} onClick={() => setCursors([...cursors, page.data!.nextCursor!])}>
+          Next page
+        </button>
+      </nav>
+    </main>
+  );
+}

@@ -1,0 +1,204 @@
+import { TASK_STATUSES, type Task, type TaskDetail, TaskListQuery } from '@punctual/contract';
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, errorText } from '../api.js';
+import { ErrorText, Labels, Status, TwoZones } from '../components/bits.js';
+import { formatSpan } from '../format/time.js';
+import { scheduleExpression, scheduleWords } from '../format/schedule-words.js';
+import { startLagMs } from '../components/bits.js';
+import { useLoad } from '../load.js';
+
+const PAGE_SIZE = 25;
+/** Details (next fire, last run) are fetched per row, a few at a time. */
+const DETAIL_CONCURRENCY = 4;
+
+type Filters = { q: string; status: string; label: string; handler: string };
+
+function filtersOf(query: Record<string, string>): Filters {
+  return { q: query.q ?? '', status: query.status ?? '', label: query.label ?? '', handler: query.handler ?? '' };
+}
+
+function searchOf(filters: Filters): string {
+  const params = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== ''));
+  const text = params.toString();
+  return text ? `/?${text}` : '/';
+}
+
+/** Each task's detail (its true next fire time and its last execution), loaded a few at a time. */
+function useDetails(tasks: Task[] | undefined): Map<string, TaskDetail | string> {
+  const [details, setDetails] = useState(new Map<string, TaskDetail | string>());
+  useEffect(() => {
+    setDetails(new Map());
+    if (!tasks) return undefined;
+    let stopped = false;
+    const queue = [...tasks];
+    const work = async () => {
+      for (let task = queue.shift(); task && !stopped; task = queue.shift()) {
+        const name = task.name;
+        const detail = await api.tasks.get(name).catch((error: unknown) => errorText(error));
+        if (!stopped) setDetails((m) => new Map(m).set(name, detail));
+      }
+    };
+    for (let i = 0; i < DETAIL_CONCURRENCY; i += 1) void work();
+    return () => {
+      stopped = true;
+    };
+  }, [tasks]);
+  return details;
+}
+
+function LastRun({ detail, zone }: { detail: TaskDetail | string | undefined; zone: string }) {
+  if (detail === undefined) return <span class="muted">…</span>;
+  if (typeof detail === 'string') return <span class="muted" title={detail}>unavailable</span>;
+  const last = detail.lastExecution;
+  if (!last) return <span class="muted">never ran</span>;
+  const lag = startLagMs(last);
+  return (
+    <span class="stack">
+      <Status status={last.status} reason={last.skipReason} />
+      <TwoZones at={last.scheduledFor} zone={zone} />
+      {lag !== null ? <span class="muted small">started {formatSpan(lag)} after its fire time</span> : null}
+    </span>
+  );
+}
+
+function NextFire({ task, detail }: { task: Task; detail: TaskDetail | string | undefined }) {
+  const next = typeof detail === 'object' ? detail.upcoming[0] : task.status === 'active' ? task.nextRunAt : null;
+  if (task.status !== 'active') return <span class="muted">{task.status === 'paused' ? 'paused' : 'none: completed'}</span>;
+  return <TwoZones at={next} zone={task.schedule.timezone} withRelative />;
+}
+
+export function TasksPage() {
+  const { query, route } = useLocation();
+  const filters = filtersOf(query);
+  const [draft, setDraft] = useState(filters);
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  const key = searchOf(filters);
+  useEffect(() => {
+    setDraft(filtersOf(query));
+    setCursors([undefined]);
+  }, [key]);
+  const cursor = cursors.at(-1);
+  const handlers = useLoad(() => api.handlers.list(), []);
+  const page = useLoad(
+    () =>
+      api.tasks
+        .list({ limit: PAGE_SIZE, q: filters.q || undefined, status: (filters.status || undefined) as Task['status'] | undefined, handler: filters.handler || undefined, label: filters.label ? [filters.label] : undefined })
+        .page(cursor),
+    [key, cursor],
+  );
+  const details = useDetails(page.data?.items);
+  useEffect(() => {
+    document.title = 'Tasks · Punctual';
+  }, []);
+
+  const [formError, setFormError] = useState<string | null>(null);
+  const apply = (event: Event) => {
+    event.preventDefault();
+    const next = { ...draft, q: draft.q.trim(), label: draft.label.trim(), handler: draft.handler.trim() };
+    // The contract's own rules, checked here so a typo is explained before anything is asked.
+    const checked = TaskListQuery.safeParse({ q: next.q || undefined, status: next.status || undefined, handler: next.handler || undefined, label: next.label ? [next.label] : undefined });
+    if (!checked.success) return setFormError(checked.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; '));
+    setFormError(null);
+    route(searchOf(next));
+  };
+  const field = (name: keyof Filters) => ({ value: draft[name], onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value }) });
+
+  return (
+    <main class="page">
+      <h1>Tasks</h1>
+      <form class="filters" role="search" onSubmit={apply}>
+        <div class="field">
+          <label for="filter-q">Search</label>
+          <input id="filter-q" type="search" name="q" placeholder="name or description" {...field('q')} />
+        </div>
+        <div class="field">
+          <label for="filter-status">Status</label>
+          <select id="filter-status" name="status" value={draft.status} onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}>
+            <option value="">any</option>
+            {TASK_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="filter-label">Label</label>
+          <input id="filter-label" name="label" placeholder="team=billing" {...field('label')} />
+        </div>
+        <div class="field">
+          <label for="filter-handler">Handler</label>
+          <input id="filter-handler" name="handler" list="handler-names" placeholder="http" {...field('handler')} />
+          <datalist id="handler-names">
+            {(handlers.data ?? []).map((h) => (
+              <option key={h.name} value={h.name} />
+            ))}
+          </datalist>
+        </div>
+        <div class="filter-buttons">
+          <button type="submit" class="primary">Filter</button>
+          {key !== '/' ? (
+            <button type="button" onClick={() => route('/')}>
+              Clear
+            </button>
+          ) : null}
+        </div>
+      </form>
+      <ErrorText error={formError ?? page.error} />
+      {page.data && page.data.items.length === 0 ? <p class="empty">{key === '/' ? 'No tasks yet. Create one with the API or `punctual apply`.' : 'No task matches these filters.'}</p> : null}
+      {page.data && page.data.items.length > 0 ? (
+        <table class="table responsive tasks-table">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Status</th>
+              <th scope="col">Schedule</th>
+              <th scope="col">Next fire</th>
+              <th scope="col">Last run</th>
+              <th scope="col">Labels</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.data.items.map((task) => (
+              <tr key={task.name}>
+                <td data-label="Name">
+                  <a href={`/tasks/${encodeURIComponent(task.name)}`} class="task-link">
+                    {task.name}
+                  </a>
+                  <span class="muted small block">{task.handler}</span>
+                </td>
+                <td data-label="Status">
+                  <Status status={task.status} />
+                  {task.lastError ? <span class="status status-dead block" title={task.lastError}>planner error</span> : null}
+                </td>
+                <td data-label="Schedule">
+                  {scheduleWords(task.schedule)}
+                  <code class="block small">{scheduleExpression(task.schedule)}</code>
+                </td>
+                <td data-label="Next fire">
+                  <NextFire task={task} detail={details.get(task.name)} />
+                </td>
+                <td data-label="Last run">
+                  <LastRun detail={details.get(task.name)} zone={task.schedule.timezone} />
+                </td>
+                <td data-label="Labels">
+                  <Labels labels={task.labels} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <nav class="pager" aria-label="Pages">
+        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Previous page
+        </button>
+        <span class="muted small">page {cursors.length}</span>
+        <button type="button" disabled={!page.data?.nextCursor} onClick={() => setCursors([...cursors, page.data!.nextCursor!])}>
+          Next page
+        </button>
+      </nav>
+    </main>
+  );
+}

@@ -1,0 +1,291 @@
+import { Redis } from 'ioredis';
+import type { Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { useApiSandbox } from '../support/api-sandbox.js';
+import { BROWSER_ZONE, fitsViewport, insertRuns, nextClockChange, openWatched, requireBuiltConsole, SCREENSHOTS, signIn, type WatchedPage } from './console-support.js';
+
+/**
+ * The console in a real headless Chromium: every page, every button's effect read back through the
+ * API, the roles, a 375 px screen. No page may log an error or ask another origin for anything.
+ */
+describe('the console', () => {
+  const ctx = useApiSandbox();
+  let admin: WatchedPage;
+  const watched: WatchedPage[] = [];
+  const keys = { viewer: '', operator: '' };
+  const call = (method: string, path: string, body?: unknown) => ctx.api.call(method, path, body);
+  const runsOf = async (task: string) => (await call('GET', `/v1/tasks/${task}/executions?limit=500`)).body.items as { id: string; trigger: string; status: string }[];
+  const row = (page: Page, text: string) => page.locator('tbody tr').filter({ hasText: text });
+
+  beforeAll(async () => {
+    requireBuiltConsole();
+    for (const role of ['viewer', 'operator'] as const) keys[role] = (await call('POST', '/v1/api-keys', { name: `console-${role}`, role })).body.key;
+    const tasks = [
+      { name: 'nightly-report', description: 'Sends the nightly report', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' }, labels: { team: 'billing' } },
+      { name: 'dst-report', handler: 'noop', schedule: { cron: '30 2 * * *', timezone: 'Europe/Berlin', startAt: new Date(nextClockChange('Europe/Berlin').getTime() - 10 * 86_400_000).toISOString() } },
+      { name: 'paused-sync', handler: 'log', schedule: { every: '15m' }, paused: true, labels: { team: 'ops' } },
+      { name: 'doomed-task', handler: 'noop', schedule: { cron: '0 0 1 1 *' } },
+      { name: 'flaky-export', handler: 'noop', schedule: { cron: '0 * * * *' } },
+      ...Array.from({ length: 24 }, (_, i) => ({ name: `z-bulk-${String(i + 1).padStart(2, '0')}`, handler: 'noop', schedule: { cron: '0 3 * * *' }, labels: { team: 'bulk' } })),
+    ];
+    expect((await call('POST', '/v1/tasks:batch', { tasks })).status).toBe(200);
+    await insertRuns(ctx, 'nightly-report', [
+      { minutesAgo: 23 * 60, status: 'succeeded', lagMs: 4, durationMs: 120 },
+      { minutesAgo: 20 * 60, status: 'succeeded', lagMs: 9, durationMs: 340 },
+      { minutesAgo: 16 * 60, status: 'skipped' },
+      { minutesAgo: 12 * 60, status: 'dead', lagMs: 12, durationMs: 2_400 },
+      { minutesAgo: 8 * 60, status: 'succeeded', lagMs: 3, durationMs: 150 },
+      { minutesAgo: 4 * 60, status: 'succeeded', lagMs: 250, durationMs: 900 },
+      { minutesAgo: 30, status: 'succeeded', lagMs: 6, durationMs: 210 },
+    ]);
+    await insertRuns(ctx, 'flaky-export', [120, 90, 60].map((minutesAgo) => ({ minutesAgo, status: 'dead' as const, error: 'connection refused' })));
+    await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { epoch: 7n, leaderId: 'sched-1:42', acquiredAt: new Date(Date.now() - 3_600_000), heartbeatAt: new Date() } });
+    const redis = new Redis(ctx.sandbox.config().redisUrl);
+    await redis.set(`${ctx.sandbox.redisPrefix}:workers:host-a:1`, JSON.stringify({ handlers: ['http', 'noop'], concurrency: 50, at: new Date().toISOString() }), 'EX', 600);
+    await redis.set(`${ctx.sandbox.redisPrefix}:clock:scheduler:sched-1:42`, JSON.stringify({ offsetMs: 1.5, measuredAt: new Date().toISOString() }));
+    redis.disconnect();
+    admin = await openWatched(ctx.api.base);
+    watched.push(admin);
+  });
+  afterEach(() => {
+    for (const w of watched) expect(w.problems.splice(0)).toEqual([]);
+  });
+  afterAll(async () => {
+    await Promise.all(watched.map((w) => w.browser.close()));
+  });
+
+  it('sends / to the login form and back, and says when a key is wrong', async () => {
+    const { page } = admin;
+    await page.goto(`${ctx.api.base}/`);
+    expect(page.url()).toBe(`${ctx.api.base}/admin/login?next=%2F`);
+    await page.getByLabel('API key').fill('pk_nottherealkey_xxxxxxxxxxxxxxxxxxxxxx');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('That key is not valid.');
+    // The 401 document is what a wrong key gets; the browser reports it, and only it.
+    admin.problems.splice(0, admin.problems.length, ...admin.problems.filter((p) => !/status of 401/.test(p)));
+    await page.screenshot({ path: `${SCREENSHOTS}/login.png` });
+    await signIn(page, ctx.api.base, ctx.api.config.adminApiKey!);
+    await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Tasks', 'Dead letters', 'Cluster', 'Bull Board', 'API docs']);
+  });
+
+  it('lists tasks with their schedule in words, next fire in both zones, last run and labels; filters, searches and pages', async () => {
+    const { page } = admin;
+    await page.goto(`${ctx.api.base}/`);
+    const nightly = row(page, 'nightly-report');
+    await expect.poll(() => nightly.textContent()).toContain('succeeded');
+    const text = (await nightly.textContent())!;
+    expect(text).toContain('At 09:00 (Europe/Berlin)');
+    expect(text).toContain('team=billing');
+    expect(text).toMatch(/\d{4}-\d{2}-\d{2} 09:00:00 GMT\+[12]/);
+    expect(text).toMatch(/yours: \d{4}-\d{2}-\d{2} 0[2-4]:00:00 E[SD]T/);
+    expect(await row(page, 'paused-sync').textContent()).toContain('Every 15 minutes');
+    await page.screenshot({ path: `${SCREENSHOTS}/tasks.png` });
+
+    expect(await page.locator('tbody tr').count()).toBe(25);
+    await page.getByRole('button', { name: 'Next page' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(4);
+    await page.getByRole('button', { name: 'Previous page' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(25);
+
+    const only = async () => page.locator('tbody tr a.task-link').allTextContents();
+    const filter = async (fill: () => Promise<unknown>) => {
+      await page.goto(`${ctx.api.base}/`);
+      await fill();
+      await page.getByRole('button', { name: 'Filter' }).click();
+    };
+    await filter(() => page.getByLabel('Label', { exact: true }).fill('team=ops'));
+    await expect.poll(only).toEqual(['paused-sync']);
+    expect(page.url()).toContain('label=team%3Dops');
+    await filter(() => page.getByLabel('Status', { exact: true }).selectOption('paused'));
+    await expect.poll(only).toEqual(['paused-sync']);
+    await filter(() => page.getByLabel('Handler', { exact: true }).fill('log'));
+    await expect.poll(only).toEqual(['paused-sync']);
+    // A malformed label is explained by the contract's rule, and nothing is asked of the API.
+    await filter(() => page.getByLabel('Label', { exact: true }).fill('no-equals-sign'));
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('label: must be key=value, e.g. team=billing');
+    expect(page.url()).toBe(`${ctx.api.base}/`);
+    await filter(() => page.getByLabel('Search', { exact: true }).fill('nightly'));
+    await expect.poll(only).toEqual(['nightly-report']);
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(25);
+
+    await page.getByRole('link', { name: 'nightly-report', exact: true }).click();
+    await page.waitForURL(`${ctx.api.base}/tasks/nightly-report`);
+    await page.getByRole('heading', { name: 'nightly-report', level: 1 }).waitFor();
+  });
+
+  it('shows a task: definition, 20 fire times with the clock change marked, a 24 h chart and the history with events', async () => {
+    const { page } = admin;
+    await page.goto(`${ctx.api.base}/tasks/nightly-report`);
+    await page.getByText('Sends the nightly report').waitFor();
+    const fireTimes = page.getByRole('region', { name: 'Next 20 fire times' }).getByRole('listitem');
+    await expect.poll(() => fireTimes.count()).toBe(20);
+    expect(await fireTimes.first().textContent()).toMatch(/09:00:00 GMT\+[12]/);
+
+    const chart = page.getByRole('region', { name: 'Last 24 hours' });
+    await expect.poll(() => chart.textContent()).toContain('7 runs in the last 24 hours: 5 succeeded, 1 dead, 1 skipped.');
+    expect(await chart.locator('canvas').count()).toBe(2);
+    expect(await chart.getByRole('list', { name: 'Colours' }).textContent()).toMatch(/succeeded.*dead.*skipped/);
+
+    const history = page.getByRole('region', { name: 'Run history' });
+    await expect.poll(() => history.locator('tbody tr').count()).toBe(7);
+    expect(await history.textContent()).toContain('skipped (overlap)');
+    const dead = history.locator('tbody tr').filter({ hasText: 'dead' });
+    expect(await dead.textContent()).toContain('HTTP 500 from the endpoint');
+    await dead.getByText('Events').click();
+    await expect.poll(() => dead.locator('.event-list li').allTextContents()).toEqual([
+      expect.stringMatching(/planned → scheduled/),
+      expect.stringMatching(/queued → running on host-a:1/),
+      expect.stringMatching(/running → dead on host-a:1.*HTTP 500/),
+    ]);
+    await page.screenshot({ path: `${SCREENSHOTS}/task.png`, fullPage: true });
+
+    // 02:30 in Berlin across its next clock change: the change is marked once, on the first fire time after it.
+    await page.goto(`${ctx.api.base}/tasks/dst-report`);
+    const marked = page.locator('.fire-times li.dst');
+    await expect.poll(() => marked.count()).toBe(1);
+    const mark = (await marked.textContent())!;
+    expect(mark).toMatch(/DST: clocks go (forward|back) 1 h \(\+0[12]:00 → \+0[12]:00\)/);
+    // Spring forward: 02:30 does not exist that night and runs at 03:30 (DESIGN §6).
+    if (mark.includes('forward')) expect(mark).toContain('03:30:00');
+  });
+
+  it('pauses, resumes with the catch-up chosen, triggers, backfills and deletes, as the API then shows', async () => {
+    const { page } = admin;
+    expect((await call('POST', '/v1/tasks', { name: 'button-task', handler: 'noop', schedule: { cron: '* * * * * *' } })).status).toBe(201);
+    await page.goto(`${ctx.api.base}/tasks/button-task`);
+    const status = page.getByRole('status');
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    await expect.poll(() => status.textContent()).toContain('Paused button-task');
+    expect((await call('GET', '/v1/tasks/button-task')).body.status).toBe('paused');
+    const pausedAt = Date.now();
+
+    // An every-second task paused for two seconds has slots to catch up; "skip" records them missed.
+    await expect.poll(() => Date.now(), { timeout: 5_000 }).toBeGreaterThan(pausedAt + 2_100);
+    await page.getByLabel('Catch-up').selectOption('skip');
+    await page.getByRole('button', { name: 'Resume', exact: true }).click();
+    await expect.poll(() => status.textContent()).toContain('Resumed button-task (skip the slots of the pause)');
+    expect((await call('GET', '/v1/tasks/button-task')).body.status).toBe('active');
+    const afterResume = await runsOf('button-task');
+    expect(afterResume.filter((r) => r.status === 'missed').length).toBeGreaterThanOrEqual(2);
+    expect(afterResume.filter((r) => r.trigger === 'catchup')).toEqual([]);
+
+    await page.getByRole('button', { name: 'Trigger', exact: true }).click();
+    await expect.poll(() => status.textContent()).toMatch(/Triggered button-task: run [0-9a-f-]{36} is planned now\./);
+    const runId = /run ([0-9a-f-]{36})/.exec((await status.textContent())!)![1];
+    expect((await runsOf('button-task')).filter((r) => r.trigger === 'manual').map((r) => r.id)).toEqual([runId]);
+
+    await page.getByRole('button', { name: 'Backfill', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Backfill button-task' });
+    const wall = (ms: number) => new Date(ms).toLocaleString('sv-SE', { timeZone: BROWSER_ZONE }).replace(' ', 'T');
+    await dialog.getByLabel('From').fill(wall(Date.now() - 5 * 60_000));
+    await dialog.getByLabel('To').fill(wall(Date.now() - 4 * 60_000));
+    await dialog.getByLabel('At most this many runs').fill('5');
+    await dialog.getByRole('button', { name: 'Backfill' }).click();
+    await expect.poll(() => status.textContent()).toContain('Backfill of button-task: 5 runs planned.');
+    expect((await runsOf('button-task')).filter((r) => r.trigger === 'backfill')).toHaveLength(5);
+
+    await page.goto(`${ctx.api.base}/tasks/doomed-task`);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete doomed-task?' });
+    await confirm.getByRole('button', { name: 'Keep the task' }).click();
+    expect((await call('GET', '/v1/tasks/doomed-task')).status).toBe(200);
+    await page.getByRole('button', { name: 'Delete', exact: true }).click();
+    await confirm.getByRole('button', { name: 'Delete' }).click();
+    await page.waitForURL(`${ctx.api.base}/`);
+    expect((await call('GET', '/v1/tasks/doomed-task')).status).toBe(404);
+  });
+
+  it('shows a viewer no control the API would refuse, and an operator no Delete', async () => {
+    const viewer = await openWatched(ctx.api.base);
+    const operator = await openWatched(ctx.api.base);
+    watched.push(viewer, operator);
+    const controls = /^(Pause|Resume|Trigger|Backfill|Delete|Retry|Cancel|Retry selected.*|Cancel selected.*)$/;
+    await signIn(viewer.page, ctx.api.base, keys.viewer, '/tasks/nightly-report');
+    await signIn(operator.page, ctx.api.base, keys.operator, '/tasks/nightly-report');
+    for (const { page } of [viewer, operator]) await page.getByRole('region', { name: 'Run history' }).locator('tbody tr').first().waitFor();
+    // Each person's session is their own: the page's API calls carry the viewer's.
+    expect(await viewer.page.evaluate(async () => (await fetch('/v1/me', { headers: { 'x-punctual-console': '1' } })).json())).toMatchObject({ role: 'viewer' });
+    expect(await viewer.page.getByRole('button', { name: controls }).allTextContents()).toEqual([]);
+    expect(await viewer.page.getByRole('link', { name: 'Bull Board' }).count()).toBe(0);
+    expect(await operator.page.getByRole('button', { name: controls }).allTextContents()).toEqual(['Pause', 'Trigger', 'Backfill', 'Retry']);
+    expect(await operator.page.getByRole('link', { name: 'Bull Board' }).count()).toBe(0);
+
+    await viewer.page.goto(`${ctx.api.base}/dead-letters`);
+    await expect.poll(() => viewer.page.locator('tbody tr').count()).toBe(4);
+    expect(await viewer.page.getByRole('button', { name: controls }).count()).toBe(0);
+    expect(await viewer.page.getByRole('checkbox').count()).toBe(0);
+    await operator.page.goto(`${ctx.api.base}/dead-letters`);
+    await expect.poll(() => operator.page.getByRole('button', { name: 'Retry', exact: true }).count()).toBe(4);
+  });
+
+  it('retries and cancels dead letters one by one and in bulk', async () => {
+    const { page } = admin;
+    await page.getByRole('link', { name: 'Dead letters' }).click();
+    await page.waitForURL(`${ctx.api.base}/dead-letters`);
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(4);
+    await page.screenshot({ path: `${SCREENSHOTS}/dead-letters.png`, fullPage: true });
+    const deadOf = async (task: string) => (await runsOf(task)).filter((r) => r.status === 'dead');
+    const [nightlyDead] = await deadOf('nightly-report');
+
+    await row(page, 'nightly-report').getByRole('button', { name: 'Retry', exact: true }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(3);
+    expect((await call('GET', `/v1/executions/${nightlyDead!.id}`)).body.status).toBe('retrying');
+
+    await page.getByLabel('Select all').check();
+    await page.getByRole('button', { name: 'Retry selected (3)' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('3 runs retried.');
+    expect(await deadOf('flaky-export')).toEqual([]);
+    expect((await runsOf('flaky-export')).map((r) => r.status)).toEqual(['retrying', 'retrying', 'retrying']);
+
+    await page.getByRole('link', { name: 'Retrying' }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(4);
+    await row(page, 'nightly-report').getByRole('button', { name: 'Cancel', exact: true }).click();
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(3);
+    expect((await call('GET', `/v1/executions/${nightlyDead!.id}`)).body.status).toBe('cancelled');
+    for (const box of await page.getByRole('checkbox', { name: /^Select run of flaky-export/ }).all()) await box.check();
+    await page.getByRole('button', { name: 'Cancel selected (3)' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('3 runs cancelled.');
+    expect((await runsOf('flaky-export')).map((r) => r.status)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    await page.getByText('No run is waiting for another attempt.').waitFor();
+  });
+
+  it('shows the cluster: leader and epoch, workers and handlers, queue depth, clock offsets; links Bull Board', async () => {
+    const { page } = admin;
+    await page.getByRole('link', { name: 'Cluster' }).click();
+    const leader = page.getByRole('region', { name: 'Leader' });
+    await expect.poll(() => leader.textContent()).toContain('sched-1:42');
+    expect(await leader.textContent()).toMatch(/Epoch\s*7/);
+    expect(await page.getByRole('region', { name: 'Workers' }).textContent()).toMatch(/host-a:1.*http.*noop.*50/);
+    const offsets = (await page.getByRole('region', { name: 'Clock offsets' }).textContent())!;
+    expect(offsets).toContain('sched-1:42');
+    expect(offsets).toContain(ctx.api.config.instanceId);
+    expect(await page.getByLabel('Executions by status').textContent()).toMatch(/scheduled\d+/);
+    await page.screenshot({ path: `${SCREENSHOTS}/cluster.png`, fullPage: true });
+
+    const board = page.getByRole('link', { name: 'Bull Board' });
+    expect(await board.getAttribute('href')).toBe('/admin/queues');
+    expect((await page.request.get(`${ctx.api.base}/admin/queues`)).status()).toBe(200);
+  });
+
+  it('fits a 375 px screen on every page without scrolling sideways', async () => {
+    const narrow = await openWatched(ctx.api.base, { viewport: { width: 375, height: 812 }, isMobile: true, hasTouch: true });
+    watched.push(narrow);
+    await narrow.page.goto(`${ctx.api.base}/admin/login`);
+    expect(await fitsViewport(narrow.page)).toBe(true);
+    await signIn(narrow.page, ctx.api.base, ctx.api.config.adminApiKey!);
+    const pages: [string, string, () => Promise<unknown>][] = [
+      ['/', 'tasks', () => narrow.page.locator('tbody tr').first().waitFor()],
+      ['/tasks/nightly-report', 'task', () => narrow.page.locator('.chart canvas').first().waitFor()],
+      ['/dead-letters', 'dead-letters', () => narrow.page.getByRole('heading', { name: 'Dead letters' }).waitFor()],
+      ['/cluster', 'cluster', () => narrow.page.getByText('sched-1:42').first().waitFor()],
+    ];
+    for (const [path, name, ready] of pages) {
+      await narrow.page.goto(`${ctx.api.base}${path}`);
+      await ready();
+      expect(await fitsViewport(narrow.page), path).toBe(true);
+      await narrow.page.screenshot({ path: `${SCREENSHOTS}/${name}-375.png` });
+    }
+  });
+});
