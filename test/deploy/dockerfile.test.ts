@@ -148,7 +148,8 @@ describe('production dependencies', () => {
   const external = (s: string) => !s.startsWith('.') && !s.startsWith('@punctual/') && !s.startsWith('node:') && !builtinModules.includes(s.split('/')[0]!);
 
   it('include every package the apps and libs load, so `npm ci --omit=dev` leaves nothing out', () => {
-    const files = [...sources('apps'), ...sources('libs')];
+    // The console is bundled by Vite at build time: the image serves its built files, not its imports.
+    const files = [...sources('apps').filter((f) => !f.startsWith('apps/console/')), ...sources('libs')];
     expect(files.length).toBeGreaterThan(20);
     const packages = new Set(files.flatMap(runtimeImports).filter(external).map(packageOf));
     expect([...packages]).toEqual(expect.arrayContaining(['@nestjs/core', 'bullmq', 'ioredis', 'pg']));

@@ -1,5 +1,5 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { ApiKeysService, type Principal, roleAllows } from '@punctual/auth';
+import { ApiKeysService, roleAllows } from '@punctual/auth';
 import type { ApiKeyRole } from '@punctual/db';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { BrowserSessionStore, SESSION_COOKIE, SESSION_TTL_S } from '../auth/browser-session.store.js';
