@@ -101,17 +101,25 @@ describe('claiming an execution (one fenced UPDATE)', () => {
   });
 
   it('a backlog run (one that waited its turn, was released late, or a catch-up) running at a slot does not make it busy: the slot waits behind it, for a while', async () => {
-    for (const backlog of [{ heldAt: new Date() }, { queuedAt: new Date(), fireAt: Date.now() - 5_000 }, { trigger: 'catchup' as const }]) {
+    const backlogs = [
+      { heldAt: new Date() },
+      { queuedAt: new Date(), fireAt: Date.now() - 5_000 },
+      { trigger: 'catchup' as const },
+      // Its job reached a worker before the leader marked the row queued, and it started late.
+      { at: Date.now() - 60_000, fireAt: Date.now() - 3_000 },
+    ];
+    for (const backlog of backlogs) {
       await endRunning();
       const a = await execution('queued', { exclusive: true, ...backlog });
-      const b = await execution('queued', { exclusive: true, at: Date.now() + 1_000 });
+      const b = await execution('queued', { exclusive: true, at: Date.now() + 300, queuedAt: new Date() });
       expect((await db.attempts.claim({ id: a, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+      await new Promise((resolve) => setTimeout(resolve, 400));
       expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
     }
     // A slot that has waited past its grace is judged by the overlap policy after all.
     await endRunning();
     const late = await execution('queued', { exclusive: true, trigger: 'catchup' });
-    const waited = await execution('queued', { exclusive: true, at: Date.now() - 6_000, fireAt: Date.now() - 6_000 });
+    const waited = await execution('queued', { exclusive: true, at: Date.now() - 6_000, fireAt: Date.now() - 6_000, queuedAt: new Date(Date.now() - 6_000) });
     expect((await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
     expect((await db.attempts.claim({ id: waited, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
   });
@@ -135,7 +143,7 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     // Past its grace a waiting slot is judged by the overlap policy: a slow task cannot pile up.
     await endRunning();
     const slow = await execution('queued', { exclusive: true, at: Date.now() - 7_000 });
-    const behind = await execution('queued', { exclusive: true, at: Date.now() - 6_000 });
+    const behind = await execution('queued', { exclusive: true, at: Date.now() - 6_000, queuedAt: new Date(Date.now() - 6_000) });
     expect((await db.attempts.claim({ id: slow, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
     expect((await db.attempts.claim({ id: behind, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
   });

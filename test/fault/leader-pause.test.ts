@@ -37,6 +37,7 @@ describe('fault: the leader is SIGSTOPped past its lease, then resumed', () => {
     await cluster.settle(lastSlot);
     const report = await cluster.report(ids, firstSlot, lastSlot);
     console.log(`SIGSTOP/SIGCONT: ${report.expected} slots: ${JSON.stringify(report.byStatus)}`);
+    if (report.byStatus.succeeded !== report.expected) console.log(await cluster.explainSkips(ids));
     expectEveryPromiseKept(report);
     expect(report.byStatus).toEqual({ succeeded: report.expected });
   });

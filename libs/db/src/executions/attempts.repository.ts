@@ -66,7 +66,8 @@ const CLAIM = `
   claimable AS (
     -- A slot of a backlog itself (a catch-up or backfill run, or one released late) waits its turn
     -- however long the backlog takes: it is never skipped for the backlog's sake.
-    SELECT p.*, (p.trigger IN ('catchup', 'backfill') OR COALESCE(p.queued_at > p.fire_at + interval '${BACKLOG_RELEASE_MS} milliseconds', false)) AS in_backlog
+    -- (A job can reach a worker before the leader has marked its row queued: it is being released now.)
+    SELECT p.*, (p.trigger IN ('catchup', 'backfill') OR COALESCE(p.queued_at, now()) > p.fire_at + interval '${BACKLOG_RELEASE_MS} milliseconds') AS in_backlog
     FROM prev p
     WHERE p.status = ANY($5::execution_status[])
        -- An expired lease is taken over only while attempts remain; otherwise the reaper ends it dead.
@@ -98,7 +99,7 @@ const CLAIM = `
     -- one that had to wait its turn.
     CROSS JOIN LATERAL (
       SELECT r.trigger IN ('catchup', 'backfill') OR r.held_at IS NOT NULL
-          OR COALESCE(r.queued_at > r.fire_at + interval '${BACKLOG_RELEASE_MS} milliseconds', false) AS run
+          OR COALESCE(r.queued_at, r.started_at) > r.fire_at + interval '${BACKLOG_RELEASE_MS} milliseconds' AS run
     ) backlog
   ),
   held AS (
