@@ -95,6 +95,8 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     expect((await db.attempts.claim({ id: a, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
     // A moment before its own time the slot cannot know whether the run will still be running then.
     expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
+    // Looked at again, not held: waiting to be judged does not make it a backlog's run.
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).heldAt).toBeNull();
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).status).toBe('queued');
@@ -122,6 +124,20 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     const waited = await execution('queued', { exclusive: true, at: Date.now() - 6_000, fireAt: Date.now() - 6_000, queuedAt: new Date(Date.now() - 6_000) });
     expect((await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
     expect((await db.attempts.claim({ id: waited, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
+  });
+
+  it('a run released late (but not as a backlog) is judged as if it had been released on time: the next slot waits as long as the run was late, then the policy decides', async () => {
+    await endRunning();
+    // Its job reached a worker before the leader marked it queued: released as it started.
+    const late = await execution('queued', { exclusive: true, at: Date.now() - 800 });
+    const next = await execution('queued', { exclusive: true, at: Date.now() + 200, queuedAt: new Date() });
+    expect((await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Released on time, the run might have ended before this slot: not its turn yet, not busy.
+    expect((await db.attempts.claim({ id: next, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    // It has now run longer past this slot than it started late: it would have overlapped anyway.
+    expect((await db.attempts.claim({ id: next, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
   });
 
   it("a backlog's own slot (a catch-up, or one released late after a failover) waits its turn past the grace: a backlog is never skipped for its own sake", async () => {

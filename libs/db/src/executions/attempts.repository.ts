@@ -7,8 +7,9 @@ import { EVENT_CTE_TEXT, PENDING, transition } from './execution-transition.js';
 /**
  * What a claim found.
  * - `busy`: another exclusive run of the task that started on time was already running at this
- *   slot's `scheduled_for`, or this slot, released on time, has waited its turn behind a backlog's
- *   run for longer than its grace: the overlap policy decides.
+ *   slot's `scheduled_for` (a run released a little late counts as if it had been released on time),
+ *   or this slot, released on time, has waited its turn behind a backlog's run for longer than its
+ *   grace: the overlap policy decides.
  * - `wait`: not this slot's turn: an earlier slot of the task is due and has not started, or the run
  *   in progress started after this slot was due or belongs to a backlog (a backlog runs one after
  *   another, in slot order).
@@ -81,11 +82,17 @@ const CLAIM = `
         WHEN c.trigger = 'schedule' AND c.status IN ('scheduled', 'queued')
           AND now() > c.fire_at + t.max_delay_ms * interval '1 millisecond' THEN 'late'
         WHEN NOT c.exclusive THEN NULL
-        -- Whether a run is in progress at the slot's own time is known only once that time has come
-        -- (a job may be claimed a moment early): before it, the slot waits.
-        WHEN r.id IS NOT NULL AND now() >= c.scheduled_for AND ((r.started_at <= c.scheduled_for AND NOT backlog.run)
-                                   OR (NOT c.in_backlog AND now() > c.fire_at + interval '${BACKLOG_GRACE_MS} milliseconds'))
-          THEN 'busy'
+        -- A run of the task that started on time was in progress at this slot's own time: the
+        -- overlap policy decides. Judged only once that time has come (a job may be claimed a
+        -- moment early), and as if the run had been released on time: while this slot has waited
+        -- less than the run was released late, the overlap may be the late release's (a
+        -- failover's), not the task's. Until then the slot is looked at again ('recheck': a wait
+        -- that does not make it a backlog's run).
+        WHEN r.id IS NOT NULL AND r.started_at <= c.scheduled_for AND NOT backlog.run THEN
+          CASE WHEN now() >= c.scheduled_for AND COALESCE(r.queued_at, r.started_at) - r.fire_at <= now() - c.scheduled_for
+            THEN 'busy' ELSE 'recheck' END
+        -- A slot released on time that has waited its turn behind a backlog's run past the grace.
+        WHEN r.id IS NOT NULL AND NOT c.in_backlog AND now() > c.fire_at + interval '${BACKLOG_GRACE_MS} milliseconds' THEN 'busy'
         WHEN r.id IS NOT NULL OR EXISTS (
           SELECT 1 FROM task_execution o
           WHERE o.task_id = c.task_id AND o.scheduled_for < c.scheduled_for AND o.status IN ('scheduled', 'queued')
@@ -115,7 +122,8 @@ const CLAIM = `
     RETURNING e.*, prev.status AS from_status
   ),
   ${EVENT_CTE_TEXT(`jsonb_build_object('attempt', attempt)`)}
-  SELECT p.id AS request_id, p.attempt_id AS request_attempt_id, j.held, j.task_id AS held_task_id, m.*
+  SELECT p.id AS request_id, p.attempt_id AS request_attempt_id, CASE j.held WHEN 'recheck' THEN 'wait' ELSE j.held END AS held,
+         j.task_id AS held_task_id, m.*
   FROM picked p LEFT JOIN judged j ON j.id = p.id LEFT JOIN moved m ON m.id = p.id`;
 
 const MARK_SUCCEEDED_MANY = `
