@@ -1,7 +1,7 @@
 export { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from './errors.js';
 export { ExecutionsService } from './executions.service.js';
 export { missingHandlerWarnings } from './handler-warnings.js';
-export { previewSchedule } from './schedule-preview.js';
+export { previewSchedule, upcomingFireTimes } from './schedule-preview.js';
 export { type BatchItemResult } from './task-batch.js';
 export { newTaskSecret, scheduleSpecFromInput, type TaskDefinition, toTaskDefinition } from './task-definition.js';
 export { type LifecycleResult, TaskLifecycle } from './task-lifecycle.js';

@@ -1,4 +1,6 @@
 import { PREVIEW_MAX, type ScheduleSpec as ScheduleInput, TASK_DEFAULTS } from '@punctual/contract';
+import type { Task } from '@punctual/db';
+import { taskSchedule } from '@punctual/planning';
 import { compileSchedule, formatLocal, slotsBetween } from '@punctual/time';
 import { scheduleSpecFromInput } from './task-definition.js';
 
@@ -17,3 +19,14 @@ export function previewSchedule(schedule: ScheduleInput, from: Date, count: numb
   const slots = slotsBetween(compileSchedule(spec), new Date(from.getTime() - 1), new Date(8.64e15), limit);
   return slots.map((slot) => ({ at: slot.toISOString(), local: formatLocal(slot, zone) }));
 }
+
+/**
+ * The next `count` fire times from the task's cursor (what planning will do next). None for a task
+ * whose schedule cannot be computed: its `lastError` says why.
+ */
+export function upcomingFireTimes(task: Task, count: number): string[] {
+  if (task.status !== 'active' || !task.nextRunAt || task.lastError) return [];
+  const rest = slotsBetween(taskSchedule(task), task.nextRunAt, new Date(8.64e15), count - 1);
+  return [task.nextRunAt, ...rest].map((d) => d.toISOString());
+}
+

@@ -3,9 +3,7 @@ import type { Principal } from '@punctual/auth';
 import { WorkerDirectory } from '@punctual/cluster';
 import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
 import { ExecutionQueriesRepository, type Task, TasksRepository } from '@punctual/db';
-import { taskSchedule } from '@punctual/planning';
-import { missingHandlerWarnings, presentExecution, presentTask, TaskApplyService, TaskRunsService, TasksService } from '@punctual/tasks';
-import { slotsBetween } from '@punctual/time';
+import { missingHandlerWarnings, presentExecution, presentTask, TaskApplyService, TaskRunsService, TasksService, upcomingFireTimes } from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
@@ -73,7 +71,7 @@ export class TasksController {
   async get(@Param('name') name: string, @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>): Promise<TaskDetail> {
     const task = await this.tasks.get(name);
     const lastExecution = await this.executions.lastOfTask(task.id);
-    return { ...presentTask(task), upcoming: upcoming(task, query.upcoming), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
+    return { ...presentTask(task), upcoming: upcomingFireTimes(task, query.upcoming), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
   }
 
   @Route(routes.deleteTask)
@@ -106,16 +104,6 @@ export class TasksController {
     const task = await this.tasks.get(name);
     return executionPage(this.executions, { taskName: task.name, status: query.status }, query.limit, query.cursor);
   }
-}
-
-/**
- * The next `count` fire times from the task's cursor (what planning will do next). None for a task
- * whose schedule cannot be computed: its `lastError` says why.
- */
-function upcoming(task: Task, count: number): string[] {
-  if (task.status !== 'active' || !task.nextRunAt || task.lastError) return [];
-  const rest = slotsBetween(taskSchedule(task), task.nextRunAt, new Date(8.64e15), count - 1);
-  return [task.nextRunAt, ...rest].map((d) => d.toISOString());
 }
 
 function parseIfMatch(header: string | undefined): number | undefined {
