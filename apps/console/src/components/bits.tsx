@@ -83,3 +83,26 @@ export function Section({ title, children, actions }: { title: string; children:
     </section>
   );
 }
+
+/**
+ * Previous / next over a cursor-paged list: `cursors` is the trail of cursors that led to the page
+ * shown (the first page's is `undefined`), `next` the cursor of the page after it, if any.
+ */
+export function CursorPager({ cursors, next, onChange, showPage = false }: {
+  cursors: (string | undefined)[];
+  next: string | null | undefined;
+  onChange: (cursors: (string | undefined)[]) => void;
+  showPage?: boolean;
+}) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" disabled={cursors.length < 2} onClick={() => onChange(cursors.slice(0, -1))}>
+        Previous page
+      </button>
+      {showPage ? <span class="muted small">page {cursors.length}</span> : null}
+      <button type="button" disabled={!next} onClick={() => onChange([...cursors, next!])}>
+        Next page
+      </button>
+    </nav>
+  );
+}

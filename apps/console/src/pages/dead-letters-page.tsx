@@ -2,7 +2,7 @@ import { type Execution, routes } from '@punctual/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText } from '../api.js';
-import { ErrorText, Notice, Status, Time } from '../components/bits.js';
+import { CursorPager, ErrorText, Notice, Status, Time } from '../components/bits.js';
 import { ExecutionButtons } from '../components/run-history.js';
 import { browserZone } from '../format/time.js';
 import { useLoad } from '../load.js';
@@ -128,14 +128,7 @@ export function DeadLettersPage() {
           </tbody>
         </table>
       ) : null}
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous page
-        </button>
-        <button type="button" disabled={!page.data?.nextCursor} onClick={() => setCursors([...cursors, page.data!.nextCursor!])}>
-          Next page
-        </button>
-      </nav>
+      <CursorPager cursors={cursors} next={page.data?.nextCursor} onChange={setCursors} />
     </main>
   );
 }

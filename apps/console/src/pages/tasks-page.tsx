@@ -2,7 +2,7 @@ import { TASK_STATUSES, type Task, type TaskDetail, TaskListQuery } from '@punct
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText } from '../api.js';
-import { ErrorText, Labels, Status, TwoZones } from '../components/bits.js';
+import { CursorPager, ErrorText, Labels, Status, TwoZones } from '../components/bits.js';
 import { formatSpan } from '../format/time.js';
 import { scheduleExpression, scheduleWords } from '../format/schedule-words.js';
 import { startLagMs } from '../components/bits.js';
@@ -190,15 +190,7 @@ export function TasksPage() {
           </tbody>
         </table>
       ) : null}
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous page
-        </button>
-        <span class="muted small">page {cursors.length}</span>
-        <button type="button" disabled={!page.data?.nextCursor} onClick={() => setCursors([...cursors, page.data!.nextCursor!])}>
-          Next page
-        </button>
-      </nav>
+      <CursorPager cursors={cursors} next={page.data?.nextCursor} onChange={setCursors} showPage />
     </main>
   );
 }
