@@ -143,7 +143,7 @@ describe('tasks API', () => {
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'history' } });
     const ids = [1, 2, 3].map(() => crypto.randomUUID());
     await ctx.db.prisma.taskExecution.createMany({
-      data: ids.map((id, i) => ({ id, taskId: task.id, taskName: 'history', scheduledFor: new Date(Date.now() - (3 - i) * 1000), fireAt: new Date(Date.now() - (3 - i) * 1000), taskVersion: 1, status: 'queued' as const, exclusive: false })),
+      data: ids.map((id, i) => ({ id, taskId: task.id, taskName: 'history', scheduledFor: new Date(Date.now() - (3 - i) * 1000), fireAt: new Date(Date.now() - (3 - i) * 1000), taskVersion: 1, status: 'queued' as const, queuedAt: new Date(), exclusive: false })),
     });
     await ctx.db.attempts.claim({ id: ids[2]!, attemptId: crypto.randomUUID(), workerId: 'w1' }, 30_000);
     const page = await ctx.api.call('GET', '/v1/tasks/history/executions?limit=2');
@@ -152,7 +152,10 @@ describe('tasks API', () => {
     expect(rest.body.items.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
     const one = await ctx.api.call('GET', `/v1/executions/${ids[2]}`);
     expect(one.body).toMatchObject({ id: ids[2], task: 'history', status: 'running', attempt: 1, workerId: 'w1' });
-    expect(one.body.events).toEqual([expect.objectContaining({ from: 'queued', to: 'running', workerId: 'w1' })]);
+    expect(one.body.events).toEqual([
+      expect.objectContaining({ from: 'scheduled', to: 'queued', workerId: null }),
+      expect.objectContaining({ from: 'queued', to: 'running', workerId: 'w1', detail: { attempt: 1 } }),
+    ]);
     expect((await ctx.api.call('GET', '/v1/executions/not-a-uuid')).status).toBe(404);
     expect((await ctx.api.call('GET', `/v1/executions/${crypto.randomUUID()}`)).status).toBe(404);
   });

@@ -62,7 +62,10 @@ export async function fitsViewport(page: Page): Promise<boolean> {
 
 type Status = 'succeeded' | 'dead' | 'skipped' | 'retrying' | 'running' | 'missed';
 
-/** Inserts finished runs of `task` as a worker would have left them, with their events. Returns their ids. */
+/**
+ * Inserts finished runs of `task` as a worker would have left them, with the events a history row
+ * is written for (release, first claim and success are read from the row). Returns their ids.
+ */
 export async function insertRuns(ctx: ApiSandbox, taskName: string, runs: { minutesAgo: number; status: Status; lagMs?: number; durationMs?: number; error?: string }[]): Promise<string[]> {
   const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: taskName } });
   const rows = runs.map((run) => {
@@ -89,9 +92,9 @@ export async function insertRuns(ctx: ApiSandbox, taskName: string, runs: { minu
   await ctx.db.prisma.taskExecution.createMany({ data: rows });
   await ctx.db.prisma.executionEvent.createMany({
     data: rows.flatMap((row) => [
-      { executionId: row.id, fromStatus: null, toStatus: 'scheduled' as const, at: row.scheduledFor },
-      ...(row.startedAt ? [{ executionId: row.id, fromStatus: 'queued' as const, toStatus: 'running' as const, at: row.startedAt, workerId: row.workerId }] : []),
-      ...(row.finishedAt ? [{ executionId: row.id, fromStatus: 'running' as const, toStatus: row.status, at: row.finishedAt, workerId: row.workerId, detail: row.error ? { error: row.error } : undefined }] : []),
+      { executionId: row.id, fromStatus: null, toStatus: 'scheduled' as const, at: new Date(row.scheduledFor.getTime() - 60_000) },
+      ...(row.startedAt && row.attempt > 1 ? [{ executionId: row.id, fromStatus: 'retrying' as const, toStatus: 'running' as const, at: row.startedAt, workerId: row.workerId, detail: { attempt: row.attempt } }] : []),
+      ...(row.finishedAt && row.status !== 'succeeded' ? [{ executionId: row.id, fromStatus: 'running' as const, toStatus: row.status, at: row.finishedAt, workerId: row.workerId, detail: row.error ? { error: row.error } : undefined }] : []),
     ]),
   });
   return rows.map((r) => r.id);

@@ -136,7 +136,8 @@ describe('the console', () => {
     await dead.getByText('Events').click();
     await expect.poll(() => dead.locator('.event-list li').allTextContents()).toEqual([
       expect.stringMatching(/planned → scheduled/),
-      expect.stringMatching(/queued → running on host-a:1/),
+      expect.stringMatching(/scheduled → queued/),
+      expect.stringMatching(/retrying → running on host-a:1/),
       expect.stringMatching(/running → dead on host-a:1.*HTTP 500/),
     ]);
     await page.screenshot({ path: `${SCREENSHOTS}/task.png`, fullPage: true });

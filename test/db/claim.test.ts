@@ -44,14 +44,16 @@ describe('claiming an execution (one fenced UPDATE)', () => {
   const endRunning = () => db.prisma.taskExecution.updateMany({ where: { taskId, status: { in: ['running', 'queued', 'scheduled'] } }, data: { status: 'dead' } });
 
   it.each(['scheduled', 'queued', 'retrying'] as const)('claims from %s: running, attempt + 1, a fresh attempt_id and a lease', async (status) => {
-    const id = await execution(status);
+    const queuedAt = status === 'queued' ? new Date(Date.now() - 100) : undefined;
+    const id = await execution(status, { queuedAt });
     const attemptId = randomUUID();
     const claim = await db.attempts.claim({ id: id, attemptId: attemptId, workerId: 'w1' }, 30_000);
     expect(claim.kind).toBe('claimed');
-    const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id }, include: { events: true } });
+    const row = (await db.queries.findById(id))!;
     expect(row).toMatchObject({ status: 'running', attempt: 1, attemptId, workerId: 'w1' });
     expect(row.leaseUntil!.getTime() - row.startedAt!.getTime()).toBe(30_000);
-    expect(row.events.map((e) => [e.fromStatus, e.toStatus])).toEqual([[status, 'running']]);
+    const history = row.events.map((e) => [e.fromStatus, e.toStatus]);
+    expect(history).toEqual(queuedAt ? [['scheduled', 'queued'], ['queued', 'running']] : [[status, 'running']]);
   });
 
   it.each(['succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const)('does not claim a finished (%s) execution', async (status) => {
@@ -218,7 +220,7 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     ];
     const results = await db.attempts.claimMany(requests, 30_000);
     expect(results.map((r) => r.kind)).toEqual(['claimed', 'claimed', 'lost', 'claimed', 'lost']);
-    const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: raced }, include: { events: true } });
+    const row = (await db.queries.findById(raced))!;
     expect(row).toMatchObject({ status: 'running', attempt: 1, attemptId: winner, workerId: 'w1' });
     expect(row.events).toHaveLength(1);
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: done } })).status).toBe('succeeded');
@@ -277,7 +279,7 @@ describe('claiming an execution (one fenced UPDATE)', () => {
       { id: ids[1]!, attemptId: randomUUID(), result: { stale: true } },
     ]);
     expect(ok).toEqual([true, false]);
-    const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: ids } }, include: { events: true } });
+    const rows = await Promise.all(ids.map(async (id) => (await db.queries.findById(id))!));
     const byId = new Map(rows.map((r) => [r.id, r]));
     expect(byId.get(ids[0]!)).toMatchObject({ status: 'succeeded', result: { n: 1 } });
     expect(byId.get(ids[0]!)!.events.map((e) => e.toStatus).sort()).toEqual(['running', 'succeeded']);

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { EXECUTION_HISTORY } from '../../libs/db/src/index.js';
 import type { Sandbox } from './sandbox.js';
 import { Invocations } from './invocations.js';
 import { AppProcess, freePort, type Role, sleep, waitFor } from './processes.js';
@@ -173,8 +174,8 @@ export class Cluster {
     for (const s of skipped) {
       const { rows } = await this.db.query(
         `SELECT e.scheduled_for, e.fire_at, e.trigger, e.status, e.attempt, e.queued_at, e.held_at, e.started_at, e.finished_at,
-                (SELECT json_agg(json_build_object('from', ev.from_status, 'to', ev.to_status, 'at', ev.at, 'detail', ev.detail) ORDER BY ev.id)
-                 FROM execution_event ev WHERE ev.execution_id = e.id) AS events
+                (SELECT json_agg(json_build_object('from', ev.from_status, 'to', ev.to_status, 'at', ev.at, 'detail', ev.detail))
+                 FROM (${EXECUTION_HISTORY}) ev) AS events
          FROM task_execution e WHERE e.task_id = $1 AND e.scheduled_for BETWEEN $2::timestamptz - interval '6 s' AND $2::timestamptz + interval '2 s'
          ORDER BY e.scheduled_for`,
         [s.task_id, s.scheduled_for],
@@ -191,7 +192,7 @@ export class Cluster {
   async report(taskIds: string[], from: number, to: number): Promise<SlotReport> {
     const { rows } = await this.db.query(
       `SELECT e.id, e.task_id, e.scheduled_for, e.status, e.skip_reason, e.attempt, e.fire_at, t.handler,
-              (SELECT count(*) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'succeeded')::int AS successes
+              (SELECT count(*) FROM (${EXECUTION_HISTORY}) ev WHERE ev.to_status = 'succeeded')::int AS successes
        FROM task_execution e LEFT JOIN task t ON t.id = e.task_id
        WHERE e.task_id = ANY($1::uuid[]) AND e.scheduled_for BETWEEN $2 AND $3`,
       [taskIds, new Date(from), new Date(to)],

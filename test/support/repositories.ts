@@ -1,6 +1,7 @@
 import type { Config } from '../../libs/config/src/index.js';
 import {
   AttemptsRepository,
+  ExecutionQueriesRepository,
   ExecutionTransitionsRepository,
   LeaderExecutionsRepository,
   PrismaService,
@@ -18,6 +19,7 @@ export async function openRepositories(config: Config) {
     executions: new ExecutionTransitionsRepository(prisma),
     attempts: new AttemptsRepository(prisma),
     leader: new LeaderExecutionsRepository(prisma),
+    queries: new ExecutionQueriesRepository(prisma),
     state: new SchedulerStateRepository(prisma),
     close: () => prisma.onApplicationShutdown(),
   };

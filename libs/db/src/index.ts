@@ -4,8 +4,8 @@ export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
 export { epochFence } from './epoch-fence.js';
 export { AttemptsRepository, type ClaimOutcome, type ClaimRequest } from './executions/attempts.repository.js';
-export { type MovedExecution } from './executions/execution-transition.js';
-export { type ExecutionFilter, ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
+export { EXECUTION_HISTORY, type MovedExecution } from './executions/execution-transition.js';
+export { type ExecutionFilter, type ExecutionHistoryEvent, ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 export {
   ExecutionTransitionsRepository,
   type NewExecution,

@@ -1,5 +1,5 @@
 import type { Execution, ExecutionEvent as ExecutionEventJson, Task as TaskJson } from '@punctual/contract';
-import type { ExecutionEvent, Task, TaskExecution } from '@punctual/db';
+import type { ExecutionHistoryEvent, Task, TaskExecution } from '@punctual/db';
 import { formatDuration } from '@punctual/time';
 import { redactPayload } from '@punctual/observability';
 
@@ -71,7 +71,7 @@ export function presentExecution(execution: TaskExecution): Execution {
   };
 }
 
-export function presentEvent(event: ExecutionEvent): ExecutionEventJson {
+export function presentEvent(event: ExecutionHistoryEvent): ExecutionEventJson {
   return {
     from: event.fromStatus,
     to: event.toStatus,

@@ -61,7 +61,8 @@ const CLAIM = `
   WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS r(id, attempt_id, worker_id)),
   picked AS (SELECT DISTINCT ON (id) * FROM req ORDER BY id),
   prev AS (
-    SELECT e.id, e.status, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.exclusive, e.attempt, e.lease_until, e.queued_at
+    SELECT e.id, e.status, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.exclusive, e.attempt, e.lease_until, e.queued_at,
+           e.started_at, e.worker_id
     FROM task_execution e WHERE e.id IN (SELECT id FROM picked) ORDER BY e.id FOR UPDATE
   ),
   claimable AS (
@@ -121,6 +122,16 @@ const CLAIM = `
     WHERE e.id = judged.id AND judged.held IS NULL
     RETURNING e.*, prev.status AS from_status
   ),
+  -- The first attempt's claim was read from the row (see EXECUTION_HISTORY): written down before a
+  -- second attempt replaces its started_at and worker_id.
+  first_claim AS (
+    INSERT INTO execution_event (execution_id, from_status, to_status, at, worker_id, detail)
+    SELECT p.id, CASE WHEN m.queued_at IS NOT NULL THEN 'queued' ELSE 'scheduled' END::execution_status, 'running', p.started_at, p.worker_id,
+           jsonb_build_object('attempt', 1)
+    FROM moved m JOIN prev p USING (id)
+    WHERE p.attempt = 1 AND p.started_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = p.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
+  ),
   ${EVENT_CTE_TEXT(`jsonb_build_object('attempt', attempt)`)}
   SELECT p.id AS request_id, p.attempt_id AS request_attempt_id, CASE j.held WHEN 'recheck' THEN 'wait' ELSE j.held END AS held,
          j.task_id AS held_task_id, m.*
@@ -134,7 +145,7 @@ const MARK_SUCCEEDED_MANY = `
     SET status = 'succeeded', finished_at = now(), lease_until = NULL, error = NULL, result = req.result
     FROM prev JOIN req USING (id)
     WHERE e.id = prev.id AND prev.status = 'running' AND e.attempt_id = req.attempt_id
-    RETURNING e.id, e.attempt_id, e.status, e.worker_id, prev.status AS from_status
+    RETURNING e.id, e.attempt_id, e.status, e.attempt, e.worker_id, prev.status AS from_status
   ),
   ${EVENT_CTE_TEXT()}
   SELECT attempt_id FROM moved`;

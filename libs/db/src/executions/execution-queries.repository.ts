@@ -1,6 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import type { ExecutionStatus } from '../generated/prisma/client.js';
+import { type ExecutionStatus, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
+import { EXECUTION_HISTORY } from './execution-transition.js';
+
+/** One transition in an execution's history. */
+export interface ExecutionHistoryEvent {
+  fromStatus: ExecutionStatus | null;
+  toStatus: ExecutionStatus;
+  at: Date;
+  workerId: string | null;
+  detail: Prisma.JsonValue | null;
+}
 
 export interface ExecutionFilter {
   taskName?: string;
@@ -16,7 +26,12 @@ export class ExecutionQueriesRepository {
 
   /** One execution with its history, oldest event first. */
   async findById(id: string) {
-    return this.prisma.taskExecution.findUnique({ where: { id }, include: { events: { orderBy: { id: 'asc' } } } });
+    const execution = await this.prisma.taskExecution.findUnique({ where: { id } });
+    if (!execution) return null;
+    const events = await this.prisma.$queryRaw<ExecutionHistoryEvent[]>`
+      SELECT h.from_status AS "fromStatus", h.to_status AS "toStatus", h.at, h.worker_id AS "workerId", h.detail
+      FROM task_execution e CROSS JOIN LATERAL (${Prisma.raw(EXECUTION_HISTORY)}) h WHERE e.id = ${id}::uuid`;
+    return { ...execution, events };
   }
 
   /** Executions newest first, keyset-paginated on (scheduled_for, id) so inserts never shift a page. */

@@ -8,9 +8,14 @@ export const PENDING: ExecutionStatus[] = ['scheduled', 'queued', 'retrying'];
 export const statusList = (statuses: ExecutionStatus[]) => Prisma.sql`ARRAY[${Prisma.join(statuses)}]::execution_status[]`;
 
 /**
- * The history row of every transition, appended in the transition's own statement: `moved` must be
- * a CTE returning `id`, `from_status`, `status` and `worker_id`. The one place `execution_event` is
- * written; a transition's `detail` (a jsonb expression) goes between the two parts.
+ * The history row of a transition, appended in the transition's own statement: `moved` must be a
+ * CTE returning `id`, `from_status`, `status`, `attempt` and `worker_id`. The one place
+ * `execution_event` is written; a transition's `detail` (a jsonb expression) goes between the two
+ * parts.
+ *
+ * The happy path writes no history rows: marking a planned row `queued`, the first attempt's claim
+ * and a success are read back from the row's own `queued_at`, `started_at`, `finished_at` and
+ * `worker_id` (see {@link EXECUTION_HISTORY}). Every other transition is a row here.
  */
 const EVENT_INSERT = [
   `
@@ -18,8 +23,38 @@ const EVENT_INSERT = [
     INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
     SELECT id, from_status, status, worker_id, `,
   ` FROM moved
+    WHERE NOT ((from_status = 'scheduled' AND status = 'queued')
+            OR (from_status IN ('scheduled', 'queued') AND status = 'running' AND attempt = 1)
+            OR (from_status = 'running' AND status = 'succeeded'))
   )`,
 ] as const;
+
+/**
+ * The history of the executions `e` of a query (a lateral subquery over `e`): the rows of
+ * `execution_event` with the transitions the happy path did not write, derived from the row —
+ * `scheduled → queued` at `queued_at`, the first attempt's claim at `started_at` (while the row is
+ * still on its first attempt: the next claim writes it down before moving on), and the success at
+ * `finished_at`. A transition also written as a row (by an older version) is not derived twice.
+ * Columns: `from_status`, `to_status`, `at`, `worker_id`, `detail`, oldest first.
+ */
+export const EXECUTION_HISTORY = `
+  SELECT h.from_status, h.to_status, h.at, h.worker_id, h.detail FROM (
+    SELECT ev.from_status, ev.to_status, ev.at, ev.worker_id, ev.detail, ev.id AS seq
+    FROM execution_event ev WHERE ev.execution_id = e.id
+    UNION ALL
+    SELECT 'scheduled', 'queued', e.queued_at, NULL, NULL, -2
+    WHERE e.queued_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'queued')
+    UNION ALL
+    SELECT CASE WHEN e.queued_at IS NOT NULL THEN 'queued' ELSE 'scheduled' END::execution_status, 'running', e.started_at, e.worker_id,
+           jsonb_build_object('attempt', 1), -1
+    WHERE e.attempt = 1 AND e.started_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
+    UNION ALL
+    SELECT 'running', 'succeeded', e.finished_at, e.worker_id, NULL, 9223372036854775807
+    WHERE e.status = 'succeeded'
+      AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'succeeded')
+  ) h ORDER BY h.at, h.seq`;
 
 /** {@link EVENT_INSERT} in a Prisma statement; `detail` may carry parameters. */
 export const EVENT_CTE = (detail: Prisma.Sql = Prisma.sql`NULL::jsonb`) => Prisma.sql`${Prisma.raw(EVENT_INSERT[0])}${detail}${Prisma.raw(EVENT_INSERT[1])}`;

@@ -92,7 +92,7 @@ export class LeaderExecutionsRepository {
               UPDATE task_execution e SET trigger = 'catchup', fire_at = req.fire_at
               FROM prev JOIN req USING (id)
               WHERE e.id = prev.id AND prev.status IN ('scheduled', 'queued') AND e.trigger = 'schedule' AND e.attempt = 0
-              RETURNING e.id, e.fire_at, e.status, e.worker_id, prev.status AS from_status
+              RETURNING e.id, e.fire_at, e.status, e.attempt, e.worker_id, prev.status AS from_status
             ),
             ${EVENT_CTE(Prisma.sql`'{"reason":"late","misfire":"catchup"}'::jsonb`)}
             SELECT id, fire_at AS "fireAt" FROM moved`
@@ -130,16 +130,37 @@ export class LeaderExecutionsRepository {
       ORDER BY fire_at LIMIT ${limit}`;
   }
 
+  /** Of these executions, the ones still as the relay found them (same state, same attempt): waiting on a job. */
+  async stillAwaitingJob(found: { id: string; status: 'queued' | 'retrying'; attempt: number }[], epoch: bigint): Promise<string[]> {
+    if (found.length === 0) return [];
+    const rows = await this.prisma.$queryRaw<{ id: string }[]>`
+      WITH ${epochFence(epoch)}
+      SELECT e.id FROM task_execution e
+      JOIN unnest(${found.map((f) => f.id)}::uuid[], ${found.map((f) => f.status)}::execution_status[], ${found.map((f) => f.attempt)}::int[])
+        AS f(id, status, attempt) ON f.id = e.id
+      WHERE e.status = f.status AND e.attempt = f.attempt AND EXISTS (SELECT 1 FROM fence)`;
+    return rows.map((r) => r.id);
+  }
+
   /**
    * The relay released these queued executions again (their job was lost): `queued_at` says when,
-   * so a run that starts this late counts as part of a backlog (see the claim).
+   * so a run that starts this late counts as part of a backlog (see the claim). The first release,
+   * until now read from `queued_at`, is written down as a history row first.
    */
   async markRequeued(ids: string[], epoch: bigint): Promise<void> {
     if (ids.length === 0) return;
     await this.prisma.$executeRaw`
-      WITH ${epochFence(epoch)}
-      UPDATE task_execution SET queued_at = now()
-      WHERE id = ANY(${ids}::uuid[]) AND status = 'queued' AND EXISTS (SELECT 1 FROM fence)`;
+      WITH ${epochFence(epoch)},
+      requeued AS (
+        SELECT e.id, e.queued_at FROM task_execution e
+        WHERE e.id = ANY(${ids}::uuid[]) AND e.status = 'queued' AND EXISTS (SELECT 1 FROM fence) ORDER BY e.id FOR UPDATE
+      ),
+      first_release AS (
+        INSERT INTO execution_event (execution_id, from_status, to_status, at)
+        SELECT r.id, 'scheduled', 'queued', r.queued_at FROM requeued r
+        WHERE r.queued_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = r.id AND ev.to_status = 'queued')
+      )
+      UPDATE task_execution e SET queued_at = now() FROM requeued r WHERE e.id = r.id`;
   }
 
   /**

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { openRepositories } from '../support/repositories.js';
+
+/**
+ * An execution's history (GET /v1/executions/:id) is the same whether a transition wrote a history
+ * row or is read back from the execution's own timestamps: the happy path writes none.
+ */
+describe("an execution's history", () => {
+  let sandbox: Sandbox;
+  let db: Awaited<ReturnType<typeof openRepositories>>;
+  let taskId: string;
+  let epoch: bigint;
+  let slot = 0;
+
+  beforeAll(async () => {
+    sandbox = await createSandbox();
+    db = await openRepositories(sandbox.config());
+    taskId = (await db.prisma.task.create({ data: { name: 'history', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's', maxAttempts: 3 } })).id;
+    epoch = await db.state.bumpEpoch('history-test');
+  });
+  afterAll(async () => {
+    await db?.close();
+    await sandbox?.dispose();
+  });
+
+  /** A planned slot of the task, released to the queue as the leader does. */
+  async function released(): Promise<string> {
+    const id = randomUUID();
+    slot += 1;
+    const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
+    await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
+    expect(await db.leader.markQueued([id], epoch)).toEqual([id]);
+    return id;
+  }
+
+  const storedEvents = async (id: string) => db.prisma.executionEvent.count({ where: { executionId: id } });
+  const history = async (id: string) => (await db.queries.findById(id))!.events.map((e) => ({ from: e.fromStatus, to: e.toStatus, worker: e.workerId, detail: e.detail }));
+
+  it('a first attempt that succeeds writes no history row, and shows release, claim and success', async () => {
+    const id = await released();
+    const attemptId = randomUUID();
+    expect((await db.attempts.claim({ id, attemptId, workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect(await db.attempts.markSucceededMany([{ id, attemptId, result: { ok: true } }])).toEqual([true]);
+
+    expect(await storedEvents(id)).toBe(0);
+    const row = (await db.queries.findById(id))!;
+    expect(await history(id)).toEqual([
+      { from: 'scheduled', to: 'queued', worker: null, detail: null },
+      { from: 'queued', to: 'running', worker: 'w1', detail: { attempt: 1 } },
+      { from: 'running', to: 'succeeded', worker: 'w1', detail: null },
+    ]);
+    expect(row.events.map((e) => e.at.getTime())).toEqual([row.queuedAt!.getTime(), row.startedAt!.getTime(), row.finishedAt!.getTime()]);
+  });
+
+  it('a job claimed before the leader marked its row queued shows no release, and the late marking changes nothing', async () => {
+    const id = randomUUID();
+    slot += 1;
+    const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
+    await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
+    const attemptId = randomUUID();
+    expect((await db.attempts.claim({ id, attemptId, workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect(await db.leader.markQueued([id], epoch)).toEqual([]);
+    expect(await db.attempts.markSucceededMany([{ id, attemptId, result: null }])).toEqual([true]);
+
+    const row = (await db.queries.findById(id))!;
+    expect(row.queuedAt).toBeNull();
+    expect(row.events.map((e) => `${e.fromStatus}→${e.toStatus}`)).toEqual(['scheduled→running', 'running→succeeded']);
+    expect(await storedEvents(id)).toBe(0);
+  });
+
+  it('a failed first attempt keeps its claim in the history when the second attempt takes the row over', async () => {
+    const id = await released();
+    const first = randomUUID();
+    await db.attempts.claim({ id, attemptId: first, workerId: 'w1' }, 30_000);
+    const firstStart = (await db.queries.findById(id))!.startedAt!;
+    expect(await db.attempts.markFailed(id, first, 'boom', new Date())).toBe(true);
+    const second = randomUUID();
+    expect((await db.attempts.claim({ id, attemptId: second, workerId: 'w2' }, 30_000)).kind).toBe('claimed');
+    expect(await db.attempts.markSucceeded(id, second, null)).toBe(true);
+
+    expect(await history(id)).toEqual([
+      { from: 'scheduled', to: 'queued', worker: null, detail: null },
+      { from: 'queued', to: 'running', worker: 'w1', detail: { attempt: 1 } },
+      { from: 'running', to: 'retrying', worker: 'w1', detail: { error: 'boom' } },
+      { from: 'retrying', to: 'running', worker: 'w2', detail: { attempt: 2 } },
+      { from: 'running', to: 'succeeded', worker: 'w2', detail: null },
+    ]);
+    const events = (await db.queries.findById(id))!.events;
+    expect(events[1]!.at.getTime()).toBe(firstStart.getTime());
+    // The first claim (written when the second replaced it), the failure and the second claim.
+    expect(await storedEvents(id)).toBe(3);
+  });
+
+  it('an expired lease taken over by another worker keeps the first claim too', async () => {
+    const id = await released();
+    await db.attempts.claim({ id, attemptId: randomUUID(), workerId: 'w1' }, 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await db.attempts.claim({ id, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('claimed');
+    expect((await history(id)).map((e) => `${e.from}→${e.to}@${e.worker}`)).toEqual(['scheduled→queued@null', 'queued→running@w1', 'running→running@w2']);
+  });
+
+  it('a release repeated by the relay keeps the first release in the history', async () => {
+    const id = await released();
+    const firstRelease = (await db.queries.findById(id))!.queuedAt!;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await db.leader.markRequeued([id], epoch);
+    const row = (await db.queries.findById(id))!;
+    expect(row.queuedAt!.getTime()).toBeGreaterThan(firstRelease.getTime());
+    expect(row.events.map((e) => [e.toStatus, e.at.getTime()])).toEqual([['queued', firstRelease.getTime()]]);
+  });
+
+  it('a transition written as a history row by an earlier version is not shown twice', async () => {
+    const id = await released();
+    const attemptId = randomUUID();
+    await db.attempts.claim({ id, attemptId, workerId: 'w1' }, 30_000);
+    await db.attempts.markSucceeded(id, attemptId, null);
+    const row = (await db.queries.findById(id))!;
+    await db.prisma.executionEvent.createMany({
+      data: [
+        { executionId: id, fromStatus: 'scheduled', toStatus: 'queued', at: row.queuedAt! },
+        { executionId: id, fromStatus: 'queued', toStatus: 'running', at: row.startedAt!, workerId: 'w1', detail: { attempt: 1 } },
+        { executionId: id, fromStatus: 'running', toStatus: 'succeeded', at: row.finishedAt!, workerId: 'w1' },
+      ],
+    });
+    expect((await history(id)).map((e) => e.to)).toEqual(['queued', 'running', 'succeeded']);
+  });
+});
