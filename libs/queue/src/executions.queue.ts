@@ -42,12 +42,25 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    * a job ended without its execution ending). Returns true when it had to add it again.
    */
   async ensureJob(executionId: string, attempt: number): Promise<boolean> {
-    const jobId = executionJobId(executionId, attempt);
-    const state = await this.queue.getJobState(jobId);
-    if (!['unknown', 'completed', 'failed'].includes(state)) return false;
-    if (state !== 'unknown') await this.queue.remove(jobId).catch(() => 0);
-    await this.queue.add('execution', { executionId, trace: tracing.current() }, { jobId });
+    if ((await this.withoutJob([{ executionId, attempt }])).length === 0) return false;
+    await this.addAgain(executionId, attempt);
     return true;
+  }
+
+  /**
+   * Of these attempts, the ones with no job waiting, delayed or running (none at all, or one that
+   * already ended). The states are asked for all at once, in one pipeline.
+   */
+  async withoutJob<T extends { executionId: string; attempt: number }>(attempts: T[]): Promise<T[]> {
+    const states = await Promise.all(attempts.map((a) => this.queue.getJobState(executionJobId(a.executionId, a.attempt))));
+    return attempts.filter((_, i) => ['unknown', 'completed', 'failed'].includes(states[i]!));
+  }
+
+  /** Adds an attempt's job again, replacing one that already ended. */
+  async addAgain(executionId: string, attempt: number): Promise<void> {
+    const jobId = executionJobId(executionId, attempt);
+    await this.queue.remove(jobId).catch(() => 0);
+    await this.queue.add('execution', { executionId, trace: tracing.current() }, { jobId });
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -27,11 +27,16 @@ export class RelayService {
     for (const execution of reaped) {
       if (execution.status === 'retrying') await this.queue.ensureJob(execution.id, execution.attempt + 1);
     }
-    const requeued: string[] = [];
     const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - STALE_AFTER_MS), BATCH, epoch);
-    for (const execution of waiting) {
-      const attempt = execution.status === 'queued' ? 1 : execution.attempt + 1;
-      if (await this.queue.ensureJob(execution.id, attempt)) requeued.push(execution.id);
+    const attempts = waiting.map((e) => ({ executionId: e.id, attempt: e.status === 'queued' ? 1 : e.attempt + 1, found: e }));
+    const missing = await this.queue.withoutJob(attempts);
+    // A job ends (and is dropped) when its run ends: one missing now may have run since the rows
+    // were read. Only the ones still waiting, read again, get their job back.
+    const still = new Set(await this.executions.stillAwaitingJob(missing.map((m) => m.found), epoch));
+    const requeued: string[] = [];
+    for (const m of missing.filter((a) => still.has(a.executionId))) {
+      await this.queue.addAgain(m.executionId, m.attempt);
+      requeued.push(m.executionId);
     }
     await this.executions.markRequeued(requeued, epoch);
     if (reaped.length || requeued.length) this.logger.warn({ reaped: reaped.length, requeued: requeued.length }, 'relay repaired executions');
