@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FencedOutError, PlannerService } from '../../libs/scheduler/src/index.js';
+import { FencedOutError, PLAN_STRIDE_MS, PlannerService } from '../../libs/scheduler/src/index.js';
 import { Metrics } from '../../libs/observability/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
@@ -33,10 +33,13 @@ describe('planning due slots into executions', () => {
     // Rewind the cursor as a crashed planner would leave it, and plan the same window again.
     await db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: t0 } });
     const second = await planner.planDueSlots(epoch, now);
-    expect(first.map((e) => e.scheduledFor.getTime())).toEqual([0, 1000, 2000].map((d) => t0.getTime() + d));
+    // Due within the lookahead (2 s), planned a stride further: one cursor move for every slot of it.
+    const horizon = 500 + 2000 + PLAN_STRIDE_MS;
+    const window = Array.from({ length: Math.floor(horizon / 1000) + 1 }, (_, i) => t0.getTime() + i * 1000);
+    expect(first.map((e) => e.scheduledFor.getTime())).toEqual(window);
     expect(second).toEqual([]);
-    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id } })).toBe(3);
-    expect((await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).nextRunAt?.getTime()).toBe(t0.getTime() + 3000);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id } })).toBe(window.length);
+    expect((await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).nextRunAt?.getTime()).toBe(window.at(-1)! + 1000);
   });
 
   it('refuses to plan with a superseded epoch and commits nothing', async () => {
@@ -46,6 +49,20 @@ describe('planning due slots into executions', () => {
     await expect(planner.planDueSlots(old)).rejects.toBeInstanceOf(FencedOutError);
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id } })).toBe(0);
     expect((await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).nextRunAt).toEqual(task.nextRunAt);
+  });
+
+  it('a tick with nothing due is one look at the task index: no transaction, not even the fence', async () => {
+    await db.prisma.task.updateMany({ data: { status: 'paused' } });
+    const stale = await db.state.bumpEpoch('idle-stale');
+    await db.state.bumpEpoch('idle-newer');
+    const far = await createTask('far-off', new Date(Date.now() + 3_600_000));
+    // A superseded leader's idle tick finds nothing to do and commits nothing (the heartbeat deposes it).
+    expect(await planner.planDueSlots(stale)).toEqual([]);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: far.id } })).toBe(0);
+    // Once something is due, the fence is checked first.
+    await db.prisma.task.update({ where: { id: far.id }, data: { nextRunAt: new Date(Date.now() - 100), status: 'active' } });
+    await expect(planner.planDueSlots(stale)).rejects.toBeInstanceOf(FencedOutError);
+    await db.prisma.task.update({ where: { id: far.id }, data: { status: 'paused' } });
   });
 
   it('two planners racing over the same task: the unique guard keeps one row per slot', async () => {
@@ -65,7 +82,8 @@ describe('planning due slots into executions', () => {
     const now = () => new Date(t0.getTime() + 4500);
     await Promise.all([planner.planDueSlots(epoch, now), planner.planDueSlots(epoch, now)]);
     const slots = (await db.prisma.taskExecution.findMany({ where: { taskId: task.id } })).map((e) => e.scheduledFor.getTime());
-    expect(slots.sort()).toEqual([0, 1000, 2000, 3000, 4000, 5000, 6000].map((d) => t0.getTime() + d));
+    const horizon = 4500 + 2000 + PLAN_STRIDE_MS;
+    expect(slots.sort()).toEqual(Array.from({ length: Math.floor(horizon / 1000) + 1 }, (_, i) => t0.getTime() + i * 1000));
   });
 
   it('leaves paused tasks and tasks not yet due alone', async () => {

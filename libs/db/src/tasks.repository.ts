@@ -164,14 +164,18 @@ export class TasksRepository {
    */
   async lockDue(horizon: Date, limit: number, db: Db): Promise<Task[]> {
     const ids = await db.$queryRaw<{ id: string }[]>`
-      SELECT id FROM task
-      WHERE status = 'active' AND next_run_at <= ${horizon.toISOString()}::timestamptz
-        AND (last_error_at IS NULL OR last_error_at < now() - ${PLAN_ERROR_RETRY_MS} * interval '1 millisecond')
+      SELECT id FROM task WHERE ${dueBy(horizon)}
       ORDER BY next_run_at
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED`;
     if (ids.length === 0) return [];
     return db.task.findMany({ where: { id: { in: ids.map((r) => r.id) } }, orderBy: { nextRunAt: 'asc' } });
+  }
+
+  /** Whether {@link lockDue} would find a task (locked ones included): one indexed look, no transaction. */
+  async anyDue(horizon: Date): Promise<boolean> {
+    const [row] = await this.prisma.$queryRaw<{ due: boolean }[]>`SELECT EXISTS (SELECT 1 FROM task WHERE ${dueBy(horizon)}) AS due`;
+    return row!.due;
   }
 
   /**
@@ -207,3 +211,8 @@ export class TasksRepository {
       WHERE t.id = u.id`;
   }
 }
+
+/** Active tasks whose cursor is at or before `horizon`, except those whose planning failed a moment ago. */
+const dueBy = (horizon: Date) => Prisma.sql`
+  status = 'active' AND next_run_at <= ${horizon.toISOString()}::timestamptz
+  AND (last_error_at IS NULL OR last_error_at < now() - ${PLAN_ERROR_RETRY_MS} * interval '1 millisecond')`;
