@@ -46,11 +46,12 @@ export class OutboxNotifier implements OnApplicationBootstrap, OnModuleDestroy {
     await this.draining;
   }
 
-  /** One pass over the due messages. */
+  /** One pass over the due messages (none at all — the usual case — is one count, no transaction). */
   async drainOnce(): Promise<void> {
     try {
-      await this.outbox.drain(BATCH, (message) => this.deliver(message));
-      this.metrics.outboxPending.set(await this.outbox.pendingCount());
+      let pending = await this.outbox.pendingCount();
+      if (pending > 0 && (await this.outbox.drain(BATCH, (message) => this.deliver(message))) > 0) pending = await this.outbox.pendingCount();
+      this.metrics.outboxPending.set(pending);
     } catch (error) {
       this.logger.error({ err: error }, 'outbox drain failed; retrying');
     }
