@@ -2,10 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { batchCreateScenario } from './scenarios/batch-create.js';
 import { burstScenario } from './scenarios/burst.js';
+import { campaignScenario } from './scenarios/campaign.js';
 import { failoverScenario } from './scenarios/failover.js';
-import { precisionScenario } from './scenarios/precision.js';
+import { loadScenario, precisionScenario } from './scenarios/precision.js';
 import { scaleScenario } from './scenarios/scale.js';
 import { scheduleMathScenario } from './scenarios/schedule-math.js';
 import { throughputScenario } from './scenarios/throughput.js';
@@ -22,13 +22,14 @@ import { markdownTable, type Row, type ScenarioOutcome, textTable } from './supp
  */
 const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>> = {
   precision: precisionScenario,
+  load: loadScenario,
   burst: burstScenario,
   throughput: throughputScenario,
   'worker-overhead': workerOverheadScenario,
   'schedule-math': scheduleMathScenario,
   failover: failoverScenario,
   scale: scaleScenario,
-  'batch-create': batchCreateScenario,
+  campaign: campaignScenario,
 };
 
 let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };

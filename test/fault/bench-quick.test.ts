@@ -30,9 +30,13 @@ describe('npm run bench -- --quick', () => {
     expect(code, output).toBe(0);
     const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
     expect(results.problems).toEqual([]);
-    expect(results.scenarios).toEqual(['precision', 'burst', 'throughput', 'worker-overhead', 'schedule-math', 'failover', 'scale', 'batch-create']);
+    expect(results.scenarios).toEqual(['precision', 'load', 'burst', 'throughput', 'worker-overhead', 'schedule-math', 'failover', 'scale', 'campaign']);
     const scenarios = new Set(results.rows.map((r: { scenario: string }) => r.scenario.split(',')[0]));
-    expect([...scenarios]).toEqual(['precision', 'burst', 'throughput', 'worker overhead', 'schedule math', 'failover', 'scale', 'campaign creation']);
+    expect([...scenarios]).toEqual(['precision', 'load', 'burst', 'throughput', 'worker overhead', 'schedule math', 'failover', 'scale', 'campaign']);
+    // The cost of a run is read from Postgres' and Redis' own counters.
+    const costs = results.rows.filter((r: { measure: string }) => r.measure.startsWith('cost per successful run'));
+    expect(costs.map((r: { scenario: string }) => r.scenario.split(',')[0])).toEqual(['precision', 'load', 'campaign']);
+    for (const row of costs) expect(row.punctual).toMatch(/\d+\.\d (statements|transactions), \d+\.\d rows written, \d+\.\d kB WAL, \d+\.\d Redis commands/);
     // Every row that compares with a peer carries a figure on both sides.
     for (const row of results.rows.filter((r: { ratio: string }) => r.ratio !== '—')) {
       expect(row.punctual, row.measure).toMatch(/\d/);
