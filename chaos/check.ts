@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { EXECUTION_HISTORY } from '../libs/db/src/index.js';
 import { scheduleSpecFromInput } from '../libs/tasks/src/index.js';
 import { compileSchedule, slotsBetween } from '../libs/time/src/index.js';
 import type { Invocation } from '../test/support/invocations.js';
@@ -60,11 +61,14 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
   const { rows: audit } = await db.query<AuditRow>(`SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`);
   const { rows: executions } = await db.query(
     `SELECT e.id, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.status, e.skip_reason, e.started_at, e.finished_at,
-            (SELECT min(ev.at) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'running') AS first_start,
-            (SELECT count(*) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'succeeded')::int AS successes,
-            (SELECT count(*) FROM execution_event ev WHERE ev.execution_id = e.id AND ev.from_status = 'running'
-               AND (ev.to_status = 'running' OR ev.detail->>'reason' IN ('lease_expired', 'worker shut down mid-run')))::int AS lost_attempts
-     FROM task_execution e`,
+            h.first_start, h.successes, h.lost_attempts
+     FROM task_execution e CROSS JOIN LATERAL (
+       SELECT min(ev.at) FILTER (WHERE ev.to_status = 'running') AS first_start,
+              (count(*) FILTER (WHERE ev.to_status = 'succeeded'))::int AS successes,
+              (count(*) FILTER (WHERE ev.from_status = 'running'
+                 AND (ev.to_status = 'running' OR ev.detail->>'reason' IN ('lease_expired', 'worker shut down mid-run'))))::int AS lost_attempts
+       FROM (${EXECUTION_HISTORY}) ev
+     ) h`,
   );
   const verdict: ChaosVerdict = {
     tasks: tasks.length, expected: 0, ambiguous: 0, rows: executions.length, runs: 0, lost: [], unfinished: [], doubleSuccess: [],
