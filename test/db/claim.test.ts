@@ -53,7 +53,8 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     expect(row).toMatchObject({ status: 'running', attempt: 1, attemptId, workerId: 'w1' });
     expect(row.leaseUntil!.getTime() - row.startedAt!.getTime()).toBe(30_000);
     const history = row.events.map((e) => [e.fromStatus, e.toStatus]);
-    expect(history).toEqual(queuedAt ? [['scheduled', 'queued'], ['queued', 'running']] : [[status, 'running']]);
+    // A claim from `scheduled` (before the leader marked the row) records the release itself.
+    expect(history).toEqual(status === 'retrying' ? [['retrying', 'running']] : [['scheduled', 'queued'], ['queued', 'running']]);
   });
 
   it.each(['succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const)('does not claim a finished (%s) execution', async (status) => {
@@ -126,6 +127,27 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     const waited = await execution('queued', { exclusive: true, at: Date.now() - 6_000, fireAt: Date.now() - 6_000, queuedAt: new Date(Date.now() - 6_000) });
     expect((await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
     expect((await db.attempts.claim({ id: waited, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
+  });
+
+  it("a slot claimed before the leader marked it queued is judged by its job's release instant: on time, it is not a backlog's", async () => {
+    await endRunning();
+    const backlog = await execution('queued', { exclusive: true, trigger: 'catchup' });
+    expect((await db.attempts.claim({ id: backlog, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    const due = Date.now() - 6_000;
+    const onTime = await execution('scheduled', { exclusive: true, at: due, fireAt: due });
+    const releasedLate = await execution('scheduled', { exclusive: true, at: due + 1, fireAt: due + 1 });
+    const unsaid = await execution('scheduled', { exclusive: true, at: due + 2, fireAt: due + 2 });
+    // Released on time and waiting past its grace behind a backlog's run: the overlap policy decides.
+    expect((await db.attempts.claim({ id: onTime, attemptId: randomUUID(), workerId: 'w2', releasedAt: due + 50 }, 30_000)).kind).toBe('busy');
+    // Released late (the job says so, or says nothing and is being released now): part of the backlog, it waits.
+    expect((await db.attempts.claim({ id: releasedLate, attemptId: randomUUID(), workerId: 'w2', releasedAt: Date.now() - 100 }, 30_000)).kind).toBe('wait');
+    expect((await db.attempts.claim({ id: unsaid, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
+    // A release instant from a clock running ahead counts as now at most.
+    await endRunning();
+    const ahead = await execution('scheduled', { exclusive: true, at: Date.now() - 10 });
+    expect((await db.attempts.claim({ id: ahead, attemptId: randomUUID(), workerId: 'w3', releasedAt: Date.now() + 60_000 }, 30_000)).kind).toBe('claimed');
+    const row = (await db.queries.findById(ahead))!;
+    expect(row.queuedAt!.getTime()).toBeLessThanOrEqual(row.startedAt!.getTime());
   });
 
   it('a run released late (but not as a backlog) is judged as if it had been released on time: the next slot waits as long as the run was late, then the policy decides', async () => {

@@ -54,20 +54,32 @@ describe("an execution's history", () => {
     expect(row.events.map((e) => e.at.getTime())).toEqual([row.queuedAt!.getTime(), row.startedAt!.getTime(), row.finishedAt!.getTime()]);
   });
 
-  it('a job claimed before the leader marked its row queued shows no release, and the late marking changes nothing', async () => {
+  it('a job claimed before the leader marked its row queued shows its release as the job carried it; the late marking changes nothing', async () => {
     const id = randomUUID();
     slot += 1;
     const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
     await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
     const attemptId = randomUUID();
-    expect((await db.attempts.claim({ id, attemptId, workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    const releasedAt = Date.now() - 40;
+    expect((await db.attempts.claim({ id, attemptId, workerId: 'w1', releasedAt }, 30_000)).kind).toBe('claimed');
     expect(await db.leader.markQueued([id], epoch)).toEqual([]);
     expect(await db.attempts.markSucceededMany([{ id, attemptId, result: null }])).toEqual([true]);
 
     const row = (await db.queries.findById(id))!;
-    expect(row.queuedAt).toBeNull();
-    expect(row.events.map((e) => `${e.fromStatus}→${e.toStatus}`)).toEqual(['scheduled→running', 'running→succeeded']);
+    expect(row.queuedAt!.getTime()).toBe(releasedAt);
+    expect(row.events.map((e) => `${e.fromStatus}→${e.toStatus}`)).toEqual(['scheduled→queued', 'queued→running', 'running→succeeded']);
     expect(await storedEvents(id)).toBe(0);
+  });
+
+  it('a claim of a row not yet marked, from a job that does not say when it was released, records the release as now', async () => {
+    const id = randomUUID();
+    slot += 1;
+    const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
+    await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
+    expect((await db.attempts.claim({ id, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    const row = (await db.queries.findById(id))!;
+    expect(row.queuedAt!.getTime()).toBe(row.startedAt!.getTime());
+    expect(row.events.map((e) => `${e.fromStatus}→${e.toStatus}`)).toEqual(['scheduled→queued', 'queued→running']);
   });
 
   it('a failed first attempt keeps its claim in the history when the second attempt takes the row over', async () => {

@@ -31,7 +31,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     await sandbox?.dispose();
   });
 
-  it('pushes every execution as a job carrying its fire_at, then marks the rows queued, chunk by chunk', async () => {
+  it('pushes every execution as a job carrying its fire_at and release instant, then marks the rows queued', async () => {
     const task = await db.prisma.task.create({ data: { name: 'fired', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
     const fireAt = new Date(Date.now() + 60_000);
     const rows = Array.from({ length: 4_500 }, (_, i) => ({
@@ -39,12 +39,48 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
       trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
     }));
     await db.executions.insertPlanned(rows, db.prisma);
+    const before = Date.now();
     await dispatcher.dispatch(rows, epoch);
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'queued' } })).toBe(rows.length);
     expect(await queue.queue.getWaitingCount()).toBe(rows.length);
     const job = await queue.queue.getJob(rows[4_321]!.id);
-    expect(job?.data).toEqual({ executionId: rows[4_321]!.id, fireAt: fireAt.getTime() });
+    expect(job?.data).toEqual({ executionId: rows[4_321]!.id, fireAt: fireAt.getTime(), releasedAt: expect.any(Number) });
+    expect(job!.data.releasedAt).toBeGreaterThanOrEqual(before);
   });
+
+  it('marks queued a moment after the push only the rows no worker has claimed: a claim records the release itself', async () => {
+    const task = await db.prisma.task.create({ data: { name: 'claimed-first', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
+    const fireAt = new Date();
+    const rows = [0, 1].map((i) => ({
+      id: randomUUID(), taskId: task.id, taskName: 'claimed-first', scheduledFor: new Date(fireAt.getTime() - i * 1000), fireAt,
+      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: false,
+    }));
+    await db.executions.insertPlanned(rows, db.prisma);
+    const dispatching = dispatcher.dispatch(rows, epoch);
+    // A worker takes the first job as soon as it is pushed, before the marking.
+    const job = await waitForJob(rows[0]!.id);
+    const claim = await db.attempts.claim({ id: job.data.executionId, attemptId: randomUUID(), workerId: 'w1', releasedAt: job.data.releasedAt }, 30_000);
+    expect(claim.kind).toBe('claimed');
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[1]!.id } })).status).toBe('scheduled');
+    await dispatching;
+    const [first, second] = await Promise.all(rows.map((r) => db.prisma.taskExecution.findUniqueOrThrow({ where: { id: r.id } })));
+    expect(first).toMatchObject({ status: 'running', queuedAt: new Date(job.data.releasedAt!) });
+    // Marked as of its release, not of the marking half a second later.
+    const unclaimed = await queue.queue.getJob(rows[1]!.id);
+    expect(second).toMatchObject({ status: 'queued', queuedAt: new Date(unclaimed!.data.releasedAt!) });
+    // Release and claim are read from the rows: no history rows.
+    const events = await db.prisma.executionEvent.count({ where: { executionId: { in: rows.map((r) => r.id) } } });
+    expect(events).toBe(0);
+  });
+
+  async function waitForJob(id: string) {
+    for (let i = 0; i < 100; i++) {
+      const job = await queue.queue.getJob(id);
+      if (job) return job;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    throw new Error(`no job ${id}`);
+  }
 
   it('reports a failed marking once every chunk is pushed, with nothing left to reject unobserved', async () => {
     // Ids Postgres refuses: the first chunk's marking fails while the next chunks are still pushed.
@@ -73,7 +109,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   it('a leader deposed mid-dispatch pushes no further chunk', async () => {
     const due = Array.from({ length: 4_500 }, () => ({ id: randomUUID(), fireAt: new Date() }));
     let asked = 0;
-    await dispatcher.dispatch(due, epoch, () => ++asked === 1);
+    await dispatcher.dispatch(due, epoch, { stillLeading: () => ++asked === 1 });
     expect(await queue.queue.getJob(due[0]!.id)).toBeTruthy();
     expect(await queue.queue.getJob(due[2_000]!.id)).toBeFalsy();
   });

@@ -39,7 +39,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     slot += 1;
     const at = new Date(Date.now() - 60_000 + slot);
     await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'relayed', scheduledFor: at, fireAt: at, taskVersion: 1, status: 'queued', exclusive: false, queuedAt: new Date(Date.now() - agoMs) } });
-    if (withJob) await queue.enqueueNow([{ id, fireAt: at }]);
+    if (withJob) await queue.enqueueNow([{ id, fireAt: at }], Date.now() - agoMs);
     return id;
   }
 

@@ -22,13 +22,18 @@ export class ExecutionsQueue implements OnApplicationShutdown {
 
   /**
    * Pushes executions as immediate jobs in one round trip; an id already queued is not added twice.
-   * Each job carries its `fire_at`, which a worker that receives it early waits for.
+   * Each job carries its `fire_at`, which a worker that receives it early waits for, and the
+   * instant it was released (`releasedAt`, the cluster's clock).
    */
-  async enqueueNow(executions: { id: string; fireAt: Date }[]): Promise<void> {
+  async enqueueNow(executions: { id: string; fireAt: Date }[], releasedAt: number): Promise<void> {
     if (executions.length === 0) return;
     const trace = tracing.current();
     await this.queue.addBulk(
-      executions.map(({ id, fireAt }) => ({ name: 'execution', data: { executionId: id, fireAt: fireAt.getTime(), trace }, opts: { jobId: executionJobId(id) } })),
+      executions.map(({ id, fireAt }) => ({
+        name: 'execution',
+        data: { executionId: id, fireAt: fireAt.getTime(), releasedAt, trace },
+        opts: { jobId: executionJobId(id) },
+      })),
     );
   }
 

@@ -13,6 +13,12 @@ export interface ExecutionJobData {
    */
   fireAt?: number;
   /**
+   * When the leader pushed the job (epoch ms, the cluster's clock): the row is marked `queued` a
+   * moment later, so a claim before that takes the release instant from here. Absent on retries
+   * and re-enqueued jobs, whose rows are already marked.
+   */
+  releasedAt?: number;
+  /**
    * W3C trace context of the span that queued the job (a fire chunk, a failed attempt): the
    * attempt's span continues that trace. Absent when tracing is off.
    */

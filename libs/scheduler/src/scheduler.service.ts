@@ -35,7 +35,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
   private planTimer: NodeJS.Timeout | null = null;
   private relayTimer: NodeJS.Timeout | null = null;
   private repairing = false;
-  /** Ids handed to the queue but not yet marked `queued`: a sweep must not fire them again. */
+  /** Ids handed to the queue but not yet marked `queued` (see ExecutionDispatcher): a sweep must not fire them again. */
   private readonly firing = new Set<string>();
   private planning: Promise<void> | null = null;
   private replanRequested = false;
@@ -176,7 +176,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     const ids = due.map((e) => e.id);
     ids.forEach((id) => this.firing.add(id));
     try {
-      await this.dispatcher.dispatch(due, epoch, () => this.epoch === epoch && this.elector.isLeader, () => this.clock.now());
+      await this.dispatcher.dispatch(due, epoch, { stillLeading: () => this.epoch === epoch && this.elector.isLeader, now: () => this.clock.now() });
     } catch (error) {
       this.logger.error({ err: error, count: ids.length }, 'firing failed; the next sweep fires them again');
     } finally {

@@ -29,6 +29,8 @@ export interface RunOptions {
   workerId: string;
   /** The slot's `fire_at` (epoch ms) when the job was pushed ahead of it: the attempt starts no earlier. */
   fireAt?: number;
+  /** When the leader released the job (epoch ms, the cluster's clock), if it says: see the claim. */
+  releasedAt?: number;
   /** Reports progress to the queue (Bull Board shows it). */
   progress?: (value: number | object) => Promise<void>;
   /** Told which task's turn a `waiting` execution waits for (null when unknown). */
@@ -112,7 +114,7 @@ export class ExecutionRunner {
     while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
     if (this.handingBack) return 'released';
     const attemptId = randomUUID();
-    const claim = await tracing.withSpan('punctual.claim', {}, () => this.claimer.claim(executionId, attemptId, options.workerId));
+    const claim = await tracing.withSpan('punctual.claim', {}, () => this.claimer.claim(executionId, attemptId, options.workerId, options.releasedAt));
     if (claim.kind === 'wait') {
       options.onWait?.(claim.taskId);
       return 'waiting';

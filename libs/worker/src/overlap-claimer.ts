@@ -58,8 +58,8 @@ export class OverlapClaimer {
     this.stopping = true;
   }
 
-  async claim(executionId: string, attemptId: string, workerId: string): Promise<ClaimResult> {
-    const request = { id: executionId, attemptId, workerId };
+  async claim(executionId: string, attemptId: string, workerId: string, releasedAt?: number): Promise<ClaimResult> {
+    const request = { id: executionId, attemptId, workerId, releasedAt };
     const claimAgain = () => this.attempts.claim(request, this.config.leaseMs);
     let outcome = await this.firstClaims.run(request);
     for (let contended = 0; ; ) {

@@ -69,6 +69,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
         this.runner.runExecution(job.data.executionId, {
           workerId: this.config.instanceId,
           fireAt: job.data.fireAt,
+          releasedAt: job.data.releasedAt,
           progress: (value) => job.updateProgress(value),
           onWait: (taskId) => (waitingFor = taskId),
         }),

@@ -31,6 +31,11 @@ export interface ClaimRequest {
   id: string;
   attemptId: string;
   workerId: string;
+  /**
+   * When the leader released the job (epoch ms, the cluster's clock), as the job says: a claim that
+   * finds its row not yet marked `queued` judges and records the release by it.
+   */
+  releasedAt?: number | null;
 }
 
 const UNIQUE_VIOLATION = '23505';
@@ -58,7 +63,10 @@ const BACKLOG_GRACE_MS = 5_000;
 // task's backlog starts only its earliest slot and reports the others as `wait`: the overlap guard
 // (a unique index) is then a backstop that concurrent statements alone can hit.
 const CLAIM = `
-  WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS r(id, attempt_id, worker_id)),
+  WITH req AS (
+    SELECT r.id, r.attempt_id, r.worker_id, LEAST(to_timestamp(r.released_ms / 1000.0), now()) AS released_at
+    FROM unnest($1::uuid[], $2::uuid[], $3::text[], $6::float8[]) AS r(id, attempt_id, worker_id, released_ms)
+  ),
   picked AS (SELECT DISTINCT ON (id) * FROM req ORDER BY id),
   prev AS (
     SELECT e.id, e.status, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.exclusive, e.attempt, e.lease_until, e.queued_at,
@@ -68,9 +76,11 @@ const CLAIM = `
   claimable AS (
     -- A slot of a backlog itself (a catch-up or backfill run, or one released late) waits its turn
     -- however long the backlog takes: it is never skipped for the backlog's sake.
-    -- (A job can reach a worker before the leader has marked its row queued: it is being released now.)
-    SELECT p.*, (p.trigger IN ('catchup', 'backfill') OR COALESCE(p.queued_at, now()) > p.fire_at + interval '${BACKLOG_RELEASE_MS} milliseconds') AS in_backlog
-    FROM prev p
+    -- (A job usually reaches a worker before the leader marks its row queued: the job says when it
+    -- was released, or, if it does not, it is being released now.)
+    SELECT p.*, (p.trigger IN ('catchup', 'backfill')
+                 OR COALESCE(p.queued_at, pk.released_at, now()) > p.fire_at + interval '${BACKLOG_RELEASE_MS} milliseconds') AS in_backlog
+    FROM prev p JOIN picked pk USING (id)
     WHERE p.status = ANY($5::execution_status[])
        -- An expired lease is taken over only while attempts remain; otherwise the reaper ends it dead.
        OR (p.status = 'running' AND p.lease_until < now() AND p.attempt < (SELECT t.max_attempts FROM task t WHERE t.id = p.task_id))
@@ -117,6 +127,8 @@ const CLAIM = `
   moved AS (
     UPDATE task_execution e
     SET status = 'running', attempt = e.attempt + 1, attempt_id = picked.attempt_id, worker_id = picked.worker_id,
+        -- Claimed before the leader marked it: the release is recorded here (the history shows it).
+        queued_at = CASE WHEN prev.status = 'scheduled' THEN COALESCE(e.queued_at, picked.released_at, now()) ELSE e.queued_at END,
         started_at = now(), heartbeat_at = now(), lease_until = now() + $4 * interval '1 millisecond', next_attempt_at = NULL
     FROM judged JOIN picked USING (id) JOIN prev USING (id)
     WHERE e.id = judged.id AND judged.held IS NULL
@@ -186,6 +198,7 @@ export class AttemptsRepository {
       requests.map((r) => r.workerId),
       leaseMs,
       PENDING,
+      requests.map((r) => r.releasedAt ?? null),
     ]);
     const byId = new Map(rows.map((row) => [row.request_id, row]));
     return requests.map((r): ClaimOutcome => {

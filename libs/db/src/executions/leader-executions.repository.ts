@@ -34,9 +34,13 @@ export interface LateRow {
 export class LeaderExecutionsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** `scheduled` → `queued` for the rows just pushed to the queue. Returns the ids moved. */
-  async markQueued(ids: string[], epoch: bigint): Promise<string[]> {
-    const moved = await transition(this.prisma, { ids, from: ['scheduled'], to: 'queued', set: Prisma.sql`queued_at = now()`, epoch });
+  /**
+   * `scheduled` → `queued` for rows pushed to the queue, with `queued_at` the instant they were
+   * released (epoch ms, the cluster's clock; never later than now), if given. Returns the ids moved.
+   */
+  async markQueued(ids: string[], epoch: bigint, releasedAt?: number): Promise<string[]> {
+    const queuedAt = releasedAt === undefined ? Prisma.sql`now()` : Prisma.sql`LEAST(to_timestamp(${releasedAt}::float8 / 1000.0), now())`;
+    const moved = await transition(this.prisma, { ids, from: ['scheduled'], to: 'queued', set: Prisma.sql`queued_at = ${queuedAt}`, epoch });
     return moved.map((e) => e.id);
   }
 
