@@ -37,11 +37,14 @@ export interface ChaosVerdict {
   worstStartDelayMs: Record<string, number>;
   /** Start delay (first start − fire_at) of every scheduled slot that ran: median and 99th percentile. */
   startDelayMs: { p50: number; p99: number };
+  /** The tasks with the most scheduled slots that started over a second late: where the delays are. */
+  lateStartsByTask: string[];
 }
 
 const TERMINAL = new Set(['succeeded', 'dead', 'skipped', 'missed', 'cancelled']);
 const BOUNDARY_MS = 1_000;
 const AFTER_FAULT_MS = 10_000;
+const LATE_START_MS = 1_000;
 
 interface AuditRow {
   target: string;
@@ -57,7 +60,7 @@ interface AuditRow {
  * are computed from its definitions over time (the audit log), as the time library plans them.
  */
 export async function checkChaos(db: pg.Client, calls: Invocation[], faults: FaultEvent[], end: number): Promise<ChaosVerdict> {
-  const { rows: tasks } = await db.query(`SELECT id, name, overlap, created_at, missed_count::int AS missed_count FROM task`);
+  const { rows: tasks } = await db.query(`SELECT id, name, overlap, misfire, created_at, missed_count::int AS missed_count FROM task`);
   const { rows: audit } = await db.query<AuditRow>(`SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`);
   const { rows: executions } = await db.query(
     `SELECT e.id, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.status, e.skip_reason, e.started_at, e.finished_at,
@@ -72,7 +75,7 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
   );
   const verdict: ChaosVerdict = {
     tasks: tasks.length, expected: 0, ambiguous: 0, rows: executions.length, runs: 0, lost: [], unfinished: [], doubleSuccess: [],
-    duplicates: [], rerunsAfterCrash: 0, wrongSkips: [], byStatus: {}, worstStartDelayMs: {}, startDelayMs: { p50: 0, p99: 0 },
+    duplicates: [], rerunsAfterCrash: 0, wrongSkips: [], byStatus: {}, worstStartDelayMs: {}, startDelayMs: { p50: 0, p99: 0 }, lateStartsByTask: [],
   };
 
   const byTask = new Map<string, typeof executions>();
@@ -130,6 +133,18 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
     .sort((a, b) => a - b);
   const at = (q: number) => delays[Math.min(delays.length - 1, Math.floor(q * delays.length))] ?? 0;
   verdict.startDelayMs = { p50: at(0.5), p99: at(0.99) };
+  const late = new Map<string, number[]>();
+  for (const e of executions) {
+    const delay = e.trigger === 'schedule' && e.first_start ? e.first_start.getTime() - e.fire_at.getTime() : 0;
+    if (delay > LATE_START_MS) late.set(e.task_id, [...(late.get(e.task_id) ?? []), delay]);
+  }
+  verdict.lateStartsByTask = [...late]
+    .sort(([, a], [, b]) => b.length - a.length)
+    .slice(0, 5)
+    .map(([id, delays]) => {
+      const task = tasks.find((t) => t.id === id);
+      return `${task?.name ?? id} (overlap ${task?.overlap}, misfire ${task?.misfire}): ${delays.length} slot(s), worst ${Math.max(...delays)} ms`;
+    });
   for (const fault of faults) {
     const delays = executions
       .filter((e) => e.trigger === 'schedule' && e.first_start && e.fire_at.getTime() >= fault.at && e.fire_at.getTime() < fault.at + AFTER_FAULT_MS)

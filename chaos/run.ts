@@ -101,6 +101,7 @@ function table(v: ChaosVerdict, counts: Record<string, number>): string {
     ['ran again after a worker crash (at-least-once)', String(v.rerunsAfterCrash)],
     ['skipped(overlap) with nothing running', String(v.wrongSkips.length)],
     ['start delay of scheduled slots, p50 / p99', `${v.startDelayMs.p50} / ${v.startDelayMs.p99} ms`],
+    ...v.lateStartsByTask.map((line) => ['  started over 1 s late', line]),
     ...Object.entries(v.byStatus).sort().map(([status, n]) => [`  ${status}`, String(n)]),
     ...Object.entries(counts).sort().map(([kind, n]) => [`fault: ${kind} ×${n}, worst start delay after it`, v.worstStartDelayMs[kind] === undefined ? '—' : `${v.worstStartDelayMs[kind]} ms`]),
   ];

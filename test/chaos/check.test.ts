@@ -51,13 +51,18 @@ describe("the chaos run's check", () => {
     // D's success was recorded twice (stored history rows, as an older version wrote them).
     const d = await slot(new Date(Date.now() - 5_000), { status: 'succeeded', attempt: 1, startedAt: new Date(Date.now() - 4_990), finishedAt: new Date(), workerId: 'w1' });
     await db.prisma.executionEvent.createMany({ data: [1, 2].map(() => ({ executionId: d.id, fromStatus: 'running' as const, toStatus: 'succeeded' as const, workerId: 'w1' })) });
+    // E started 1.5 s late.
+    const eDue = Date.now() - 10_000;
+    const e = await slot(new Date(eDue), { status: 'succeeded', attempt: 1, startedAt: new Date(eDue + 1_500), finishedAt: new Date(eDue + 1_600), workerId: 'w1' });
 
     const verdict = await checkChaos(client, [], [], Date.now());
     expect(await db.prisma.executionEvent.count({ where: { executionId: a.id } })).toBe(0);
     expect(verdict.wrongSkips).toEqual([expect.stringContaining(`@ ${lonely.toISOString()}`)]);
     expect(verdict.doubleSuccess).toEqual([d.id]);
-    const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: [a.id, d.id] } } });
-    const delays = rows.map((r) => r.startedAt!.getTime() - r.fireAt.getTime());
-    expect(verdict.startDelayMs.p99).toBe(Math.max(...delays));
+    const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: [a.id, d.id, e.id] } } });
+    const delays = rows.map((r) => r.startedAt!.getTime() - r.fireAt.getTime()).sort((x, y) => x - y);
+    expect(delays[2]).toBe(1_500);
+    expect(verdict.startDelayMs).toEqual({ p50: delays[1], p99: 1_500 });
+    expect(verdict.lateStartsByTask).toEqual(['checked (overlap skip, misfire run_once): 1 slot(s), worst 1500 ms']);
   });
 });
