@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Cluster } from '../support/cluster.js';
+import { ExecutionsQueue } from '../../libs/queue/src/index.js';
+import { RedisService } from '../../libs/redis/src/index.js';
 import type { AppProcess } from '../support/processes.js';
 
 let cluster: Cluster | undefined;
@@ -34,6 +36,36 @@ describe('fault: workers that die, freeze or are stopped mid-run', () => {
     expect(done.attempt).toBe(2);
     // The killed attempt's call and the second attempt's: no third run.
     expect(c.invocations.callsBy().get(id)).toBe(2);
+  });
+
+  it('kill -9 a worker holding a job it has not claimed yet: the job comes back once its BullMQ lock lapses, not 30–60 s later', async () => {
+    // Jobs are pushed a second ahead of their slot and held by the worker until then.
+    cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true, env: { FIRE_LEAD_MS: '1000' } });
+    const c = cluster;
+    await c.call('POST', '/v1/tasks', { name: 'held', handler: 'http', payload: { url: c.invocations.url() }, schedule: { at: new Date(Date.now() + 3_000).toISOString() } });
+    const redis = new RedisService(c.sandbox.config());
+    const queue = new ExecutionsQueue(redis);
+    try {
+      // Its job active in BullMQ, its row not claimed: the worker is holding it until its fire_at.
+      const held = await c.waitFor(async () => {
+        const row = (await c.executionsOf('held'))[0];
+        return row && ['scheduled', 'queued'].includes(row.status) && (await queue.queue.getJobState(row.id)) === 'active' ? row : null;
+      }, 15_000, 'held job');
+      c.workers[0]!.signal('SIGKILL');
+      expect(held.scheduled_for.getTime()).toBeGreaterThan(Date.now());
+    } finally {
+      await queue.onApplicationShutdown();
+      await redis.onApplicationShutdown();
+    }
+    await c.add('worker');
+    const done = await c.waitFor(async () => (await c.executionsOf('held')).find((e) => e.status === 'succeeded'), 40_000, 'the slot run');
+    const delay = done.started_at!.getTime() - done.scheduled_for.getTime();
+    console.log(`worker kill -9 holding an unclaimed job → slot started ${delay} ms after its fire_at`);
+    // The lock (10 s from when it was taken) lapses; the next stalled-job check (every 5 s) hands it back.
+    // With BullMQ's defaults (30 s, 30 s) it came back after 30 s at least.
+    expect(delay).toBeLessThan(20_000);
+    expect(done.attempt).toBe(1);
+    expect(c.invocations.callsBy().get(done.id)).toBe(1);
   });
 
   it('a frozen worker outlives its lease while another completes the run: its late write changes nothing', async () => {

@@ -13,6 +13,16 @@ import { waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 
 /** A late slot is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
 const LATE_RECHECK_MS = 2_000;
+/**
+ * A job a worker holds is locked in BullMQ, the lock renewed every half of this while the worker
+ * lives; a job whose worker died is handed back by the stalled-job check once its lock lapses.
+ * Until then nothing replaces it — the relay sees a job — and a task's later slots wait behind it,
+ * in slot order: BullMQ's 30 s defaults let a worker's `kill -9` between taking a job and claiming
+ * it (holding it until its `fire_at`, or as `buffer_one`'s waiting slot) delay a task 30–60 s. A
+ * claimed run is guarded by its Postgres lease instead (LEASE_MS).
+ */
+const JOB_LOCK_MS = 10_000;
+const STALLED_CHECK_MS = 5_000;
 
 /**
  * The worker role: a BullMQ worker on the executions queue that hands each job to the runner, and
@@ -45,6 +55,8 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       connection: this.redis.connect(),
       prefix: this.redis.prefix,
       concurrency: this.config.workerConcurrency,
+      lockDuration: JOB_LOCK_MS,
+      stalledInterval: STALLED_CHECK_MS,
     });
     this.worker.on('error', (error) => this.logger.error({ err: error }, 'worker error'));
     const announce = () => this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency).catch(() => undefined);
