@@ -106,6 +106,36 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'queued' } })).toBe(2);
   });
 
+  it('a leader gone between push and marking leaves its rows planned: its successor pushes them again, adding no job twice and running nothing twice', async () => {
+    const task = await db.prisma.task.create({ data: { name: 'orphaned', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
+    const fireAt = new Date();
+    const rows = [0, 1].map((i) => ({
+      id: randomUUID(), taskId: task.id, taskName: 'orphaned', scheduledFor: new Date(fireAt.getTime() - i * 1000), fireAt,
+      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: false,
+    }));
+    await db.executions.insertPlanned(rows, db.prisma);
+    // Pushed, then deposed before the marking.
+    let asked = 0;
+    await dispatcher.dispatch(rows, epoch, { stillLeading: () => ++asked <= 1 });
+    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled' } })).toBe(2);
+    const [first, second] = await Promise.all(rows.map((r) => queue.queue.getJob(r.id)));
+    // A worker ran the first; its finished job was dropped.
+    const attemptId = randomUUID();
+    expect((await db.attempts.claim({ id: first!.id!, attemptId, workerId: 'w1', releasedAt: first!.data.releasedAt }, 30_000)).kind).toBe('claimed');
+    expect(await db.attempts.markSucceededMany([{ id: first!.id!, attemptId, result: null }])).toEqual([true]);
+    await first!.remove();
+
+    epoch = await db.state.bumpEpoch('successor-of-orphaned');
+    await dispatcher.dispatch(rows, epoch);
+    // The second's job was still waiting: not added again.
+    expect((await queue.queue.getJob(rows[1]!.id))!.timestamp).toBe(second!.timestamp);
+    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[1]!.id } })).toMatchObject({ status: 'queued' });
+    // The first gets a new job, and its claim finds the slot already run.
+    const again = await queue.queue.getJob(rows[0]!.id);
+    expect((await db.attempts.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt }, 30_000)).kind).toBe('lost');
+    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({ status: 'succeeded', attempt: 1 });
+  });
+
   it('a leader deposed mid-dispatch pushes no further chunk', async () => {
     const due = Array.from({ length: 4_500 }, () => ({ id: randomUUID(), fireAt: new Date() }));
     let asked = 0;
