@@ -16,6 +16,12 @@ import { ratio, type Row, type ScenarioOutcome } from '../support/report.js';
 import { ms, summarize, type Summary } from '../support/stats.js';
 import { CONCURRENCY } from './precision.js';
 
+/** A side's start lags (ms after the instant) summed up the same way for both sides. */
+function startsOf(lags: number[]): Pick<CampaignSide, 'lag' | 'firstStart' | 'lastStart'> {
+  const lag = summarize(lags);
+  return { lag, firstStart: lags.reduce((min, v) => Math.min(min, v), Infinity), lastStart: lag.max };
+}
+
 /** How one side ran the campaign, in ms after its common instant unless said otherwise. */
 export interface CampaignSide {
   /** Seconds to create the tasks (Punctual) or add the delayed jobs (BullMQ). */
@@ -112,8 +118,7 @@ async function punctualCampaign(tasks: number): Promise<CampaignResult['punctual
       `SELECT extract(epoch FROM started_at - $1::timestamptz) * 1000 AS lag FROM task_execution WHERE started_at IS NOT NULL AND attempt = 1`,
       [new Date(instant)],
     );
-    const lags = lagRows.map((r) => Number(r.lag));
-    const lag = summarize(lags);
+    const starts = startsOf(lagRows.map((r) => Number(r.lag)));
     const { rows: spanRows } = await cluster.db.query<{ last_finish: number | null; max_attempt: number | null; leader_epoch: string }>(
       `SELECT extract(epoch FROM max(finished_at) - $1::timestamptz) * 1000 AS last_finish, max(attempt) AS max_attempt,
               (SELECT epoch FROM scheduler_state WHERE id = 1) AS leader_epoch
@@ -126,9 +131,7 @@ async function punctualCampaign(tasks: number): Promise<CampaignResult['punctual
     return {
       createSeconds,
       createMargin,
-      lag,
-      firstStart: lags.reduce((min, v) => Math.min(min, v), Infinity),
-      lastStart: lag.max,
+      ...starts,
       lastFinish: Number(spanRows[0]?.last_finish ?? NaN),
       runs: byStatus.succeeded ?? 0,
       accounting: { ...accounting, maxAttempt: Number(spanRows[0]?.max_attempt ?? 0), byStatus, settled, pending, leaderEpoch: Number(spanRows[0]?.leader_epoch ?? 0) },
@@ -231,14 +234,11 @@ async function bullmqCampaign(tasks: number): Promise<CampaignResult['bullmq']> 
       records = await peer.records();
     }
     const after = await meter.read();
-    const starts = records.map((r) => r.started - instant);
-    const lag = summarize(starts);
+    const starts = startsOf(records.map((r) => r.started - instant));
     return {
       createSeconds,
       createMargin,
-      lag,
-      firstStart: starts.reduce((min, v) => Math.min(min, v), Infinity),
-      lastStart: lag.max,
+      ...starts,
       lastFinish: records.reduce((max, r) => Math.max(max, r.finished - instant), -Infinity),
       runs: records.length,
       cost: { runs: records.length, redisCommands: after.redisCommands - before.redisCommands },
