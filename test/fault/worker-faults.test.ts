@@ -72,10 +72,11 @@ describe('fault: workers that die, freeze or are stopped mid-run', () => {
     cluster = await Cluster.start({ schedulers: 1, workers: 2, api: true, env: { LEASE_MS: '1500' } });
     const c = cluster;
     await c.call('POST', '/v1/tasks', {
-      name: 'zombie', handler: 'sleep', payload: { ms: 2500 }, schedule: { at: soon() },
+      name: 'zombie', handler: 'http', payload: { url: c.invocations.url({ delay: 2500 }) }, schedule: { at: soon() },
       notify: { url: 'http://127.0.0.1:9/hook', on: ['succeeded'] },
     });
     const { id, worker: zombie } = await runningOn(c, 'zombie');
+    await c.waitFor(async () => c.invocations.callsBy().get(id) === 1, 10_000, 'the first call');
     zombie.signal('SIGSTOP');
     const second = await c.waitFor(async () => (await c.executionsOf('zombie')).find((e) => e.attempt === 2 && e.started_at), 20_000, 'attempt 2');
     expect(second.worker_id).not.toBe(`${zombie.label}-${zombie.port}`);
@@ -85,7 +86,9 @@ describe('fault: workers that die, freeze or are stopped mid-run', () => {
     await c.waitFor(async () => /stale attempt|"reason":"lease_lost"/.test(zombie.output), 10_000, 'the zombie noticing');
     const row = (await c.executionsOf('zombie'))[0]!;
     expect(row).toMatchObject({ status: 'succeeded', attempt: 2, worker_id: second.worker_id });
-    // One success notified: the zombie's late success was fenced out with its notification.
+    // The frozen attempt's call and the second attempt's, no more; one success notified: the
+    // zombie's late success was fenced out with its notification.
+    expect(c.invocations.callsBy().get(id)).toBe(2);
     const { rows } = await c.db.query(`SELECT count(*)::int AS n FROM outbox WHERE payload->'execution'->>'id' = $1`, [id]);
     expect(rows[0].n).toBe(1);
   });
