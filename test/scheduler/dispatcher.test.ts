@@ -31,14 +31,20 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     await sandbox?.dispose();
   });
 
-  it('pushes every execution as a job carrying its fire_at and release instant, then marks the rows queued', async () => {
-    const task = await db.prisma.task.create({ data: { name: 'fired', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
-    const fireAt = new Date(Date.now() + 60_000);
-    const rows = Array.from({ length: 4_500 }, (_, i) => ({
-      id: randomUUID(), taskId: task.id, taskName: 'fired', scheduledFor: new Date(fireAt.getTime() + i * 1000), fireAt,
-      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
+  /** `count` planned rows of a new every-second task, one a second back from `fireAt`, all firing at `fireAt`. */
+  async function planned(name: string, count: number, fireAt: Date) {
+    const task = await db.prisma.task.create({ data: { name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
+    const rows = Array.from({ length: count }, (_, i) => ({
+      id: randomUUID(), taskId: task.id, taskName: name, scheduledFor: new Date(fireAt.getTime() - i * 1000), fireAt,
+      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: false,
     }));
     await db.executions.insertPlanned(rows, db.prisma);
+    return { task, rows };
+  }
+
+  it('pushes every execution as a job carrying its fire_at and release instant, then marks the rows queued', async () => {
+    const fireAt = new Date(Date.now() + 60_000);
+    const { task, rows } = await planned('fired', 4_500, fireAt);
     const before = Date.now();
     await dispatcher.dispatch(rows, epoch);
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'queued' } })).toBe(rows.length);
@@ -49,13 +55,8 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   });
 
   it('marks queued a moment after the push only the rows no worker has claimed: a claim records the release itself', async () => {
-    const task = await db.prisma.task.create({ data: { name: 'claimed-first', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
     const fireAt = new Date();
-    const rows = [0, 1].map((i) => ({
-      id: randomUUID(), taskId: task.id, taskName: 'claimed-first', scheduledFor: new Date(fireAt.getTime() - i * 1000), fireAt,
-      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: false,
-    }));
-    await db.executions.insertPlanned(rows, db.prisma);
+    const { rows } = await planned('claimed-first', 2, fireAt);
     const dispatching = dispatcher.dispatch(rows, epoch);
     // A worker takes the first job as soon as it is pushed, before the marking.
     const job = await waitForJob(rows[0]!.id);
@@ -90,13 +91,8 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   });
 
   it('a deposed leader marks nothing: its marking is fenced by the epoch it had', async () => {
-    const task = await db.prisma.task.create({ data: { name: 'deposed', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
     const fireAt = new Date(Date.now() + 60_000);
-    const rows = [0, 1].map((i) => ({
-      id: randomUUID(), taskId: task.id, taskName: 'deposed', scheduledFor: new Date(fireAt.getTime() + i * 1000), fireAt,
-      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
-    }));
-    await db.executions.insertPlanned(rows, db.prisma);
+    const { task, rows } = await planned('deposed', 2, fireAt);
     const stale = epoch;
     epoch = await db.state.bumpEpoch('successor');
     await dispatcher.dispatch(rows, stale);
@@ -107,13 +103,8 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   });
 
   it('a leader gone between push and marking leaves its rows planned: its successor pushes them again, adding no job twice and running nothing twice', async () => {
-    const task = await db.prisma.task.create({ data: { name: 'orphaned', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
     const fireAt = new Date();
-    const rows = [0, 1].map((i) => ({
-      id: randomUUID(), taskId: task.id, taskName: 'orphaned', scheduledFor: new Date(fireAt.getTime() - i * 1000), fireAt,
-      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: false,
-    }));
-    await db.executions.insertPlanned(rows, db.prisma);
+    const { task, rows } = await planned('orphaned', 2, fireAt);
     // Pushed, then deposed before the marking.
     let asked = 0;
     await dispatcher.dispatch(rows, epoch, { stillLeading: () => ++asked <= 1 });
