@@ -145,7 +145,7 @@ describe('tasks API', () => {
     await ctx.db.prisma.taskExecution.createMany({
       data: ids.map((id, i) => ({ id, taskId: task.id, taskName: 'history', scheduledFor: new Date(Date.now() - (3 - i) * 1000), fireAt: new Date(Date.now() - (3 - i) * 1000), taskVersion: 1, status: 'queued' as const, queuedAt: new Date(), exclusive: false })),
     });
-    await ctx.db.attempts.claim({ id: ids[2]!, attemptId: crypto.randomUUID(), workerId: 'w1' }, 30_000);
+    await ctx.db.claim({ id: ids[2]!, attemptId: crypto.randomUUID(), workerId: 'w1' });
     const page = await ctx.api.call('GET', '/v1/tasks/history/executions?limit=2');
     expect(page.body.items.map((e: { id: string }) => e.id)).toEqual([ids[2], ids[1]]);
     const rest = await ctx.api.call('GET', `/v1/tasks/history/executions?limit=2&cursor=${page.body.nextCursor}`);

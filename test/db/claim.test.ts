@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OverlapClaimer } from '../../libs/worker/src/index.js';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ExecutionStatus } from '../../libs/db/src/index.js';
-import { Metrics } from '../../libs/observability/src/index.js';
-import { RedisService } from '../../libs/redis/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
 
-describe('claiming an execution (one fenced UPDATE)', () => {
+/**
+ * A worker's claim of an attempt against real Postgres: the snapshot read, the judgement
+ * (`judgeClaim`, table-tested in its spec) and the fenced write, through `ExecutionClaimer`.
+ */
+describe('claiming an execution', () => {
   let sandbox: Sandbox;
   let db: Awaited<ReturnType<typeof openRepositories>>;
   let taskId: string;
@@ -24,11 +25,16 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     await db?.close();
     await sandbox?.dispose();
   });
+  // Each test starts with the task free: earlier tests' runs and slots end as if done.
+  beforeEach(async () => {
+    await db.prisma.taskExecution.updateMany({ where: { taskId, status: { in: ['running', 'retrying', 'queued', 'scheduled'] } }, data: { status: 'dead' } });
+    await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip', planVersion: 1 } });
+  });
 
   /** An execution of the task; slots are one second apart in the last ten minutes, in creation order, unless `at` is given. */
   async function execution(
     status: ExecutionStatus,
-    extra: { leaseUntil?: Date; exclusive?: boolean; at?: number; fireAt?: number; attempt?: number; queuedAt?: Date; heldAt?: Date; trigger?: 'catchup' } = {},
+    extra: { leaseUntil?: Date; exclusive?: boolean; at?: number; fireAt?: number; attempt?: number; queuedAt?: Date; startedAt?: Date; trigger?: 'catchup'; nextAttemptAt?: Date } = {},
   ) {
     const id = randomUUID();
     slot += 1;
@@ -39,280 +45,243 @@ describe('claiming an execution (one fenced UPDATE)', () => {
     });
     return id;
   }
-
-  /** Earlier tests leave runs in progress and slots not started: end them, as if done. */
-  const endRunning = () => db.prisma.taskExecution.updateMany({ where: { taskId, status: { in: ['running', 'queued', 'scheduled'] } }, data: { status: 'dead' } });
+  const claim = (id: string, workerId = 'w1', attemptId = randomUUID()) => db.claim({ id, attemptId, workerId });
+  const row = (id: string) => db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
+  /** As if the attempt running `id` had started at `at` (a claim starts it now). */
+  const startedAt = (id: string, at: number) => db.prisma.taskExecution.update({ where: { id }, data: { startedAt: new Date(at) } });
 
   it.each(['scheduled', 'queued', 'retrying'] as const)('claims from %s: running, attempt + 1, a fresh attempt_id and a lease', async (status) => {
     const queuedAt = status === 'queued' ? new Date(Date.now() - 100) : undefined;
-    const id = await execution(status, { queuedAt });
+    const id = await execution(status, { queuedAt, attempt: status === 'retrying' ? 1 : 0, startedAt: status === 'retrying' ? new Date(Date.now() - 500) : undefined });
     const attemptId = randomUUID();
-    const claim = await db.attempts.claim({ id: id, attemptId: attemptId, workerId: 'w1' }, 30_000);
-    expect(claim.kind).toBe('claimed');
-    const row = (await db.queries.findById(id))!;
-    expect(row).toMatchObject({ status: 'running', attempt: 1, attemptId, workerId: 'w1' });
-    expect(row.leaseUntil!.getTime() - row.startedAt!.getTime()).toBe(30_000);
-    const history = row.events.map((e) => [e.fromStatus, e.toStatus]);
+    const result = await claim(id, 'w1', attemptId);
+    expect(result.kind).toBe('claimed');
+    // The definition the attempt runs under comes with the claim.
+    expect(result.kind === 'claimed' && [result.task.id, result.task.handler]).toEqual([taskId, 'noop']);
+    const found = (await db.queries.findById(id))!;
+    expect(found).toMatchObject({ status: 'running', attempt: status === 'retrying' ? 2 : 1, attemptId, workerId: 'w1' });
+    expect(found.leaseUntil!.getTime() - found.startedAt!.getTime()).toBe(sandbox.config().leaseMs);
+    const history = found.events.map((e) => [e.fromStatus, e.toStatus]);
     // A claim from `scheduled` (before the leader marked the row) records the release itself.
-    expect(history).toEqual(status === 'retrying' ? [['retrying', 'running']] : [['scheduled', 'queued'], ['queued', 'running']]);
+    expect(history).toEqual(status === 'retrying' ? [['scheduled', 'running'], ['retrying', 'running']] : [['scheduled', 'queued'], ['queued', 'running']]);
   });
 
   it.each(['succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const)('does not claim a finished (%s) execution', async (status) => {
     const id = await execution(status);
-    expect((await db.attempts.claim({ id: id, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('lost');
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id } })).status).toBe(status);
+    expect((await claim(id)).kind).toBe('lost');
+    expect((await row(id)).status).toBe(status);
   });
 
-  it('does not claim a running execution whose lease holds, but takes over an expired one', async () => {
-    const held = await execution('running', { leaseUntil: new Date(Date.now() + 60_000) });
-    expect((await db.attempts.claim({ id: held, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('lost');
-    const expired = await execution('running', { leaseUntil: new Date(Date.now() - 1) });
-    const claim = await db.attempts.claim({ id: expired, attemptId: randomUUID(), workerId: 'w2' }, 30_000);
-    expect(claim.kind === 'claimed' && claim.execution.workerId).toBe('w2');
+  it('does not claim a running execution whose lease holds; takes over an expired one while attempts remain', async () => {
+    const held = await execution('running', { leaseUntil: new Date(Date.now() + 60_000), attempt: 1 });
+    expect((await claim(held, 'w2')).kind).toBe('lost');
+    const expired = await execution('running', { leaseUntil: new Date(Date.now() - 1), attempt: 1, startedAt: new Date(Date.now() - 5_000) });
+    const result = await claim(expired, 'w2');
+    expect(result.kind === 'claimed' && [result.execution.workerId, result.execution.attempt]).toEqual(['w2', 2]);
+    const spent = await execution('running', { leaseUntil: new Date(Date.now() - 1), attempt: 3, startedAt: new Date(Date.now() - 5_000) });
+    expect((await claim(spent, 'w2')).kind).toBe('lost');
+    expect((await row(spent)).attempt).toBe(3);
   });
 
   it('lets exactly one of many concurrent claims win', async () => {
     const id = await execution('queued');
-    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => db.attempts.claim({ id: id, attemptId: randomUUID(), workerId: `w${i}` }, 30_000)));
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => claim(id, `w${i}`)));
     expect(claims.filter((c) => c.kind === 'claimed')).toHaveLength(1);
+    expect(claims.filter((c) => c.kind !== 'claimed').map((c) => c.kind)).toEqual(Array(7).fill('lost'));
   });
 
   it('fences the outcome by attempt_id: a stale attempt changes nothing', async () => {
-    const id = await execution('queued', { leaseUntil: undefined });
+    const id = await execution('queued');
     const first = randomUUID();
-    await db.attempts.claim({ id, attemptId: first, workerId: 'w1' }, 1);
+    expect((await db.claim({ id, attemptId: first, workerId: 'w1' }, { leaseMs: 1 })).kind).toBe('claimed');
     await new Promise((r) => setTimeout(r, 5));
     const second = randomUUID();
-    expect((await db.attempts.claim({ id: id, attemptId: second, workerId: 'w2' }, 30_000)).kind).toBe('claimed');
+    expect((await claim(id, 'w2', second)).kind).toBe('claimed');
     expect(await db.attempts.markSucceeded(id, first, { from: 'stale' })).toBe(false);
     expect(await db.attempts.markFailed(id, first, 'boom', null)).toBe(false);
     expect(await db.attempts.markSucceeded(id, second, { from: 'current' })).toBe(true);
-    const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
-    expect(row).toMatchObject({ status: 'succeeded', attempt: 2, workerId: 'w2', result: { from: 'current' } });
+    expect(await row(id)).toMatchObject({ status: 'succeeded', attempt: 2, workerId: 'w2', result: { from: 'current' } });
   });
 
-  it('an exclusive run already running at a slot makes that slot busy: the overlap policy decides; the slot stays queued', async () => {
-    await endRunning();
-    const a = await execution('queued', { exclusive: true, at: Date.now() });
-    const b = await execution('queued', { exclusive: true, at: Date.now() + 300 });
-    expect((await db.attempts.claim({ id: a, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-    // A moment before its own time the slot cannot know whether the run will still be running then.
-    expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
-    // Looked at again, not held: waiting to be judged does not make it a backlog's run.
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).heldAt).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).status).toBe('queued');
+  it('never early: a slot whose fire_at has not come by Postgres\' clock is not claimed, and is told when to come back', async () => {
+    const id = await execution('queued', { at: Date.now() - 1_000, fireAt: Date.now() + 800 });
+    const result = await claim(id);
+    expect(result.kind).toBe('early');
+    expect(result.kind === 'early' && result.retryInMs).toBeGreaterThan(0);
+    expect((await row(id)).status).toBe('queued');
+    // A retry waits for its next attempt's instant.
+    const retry = await execution('retrying', { attempt: 1, startedAt: new Date(Date.now() - 2_000), nextAttemptAt: new Date(Date.now() + 800) });
+    expect((await claim(retry)).kind).toBe('early');
   });
 
-  it('a backlog run (one that waited its turn, was released late, or a catch-up) running at a slot does not make it busy: the slot waits behind it, for a while', async () => {
-    const backlogs = [
-      { heldAt: new Date() },
-      { queuedAt: new Date(), fireAt: Date.now() - 5_000 },
-      { trigger: 'catchup' as const },
-      // Its job reached a worker before the leader marked the row queued, and it started late.
-      { at: Date.now() - 60_000, fireAt: Date.now() - 3_000 },
-    ];
-    for (const backlog of backlogs) {
-      await endRunning();
-      const a = await execution('queued', { exclusive: true, ...backlog });
-      const b = await execution('queued', { exclusive: true, at: Date.now() + 300, queuedAt: new Date() });
-      expect((await db.attempts.claim({ id: a, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      expect((await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
-    }
-    // A slot that has waited past its grace is judged by the overlap policy after all.
-    await endRunning();
-    const late = await execution('queued', { exclusive: true, trigger: 'catchup' });
-    const waited = await execution('queued', { exclusive: true, at: Date.now() - 6_000, fireAt: Date.now() - 6_000, queuedAt: new Date(Date.now() - 6_000) });
-    expect((await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-    expect((await db.attempts.claim({ id: waited, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
-  });
-
-  it("a slot claimed before the leader marked it queued is judged by its job's release instant: on time, it is not a backlog's", async () => {
-    await endRunning();
-    const backlog = await execution('queued', { exclusive: true, trigger: 'catchup' });
-    expect((await db.attempts.claim({ id: backlog, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-    const due = Date.now() - 6_000;
-    const onTime = await execution('scheduled', { exclusive: true, at: due, fireAt: due });
-    const releasedLate = await execution('scheduled', { exclusive: true, at: due + 1, fireAt: due + 1 });
-    const unsaid = await execution('scheduled', { exclusive: true, at: due + 2, fireAt: due + 2 });
-    // Released on time and waiting past its grace behind a backlog's run: the overlap policy decides.
-    expect((await db.attempts.claim({ id: onTime, attemptId: randomUUID(), workerId: 'w2', releasedAt: due + 50 }, 30_000)).kind).toBe('busy');
-    // Released late (the job says so, or says nothing and is being released now): part of the backlog, it waits.
-    expect((await db.attempts.claim({ id: releasedLate, attemptId: randomUUID(), workerId: 'w2', releasedAt: Date.now() - 100 }, 30_000)).kind).toBe('wait');
-    expect((await db.attempts.claim({ id: unsaid, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
-    // A release instant from a clock running ahead counts as now at most.
-    await endRunning();
-    const ahead = await execution('scheduled', { exclusive: true, at: Date.now() - 10 });
-    expect((await db.attempts.claim({ id: ahead, attemptId: randomUUID(), workerId: 'w3', releasedAt: Date.now() + 60_000 }, 30_000)).kind).toBe('claimed');
-    const row = (await db.queries.findById(ahead))!;
-    expect(row.queuedAt!.getTime()).toBeLessThanOrEqual(row.startedAt!.getTime());
-  });
-
-  it('a run released late (but not as a backlog) is judged as if it had been released on time: the next slot waits as long as the run was late, then the policy decides', async () => {
-    await endRunning();
-    // Its job reached a worker before the leader marked it queued: released as it started.
-    const late = await execution('queued', { exclusive: true, at: Date.now() - 800 });
-    const next = await execution('queued', { exclusive: true, at: Date.now() + 200, queuedAt: new Date() });
-    expect((await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    // Released on time, the run might have ended before this slot: not its turn yet, not busy.
-    expect((await db.attempts.claim({ id: next, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
-    await new Promise((resolve) => setTimeout(resolve, 900));
-    // It has now run longer past this slot than it started late: it would have overlapped anyway.
-    expect((await db.attempts.claim({ id: next, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
-  });
-
-  it("a backlog's own slot (a catch-up, or one released late after a failover) waits its turn past the grace: a backlog is never skipped for its own sake", async () => {
-    for (const own of [{ trigger: 'catchup' as const, at: Date.now() - 30_000, fireAt: Date.now() - 6_000 }, { at: Date.now() - 9_000, fireAt: Date.now() - 9_000, queuedAt: new Date(Date.now() - 2_000) }]) {
-      await endRunning();
-      const first = await execution('queued', { exclusive: true, trigger: 'catchup', at: Date.now() - 60_000 });
-      const next = await execution('queued', { exclusive: true, ...own });
-      expect((await db.attempts.claim({ id: first, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-      expect((await db.attempts.claim({ id: next, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('wait');
-    }
-  });
-
-  it('a run that started after a slot was due does not make it busy: the slot waits its turn, for a while', async () => {
-    await endRunning();
-    const a = await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
-    const b = await execution('queued', { exclusive: true, at: Date.now() - 1_000 });
-    expect((await db.attempts.claim({ id: a, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-    expect(await db.attempts.claim({ id: b, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).toEqual({ kind: 'wait', taskId });
-    // Past its grace a waiting slot is judged by the overlap policy: a slow task cannot pile up.
-    await endRunning();
-    const slow = await execution('queued', { exclusive: true, at: Date.now() - 7_000 });
-    const behind = await execution('queued', { exclusive: true, at: Date.now() - 6_000, queuedAt: new Date(Date.now() - 6_000) });
-    expect((await db.attempts.claim({ id: slow, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-    expect((await db.attempts.claim({ id: behind, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('busy');
-  });
-
-  it('a slot waits while an earlier slot of its task is due and not started (backlogs run in slot order)', async () => {
-    await endRunning();
-    const earlier = await execution('queued', { exclusive: true });
-    const later = await execution('queued', { exclusive: true });
-    expect((await db.attempts.claim({ id: later, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('wait');
-    // It waited: when it runs, it is part of the backlog.
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: later } })).heldAt).not.toBeNull();
-    const first = await db.attempts.claim({ id: earlier, attemptId: randomUUID(), workerId: 'w1' }, 30_000);
-    expect(first.kind).toBe('claimed');
-    await db.attempts.markSucceeded(earlier, (first as { execution: { attemptId: string } }).execution.attemptId, null);
-    expect((await db.attempts.claim({ id: later, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-  });
-
-  it('an earlier slot whose fire_at has not come (jitter) does not hold a later one back', async () => {
-    await endRunning();
-    const jittered = await execution('scheduled', { exclusive: true, fireAt: Date.now() + 60_000 });
-    const due = await execution('queued', { exclusive: true });
-    expect((await db.attempts.claim({ id: due, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: jittered } })).status).toBe('scheduled');
-  });
-
-  it('a first attempt of a scheduled slot past its maxDelay is left to the leader (late), not claimed', async () => {
-    await endRunning();
+  it('a first attempt past its maxDelay is left to the leader (late), not claimed; a catch-up run is never late', async () => {
     const late = await execution('queued', { at: Date.now() - 2 * 3_600_000 });
-    expect(await db.attempts.claim({ id: late, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).toEqual({ kind: 'late' });
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: late } })).status).toBe('queued');
-    // A catch-up run is never late: the misfire policy made it.
+    expect(await claim(late)).toEqual({ kind: 'late' });
+    expect((await row(late)).status).toBe('queued');
     const catchup = await execution('queued', { at: Date.now() - 2 * 3_600_000 + 1_000, trigger: 'catchup' });
-    expect((await db.attempts.claim({ id: catchup, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect((await claim(catchup)).kind).toBe('claimed');
   });
 
-  it('does not take over an expired lease when its attempts are used up (the reaper ends it dead)', async () => {
-    await endRunning();
-    const spent = await execution('running', { leaseUntil: new Date(Date.now() - 1), attempt: 3 });
-    expect((await db.attempts.claim({ id: spent, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('lost');
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: spent } })).attempt).toBe(3);
+  describe('a slot being retried still holds its task', () => {
+    it('overlap=skip: the next slot is skipped while the previous one is retrying, and the retry runs', async () => {
+      const a = await execution('queued', { exclusive: true, at: Date.now() - 3_000 });
+      const attemptId = randomUUID();
+      expect((await claim(a, 'w1', attemptId)).kind).toBe('claimed');
+      await startedAt(a, Date.now() - 3_000);
+      expect(await db.attempts.markFailed(a, attemptId, 'boom', new Date())).toBe(true);
+      // The next slot comes while `a` waits for its retry.
+      const b = await execution('queued', { exclusive: true, at: Date.now() - 1_000, queuedAt: new Date(Date.now() - 1_000) });
+      expect(await claim(b, 'w2')).toEqual({ kind: 'skipped', reason: 'overlap' });
+      expect(await row(b)).toMatchObject({ status: 'skipped', skipReason: 'overlap' });
+      const retry = await claim(a, 'w1');
+      expect(retry.kind === 'claimed' && retry.execution.attempt).toBe(2);
+    });
+
+    it('a retry whose next slot started first (before the fix it was skipped(overlap)) waits for it, never skipped', async () => {
+      await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'allow' } });
+      const a = await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 20_000, startedAt: new Date(Date.now() - 19_000) });
+      const b = await execution('running', { exclusive: true, attempt: 1, at: Date.now() - 10_000, startedAt: new Date(Date.now() - 10_000), leaseUntil: new Date(Date.now() + 60_000) });
+      await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip' } });
+      expect((await claim(a)).kind).toBe('wait');
+      expect((await row(a)).status).toBe('retrying');
+      await db.prisma.taskExecution.update({ where: { id: b }, data: { status: 'succeeded' } });
+      expect((await claim(a)).kind).toBe('claimed');
+    });
+
+    it('after a worker crash (an expired lease) the next attempt takes over without being judged by the overlap policy', async () => {
+      const a = await execution('running', { exclusive: true, attempt: 1, at: Date.now() - 9_000, startedAt: new Date(Date.now() - 9_000), leaseUntil: new Date(Date.now() - 100) });
+      // A slot that came after `a` started: pending behind it.
+      await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
+      const takeover = await claim(a, 'w2');
+      expect(takeover.kind === 'claimed' && takeover.execution.attempt).toBe(2);
+    });
+
+    it.each([
+      ['buffer_one', 'queued'],
+      ['replace', 'running'],
+    ] as const)('overlap=%s: a newcomer is judged against the retrying slot', async (overlap, newcomerAfter) => {
+      await db.prisma.task.update({ where: { id: taskId }, data: { overlap } });
+      const a = await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 5_000, startedAt: new Date(Date.now() - 5_000), nextAttemptAt: new Date(Date.now() + 60_000) });
+      const b = await execution('queued', { exclusive: true, at: Date.now() - 1_000, queuedAt: new Date(Date.now() - 1_000) });
+      await claim(b, 'w2');
+      expect((await row(b)).status).toBe(newcomerAfter);
+      expect((await row(a)).status).toBe(overlap === 'replace' ? 'cancelled' : 'retrying');
+    });
   });
 
-  it('claims many in one statement: each caller gets its own answer', async () => {
-    await endRunning();
-    const fresh = await execution('queued');
-    const planned = await execution('scheduled');
-    const done = await execution('succeeded');
-    const raced = await execution('queued');
-    const [winner, loser] = [randomUUID(), randomUUID()];
-    const requests = [
-      { id: fresh, attemptId: randomUUID(), workerId: 'w1' },
-      { id: planned, attemptId: randomUUID(), workerId: 'w1' },
-      { id: done, attemptId: randomUUID(), workerId: 'w1' },
-      { id: raced, attemptId: winner, workerId: 'w1' },
-      { id: raced, attemptId: loser, workerId: 'w2' },
-    ];
-    const results = await db.attempts.claimMany(requests, 30_000);
-    expect(results.map((r) => r.kind)).toEqual(['claimed', 'claimed', 'lost', 'claimed', 'lost']);
-    const row = (await db.queries.findById(raced))!;
-    expect(row).toMatchObject({ status: 'running', attempt: 1, attemptId: winner, workerId: 'w1' });
-    expect(row.events).toHaveLength(1);
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: done } })).status).toBe('succeeded');
+  describe('backlogs and the overlap policy', () => {
+    it('overlap=skip: a slot that finds the previous run still running at its own time ends skipped(overlap)', async () => {
+      const a = await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
+      expect((await claim(a)).kind).toBe('claimed');
+      await startedAt(a, Date.now() - 2_000);
+      const b = await execution('queued', { exclusive: true, at: Date.now() - 10, queuedAt: new Date() });
+      expect(await claim(b)).toEqual({ kind: 'skipped', reason: 'overlap' });
+    });
+
+    it('a run released late (after a failover) makes the next slot ask again until it has waited as long, then the policy decides', async () => {
+      // Released 1 s after its fire_at, just before the next slot.
+      const late = await execution('queued', { exclusive: true, at: Date.now() - 1_100, queuedAt: new Date(Date.now() - 100) });
+      expect((await claim(late)).kind).toBe('claimed');
+      await startedAt(late, Date.now() - 100);
+      const next = await execution('queued', { exclusive: true, at: Date.now() - 50, queuedAt: new Date() });
+      const first = await claim(next);
+      expect(first.kind === 'wait' && first.retryInMs).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, (first as { retryInMs: number }).retryInMs + 50));
+      expect(await claim(next)).toEqual({ kind: 'skipped', reason: 'overlap' });
+    });
+
+    it('a backlog runs one after another in slot order, and a slot that waited its turn is never skipped for it', async () => {
+      const backlog = [0, 1, 2].map((i) => execution('queued', { exclusive: true, at: Date.now() - 8_000 + i * 1_000, queuedAt: new Date() }));
+      const [a, b, c] = await Promise.all(backlog);
+      // Claimed together (one read, one write): the earliest starts, the others wait.
+      const results = await Promise.all([claim(a!), claim(b!), claim(c!)]);
+      expect(results.map((r) => r.kind)).toEqual(['claimed', 'wait', 'wait']);
+      const attemptOf = (r: (typeof results)[number]) => (r.kind === 'claimed' ? r.execution.attemptId! : '');
+      // Long after, b and c still wait for their turn rather than being judged by the policy.
+      await db.prisma.taskExecution.update({ where: { id: a! }, data: { startedAt: new Date(Date.now() - 1_000) } });
+      expect((await claim(c!)).kind).toBe('wait');
+      expect(await db.attempts.markSucceeded(a!, attemptOf(results[0]!), null)).toBe(true);
+      const second = await claim(b!);
+      expect(second.kind).toBe('claimed');
+      expect((await claim(c!)).kind).toBe('wait');
+      expect(await db.attempts.markSucceeded(b!, attemptOf(second), null)).toBe(true);
+      expect((await claim(c!)).kind).toBe('claimed');
+    });
+
+    it('an earlier slot whose fire_at has not come (jitter) does not hold a later one back', async () => {
+      const jittered = await execution('scheduled', { exclusive: true, fireAt: Date.now() + 60_000 });
+      const due = await execution('queued', { exclusive: true });
+      expect((await claim(due)).kind).toBe('claimed');
+      expect((await row(jittered)).status).toBe('scheduled');
+    });
   });
 
-  it('claims many with a backlog of one task in one statement: the earliest slot starts, the others wait', async () => {
-    await endRunning();
-    const backlog = [await execution('queued', { exclusive: true }), await execution('queued', { exclusive: true }), await execution('queued', { exclusive: true })];
-    const results = await db.attempts.claimMany(backlog.map((id) => ({ id, attemptId: randomUUID(), workerId: 'w1' })), 30_000);
-    expect(results.map((r) => r.kind)).toEqual(['claimed', 'wait', 'wait']);
-    const rows = await db.prisma.taskExecution.findMany({ where: { id: { in: backlog } }, orderBy: { scheduledFor: 'asc' } });
-    expect(rows.map((r) => r.status)).toEqual(['running', 'queued', 'queued']);
-  });
+  describe('races with operators', () => {
+    it('an edit committed between the claim\'s read and its write: the write changes nothing, the claim runs the new definition', async () => {
+      const id = await execution('queued');
+      const read = (await db.claims.read([id])).get(id)!;
+      await db.prisma.$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
+        await db.executions.lockUnfinished(taskId, tx);
+        await tx.task.update({ where: { id: taskId }, data: { payload: { v: 2 }, planVersion: { increment: 1 } } });
+        await tx.taskExecution.updateMany({ where: { id }, data: { taskVersion: { increment: 1 } } });
+      });
+      const write = { id, attemptId: randomUUID(), workerId: 'w1', seen: { status: read.execution.status, attempt: 0, fireAt: read.execution.fireAt, planVersion: read.task!.planVersion } };
+      expect(await db.claims.claimOne(write, 30_000)).toEqual({ kind: 'changed' });
+      const result = await claim(id);
+      expect(result.kind === 'claimed' && result.task.payload).toEqual({ v: 2 });
+    });
 
-  it('a worker claiming a backlog at once (one shared statement) runs the earliest; the later one waits, none is skipped', async () => {
-    const config = sandbox.config();
-    const redis = new RedisService(config);
-    const claimer = new OverlapClaimer(config, db.attempts, db.executions, redis, new Metrics());
-    try {
-      await endRunning();
-      const a = await execution('queued', { exclusive: true });
-      const b = await execution('queued', { exclusive: true });
-      const [first, second] = await Promise.all([claimer.claim(a, randomUUID(), 'w1'), claimer.claim(b, randomUUID(), 'w1')]);
-      expect([first.kind, second.kind]).toEqual(['claimed', 'wait']);
-      expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } })).status).toBe('queued');
-    } finally {
-      await redis.onApplicationShutdown();
-    }
-  });
-
-  it('overlap=skip: a slot that finds the previous run still running at its own time ends skipped(overlap)', async () => {
-    const config = sandbox.config();
-    const redis = new RedisService(config);
-    const claimer = new OverlapClaimer(config, db.attempts, db.executions, redis, new Metrics());
-    try {
-      await endRunning();
-      const a = await execution('queued', { exclusive: true, at: Date.now() });
-      const b = await execution('queued', { exclusive: true, at: Date.now() + 300 });
-      expect((await claimer.claim(a, randomUUID(), 'w1')).kind).toBe('claimed');
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      expect((await claimer.claim(b, randomUUID(), 'w1')).kind).toBe('overlap');
-      const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: b } });
-      expect([row.status, row.skipReason]).toEqual(['skipped', 'overlap']);
-    } finally {
-      await redis.onApplicationShutdown();
-    }
+    it('an edit in progress holds the task\'s rows: its claim comes back later instead of waiting, and claims of other tasks go on', async () => {
+      const other = (await db.prisma.task.create({ data: { name: 'other', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' } })).id;
+      const mine = await execution('queued');
+      const theirs = randomUUID();
+      await db.prisma.taskExecution.create({ data: { id: theirs, taskId: other, taskName: 'other', scheduledFor: new Date(BASE), fireAt: new Date(BASE), taskVersion: 1, status: 'queued' } });
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      // An API transaction (an edit, a `tasks:batch` of many) holding the task and its rows.
+      const edit = db.prisma.$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
+        await db.executions.lockUnfinished(taskId, tx);
+        locked();
+        await released;
+      }, { timeout: 60_000 });
+      await isLocked;
+      try {
+        // Claimed together, in one read and one write: the other task's slot starts while the transaction is still open.
+        const [a, b] = await Promise.all([claim(mine), claim(theirs)]);
+        expect(b.kind).toBe('claimed');
+        expect(a.kind).toBe('wait');
+        expect((await row(mine)).status).toBe('queued');
+      } finally {
+        release();
+        await edit;
+      }
+      expect((await claim(mine)).kind).toBe('claimed');
+    });
   });
 
   it('records many successes in one statement, fenced per attempt', async () => {
-    await endRunning();
     const ids = [await execution('queued'), await execution('queued')];
     const attempts = [randomUUID(), randomUUID()];
-    await db.attempts.claimMany(ids.map((id, i) => ({ id, attemptId: attempts[i]!, workerId: 'w1' })), 30_000);
+    await Promise.all(ids.map((id, i) => claim(id, 'w1', attempts[i])));
     const ok = await db.attempts.markSucceededMany([
       { id: ids[0]!, attemptId: attempts[0]!, result: { n: 1 } },
       { id: ids[1]!, attemptId: randomUUID(), result: { stale: true } },
     ]);
     expect(ok).toEqual([true, false]);
     const rows = await Promise.all(ids.map(async (id) => (await db.queries.findById(id))!));
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    expect(byId.get(ids[0]!)).toMatchObject({ status: 'succeeded', result: { n: 1 } });
-    expect(byId.get(ids[0]!)!.events.map((e) => e.toStatus).sort()).toEqual(['running', 'succeeded']);
-    expect(byId.get(ids[1]!)).toMatchObject({ status: 'running', result: null });
+    expect(rows[0]).toMatchObject({ status: 'succeeded', result: { n: 1 } });
+    expect(rows[0]!.events.map((e) => e.toStatus).sort()).toEqual(['running', 'succeeded']);
+    expect(rows[1]).toMatchObject({ status: 'running', result: null });
   });
 
   it('records many successes as one statement: a result Postgres refuses fails the whole batch and records none', async () => {
-    await endRunning();
     const ids = [await execution('queued'), await execution('queued')];
     const attempts = [randomUUID(), randomUUID()];
-    await db.attempts.claimMany(ids.map((id, i) => ({ id, attemptId: attempts[i]!, workerId: 'w1' })), 30_000);
+    await Promise.all(ids.map((id, i) => claim(id, 'w1', attempts[i])));
     // jsonb refuses \u0000; the worker then records each success on its own (see Batcher).
     await expect(
       db.attempts.markSucceededMany([

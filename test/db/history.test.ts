@@ -41,7 +41,7 @@ describe("an execution's history", () => {
   it('a first attempt that succeeds writes no history row, and shows release, claim and success', async () => {
     const id = await released();
     const attemptId = randomUUID();
-    expect((await db.attempts.claim({ id, attemptId, workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId, workerId: 'w1' })).kind).toBe('claimed');
     expect(await db.attempts.markSucceededMany([{ id, attemptId, result: { ok: true } }])).toEqual([true]);
 
     expect(await storedEvents(id)).toBe(0);
@@ -61,7 +61,7 @@ describe("an execution's history", () => {
     await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
     const attemptId = randomUUID();
     const releasedAt = Date.now() - 40;
-    expect((await db.attempts.claim({ id, attemptId, workerId: 'w1', releasedAt }, 30_000)).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId, workerId: 'w1', releasedAt })).kind).toBe('claimed');
     expect(await db.leader.markQueued([id], epoch)).toEqual([]);
     expect(await db.attempts.markSucceededMany([{ id, attemptId, result: null }])).toEqual([true]);
 
@@ -76,7 +76,7 @@ describe("an execution's history", () => {
     slot += 1;
     const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
     await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
-    expect((await db.attempts.claim({ id, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w1' })).kind).toBe('claimed');
     const row = (await db.queries.findById(id))!;
     expect(row.queuedAt!.getTime()).toBe(row.startedAt!.getTime());
     expect(row.events.map((e) => `${e.fromStatus}→${e.toStatus}`)).toEqual(['scheduled→queued', 'queued→running']);
@@ -85,11 +85,11 @@ describe("an execution's history", () => {
   it('a failed first attempt keeps its claim in the history when the second attempt takes the row over', async () => {
     const id = await released();
     const first = randomUUID();
-    await db.attempts.claim({ id, attemptId: first, workerId: 'w1' }, 30_000);
+    await db.claim({ id, attemptId: first, workerId: 'w1' });
     const firstStart = (await db.queries.findById(id))!.startedAt!;
     expect(await db.attempts.markFailed(id, first, 'boom', new Date())).toBe(true);
     const second = randomUUID();
-    expect((await db.attempts.claim({ id, attemptId: second, workerId: 'w2' }, 30_000)).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId: second, workerId: 'w2' })).kind).toBe('claimed');
     expect(await db.attempts.markSucceeded(id, second, null)).toBe(true);
 
     expect(await history(id)).toEqual([
@@ -107,9 +107,9 @@ describe("an execution's history", () => {
 
   it('an expired lease taken over by another worker keeps the first claim too', async () => {
     const id = await released();
-    await db.attempts.claim({ id, attemptId: randomUUID(), workerId: 'w1' }, 1);
+    await db.claim({ id, attemptId: randomUUID(), workerId: 'w1' }, { leaseMs: 1 });
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect((await db.attempts.claim({ id, attemptId: randomUUID(), workerId: 'w2' }, 30_000)).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w2' })).kind).toBe('claimed');
     expect((await history(id)).map((e) => `${e.from}→${e.to}@${e.worker}`)).toEqual(['scheduled→queued@null', 'queued→running@w1', 'running→running@w2']);
   });
 
@@ -126,7 +126,7 @@ describe("an execution's history", () => {
   it('a transition written as a history row by an earlier version is not shown twice', async () => {
     const id = await released();
     const attemptId = randomUUID();
-    await db.attempts.claim({ id, attemptId, workerId: 'w1' }, 30_000);
+    await db.claim({ id, attemptId, workerId: 'w1' });
     await db.attempts.markSucceeded(id, attemptId, null);
     const row = (await db.queries.findById(id))!;
     await db.prisma.executionEvent.createMany({

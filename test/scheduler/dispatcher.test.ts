@@ -60,7 +60,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const dispatching = dispatcher.dispatch(rows, epoch);
     // A worker takes the first job as soon as it is pushed, before the marking.
     const job = await waitForJob(rows[0]!.id);
-    const claim = await db.attempts.claim({ id: job.data.executionId, attemptId: randomUUID(), workerId: 'w1', releasedAt: job.data.releasedAt }, 30_000);
+    const claim = await db.claim({ id: job.data.executionId, attemptId: randomUUID(), workerId: 'w1', releasedAt: job.data.releasedAt });
     expect(claim.kind).toBe('claimed');
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[1]!.id } })).status).toBe('scheduled');
     await dispatching;
@@ -112,7 +112,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const [first, second] = await Promise.all(rows.map((r) => queue.queue.getJob(r.id)));
     // A worker ran the first; its finished job was dropped.
     const attemptId = randomUUID();
-    expect((await db.attempts.claim({ id: first!.id!, attemptId, workerId: 'w1', releasedAt: first!.data.releasedAt }, 30_000)).kind).toBe('claimed');
+    expect((await db.claim({ id: first!.id!, attemptId, workerId: 'w1', releasedAt: first!.data.releasedAt })).kind).toBe('claimed');
     expect(await db.attempts.markSucceededMany([{ id: first!.id!, attemptId, result: null }])).toEqual([true]);
     await first!.remove();
 
@@ -123,7 +123,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[1]!.id } })).toMatchObject({ status: 'queued' });
     // The first gets a new job, and its claim finds the slot already run.
     const again = await queue.queue.getJob(rows[0]!.id);
-    expect((await db.attempts.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt }, 30_000)).kind).toBe('lost');
+    expect((await db.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt })).kind).toBe('lost');
     expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({ status: 'succeeded', attempt: 1 });
   });
 

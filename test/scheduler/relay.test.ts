@@ -61,7 +61,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
       { id: waiting, status: 'queued' as const, attempt: 0 },
     ];
     // The run of `started` was claimed after the relay read it (its job then ended and was dropped).
-    expect((await db.attempts.claim({ id: started, attemptId: randomUUID(), workerId: 'w1' }, 30_000)).kind).toBe('claimed');
+    expect((await db.claim({ id: started, attemptId: randomUUID(), workerId: 'w1' })).kind).toBe('claimed');
     expect(await db.leader.stillAwaitingJob(found, epoch)).toEqual([waiting]);
     // A retry read at one attempt is not the same wait once another attempt failed.
     expect(await db.leader.stillAwaitingJob([{ id: waiting, status: 'queued', attempt: 1 }], epoch)).toEqual([]);

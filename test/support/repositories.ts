@@ -1,6 +1,7 @@
 import type { Config } from '../../libs/config/src/index.js';
 import {
   AttemptsRepository,
+  ClaimsRepository,
   ExecutionQueriesRepository,
   ExecutionTransitionsRepository,
   LeaderExecutionsRepository,
@@ -8,19 +9,39 @@ import {
   SchedulerStateRepository,
   TasksRepository,
 } from '../../libs/db/src/index.js';
+import { Metrics } from '../../libs/observability/src/index.js';
+import { RedisService } from '../../libs/redis/src/index.js';
+import { type ClaimRequest, type ClaimResult, ExecutionClaimer } from '../../libs/worker/src/index.js';
 
-/** The repositories over a real database, built with `new` (no Nest). */
+/**
+ * The repositories over a real database, built with `new` (no Nest), and `claim`: a worker's whole
+ * claim of an attempt (read, judgement, write — see ExecutionClaimer), under `leaseMs` when given.
+ */
 export async function openRepositories(config: Config) {
   const prisma = new PrismaService(config);
   await prisma.onModuleInit();
+  const claims = new ClaimsRepository(prisma);
+  const executions = new ExecutionTransitionsRepository(prisma);
+  let redis: RedisService | null = null;
+  const claimers = new Map<number, ExecutionClaimer>();
+  const claimer = (leaseMs = config.leaseMs) => {
+    redis ??= new RedisService(config);
+    if (!claimers.has(leaseMs)) claimers.set(leaseMs, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, redis, new Metrics()));
+    return claimers.get(leaseMs)!;
+  };
   return {
     prisma,
+    claims,
+    claim: (request: ClaimRequest, options: { leaseMs?: number } = {}): Promise<ClaimResult> => claimer(options.leaseMs).claim(request),
     tasks: new TasksRepository(prisma),
-    executions: new ExecutionTransitionsRepository(prisma),
+    executions,
     attempts: new AttemptsRepository(prisma),
     leader: new LeaderExecutionsRepository(prisma),
     queries: new ExecutionQueriesRepository(prisma),
     state: new SchedulerStateRepository(prisma),
-    close: () => prisma.onApplicationShutdown(),
+    close: async () => {
+      await prisma.onApplicationShutdown();
+      await redis?.onApplicationShutdown();
+    },
   };
 }

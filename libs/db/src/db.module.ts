@@ -1,5 +1,6 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { AttemptsRepository } from './executions/attempts.repository.js';
+import { ClaimsRepository } from './executions/claims.repository.js';
 import { ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 import { ExecutionTransitionsRepository } from './executions/execution-transitions.repository.js';
 import { LeaderExecutionsRepository } from './executions/leader-executions.repository.js';
@@ -17,6 +18,7 @@ const REPOSITORIES = [
   ExecutionTransitionsRepository,
   ExecutionQueriesRepository,
   AttemptsRepository,
+  ClaimsRepository,
   LeaderExecutionsRepository,
   SchedulerStateRepository,
   OutboxRepository,

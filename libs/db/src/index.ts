@@ -3,7 +3,8 @@ export { type AuditEntry, AuditRepository } from './audit.repository.js';
 export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
 export { epochFence } from './epoch-fence.js';
-export { AttemptsRepository, type ClaimOutcome, type ClaimRequest } from './executions/attempts.repository.js';
+export { AttemptsRepository } from './executions/attempts.repository.js';
+export { type ClaimHolder, type ClaimRead, ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './executions/claims.repository.js';
 export { EXECUTION_HISTORY, type MovedExecution } from './executions/execution-transition.js';
 export { type ExecutionFilter, type ExecutionHistoryEvent, ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 export {
@@ -34,4 +35,4 @@ export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, Migratio
 export { OutboxRepository } from './outbox.repository.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isConnectionError, isLockTimeout, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository } from './scheduler-state.repository.js';
-export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';
+export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository, taskColumns, taskFromColumns } from './tasks.repository.js';

@@ -47,6 +47,28 @@ const TASK_FIELDS = Object.entries({
   planVersion: 'plan_version', lastError: 'last_error', lastErrorAt: 'last_error_at', createdAt: 'created_at', updatedAt: 'updated_at',
 } satisfies Record<keyof Task, string>) as [keyof Task, string][];
 
+/** Columns of type bigint: the driver reads them as text. */
+const BIGINT_FIELDS = new Set<keyof Task>(['everyMs', 'missedCount']);
+
+/**
+ * The select list of a task's columns under `alias`, each renamed `<prefix><column>`, for statements
+ * that read a task beside other rows (see {@link taskFromColumns}).
+ */
+export function taskColumns(alias: string, prefix: string): string {
+  return TASK_FIELDS.map(([, column]) => `${alias}.${column} AS "${prefix}${column}"`).join(', ');
+}
+
+/** The task a row read with {@link taskColumns} carries; null when its id is null (no task). */
+export function taskFromColumns(row: Record<string, unknown>, prefix: string): Task | null {
+  if (row[`${prefix}id`] == null) return null;
+  return Object.fromEntries(
+    TASK_FIELDS.map(([field, column]) => {
+      const value = row[`${prefix}${column}`];
+      return [field, BIGINT_FIELDS.has(field) && value != null ? BigInt(value as string) : value];
+    }),
+  ) as unknown as Task;
+}
+
 /** A column value as jsonb_populate_recordset reads it. */
 function jsonValue(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();

@@ -22,14 +22,17 @@ export class ExecutionsService {
     return replayed;
   }
 
-  /** Cancels a pending or running execution; a running one's worker aborts its handler. */
+  /**
+   * Cancels a pending or running execution. The worker running it is told by the state the cancel
+   * moved it from — not by a read before it, which a claim may overtake — and its handler's signal
+   * aborts; a worker that misses the message sees the cancel within a second anyway (LeaseKeeper).
+   */
   async cancel(id: string): Promise<TaskExecution> {
-    const before = await this.queries.findById(id);
-    if (!before) throw new ExecutionNotFoundError(id);
     const cancelled = await this.executions.cancel(id, 'cancelled by an operator');
     if (!cancelled) throw await this.stateError(id, 'a scheduled, queued, retrying or running execution can be cancelled');
-    if (before.status === 'running') await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id);
-    return cancelled;
+    if (cancelled.fromStatus === 'running') await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id);
+    const { fromStatus: _, ...execution } = cancelled;
+    return execution;
   }
 
   private async stateError(id: string, action: string): Promise<Error> {

@@ -31,7 +31,9 @@ export interface LifecycleResult {
  *   are re-planned — a slot the new definition also has keeps its row and runs once, under the new
  *   definition; a slot still to come that it does not have is withdrawn;
  * - executions in progress finish their slot under the definition they started with (it is pinned
- *   on them); only delete, cancel and pause with cancel stop them;
+ *   on them); only delete, cancel and pause with cancel stop them. Every unfinished row of the task
+ *   is locked first, so a worker's claim and the change serialize (never a claim that runs the old
+ *   definition with nothing pinned, nor a slot skipped as `task_changed`);
  * - pause stops new slots: slots due and not started end `skipped(paused)`, planned slots still to
  *   come are withdrawn and the cursor waits on the first of them; resume decides the slots of the
  *   pause by `catchUp` and plans on from the resume instant.
@@ -55,6 +57,7 @@ export class TaskLifecycle {
       task = await this.tasks.update(before.id, fields, { replans: false, at: now }, tx);
     } else {
       const planVersion = before.planVersion + 1;
+      await this.executions.lockUnfinished(before.id, tx);
       await this.executions.pinInProgress(before.id, pinnedDefinitionOf(before) as unknown as Prisma.InputJsonValue, tx);
       // The old definition's slots up to now belong to it: plan them before it is gone (the slots
       // of a pause so far are only counted: the resume that would have decided them will not see them).
@@ -82,6 +85,7 @@ export class TaskLifecycle {
   /** Pauses an active task; with `cancel`, its executions in progress are cancelled too. */
   async pause(tx: Db, task: Task, now: Date, cancel: boolean): Promise<LifecycleResult> {
     if (task.status !== 'active') return { task, cancelledRunning: [] };
+    await this.executions.lockUnfinished(task.id, tx);
     await this.planDue(tx, task, now);
     const unstarted = await this.executions.unstartedOfTask(task.id, tx);
     const due = unstarted.filter((e) => e.scheduledFor.getTime() <= now.getTime() && e.trigger !== 'manual');

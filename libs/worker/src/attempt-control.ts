@@ -1,5 +1,3 @@
-import type { AttemptsRepository } from '@punctual/db';
-
 /** Why an attempt's signal aborted. */
 export type AbortCause = 'timeout' | 'cancelled' | 'lease_lost' | 'shutdown';
 
@@ -11,29 +9,45 @@ export class AttemptAbortedError extends Error {
 }
 
 /**
+ * How long before its lease ends an attempt that could not renew it is aborted: the reaper takes
+ * an execution over only once Postgres' `lease_until` has passed, so the handler is no longer
+ * running anywhere when the next attempt starts — with room for a timer that fires late.
+ */
+export function leaseMarginMs(leaseMs: number): number {
+  return Math.min(1_000, Math.floor(leaseMs / 10));
+}
+
+/**
  * The life of one running attempt: an AbortSignal for the handler that fires on timeout, cancel,
- * lease loss or shutdown, and a lease renewed every `leaseMs / 3` fenced by `attempt_id`.
+ * shutdown, or when its lease is about to end without having been renewed (see `LeaseKeeper`,
+ * which renews it). Times are on this process's monotonic clock (`performance.now()`).
  */
 export class AttemptControl {
   private readonly controller = new AbortController();
-  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly timeoutTimer: NodeJS.Timeout;
+  private leaseTimer: NodeJS.Timeout | null = null;
   private abortCause: AbortCause | null = null;
   /** Rejects with {@link AttemptAbortedError} when the attempt is aborted; never resolves otherwise. */
   readonly aborted: Promise<never>;
+  readonly startedAt: number;
+  /** When the lease was last known to be extended (its claim, or its last renewal). */
+  renewedAt: number;
 
   constructor(
     readonly executionId: string,
     readonly attemptId: string,
-    private readonly attempts: Pick<AttemptsRepository, 'renewLease'>,
-    leaseMs: number,
+    private readonly leaseMs: number,
     timeoutMs: number,
+    leaseValidUntil: number,
   ) {
     this.aborted = new Promise<never>((_, reject) => {
       this.controller.signal.addEventListener('abort', () => reject(new AttemptAbortedError(this.abortCause ?? 'cancelled')), { once: true });
     });
     this.aborted.catch(() => undefined);
-    this.timers.push(setTimeout(() => this.abort('timeout'), timeoutMs));
-    this.timers.push(setInterval(() => void this.renew(leaseMs), Math.max(100, Math.floor(leaseMs / 3))));
+    this.startedAt = performance.now();
+    this.renewedAt = leaseValidUntil - leaseMs;
+    this.timeoutTimer = setTimeout(() => this.abort('timeout'), timeoutMs);
+    this.leaseHeldUntil(leaseValidUntil);
   }
 
   get signal(): AbortSignal {
@@ -44,6 +58,13 @@ export class AttemptControl {
     return this.abortCause;
   }
 
+  /** The lease holds at least until `validUntil`: the attempt aborts a margin before, unless extended again. */
+  leaseHeldUntil(validUntil: number): void {
+    this.renewedAt = validUntil - this.leaseMs;
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
+    this.leaseTimer = setTimeout(() => this.abort('lease_lost'), Math.max(0, validUntil - leaseMarginMs(this.leaseMs) - performance.now()));
+  }
+
   abort(cause: AbortCause): void {
     if (this.abortCause) return;
     this.abortCause = cause;
@@ -52,15 +73,7 @@ export class AttemptControl {
 
   /** Stops the timers; the attempt is over. */
   finish(): void {
-    this.timers.forEach((t) => clearTimeout(t));
-  }
-
-  private async renew(leaseMs: number): Promise<void> {
-    try {
-      if (!(await this.attempts.renewLease(this.executionId, this.attemptId, leaseMs))) this.abort('lease_lost');
-    } catch {
-      // Postgres unreachable: keep running; the lease still covers us until it expires, and the
-      // final write is fenced anyway.
-    }
+    clearTimeout(this.timeoutTimer);
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
   }
 }

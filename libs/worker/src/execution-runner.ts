@@ -1,29 +1,32 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { AttemptsRepository, type Db, isConnectionError, OutboxRepository, Prisma, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
+import { AttemptsRepository, type Db, isConnectionError, OutboxRepository, Prisma, PrismaService, type Task, type TaskExecution } from '@punctual/db';
 import { type HandlerLog, HandlerRegistry, handlerTaskOf, hmacSigner, UnrecoverableError } from '@punctual/handlers';
 import { Metrics, tracing } from '@punctual/observability';
 import { ExecutionsQueue } from '@punctual/queue';
 import { ClockService } from '@punctual/clock';
-import { withPinnedDefinition } from '@punctual/planning';
 import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
 import { retryDelayMs } from './backoff.js';
 import { Batcher } from './batcher.js';
-import { holdBeforeSlotMs, skipReasonAtClaim } from './claim-checks.js';
+import { holdBeforeSlotMs } from './claim-checks.js';
+import { ExecutionClaimer } from './execution-claimer.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
-import { OverlapClaimer } from './overlap-claimer.js';
 
 const MAX_RESULT_BYTES = 64 * 1024;
 /** Tries at writing an outcome while Postgres is unreachable: about five seconds in all. */
 const RECORD_TRIES = 6;
 const RECORD_RETRY_MS = 250;
+/** How long a cancel heard for an execution not (yet) running here is remembered: its claim may be on its way. */
+const CANCEL_MEMORY_MS = 60_000;
 
 /**
- * `waiting`: not this execution's turn yet (an earlier slot of its task first); `late`: the leader's
- * misfire policy is to decide it. Either way the job comes back.
+ * How an attempt ended here. `waiting` (not its turn yet), `early` (before its `fire_at`) and
+ * `late` (the leader's misfire policy is to decide it): the job comes back, after `retryInMs` when
+ * that is known (see {@link RunOptions.onComeBack}).
  */
-export type RunOutcome = 'succeeded' | 'retrying' | 'dead' | 'skipped' | 'cancelled' | 'released' | 'lost' | 'stale' | 'waiting' | 'late';
+export type RunOutcome = 'succeeded' | 'retrying' | 'dead' | 'skipped' | 'cancelled' | 'released' | 'lost' | 'stale' | 'waiting' | 'early' | 'late';
 
 export interface RunOptions {
   workerId: string;
@@ -33,8 +36,11 @@ export interface RunOptions {
   releasedAt?: number;
   /** Reports progress to the queue (Bull Board shows it). */
   progress?: (value: number | object) => Promise<void>;
-  /** Told which task's turn a `waiting` execution waits for (null when unknown). */
-  onWait?: (taskId: string | null) => void;
+  /**
+   * Told, for a job that must come back, after how long (undefined: the caller's own backoff) and
+   * which task's turn it waits for (null when it does not wait for one).
+   */
+  onComeBack?: (retryInMs: number | undefined, taskId: string | null) => void;
 }
 
 /**
@@ -44,26 +50,14 @@ export interface RunOptions {
  * Every instant it judges by is Postgres' (the claim's `now()`, or {@link ClockService}).
  */
 @Injectable()
-export class ExecutionRunner {
+export class ExecutionRunner implements OnModuleDestroy {
   private readonly logger = new Logger(ExecutionRunner.name);
   private readonly active = new Map<string, AttemptControl>();
+  /** Cancels heard for executions not running here, by id, until when they are remembered. */
+  private readonly cancelled = new Map<string, number>();
+  private readonly leases: LeaseKeeper;
   private handingBack = false;
-  /** Concurrent jobs read their tasks and record plain successes together (see {@link Batcher}). */
-  private readonly taskReads = new Batcher<string, Task | null>(
-    async (ids) => {
-      const found = new Map((await this.tasks.findByIds([...new Set(ids)])).map((t) => [t.id, t]));
-      const handedOut = new Set<string>();
-      // Runs of one task read together each get their own copy: a handler may change its task or payload.
-      return ids.map((id) => {
-        const task = found.get(id);
-        if (!task) return null;
-        if (handedOut.has(id)) return structuredClone(task);
-        handedOut.add(id);
-        return task;
-      });
-    },
-    (id) => this.tasks.findById(id),
-  );
+  /** Concurrent jobs record plain successes together (see {@link Batcher}). */
   private readonly successes = new Batcher(
     (items: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]) => this.attempts.markSucceededMany(items),
     (item) => this.attempts.markSucceeded(item.id, item.attemptId, item.result),
@@ -74,15 +68,20 @@ export class ExecutionRunner {
     @Inject(CONFIG) private readonly config: Config,
     private readonly prisma: PrismaService,
     private readonly attempts: AttemptsRepository,
-    private readonly tasks: TasksRepository,
     private readonly outbox: OutboxRepository,
     private readonly handlers: HandlerRegistry,
     private readonly queue: ExecutionsQueue,
-    private readonly claimer: OverlapClaimer,
+    private readonly claimer: ExecutionClaimer,
     private readonly clock: ClockService,
     private readonly metrics: Metrics,
   ) {
     metrics.trackWorkerLoad(config.instanceId, config.workerConcurrency, () => this.running);
+    this.leases = new LeaseKeeper(attempts, config.leaseMs, (error) => this.logger.warn({ err: error }, 'could not renew or check leases; attempts abort before their lease ends'));
+    this.leases.start();
+  }
+
+  onModuleDestroy(): void {
+    this.leases.stop();
   }
 
   /** Called with the task id whenever an exclusive attempt ends here: the task's next slot may go. */
@@ -90,9 +89,17 @@ export class ExecutionRunner {
     this.turnListeners.push(listener);
   }
 
-  /** Aborts the attempt running `executionId` here, if any (cancel, replace). */
+  /**
+   * Aborts the attempt running `executionId` here (cancel, replace). A cancel may be heard while
+   * the execution's claim is still on its way: it is remembered for a while, and an attempt that
+   * starts meanwhile is aborted at once.
+   */
   abortExecution(executionId: string, cause: 'cancelled' | 'shutdown'): void {
-    this.active.get(executionId)?.abort(cause);
+    const control = this.active.get(executionId);
+    if (control) return control.abort(cause);
+    const now = performance.now();
+    for (const [id, until] of this.cancelled) if (until < now) this.cancelled.delete(id);
+    this.cancelled.set(executionId, now + CANCEL_MEMORY_MS);
   }
 
   /**
@@ -114,36 +121,40 @@ export class ExecutionRunner {
     while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
     if (this.handingBack) return 'released';
     const attemptId = randomUUID();
-    const claim = await tracing.withSpan('punctual.claim', {}, () => this.claimer.claim(executionId, attemptId, options.workerId, options.releasedAt));
-    if (claim.kind === 'wait') {
-      options.onWait?.(claim.taskId);
-      return 'waiting';
+    const claim = await tracing.withSpan('punctual.claim', {}, () =>
+      this.claimer.claim({ id: executionId, attemptId, workerId: options.workerId, releasedAt: options.releasedAt }),
+    );
+    switch (claim.kind) {
+      case 'wait':
+        options.onComeBack?.(claim.retryInMs, claim.taskId);
+        return 'waiting';
+      case 'early':
+        options.onComeBack?.(claim.retryInMs, null);
+        return 'early';
+      case 'late':
+        return 'late';
+      case 'lost':
+      case 'skipped':
+        return claim.kind;
     }
-    if (claim.kind === 'late') return 'late';
-    if (claim.kind !== 'claimed') return claim.kind === 'overlap' ? 'skipped' : 'lost';
-    const execution = claim.execution;
+    const { execution, task } = claim;
     tracing.annotate({ 'punctual.task': execution.taskName, 'punctual.attempt': execution.attempt });
     try {
-      return await this.runClaimed(execution, attemptId, options);
+      return await this.runClaimed(execution, task, attemptId, claim.leaseValidUntil, options);
     } finally {
       if (execution.exclusive && execution.taskId) for (const listener of this.turnListeners) listener(execution.taskId);
     }
   }
 
-  private async runClaimed(claimed: TaskExecution, attemptId: string, options: RunOptions): Promise<RunOutcome> {
-    if (claimed.attempt === 1 && claimed.startedAt) {
-      this.metrics.startLag.observe(Math.max(0, claimed.startedAt.getTime() - claimed.fireAt.getTime()) / 1000);
+  private async runClaimed(execution: TaskExecution, task: Task, attemptId: string, leaseValidUntil: number, options: RunOptions): Promise<RunOutcome> {
+    if (execution.attempt === 1 && execution.startedAt) {
+      this.metrics.startLag.observe(Math.max(0, execution.startedAt.getTime() - execution.fireAt.getTime()) / 1000);
     }
-    const { execution, task, reason } = await this.definitionAtClaim(claimed);
     const fields = { executionId: execution.id, task: execution.taskName, attempt: execution.attempt };
-    if (reason || !task) {
-      await this.attempts.markSkipped(execution.id, reason ?? 'task_deleted', attemptId);
-      this.metrics.skipped.inc({ reason: reason ?? 'task_deleted' });
-      this.logger.log({ ...fields, status: 'skipped', reason }, 'execution skipped');
-      return 'skipped';
-    }
-    const control = new AttemptControl(execution.id, attemptId, this.attempts, this.config.leaseMs, task.timeoutMs);
+    const control = new AttemptControl(execution.id, attemptId, this.config.leaseMs, task.timeoutMs, leaseValidUntil);
     this.active.set(execution.id, control);
+    this.leases.track(control);
+    if (this.cancelled.delete(execution.id)) control.abort('cancelled');
     this.logger.log({ ...fields, status: 'running' }, 'execution started');
     const stopTimer = this.metrics.handlerDuration.startTimer({ handler: task.handler });
     try {
@@ -172,6 +183,7 @@ export class ExecutionRunner {
     } finally {
       stopTimer();
       control.finish();
+      this.leases.untrack(control);
       this.active.delete(execution.id);
     }
   }
@@ -192,26 +204,6 @@ export class ExecutionRunner {
         await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS * attempt));
       }
     }
-  }
-
-  /**
-   * The task an attempt runs under and whether it may run. An execution whose task was edited while
-   * it was in progress runs under the definition pinned on it. A claim can also win the race with
-   * an edit by a moment: the edit then pinned it after the claim read the row, so a version that no
-   * longer matches is checked against the pin once more before the run is called stale.
-   */
-  private async definitionAtClaim(claimed: TaskExecution): Promise<{ execution: TaskExecution; task: Task | null; reason: ReturnType<typeof skipReasonAtClaim> }> {
-    const current = claimed.taskId ? await this.taskReads.run(claimed.taskId) : null;
-    let execution = claimed;
-    let reason = skipReasonAtClaim(execution, current, execution.startedAt ?? this.clock.date());
-    if (reason === 'task_changed') {
-      const pinned = await this.attempts.pinnedDefinition(execution.id);
-      if (pinned !== null) {
-        execution = { ...execution, pinnedDefinition: pinned };
-        reason = skipReasonAtClaim(execution, current, execution.startedAt ?? this.clock.date());
-      }
-    }
-    return { execution, task: current && withPinnedDefinition(current, execution.pinnedDefinition), reason };
   }
 
   private async recordSuccess(execution: TaskExecution, task: Task, attemptId: string, result: unknown, fields: object): Promise<RunOutcome> {

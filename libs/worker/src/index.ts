@@ -1,10 +1,11 @@
-export { AttemptAbortedError, AttemptControl, type AbortCause } from './attempt-control.js';
+export { AttemptAbortedError, AttemptControl, type AbortCause, leaseMarginMs } from './attempt-control.js';
 export { retryDelayMs } from './backoff.js';
 export { Batcher } from './batcher.js';
-export { holdBeforeSlotMs, skipReasonAtClaim } from './claim-checks.js';
+export { holdBeforeSlotMs } from './claim-checks.js';
+export { claimContextOf, type ClaimRequest, type ClaimResult, ExecutionClaimer } from './execution-claimer.js';
 export { ExecutionRunner, type RunOptions, type RunOutcome } from './execution-runner.js';
 export { OutboxNotifier } from './outbox-notifier.js';
-export { type ClaimResult, OverlapClaimer } from './overlap-claimer.js';
+export { LeaseKeeper } from './lease-keeper.js';
 export { type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 export { WorkerCoreModule } from './worker.module.js';
 export { WorkerService } from './worker.service.js';

@@ -5,13 +5,13 @@ import { HandlersModule } from '@punctual/handlers';
 import { QueueModule } from '@punctual/queue';
 import { ExecutionRunner } from './execution-runner.js';
 import { OutboxNotifier } from './outbox-notifier.js';
-import { OverlapClaimer } from './overlap-claimer.js';
+import { ExecutionClaimer } from './execution-claimer.js';
 import { WorkerService } from './worker.service.js';
 
 /** The worker role: the BullMQ processor and the execution runner. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
   imports: [QueueModule, HandlersModule, ClockModule.forRole('worker'), ClusterModule],
-  providers: [ExecutionRunner, OverlapClaimer, WorkerService, OutboxNotifier],
+  providers: [ExecutionRunner, ExecutionClaimer, WorkerService, OutboxNotifier],
   exports: [ExecutionRunner, OutboxNotifier, ClockModule],
 })
 export class WorkerCoreModule {}

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { HandlerRegistry } from '@punctual/handlers';
 import { ExecutionRunner } from './execution-runner.js';
 import { WorkerDirectory } from '@punctual/cluster';
-import { OverlapClaimer } from './overlap-claimer.js';
+import { ExecutionClaimer } from './execution-claimer.js';
 import { waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 
 /** A late slot is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
@@ -41,7 +41,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(CONFIG) private readonly config: Config,
     private readonly redis: RedisService,
     private readonly runner: ExecutionRunner,
-    private readonly claimer: OverlapClaimer,
+    private readonly claimer: ExecutionClaimer,
     private readonly directory: WorkerDirectory,
     private readonly handlers: HandlerRegistry,
   ) {}
@@ -65,14 +65,14 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Runs a job's execution. One whose turn has not come goes back to the queue as a delayed job (its
-   * place in the worker's concurrency is not held while it waits) and comes back when its task's
-   * turn frees up here, or after a short wait; a late one comes back after the leader's misfire
-   * pass has decided it.
+   * Runs a job's execution. One that must come back — its turn has not come, its `fire_at` has not,
+   * or it is late and the leader's misfire pass decides it — goes back to the queue as a delayed job
+   * (its place in the worker's concurrency is not held meanwhile). One waiting for its task's turn
+   * comes back when a run of the task ends here, or after a short wait.
    */
   private async process(job: Job<ExecutionJobData>, token?: string): Promise<string> {
     this.waiting.remove(job.id);
-    let waitingFor: string | null | undefined;
+    let comeBack: { retryInMs: number | undefined; taskId: string | null } = { retryInMs: undefined, taskId: null };
     // One span per attempt, continuing the trace of whatever queued the job (a fire chunk, a failed attempt).
     const outcome = await tracing.withSpan(
       'punctual.attempt',
@@ -83,14 +83,14 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
           fireAt: job.data.fireAt,
           releasedAt: job.data.releasedAt,
           progress: (value) => job.updateProgress(value),
-          onWait: (taskId) => (waitingFor = taskId),
+          onComeBack: (retryInMs, taskId) => (comeBack = { retryInMs, taskId }),
         }),
       { parent: job.data.trace },
     );
-    if (outcome !== 'waiting' && outcome !== 'late') return outcome;
-    const wait = outcome === 'late' ? LATE_RECHECK_MS : waitBeforeRetryMs(Date.now() - job.timestamp);
-    await job.moveToDelayed(Date.now() + wait, token);
-    if (outcome === 'waiting' && waitingFor) this.waiting.add(waitingFor, job);
+    if (outcome !== 'waiting' && outcome !== 'late' && outcome !== 'early') return outcome;
+    const wait = outcome === 'late' ? LATE_RECHECK_MS : (comeBack.retryInMs ?? waitBeforeRetryMs(Date.now() - job.timestamp));
+    await job.moveToDelayed(Date.now() + Math.max(1, Math.ceil(wait)), token);
+    if (outcome === 'waiting' && comeBack.taskId) this.waiting.add(comeBack.taskId, job);
     throw new DelayedError();
   }
 

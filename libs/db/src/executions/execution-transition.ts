@@ -78,6 +78,8 @@ export interface TransitionSpec {
   epoch?: bigint;
   /** Stored with the event. */
   detail?: Record<string, unknown> | null;
+  /** Rows another transaction holds are left alone instead of waited for (a worker's claim must not wait). */
+  skipLocked?: boolean;
 }
 
 /**
@@ -92,7 +94,7 @@ export async function transition(db: Db, spec: TransitionSpec): Promise<MovedExe
   const detail = spec.detail ? JSON.stringify(spec.detail) : null;
   const rows = await db.$queryRaw<(ExecutionRow & { from_status: ExecutionStatus })[]>`
     WITH ${fence}
-    prev AS (SELECT id, status FROM task_execution WHERE id = ANY(${spec.ids}::uuid[]) ${fenced} ORDER BY id FOR UPDATE),
+    prev AS (SELECT id, status FROM task_execution WHERE id = ANY(${spec.ids}::uuid[]) ${fenced} ORDER BY id FOR UPDATE ${spec.skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty}),
     moved AS (
       UPDATE task_execution e SET status = ${spec.to}::execution_status, ${spec.set}
       FROM prev

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type ExecutionTrigger, Prisma, type SkipReason, type TaskExecution } from '../generated/prisma/client.js';
 import { PrismaService, type Db } from '../prisma.service.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
-import { PENDING, transition } from './execution-transition.js';
+import { type MovedExecution, PENDING, transition } from './execution-transition.js';
 
 /** An execution row to insert: a planned slot, or an operator's trigger, backfill or resume. */
 export interface NewExecution {
@@ -87,6 +87,21 @@ export class ExecutionTransitionsRepository {
       ON CONFLICT (task_id, scheduled_for) DO NOTHING`;
   }
 
+  /**
+   * Locks every unfinished execution of a task (pending, running, between attempts) for the rest of
+   * the transaction: what an edit or a pause does next sees them as they are, and a worker's claim
+   * of one either committed before (the edit sees it running and pins it) or finds it locked and
+   * judges it again after the edit (see `ClaimsRepository`).
+   */
+  async lockUnfinished(taskId: string, db: Db): Promise<void> {
+    await db.$queryRaw`
+      SELECT id FROM task_execution WHERE id IN (
+        SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued')
+        UNION ALL SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status = 'running'
+        UNION ALL SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status = 'retrying'
+      ) ORDER BY id FOR UPDATE`;
+  }
+
   /** A task's executions that have not started (`scheduled` or `queued`), oldest slot first; rows locked. */
   unstartedOfTask(taskId: string, db: Db): Promise<UnstartedExecution[]> {
     return db.$queryRaw<UnstartedExecution[]>`
@@ -156,9 +171,10 @@ export class ExecutionTransitionsRepository {
 
   /**
    * Cancels one execution: a pending one, or a running one (its worker is told separately and its
-   * late writes are fenced out). Returns the row as it was cancelled, or null if it was not cancellable.
+   * late writes are fenced out). Returns the row as it was cancelled (with the state it left: a
+   * running one's worker must be told), or null if it was not cancellable.
    */
-  async cancel(id: string, reason: string, db: Db = this.prisma): Promise<TaskExecution | null> {
+  async cancel(id: string, reason: string, db: Db = this.prisma): Promise<MovedExecution | null> {
     const moved = await transition(db, {
       ids: [id],
       from: [...PENDING, 'running'],

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { type ClaimContext, type ClaimSlot, type ClaimTask, type ClaimVerdict, type Holder, judgeClaim } from './claim-judgement.js';
+
+/** Instants in seconds from an arbitrary origin: slot 10 is due at 10 s. */
+const T0 = Date.parse('2026-06-01T09:00:00.000Z');
+const s = (seconds: number) => new Date(T0 + seconds * 1000);
+
+const slot = (over: Partial<ClaimSlot> = {}): ClaimSlot => ({
+  status: 'queued', attempt: 0, trigger: 'schedule', scheduledFor: s(10), fireAt: s(10), exclusive: true, taskVersion: 1, pinned: false,
+  leaseUntil: null, nextAttemptAt: null, ...over,
+});
+const task = (over: Partial<ClaimTask> = {}): ClaimTask => ({ status: 'active', planVersion: 1, overlap: 'skip', maxDelayMs: 60_000, maxAttempts: 3, ...over });
+/** A run of the task that started at `started` s (released on time unless `released` says when). */
+const holder = (started: number, over: Partial<Holder> = {}): Holder => ({
+  id: `h${started}`, fireAt: s(started), firstStartedAt: s(started), releasedAt: s(started), running: true, ...over,
+});
+const judge = (over: Partial<ClaimContext>, nowSeconds: number): ClaimVerdict =>
+  judgeClaim({ slot: slot(), task: task(), holders: [], earlierDue: false, otherBuffered: false, ...over }, s(nowSeconds));
+
+describe('judgeClaim: which executions can start at all', () => {
+  it.each([
+    ['scheduled', 'run'], ['queued', 'run'], ['retrying', 'run'],
+    ['succeeded', 'lost'], ['dead', 'lost'], ['skipped', 'lost'], ['missed', 'lost'], ['cancelled', 'lost'],
+  ] as const)('%s → %s', (status, kind) => {
+    const attempt = status === 'retrying' ? 1 : 0;
+    expect(judge({ slot: slot({ status, attempt }) }, 10).kind).toBe(kind);
+  });
+
+  it('a running attempt whose lease holds is its worker\'s; one whose lease expired is taken over while attempts remain', () => {
+    expect(judge({ slot: slot({ status: 'running', attempt: 1, leaseUntil: s(11) }) }, 10.5)).toEqual({ kind: 'lost' });
+    expect(judge({ slot: slot({ status: 'running', attempt: 1, leaseUntil: s(11) }) }, 11.5)).toEqual({ kind: 'run' });
+    expect(judge({ slot: slot({ status: 'running', attempt: 3, leaseUntil: s(11) }) }, 11.5)).toEqual({ kind: 'lost' });
+  });
+
+  it('a first attempt of a deleted task is skipped; a later one is the delete\'s to cancel', () => {
+    expect(judge({ task: null }, 10)).toEqual({ kind: 'skip', reason: 'task_deleted' });
+    expect(judge({ task: null, slot: slot({ status: 'retrying', attempt: 1 }) }, 10)).toEqual({ kind: 'lost' });
+  });
+});
+
+describe('judgeClaim: never early', () => {
+  it('waits for fire_at (a jitter edit may have moved it past the pushed job\'s instant)', () => {
+    expect(judge({ slot: slot({ fireAt: s(10.4) }) }, 10.1)).toEqual({ kind: 'early', retryInMs: 300 });
+    expect(judge({ slot: slot({ fireAt: s(10.4) }) }, 10.4)).toEqual({ kind: 'run' });
+  });
+
+  it('a retry waits for its next_attempt_at', () => {
+    expect(judge({ slot: slot({ status: 'retrying', attempt: 1, nextAttemptAt: s(12) }) }, 11.5)).toEqual({ kind: 'early', retryInMs: 500 });
+    expect(judge({ slot: slot({ status: 'retrying', attempt: 1, nextAttemptAt: s(12) }) }, 12)).toEqual({ kind: 'run' });
+  });
+});
+
+describe('judgeClaim: checks of a first attempt', () => {
+  it('a paused task skips it, but not a manual run nor a retry', () => {
+    expect(judge({ task: task({ status: 'paused' }) }, 10)).toEqual({ kind: 'skip', reason: 'paused' });
+    expect(judge({ task: task({ status: 'paused' }), slot: slot({ trigger: 'manual' }) }, 10)).toEqual({ kind: 'run' });
+    expect(judge({ task: task({ status: 'paused' }), slot: slot({ status: 'retrying', attempt: 1 }) }, 10)).toEqual({ kind: 'run' });
+  });
+
+  it('a row left on an old plan is skipped as task_changed, unless an edit pinned it', () => {
+    expect(judge({ task: task({ planVersion: 2 }) }, 10)).toEqual({ kind: 'skip', reason: 'task_changed' });
+    expect(judge({ task: task({ planVersion: 2 }), slot: slot({ pinned: true }) }, 10)).toEqual({ kind: 'run' });
+  });
+
+  it('late past fire_at + maxDelay (the misfire policy decides); catch-up, manual, backfill runs and retries never are', () => {
+    expect(judge({}, 70)).toEqual({ kind: 'run' });
+    expect(judge({}, 70.001)).toEqual({ kind: 'late' });
+    for (const trigger of ['catchup', 'manual', 'backfill'] as const) expect(judge({ slot: slot({ trigger }) }, 5000)).toEqual({ kind: 'run' });
+    expect(judge({ slot: slot({ status: 'retrying', attempt: 1 }) }, 5000)).toEqual({ kind: 'run' });
+  });
+});
+
+describe('judgeClaim: a slot being retried still holds its task', () => {
+  const retrying = (started: number) => holder(started, { running: false });
+
+  it('a newcomer finds the previous slot retrying since before its time: the overlap policy judges the newcomer', () => {
+    expect(judge({ holders: [retrying(5)] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
+    expect(judge({ holders: [retrying(5)], task: task({ overlap: 'buffer_one' }) }, 10)).toEqual({ kind: 'buffer' });
+    expect(judge({ holders: [retrying(5)], task: task({ overlap: 'replace' }) }, 10)).toEqual({ kind: 'replace', holderIds: ['h5'] });
+  });
+
+  it('the retry itself is never judged by the overlap policy, whatever started since (after a failure, a lease expiry, a crash)', () => {
+    const retry = slot({ status: 'retrying', attempt: 1, scheduledFor: s(5), fireAt: s(5) });
+    const takeover = slot({ status: 'running', attempt: 1, scheduledFor: s(5), fireAt: s(5), leaseUntil: s(9) });
+    for (const overlap of ['skip', 'buffer_one', 'replace'] as const) {
+      expect(judge({ slot: retry, task: task({ overlap }), earlierDue: true }, 12)).toEqual({ kind: 'run' });
+      expect(judge({ slot: takeover, task: task({ overlap }) }, 12)).toEqual({ kind: 'run' });
+      // Something else of the task is running (an edit turned `allow` into an exclusive policy): the retry waits for it, never skipped.
+      expect(judge({ slot: retry, task: task({ overlap }), holders: [holder(10)] }, 12)).toEqual({ kind: 'wait' });
+      expect(judge({ slot: retry, task: task({ overlap }), holders: [retrying(3)] }, 12)).toEqual({ kind: 'run' });
+    }
+  });
+});
+
+describe('judgeClaim: overlap policy only against a run in progress at the slot\'s own time', () => {
+  it.each([
+    ['skip', { kind: 'skip', reason: 'overlap' }],
+    ['buffer_one', { kind: 'buffer' }],
+    ['replace', { kind: 'replace', holderIds: ['h9'] }],
+  ] as const)('%s: a run that started before the slot and still runs', (overlap, verdict) => {
+    expect(judge({ task: task({ overlap }), holders: [holder(9)] }, 10.01)).toEqual(verdict);
+  });
+
+  it('buffer_one: the buffered slot waits for the run; another newcomer is skipped while one is buffered', () => {
+    const buffered = slot({ nextAttemptAt: s(10) });
+    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [holder(9)], slot: buffered }, 11)).toEqual({ kind: 'wait' });
+    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [holder(9)], otherBuffered: true }, 11)).toEqual({ kind: 'skip', reason: 'overlap' });
+    // The run ended: the buffered slot starts.
+    expect(judge({ task: task({ overlap: 'buffer_one' }), slot: buffered }, 11)).toEqual({ kind: 'run' });
+  });
+
+  it('a run released late (a failover adopted it) is judged as if it had been released on time: the slot asks again until it has waited as long', () => {
+    const adopted = holder(9, { fireAt: s(6), releasedAt: s(9) });
+    expect(judge({ holders: [adopted] }, 10.5)).toEqual({ kind: 'wait', retryInMs: 2_500 });
+    expect(judge({ holders: [adopted] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
+    // Released on time, it only started late (it waited its turn): no allowance.
+    expect(judge({ holders: [holder(9, { fireAt: s(6), releasedAt: s(6) })] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
+  });
+
+  it('a run that started after the slot\'s time is one the slot waits behind (a backlog): it waits its turn, and is never skipped for it', () => {
+    for (const overlap of ['skip', 'buffer_one', 'replace'] as const) {
+      expect(judge({ task: task({ overlap }), holders: [holder(11)] }, 12)).toEqual({ kind: 'wait' });
+      expect(judge({ task: task({ overlap, maxDelayMs: 3_600_000 }), holders: [holder(11)] }, 600)).toEqual({ kind: 'wait' });
+    }
+  });
+
+  it('an earlier slot due and not started goes first (backlogs run in slot order); then the slot runs', () => {
+    expect(judge({ earlierDue: true }, 10)).toEqual({ kind: 'wait' });
+    expect(judge({}, 10)).toEqual({ kind: 'run' });
+  });
+
+  it('a task with overlap allow is never judged', () => {
+    expect(judge({ slot: slot({ exclusive: false }), task: task({ overlap: 'allow' }), holders: [holder(9)], earlierDue: true }, 10)).toEqual({ kind: 'run' });
+  });
+});

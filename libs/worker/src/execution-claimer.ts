@@ -1,0 +1,200 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
+import {
+  type ClaimRead,
+  ClaimsRepository,
+  type ClaimWrite,
+  type ClaimWriteOutcome,
+  ExecutionTransitionsRepository,
+  isConnectionError,
+  type SkipReason,
+  type Task,
+  type TaskExecution,
+} from '@punctual/db';
+import { Metrics } from '@punctual/observability';
+import { type ClaimContext, type ClaimVerdict, judgeClaim, withPinnedDefinition } from '@punctual/planning';
+import { EXECUTION_CANCEL_CHANNEL } from '@punctual/queue';
+import { RedisService } from '@punctual/redis';
+import { Batcher } from './batcher.js';
+
+/** How often a buffered execution (`overlap=buffer_one`) asks again whether the run it waits for ended. */
+const BUFFER_POLL_MS = 100;
+/** Reads and writes of one claim before a job that keeps losing races is told to come back later. */
+const MAX_ROUNDS = 8;
+/** How long a claim whose answer was lost with its connection keeps asking Postgres whether it committed. */
+const CONFIRM_FOR_MS = 5_000;
+/** A confirmed claim with less of its lease left than this is given back rather than run. */
+const MIN_LEASE_LEFT_FRACTION = 0.5;
+
+export interface ClaimRequest {
+  id: string;
+  /** The fencing token of the attempt, made by the worker. */
+  attemptId: string;
+  workerId: string;
+  /** When the leader released the job (epoch ms, the cluster's clock), as the job says. */
+  releasedAt?: number;
+}
+
+/**
+ * - `claimed`: the attempt is this worker's: the execution as claimed, the definition it runs
+ *   under (the task at the version judged, with an edit's pin over it) and until when its lease
+ *   holds at least, on this process's monotonic clock (`performance.now()`).
+ * - `skipped`: the slot ended `skipped` without starting.
+ * - `wait`, `early`, `late`: the job comes back (after `retryInMs` when known; a `wait` may be
+ *   woken earlier when a run of `taskId` ends on this worker).
+ * - `lost`: nothing to do.
+ */
+export type ClaimResult =
+  | { kind: 'claimed'; execution: TaskExecution; task: Task; leaseValidUntil: number }
+  | { kind: 'skipped'; reason: SkipReason }
+  | { kind: 'wait'; taskId: string | null; retryInMs?: number }
+  | { kind: 'early'; retryInMs: number }
+  | { kind: 'late' }
+  | { kind: 'lost' };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What the judgement reads of a claim's snapshot. */
+export function claimContextOf(read: ClaimRead): ClaimContext {
+  const { execution: e, task } = read;
+  return {
+    slot: {
+      status: e.status, attempt: e.attempt, trigger: e.trigger, scheduledFor: e.scheduledFor, fireAt: e.fireAt, exclusive: e.exclusive,
+      taskVersion: e.taskVersion, pinned: e.pinnedDefinition !== null, leaseUntil: e.leaseUntil, nextAttemptAt: e.nextAttemptAt,
+    },
+    task,
+    holders: read.holders,
+    earlierDue: read.earlierDue,
+    otherBuffered: read.otherBuffered,
+  };
+}
+
+/**
+ * Claims attempts: reads what the judgement needs (one statement for the claims of concurrent
+ * jobs), judges with `judgeClaim`, and does what the verdict says — the fenced write of the claim
+ * (one statement for many too), a skip, a buffer mark, the cancel of a run a newcomer replaces —
+ * reading again whenever a write finds the world changed since the read.
+ */
+@Injectable()
+export class ExecutionClaimer {
+  private readonly logger = new Logger(ExecutionClaimer.name);
+  private stopping = false;
+  private readonly reads: Batcher<string, ClaimRead | null>;
+  private readonly writes: Batcher<ClaimWrite, ClaimWriteOutcome>;
+
+  constructor(
+    @Inject(CONFIG) private readonly config: Config,
+    private readonly claims: ClaimsRepository,
+    private readonly executions: ExecutionTransitionsRepository,
+    private readonly redis: RedisService,
+    private readonly metrics: Metrics,
+  ) {
+    this.reads = new Batcher(async (ids) => {
+      const found = await this.claims.read([...new Set(ids)]);
+      return ids.map((id) => found.get(id) ?? null);
+    });
+    this.writes = new Batcher(
+      (writes) => this.claims.claimMany(writes, this.config.leaseMs),
+      (write) => this.claims.claimOne(write, this.config.leaseMs),
+    );
+  }
+
+  /** Buffered executions stop waiting (shutdown): they stay pending for another worker. */
+  stop(): void {
+    this.stopping = true;
+  }
+
+  async claim(request: ClaimRequest): Promise<ClaimResult> {
+    for (let round = 1; round <= MAX_ROUNDS; round += 1) {
+      const read = await this.reads.run(request.id);
+      if (!read) return { kind: 'lost' };
+      const verdict = judgeClaim(claimContextOf(read), read.now);
+      const result = await this.follow(verdict, read, request);
+      if (result !== 'again') return result;
+      if (round > 1) await sleep(5 * round);
+    }
+    return { kind: 'wait', taskId: null, retryInMs: 50 };
+  }
+
+  /** Does what a verdict says; `again` when the claim must read and judge once more. */
+  private async follow(verdict: ClaimVerdict, read: ClaimRead, request: ClaimRequest): Promise<ClaimResult | 'again'> {
+    const { execution, task } = read;
+    switch (verdict.kind) {
+      case 'run':
+        return this.write(request, read);
+      case 'skip': {
+        const seen = { status: execution.status, attempt: execution.attempt, taskVersion: execution.taskVersion, task: task && { planVersion: task.planVersion, status: task.status } };
+        if (!(await this.claims.skipUnstarted(execution.id, verdict.reason, seen))) return 'again';
+        this.metrics.skipped.inc({ reason: verdict.reason });
+        this.logger.log({ executionId: execution.id, task: execution.taskName, status: 'skipped', reason: verdict.reason }, 'execution skipped');
+        return { kind: 'skipped', reason: verdict.reason };
+      }
+      case 'replace':
+        for (const holderId of verdict.holderIds) {
+          const cancelled = await this.executions.cancel(holderId, `replaced by ${execution.id}`);
+          if (cancelled?.fromStatus === 'running') await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), holderId);
+          if (cancelled) this.logger.log({ executionId: holderId, replacedBy: execution.id }, 'execution cancelled: replaced');
+        }
+        return 'again';
+      case 'buffer':
+        if (this.stopping) return { kind: 'lost' };
+        return (await this.claims.holdAsBuffered(execution.id, execution.taskId!)) ? { kind: 'wait', taskId: execution.taskId, retryInMs: BUFFER_POLL_MS } : 'again';
+      case 'wait': {
+        // The buffered slot asks again soon: the run it waits for may end on another worker.
+        const buffered = execution.nextAttemptAt !== null && execution.status !== 'retrying';
+        return { kind: 'wait', taskId: execution.taskId, retryInMs: verdict.retryInMs ?? (buffered ? BUFFER_POLL_MS : undefined) };
+      }
+      case 'early':
+      case 'late':
+      case 'lost':
+        return verdict;
+    }
+  }
+
+  private async write(request: ClaimRequest, read: ClaimRead): Promise<ClaimResult | 'again'> {
+    const { execution, task } = read;
+    const write: ClaimWrite = {
+      ...request,
+      seen: { status: execution.status, attempt: execution.attempt, fireAt: execution.fireAt, planVersion: task!.planVersion },
+    };
+    // The lease is counted from before the statement left: Postgres' lease ends no earlier.
+    const sentAt = performance.now();
+    let outcome: ClaimWriteOutcome;
+    try {
+      outcome = await this.writes.run(write);
+    } catch (error) {
+      if (!isConnectionError(error)) throw error;
+      return this.confirm(request, error);
+    }
+    if (outcome.kind !== 'claimed') return 'again';
+    return { kind: 'claimed', execution: outcome.execution, task: withPinnedDefinition(task!, outcome.execution.pinnedDefinition), leaseValidUntil: sentAt + this.config.leaseMs };
+  }
+
+  /**
+   * The claim's answer was lost with its connection: it may have committed. Asks until Postgres
+   * answers: a claim that did commit runs if enough of its lease is left, and is given back without
+   * spending the attempt otherwise (its handler never started); one that did not is judged again.
+   */
+  private async confirm(request: ClaimRequest, cause: unknown): Promise<ClaimResult | 'again'> {
+    this.logger.warn({ executionId: request.id, err: cause }, 'the claim lost its connection; asking whether it committed');
+    const deadline = performance.now() + CONFIRM_FOR_MS;
+    for (let wait = 100; ; wait = Math.min(1_000, wait * 2)) {
+      await sleep(wait);
+      let read: ClaimRead | null;
+      try {
+        read = (await this.claims.read([request.id])).get(request.id) ?? null;
+      } catch (error) {
+        if (!isConnectionError(error) || performance.now() > deadline) throw error;
+        continue;
+      }
+      const e = read?.execution;
+      if (!read || !e || e.status !== 'running' || e.attemptId !== request.attemptId) return 'again';
+      const leftMs = (e.leaseUntil?.getTime() ?? 0) - read.now.getTime();
+      if (read.task && leftMs >= this.config.leaseMs * MIN_LEASE_LEFT_FRACTION) {
+        return { kind: 'claimed', execution: e, task: withPinnedDefinition(read.task, e.pinnedDefinition), leaseValidUntil: performance.now() + leftMs };
+      }
+      await this.claims.giveBack(e.id, request.attemptId, 'the claim was confirmed too late to run within its lease');
+      return 'again';
+    }
+  }
+}
