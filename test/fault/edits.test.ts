@@ -91,6 +91,32 @@ describe('fault: edits, pauses and planner errors around a slot', () => {
     ]);
   });
 
+  it('jitter changed back and forth around planned slots: nothing starts before its fire_at, and every slot runs once', async () => {
+    await create('jittery', { payload: { url: cluster.invocations.url() }, schedule: { cron: '* * * * * *', jitter: '0s' } });
+    const from = nextSlot(1, 1_000);
+    // Each edit moves the fire_at of rows already planned (and maybe already pushed, for the old instant).
+    for (const jitter of ['900ms', '0s', '700ms', '50ms', '900ms', '0s']) {
+      await sleepUntil(nextSlot(1, 200) - 100);
+      expect((await cluster.call('PATCH', '/v1/tasks/jittery', { schedule: { cron: '* * * * * *', jitter } })).status).toBe(200);
+    }
+    const to = nextSlot(1, 0) - 2_000;
+    await cluster.settle(to, 15_000);
+    const { rows } = await cluster.db.query(
+      `SELECT id, scheduled_for, fire_at, started_at, status FROM task_execution WHERE task_name = 'jittery' AND scheduled_for BETWEEN $1 AND $2`,
+      [new Date(from), new Date(to)],
+    );
+    expect(rows.length).toBe((to - from) / 1000 + 1);
+    const early = rows.filter((r) => r.started_at && r.started_at.getTime() < r.fire_at.getTime());
+    expect(early.map((r) => `${r.scheduled_for.toISOString()}: started ${r.fire_at.getTime() - r.started_at.getTime()} ms before its fire_at`)).toEqual([]);
+    // The webhook saw each call no earlier than its slot's fire_at either (same clock), and one call per slot.
+    const fireAt = new Map(rows.map((r) => [r.id as string, r.fire_at.getTime() as number]));
+    const calls = cluster.invocations.calls.filter((c) => fireAt.has(c.executionId));
+    expect(calls.filter((c) => c.at < fireAt.get(c.executionId)!)).toEqual([]);
+    expect(new Set(calls.map((c) => c.executionId)).size).toBe(calls.length);
+    expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'succeeded'));
+    await cluster.call('POST', '/v1/tasks/jittery/pause');
+  });
+
   it('a task whose slots cannot be computed stays active with its cursor and shows why; the others run', async () => {
     await create('healthy', { payload: { url: cluster.invocations.url() }, schedule: { cron: '* * * * * *' } });
     // Written past the API's validation, as a schedule the time library no longer accepts would be.

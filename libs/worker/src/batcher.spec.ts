@@ -81,4 +81,23 @@ describe('Batcher', () => {
     expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, '13 is refused', 20]);
     expect(alone).toEqual(['start 1', 'end 1', 'start 13', 'end 13', 'start 2', 'end 2']);
   });
+
+  it('does not retry alone a batch whose error says it may have gone through (a lost connection): every call gets the error', async () => {
+    const alone: number[] = [];
+    const batcher = new Batcher(
+      async () => {
+        throw Object.assign(new Error('Connection terminated unexpectedly'), { lost: true });
+      },
+      async (n: number) => {
+        alone.push(n);
+        return n;
+      },
+      100,
+      1,
+      (error) => !(error as { lost?: boolean }).lost,
+    );
+    const results = await Promise.allSettled([1, 2].map((n) => batcher.run(n)));
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(alone).toEqual([]);
+  });
 });

@@ -14,7 +14,9 @@ interface Pending<I, O> {
  * `runBatch` returns one output per input, in order. If it throws, each call of that batch is
  * retried on its own with `runOne`, one after another in arrival order (one bad input must not
  * fail its neighbours, and of two calls that conflict the earlier wins, as without batching), and
- * gets its own answer or error; without `runOne`, every call of the batch rejects with the error.
+ * gets its own answer or error; without `runOne`, or when `runAlone` says the error is not one to
+ * retry alone (a lost connection: the batch may have committed), every call of the batch rejects
+ * with the error.
  */
 export class Batcher<I, O> {
   private readonly pending: Pending<I, O>[] = [];
@@ -26,6 +28,7 @@ export class Batcher<I, O> {
     private readonly runOne: ((input: I) => Promise<O>) | null = null,
     private readonly maxBatch = 100,
     private readonly maxInFlight = 1,
+    private readonly runAlone: (error: unknown) => boolean = () => true,
   ) {}
 
   run(input: I): Promise<O> {
@@ -47,7 +50,7 @@ export class Batcher<I, O> {
       this.runBatch(batch.map((p) => p.input))
         .then(
           (outputs) => batch.forEach((p, i) => p.resolve(outputs[i]!)),
-          (error: unknown) => (this.runOne ? this.runEachAlone(batch, this.runOne) : batch.forEach((p) => p.reject(error))),
+          (error: unknown) => (this.runOne && this.runAlone(error) ? this.runEachAlone(batch, this.runOne) : batch.forEach((p) => p.reject(error))),
         )
         .finally(() => {
           this.inFlight -= 1;

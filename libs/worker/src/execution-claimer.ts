@@ -25,6 +25,21 @@ const MAX_ROUNDS = 8;
 const CONFIRM_FOR_MS = 5_000;
 /** A confirmed claim with less of its lease left than this is given back rather than run. */
 const MIN_LEASE_LEFT_FRACTION = 0.5;
+/** How long a job waits before it is tried again when Postgres did not answer its claim. */
+const UNREACHABLE_RETRY_MS = 1_000;
+
+/**
+ * Postgres did not answer a claim's statement in time (a network partition leaves it hanging with
+ * no error): the job is handed back to the queue instead of being held — another worker may reach
+ * Postgres. Its code makes it a connection error (see `isConnectionError`).
+ */
+export class ClaimTimeoutError extends Error {
+  override readonly name = 'ClaimTimeoutError';
+  readonly code = 'ETIMEDOUT';
+  constructor(ms: number) {
+    super(`Postgres did not answer the claim within ${ms} ms`);
+  }
+}
 
 export interface ClaimRequest {
   id: string;
@@ -54,6 +69,13 @@ export type ClaimResult =
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** `promise`, or a {@link ClaimTimeoutError} after `ms` (the statement itself is left to finish or fail). */
+function answeredWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new ClaimTimeoutError(ms)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
 /** What the judgement reads of a claim's snapshot. */
 export function claimContextOf(read: ClaimRead): ClaimContext {
   const { execution: e, task } = read;
@@ -81,6 +103,8 @@ export class ExecutionClaimer {
   private stopping = false;
   private readonly reads: Batcher<string, ClaimRead | null>;
   private readonly writes: Batcher<ClaimWrite, ClaimWriteOutcome>;
+  /** How long a claim's statement may go unanswered: well within the lease a committed claim would hold. */
+  private readonly answerWithinMs: number;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -96,7 +120,12 @@ export class ExecutionClaimer {
     this.writes = new Batcher(
       (writes) => this.claims.claimMany(writes, this.config.leaseMs),
       (write) => this.claims.claimOne(write, this.config.leaseMs),
+      100,
+      1,
+      // A batch that lost its connection may have committed: each claim asks whether it did (see confirm).
+      (error) => !isConnectionError(error),
     );
+    this.answerWithinMs = Math.max(1_000, Math.min(5_000, Math.floor(config.leaseMs / 3)));
   }
 
   /** Buffered executions stop waiting (shutdown): they stay pending for another worker. */
@@ -106,7 +135,14 @@ export class ExecutionClaimer {
 
   async claim(request: ClaimRequest): Promise<ClaimResult> {
     for (let round = 1; round <= MAX_ROUNDS; round += 1) {
-      const read = await this.reads.run(request.id);
+      let read: ClaimRead | null;
+      try {
+        read = await answeredWithin(this.reads.run(request.id), this.answerWithinMs);
+      } catch (error) {
+        if (!isConnectionError(error)) throw error;
+        this.logger.warn({ executionId: request.id, err: error }, 'could not read the claim; the job comes back');
+        return { kind: 'wait', taskId: null, retryInMs: UNREACHABLE_RETRY_MS };
+      }
       if (!read) return { kind: 'lost' };
       const verdict = judgeClaim(claimContextOf(read), read.now);
       const result = await this.follow(verdict, read, request);
@@ -161,7 +197,7 @@ export class ExecutionClaimer {
     const sentAt = performance.now();
     let outcome: ClaimWriteOutcome;
     try {
-      outcome = await this.writes.run(write);
+      outcome = await answeredWithin(this.writes.run(write), this.answerWithinMs);
     } catch (error) {
       if (!isConnectionError(error)) throw error;
       return this.confirm(request, error);
@@ -182,9 +218,11 @@ export class ExecutionClaimer {
       await sleep(wait);
       let read: ClaimRead | null;
       try {
-        read = (await this.claims.read([request.id])).get(request.id) ?? null;
+        read = (await answeredWithin(this.claims.read([request.id]), this.answerWithinMs)).get(request.id) ?? null;
       } catch (error) {
-        if (!isConnectionError(error) || performance.now() > deadline) throw error;
+        if (!isConnectionError(error)) throw error;
+        // Still unreachable: if the claim did commit, its lease runs out and the reaper hands the slot on.
+        if (performance.now() > deadline) return { kind: 'wait', taskId: null, retryInMs: UNREACHABLE_RETRY_MS };
         continue;
       }
       const e = read?.execution;

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { AttemptControl, leaseMarginMs } from './attempt-control.js';
+import { LeaseKeeper } from './lease-keeper.js';
+
+type Key = { id: string; attemptId: string };
+
+/** A repository that answers as told: which attempts still own their execution, and what the others became. */
+function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail?: boolean } = {}) {
+  const calls = { renew: [] as Key[][], check: [] as Key[][] };
+  return {
+    calls,
+    renewLeases: async (keys: Key[]) => {
+      calls.renew.push(keys);
+      if (answer.fail) throw new Error('connection terminated');
+      return new Set(keys.filter((k) => answer.owned?.(k) ?? true).map((k) => k.attemptId));
+    },
+    notOwned: async (keys: Key[]) => {
+      calls.check.push(keys);
+      if (answer.fail) throw new Error('connection terminated');
+      return new Map(keys.filter((k) => !(answer.owned?.(k) ?? true)).map((k) => [k.attemptId, (answer.status ?? 'running') as never]));
+    },
+  };
+}
+
+const control = (id: string, leaseMs: number, validFor = leaseMs) => new AttemptControl(id, `${id}-attempt`, leaseMs, 60_000, performance.now() + validFor);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('LeaseKeeper', () => {
+  it('renews the leases due (a third of the lease old) in one statement and extends them', async () => {
+    const repo = repository();
+    const keeper = new LeaseKeeper(repo, 30_000, () => undefined);
+    const fresh = control('fresh', 30_000);
+    const due = control('due', 30_000, 15_000);
+    keeper.track(fresh);
+    keeper.track(due);
+    const before = due.renewedAt;
+    await keeper.tick();
+    expect(repo.calls.renew).toEqual([[{ id: 'due', attemptId: 'due-attempt' }]]);
+    expect(due.renewedAt).toBeGreaterThan(before);
+    expect([fresh.cause, due.cause]).toEqual([null, null]);
+    fresh.finish();
+    due.finish();
+  });
+
+  it('aborts an attempt that no longer owns its execution: cancelled elsewhere, or taken over', async () => {
+    const repo = repository({ owned: (k) => k.id === 'mine', status: 'cancelled' });
+    const keeper = new LeaseKeeper(repo, 600, () => undefined);
+    const [mine, gone] = [control('mine', 600), control('gone', 600)];
+    keeper.track(mine);
+    keeper.track(gone);
+    // Checked once it has run for a tick: a run that short is not worth a read.
+    await sleep(keeper.tickMs + 10);
+    await keeper.tick();
+    expect([mine.cause, gone.cause]).toEqual([null, 'cancelled']);
+    const taken = repository({ owned: () => false, status: 'running' });
+    const other = control('other', 600, 150);
+    const keeper2 = new LeaseKeeper(taken, 600, () => undefined);
+    keeper2.track(other);
+    await keeper2.tick();
+    expect(other.cause).toBe('lease_lost');
+    [mine, gone, other].forEach((c) => c.finish());
+  });
+
+  it('an attempt whose lease cannot be renewed aborts a margin before it ends, whatever the renewal does', async () => {
+    const errors: unknown[] = [];
+    const keeper = new LeaseKeeper(repository({ fail: true }), 3_000, (error) => errors.push(error));
+    const attempt = control('cut-off', 3_000);
+    keeper.track(attempt);
+    const start = performance.now();
+    while (attempt.cause === null && performance.now() - start < 5_000) {
+      await keeper.tick();
+      await sleep(50);
+    }
+    const abortedAfter = performance.now() - start;
+    expect(attempt.cause).toBe('lease_lost');
+    // Not before the margin, and before the lease's end (when a reaper could hand the slot on).
+    expect(abortedAfter).toBeGreaterThanOrEqual(3_000 - leaseMarginMs(3_000) - 60);
+    expect(abortedAfter).toBeLessThan(3_000);
+    expect(errors.length).toBeGreaterThan(0);
+    attempt.finish();
+  });
+});
