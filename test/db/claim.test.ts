@@ -103,6 +103,23 @@ describe('claiming an execution', () => {
     expect(await row(id)).toMatchObject({ status: 'succeeded', attempt: 2, workerId: 'w2', result: { from: 'current' } });
   });
 
+  it('a claim given back (its handler never started) spends no attempt: a first one returns to queued, a later one to retrying', async () => {
+    const first = await execution('queued', { queuedAt: new Date() });
+    const attemptId = randomUUID();
+    expect((await claim(first, 'w1', attemptId)).kind).toBe('claimed');
+    expect(await db.claims.giveBack(first, randomUUID(), 'not mine')).toBe(false);
+    expect(await db.claims.giveBack(first, attemptId, 'confirmed too late')).toBe(true);
+    expect(await row(first)).toMatchObject({ status: 'queued', attempt: 0, startedAt: null, leaseUntil: null });
+    expect((await claim(first)).kind === 'claimed' && (await row(first)).attempt).toBe(1);
+    const later = await execution('retrying', { attempt: 1, startedAt: new Date(Date.now() - 5_000) });
+    const second = randomUUID();
+    expect((await claim(later, 'w1', second)).kind).toBe('claimed');
+    expect(await db.claims.giveBack(later, second, 'confirmed too late')).toBe(true);
+    expect(await row(later)).toMatchObject({ status: 'retrying', attempt: 1 });
+    const history = (await db.queries.findById(later))!.events.map((e) => [e.fromStatus, e.toStatus, (e.detail as { reason?: string } | null)?.reason ?? null]);
+    expect(history.at(-1)).toEqual(['running', 'retrying', 'given back']);
+  });
+
   it('never early: a slot whose fire_at has not come by Postgres\' clock is not claimed, and is told when to come back', async () => {
     const id = await execution('queued', { at: Date.now() - 1_000, fireAt: Date.now() + 800 });
     const result = await claim(id);
