@@ -5,12 +5,12 @@ import { EVENT_CTE_TEXT, PENDING, transition } from './execution-transition.js';
 
 const MARK_SUCCEEDED_MANY = `
   WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::jsonb[]) AS r(id, attempt_id, result)),
-  prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) ORDER BY e.id FOR UPDATE),
+  prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id = ANY($1::uuid[]) ORDER BY e.id FOR UPDATE),
   moved AS (
     UPDATE task_execution e
     SET status = 'succeeded', finished_at = now(), lease_until = NULL, error = NULL, result = req.result
     FROM prev JOIN req USING (id)
-    WHERE e.id = prev.id AND prev.status = 'running' AND e.attempt_id = req.attempt_id
+    WHERE e.id = ANY($1::uuid[]) AND e.id = prev.id AND prev.status = 'running' AND e.attempt_id = req.attempt_id
     RETURNING e.id, e.attempt_id, e.status, e.attempt, e.worker_id, prev.status AS from_status
   ),
   ${EVENT_CTE_TEXT()}
@@ -30,11 +30,11 @@ export class AttemptsRepository {
    * current. Throws if the statement fails (the caller may then record each on its own).
    */
   async markSucceededMany(successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]): Promise<boolean[]> {
-    const { rows } = await this.prisma.pool.query<{ attempt_id: string }>(MARK_SUCCEEDED_MANY, [
+    const { rows } = await this.prisma.pool.query<{ attempt_id: string }>({ name: 'punctual.succeeded.many', text: MARK_SUCCEEDED_MANY, values: [
       successes.map((s) => s.id),
       successes.map((s) => s.attemptId),
       successes.map((s) => (s.result === null ? null : JSON.stringify(s.result))),
-    ]);
+    ] });
     const current = new Set(rows.map((m) => m.attempt_id));
     return successes.map((s) => current.has(s.attemptId));
   }

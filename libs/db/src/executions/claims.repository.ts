@@ -67,7 +67,8 @@ const READ = `
       WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.id <> e.id AND o.next_attempt_at IS NOT NULL
     )) AS other_buffered
   FROM task_execution e
-  LEFT JOIN task t ON t.id = e.task_id
+  -- One index lookup per row, whatever the planner thinks of the tables' sizes (OFFSET 0 keeps it a subquery).
+  LEFT JOIN LATERAL (SELECT * FROM task y WHERE y.id = e.task_id OFFSET 0) t ON true
   LEFT JOIN LATERAL (
     SELECT json_agg(json_build_object(
       'id', r.id, 'running', r.status = 'running', 'fireAt', r.fire_at, 'releasedAt', r.queued_at,
@@ -99,7 +100,7 @@ const WRITE = `
   ),
   locked AS (
     SELECT e.id, e.status, e.attempt, e.started_at, e.worker_id
-    FROM task_execution e WHERE e.id IN (SELECT id FROM req) ORDER BY e.id FOR UPDATE SKIP LOCKED
+    FROM task_execution e WHERE e.id = ANY($1::uuid[]) ORDER BY e.id FOR UPDATE SKIP LOCKED
   ),
   moved AS (
     UPDATE task_execution e
@@ -108,20 +109,20 @@ const WRITE = `
         queued_at = CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(req.released_ms / 1000.0), now()), now()) ELSE e.queued_at END,
         started_at = now(), heartbeat_at = now(), lease_until = now() + $9 * interval '1 millisecond', next_attempt_at = NULL
     FROM req JOIN locked USING (id)
-    WHERE e.id = req.id AND e.status = req.status AND e.attempt = req.attempt AND e.fire_at = req.fire_at AND e.fire_at <= now()
+    WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = req.status AND e.attempt = req.attempt AND e.fire_at = req.fire_at AND e.fire_at <= now()
       AND (e.status <> 'running' OR e.lease_until < now())
       AND EXISTS (SELECT 1 FROM task t WHERE t.id = e.task_id AND t.plan_version = req.plan_version)
-    RETURNING e.*, locked.status AS from_status
+    RETURNING e.*, locked.status AS from_status, locked.attempt AS prev_attempt, locked.started_at AS prev_started_at, locked.worker_id AS prev_worker_id
   ),
   -- The first attempt's claim was read from the row (see EXECUTION_HISTORY): written down before a
   -- second attempt replaces its started_at and worker_id.
   first_claim AS (
     INSERT INTO execution_event (execution_id, from_status, to_status, at, worker_id, detail)
-    SELECT l.id, CASE WHEN m.queued_at IS NOT NULL THEN 'queued' ELSE 'scheduled' END::execution_status, 'running', l.started_at, l.worker_id,
+    SELECT m.id, CASE WHEN m.queued_at IS NOT NULL THEN 'queued' ELSE 'scheduled' END::execution_status, 'running', m.prev_started_at, m.prev_worker_id,
            jsonb_build_object('attempt', 1)
-    FROM moved m JOIN locked l USING (id)
-    WHERE l.attempt = 1 AND l.started_at IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = l.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
+    FROM moved m
+    WHERE m.prev_attempt = 1 AND m.prev_started_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = m.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
   ),
   ${EVENT_CTE_TEXT(`jsonb_build_object('attempt', attempt)`)}
   SELECT req.id AS request_id, req.attempt_id AS request_attempt_id, (l.id IS NULL) AS row_locked, m.*
@@ -147,7 +148,7 @@ export class ClaimsRepository {
 
   /** Reads executions for their claims; an id with no row is absent from the answer. */
   async read(ids: string[]): Promise<Map<string, ClaimRead>> {
-    const { rows } = await this.prisma.pool.query<ReadRow>(READ, [ids]);
+    const { rows } = await this.prisma.pool.query<ReadRow>({ name: 'punctual.claim.read', text: READ, values: [ids] });
     return new Map(
       rows.map((row) => [
         row.id,
@@ -175,7 +176,7 @@ export class ClaimsRepository {
    * as a whole): the caller then writes each on its own with {@link claimOne}.
    */
   async claimMany(writes: ClaimWrite[], leaseMs: number): Promise<ClaimWriteOutcome[]> {
-    const { rows } = await this.prisma.pool.query<WriteRow>(WRITE, [
+    const { rows } = await this.prisma.pool.query<WriteRow>({ name: 'punctual.claim.write', text: WRITE, values: [
       writes.map((w) => w.id),
       writes.map((w) => w.attemptId),
       writes.map((w) => w.workerId),
@@ -185,7 +186,7 @@ export class ClaimsRepository {
       writes.map((w) => w.seen.planVersion),
       writes.map((w) => w.releasedAt ?? null),
       leaseMs,
-    ]);
+    ] });
     const byId = new Map(rows.map((row) => [row.request_id, row]));
     return writes.map((w): ClaimWriteOutcome => {
       const row = byId.get(w.id);
