@@ -37,6 +37,12 @@ export class PeerWorker {
     return out;
   }
 
+  /** How many jobs the peer has processed so far. */
+  async count(): Promise<number> {
+    this.child.send({ kind: 'count' });
+    return ((await this.next('count')) as { count: number }).count;
+  }
+
   async stop(): Promise<void> {
     if (this.child.exitCode !== null) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));

@@ -25,6 +25,12 @@ const MAX_ROUNDS = 8;
 const CONFIRM_FOR_MS = 5_000;
 /** A confirmed claim with less of its lease left than this is given back rather than run. */
 const MIN_LEASE_LEFT_FRACTION = 0.5;
+/**
+ * Claims read or written per statement, and statements of each kind in flight at once: a worker's
+ * concurrent jobs share a statement, and the next batch leaves while one is on its way.
+ */
+export const BATCH = 200;
+export const BATCHES_IN_FLIGHT = 2;
 /** How long a job waits before it is tried again when Postgres did not answer its claim. */
 const UNREACHABLE_RETRY_MS = 1_000;
 
@@ -113,15 +119,20 @@ export class ExecutionClaimer {
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
   ) {
-    this.reads = new Batcher(async (ids) => {
-      const found = await this.claims.read([...new Set(ids)]);
-      return ids.map((id) => found.get(id) ?? null);
-    });
+    this.reads = new Batcher(
+      async (ids) => {
+        const found = await this.claims.read([...new Set(ids)]);
+        return ids.map((id) => found.get(id) ?? null);
+      },
+      null,
+      BATCH,
+      BATCHES_IN_FLIGHT,
+    );
     this.writes = new Batcher(
       (writes) => this.claims.claimMany(writes, this.config.leaseMs),
       (write) => this.claims.claimOne(write, this.config.leaseMs),
-      100,
-      1,
+      BATCH,
+      BATCHES_IN_FLIGHT,
       // A batch that lost its connection may have committed: each claim asks whether it did (see confirm).
       (error) => !isConnectionError(error),
     );

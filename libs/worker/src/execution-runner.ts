@@ -10,7 +10,8 @@ import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
 import { retryDelayMs } from './backoff.js';
 import { Batcher } from './batcher.js';
 import { holdBeforeSlotMs } from './claim-checks.js';
-import { ExecutionClaimer } from './execution-claimer.js';
+import { BATCH, BATCHES_IN_FLIGHT, ExecutionClaimer } from './execution-claimer.js';
+import { HandlerSlots } from './handler-slots.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
 
@@ -56,11 +57,14 @@ export class ExecutionRunner implements OnModuleDestroy {
   /** Cancels heard for executions not running here, by id, until when they are remembered. */
   private readonly cancelled = new Map<string, number>();
   private readonly leases: LeaseKeeper;
+  private readonly slots: HandlerSlots;
   private handingBack = false;
   /** Concurrent jobs record plain successes together (see {@link Batcher}). */
   private readonly successes = new Batcher(
     (items: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]) => this.attempts.markSucceededMany(items),
     (item) => this.attempts.markSucceeded(item.id, item.attemptId, item.result),
+    BATCH,
+    BATCHES_IN_FLIGHT,
   );
   private readonly turnListeners: ((taskId: string) => void)[] = [];
 
@@ -78,6 +82,7 @@ export class ExecutionRunner implements OnModuleDestroy {
     metrics.trackWorkerLoad(config.instanceId, config.workerConcurrency, () => this.running);
     this.leases = new LeaseKeeper(attempts, config.leaseMs, (error) => this.logger.warn({ err: error }, 'could not renew or check leases; attempts abort before their lease ends'));
     this.leases.start();
+    this.slots = new HandlerSlots(config.workerConcurrency);
   }
 
   onModuleDestroy(): void {
@@ -120,6 +125,17 @@ export class ExecutionRunner implements OnModuleDestroy {
     const until = Date.now() + holdBeforeSlotMs(options.fireAt, this.clock.now(), this.config.fireLeadMs);
     while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
     if (this.handingBack) return 'released';
+    // A handler slot is held from the claim to the end of the handler; the outcome is written after.
+    const release = await this.slots.acquire();
+    try {
+      return await this.claimAndRun(executionId, options, release);
+    } finally {
+      release();
+    }
+  }
+
+  private async claimAndRun(executionId: string, options: RunOptions, releaseSlot: () => void): Promise<RunOutcome> {
+    if (this.handingBack) return 'released';
     const attemptId = randomUUID();
     const claim = await tracing.withSpan('punctual.claim', {}, () =>
       this.claimer.claim({ id: executionId, attemptId, workerId: options.workerId, releasedAt: options.releasedAt }),
@@ -140,13 +156,20 @@ export class ExecutionRunner implements OnModuleDestroy {
     const { execution, task } = claim;
     tracing.annotate({ 'punctual.task': execution.taskName, 'punctual.attempt': execution.attempt });
     try {
-      return await this.runClaimed(execution, task, attemptId, claim.leaseValidUntil, options);
+      return await this.runClaimed(execution, task, attemptId, claim.leaseValidUntil, options, releaseSlot);
     } finally {
       if (execution.exclusive && execution.taskId) for (const listener of this.turnListeners) listener(execution.taskId);
     }
   }
 
-  private async runClaimed(execution: TaskExecution, task: Task, attemptId: string, leaseValidUntil: number, options: RunOptions): Promise<RunOutcome> {
+  private async runClaimed(
+    execution: TaskExecution,
+    task: Task,
+    attemptId: string,
+    leaseValidUntil: number,
+    options: RunOptions,
+    releaseSlot: () => void,
+  ): Promise<RunOutcome> {
     if (execution.attempt === 1 && execution.startedAt) {
       this.metrics.startLag.observe(Math.max(0, execution.startedAt.getTime() - execution.fireAt.getTime()) / 1000);
     }
@@ -175,8 +198,10 @@ export class ExecutionRunner implements OnModuleDestroy {
         // A handler that ignores its signal cannot hold the attempt past an abort.
         result = await Promise.race([run, control.aborted]);
       } catch (error) {
+        releaseSlot();
         return await this.record(() => this.recordFailure(execution, task, attemptId, error, fields), fields);
       }
+      releaseSlot();
       // Only the handler's own errors are failures: a success that cannot be written is not retried
       // as a failure (that would run the handler again), it is written again.
       return await this.record(() => this.recordSuccess(execution, task, attemptId, result, fields), fields);

@@ -23,6 +23,11 @@ const LATE_RECHECK_MS = 2_000;
  */
 const JOB_LOCK_MS = 10_000;
 const STALLED_CHECK_MS = 5_000;
+/**
+ * Jobs taken from the queue per handler slot (WORKER_CONCURRENCY): the extra ones hold until their
+ * `fire_at`, read their claims and write their outcomes while the slots run handlers.
+ */
+const JOBS_PER_HANDLER_SLOT = 2;
 
 /**
  * The worker role: a BullMQ worker on the executions queue that hands each job to the runner, and
@@ -54,7 +59,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     this.worker = new Worker<ExecutionJobData>(EXECUTIONS_QUEUE, (job, token) => this.process(job, token), {
       connection: this.redis.connect(),
       prefix: this.redis.prefix,
-      concurrency: this.config.workerConcurrency,
+      concurrency: this.config.workerConcurrency * JOBS_PER_HANDLER_SLOT,
       lockDuration: JOB_LOCK_MS,
       stalledInterval: STALLED_CHECK_MS,
     });
