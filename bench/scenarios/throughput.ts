@@ -17,7 +17,7 @@ export interface ThroughputResult {
   slots: number;
   /** Slots per second through `planDueSlots` (fence, lock, compute, insert, advance cursors). */
   plannedPerSecond: number;
-  /** Slots per second through the dispatcher (`addBulk` + mark `queued`), one call per instant. */
+  /** Slots per second through the dispatcher (`addBulk`; firing writes nothing per row), one call per instant. */
   firedPerSecond: number;
   /** The same rows through a bare multi-row `INSERT … ON CONFLICT DO NOTHING`, statement for statement. */
   rawInsertPerSecond: number;
@@ -59,7 +59,7 @@ export async function benchThroughput(tasks: number, lookaheadS: number): Promis
 
     const instants = groupByFireAt(planned);
     t0 = performance.now();
-    for (const due of instants) await scheduler.dispatcher.dispatch(due, epoch, { markAfterMs: 0 });
+    for (const due of instants) await scheduler.dispatcher.dispatch(due);
     const fireSeconds = (performance.now() - t0) / 1000;
 
     const rowsPerStatement = Math.round(planned.length / Math.ceil(tasks / TASKS_PER_BATCH));
@@ -137,8 +137,8 @@ export async function throughputScenario(opts: BenchOptions): Promise<ScenarioOu
   const rate = (n: number) => `${Math.round(n).toLocaleString('en')} slots/s`;
   const scenario = `throughput, ${r.tasks.toLocaleString('en')} every-second tasks, ${r.slots.toLocaleString('en')} slots`;
   const rows: Row[] = [
-    { scenario, measure: 'planned (fence, lock, compute, insert, cursors)', punctual: rate(r.plannedPerSecond), peer: `raw INSERT … ON CONFLICT ${rate(r.rawInsertPerSecond)} (${r.rowsPerStatement} rows/statement)`, ratio: ratio(r.plannedPerSecond, r.rawInsertPerSecond), target: '≥ 20,000 slots/s', met: r.plannedPerSecond >= 20_000 },
-    { scenario, measure: 'fired (addBulk + mark queued)', punctual: rate(r.firedPerSecond), peer: `raw addBulk ${rate(r.rawAddBulkPerSecond)}`, ratio: ratio(r.firedPerSecond, r.rawAddBulkPerSecond), target: '≥ 15,000 slots/s', met: r.firedPerSecond >= 15_000 },
+    { scenario, measure: 'planned (fence, lock, compute, insert, cursors)', punctual: rate(r.plannedPerSecond), peer: `raw INSERT … ON CONFLICT ${rate(r.rawInsertPerSecond)} (${r.rowsPerStatement} rows/statement)`, ratio: ratio(r.plannedPerSecond, r.rawInsertPerSecond), target: '≥ 30,000 slots/s', met: r.plannedPerSecond >= 30_000 },
+    { scenario, measure: 'fired (addBulk, nothing written per row)', punctual: rate(r.firedPerSecond), peer: `raw addBulk ${rate(r.rawAddBulkPerSecond)}`, ratio: ratio(r.firedPerSecond, r.rawAddBulkPerSecond), target: '≥ 20,000 slots/s', met: r.firedPerSecond >= 20_000 },
   ];
   const expected = r.tasks * 5;
   const problems = Math.abs(r.slots - expected) > r.tasks ? [`throughput: planned ${r.slots} slots, expected about ${expected}`] : [];

@@ -49,7 +49,7 @@ export class InProcessScheduler {
       redis,
       queue,
       new PlannerService(config, db.prisma, db.tasks, db.executions, db.state, metrics),
-      new ExecutionDispatcher(config, queue, db.leader, metrics),
+      new ExecutionDispatcher(config, queue, metrics),
     );
   }
 

@@ -29,18 +29,15 @@ describe("the chaos run's check", () => {
 
   it('judges overlap skips, start delays and double successes from the history, derived or stored', async () => {
     const task = await db.prisma.task.create({ data: { name: 'checked', handler: 'http', scheduleKind: 'cron', cron: '* * * * *', secret: 's' } });
-    const epoch = await db.state.bumpEpoch('check-test');
     const slot = (at: Date, data: Record<string, unknown> = {}) =>
       db.prisma.taskExecution.create({ data: { id: randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: at, fireAt: at, taskVersion: 1, status: 'scheduled', exclusive: true, ...data } });
 
     // A runs on its first attempt; B comes while it runs and the claim finds the task busy: B is skipped for overlap.
     const a = await slot(new Date(Date.now() - 100));
-    await db.leader.markQueued([a.id], epoch);
     const attempt = randomUUID();
     expect((await db.claim({ id: a.id, attemptId: attempt, workerId: 'w1' })).kind).toBe('claimed');
     const b = await slot(new Date(Date.now() + 50));
     await sleep(300);
-    await db.leader.markQueued([b.id], epoch);
     expect(await db.claim({ id: b.id, attemptId: randomUUID(), workerId: 'w2' })).toEqual({ kind: 'skipped', reason: 'overlap' });
     expect(await db.attempts.markSucceededMany([{ id: a.id, attemptId: attempt, result: null }])).toEqual([true]);
 

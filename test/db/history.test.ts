@@ -11,37 +11,35 @@ describe("an execution's history", () => {
   let sandbox: Sandbox;
   let db: Awaited<ReturnType<typeof openRepositories>>;
   let taskId: string;
-  let epoch: bigint;
   let slot = 0;
 
   beforeAll(async () => {
     sandbox = await createSandbox();
     db = await openRepositories(sandbox.config());
     taskId = (await db.prisma.task.create({ data: { name: 'history', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's', maxAttempts: 3 } })).id;
-    epoch = await db.state.bumpEpoch('history-test');
   });
   afterAll(async () => {
     await db?.close();
     await sandbox?.dispose();
   });
 
-  /** A planned slot of the task, released to the queue as the leader does. */
-  async function released(): Promise<string> {
+  /** A planned slot of the task; its job (as the leader pushes it) says it was released 40 ms ago. */
+  async function planned(): Promise<string> {
     const id = randomUUID();
     slot += 1;
     const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
     await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
-    expect(await db.leader.markQueued([id], epoch)).toEqual([id]);
     return id;
   }
+  const released = () => Date.now() - 40;
 
   const storedEvents = async (id: string) => db.prisma.executionEvent.count({ where: { executionId: id } });
   const history = async (id: string) => (await db.queries.findById(id))!.events.map((e) => ({ from: e.fromStatus, to: e.toStatus, worker: e.workerId, detail: e.detail }));
 
   it('a first attempt that succeeds writes no history row, and shows release, claim and success', async () => {
-    const id = await released();
+    const id = await planned();
     const attemptId = randomUUID();
-    expect((await db.claim({ id, attemptId, workerId: 'w1' })).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId, workerId: 'w1', releasedAt: released() })).kind).toBe('claimed');
     expect(await db.attempts.markSucceededMany([{ id, attemptId, result: { ok: true } }])).toEqual([true]);
 
     expect(await storedEvents(id)).toBe(0);
@@ -54,15 +52,11 @@ describe("an execution's history", () => {
     expect(row.events.map((e) => e.at.getTime())).toEqual([row.queuedAt!.getTime(), row.startedAt!.getTime(), row.finishedAt!.getTime()]);
   });
 
-  it('a job claimed before the leader marked its row queued shows its release as the job carried it; the late marking changes nothing', async () => {
-    const id = randomUUID();
-    slot += 1;
-    const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
-    await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
+  it('a claim records the release instant its job carries: firing wrote nothing to the row', async () => {
+    const id = await planned();
     const attemptId = randomUUID();
-    const releasedAt = Date.now() - 40;
+    const releasedAt = released();
     expect((await db.claim({ id, attemptId, workerId: 'w1', releasedAt })).kind).toBe('claimed');
-    expect(await db.leader.markQueued([id], epoch)).toEqual([]);
     expect(await db.attempts.markSucceededMany([{ id, attemptId, result: null }])).toEqual([true]);
 
     const row = (await db.queries.findById(id))!;
@@ -71,7 +65,7 @@ describe("an execution's history", () => {
     expect(await storedEvents(id)).toBe(0);
   });
 
-  it('a claim of a row not yet marked, from a job that does not say when it was released, records the release as now', async () => {
+  it('a claim from a job that does not say when it was released records the release as now', async () => {
     const id = randomUUID();
     slot += 1;
     const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
@@ -83,9 +77,9 @@ describe("an execution's history", () => {
   });
 
   it('a failed first attempt keeps its claim in the history when the second attempt takes the row over', async () => {
-    const id = await released();
+    const id = await planned();
     const first = randomUUID();
-    await db.claim({ id, attemptId: first, workerId: 'w1' });
+    await db.claim({ id, attemptId: first, workerId: 'w1', releasedAt: released() });
     const firstStart = (await db.queries.findById(id))!.startedAt!;
     expect(await db.attempts.markFailed(id, first, 'boom', new Date())).toBe(true);
     const second = randomUUID();
@@ -106,27 +100,17 @@ describe("an execution's history", () => {
   });
 
   it('an expired lease taken over by another worker keeps the first claim too', async () => {
-    const id = await released();
-    await db.claim({ id, attemptId: randomUUID(), workerId: 'w1' }, { leaseMs: 1 });
+    const id = await planned();
+    await db.claim({ id, attemptId: randomUUID(), workerId: 'w1', releasedAt: released() }, { leaseMs: 1 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w2' })).kind).toBe('claimed');
     expect((await history(id)).map((e) => `${e.from}→${e.to}@${e.worker}`)).toEqual(['scheduled→queued@null', 'queued→running@w1', 'running→running@w2']);
   });
 
-  it('a release repeated by the relay keeps the first release in the history', async () => {
-    const id = await released();
-    const firstRelease = (await db.queries.findById(id))!.queuedAt!;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    await db.leader.markRequeued([id], epoch);
-    const row = (await db.queries.findById(id))!;
-    expect(row.queuedAt!.getTime()).toBeGreaterThan(firstRelease.getTime());
-    expect(row.events.map((e) => [e.toStatus, e.at.getTime()])).toEqual([['queued', firstRelease.getTime()]]);
-  });
-
   it('a transition written as a history row by an earlier version is not shown twice', async () => {
-    const id = await released();
+    const id = await planned();
     const attemptId = randomUUID();
-    await db.claim({ id, attemptId, workerId: 'w1' });
+    await db.claim({ id, attemptId, workerId: 'w1', releasedAt: released() });
     await db.attempts.markSucceeded(id, attemptId, null);
     const row = (await db.queries.findById(id))!;
     await db.prisma.executionEvent.createMany({

@@ -13,7 +13,6 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   let redis: RedisService;
   let queue: ExecutionsQueue;
   let dispatcher: ExecutionDispatcher;
-  let epoch: bigint;
 
   beforeAll(async () => {
     sandbox = await createSandbox();
@@ -21,8 +20,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     db = await openRepositories(config);
     redis = new RedisService(config);
     queue = new ExecutionsQueue(redis);
-    dispatcher = new ExecutionDispatcher(config, queue, db.leader, new Metrics());
-    epoch = await db.state.bumpEpoch('dispatcher-test');
+    dispatcher = new ExecutionDispatcher(config, queue, new Metrics());
   });
   afterAll(async () => {
     await queue?.onApplicationShutdown();
@@ -42,73 +40,31 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     return { task, rows };
   }
 
-  it('pushes every execution as a job carrying its fire_at and release instant, then marks the rows queued', async () => {
+  it('pushes every execution as a job carrying its fire_at and release instant, and writes nothing to the rows', async () => {
     const fireAt = new Date(Date.now() + 60_000);
     const { task, rows } = await planned('fired', 4_500, fireAt);
     const before = Date.now();
-    await dispatcher.dispatch(rows, epoch);
-    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'queued' } })).toBe(rows.length);
+    expect(await dispatcher.dispatch(rows)).toHaveLength(rows.length);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled', queuedAt: null } })).toBe(rows.length);
     expect(await queue.queue.getWaitingCount()).toBe(rows.length);
     const job = await queue.queue.getJob(rows[4_321]!.id);
     expect(job?.data).toEqual({ executionId: rows[4_321]!.id, fireAt: fireAt.getTime(), releasedAt: expect.any(Number) });
     expect(job!.data.releasedAt).toBeGreaterThanOrEqual(before);
   });
 
-  it('marks queued a moment after the push only the rows no worker has claimed: a claim records the release itself', async () => {
-    const fireAt = new Date();
-    const { rows } = await planned('claimed-first', 2, fireAt);
-    const dispatching = dispatcher.dispatch(rows, epoch);
-    // A worker takes the first job as soon as it is pushed, before the marking.
-    const job = await waitForJob(rows[0]!.id);
+  it('the claim records the release its job carries: the history shows it, with no history row written', async () => {
+    const { rows } = await planned('claimed', 1, new Date());
+    await dispatcher.dispatch(rows);
+    const job = (await queue.queue.getJob(rows[0]!.id))!;
     const claim = await db.claim({ id: job.data.executionId, attemptId: randomUUID(), workerId: 'w1', releasedAt: job.data.releasedAt });
     expect(claim.kind).toBe('claimed');
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[1]!.id } })).status).toBe('scheduled');
-    await dispatching;
-    const [first, second] = await Promise.all(rows.map((r) => db.prisma.taskExecution.findUniqueOrThrow({ where: { id: r.id } })));
-    expect(first).toMatchObject({ status: 'running', queuedAt: new Date(job.data.releasedAt!) });
-    // Marked as of its release, not of the marking half a second later.
-    const unclaimed = await queue.queue.getJob(rows[1]!.id);
-    expect(second).toMatchObject({ status: 'queued', queuedAt: new Date(unclaimed!.data.releasedAt!) });
-    // Release and claim are read from the rows: no history rows.
-    const events = await db.prisma.executionEvent.count({ where: { executionId: { in: rows.map((r) => r.id) } } });
-    expect(events).toBe(0);
+    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({ status: 'running', queuedAt: new Date(job.data.releasedAt!) });
+    expect(await db.prisma.executionEvent.count({ where: { executionId: rows[0]!.id } })).toBe(0);
   });
 
-  async function waitForJob(id: string) {
-    for (let i = 0; i < 100; i++) {
-      const job = await queue.queue.getJob(id);
-      if (job) return job;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    throw new Error(`no job ${id}`);
-  }
-
-  it('reports a failed marking once every chunk is pushed, with nothing left to reject unobserved', async () => {
-    // Ids Postgres refuses: the first chunk's marking fails while the next chunks are still pushed.
-    const due = Array.from({ length: 4_001 }, (_, i) => ({ id: `not-a-uuid-${i}`, fireAt: new Date() }));
-    await expect(dispatcher.dispatch(due, epoch)).rejects.toThrow(/uuid/i);
-    expect(await queue.queue.getJob(due[4_000]!.id)).toBeTruthy();
-  });
-
-  it('a deposed leader marks nothing: its marking is fenced by the epoch it had', async () => {
-    const fireAt = new Date(Date.now() + 60_000);
-    const { task, rows } = await planned('deposed', 2, fireAt);
-    const stale = epoch;
-    epoch = await db.state.bumpEpoch('successor');
-    await dispatcher.dispatch(rows, stale);
-    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled' } })).toBe(2);
-    // The leader of the newest epoch marks them.
-    await dispatcher.dispatch(rows, epoch);
-    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'queued' } })).toBe(2);
-  });
-
-  it('a leader gone between push and marking leaves its rows planned: its successor pushes them again, adding no job twice and running nothing twice', async () => {
-    const fireAt = new Date();
-    const { task, rows } = await planned('orphaned', 2, fireAt);
-    // Pushed, then deposed before the marking.
-    let asked = 0;
-    await dispatcher.dispatch(rows, epoch, { stillLeading: () => ++asked <= 1 });
-    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled' } })).toBe(2);
+  it('pushed again (a new leader adopting what its predecessor pushed), a waiting job is not added twice and a slot that ran does not run again', async () => {
+    const { rows } = await planned('orphaned', 2, new Date());
+    await dispatcher.dispatch(rows);
     const [first, second] = await Promise.all(rows.map((r) => queue.queue.getJob(r.id)));
     // A worker ran the first; its finished job was dropped.
     const attemptId = randomUUID();
@@ -116,11 +72,9 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect(await db.attempts.markSucceededMany([{ id: first!.id!, attemptId, result: null }])).toEqual([true]);
     await first!.remove();
 
-    epoch = await db.state.bumpEpoch('successor-of-orphaned');
-    await dispatcher.dispatch(rows, epoch);
+    await dispatcher.dispatch(rows);
     // The second's job was still waiting: not added again.
     expect((await queue.queue.getJob(rows[1]!.id))!.timestamp).toBe(second!.timestamp);
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[1]!.id } })).toMatchObject({ status: 'queued' });
     // The first gets a new job, and its claim finds the slot already run.
     const again = await queue.queue.getJob(rows[0]!.id);
     expect((await db.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt })).kind).toBe('lost');
@@ -130,7 +84,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   it('a leader deposed mid-dispatch pushes no further chunk', async () => {
     const due = Array.from({ length: 4_500 }, () => ({ id: randomUUID(), fireAt: new Date() }));
     let asked = 0;
-    await dispatcher.dispatch(due, epoch, { stillLeading: () => ++asked === 1 });
+    expect(await dispatcher.dispatch(due, { stillLeading: () => ++asked === 1 })).toHaveLength(2_000);
     expect(await queue.queue.getJob(due[0]!.id)).toBeTruthy();
     expect(await queue.queue.getJob(due[2_000]!.id)).toBeFalsy();
   });

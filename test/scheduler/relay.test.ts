@@ -22,7 +22,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     db = await openRepositories(config);
     redis = new RedisService(config);
     queue = new ExecutionsQueue(redis);
-    relay = new RelayService(db.leader, queue);
+    relay = new RelayService(config, db.leader, queue);
     epoch = await db.state.bumpEpoch('relay-test');
     taskId = (await db.prisma.task.create({ data: { name: 'relayed', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } })).id;
   });
@@ -33,38 +33,55 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     await sandbox?.dispose();
   });
 
-  /** A row released `agoMs` ago (past the relay's patience), with or without its job. */
-  async function queuedRow(withJob: boolean, agoMs = 30_000): Promise<string> {
+  /** A row planned for `agoMs` ago (past the relay's grace), with or without its job. */
+  async function plannedRow(withJob: boolean, agoMs = 30_000): Promise<{ id: string; fireAt: Date }> {
     const id = randomUUID();
     slot += 1;
-    const at = new Date(Date.now() - 60_000 + slot);
-    await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'relayed', scheduledFor: at, fireAt: at, taskVersion: 1, status: 'queued', exclusive: false, queuedAt: new Date(Date.now() - agoMs) } });
-    if (withJob) await queue.enqueueNow([{ id, fireAt: at }], Date.now() - agoMs);
-    return id;
+    const fireAt = new Date(Date.now() - agoMs + slot);
+    await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'relayed', scheduledFor: fireAt, fireAt, taskVersion: 1, status: 'scheduled', exclusive: false } });
+    if (withJob) await queue.enqueueNow([{ id, fireAt }], Date.now() - agoMs);
+    return { id, fireAt };
   }
 
-  it('re-adds the job of a queued execution whose job is gone, and only that one', async () => {
-    const lost = await queuedRow(false);
-    const kept = await queuedRow(true);
+  it('pushes again the job of a due execution whose job is gone, and only that one, carrying its fire_at and this release', async () => {
+    const lost = await plannedRow(false);
+    const kept = await plannedRow(true);
+    const before = Date.now();
     const { requeued } = await relay.repair(epoch);
     expect(requeued).toBe(1);
-    expect(await queue.queue.getJobState(lost)).toBe('waiting');
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: lost } })).queuedAt!.getTime()).toBeGreaterThan(Date.now() - 5_000);
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: kept } })).queuedAt!.getTime()).toBeLessThan(Date.now() - 20_000);
+    const job = (await queue.queue.getJob(lost.id))!;
+    expect(await job.getState()).toBe('waiting');
+    // A worker holds it until its fire_at (an edit may have moved it ahead), and its claim records when it was released.
+    expect(job.data).toMatchObject({ executionId: lost.id, fireAt: lost.fireAt.getTime() });
+    expect(job.data.releasedAt).toBeGreaterThanOrEqual(before - 1_000);
+    expect((await queue.queue.getJob(kept.id))!.data.releasedAt).toBeLessThan(Date.now() - 20_000);
+  });
+
+  it('pages through every execution waiting for a job, however many: none is starved behind the oldest page', async () => {
+    await queue.queue.obliterate({ force: true });
+    await db.prisma.taskExecution.deleteMany({});
+    const rows = [];
+    for (let i = 0; i < 25; i += 1) rows.push(await plannedRow(false, 60_000 - i * 100));
+    // Pages of 10: the oldest page must not be read over and over while the rest wait.
+    let requeued = 0;
+    for (let pass = 0; pass < 3; pass += 1) requeued += (await relay.repair(epoch, new Date(), 10)).requeued;
+    expect(requeued).toBe(25);
+    const states = await Promise.all(rows.map((r) => queue.queue.getJobState(r.id)));
+    expect(states.filter((s) => s === 'waiting')).toHaveLength(25);
   });
 
   it('asks Postgres again before re-adding: an execution that started (or moved on) since it was read keeps its job gone', async () => {
-    const started = await queuedRow(false);
-    const waiting = await queuedRow(false);
+    const { id: started } = await plannedRow(false);
+    const { id: waiting } = await plannedRow(false);
     const found = [
-      { id: started, status: 'queued' as const, attempt: 0 },
-      { id: waiting, status: 'queued' as const, attempt: 0 },
+      { id: started, status: 'scheduled' as const, attempt: 0 },
+      { id: waiting, status: 'scheduled' as const, attempt: 0 },
     ];
     // The run of `started` was claimed after the relay read it (its job then ended and was dropped).
     expect((await db.claim({ id: started, attemptId: randomUUID(), workerId: 'w1' })).kind).toBe('claimed');
     expect(await db.leader.stillAwaitingJob(found, epoch)).toEqual([waiting]);
     // A retry read at one attempt is not the same wait once another attempt failed.
-    expect(await db.leader.stillAwaitingJob([{ id: waiting, status: 'queued', attempt: 1 }], epoch)).toEqual([]);
+    expect(await db.leader.stillAwaitingJob([{ id: waiting, status: 'scheduled', attempt: 1 }], epoch)).toEqual([]);
     // A deposed leader is told nothing.
     await db.state.bumpEpoch('newer');
     expect(await db.leader.stillAwaitingJob(found, epoch)).toEqual([]);

@@ -42,6 +42,7 @@ export const configSchema = z.object({
   WORKER_CONCURRENCY: int(50, 1, 10_000),
   SHUTDOWN_GRACE_MS: int(25_000, 0, 3_600_000),
   CATCHUP_MAX: int(100, 1, 100_000),
+  RELAY_GRACE_MS: int(5_000, 100, 3_600_000),
   HTTP_ALLOW_HOSTS: z
     .string()
     .default('')

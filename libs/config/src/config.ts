@@ -20,6 +20,8 @@ export interface Config {
   readonly workerConcurrency: number;
   readonly shutdownGraceMs: number;
   readonly catchupMax: number;
+  /** How long past its `fire_at` (a retry: its due instant) an execution may wait for a worker before the relay checks its job exists. */
+  readonly relayGraceMs: number;
   readonly httpAllowHosts: readonly string[];
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Where spans are sent (OTLP over HTTP); undefined leaves tracing off. */
@@ -67,6 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: c.WORKER_CONCURRENCY,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
     catchupMax: c.CATCHUP_MAX,
+    relayGraceMs: c.RELAY_GRACE_MS,
     httpAllowHosts: Object.freeze([...c.HTTP_ALLOW_HOSTS]),
     logLevel: c.LOG_LEVEL,
     otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT,

@@ -13,7 +13,7 @@ export {
   type ReplannedExecution,
   type UnstartedExecution,
 } from './executions/execution-transitions.repository.js';
-export { type FireableRow, LeaderExecutionsRepository, type LateRow } from './executions/leader-executions.repository.js';
+export { type AwaitingCursor, type AwaitingJob, type FireableRow, LeaderExecutionsRepository, type LateRow } from './executions/leader-executions.repository.js';
 export {
   type ApiKey,
   type ApiKeyRole,

@@ -61,11 +61,16 @@ export class ExecutionsQueue implements OnApplicationShutdown {
     return attempts.filter((_, i) => ['unknown', 'completed', 'failed'].includes(states[i]!));
   }
 
-  /** Adds an attempt's job again, replacing one that already ended. */
-  async addAgain(executionId: string, attempt: number): Promise<void> {
+  /**
+   * Adds an attempt's job again, replacing one that already ended. A first attempt's job carries
+   * the row's `fire_at` (a worker holds it until then: an edit may have moved it past the instant
+   * of the job it replaces) and the instant of this release.
+   */
+  async addAgain(executionId: string, attempt: number, first?: { fireAt: Date; releasedAt: number }): Promise<void> {
     const jobId = executionJobId(executionId, attempt);
     await this.queue.remove(jobId).catch(() => 0);
-    await this.queue.add('execution', { executionId, trace: tracing.current() }, { jobId });
+    const timing = first ? { fireAt: first.fireAt.getTime(), releasedAt: first.releasedAt } : {};
+    await this.queue.add('execution', { executionId, ...timing, trace: tracing.current() }, { jobId });
   }
 
   async onApplicationShutdown(): Promise<void> {

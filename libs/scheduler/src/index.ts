@@ -1,5 +1,5 @@
 export { FencedOutError } from './errors.js';
-export { type DispatchOptions, ExecutionDispatcher, MARK_QUEUED_AFTER_MS } from './execution-dispatcher.js';
+export { type DispatchOptions, ExecutionDispatcher } from './execution-dispatcher.js';
 export { type Fireable, FireTimer } from './fire-timer.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader-elector.js';
 export { leaderDbSession } from './leader-session.js';

@@ -1,45 +1,51 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { LeaderExecutionsRepository } from '@punctual/db';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
+import { type AwaitingCursor, LeaderExecutionsRepository } from '@punctual/db';
 import { ExecutionsQueue } from '@punctual/queue';
 
-/** How long an execution may wait for its job before the relay checks the job exists. */
-const STALE_AFTER_MS = 5_000;
-const BATCH = 1_000;
+/** Rows looked at per pass (reaped leases; executions whose job is checked). */
+export const RELAY_PAGE = 1_000;
 
 /**
  * The leader's repair loop: Redis may lose its data and workers may die, Postgres stays right.
- * Reaps expired leases (next attempt or `dead`) and re-enqueues executions whose job vanished.
- * Both are fenced by the leader's epoch. It can never cause a second success: the worker's fenced
- * claim is the final guard.
+ * Reaps expired leases (next attempt or `dead`) and pushes again the job of every execution that
+ * has waited for one longer than RELAY_GRACE_MS and has none — paging through all of them with a
+ * cursor kept from pass to pass (one page a pass, back to the start after the last), so a backlog
+ * of any size is covered and none is starved. Fenced by the leader's epoch. It can never cause a
+ * second success: the worker's fenced claim is the final guard.
  */
 @Injectable()
 export class RelayService {
   private readonly logger = new Logger(RelayService.name);
+  private cursor: AwaitingCursor | null = null;
 
   constructor(
+    @Inject(CONFIG) private readonly config: Config,
     private readonly executions: LeaderExecutionsRepository,
     private readonly queue: ExecutionsQueue,
   ) {}
 
   /** `now`: the cluster's clock (Postgres'). */
-  async repair(epoch: bigint, now = new Date()): Promise<{ reaped: number; requeued: number }> {
-    const reaped = await this.executions.reapExpiredLeases(BATCH, epoch);
+  async repair(epoch: bigint, now = new Date(), pageSize = RELAY_PAGE): Promise<{ reaped: number; requeued: number }> {
+    const reaped = await this.executions.reapExpiredLeases(pageSize, epoch);
     for (const execution of reaped) {
       if (execution.status === 'retrying') await this.queue.ensureJob(execution.id, execution.attempt + 1);
     }
-    const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - STALE_AFTER_MS), BATCH, epoch);
-    const attempts = waiting.map((e) => ({ executionId: e.id, attempt: e.status === 'queued' ? 1 : e.attempt + 1, found: e }));
+    const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - this.config.relayGraceMs), this.cursor, pageSize, epoch);
+    this.cursor = waiting.length < pageSize ? null : waiting.at(-1)!;
+    // The job of a retry carries its attempt; a first attempt's (planned, or given back) is the execution's own.
+    const attempts = waiting.map((e) => ({ executionId: e.id, attempt: e.status === 'retrying' ? e.attempt + 1 : 1, found: e }));
     const missing = await this.queue.withoutJob(attempts);
     // A job ends (and is dropped) when its run ends: one missing now may have run since the rows
     // were read. Only the ones still waiting, read again, get their job back.
     const still = new Set(await this.executions.stillAwaitingJob(missing.map((m) => m.found), epoch));
-    const requeued: string[] = [];
+    let requeued = 0;
     for (const m of missing.filter((a) => still.has(a.executionId))) {
-      await this.queue.addAgain(m.executionId, m.attempt);
-      requeued.push(m.executionId);
+      const first = m.found.status === 'retrying' ? undefined : { fireAt: m.found.fireAt, releasedAt: now.getTime() };
+      await this.queue.addAgain(m.executionId, m.attempt, first);
+      requeued += 1;
     }
-    await this.executions.markRequeued(requeued, epoch);
-    if (reaped.length || requeued.length) this.logger.warn({ reaped: reaped.length, requeued: requeued.length }, 'relay repaired executions');
-    return { reaped: reaped.length, requeued: requeued.length };
+    if (reaped.length || requeued) this.logger.warn({ reaped: reaped.length, requeued }, 'relay repaired executions');
+    return { reaped: reaped.length, requeued };
   }
 }

@@ -35,8 +35,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
   private planTimer: NodeJS.Timeout | null = null;
   private relayTimer: NodeJS.Timeout | null = null;
   private repairing = false;
-  /** Ids handed to the queue but not yet marked `queued` (see ExecutionDispatcher): a sweep must not fire them again. */
-  private readonly firing = new Set<string>();
+  /**
+   * What this leader pushed, by id, with its `fire_at`: firing writes nothing (see
+   * ExecutionDispatcher), so a row stays `scheduled` until claimed and a sweep must not push it
+   * again. Kept until the relay's grace has passed (the relay then checks the job exists).
+   */
+  private readonly pushed = new Map<string, number>();
   private planning: Promise<void> | null = null;
   private replanRequested = false;
 
@@ -96,9 +100,16 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
       // cursors and the late rows it planned but never fired then share one misfire decision (no
       // catch-up run has started that the decision would have to take back). Then everything due
       // goes into the timer (what is due now fires at once).
-      await this.planner.planDueSlots(epoch, () => this.clock.date()).catch((error: unknown) => this.onLeaderError(epoch, error, 'planning failed'));
+      const planned = await this.planner.planDueSlots(epoch, () => this.clock.date()).catch((error: unknown) => {
+        this.onLeaderError(epoch, error, 'planning failed');
+        return [];
+      });
       await this.resolveLate();
-      await this.sweepScheduled();
+      // Everything planned and due is pushed again (a job already in the queue is not added twice),
+      // whatever its age: the predecessor may have died before pushing it.
+      await this.sweepScheduled({ adopting: true });
+      // The rows of this first plan that are not due yet go into the timer too.
+      if (this.epoch === epoch) this.timer.add(planned);
       this.planTimer = setInterval(() => this.requestPlan(), this.config.planTickMs);
       this.relayTimer = setInterval(() => void this.repair(), RELAY_INTERVAL_MS);
       this.requestPlan();
@@ -136,6 +147,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
 
   private stopPlanning(): void {
     this.epoch = null;
+    this.pushed.clear();
     if (this.planTimer) clearInterval(this.planTimer);
     if (this.relayTimer) clearInterval(this.relayTimer);
     this.planTimer = null;
@@ -173,24 +185,37 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
   private async fire(due: Fireable[]): Promise<void> {
     const epoch = this.epoch;
     if (epoch === null || !this.isLeader) return;
-    const ids = due.map((e) => e.id);
-    ids.forEach((id) => this.firing.add(id));
+    for (const e of due) this.pushed.set(e.id, e.fireAt.getTime());
     try {
-      await this.dispatcher.dispatch(due, epoch, { stillLeading: () => this.epoch === epoch && this.elector.isLeader, now: () => this.clock.now() });
+      const pushed = await this.dispatcher.dispatch(due, { stillLeading: () => this.epoch === epoch && this.elector.isLeader, now: () => this.clock.now() });
+      // Deposed on the way: what was not pushed is the successor's (it pushes every due row it finds).
+      if (pushed.length < due.length) for (const e of due.slice(pushed.length)) this.pushed.delete(e.id);
     } catch (error) {
-      this.logger.error({ err: error, count: ids.length }, 'firing failed; the next sweep fires them again');
-    } finally {
-      ids.forEach((id) => this.firing.delete(id));
+      for (const e of due) this.pushed.delete(e.id);
+      this.logger.error({ err: error, count: due.length }, 'firing failed; the next sweep fires them again');
     }
   }
 
-  /** Takes `scheduled` rows due within the lookahead into the timer (the timer ignores known ids). */
-  private async sweepScheduled(): Promise<void> {
+  /**
+   * Takes `scheduled` rows due within the lookahead into the timer, leaving out those this leader
+   * pushed already (the timer ignores the ids it holds). A row older than the relay's grace is the
+   * relay's to check — except when adopting what a previous leader left: then every due row goes,
+   * page after page.
+   */
+  private async sweepScheduled(options: { adopting?: boolean } = {}): Promise<void> {
     const epoch = this.epoch;
     if (epoch === null) return;
     try {
-      const due = await this.executions.listScheduledDue(new Date(this.clock.now() + this.config.lookaheadMs), SWEEP_LIMIT, epoch);
-      if (this.epoch === epoch) this.timer.add(due.filter((e) => !this.firing.has(e.id)));
+      const now = this.clock.now();
+      for (const [id, fireAt] of this.pushed) if (fireAt < now - 2 * this.config.relayGraceMs) this.pushed.delete(id);
+      let after = options.adopting ? null : new Date(now - this.config.relayGraceMs);
+      for (;;) {
+        const due = await this.executions.listScheduledDue(after, new Date(now + this.config.lookaheadMs), SWEEP_LIMIT, epoch);
+        if (this.epoch !== epoch) return;
+        this.timer.add(due.filter((e) => !this.pushed.has(e.id)));
+        if (due.length < SWEEP_LIMIT) return;
+        after = due.at(-1)!.fireAt;
+      }
     } catch (error) {
       this.logger.error({ err: error }, 'sweep of planned executions failed');
     }

@@ -10,6 +10,17 @@ export interface FireableRow {
   fireAt: Date;
 }
 
+/** An execution waiting on a queue job, as the relay pages through them. */
+export interface AwaitingJob {
+  id: string;
+  status: 'scheduled' | 'queued' | 'retrying';
+  attempt: number;
+  fireAt: Date;
+}
+
+/** Where the relay's paging stopped: the last row of its previous page. */
+export type AwaitingCursor = Pick<AwaitingJob, 'id' | 'fireAt'>;
+
 /**
  * A scheduled slot whose first attempt can no longer start within its task's `maxDelay` (`late`),
  * or a catch-up run of a `run_once`/`run_all` task that has not started either (`catchup`): the
@@ -35,21 +46,16 @@ export class LeaderExecutionsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * `scheduled` → `queued` for rows pushed to the queue, with `queued_at` the instant they were
-   * released (epoch ms, the cluster's clock; never later than now), if given. Returns the ids moved.
+   * Planned rows whose `fire_at` lies in `(after, before]` (`after` null: no lower bound), oldest
+   * first: the leader's timer takes them. A row stays `scheduled` until a worker claims it (firing
+   * writes nothing), so the leader tells the ones it already pushed apart itself.
    */
-  async markQueued(ids: string[], epoch: bigint, releasedAt?: number): Promise<string[]> {
-    const queuedAt = releasedAt === undefined ? Prisma.sql`now()` : Prisma.sql`LEAST(to_timestamp(${releasedAt}::float8 / 1000.0), now())`;
-    const moved = await transition(this.prisma, { ids, from: ['scheduled'], to: 'queued', set: Prisma.sql`queued_at = ${queuedAt}`, epoch });
-    return moved.map((e) => e.id);
-  }
-
-  /** Rows planned but not yet fired, due by `before`, oldest first: the leader's timer takes them. */
-  listScheduledDue(before: Date, limit: number, epoch: bigint): Promise<FireableRow[]> {
+  listScheduledDue(after: Date | null, before: Date, limit: number, epoch: bigint): Promise<FireableRow[]> {
+    const from = after ? Prisma.sql`AND fire_at > ${after.toISOString()}::timestamptz` : Prisma.empty;
     return this.prisma.$queryRaw<FireableRow[]>`
       WITH ${epochFence(epoch)}
       SELECT id, fire_at AS "fireAt" FROM task_execution
-      WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz AND EXISTS (SELECT 1 FROM fence)
+      WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} AND EXISTS (SELECT 1 FROM fence)
       ORDER BY fire_at LIMIT ${limit}`;
   }
 
@@ -121,21 +127,25 @@ export class LeaderExecutionsRepository {
   }
 
   /**
-   * Executions waiting on a queue job since before `before`: `queued` ones (first attempt) and
-   * `retrying` ones whose next attempt is due. The relay checks that their job still exists.
+   * Executions that have waited on a queue job since before `before`: planned or released first
+   * attempts (`scheduled` past their `fire_at`, `queued` past their release) and retries whose next
+   * attempt is due. The relay checks their job still exists. One page in `(fire_at, id)` order after
+   * `cursor` (null: from the start), so successive pages reach every one of them however many there are.
    */
-  listAwaitingJob(before: Date, limit: number, epoch: bigint): Promise<{ id: string; status: 'queued' | 'retrying'; attempt: number }[]> {
+  listAwaitingJob(before: Date, cursor: AwaitingCursor | null, limit: number, epoch: bigint): Promise<AwaitingJob[]> {
     const at = before.toISOString();
+    const after = cursor ? Prisma.sql`AND (fire_at, id) > (${cursor.fireAt.toISOString()}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty;
     return this.prisma.$queryRaw`
       WITH ${epochFence(epoch)}
-      SELECT id, status, attempt FROM task_execution
-      WHERE ((status = 'queued' AND queued_at < ${at}::timestamptz) OR (status = 'retrying' AND next_attempt_at < ${at}::timestamptz))
-        AND EXISTS (SELECT 1 FROM fence)
-      ORDER BY fire_at LIMIT ${limit}`;
+      SELECT id, status, attempt, fire_at AS "fireAt" FROM task_execution
+      WHERE ((status = 'scheduled' AND fire_at < ${at}::timestamptz) OR (status = 'queued' AND queued_at < ${at}::timestamptz)
+             OR (status = 'retrying' AND next_attempt_at < ${at}::timestamptz))
+        ${after} AND EXISTS (SELECT 1 FROM fence)
+      ORDER BY fire_at, id LIMIT ${limit}`;
   }
 
   /** Of these executions, the ones still as the relay found them (same state, same attempt): waiting on a job. */
-  async stillAwaitingJob(found: { id: string; status: 'queued' | 'retrying'; attempt: number }[], epoch: bigint): Promise<string[]> {
+  async stillAwaitingJob(found: Pick<AwaitingJob, 'id' | 'status' | 'attempt'>[], epoch: bigint): Promise<string[]> {
     if (found.length === 0) return [];
     const rows = await this.prisma.$queryRaw<{ id: string }[]>`
       WITH ${epochFence(epoch)}
@@ -144,27 +154,6 @@ export class LeaderExecutionsRepository {
         AS f(id, status, attempt) ON f.id = e.id
       WHERE e.status = f.status AND e.attempt = f.attempt AND EXISTS (SELECT 1 FROM fence)`;
     return rows.map((r) => r.id);
-  }
-
-  /**
-   * The relay released these queued executions again (their job was lost): `queued_at` says when,
-   * so a run that starts this late counts as part of a backlog (see the claim). The first release,
-   * until now read from `queued_at`, is written down as a history row first.
-   */
-  async markRequeued(ids: string[], epoch: bigint): Promise<void> {
-    if (ids.length === 0) return;
-    await this.prisma.$executeRaw`
-      WITH ${epochFence(epoch)},
-      requeued AS (
-        SELECT e.id, e.queued_at FROM task_execution e
-        WHERE e.id = ANY(${ids}::uuid[]) AND e.status = 'queued' AND EXISTS (SELECT 1 FROM fence) ORDER BY e.id FOR UPDATE
-      ),
-      first_release AS (
-        INSERT INTO execution_event (execution_id, from_status, to_status, at)
-        SELECT r.id, 'scheduled', 'queued', r.queued_at FROM requeued r
-        WHERE r.queued_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = r.id AND ev.to_status = 'queued')
-      )
-      UPDATE task_execution e SET queued_at = now() FROM requeued r WHERE e.id = r.id`;
   }
 
   /**
