@@ -139,4 +139,24 @@ describe('edits, pauses and resumes around planned slots', () => {
     expect((await ctx.api.call('DELETE', '/v1/tasks/delete-running')).status).toBe(204);
     for (const id of [planned, running]) expect((await execution(id))!.status).toBe('cancelled');
   });
+
+  it('a one-off moved to an instant already past is refused (422) and changes nothing; its own instant, once past, still allows other edits', async () => {
+    const at = new Date(Date.now() + 60 * MINUTE).toISOString();
+    expect((await ctx.api.call('POST', '/v1/tasks', { name: 'one-off', handler: 'noop', schedule: { at } })).status).toBe(201);
+    const before = await taskNamed('one-off');
+    const past = new Date(Date.now() - MINUTE).toISOString();
+    const res = await ctx.api.call('PATCH', '/v1/tasks/one-off', { schedule: { at: past } });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatchObject({ code: 'invalid_schedule', message: expect.stringContaining('schedule.at is in the past') });
+    expect(await taskNamed('one-off')).toMatchObject({ status: 'active', runAt: before.runAt, version: before.version });
+    // The same through a replace and a batch.
+    expect((await ctx.api.call('PUT', '/v1/tasks/one-off', { handler: 'noop', schedule: { at: past } })).status).toBe(422);
+    expect((await ctx.api.call('POST', '/v1/tasks:batch', { tasks: [{ name: 'one-off', handler: 'noop', schedule: { at: past } }] })).status).toBe(422);
+    // Its own instant, once it has passed, is no reason to refuse an edit of something else.
+    await ctx.db.prisma.task.update({ where: { id: before.id }, data: { runAt: new Date(past), status: 'completed', nextRunAt: null, createdAt: new Date(Date.now() - 120 * MINUTE) } });
+    const described = await ctx.api.call('PATCH', '/v1/tasks/one-off', { description: 'ran already' });
+    expect(described.status).toBe(200);
+    expect(described.body).toMatchObject({ description: 'ran already', status: 'completed' });
+  });
 });
+

@@ -32,7 +32,7 @@ export function batchDefinitions(specs: TaskSpec[], existing: Map<string, Task>,
   const definitions = specs.map((spec, index) => {
     const current = existing.get(spec.name);
     try {
-      return toTaskDefinition(spec, now, current ? (current.startAt ?? current.createdAt) : now);
+      return toTaskDefinition(spec, now, current ? (current.startAt ?? current.createdAt) : now, current ?? null);
     } catch (error) {
       errors.push(itemError(error, index));
       return null;

@@ -10,13 +10,20 @@ export type TaskDefinition = Omit<Prisma.TaskCreateInput, 'secret' | 'executions
 /**
  * Validates a task's meaning and turns it into columns, with its first slot as the cursor.
  * Throws `InvalidTaskError` or the time library's errors, each naming the field.
+ *
+ * A one-off instant (`schedule.at`) must lie ahead of `now`: created or moved to the past, the task
+ * would complete without ever running. `current` is the task being replaced: its own instant, kept
+ * as it is, stays valid once it has passed (a later edit of its description, say).
  */
-export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now): TaskDefinition {
+export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now, current: { runAt: Date | null } | null = null): TaskDefinition {
   if (!TASK_NAME_PATTERN.test(input.name)) {
     throw new InvalidTaskError('name', `name must match ${TASK_NAME_PATTERN.source}`, 'invalid_name');
   }
   checkPayload(input.payload);
   const { spec, runAt, everyMs } = scheduleSpecFromInput(input.schedule, input.name, anchor);
+  if (runAt && runAt.getTime() <= now.getTime() && runAt.getTime() !== current?.runAt?.getTime()) {
+    throw new InvalidTaskError('schedule.at', 'schedule.at is in the past: a one-off task must be due after it is created or changed', 'invalid_schedule');
+  }
   const s = input.schedule;
   const kind = spec.kind;
   const timezone = s.timezone ?? TASK_DEFAULTS.timezone;

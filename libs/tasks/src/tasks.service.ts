@@ -122,7 +122,7 @@ export class TasksService {
       const existing = await this.tasks.lockByName(name, tx);
       if (!existing) return null;
       if (expectedVersion !== undefined && existing.version !== expectedVersion) throw new VersionConflictError(name, existing.version, expectedVersion);
-      const definition = toTaskDefinition(input(existing), now, existing.startAt ?? existing.createdAt);
+      const definition = toTaskDefinition(input(existing), now, existing.startAt ?? existing.createdAt, existing);
       const changed = await this.lifecycle.edit(tx, existing, definition, now);
       await this.changes.record(tx, actor, action, name, existing, changed.task);
       return changed;
