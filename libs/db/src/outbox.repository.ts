@@ -7,8 +7,9 @@ import { PrismaService, type Db } from './prisma.service.js';
 export class OutboxRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /** Adds a notification, due now by Postgres' clock (the column defaults, not this process's clock). */
   async add(topic: string, payload: Prisma.InputJsonValue, db: Db): Promise<void> {
-    await db.outbox.create({ data: { topic, payload } });
+    await db.$executeRaw`INSERT INTO outbox (topic, payload) VALUES (${topic}, ${JSON.stringify(payload)}::jsonb)`;
   }
 
   /**
@@ -23,17 +24,19 @@ export class OutboxRepository {
           ORDER BY available_at LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
         if (due.length === 0) return 0;
         const messages = await tx.outbox.findMany({ where: { id: { in: due.map((d) => d.id) } } });
+        // Every instant is Postgres' (one clock): a notifier with a skewed clock neither delays nor hurries a retry.
         for (const message of messages) {
           const outcome = await deliver(message);
-          await tx.outbox.update({
-            where: { id: message.id },
-            data: outcome.ok
-              ? { deliveredAt: new Date(), attempts: { increment: 1 }, lastError: null }
-              : outcome.retryInMs === null
-                ? // Given up: kept for inspection, never retried.
-                  { deliveredAt: new Date(0), attempts: { increment: 1 }, lastError: outcome.error }
-                : { attempts: { increment: 1 }, lastError: outcome.error, availableAt: new Date(Date.now() + outcome.retryInMs) },
-          });
+          if (outcome.ok) {
+            await tx.$executeRaw`UPDATE outbox SET delivered_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = ${message.id}::uuid`;
+          } else if (outcome.retryInMs === null) {
+            // Given up: kept for inspection, never retried.
+            await tx.$executeRaw`UPDATE outbox SET delivered_at = to_timestamp(0), attempts = attempts + 1, last_error = ${outcome.error} WHERE id = ${message.id}::uuid`;
+          } else {
+            await tx.$executeRaw`
+              UPDATE outbox SET attempts = attempts + 1, last_error = ${outcome.error}, available_at = now() + ${outcome.retryInMs} * interval '1 millisecond'
+              WHERE id = ${message.id}::uuid`;
+          }
         }
         return messages.length;
       },
