@@ -55,6 +55,54 @@ describe('pause and resume', () => {
     expect(rows.map((r) => `${r.status}/${r.trigger}`)).toEqual(Array(3).fill('scheduled/catchup'));
   });
 
+  describe('an every-second task paused for a week (604,800 slots): long pauses cost what short ones do', () => {
+    const WEEK = 7 * 86_400_000;
+    const CATCHUP_MAX = 100;
+
+    /** Paused, its cursor a week back on a whole second. */
+    async function pausedForAWeek(name: string) {
+      expect((await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * * *' } })).status).toBe(201);
+      expect((await ctx.api.call('POST', `/v1/tasks/${name}/pause`)).status).toBe(200);
+      const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name } });
+      // Nothing of the task was planned before the pause's week.
+      await ctx.db.prisma.taskExecution.deleteMany({ where: { taskId: task.id } });
+      const cursor = new Date(Math.floor(Date.now() / 1000) * 1000 - WEEK);
+      await ctx.db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: cursor, missedCount: 0 } });
+      return { task, cursor };
+    }
+
+    /** Every slot from the cursor to the resume is a row or counted in missed_count, exactly once. */
+    async function accountFor(taskId: string, cursor: Date) {
+      const after = await ctx.db.prisma.task.findUniqueOrThrow({ where: { id: taskId } });
+      const rows = await ctx.db.prisma.taskExecution.findMany({ where: { taskId }, orderBy: { scheduledFor: 'asc' } });
+      const resumedAt = after.updatedAt.getTime();
+      const slots = Math.floor((resumedAt - cursor.getTime()) / 1000) + 1;
+      const pauseRows = rows.filter((r) => r.scheduledFor.getTime() <= resumedAt);
+      const countedOnly = Number(after.missedCount) - pauseRows.filter((r) => r.status === 'missed').length;
+      expect(new Set(rows.map((r) => r.scheduledFor.getTime())).size).toBe(rows.length);
+      // Rows stop at the resume: the next slot is the cursor's.
+      expect(after.nextRunAt!.getTime()).toBeGreaterThan(resumedAt);
+      expect(pauseRows.length + countedOnly).toBe(slots);
+      return { rows: pauseRows, after };
+    }
+
+    it.each([
+      ['latest', 1, CATCHUP_MAX - 1],
+      ['all', CATCHUP_MAX, 0],
+      ['skip', 0, CATCHUP_MAX],
+    ] as const)('catchUp=%s: %i catch-up run(s), %i missed rows, every other slot counted in missed_count', async (catchUp, catchups, missedRows) => {
+      const { task, cursor } = await pausedForAWeek(`week-${catchUp}`);
+      const res = await ctx.api.call('POST', `/v1/tasks/week-${catchUp}/resume`, { catchUp });
+      expect(res.status).toBe(200);
+      const { rows, after } = await accountFor(task.id, cursor);
+      expect(rows.filter((r) => r.trigger === 'catchup')).toHaveLength(catchups);
+      expect(rows.filter((r) => r.status === 'missed')).toHaveLength(missedRows);
+      // The rows written are the most recent slots of the pause.
+      expect(rows.at(-1)!.scheduledFor.getTime()).toBeGreaterThan(after.updatedAt.getTime() - 1_000);
+      expect(Number(after.missedCount)).toBeGreaterThan(600_000);
+    });
+  });
+
   it('refuses an unknown catchUp, and answers 404 for an unknown task', async () => {
     expect((await ctx.api.call('POST', '/v1/tasks/resume-all/resume', { catchUp: 'some' })).status).toBe(422);
     expect((await ctx.api.call('POST', '/v1/tasks/nope/pause')).status).toBe(404);

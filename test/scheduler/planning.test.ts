@@ -42,6 +42,26 @@ describe('planning due slots into executions', () => {
     expect((await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).nextRunAt?.getTime()).toBe(window.at(-1)! + 1000);
   });
 
+  it('an active task whose cursor lies a week back (a long outage): one pass plans the latest CATCHUP_MAX late slots and counts the rest exactly', async () => {
+    await db.prisma.task.updateMany({ data: { status: 'paused' } });
+    const epoch = await db.state.bumpEpoch('week');
+    const now = new Date(Math.floor(Date.now() / 1000) * 1000 + 500);
+    const cursor = new Date(now.getTime() - 500 - 7 * 86_400_000);
+    const task = await createTask('week-behind', cursor);
+    const planned = await planner.planDueSlots(epoch, () => now);
+    const rows = await db.prisma.taskExecution.findMany({ where: { taskId: task.id }, orderBy: { scheduledFor: 'asc' } });
+    const after = await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+    // run_once (the default): the latest late slot runs as a catch-up, 99 before it are missed rows.
+    const late = rows.filter((r) => r.trigger === 'catchup' || r.status === 'missed');
+    expect(late).toHaveLength(100);
+    expect(rows.filter((r) => r.trigger === 'catchup')).toHaveLength(1);
+    // Every slot from the cursor to the last one planned is a row or counted in missed_count.
+    const slots = (after.lastScheduledFor!.getTime() - cursor.getTime()) / 1000 + 1;
+    expect(rows.length + Number(after.missedCount) - late.filter((r) => r.status === 'missed').length).toBe(slots);
+    expect(after.nextRunAt!.getTime()).toBe(after.lastScheduledFor!.getTime() + 1000);
+    expect(planned.length).toBeGreaterThan(0);
+  });
+
   it('refuses to plan with a superseded epoch and commits nothing', async () => {
     const old = await db.state.bumpEpoch('old');
     await db.state.bumpEpoch('new');

@@ -94,28 +94,35 @@ describe('planTaskSlots', () => {
     expect(again.executions.map((e) => e.fireAt)).toEqual(plan.executions.map((e) => e.fireAt));
   });
 
-  it('a backlog longer than one pass writes rows only in the pass that reaches its end', () => {
-    // 30 late slots, 10 examined per pass, catchupMax 5: the first two passes only count.
+  it('a backlog longer than one pass is decided in one pass, without visiting every slot: the latest catchupMax run, the rest counted', () => {
+    // 39 late slots, 10 examined per pass, catchupMax 5.
     const small = { ...options, maxSlotsPerPass: 10 };
     const now = new Date(T0 + 40 * 60_000);
-    let current = task({ misfire: 'run_all', maxDelayMs: 60_000 });
-    const passes = [];
-    for (let i = 0; i < 5 && current.nextRunAt && current.nextRunAt.getTime() <= now.getTime(); i += 1) {
-      const plan = planTaskSlots(current, everyMinute, now, small);
-      passes.push(plan);
-      current = { ...current, nextRunAt: plan.advance.nextRunAt };
-    }
-    const rows = passes.flatMap((p) => p.executions);
-    const lateRows = rows.filter((e) => e.scheduledFor.getTime() < now.getTime() - 60_000);
-    expect(passes[0]!.executions).toEqual([]);
-    expect(passes[1]!.executions).toEqual([]);
-    expect(lateRows.filter((e) => e.trigger === 'catchup')).toHaveLength(5);
-    expect(lateRows.filter((e) => e.status === 'missed')).toHaveLength(0);
+    const plan = planTaskSlots(task({ misfire: 'run_all', maxDelayMs: 60_000 }), everyMinute, now, small);
+    const lateRows = plan.executions.filter((e) => e.scheduledFor.getTime() < now.getTime() - 60_000);
     // …the five most recent late slots, in slot order, fired in that order.
     const catchup = lateRows.filter((e) => e.trigger === 'catchup');
     expect(catchup.map((e) => e.scheduledFor.getTime())).toEqual([34, 35, 36, 37, 38].map((m) => T0 + m * 60_000));
     expect(catchup.map((e) => e.fireAt.getTime())).toEqual([0, 1, 2, 3, 4].map((i) => now.getTime() + i));
-    expect(passes.reduce((sum, p) => sum + p.advance.missed, 0)).toBe(34);
+    expect(lateRows.filter((e) => e.status === 'missed')).toHaveLength(0);
+    expect(plan.advance.missed).toBe(34);
+    expect(plan.advance.nextRunAt!.getTime()).toBeGreaterThan(now.getTime() - 60_000);
+  });
+
+  it('a week-long backlog of an every-second task costs what a short one does: counted exactly, catchupMax rows', () => {
+    const now = new Date(T0 + 7 * 86_400_000);
+    for (const misfire of ['run_once', 'skip', 'run_all'] as const) {
+      const plan = planTaskSlots(task({ misfire, maxDelayMs: 60_000 }), everySecond, now, options);
+      // Slots [T0, now - 60 s) are late: 7 days of seconds, less the last minute.
+      const lateSlots = 7 * 86_400 - 60;
+      const rows = plan.executions.filter((e) => e.scheduledFor.getTime() < now.getTime() - 60_000);
+      expect(rows).toHaveLength(options.catchupMax);
+      expect(rows.filter((e) => e.trigger === 'catchup')).toHaveLength(misfire === 'run_all' ? 5 : misfire === 'run_once' ? 1 : 0);
+      expect(rows.at(-1)!.scheduledFor.getTime()).toBe(now.getTime() - 61_000);
+      // Each late slot is a row or counted; the missed rows count too.
+      expect(plan.advance.missed + rows.filter((e) => e.trigger === 'catchup').length).toBe(lateSlots);
+      expect(plan.examined).toBeLessThan(1_000);
+    }
   });
 
   it('run_once over a backlog longer than one pass: one catch-up, at most catchupMax missed rows', () => {

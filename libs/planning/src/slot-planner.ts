@@ -1,5 +1,6 @@
 import type { MISFIRE_POLICIES, OVERLAP_POLICIES } from '@punctual/contract';
-import { jitterOffset, type Schedule } from '@punctual/time';
+import { countSlots, jitterOffset, latestSlots, type Schedule } from '@punctual/time';
+import { isLate } from './lateness.js';
 import type { CursorAdvance, PlannedExecution } from './planned-execution.js';
 
 export interface SlotPlannerOptions {
@@ -35,16 +36,18 @@ export interface PlannableTask {
  * Decides what to record for one task's due slots: every slot in `[cursor, now + lookahead]`,
  * walked **from the cursor** (never from now, so nothing between the two is skipped).
  *
- * A slot is late when it can no longer start by `scheduled_for + maxDelay`. Late slots follow the
- * misfire policy: `run_once` runs the most recent one now (`catchup`) and records the rest as
- * `missed`; `skip` records all as `missed`; `run_all` runs them, in slot order. Only the most
- * recent `catchupMax` late slots become rows; older ones are only counted in `missed`. A backlog
- * longer than one pass writes its rows only in the pass that reaches its end (earlier passes only
- * count): however long the outage, a task gets at most `catchupMax` rows for it.
+ * A slot is late when it can no longer start within `maxDelay` of its `fire_at` (see `isLate`).
+ * Late slots follow the misfire policy: `run_once` runs the most recent one now (`catchup`) and
+ * records the rest as `missed`; `skip` records all as `missed`; `run_all` runs them, in slot order.
+ * Only the most recent `catchupMax` late slots become rows; older ones are only counted in
+ * `missed`. However long the backlog (an every-second task paused for a week), it costs the same:
+ * the slots that are late whatever their jitter are counted without being visited and the latest
+ * `catchupMax` of them found directly (see `countSlots`, `latestSlots`); the walk resumes after them.
+ * A backlog longer than one pass's walk writes its rows only in the pass that reaches its end
+ * (earlier passes only count): however long the outage, a task gets at most `catchupMax` rows for it.
  */
 export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date, options: SlotPlannerOptions): TaskSlotPlan {
   const horizon = now.getTime() + options.lookaheadMs;
-  const lateBefore = now.getTime() - task.maxDelayMs;
   const executions: PlannedExecution[] = [];
   const late: Date[] = [];
   let droppedLate = 0;
@@ -63,18 +66,34 @@ export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date
     taskVersion: task.planVersion,
     exclusive: task.overlap !== 'allow',
   });
+  const fireAtOf = (slot: Date) => new Date(slot.getTime() + jitterOffset(task.id, slot, task.jitterMs));
+
+  // Slots up to here are late whatever their jitter (it only ever delays a slot, by less than jitterMs).
+  const surelyLate = new Date(now.getTime() - task.maxDelayMs - Math.max(1, task.jitterMs));
+  if (cursor && cursor.getTime() <= surelyLate.getTime()) {
+    const since = new Date(cursor.getTime() - 1);
+    const backlog = countSlots(schedule, since, surelyLate);
+    if (backlog > options.catchupMax) {
+      late.push(...latestSlots(schedule, since, surelyLate, options.catchupMax));
+      droppedLate = backlog - late.length;
+      examined += late.length;
+      lastScheduledFor = late.at(-1) ?? null;
+      cursor = schedule.next(surelyLate);
+    }
+  }
 
   while (cursor && cursor.getTime() <= horizon && examined < options.maxSlotsPerPass) {
     const slot: Date = cursor;
     examined += 1;
-    if (slot.getTime() < lateBefore) {
+    const fireAt = fireAtOf(slot);
+    if (isLate(fireAt, task.maxDelayMs, now)) {
       late.push(slot);
       if (late.length > options.catchupMax) {
         late.shift();
         droppedLate += 1;
       }
     } else {
-      executions.push(row(slot, new Date(slot.getTime() + jitterOffset(task.id, slot, task.jitterMs)), 'scheduled', 'schedule'));
+      executions.push(row(slot, fireAt, 'scheduled', 'schedule'));
     }
     lastScheduledFor = slot;
     cursor = schedule.next(slot);
@@ -82,7 +101,7 @@ export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date
 
   // The backlog continues past this pass: the most recent late slots are still ahead, so these
   // are only counted; the pass that reaches the backlog's end writes its rows.
-  const backlogContinues = cursor !== null && cursor.getTime() < lateBefore;
+  const backlogContinues = cursor !== null && isLate(fireAtOf(cursor), task.maxDelayMs, now);
   let missed = droppedLate;
   if (backlogContinues) {
     missed += late.length;

@@ -5,7 +5,7 @@ import { InvalidScheduleError } from './errors.js';
 import { nextFireInstant } from './fire-time.js';
 import type { Schedule } from './schedule-spec.js';
 import { assertTimeZone } from './zone.js';
-import { timelineOf } from './zone-timeline.js';
+import { timelineOf, type ZoneTimeline } from './zone-timeline.js';
 
 const calendars = new Map<string, { calendar: CronCalendar; wildcardHour: boolean }>();
 const CALENDAR_LIMIT = 5_000;
@@ -23,12 +23,45 @@ export function compileCron(expression: string, timezone: string, hashKey = '', 
   const { calendar, wildcardHour } = calendarOf(expression, hashKey);
   const rule = resolveDstRule(wildcardHour, dst);
   const timeline = timelineOf(timezone);
+  const next = (after: number) => nextFireInstant(calendar, timeline, rule, after);
   return {
     next(after) {
-      const at = nextFireInstant(calendar, timeline, rule, after.getTime());
+      const at = next(after.getTime());
       return at === null ? null : new Date(at);
     },
+    count(after, until) {
+      return countFireInstants(calendar, timeline, next, after.getTime(), until.getTime());
+    },
   };
+}
+
+/**
+ * The number of instants in `(after, until]` at which `calendar` fires in the zone of `timeline`,
+ * without visiting them: within a segment of constant offset each matching wall time is one
+ * instant (wall − offset), so the calendar counts them. The DST rule only acts near a segment's
+ * edges — a gap's shifted or ended slots and the wall times an overlap drops lie within the size of
+ * the change from the segment's start (and, for `last`, before its end) — and those stretches are
+ * walked slot by slot with `next`, as the planner would.
+ */
+function countFireInstants(calendar: CronCalendar, timeline: ZoneTimeline, next: (after: number) => number | null, after: number, until: number): number {
+  const walk = (from: number, to: number) => {
+    let n = 0;
+    for (let at = next(from); at !== null && at <= to; at = next(at)) n += 1;
+    return n;
+  };
+  let count = 0;
+  for (let t = after; t < until; ) {
+    const seg = timeline.segmentAt(t + 1);
+    const end = Math.min(seg.end - 1, until);
+    const head = Math.min(end, seg.start - 1 + Math.abs(seg.prev - seg.offset));
+    const tail = Math.min(end, Math.max(head, t, seg.end - 1 - Math.abs(seg.next - seg.offset)));
+    if (head > t) count += walk(t, head);
+    const middleFrom = Math.max(t, head);
+    if (tail > middleFrom) count += calendar.countWalls(middleFrom + seg.offset, tail + seg.offset);
+    if (end > tail) count += walk(tail, end);
+    t = end;
+  }
+  return count;
 }
 
 /** Parsed expressions are shared by every zone and task that uses them (their day masks too). */

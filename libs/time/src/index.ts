@@ -6,7 +6,7 @@ export * from './errors.js';
 export * from './jitter.js';
 export { type Disambiguation, parseAt, resolveLocalTime } from './local-time.js';
 export { compileRrule } from './rrule.js';
-export { compileSchedule, slotsBetween } from './schedule.js';
+export { compileSchedule, countSlots, latestSlots, slotsBetween } from './schedule.js';
 export type { Schedule, ScheduleBounds, ScheduleSpec } from './schedule-spec.js';
 export { instantsOfWall, type WallMapping } from './wall-time.js';
 export * from './zone.js';

@@ -22,4 +22,9 @@ export type ScheduleSpec =
 export interface Schedule {
   /** The first slot strictly after `after`, or `null` when the schedule has no more slots. */
   next(after: Date): Date | null;
+  /**
+   * How many slots lie in `(after, until]`, exactly, at a cost that does not grow with their
+   * number (see `countSlots`, which walks the schedules that cannot).
+   */
+  count?(after: Date, until: Date): number;
 }

@@ -48,26 +48,37 @@ function rruleAnchor(spec: Extract<ScheduleSpec, { kind: 'rrule' }>): Date {
 function compileInstantKind(spec: Extract<ScheduleSpec, { kind: 'at' | 'every' }>): Schedule {
   if (spec.kind === 'at') {
     const runAt = validDate(spec.runAt, 'schedule.at');
-    return { next: (after) => (runAt > after.getTime() ? new Date(runAt) : null) };
+    return {
+      next: (after) => (runAt > after.getTime() ? new Date(runAt) : null),
+      count: (after, until) => (runAt > after.getTime() && runAt <= until.getTime() ? 1 : 0),
+    };
   }
   const every = spec.everyMs;
   if (!Number.isSafeInteger(every) || every < 1000) throw new InvalidScheduleError('schedule.every', 'schedule.every must be at least 1s');
   const anchor = validDate(spec.anchor, 'schedule.anchor');
   // Elapsed time: slot n is anchor + n·every, whatever the clocks on the wall say.
+  // Slots anchor + n·every with n ≥ 0 that are ≤ t: as many as this, for any t.
+  const upTo = (t: number) => (t < anchor ? 0 : Math.floor((t - anchor) / every) + 1);
   return {
     next(after) {
       const n = Math.max(0, Math.floor((after.getTime() - anchor) / every) + 1);
       return new Date(anchor + n * every);
     },
+    count: (after, until) => Math.max(0, upTo(until.getTime()) - upTo(after.getTime())),
   };
 }
 
 function bounded(inner: Schedule, startAt: number, endAt: number): Schedule {
+  const count = inner.count?.bind(inner);
   return {
     next(after) {
       const slot = inner.next(new Date(Math.max(after.getTime(), startAt - 1)));
       return slot && slot.getTime() <= endAt ? slot : null;
     },
+    count: count && ((after, until) => {
+      const [from, to] = [Math.max(after.getTime(), startAt - 1), Math.min(until.getTime(), endAt)];
+      return to > from ? count(new Date(from), new Date(to)) : 0;
+    }),
   };
 }
 
@@ -93,4 +104,36 @@ export function slotsBetween(schedule: Schedule, after: Date, until: Date, limit
     cursor = slot;
   }
   return slots;
+}
+
+/**
+ * How many slots `schedule` has in `(after, until]`: exactly, and without visiting them where the
+ * schedule can count (cron, `every`, `at`); an RRULE is walked (its library only enumerates).
+ */
+export function countSlots(schedule: Schedule, after: Date, until: Date): number {
+  if (until.getTime() <= after.getTime()) return 0;
+  if (schedule.count) return schedule.count(after, until);
+  let n = 0;
+  for (let slot = schedule.next(after); slot && slot.getTime() <= until.getTime(); slot = schedule.next(slot)) n += 1;
+  return n;
+}
+
+/**
+ * The latest `k` slots of `schedule` in `(after, until]`, oldest first, found from `until`
+ * backwards: a window ending at `until` widens fourfold until it holds `k` slots (or reaches
+ * `after`), and only that window is walked — the cost grows with `k` and the logarithm of the
+ * span, not with the number of slots in it (an every-second task paused for a week).
+ */
+export function latestSlots(schedule: Schedule, after: Date, until: Date, k: number): Date[] {
+  const [lo, hi] = [after.getTime(), until.getTime()];
+  if (k <= 0 || hi <= lo) return [];
+  for (let width = 1_000; ; width *= 4) {
+    const from = Math.max(lo, hi - width);
+    const found: Date[] = [];
+    for (let slot = schedule.next(new Date(from)); slot && slot.getTime() <= hi; slot = schedule.next(slot)) {
+      found.push(slot);
+      if (found.length > k) found.shift();
+    }
+    if (found.length >= k || from === lo) return found;
+  }
 }

@@ -72,6 +72,7 @@ export class LeaderExecutionsRepository {
       late AS (
         SELECT e.id, e.task_id FROM task_execution e JOIN task t ON t.id = e.task_id
         WHERE e.status IN ('scheduled', 'queued') AND e.trigger = 'schedule' AND e.attempt = 0
+          -- The one late rule (libs/planning isLate): past fire_at + maxDelay by Postgres' clock.
           AND e.fire_at < now() - t.max_delay_ms * interval '1 millisecond' AND EXISTS (SELECT 1 FROM fence)
         LIMIT ${limit}
       )
