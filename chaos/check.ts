@@ -20,18 +20,32 @@ export interface ChaosVerdict {
   rows: number;
   /** Successful handler invocations (2xx answers of the webhook). */
   runs: number;
-  /** Slots with no row and not counted as missed. */
+  /**
+   * Due slots with no row. The chaos cluster runs with a CATCHUP_MAX above any backlog it can make,
+   * so every slot a misfire policy drops has a `missed` row: nothing is excused by a counter.
+   */
   lost: string[];
   /** Executions of slots up to the end not in a terminal state after the run settled. */
   unfinished: string[];
   /** Executions recorded as succeeded more than once. */
   doubleSuccess: string[];
-  /** Executions whose handler succeeded twice while no attempt of theirs was lost to a crash. */
+  /**
+   * Executions whose handler ran once too often, counting every call of the webhook whatever it was
+   * answered: more calls than attempts (each attempt calls at most once), two calls at the same time
+   * (a second attempt while the first still ran), or a second success no crash explains.
+   */
   duplicates: string[];
   /** Executions whose handler ran again after the worker running it died (at-least-once, expected). */
   rerunsAfterCrash: number;
-  /** `skipped(overlap)` executions with no other run of their task in progress while they waited. */
+  /**
+   * `skipped(overlap)` executions the overlap policy had no business skipping (DESIGN §4): one that
+   * had started (a retry is never judged by the policy), one of a task whose policy is `allow`, or
+   * one with no other exclusive run of its task in progress at its own `scheduled_for` — a slot
+   * that waited its turn behind a backlog and was skipped later is one of these.
+   */
   wrongSkips: string[];
+  /** Attempts that started, or webhook calls that arrived, before their execution's `fire_at`. */
+  early: string[];
   byStatus: Record<string, number>;
   /** Worst start delay (first start − fire_at) of scheduled slots due within 10 s after each kind of fault. */
   worstStartDelayMs: Record<string, number>;
@@ -60,13 +74,14 @@ interface AuditRow {
  * are computed from its definitions over time (the audit log), as the time library plans them.
  */
 export async function checkChaos(db: pg.Client, calls: Invocation[], faults: FaultEvent[], end: number): Promise<ChaosVerdict> {
-  const { rows: tasks } = await db.query(`SELECT id, name, overlap, misfire, created_at, missed_count::int AS missed_count FROM task`);
+  const { rows: tasks } = await db.query(`SELECT id, name, overlap, misfire, created_at FROM task`);
   const { rows: audit } = await db.query<AuditRow>(`SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`);
   const { rows: executions } = await db.query(
-    `SELECT e.id, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.status, e.skip_reason, e.started_at, e.finished_at,
-            h.first_start, h.successes, h.lost_attempts
+    `SELECT e.id, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.status, e.skip_reason, e.started_at, e.finished_at, e.attempt, e.exclusive,
+            h.first_start, h.starts, h.successes, h.lost_attempts
      FROM task_execution e CROSS JOIN LATERAL (
        SELECT min(ev.at) FILTER (WHERE ev.to_status = 'running') AS first_start,
+              coalesce(array_agg(ev.at) FILTER (WHERE ev.to_status = 'running'), '{}') AS starts,
               (count(*) FILTER (WHERE ev.to_status = 'succeeded'))::int AS successes,
               (count(*) FILTER (WHERE ev.from_status = 'running'
                  AND (ev.to_status = 'running' OR ev.detail->>'reason' IN ('lease_expired', 'worker shut down mid-run'))))::int AS lost_attempts
@@ -75,7 +90,7 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
   );
   const verdict: ChaosVerdict = {
     tasks: tasks.length, expected: 0, ambiguous: 0, rows: executions.length, runs: 0, lost: [], unfinished: [], doubleSuccess: [],
-    duplicates: [], rerunsAfterCrash: 0, wrongSkips: [], byStatus: {}, worstStartDelayMs: {}, startDelayMs: { p50: 0, p99: 0 }, lateStartsByTask: [],
+    duplicates: [], rerunsAfterCrash: 0, wrongSkips: [], early: [], byStatus: {}, worstStartDelayMs: {}, startDelayMs: { p50: 0, p99: 0 }, lateStartsByTask: [],
   };
 
   const byTask = new Map<string, typeof executions>();
@@ -91,41 +106,45 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
       else absent += 1;
     }
     verdict.expected += expected.size;
-    // Late slots beyond CATCHUP_MAX have no row but are counted in missed_count.
-    const countedOnly = task.missed_count - rows.filter((r) => r.status === 'missed').length;
-    const lost = absent - Math.min(absent, Math.max(0, countedOnly));
-    if (lost > 0) verdict.lost.push(`${task.name}: ${lost} slot(s)`);
-    // The overlap policy judges a slot only while another run of its task is in progress: at the
-    // slot's own time, or after the slot has waited its turn behind it.
+    if (absent > 0) verdict.lost.push(`${task.name}: ${absent} slot(s)`);
     for (const skipped of rows.filter((r) => r.skip_reason === 'overlap')) {
-      const [from, to] = [skipped.scheduled_for.getTime(), skipped.finished_at.getTime()];
-      const busy = rows.some((r) => r.id !== skipped.id && r.first_start && r.first_start.getTime() <= to && (!r.finished_at || r.finished_at.getTime() >= from));
-      if (!busy) {
-        // What ran around it, to tell why the claim found the task busy.
-        const near = rows
-          .filter((r) => Math.abs(r.scheduled_for.getTime() - from) <= 10_000)
-          .map((r) => `${r.scheduled_for.toISOString().slice(11, 19)} ${r.trigger} ${r.status}${r.skip_reason ? `(${r.skip_reason})` : ''} ${r.first_start?.toISOString().slice(11, 23) ?? '-'}→${r.finished_at?.toISOString().slice(11, 23) ?? '-'}`);
-        verdict.wrongSkips.push(`${task.name} (overlap ${task.overlap}) @ ${skipped.scheduled_for.toISOString()}, judged at ${skipped.finished_at.toISOString()}; nearby: ${near.join('; ')}`);
-      }
+      const why = wrongSkip(skipped, rows, task.overlap);
+      if (!why) continue;
+      // What ran around it, to tell why the claim found the task busy.
+      const from = skipped.scheduled_for.getTime();
+      const near = rows
+        .filter((r) => Math.abs(r.scheduled_for.getTime() - from) <= 10_000)
+        .map((r) => `${r.scheduled_for.toISOString().slice(11, 19)} ${r.trigger} ${r.status}${r.skip_reason ? `(${r.skip_reason})` : ''} ${r.first_start?.toISOString().slice(11, 23) ?? '-'}→${r.finished_at?.toISOString().slice(11, 23) ?? '-'}`);
+      verdict.wrongSkips.push(`${task.name} (overlap ${task.overlap}) @ ${skipped.scheduled_for.toISOString()}: ${why}; nearby: ${near.join('; ')}`);
     }
   }
 
-  const succeeded = new Map<string, number>();
-  for (const call of calls) if (call.status < 300) succeeded.set(call.executionId, (succeeded.get(call.executionId) ?? 0) + 1);
+  const callsOf = new Map<string, Invocation[]>();
+  for (const call of calls) callsOf.set(call.executionId, [...(callsOf.get(call.executionId) ?? []), call]);
   for (const e of executions) {
     const key = e.skip_reason ? `${e.status}:${e.skip_reason}` : e.status;
     verdict.byStatus[key] = (verdict.byStatus[key] ?? 0) + 1;
     // Slots after the end were planned while the run settled; they are not due yet.
     if (!TERMINAL.has(e.status) && e.scheduled_for.getTime() <= end) verdict.unfinished.push(`${e.id} ${e.status} (${e.scheduled_for.toISOString()})`);
     if (e.successes > 1) verdict.doubleSuccess.push(e.id);
-    const runs = succeeded.get(e.id) ?? 0;
+    const mine = callsOf.get(e.id) ?? [];
+    const runs = mine.filter((c) => c.status < 300).length;
     verdict.runs += runs;
+    const slot = `${e.id} (${e.scheduled_for.toISOString()})`;
+    if (mine.length > e.attempt) verdict.duplicates.push(`${slot}: ${mine.length} calls, ${e.attempt} attempt(s)`);
+    const overlapping = mine.find((c, i) => i > 0 && (mine[i - 1]!.endedAt ?? Infinity) > c.at);
+    if (overlapping) verdict.duplicates.push(`${slot}: a call at ${new Date(overlapping.at).toISOString()} while the previous one was still open`);
     if (runs > 1) {
       // A worker killed after the webhook answered and before the run was recorded: the next
       // attempt calls again (at-least-once). Anything beyond that is a duplicate.
       if (runs - 1 <= e.lost_attempts) verdict.rerunsAfterCrash += runs - 1;
-      else verdict.duplicates.push(`${e.id} (${e.scheduled_for.toISOString()}): ${runs} runs, ${e.lost_attempts} attempt(s) lost to a crash`);
+      else verdict.duplicates.push(`${slot}: ${runs} successful calls, ${e.lost_attempts} attempt(s) lost to a crash`);
     }
+    const fireAt = e.fire_at.getTime();
+    const earlyStart = (e.starts as Date[]).find((at) => at.getTime() < fireAt);
+    if (earlyStart) verdict.early.push(`${slot}: an attempt started ${fireAt - earlyStart.getTime()} ms before its fire_at`);
+    const earlyCall = mine.find((c) => c.at < fireAt);
+    if (earlyCall) verdict.early.push(`${slot}: the webhook was called ${fireAt - earlyCall.at} ms before its fire_at`);
   }
   const delays = executions
     .filter((e) => e.trigger === 'schedule' && e.first_start)
@@ -152,6 +171,27 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
     if (delays.length) verdict.worstStartDelayMs[fault.kind] = Math.max(verdict.worstStartDelayMs[fault.kind] ?? 0, ...delays);
   }
   return verdict;
+}
+
+/**
+ * Why a `skipped(overlap)` execution should not have been skipped, or null when the policy was
+ * right to: it never started, its task's policy is exclusive, and another exclusive run of the task
+ * (running, or between attempts) was in progress at the skipped slot's own `scheduled_for`.
+ */
+function wrongSkip(skipped: ExecutionRow, rows: ExecutionRow[], overlap: string): string | null {
+  if (overlap === 'allow') return 'its task allows overlaps';
+  if (skipped.first_start) return 'it had started: a retry is never judged by the overlap policy';
+  const at = skipped.scheduled_for.getTime();
+  const holder = rows.find((r) => r.id !== skipped.id && r.exclusive && r.first_start && r.first_start.getTime() <= at && (!r.finished_at || r.finished_at.getTime() >= at));
+  return holder ? null : 'no other run of its task was in progress at its own time';
+}
+
+interface ExecutionRow {
+  id: string;
+  scheduled_for: Date;
+  exclusive: boolean;
+  first_start: Date | null;
+  finished_at: Date | null;
 }
 
 /**

@@ -35,6 +35,7 @@ export class FaultInjector {
       { kind: 'FLUSHALL', weight: 2, inject: async () => void (await this.redis.command('FLUSHALL')) },
       { kind: 'Postgres sessions killed', weight: 2, inject: () => this.killSessions() },
       { kind: 'task edited', weight: 3, inject: () => this.edit() },
+      { kind: 'jitter edited', weight: 2, inject: () => this.editJitter() },
       { kind: 'pause/resume', weight: 2, inject: () => this.pauseResume() },
       { kind: 'trigger', weight: 2, inject: () => this.trigger() },
     ];
@@ -87,9 +88,19 @@ export class FaultInjector {
     );
   }
 
+  /**
+   * A task's jitter changes: the `fire_at` of slots already planned, perhaps already pushed to the
+   * queue for their old instant, moves — later or earlier. None may start before its new `fire_at`.
+   */
+  private async editJitter(): Promise<void> {
+    const task = this.random.pick(this.tasks.filter((t) => !t.name.startsWith('once-')));
+    await this.cluster.call('PATCH', `/v1/tasks/${task.name}`, { schedule: { jitter: this.random.pick(['0s', '200ms', '500ms', '900ms']) } });
+  }
+
   /** What runs (the webhook's delay) or when (a switchable task's schedule) changes. */
   private async edit(): Promise<void> {
-    const task = this.random.pick(this.tasks.filter((t) => !t.name.startsWith('once-')));
+    // The retry tasks keep their failing first attempt: their payload is not edited.
+    const task = this.random.pick(this.tasks.filter((t) => !t.name.startsWith('once-') && !t.name.startsWith('retry-')));
     const change = task.name.startsWith('switch-')
       ? { schedule: { cron: this.random.pick(SWITCHABLE) } }
       : { payload: { url: this.url({ delay: this.random.pick([0, 5, 20]) }) } };

@@ -13,10 +13,11 @@ export interface ChaosTask {
 export const SWITCHABLE = ['*/2 * * * * *', '*/3 * * * * *', '*/4 * * * * *'];
 
 /**
- * The 50 tasks of a chaos run: every-second and every-few-seconds crons, intervals, an RRULE and
+ * The 52 tasks of a chaos run: every-second and every-few-seconds crons, intervals, an RRULE and
  * one-off runs spread over the run, under every overlap and misfire policy; each calls the
  * counting webhook (`url(delayMs, failFirst)`), a few of them slowly, a few failing once before
- * they succeed (retried after a short backoff).
+ * they succeed (retried after a short backoff), two under the default policies with a retry that
+ * lands after their next slot.
  */
 export function chaosTasks(random: Random, url: (query: { delay?: number; failFirst?: number }) => string, runMs: number): ChaosTask[] {
   const tasks: ChaosTask[] = [];
@@ -38,5 +39,16 @@ export function chaosTasks(random: Random, url: (query: { delay?: number; failFi
   for (let i = 0; i < 6; i += 1) add('every', i, { every: `${2 + (i % 3)}s` });
   for (let i = 0; i < 4; i += 1) add('rrule', i, { rrule: `RRULE:FREQ=SECONDLY;INTERVAL=${3 + i}` });
   for (let i = 0; i < 12; i += 1) add('once', i, { at: new Date(Date.now() + 5_000 + Math.floor(random.next() * runMs)).toISOString() });
+  // The default policies (overlap skip): a 1.5 s run that fails its first attempt, retried a second
+  // later — after the next slot has come. The retry finishes its slot; that next slot is the one skipped.
+  for (let i = 0; i < 2; i += 1) {
+    tasks.push({
+      name: `retry-${i}`,
+      handler: 'http',
+      payload: { url: url({ delay: 1_500, failFirst: 1 }) },
+      schedule: { cron: '*/2 * * * * *', timezone: random.pick(zones) },
+      policy: { retry: { attempts: 5, backoff: '1s', maxBackoff: '2s' }, timeout: '10s' },
+    });
+  }
   return tasks;
 }

@@ -10,6 +10,10 @@ export interface Invocation {
   at: number;
   /** What this server answers it. */
   status: number;
+  /** When its connection closed: answered, or given up by the caller (an aborted handler). Null while open. */
+  endedAt: number | null;
+  /** The caller closed the connection before the answer (its handler was aborted, or its worker died). */
+  aborted: boolean;
 }
 
 /**
@@ -32,10 +36,16 @@ export class Invocations {
     let self: Invocations | null = null;
     const server = createServer((req, res) => {
       req.resume();
-      req.on('end', () => self!.answer(req.url ?? '/', String(req.headers['x-punctual-execution'] ?? ''), (status) => {
-        res.statusCode = status;
-        res.end();
-      }));
+      req.on('end', () => {
+        const call = self!.answer(req.url ?? '/', String(req.headers['x-punctual-execution'] ?? ''), (status) => {
+          res.statusCode = status;
+          res.end();
+        });
+        res.on('close', () => {
+          call.endedAt = Date.now();
+          call.aborted = !res.writableFinished;
+        });
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     self = new Invocations(server, (server.address() as AddressInfo).port);
@@ -67,13 +77,15 @@ export class Invocations {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 
-  private answer(url: string, executionId: string, reply: (status: number) => void): void {
+  private answer(url: string, executionId: string, reply: (status: number) => void): Invocation {
     const query = new URL(url, 'http://local').searchParams;
     const nth = (this.seen.get(executionId) ?? 0) + 1;
     this.seen.set(executionId, nth);
     const status = nth <= Number(query.get('failFirst') ?? 0) ? 500 : 200;
     // Counted on arrival: the side effect happened even if the caller dies before the answer.
-    this.calls.push({ executionId, url, at: Date.now(), status });
+    const call: Invocation = { executionId, url, at: Date.now(), status, endedAt: null, aborted: false };
+    this.calls.push(call);
     setTimeout(() => reply(status), Number(query.get('delay') ?? 0));
+    return call;
   }
 }
