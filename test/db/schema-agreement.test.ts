@@ -91,7 +91,6 @@ describe('schema.prisma agrees with the migrated database', () => {
       error: 'e',
       result: { ok: true },
       payload: { override: 1 },
-      heldAt: later,
       pinnedDefinition: { handler: 'http', timeoutMs: 1000 },
       createdAt: now,
     };
@@ -141,7 +140,7 @@ describe('schema.prisma agrees with the migrated database', () => {
     await db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row, scheduledFor: new Date(3), status: 'running', exclusive: false } });
     const indexes = await db.prisma.$queryRaw<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE tablename IN ('task', 'task_execution', 'outbox')`;
     expect(indexes.map((i) => i.indexname)).toEqual(
-      expect.arrayContaining(['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_status_fire_at_idx', 'outbox_pending_idx']),
+      expect.arrayContaining(['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_waiting_idx', 'outbox_pending_idx']),
     );
   });
 
@@ -150,7 +149,7 @@ describe('schema.prisma agrees with the migrated database', () => {
     const declared = [...schema.matchAll(/@@(?:index|unique)\(.*map: "([^"]+)"\)/g)].map((m) => m[1]);
     // `@unique` on a field: Prisma names the index <table>_<column>_key.
     declared.push('task_name_key', 'api_key_prefix_key');
-    const sqlOnly = ['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_pending_idx', 'task_execution_retrying_idx', 'outbox_pending_idx', 'task_managed_by_idx'];
+    const sqlOnly = ['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_pending_idx', 'task_execution_retrying_idx', 'task_execution_waiting_idx', 'task_execution_running_idx', 'task_execution_dead_idx', 'task_execution_orphan_idx', 'outbox_pending_idx', 'task_managed_by_idx'];
     const rows = await db.prisma.$queryRaw<{ indexname: string }[]>`
       SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' AND indexname NOT LIKE '%_pkey'`;
     expect(rows.map((r) => r.indexname).sort()).toEqual([...declared, ...sqlOnly].sort());

@@ -173,7 +173,7 @@ export class Cluster {
     const out: string[] = [];
     for (const s of skipped) {
       const { rows } = await this.db.query(
-        `SELECT e.scheduled_for, e.fire_at, e.trigger, e.status, e.attempt, e.queued_at, e.held_at, e.started_at, e.finished_at,
+        `SELECT e.scheduled_for, e.fire_at, e.trigger, e.status, e.attempt, e.queued_at, e.started_at, e.finished_at,
                 (SELECT json_agg(json_build_object('from', ev.from_status, 'to', ev.to_status, 'at', ev.at, 'detail', ev.detail))
                  FROM (${EXECUTION_HISTORY}) ev) AS events
          FROM task_execution e WHERE e.task_id = $1 AND e.scheduled_for BETWEEN $2::timestamptz - interval '6 s' AND $2::timestamptz + interval '2 s'

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type ClockOffset, type Cluster, PENDING_EXECUTION_STATUSES } from '@punctual/contract';
+import type { ClockOffset, Cluster } from '@punctual/contract';
 import { ExecutionQueriesRepository, SchedulerStateRepository } from '@punctual/db';
 import { ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
@@ -25,7 +25,7 @@ export class ClusterService {
       this.state.current(),
       this.directory.workers(),
       this.queue.queue.getJobCounts(),
-      this.executions.countByStatus(PENDING_EXECUTION_STATUSES),
+      this.executions.countUnfinished(),
       this.clockOffsets(),
     ]);
     return {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type ExecutionStatus, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
+import { type ExecutionRow, executionFromRow } from './execution.row.js';
 import { EXECUTION_HISTORY } from './execution-transition.js';
 
 /** One transition in an execution's history. */
@@ -34,20 +35,30 @@ export class ExecutionQueriesRepository {
     return { ...execution, events };
   }
 
-  /** Executions newest first, keyset-paginated on (scheduled_for, id) so inserts never shift a page. */
+  /**
+   * Executions newest first, keyset-paginated on (scheduled_for, id) so inserts never shift a page.
+   * A task's executions are read through `(task_id, scheduled_for)`, with those a deleted task of
+   * the same name left behind (`task_execution_orphan_idx`): each an ordered index scan that stops
+   * at the page's end.
+   */
   async list(filter: ExecutionFilter, limit: number, after?: { scheduledFor: Date; id: string }) {
-    return this.prisma.taskExecution.findMany({
-      where: {
-        taskName: filter.taskName,
-        status: filter.status,
-        scheduledFor: { gte: filter.from, lt: filter.to },
-        ...(after && {
-          OR: [{ scheduledFor: { lt: after.scheduledFor } }, { scheduledFor: after.scheduledFor, id: { lt: after.id } }],
-        }),
-      },
-      orderBy: [{ scheduledFor: 'desc' }, { id: 'desc' }],
-      take: limit,
-    });
+    const conditions = [
+      filter.status && Prisma.sql`status = ${filter.status}::execution_status`,
+      filter.from && Prisma.sql`scheduled_for >= ${filter.from.toISOString()}::timestamptz`,
+      filter.to && Prisma.sql`scheduled_for < ${filter.to.toISOString()}::timestamptz`,
+      after && Prisma.sql`(scheduled_for, id) < (${after.scheduledFor.toISOString()}::timestamptz, ${after.id}::uuid)`,
+    ].filter((c): c is Prisma.Sql => Boolean(c));
+    const where = (extra: Prisma.Sql[]) => Prisma.sql`WHERE ${Prisma.join([...extra, ...conditions, Prisma.sql`TRUE`], ' AND ')}`;
+    const page = (extra: Prisma.Sql[]) => Prisma.sql`(SELECT * FROM task_execution ${where(extra)} ORDER BY scheduled_for DESC, id DESC LIMIT ${limit})`;
+    const rows = filter.taskName
+      ? await this.prisma.$queryRaw<ExecutionRow[]>`
+          SELECT * FROM (
+            ${page([Prisma.sql`task_id = (SELECT id FROM task WHERE name = ${filter.taskName})`])}
+            UNION ALL
+            ${page([Prisma.sql`task_id IS NULL`, Prisma.sql`task_name = ${filter.taskName}`])}
+          ) e ORDER BY scheduled_for DESC, id DESC LIMIT ${limit}`
+      : await this.prisma.$queryRaw<ExecutionRow[]>`SELECT * FROM task_execution ${where([])} ORDER BY scheduled_for DESC, id DESC LIMIT ${limit}`;
+    return rows.map(executionFromRow);
   }
 
   /** The execution of the task's latest slot, or null. */
@@ -55,11 +66,17 @@ export class ExecutionQueriesRepository {
     return this.prisma.taskExecution.findFirst({ where: { taskId }, orderBy: { scheduledFor: 'desc' } });
   }
 
-  /** How many executions are in each of `statuses` (the `(status, fire_at)` index answers it). */
-  async countByStatus<S extends string>(statuses: readonly S[]): Promise<Record<S, number>> {
-    const rows = await this.prisma.$queryRaw<{ status: S; n: bigint }[]>`
-      SELECT status::text AS status, count(*) AS n FROM task_execution WHERE status::text = ANY(${[...statuses]}::text[]) GROUP BY status`;
-    const counts = Object.fromEntries(statuses.map((s) => [s, 0])) as Record<S, number>;
+  /**
+   * How many executions are in each unfinished state: the waiting ones counted on
+   * `task_execution_waiting_idx`, the running ones on `task_execution_running_idx` (a finished
+   * run is in neither).
+   */
+  async countUnfinished(): Promise<Record<'scheduled' | 'queued' | 'running' | 'retrying', number>> {
+    const rows = await this.prisma.$queryRaw<{ status: 'scheduled' | 'queued' | 'running' | 'retrying'; n: bigint }[]>`
+      SELECT status, count(*) AS n FROM task_execution WHERE status IN ('scheduled', 'queued', 'retrying') GROUP BY status
+      UNION ALL
+      SELECT 'running', count(*) FROM task_execution WHERE status = 'running'`;
+    const counts = { scheduled: 0, queued: 0, running: 0, retrying: 0 };
     for (const row of rows) counts[row.status] = Number(row.n);
     return counts;
   }

@@ -24,7 +24,6 @@ export interface ExecutionRow {
   error: string | null;
   result: Prisma.JsonValue | null;
   payload: Prisma.JsonValue | null;
-  held_at: Date | null;
   pinned_definition: Prisma.JsonValue | null;
   created_at: Date;
 }
@@ -54,7 +53,6 @@ export function executionFromRow(row: ExecutionRow): TaskExecution {
     error: row.error,
     result: row.result,
     payload: row.payload,
-    heldAt: row.held_at,
     pinnedDefinition: row.pinned_definition,
     createdAt: row.created_at,
   };
