@@ -14,6 +14,9 @@ describe('edits, pauses and resumes around planned slots', () => {
 
   /** A task every minute with the leader's work already done: its next slot planned (queued), the cursor past it. */
   async function plannedTask(name: string, body: Record<string, unknown> = {}) {
+    // The planned slot is the next minute: it must not come while the test edits around it.
+    const toNextMinute = MINUTE - (Date.now() % MINUTE);
+    if (toNextMinute < 5_000) await new Promise((resolve) => setTimeout(resolve, toNextMinute + 100));
     const created = await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * *' }, ...body });
     expect(created.status).toBe(201);
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name } });

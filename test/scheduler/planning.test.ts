@@ -62,6 +62,22 @@ describe('planning due slots into executions', () => {
     expect(planned.length).toBeGreaterThan(0);
   });
 
+  it('plans a one-off up to a minute ahead, in batches, as it is created; a recurring task only within the lookahead and stride', async () => {
+    await db.prisma.task.updateMany({ data: { status: 'paused' } });
+    const epoch = await db.state.bumpEpoch('one-offs');
+    const now = new Date();
+    const instant = new Date(now.getTime() + 45_000);
+    await db.prisma.task.createMany({
+      data: Array.from({ length: 1_200 }, (_, i) => ({ name: `campaign-${i}`, handler: 'noop', scheduleKind: 'at' as const, runAt: instant, nextRunAt: instant, secret: 's' })),
+    });
+    const later = await createTask('every-second-later', new Date(now.getTime() + 45_000));
+    const planned = await planner.planDueSlots(epoch, () => now);
+    expect(planned).toHaveLength(1_200);
+    expect(new Set(planned.map((e) => e.fireAt.getTime()))).toEqual(new Set([instant.getTime()]));
+    expect(await db.prisma.task.count({ where: { name: { startsWith: 'campaign-' }, status: 'completed', nextRunAt: null } })).toBe(1_200);
+    expect(await db.prisma.taskExecution.count({ where: { taskId: later.id } })).toBe(0);
+  });
+
   it('refuses to plan with a superseded epoch and commits nothing', async () => {
     const old = await db.state.bumpEpoch('old');
     await db.state.bumpEpoch('new');

@@ -180,23 +180,28 @@ export class TasksRepository {
   }
 
   /**
-   * Locks up to `limit` active tasks whose cursor is at or before `horizon`, skipping rows another
-   * transaction holds, oldest cursor first. Uses the partial index on `next_run_at`, so idle and
-   * paused tasks cost nothing. A task whose last planning failed waits {@link PLAN_ERROR_RETRY_MS}.
+   * Locks up to `limit` active tasks due for planning, skipping rows another transaction holds:
+   * first those whose cursor is at or before `horizon`, oldest cursor first, then one-offs whose
+   * instant is at or before `oneOffHorizon` (a campaign is planned as it is created, not in the
+   * last seconds before its instant). Each is one ordered scan of a partial index, so idle and
+   * paused tasks cost nothing; whole rows in one statement each. A task whose last planning
+   * failed waits {@link PLAN_ERROR_RETRY_MS}.
    */
-  async lockDue(horizon: Date, limit: number, db: Db): Promise<Task[]> {
-    const ids = await db.$queryRaw<{ id: string }[]>`
-      SELECT id FROM task WHERE ${dueBy(horizon)}
-      ORDER BY next_run_at
-      LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED`;
-    if (ids.length === 0) return [];
-    return db.task.findMany({ where: { id: { in: ids.map((r) => r.id) } }, orderBy: { nextRunAt: 'asc' } });
+  async lockDue(horizon: Date, oneOffHorizon: Date, limit: number, db: Db): Promise<Task[]> {
+    const lock = async (where: Prisma.Sql, n: number) => {
+      const rows = await db.$queryRaw<Record<string, unknown>[]>`
+        SELECT ${Prisma.raw(taskColumns('task', 't_'))} FROM task WHERE ${where} ORDER BY next_run_at LIMIT ${n} FOR UPDATE SKIP LOCKED`;
+      return rows.map((row) => taskFromColumns(row, 't_')!);
+    };
+    const due = await lock(dueBy(horizon), limit);
+    if (due.length >= limit || oneOffHorizon <= horizon) return due;
+    return due.concat(await lock(oneOffDueBy(horizon, oneOffHorizon), limit - due.length));
   }
 
-  /** Whether {@link lockDue} would find a task (locked ones included): one indexed look, no transaction. */
-  async anyDue(horizon: Date): Promise<boolean> {
-    const [row] = await this.prisma.$queryRaw<{ due: boolean }[]>`SELECT EXISTS (SELECT 1 FROM task WHERE ${dueBy(horizon)}) AS due`;
+  /** Whether {@link lockDue} would find a task (locked ones included): two indexed looks, no transaction. */
+  async anyDue(horizon: Date, oneOffHorizon: Date): Promise<boolean> {
+    const [row] = await this.prisma.$queryRaw<{ due: boolean }[]>`
+      SELECT EXISTS (SELECT 1 FROM task WHERE ${dueBy(horizon)}) OR EXISTS (SELECT 1 FROM task WHERE ${oneOffDueBy(horizon, oneOffHorizon)}) AS due`;
     return row!.due;
   }
 
@@ -234,7 +239,13 @@ export class TasksRepository {
   }
 }
 
-/** Active tasks whose cursor is at or before `horizon`, except those whose planning failed a moment ago. */
-const dueBy = (horizon: Date) => Prisma.sql`
-  status = 'active' AND next_run_at <= ${horizon.toISOString()}::timestamptz
-  AND (last_error_at IS NULL OR last_error_at < now() - ${PLAN_ERROR_RETRY_MS} * interval '1 millisecond')`;
+/** Except a task whose planning failed a moment ago. */
+const retryable = Prisma.sql`(last_error_at IS NULL OR last_error_at < now() - ${PLAN_ERROR_RETRY_MS} * interval '1 millisecond')`;
+
+/** Active tasks whose cursor is at or before `horizon` (`task_next_run_active_idx`). */
+const dueBy = (horizon: Date) => Prisma.sql`status = 'active' AND next_run_at <= ${horizon.toISOString()}::timestamptz AND ${retryable}`;
+
+/** Active one-offs due after `horizon`, by `oneOffHorizon` (`task_one_off_due_idx`). */
+const oneOffDueBy = (horizon: Date, oneOffHorizon: Date) => Prisma.sql`
+  status = 'active' AND schedule_kind = 'at' AND next_run_at > ${horizon.toISOString()}::timestamptz
+  AND next_run_at <= ${oneOffHorizon.toISOString()}::timestamptz AND ${retryable}`;

@@ -3,7 +3,7 @@ export { type DispatchOptions, ExecutionDispatcher } from './execution-dispatche
 export { type Fireable, FireTimer } from './fire-timer.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader-elector.js';
 export { leaderDbSession } from './leader-session.js';
-export { PLAN_STRIDE_MS, PlannerService } from './planner.service.js';
+export { ONE_OFF_LOOKAHEAD_MS, PLAN_STRIDE_MS, PlannerService } from './planner.service.js';
 export { RelayService } from './relay.service.js';
 export { SchedulerCoreModule } from './scheduler.module.js';
 export { SchedulerService } from './scheduler.service.js';

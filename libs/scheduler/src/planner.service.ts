@@ -24,6 +24,12 @@ const SLOTS_PER_BATCH = 50_000;
  * of once per slot (a task row rewritten each second costs as much as the slot's own row).
  */
 export const PLAN_STRIDE_MS = 5_000;
+/**
+ * How far ahead a one-off is planned: a campaign of one-offs created through `tasks:batch` is
+ * planned (and put in the leader's timer) as it is created, in the planner's usual batches, rather
+ * than all at once in the seconds before its instant.
+ */
+export const ONE_OFF_LOOKAHEAD_MS = 60_000;
 
 /**
  * Turns due slots into `task_execution` rows. Each batch is one transaction that starts with the
@@ -52,7 +58,8 @@ export class PlannerService {
   async planDueSlots(epoch: bigint, now: () => Date = () => new Date()): Promise<PlannedExecution[]> {
     const planned: PlannedExecution[] = [];
     // Most ticks find nothing due (a task's slots are planned a stride ahead): one look, no transaction.
-    if (!(await this.tasks.anyDue(new Date(now().getTime() + this.config.lookaheadMs)))) return planned;
+    const at = now().getTime();
+    if (!(await this.tasks.anyDue(new Date(at + this.config.lookaheadMs), new Date(at + ONE_OFF_LOOKAHEAD_MS)))) return planned;
     for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch += 1) {
       const { inserted, tasksLocked, complete } = await tracing.withSpan('punctual.plan_batch', { 'punctual.epoch': epoch.toString() }, () => this.planBatch(epoch, now()));
       planned.push(...inserted);
@@ -65,7 +72,7 @@ export class PlannerService {
     const result = await this.prisma.$transaction(
       async (tx) => {
         if (!(await this.state.fence(epoch, tx))) throw new FencedOutError(epoch);
-        const due = await this.tasks.lockDue(new Date(now.getTime() + this.config.lookaheadMs), PLAN_BATCH, tx);
+        const due = await this.tasks.lockDue(new Date(now.getTime() + this.config.lookaheadMs), new Date(now.getTime() + ONE_OFF_LOOKAHEAD_MS), PLAN_BATCH, tx);
         const rows: PlannedExecution[] = [];
         const advances: CursorAdvance[] = [];
         const errors: PlanError[] = [];
@@ -75,7 +82,7 @@ export class PlannerService {
           if (budget <= 0) break;
           try {
             const plan = planTaskSlots(task, taskSchedule(task), now, {
-              lookaheadMs: this.config.lookaheadMs + PLAN_STRIDE_MS,
+              lookaheadMs: task.scheduleKind === 'at' ? Math.max(ONE_OFF_LOOKAHEAD_MS, this.config.lookaheadMs) : this.config.lookaheadMs + PLAN_STRIDE_MS,
               catchupMax: this.config.catchupMax,
               maxSlotsPerPass: Math.min(MAX_SLOTS_PER_TASK_PER_PASS, budget),
               newId: randomUUID,
