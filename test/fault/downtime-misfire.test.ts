@@ -85,8 +85,8 @@ describe('fault: everything is down for longer than maxDelay', () => {
       }
       if (misfire === 'run_once') {
         expect(catchup).toHaveLength(1);
-        // …the most recent late slot.
-        for (const m of missedOfOutage) expect(m.scheduled_for.getTime()).toBeLessThan(catchup[0].scheduled_for.getTime());
+        // …the most recent late slot (itself missed only when a newer catch-up ran, above).
+        for (const m of missedOfOutage.filter((r) => r.trigger !== 'catchup')) expect(m.scheduled_for.getTime()).toBeLessThan(catchup[0].scheduled_for.getTime());
       }
       if (misfire === 'skip') expect(catchup).toHaveLength(0);
       if (misfire === 'run_all') {
