@@ -186,6 +186,31 @@ describe('claiming an execution', () => {
     });
   });
 
+  describe('a claim read during the hold before the slot', () => {
+    it('a run in progress when it was read and ended since is not held against the slot: it is read again, and runs', async () => {
+      const holder = await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
+      const attemptId = randomUUID();
+      expect((await claim(holder, 'w1', attemptId)).kind).toBe('claimed');
+      await startedAt(holder, Date.now() - 2_000);
+      const slot = await execution('queued', { exclusive: true, at: Date.now() + 300 });
+      const early = db.claimer().readEarly(slot);
+      expect((await early)!.read.holders).toHaveLength(1);
+      expect(await db.attempts.markSucceeded(holder, attemptId, null)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      expect((await db.claimer().claim({ id: slot, attemptId: randomUUID(), workerId: 'w2' }, early)).kind).toBe('claimed');
+    });
+
+    it('found free when read, no longer free when written (a run of the task went retrying meanwhile): the write starts nothing and the slot is judged again', async () => {
+      const slot = await execution('queued', { exclusive: true, at: Date.now() + 300 });
+      const early = db.claimer().readEarly(slot);
+      expect((await early)!.read.holders).toEqual([]);
+      // A run that started before the slot's time fails and waits for its retry: it holds the task.
+      await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 5_000, startedAt: new Date(Date.now() - 5_000), nextAttemptAt: new Date(Date.now() + 60_000) });
+      await new Promise((resolve) => setTimeout(resolve, 350));
+      expect(await db.claimer().claim({ id: slot, attemptId: randomUUID(), workerId: 'w2' }, early)).toEqual({ kind: 'skipped', reason: 'overlap' });
+    });
+  });
+
   describe('backlogs and the overlap policy', () => {
     it('overlap=skip: a slot that finds the previous run still running at its own time ends skipped(overlap)', async () => {
       const a = await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
@@ -243,7 +268,7 @@ describe('claiming an execution', () => {
         await tx.task.update({ where: { id: taskId }, data: { payload: { v: 2 }, planVersion: { increment: 1 } } });
         await tx.taskExecution.updateMany({ where: { id }, data: { taskVersion: { increment: 1 } } });
       });
-      const write = { id, attemptId: randomUUID(), workerId: 'w1', seen: { status: read.execution.status, attempt: 0, fireAt: read.execution.fireAt, planVersion: read.task!.planVersion } };
+      const write = { id, attemptId: randomUUID(), workerId: 'w1', free: false, seen: { status: read.execution.status, attempt: 0, fireAt: read.execution.fireAt, planVersion: read.task!.planVersion } };
       expect(await db.claims.claimOne(write, 30_000)).toEqual({ kind: 'changed' });
       const result = await claim(id);
       expect(result.kind === 'claimed' && result.task.payload).toEqual({ v: 2 });

@@ -33,6 +33,7 @@ export async function openRepositories(config: Config) {
     prisma,
     claims,
     claim: (request: ClaimRequest, options: { leaseMs?: number } = {}): Promise<ClaimResult> => claimer(options.leaseMs).claim(request),
+    claimer,
     tasks: new TasksRepository(prisma),
     executions,
     attempts: new AttemptsRepository(prisma),

@@ -75,6 +75,12 @@ export type ClaimResult =
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A claim's read made ahead of the slot's instant, and when it arrived (`performance.now()`). */
+export interface EarlyRead {
+  read: ClaimRead;
+  at: number;
+}
+
 /** `promise`, or a {@link ClaimTimeoutError} after `ms` (the statement itself is left to finish or fail). */
 function answeredWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -144,7 +150,32 @@ export class ExecutionClaimer {
     this.stopping = true;
   }
 
-  async claim(request: ClaimRequest): Promise<ClaimResult> {
+  /**
+   * Reads an execution's claim ahead of its slot's instant (a job that arrived before its
+   * `fire_at`): see {@link claim}. Never rejects; null when the read failed or found nothing.
+   */
+  readEarly(id: string): Promise<EarlyRead | null> {
+    return this.reads.run(id).then(
+      (read) => read && { read, at: performance.now() },
+      () => null,
+    );
+  }
+
+  /**
+   * Claims an attempt. With a read made early (during the hold before the slot's instant), a
+   * judgement of that read, as of now, to run starts the attempt with one round trip after the
+   * instant — the write re-checks everything the judgement relied on. Any other verdict is not
+   * acted on from a read made early: the claim reads again.
+   */
+  async claim(request: ClaimRequest, early?: Promise<EarlyRead | null>): Promise<ClaimResult> {
+    const ready = early && (await early);
+    if (ready) {
+      const now = new Date(ready.read.now.getTime() + performance.now() - ready.at);
+      if (judgeClaim(claimContextOf(ready.read), now).kind === 'run') {
+        const result = await this.write(request, ready.read);
+        if (result !== 'again') return result;
+      }
+    }
     for (let round = 1; round <= MAX_ROUNDS; round += 1) {
       let read: ClaimRead | null;
       try {
@@ -203,6 +234,8 @@ export class ExecutionClaimer {
     const write: ClaimWrite = {
       ...request,
       seen: { status: execution.status, attempt: execution.attempt, fireAt: execution.fireAt, planVersion: task!.planVersion },
+      // A newcomer of an exclusive task runs because nothing else of it was in progress or due first.
+      free: execution.exclusive && execution.attempt === 0,
     };
     // The lease is counted from before the statement left: Postgres' lease ends no earlier.
     const sentAt = performance.now();

@@ -10,7 +10,7 @@ import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
 import { retryDelayMs } from './backoff.js';
 import { Batcher } from './batcher.js';
 import { holdBeforeSlotMs } from './claim-checks.js';
-import { BATCH, BATCHES_IN_FLIGHT, ExecutionClaimer } from './execution-claimer.js';
+import { BATCH, BATCHES_IN_FLIGHT, type EarlyRead, ExecutionClaimer } from './execution-claimer.js';
 import { HandlerSlots } from './handler-slots.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
@@ -123,22 +123,24 @@ export class ExecutionRunner implements OnModuleDestroy {
   async runExecution(executionId: string, options: RunOptions): Promise<RunOutcome> {
     // A timer may fire a little early (it counts from the loop's cached time): wait until the instant itself.
     const until = Date.now() + holdBeforeSlotMs(options.fireAt, this.clock.now(), this.config.fireLeadMs);
+    // Held before its slot: the claim's read is made meanwhile, so one round trip is left after the instant.
+    const early = until > Date.now() ? this.claimer.readEarly(executionId) : undefined;
     while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
     if (this.handingBack) return 'released';
     // A handler slot is held from the claim to the end of the handler; the outcome is written after.
     const release = await this.slots.acquire();
     try {
-      return await this.claimAndRun(executionId, options, release);
+      return await this.claimAndRun(executionId, options, release, early);
     } finally {
       release();
     }
   }
 
-  private async claimAndRun(executionId: string, options: RunOptions, releaseSlot: () => void): Promise<RunOutcome> {
+  private async claimAndRun(executionId: string, options: RunOptions, releaseSlot: () => void, early?: Promise<EarlyRead | null>): Promise<RunOutcome> {
     if (this.handingBack) return 'released';
     const attemptId = randomUUID();
     const claim = await tracing.withSpan('punctual.claim', {}, () =>
-      this.claimer.claim({ id: executionId, attemptId, workerId: options.workerId, releasedAt: options.releasedAt }),
+      this.claimer.claim({ id: executionId, attemptId, workerId: options.workerId, releasedAt: options.releasedAt }, early),
     );
     switch (claim.kind) {
       case 'wait':

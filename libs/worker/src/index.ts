@@ -2,7 +2,7 @@ export { AttemptAbortedError, AttemptControl, type AbortCause, leaseMarginMs } f
 export { retryDelayMs } from './backoff.js';
 export { Batcher } from './batcher.js';
 export { holdBeforeSlotMs } from './claim-checks.js';
-export { claimContextOf, type ClaimRequest, type ClaimResult, ExecutionClaimer } from './execution-claimer.js';
+export { claimContextOf, type ClaimRequest, type ClaimResult, type EarlyRead, ExecutionClaimer } from './execution-claimer.js';
 export { ExecutionRunner, type RunOptions, type RunOutcome } from './execution-runner.js';
 export { OutboxNotifier } from './outbox-notifier.js';
 export { LeaseKeeper } from './lease-keeper.js';

@@ -38,6 +38,11 @@ export interface ClaimWrite {
   /** When the leader released the job (epoch ms, the cluster's clock): recorded as `queued_at` if the row has none. */
   releasedAt?: number | null;
   seen: { status: ExecutionStatus; attempt: number; fireAt: Date; planVersion: number };
+  /**
+   * The judgement found the task free for this slot (no run of it in progress, no earlier slot
+   * due): the write starts the attempt only if that still holds.
+   */
+  free: boolean;
 }
 
 /**
@@ -86,7 +91,8 @@ const READ = `
 /**
  * The write: every requested row is locked without waiting (`SKIP LOCKED`: a transaction of the
  * API or the leader holding it never stalls the claims batched with it) and moved to `running`
- * only if it is still exactly as the judgement read it — state, attempt, `fire_at` — and by
+ * only if it is still exactly as the judgement read it — state, attempt, `fire_at`, and, when the
+ * judgement found the task free, still no run in progress and no earlier slot due — and by
  * Postgres' clock its `fire_at` has come, and its task is still on the plan version read. An
  * edit locks every unfinished row of its task before it changes anything, so a claim and an edit
  * of one task serialize: the claim commits first (and the edit pins the definition it runs
@@ -94,8 +100,8 @@ const READ = `
  */
 const WRITE = `
   WITH req AS (
-    SELECT DISTINCT ON (id) * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::execution_status[], $5::int[], $6::timestamptz[], $7::int[], $8::float8[])
-      AS r(id, attempt_id, worker_id, status, attempt, fire_at, plan_version, released_ms)
+    SELECT DISTINCT ON (id) * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::execution_status[], $5::int[], $6::timestamptz[], $7::int[], $8::float8[], $10::bool[])
+      AS r(id, attempt_id, worker_id, status, attempt, fire_at, plan_version, released_ms, free)
     ORDER BY id
   ),
   locked AS (
@@ -112,6 +118,14 @@ const WRITE = `
     WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = req.status AND e.attempt = req.attempt AND e.fire_at = req.fire_at AND e.fire_at <= now()
       AND (e.status <> 'running' OR e.lease_until < now())
       AND EXISTS (SELECT 1 FROM task t WHERE t.id = e.task_id AND t.plan_version = req.plan_version)
+      -- What a judgement of "free" relied on (the read may be a little old): still no other run of
+      -- the task in progress, and still no earlier slot of it due.
+      AND (NOT req.free OR (
+        NOT EXISTS (SELECT 1 FROM task_execution h WHERE h.task_id = e.task_id AND h.status = 'running' AND h.exclusive AND h.id <> e.id)
+        AND NOT EXISTS (SELECT 1 FROM task_execution h WHERE h.task_id = e.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> e.id)
+        AND NOT EXISTS (
+          SELECT 1 FROM task_execution o WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.exclusive
+            AND o.fire_at <= now() AND o.scheduled_for < e.scheduled_for)))
     RETURNING e.*, locked.status AS from_status, locked.attempt AS prev_attempt, locked.started_at AS prev_started_at, locked.worker_id AS prev_worker_id
   ),
   -- The first attempt's claim was read from the row (see EXECUTION_HISTORY): written down before a
@@ -186,6 +200,7 @@ export class ClaimsRepository {
       writes.map((w) => w.seen.planVersion),
       writes.map((w) => w.releasedAt ?? null),
       leaseMs,
+      writes.map((w) => w.free),
     ] });
     const byId = new Map(rows.map((row) => [row.request_id, row]));
     return writes.map((w): ClaimWriteOutcome => {
