@@ -27,10 +27,11 @@ const CONFIRM_FOR_MS = 5_000;
 const MIN_LEASE_LEFT_FRACTION = 0.5;
 /**
  * Claims read or written per statement, and statements of each kind in flight at once: a worker's
- * concurrent jobs share a statement, and the next batch leaves while one is on its way.
+ * concurrent jobs share a statement, and the next batch leaves while one is on its way (three of
+ * each kind, with the lease keeper and the notifier, fit the process's pool of ten connections).
  */
 export const BATCH = 200;
-export const BATCHES_IN_FLIGHT = 2;
+export const BATCHES_IN_FLIGHT = 3;
 /** How long a job waits before it is tried again when Postgres did not answer its claim. */
 const UNREACHABLE_RETRY_MS = 1_000;
 
