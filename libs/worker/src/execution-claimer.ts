@@ -32,6 +32,8 @@ const MIN_LEASE_LEFT_FRACTION = 0.5;
  */
 export const BATCH = 200;
 export const BATCHES_IN_FLIGHT = 3;
+/** A claim this close to its `fire_at` waits for it in place; one further off comes back through the queue. */
+const SHORT_EARLY_MS = 100;
 /** How long a job waits before it is tried again when Postgres did not answer its claim. */
 const UNREACHABLE_RETRY_MS = 1_000;
 
@@ -224,6 +226,11 @@ export class ExecutionClaimer {
         return { kind: 'wait', taskId: execution.taskId, retryInMs: verdict.retryInMs ?? (buffered ? BUFFER_POLL_MS : undefined) };
       }
       case 'early':
+        // A few milliseconds early (the worker's clock, or a timer, a little ahead of Postgres'):
+        // wait here rather than go back through the queue's delayed jobs.
+        if (verdict.retryInMs > SHORT_EARLY_MS) return verdict;
+        await sleep(verdict.retryInMs);
+        return 'again';
       case 'late':
       case 'lost':
         return verdict;
