@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, RequestMethod } from '@nestjs/common';
 import type { Config } from '@punctual/config';
 import { LoggerModule } from 'nestjs-pino';
 import { developmentLogOptions } from './pretty-logs.js';
@@ -22,6 +22,10 @@ export class LoggingModule {
       module: LoggingModule,
       imports: [
         LoggerModule.forRoot({
+          // Probes and scrapes get no request logger: binding one runs each request in an
+          // AsyncLocalStorage context, and once a process has done that, every promise it creates
+          // pays for a hook — a worker's hot path included.
+          exclude: ['health/live', 'health/ready', 'metrics'].map((path) => ({ path, method: RequestMethod.ALL })),
           pinoHttp: {
             level: config.logLevel,
             base: { app, instance: config.instanceId },
