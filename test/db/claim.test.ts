@@ -28,7 +28,7 @@ describe('claiming an execution', () => {
   // Each test starts with the task free: earlier tests' runs and slots end as if done.
   beforeEach(async () => {
     await db.prisma.taskExecution.updateMany({ where: { taskId, status: { in: ['running', 'retrying', 'queued', 'scheduled'] } }, data: { status: 'dead' } });
-    await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip', planVersion: 1 } });
+    await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip', planVersion: 1, version: { increment: 1 } } });
   });
 
   /** An execution of the task; slots are one second apart in the last ten minutes, in creation order, unless `at` is given. */
@@ -141,10 +141,11 @@ describe('claiming an execution', () => {
 
   describe('a slot being retried still holds its task', () => {
     it('overlap=skip: the next slot is skipped while the previous one is retrying, and the retry runs', async () => {
-      const a = await execution('queued', { exclusive: true, at: Date.now() - 3_000 });
+      const due = Date.now() - 3_000;
+      const a = await execution('queued', { exclusive: true, at: due });
       const attemptId = randomUUID();
       expect((await claim(a, 'w1', attemptId)).kind).toBe('claimed');
-      await startedAt(a, Date.now() - 3_000);
+      await startedAt(a, due);
       expect(await db.attempts.markFailed(a, attemptId, 'boom', new Date())).toBe(true);
       // The next slot comes while `a` waits for its retry.
       const b = await execution('queued', { exclusive: true, at: Date.now() - 1_000, queuedAt: new Date(Date.now() - 1_000) });
@@ -155,10 +156,10 @@ describe('claiming an execution', () => {
     });
 
     it('a retry whose next slot started first (before the fix it was skipped(overlap)) waits for it, never skipped', async () => {
-      await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'allow' } });
+      await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'allow', version: { increment: 1 } } });
       const a = await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 20_000, startedAt: new Date(Date.now() - 19_000) });
       const b = await execution('running', { exclusive: true, attempt: 1, at: Date.now() - 10_000, startedAt: new Date(Date.now() - 10_000), leaseUntil: new Date(Date.now() + 60_000) });
-      await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip' } });
+      await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip', version: { increment: 1 } } });
       expect((await claim(a)).kind).toBe('wait');
       expect((await row(a)).status).toBe('retrying');
       await db.prisma.taskExecution.update({ where: { id: b }, data: { status: 'succeeded' } });
@@ -177,7 +178,7 @@ describe('claiming an execution', () => {
       ['buffer_one', 'queued'],
       ['replace', 'running'],
     ] as const)('overlap=%s: a newcomer is judged against the retrying slot', async (overlap, newcomerAfter) => {
-      await db.prisma.task.update({ where: { id: taskId }, data: { overlap } });
+      await db.prisma.task.update({ where: { id: taskId }, data: { overlap, version: { increment: 1 } } });
       const a = await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 5_000, startedAt: new Date(Date.now() - 5_000), nextAttemptAt: new Date(Date.now() + 60_000) });
       const b = await execution('queued', { exclusive: true, at: Date.now() - 1_000, queuedAt: new Date(Date.now() - 1_000) });
       await claim(b, 'w2');
@@ -213,9 +214,11 @@ describe('claiming an execution', () => {
 
   describe('backlogs and the overlap policy', () => {
     it('overlap=skip: a slot that finds the previous run still running at its own time ends skipped(overlap)', async () => {
-      const a = await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
+      const due = Date.now() - 2_000;
+      const a = await execution('queued', { exclusive: true, at: due });
       expect((await claim(a)).kind).toBe('claimed');
-      await startedAt(a, Date.now() - 2_000);
+      // Started on time: the overlap is the task's, not a late release's.
+      await startedAt(a, due);
       const b = await execution('queued', { exclusive: true, at: Date.now() - 10, queuedAt: new Date() });
       expect(await claim(b)).toEqual({ kind: 'skipped', reason: 'overlap' });
     });
@@ -265,7 +268,7 @@ describe('claiming an execution', () => {
       await db.prisma.$transaction(async (tx) => {
         await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
         await db.executions.lockUnfinished(taskId, tx);
-        await tx.task.update({ where: { id: taskId }, data: { payload: { v: 2 }, planVersion: { increment: 1 } } });
+        await tx.task.update({ where: { id: taskId }, data: { payload: { v: 2 }, planVersion: { increment: 1 }, version: { increment: 1 } } });
         await tx.taskExecution.updateMany({ where: { id }, data: { taskVersion: { increment: 1 } } });
       });
       const write = { id, attemptId: randomUUID(), workerId: 'w1', free: false, seen: { status: read.execution.status, attempt: 0, fireAt: read.execution.fireAt, planVersion: read.task!.planVersion } };

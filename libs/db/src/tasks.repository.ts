@@ -69,6 +69,21 @@ export function taskFromColumns(row: Record<string, unknown>, prefix: string): T
   ) as unknown as Task;
 }
 
+/** Columns of a timestamp type: `to_jsonb` writes them as ISO text. */
+const DATE_FIELDS = new Set<keyof Task>(['runAt', 'startAt', 'endAt', 'nextRunAt', 'lastScheduledFor', 'lastErrorAt', 'createdAt', 'updatedAt']);
+
+/** The task a row's `to_jsonb(task)` text holds (the driver leaves it unparsed, so a caller can skip it). */
+export function taskFromJson(text: string): Task {
+  const json = JSON.parse(text) as Record<string, unknown>;
+  return Object.fromEntries(
+    TASK_FIELDS.map(([field, column]) => {
+      const value = json[column] ?? null;
+      if (value === null) return [field, null];
+      return [field, DATE_FIELDS.has(field) ? new Date(value as string) : BIGINT_FIELDS.has(field) ? BigInt(value as number) : value];
+    }),
+  ) as unknown as Task;
+}
+
 /** A column value as jsonb_populate_recordset reads it. */
 function jsonValue(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();

@@ -97,7 +97,7 @@ export function claimContextOf(read: ClaimRead): ClaimContext {
   return {
     slot: {
       status: e.status, attempt: e.attempt, trigger: e.trigger, scheduledFor: e.scheduledFor, fireAt: e.fireAt, exclusive: e.exclusive,
-      taskVersion: e.taskVersion, pinned: e.pinnedDefinition !== null, leaseUntil: e.leaseUntil, nextAttemptAt: e.nextAttemptAt,
+      taskVersion: e.taskVersion, pinned: e.pinned, leaseUntil: e.leaseUntil, nextAttemptAt: e.nextAttemptAt,
     },
     task,
     holders: read.holders,
@@ -255,7 +255,8 @@ export class ExecutionClaimer {
       return this.confirm(request, error);
     }
     if (outcome.kind !== 'claimed') return 'again';
-    return { kind: 'claimed', execution: outcome.execution, task: withPinnedDefinition(task!, outcome.execution.pinnedDefinition), leaseValidUntil: sentAt + this.config.leaseMs };
+    // The handler gets a copy of its own: it may change its task or payload.
+    return { kind: 'claimed', execution: outcome.execution, task: withPinnedDefinition(structuredClone(task!), outcome.execution.pinnedDefinition), leaseValidUntil: sentAt + this.config.leaseMs };
   }
 
   /**
@@ -268,9 +269,9 @@ export class ExecutionClaimer {
     const deadline = performance.now() + CONFIRM_FOR_MS;
     for (let wait = 100; ; wait = Math.min(1_000, wait * 2)) {
       await sleep(wait);
-      let read: ClaimRead | null;
+      let read: Awaited<ReturnType<ClaimsRepository['readClaimed']>>;
       try {
-        read = (await answeredWithin(this.claims.read([request.id]), this.answerWithinMs)).get(request.id) ?? null;
+        read = await answeredWithin(this.claims.readClaimed(request.id), this.answerWithinMs);
       } catch (error) {
         if (!isConnectionError(error)) throw error;
         // Still unreachable: if the claim did commit, its lease runs out and the reaper hands the slot on.

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type ExecutionStatus, Prisma, type SkipReason, type Task, type TaskExecution } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
-import { taskColumns, taskFromColumns } from '../tasks.repository.js';
+import { taskFromJson } from '../tasks.repository.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
 import { EVENT_CTE, EVENT_CTE_TEXT, transition } from './execution-transition.js';
 
@@ -16,9 +16,18 @@ export interface ClaimHolder {
   releasedAt: Date | null;
 }
 
+/** The execution as the judgement reads it (the attempt's whole row comes back from the write). */
+export type ClaimedExecution = Pick<
+  TaskExecution,
+  'id' | 'taskId' | 'taskName' | 'status' | 'attempt' | 'attemptId' | 'trigger' | 'scheduledFor' | 'fireAt' | 'exclusive' | 'taskVersion' | 'leaseUntil' | 'nextAttemptAt'
+> & {
+  /** An edit pinned the definition it started with on it. */
+  pinned: boolean;
+};
+
 /** What a claim is judged by: the execution, its task and the task's other runs, one snapshot. */
 export interface ClaimRead {
-  execution: TaskExecution;
+  execution: ClaimedExecution;
   /** The task as it is now (null once deleted). */
   task: Task | null;
   holders: ClaimHolder[];
@@ -61,7 +70,14 @@ const UNIQUE_VIOLATION = '23505';
  * and not started, whether another slot is buffered. No locks: the write re-checks what it relies on.
  */
 const READ = `
-  SELECT e.*, now() AS db_now, ${taskColumns('t', 't_')},
+  SELECT e.id, e.task_id, e.task_name, e.status, e.attempt, e.attempt_id, e.trigger, e.exclusive, e.task_version,
+    e.pinned_definition IS NOT NULL AS pinned,
+    -- Instants as epoch milliseconds: a number the driver reads for free, where a timestamp costs a parse.
+    (extract(epoch FROM e.scheduled_for) * 1000)::float8 AS scheduled_ms, (extract(epoch FROM e.fire_at) * 1000)::float8 AS fire_ms,
+    (extract(epoch FROM e.lease_until) * 1000)::float8 AS lease_ms, (extract(epoch FROM e.next_attempt_at) * 1000)::float8 AS next_attempt_ms,
+    (extract(epoch FROM now()) * 1000)::float8 AS now_ms,
+    -- The task as text, parsed only when this worker has not seen its version yet (see definitionOf).
+    t.id AS t_id, t.version AS t_version, to_jsonb(t)::text AS t_json,
     COALESCE(h.holders, '[]'::json) AS holders,
     (e.exclusive AND EXISTS (
       SELECT 1 FROM task_execution o
@@ -142,12 +158,24 @@ const WRITE = `
   SELECT req.id AS request_id, req.attempt_id AS request_attempt_id, (l.id IS NULL) AS row_locked, m.*
   FROM req LEFT JOIN locked l ON l.id = req.id LEFT JOIN moved m ON m.id = req.id`;
 
-type ReadRow = ExecutionRow & Record<string, unknown> & {
-  db_now: Date;
+type ReadRow = Pick<ExecutionRow, 'id' | 'task_id' | 'task_name' | 'status' | 'attempt' | 'attempt_id' | 'trigger' | 'exclusive' | 'task_version'> & {
+  pinned: boolean;
+  scheduled_ms: number;
+  fire_ms: number;
+  lease_ms: number | null;
+  next_attempt_ms: number | null;
+  now_ms: number;
+  t_id: string | null;
+  t_version: number | null;
+  t_json: string | null;
   holders: { id: string; running: boolean; fireAt: string; firstStartedAt: string; releasedAt: string | null }[];
   earlier_due: boolean;
   other_buffered: boolean;
 };
+
+/** Task definitions this process has parsed, by id, at the version it saw (bounded). */
+const DEFINITIONS_KEPT = 10_000;
+const instant = (ms: number | null) => (ms === null ? null : new Date(ms));
 type WriteRow = ExecutionRow & { request_id: string; request_attempt_id: string; row_locked: boolean };
 
 /**
@@ -158,6 +186,8 @@ type WriteRow = ExecutionRow & { request_id: string; request_attempt_id: string;
  */
 @Injectable()
 export class ClaimsRepository {
+  private readonly definitions = new Map<string, Task>();
+
   constructor(private readonly prisma: PrismaService) {}
 
   /** Reads executions for their claims; an id with no row is absent from the answer. */
@@ -167,8 +197,12 @@ export class ClaimsRepository {
       rows.map((row) => [
         row.id,
         {
-          execution: executionFromRow(row),
-          task: taskFromColumns(row, 't_'),
+          execution: {
+            id: row.id, taskId: row.task_id, taskName: row.task_name, status: row.status, attempt: row.attempt, attemptId: row.attempt_id,
+            trigger: row.trigger, exclusive: row.exclusive, taskVersion: row.task_version, pinned: row.pinned,
+            scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), leaseUntil: instant(row.lease_ms), nextAttemptAt: instant(row.next_attempt_ms),
+          },
+          task: this.definitionOf(row),
           holders: row.holders.map((h) => ({
             id: h.id,
             running: h.running,
@@ -178,10 +212,35 @@ export class ClaimsRepository {
           })),
           earlierDue: row.earlier_due,
           otherBuffered: row.other_buffered,
-          now: row.db_now,
+          now: new Date(row.now_ms),
         },
       ]),
     );
+  }
+
+  /**
+   * The task of a read row, parsed once per version this process sees: under load a worker reads
+   * the same tasks' definitions over and over. The copy is shared: callers must not change it (a
+   * claim hands its handler a copy of its own). A task's `version` moves on every change of its
+   * definition; the columns the planner alone moves (cursor, counters) may be older in a kept copy,
+   * and the claim reads none of them.
+   */
+  private definitionOf(row: ReadRow): Task | null {
+    if (row.t_id === null || row.t_json === null) return null;
+    const kept = this.definitions.get(row.t_id);
+    if (kept && kept.version === row.t_version) return kept;
+    const task = taskFromJson(row.t_json);
+    if (this.definitions.size >= DEFINITIONS_KEPT) this.definitions.clear();
+    this.definitions.set(task.id, task);
+    return task;
+  }
+
+  /** An execution's whole row and its task, read again after a claim whose answer was lost (see the claimer's confirm). */
+  async readClaimed(id: string): Promise<{ execution: TaskExecution; task: Task | null; now: Date } | null> {
+    const rows = await this.prisma.$queryRaw<(ExecutionRow & { t_json: string | null; db_now: Date })[]>`
+      SELECT e.*, to_jsonb(t)::text AS t_json, now() AS db_now FROM task_execution e LEFT JOIN task t ON t.id = e.task_id WHERE e.id = ${id}::uuid`;
+    const row = rows[0];
+    return row ? { execution: executionFromRow(row), task: row.t_json ? taskFromJson(row.t_json) : null, now: row.db_now } : null;
   }
 
   /**
