@@ -59,6 +59,7 @@ const TERMINAL = new Set(['succeeded', 'dead', 'skipped', 'missed', 'cancelled']
 const BOUNDARY_MS = 1_000;
 const AFTER_FAULT_MS = 10_000;
 const LATE_START_MS = 1_000;
+const COMMIT_SLACK_MS = 100;
 
 interface AuditRow {
   target: string;
@@ -184,7 +185,11 @@ function wrongSkip(skipped: ExecutionRow, rows: ExecutionRow[], overlap: string)
   if (overlap === 'allow') return 'its task allows overlaps';
   if (skipped.first_start) return 'it had started: a retry is never judged by the overlap policy';
   const at = skipped.scheduled_for.getTime();
-  const holder = rows.find((r) => r.id !== skipped.id && r.exclusive && r.first_start && r.first_start.getTime() <= at && (!r.finished_at || r.finished_at.getTime() >= at));
+  // A run's `finished_at` is when its outcome's transaction began; a claim sees it end only once
+  // that commits, a few milliseconds later (more on a loaded machine).
+  const holder = rows.find(
+    (r) => r.id !== skipped.id && r.exclusive && r.first_start && r.first_start.getTime() <= at && (!r.finished_at || r.finished_at.getTime() >= at - COMMIT_SLACK_MS),
+  );
   return holder ? null : 'no other run of its task was in progress at its own time';
 }
 
