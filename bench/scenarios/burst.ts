@@ -39,7 +39,7 @@ export async function benchBurst(tasks: number): Promise<BurstResult> {
 
 async function punctualBurst(tasks: number) {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'info', LEADER_TTL_MS: '5000' } });
+  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000' } });
   try {
     await cluster.waitForLeader();
     const slot = Math.ceil((Date.now() + leadMs(tasks)) / 1000) * 1000;

@@ -21,7 +21,7 @@ export interface FailoverResult {
  */
 export async function benchFailover(kills: number, leaderTtlMs: number): Promise<FailoverResult> {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 2, workers: 1, sandbox, env: { LOG_LEVEL: 'info', LEADER_TTL_MS: String(leaderTtlMs) } });
+  const cluster = await Cluster.start({ schedulers: 2, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: String(leaderTtlMs) } });
   try {
     await cluster.waitForLeader();
     const { ids, firstSlot } = await cluster.createEverySecondTasks(10, { overlap: 'allow' });

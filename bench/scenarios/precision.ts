@@ -45,7 +45,7 @@ export async function benchPrecision(tasks: number, seconds: number): Promise<Pr
 
 async function punctualPrecision(tasks: number, seconds: number) {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'info', LEADER_TTL_MS: '5000' } });
+  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000' } });
   const meter = await CostMeter.open(sandbox.databaseUrl, REDIS_URL);
   try {
     await cluster.waitForLeader();

@@ -6,6 +6,7 @@ import type { Fireable } from './fire-timer.js';
 
 /** Jobs per `addBulk`: large enough to amortise the round trip, small enough to overlap with the next push. */
 const CHUNK = 2_000;
+const CHUNKS_IN_FLIGHT = 2;
 
 export interface DispatchOptions {
   /** Asked before each chunk: a deposed leader pushes no more. */
@@ -30,20 +31,33 @@ export class ExecutionDispatcher {
     private readonly metrics: Metrics,
   ) {}
 
-  /** Returns the executions pushed (all of them, unless the leader was deposed on the way). */
+  /**
+   * Returns the executions pushed (all of them, unless the leader was deposed on the way): the
+   * first chunks, in order. Two chunks are on their way at a time, so a large instant (a campaign)
+   * is pushed at the queue's pace, not at the pace of one round trip after another.
+   */
   async dispatch(due: Fireable[], options: DispatchOptions = {}): Promise<Fireable[]> {
     const { stillLeading = () => true, now = Date.now } = options;
     const lead = this.config.fireLeadMs;
-    const pushed: Fireable[] = [];
-    for (let i = 0; i < due.length && stillLeading(); i += CHUNK) {
-      const chunk = due.slice(i, i + CHUNK);
+    const chunks: Promise<Fireable[]>[] = [];
+    const push = async (chunk: Fireable[]) => {
       await tracing.withSpan('punctual.fire_chunk', { 'punctual.executions': chunk.length }, () => this.queue.enqueueNow(chunk, now()), { follows: chunk });
       const queuedAt = now();
       this.metrics.fired.inc(chunk.length);
       // Lateness against the instant the push was meant for (fire_at − lead), not fire_at itself.
       for (const e of chunk) this.metrics.dispatchLag.observe(Math.max(0, queuedAt - (e.fireAt.getTime() - lead)) / 1000);
-      pushed.push(...chunk);
+      return chunk;
+    };
+    try {
+      for (let i = 0; i < due.length && stillLeading(); i += CHUNK) {
+        chunks.push(push(due.slice(i, i + CHUNK)));
+        if (chunks.length >= CHUNKS_IN_FLIGHT) await chunks[chunks.length - CHUNKS_IN_FLIGHT];
+      }
+      return (await Promise.all(chunks)).flat();
+    } catch (error) {
+      // Every push on its way is seen to its end before the failure is reported (none left to reject unobserved).
+      await Promise.allSettled(chunks);
+      throw error;
     }
-    return pushed;
   }
 }
