@@ -35,4 +35,4 @@ export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, Migratio
 export { OutboxRepository } from './outbox.repository.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isConnectionError, isLockTimeout, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository } from './scheduler-state.repository.js';
-export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository, taskColumns, taskFromColumns } from './tasks.repository.js';
+export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

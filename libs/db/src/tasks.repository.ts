@@ -54,12 +54,12 @@ const BIGINT_FIELDS = new Set<keyof Task>(['everyMs', 'missedCount']);
  * The select list of a task's columns under `alias`, each renamed `<prefix><column>`, for statements
  * that read a task beside other rows (see {@link taskFromColumns}).
  */
-export function taskColumns(alias: string, prefix: string): string {
+function taskColumns(alias: string, prefix: string): string {
   return TASK_FIELDS.map(([, column]) => `${alias}.${column} AS "${prefix}${column}"`).join(', ');
 }
 
 /** The task a row read with {@link taskColumns} carries; null when its id is null (no task). */
-export function taskFromColumns(row: Record<string, unknown>, prefix: string): Task | null {
+function taskFromColumns(row: Record<string, unknown>, prefix: string): Task | null {
   if (row[`${prefix}id`] == null) return null;
   return Object.fromEntries(
     TASK_FIELDS.map(([field, column]) => {

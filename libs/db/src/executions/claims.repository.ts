@@ -3,7 +3,8 @@ import { type ExecutionStatus, Prisma, type SkipReason, type Task, type TaskExec
 import { PrismaService } from '../prisma.service.js';
 import { taskFromJson } from '../tasks.repository.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
-import { EVENT_CTE, EVENT_CTE_TEXT, transition } from './execution-transition.js';
+import { CLAIM_READ, CLAIM_WRITE } from './claim-statements.js';
+import { EVENT_CTE, transition } from './execution-transition.js';
 
 /** Another exclusive execution of the same task in progress (running, or between attempts). */
 export interface ClaimHolder {
@@ -64,100 +65,6 @@ export type ClaimWriteOutcome = { kind: 'claimed'; execution: TaskExecution } | 
 
 const UNIQUE_VIOLATION = '23505';
 
-/**
- * The read: each execution, its task, the task's exclusive runs in progress (their first start
- * from the history once a later attempt replaced `started_at`), whether an earlier slot is due
- * and not started, whether another slot is buffered. No locks: the write re-checks what it relies on.
- */
-const READ = `
-  SELECT e.id, e.task_id, e.task_name, e.status, e.attempt, e.attempt_id, e.trigger, e.exclusive, e.task_version,
-    e.pinned_definition IS NOT NULL AS pinned,
-    -- Instants as epoch milliseconds: a number the driver reads for free, where a timestamp costs a parse.
-    (extract(epoch FROM e.scheduled_for) * 1000)::float8 AS scheduled_ms, (extract(epoch FROM e.fire_at) * 1000)::float8 AS fire_ms,
-    (extract(epoch FROM e.lease_until) * 1000)::float8 AS lease_ms, (extract(epoch FROM e.next_attempt_at) * 1000)::float8 AS next_attempt_ms,
-    (extract(epoch FROM now()) * 1000)::float8 AS now_ms,
-    -- The task as text, parsed only when this worker has not seen its version yet (see definitionOf).
-    t.id AS t_id, t.version AS t_version, to_jsonb(t)::text AS t_json,
-    COALESCE(h.holders, '[]'::json) AS holders,
-    (e.exclusive AND EXISTS (
-      SELECT 1 FROM task_execution o
-      WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.exclusive AND o.fire_at <= now() AND o.scheduled_for < e.scheduled_for
-    )) AS earlier_due,
-    (e.exclusive AND EXISTS (
-      SELECT 1 FROM task_execution o
-      WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.id <> e.id AND o.next_attempt_at IS NOT NULL
-    )) AS other_buffered
-  FROM task_execution e
-  -- One index lookup per row, whatever the planner thinks of the tables' sizes (OFFSET 0 keeps it a subquery).
-  LEFT JOIN LATERAL (SELECT * FROM task y WHERE y.id = e.task_id OFFSET 0) t ON true
-  LEFT JOIN LATERAL (
-    SELECT json_agg(json_build_object(
-      'id', r.id, 'running', r.status = 'running', 'fireAt', r.fire_at, 'releasedAt', r.queued_at,
-      'firstStartedAt', LEAST(r.started_at, (SELECT min(ev.at) FROM execution_event ev WHERE ev.execution_id = r.id AND ev.to_status = 'running'))
-    )) AS holders
-    FROM (
-      SELECT * FROM task_execution x WHERE x.task_id = e.task_id AND x.status = 'running' AND x.exclusive AND x.id <> e.id
-      UNION ALL
-      SELECT * FROM task_execution x WHERE x.task_id = e.task_id AND x.status = 'retrying' AND x.exclusive AND x.id <> e.id
-    ) r
-    WHERE e.exclusive
-  ) h ON true
-  WHERE e.id = ANY($1::uuid[])`;
-
-/**
- * The write: every requested row is locked without waiting (`SKIP LOCKED`: a transaction of the
- * API or the leader holding it never stalls the claims batched with it) and moved to `running`
- * only if it is still exactly as the judgement read it — state, attempt, `fire_at`, and, when the
- * judgement found the task free, still no run in progress and no earlier slot due — and by
- * Postgres' clock its `fire_at` has come, and its task is still on the plan version read. An
- * edit locks every unfinished row of its task before it changes anything, so a claim and an edit
- * of one task serialize: the claim commits first (and the edit pins the definition it runs
- * under), or the claim finds the row locked or changed and reads again.
- */
-const WRITE = `
-  WITH req AS (
-    SELECT DISTINCT ON (id) * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::execution_status[], $5::int[], $6::timestamptz[], $7::int[], $8::float8[], $10::bool[])
-      AS r(id, attempt_id, worker_id, status, attempt, fire_at, plan_version, released_ms, free)
-    ORDER BY id
-  ),
-  locked AS (
-    SELECT e.id, e.status, e.attempt, e.started_at, e.worker_id
-    FROM task_execution e WHERE e.id = ANY($1::uuid[]) ORDER BY e.id FOR UPDATE SKIP LOCKED
-  ),
-  moved AS (
-    UPDATE task_execution e
-    SET status = 'running', attempt = e.attempt + 1, attempt_id = req.attempt_id, worker_id = req.worker_id,
-        -- Claimed before the leader marked it: the release is recorded here (the history shows it).
-        queued_at = CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(req.released_ms / 1000.0), now()), now()) ELSE e.queued_at END,
-        started_at = now(), heartbeat_at = now(), lease_until = now() + $9 * interval '1 millisecond', next_attempt_at = NULL
-    FROM req JOIN locked USING (id)
-    WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = req.status AND e.attempt = req.attempt AND e.fire_at = req.fire_at AND e.fire_at <= now()
-      AND (e.status <> 'running' OR e.lease_until < now())
-      AND EXISTS (SELECT 1 FROM task t WHERE t.id = e.task_id AND t.plan_version = req.plan_version)
-      -- What a judgement of "free" relied on (the read may be a little old): still no other run of
-      -- the task in progress, and still no earlier slot of it due.
-      AND (NOT req.free OR (
-        NOT EXISTS (SELECT 1 FROM task_execution h WHERE h.task_id = e.task_id AND h.status = 'running' AND h.exclusive AND h.id <> e.id)
-        AND NOT EXISTS (SELECT 1 FROM task_execution h WHERE h.task_id = e.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> e.id)
-        AND NOT EXISTS (
-          SELECT 1 FROM task_execution o WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.exclusive
-            AND o.fire_at <= now() AND o.scheduled_for < e.scheduled_for)))
-    RETURNING e.*, locked.status AS from_status, locked.attempt AS prev_attempt, locked.started_at AS prev_started_at, locked.worker_id AS prev_worker_id
-  ),
-  -- The first attempt's claim was read from the row (see EXECUTION_HISTORY): written down before a
-  -- second attempt replaces its started_at and worker_id.
-  first_claim AS (
-    INSERT INTO execution_event (execution_id, from_status, to_status, at, worker_id, detail)
-    SELECT m.id, CASE WHEN m.queued_at IS NOT NULL THEN 'queued' ELSE 'scheduled' END::execution_status, 'running', m.prev_started_at, m.prev_worker_id,
-           jsonb_build_object('attempt', 1)
-    FROM moved m
-    WHERE m.prev_attempt = 1 AND m.prev_started_at IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = m.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
-  ),
-  ${EVENT_CTE_TEXT(`jsonb_build_object('attempt', attempt)`)}
-  SELECT req.id AS request_id, req.attempt_id AS request_attempt_id, (l.id IS NULL) AS row_locked, m.*
-  FROM req LEFT JOIN locked l ON l.id = req.id LEFT JOIN moved m ON m.id = req.id`;
-
 type ReadRow = Pick<ExecutionRow, 'id' | 'task_id' | 'task_name' | 'status' | 'attempt' | 'attempt_id' | 'trigger' | 'exclusive' | 'task_version'> & {
   pinned: boolean;
   scheduled_ms: number;
@@ -192,7 +99,7 @@ export class ClaimsRepository {
 
   /** Reads executions for their claims; an id with no row is absent from the answer. */
   async read(ids: string[]): Promise<Map<string, ClaimRead>> {
-    const { rows } = await this.prisma.pool.query<ReadRow>({ name: 'punctual.claim.read', text: READ, values: [ids] });
+    const { rows } = await this.prisma.pool.query<ReadRow>({ name: 'punctual.claim.read', text: CLAIM_READ, values: [ids] });
     return new Map(
       rows.map((row) => [
         row.id,
@@ -244,12 +151,12 @@ export class ClaimsRepository {
   }
 
   /**
-   * Starts the attempts in one statement (see {@link WRITE}); one outcome per request, in order.
+   * Starts the attempts in one statement (see {@link CLAIM_WRITE}); one outcome per request, in order.
    * Throws when concurrent claims break the overlap guard (a unique violation fails the statement
    * as a whole): the caller then writes each on its own with {@link claimOne}.
    */
   async claimMany(writes: ClaimWrite[], leaseMs: number): Promise<ClaimWriteOutcome[]> {
-    const { rows } = await this.prisma.pool.query<WriteRow>({ name: 'punctual.claim.write', text: WRITE, values: [
+    const { rows } = await this.prisma.pool.query<WriteRow>({ name: 'punctual.claim.write', text: CLAIM_WRITE, values: [
       writes.map((w) => w.id),
       writes.map((w) => w.attemptId),
       writes.map((w) => w.workerId),
