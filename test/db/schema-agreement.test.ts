@@ -104,9 +104,13 @@ describe('schema.prisma agrees with the migrated database', () => {
       executionId: execution.id, fromStatus: 'running', toStatus: 'dead', at: now, workerId: 'w', detail: { x: 1 },
     });
 
-    const state = await db.prisma.schedulerState.update({ where: { id: 1 }, data: { epoch: 5n, leaderId: 'l', acquiredAt: now, heartbeatAt: later } });
-    expect(state).toEqual({ id: 1, epoch: 5n, leaderId: 'l', acquiredAt: now, heartbeatAt: later });
-    await expect(db.prisma.schedulerState.create({ data: { id: 2 } })).rejects.toThrow();
+    const state = await db.prisma.schedulerState.update({ where: { id: 1 }, data: { epoch: 5n, shards: 4, leaderId: 'l', acquiredAt: now, heartbeatAt: later } });
+    expect(state).toEqual({ id: 1, epoch: 5n, shards: 4, leaderId: 'l', acquiredAt: now, heartbeatAt: later });
+    // One row per shard (id = shard + 1, at most 256 shards); only row 1 carries the shard count.
+    expect(await db.prisma.schedulerState.create({ data: { id: 2 } })).toMatchObject({ id: 2, epoch: 0n, shards: null });
+    await expect(db.prisma.schedulerState.create({ data: { id: 0 } })).rejects.toThrow();
+    await expect(db.prisma.schedulerState.create({ data: { id: 257 } })).rejects.toThrow();
+    await expect(db.prisma.schedulerState.update({ where: { id: 2 }, data: { shards: 4 } })).rejects.toThrow();
 
     const outbox = { topic: 'execution.dead', payload: { id: 1 }, availableAt: now, attempts: 2, lastError: 'x', deliveredAt: later, createdAt: now };
     const o = await db.prisma.outbox.create({ data: outbox });

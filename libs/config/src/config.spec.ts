@@ -10,6 +10,7 @@ describe('loadConfig', () => {
       redisPrefix: 'punctual',
       port: 3000,
       leaderTtlMs: 5000,
+      schedulerShards: 1,
       lookaheadMs: 2000,
       planTickMs: 250,
       leaseMs: 30_000,
@@ -37,6 +38,7 @@ describe('loadConfig', () => {
   it.each([
     [{ PORT: 'abc' }, /^Invalid configuration: PORT must be a whole number \(got "abc"\)$/],
     [{ LEADER_TTL_MS: '10' }, /^Invalid configuration: LEADER_TTL_MS must be at least 500/],
+    [{ SCHEDULER_SHARDS: '257' }, /^Invalid configuration: SCHEDULER_SHARDS must be at most 256 \(got "257"\)$/],
     [{ REDIS_URL: 'http://x' }, /^Invalid configuration: REDIS_URL must be a URL starting with redis:\/\//],
     [{ LOG_LEVEL: 'loud' }, /^Invalid configuration: LOG_LEVEL /],
     [{ ADMIN_API_KEY: 'short' }, /^Invalid configuration: ADMIN_API_KEY must be at least 16 characters$/],

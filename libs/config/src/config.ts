@@ -12,6 +12,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   readonly instanceId: string;
   readonly leaderTtlMs: number;
+  /** How many shards the tasks are split into, each with its own leader; fixed per cluster (stored in Postgres). */
+  readonly schedulerShards: number;
   readonly lookaheadMs: number;
   readonly planTickMs: number;
   /** How long before its `fire_at` a job is pushed; the worker holds it until `fire_at`. */
@@ -62,6 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: c.METRICS_TOKEN,
     instanceId: c.INSTANCE_ID,
     leaderTtlMs: c.LEADER_TTL_MS,
+    schedulerShards: c.SCHEDULER_SHARDS,
     lookaheadMs: c.LOOKAHEAD_MS,
     planTickMs: c.PLAN_TICK_MS,
     fireLeadMs: c.FIRE_LEAD_MS,

@@ -2,7 +2,7 @@ export { ApiKeysRepository } from './api-keys.repository.js';
 export { type AuditEntry, AuditRepository } from './audit.repository.js';
 export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
-export { epochFence } from './epoch-fence.js';
+export { epochFence, inShard, type LeaderFence, type ShardFence, shardFence, shardOfSql } from './epoch-fence.js';
 export { AttemptsRepository } from './executions/attempts.repository.js';
 export { type ClaimHolder, type ClaimRead, ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './executions/claims.repository.js';
 export { EXECUTION_HISTORY, type MovedExecution } from './executions/execution-transition.js';
@@ -34,5 +34,5 @@ export {
 export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, MigrationError, readMigrations } from './migrator.js';
 export { OutboxRepository } from './outbox.repository.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isConnectionError, isLockTimeout, PrismaService } from './prisma.service.js';
-export { SchedulerStateRepository } from './scheduler-state.repository.js';
+export { SchedulerStateRepository, type ShardState } from './scheduler-state.repository.js';
 export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { inShard, type LeaderFence } from './epoch-fence.js';
 import { Prisma, type Task, type TaskStatus } from './generated/prisma/client.js';
 import { PrismaService, type Db } from './prisma.service.js';
 
@@ -200,12 +201,12 @@ export class TasksRepository {
    * instant is at or before `oneOffHorizon` (a campaign is planned as it is created, not in the
    * last seconds before its instant). Each is one ordered scan of a partial index, so idle and
    * paused tasks cost nothing; whole rows in one statement each. A task whose last planning
-   * failed waits {@link PLAN_ERROR_RETRY_MS}.
+   * failed waits {@link PLAN_ERROR_RETRY_MS}. Only tasks of the leader's shard (`shard`).
    */
-  async lockDue(horizon: Date, oneOffHorizon: Date, limit: number, db: Db): Promise<Task[]> {
+  async lockDue(horizon: Date, oneOffHorizon: Date, limit: number, db: Db, shard: LeaderFence = 0n): Promise<Task[]> {
     const lock = async (where: Prisma.Sql, n: number) => {
       const rows = await db.$queryRaw<Record<string, unknown>[]>`
-        SELECT ${Prisma.raw(taskColumns('task', 't_'))} FROM task WHERE ${where} ORDER BY next_run_at LIMIT ${n} FOR UPDATE SKIP LOCKED`;
+        SELECT ${Prisma.raw(taskColumns('task', 't_'))} FROM task WHERE ${where} ${inShard(Prisma.sql`id`, shard)} ORDER BY next_run_at LIMIT ${n} FOR UPDATE SKIP LOCKED`;
       return rows.map((row) => taskFromColumns(row, 't_')!);
     };
     const due = await lock(dueBy(horizon), limit);
@@ -214,9 +215,10 @@ export class TasksRepository {
   }
 
   /** Whether {@link lockDue} would find a task (locked ones included): two indexed looks, no transaction. */
-  async anyDue(horizon: Date, oneOffHorizon: Date): Promise<boolean> {
+  async anyDue(horizon: Date, oneOffHorizon: Date, shard: LeaderFence = 0n): Promise<boolean> {
+    const of = inShard(Prisma.sql`id`, shard);
     const [row] = await this.prisma.$queryRaw<{ due: boolean }[]>`
-      SELECT EXISTS (SELECT 1 FROM task WHERE ${dueBy(horizon)}) OR EXISTS (SELECT 1 FROM task WHERE ${oneOffDueBy(horizon, oneOffHorizon)}) AS due`;
+      SELECT EXISTS (SELECT 1 FROM task WHERE ${dueBy(horizon)} ${of}) OR EXISTS (SELECT 1 FROM task WHERE ${oneOffDueBy(horizon, oneOffHorizon)} ${of}) AS due`;
     return row!.due;
   }
 

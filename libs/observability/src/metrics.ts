@@ -17,7 +17,7 @@ export class Metrics {
   readonly registry = new Registry();
   private workerLoad: WorkerLoad | null = null;
 
-  readonly leader = new Gauge({ name: 'punctual_leader', help: '1 while this scheduler leads', registers: [this.registry] });
+  readonly leader = new Gauge({ name: 'punctual_leader', help: '1 while this scheduler leads the shard', labelNames: ['shard'], registers: [this.registry] });
   readonly leaderChanges = new Counter({ name: 'punctual_leader_changes_total', help: 'Times this scheduler gained or lost leadership', labelNames: ['change'], registers: [this.registry] });
   readonly planned = new Counter({ name: 'punctual_planned_total', help: 'Slots planned into executions', registers: [this.registry] });
   readonly fired = new Counter({ name: 'punctual_fired_total', help: 'Planned executions pushed to the queue (fired)', registers: [this.registry] });

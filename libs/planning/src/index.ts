@@ -6,3 +6,4 @@ export { type PlannableTask, planTaskSlots, type SlotPlannerOptions, type TaskSl
 export { type ScheduledTask, scheduleSpecOf, taskSchedule } from './task-schedule.js';
 export { type ClaimContext, type ClaimSlot, type ClaimTask, type ClaimVerdict, type Holder, judgeClaim } from './claim-judgement.js';
 export { canBeLate, isLate } from './lateness.js';
+export { MAX_SHARDS, shardOf, shardShare } from './shard.js';

@@ -93,7 +93,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
       if (epoch === null || !this.elector.isLeader) return;
       this.epoch = epoch;
       this.logger.log({ epoch: epoch.toString(), instance: this.config.instanceId }, 'became leader');
-      this.metrics.leader.set(1);
+      this.metrics.leader.set({ shard: '0' }, 1);
       this.metrics.leaderChanges.inc({ change: 'elected' });
       await this.clock.measure();
       // Adopt what the previous leader left. Plan first, firing nothing yet: the late slots at the
@@ -141,7 +141,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
       this.logger.warn({ epoch: this.epoch.toString(), reason }, 'stepped down');
       this.metrics.leaderChanges.inc({ change: 'deposed' });
     }
-    this.metrics.leader.set(0);
+    this.metrics.leader.set({ shard: '0' }, 0);
     this.stopPlanning();
   }
 

@@ -1,6 +1,6 @@
 import { type ExecutionStatus, Prisma, type TaskExecution } from '../generated/prisma/client.js';
 import type { Db } from '../prisma.service.js';
-import { epochFence } from '../epoch-fence.js';
+import { epochFence, type LeaderFence } from '../epoch-fence.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
 
 export const PENDING: ExecutionStatus[] = ['scheduled', 'queued', 'retrying'];
@@ -74,8 +74,8 @@ export interface TransitionSpec {
   set: Prisma.Sql;
   /** A further condition on the row `e` (an `attempt_id`, say). */
   guard?: Prisma.Sql;
-  /** A leader's write: only while this epoch is the newest. */
-  epoch?: bigint;
+  /** A leader's write: only while this epoch is the newest of its shard. */
+  epoch?: LeaderFence;
   /** Stored with the event. */
   detail?: Record<string, unknown> | null;
   /** Rows another transaction holds are left alone instead of waited for (a worker's claim must not wait). */

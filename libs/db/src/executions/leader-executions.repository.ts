@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { epochFence } from '../epoch-fence.js';
+import { epochFence, inShard, type LeaderFence } from '../epoch-fence.js';
 import { type MisfirePolicy, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
@@ -50,12 +50,12 @@ export class LeaderExecutionsRepository {
    * first: the leader's timer takes them. A row stays `scheduled` until a worker claims it (firing
    * writes nothing), so the leader tells the ones it already pushed apart itself.
    */
-  listScheduledDue(after: Date | null, before: Date, limit: number, epoch: bigint): Promise<FireableRow[]> {
+  listScheduledDue(after: Date | null, before: Date, limit: number, fence: LeaderFence): Promise<FireableRow[]> {
     const from = after ? Prisma.sql`AND fire_at > ${after.toISOString()}::timestamptz` : Prisma.empty;
     return this.prisma.$queryRaw<FireableRow[]>`
-      WITH ${epochFence(epoch)}
+      WITH ${epochFence(fence)}
       SELECT id, fire_at AS "fireAt" FROM task_execution
-      WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} AND EXISTS (SELECT 1 FROM fence)
+      WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
       ORDER BY fire_at LIMIT ${limit}`;
   }
 
@@ -66,14 +66,14 @@ export class LeaderExecutionsRepository {
    * before a catch-up could run, the misfire policy decides again which of them all run (see
    * `resolveLate`) — the worker's late check does not.
    */
-  listLateUnstarted(limit: number, epoch: bigint): Promise<LateRow[]> {
+  listLateUnstarted(limit: number, fence: LeaderFence): Promise<LateRow[]> {
     return this.prisma.$queryRaw<LateRow[]>`
-      WITH ${epochFence(epoch)},
+      WITH ${epochFence(fence)},
       late AS (
         SELECT e.id, e.task_id FROM task_execution e JOIN task t ON t.id = e.task_id
         WHERE e.status IN ('scheduled', 'queued') AND e.trigger = 'schedule' AND e.attempt = 0
           -- The one late rule (libs/planning isLate): past fire_at + maxDelay by Postgres' clock.
-          AND e.fire_at < now() - t.max_delay_ms * interval '1 millisecond' AND EXISTS (SELECT 1 FROM fence)
+          AND e.fire_at < now() - t.max_delay_ms * interval '1 millisecond' ${inShard(Prisma.sql`e.task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
         LIMIT ${limit}
       )
       SELECT e.id, e.task_id AS "taskId", e.scheduled_for AS "scheduledFor",
@@ -92,11 +92,11 @@ export class LeaderExecutionsRepository {
    * in their task's `missed_count`. One transaction, fenced; a row that started meanwhile is left
    * alone.
    */
-  async resolveLate(epoch: bigint, catchup: FireableRow[], missed: string[]): Promise<{ caughtUp: FireableRow[]; missed: number }> {
+  async resolveLate(fence: LeaderFence, catchup: FireableRow[], missed: string[]): Promise<{ caughtUp: FireableRow[]; missed: number }> {
     return this.prisma.$transaction(async (tx) => {
       const caughtUp = catchup.length
         ? await tx.$queryRaw<FireableRow[]>`
-            WITH ${epochFence(epoch)},
+            WITH ${epochFence(fence)},
             req AS (SELECT * FROM unnest(${catchup.map((c) => c.id)}::uuid[], ${catchup.map((c) => c.fireAt.toISOString())}::timestamptz[]) AS r(id, fire_at)),
             prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) AND EXISTS (SELECT 1 FROM fence) ORDER BY e.id FOR UPDATE),
             moved AS (
@@ -114,7 +114,7 @@ export class LeaderExecutionsRepository {
         to: 'missed',
         set: Prisma.sql`finished_at = now()`,
         guard: Prisma.sql`e.trigger IN ('schedule', 'catchup') AND e.attempt = 0`,
-        epoch,
+        epoch: fence,
         detail: { reason: 'late' },
       });
       if (ended.length) {
@@ -133,23 +133,23 @@ export class LeaderExecutionsRepository {
    * attempt is due. The relay checks their job still exists. One page in `(fire_at, id)` order after
    * `cursor` (null: from the start), so successive pages reach every one of them however many there are.
    */
-  listAwaitingJob(before: Date, cursor: AwaitingCursor | null, limit: number, epoch: bigint): Promise<AwaitingJob[]> {
+  listAwaitingJob(before: Date, cursor: AwaitingCursor | null, limit: number, fence: LeaderFence): Promise<AwaitingJob[]> {
     const at = before.toISOString();
     const after = cursor ? Prisma.sql`AND (fire_at, id) > (${cursor.fireAt.toISOString()}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty;
     return this.prisma.$queryRaw`
-      WITH ${epochFence(epoch)}
+      WITH ${epochFence(fence)}
       SELECT id, status, attempt, fire_at AS "fireAt" FROM task_execution
       WHERE ((status = 'scheduled' AND fire_at < ${at}::timestamptz) OR (status = 'queued' AND queued_at < ${at}::timestamptz)
              OR (status = 'retrying' AND next_attempt_at < ${at}::timestamptz))
-        ${after} AND EXISTS (SELECT 1 FROM fence)
+        ${after} ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
       ORDER BY fire_at, id LIMIT ${limit}`;
   }
 
   /** Of these executions, the ones still as the relay found them (same state, same attempt): waiting on a job. */
-  async stillAwaitingJob(found: Pick<AwaitingJob, 'id' | 'status' | 'attempt'>[], epoch: bigint): Promise<string[]> {
+  async stillAwaitingJob(found: Pick<AwaitingJob, 'id' | 'status' | 'attempt'>[], fence: LeaderFence): Promise<string[]> {
     if (found.length === 0) return [];
     const rows = await this.prisma.$queryRaw<{ id: string }[]>`
-      WITH ${epochFence(epoch)}
+      WITH ${epochFence(fence)}
       SELECT e.id FROM task_execution e
       JOIN unnest(${found.map((f) => f.id)}::uuid[], ${found.map((f) => f.status)}::execution_status[], ${found.map((f) => f.attempt)}::int[])
         AS f(id, status, attempt) ON f.id = e.id
@@ -162,13 +162,13 @@ export class LeaderExecutionsRepository {
    * when attempts remain, else `dead`. Fenced twice: by the epoch, and by the attempt — a worker
    * that renews its lease meanwhile keeps it.
    */
-  reapExpiredLeases(limit: number, epoch: bigint): Promise<{ id: string; status: 'retrying' | 'dead'; attempt: number }[]> {
+  reapExpiredLeases(limit: number, fence: LeaderFence): Promise<{ id: string; status: 'retrying' | 'dead'; attempt: number }[]> {
     return this.prisma.$queryRaw`
-      WITH ${epochFence(epoch)},
+      WITH ${epochFence(fence)},
       expired AS (
         SELECT e.id, e.attempt_id, e.attempt < COALESCE(t.max_attempts, 0) AS retry
         FROM task_execution e LEFT JOIN task t ON t.id = e.task_id
-        WHERE e.status = 'running' AND e.lease_until < now() AND EXISTS (SELECT 1 FROM fence)
+        WHERE e.status = 'running' AND e.lease_until < now() ${inShard(Prisma.sql`e.task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
         ORDER BY e.lease_until
         LIMIT ${limit}
         FOR UPDATE OF e SKIP LOCKED

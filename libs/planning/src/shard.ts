@@ -1,0 +1,19 @@
+import { createHash } from 'node:crypto';
+
+/** The most shards a cluster may have (`SCHEDULER_SHARDS`). */
+export const MAX_SHARDS = 256;
+
+/**
+ * The shard of a task: the first 32 bits of the MD5 of its id, modulo the cluster's shard count.
+ * Stable (it depends on the id alone) and the same number Postgres computes (`shardOfSql` in
+ * `@punctual/db`), so a leader's statements select exactly its tasks.
+ */
+export function shardOf(taskId: string, shards: number): number {
+  if (shards === 1) return 0;
+  return createHash('md5').update(taskId.toLowerCase()).digest().readUInt32BE(0) % shards;
+}
+
+/** How many shards each of `schedulers` live schedulers should lead: the extra goes back, free ones are taken. */
+export function shardShare(shards: number, schedulers: number): number {
+  return Math.ceil(shards / Math.max(1, schedulers));
+}
