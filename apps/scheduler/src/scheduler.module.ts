@@ -15,7 +15,7 @@ export class SchedulerModule {
       controllers: [HealthController, MetricsController],
       providers: [
         StoreMetrics,
-        { provide: HEALTH_DETAILS, inject: [SchedulerService], useFactory: (s: SchedulerService) => () => ({ leader: s.isLeader }) },
+        { provide: HEALTH_DETAILS, inject: [SchedulerService], useFactory: (s: SchedulerService) => () => ({ leader: s.isLeader, shards: s.ledShards }) },
       ],
     };
   }

@@ -98,7 +98,8 @@ const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: '
  *    progress (running or retrying) at the slot's own `scheduled_for`, and as if that run had been
  *    released on time: while the slot has waited less than the run was released late (a failover
  *    adopting it, the relay replacing a lost job), the overlap may be the late release's rather
- *    than the task's, and the slot asks again.
+ *    than the task's, and the slot asks again (as soon as any waiting slot would: the run may end
+ *    first, and a slot held back the whole allowance would start late and hold up its successor).
  * 7. Otherwise a newcomer waits its turn while any run of the task is in progress or an earlier
  *    slot is due and has not started: backlogs run one after another, in slot order, and a slot
  *    that waited its turn is never skipped for it afterwards (every run it waits behind started
@@ -135,8 +136,9 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   if (atItsTime.length === 0) return holders.length > 0 || context.earlierDue ? WAIT : RUN;
 
   const releasedLate = Math.max(...atItsTime.map((h) => (h.releasedAt ?? h.firstStartedAt).getTime() - h.fireAt.getTime()));
-  const waited = at - slotAt;
-  if (waited < releasedLate) return { kind: 'wait', retryInMs: releasedLate - waited };
+  // Asks again as any waiting slot does (not once the allowance is over): the run may end sooner,
+  // and a slot kept waiting longer than it must would start late itself.
+  if (at - slotAt < releasedLate) return WAIT;
 
   switch (task.overlap) {
     case 'skip':

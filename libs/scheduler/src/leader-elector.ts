@@ -18,6 +18,12 @@ export interface LeaderElectorOptions {
   ttlMs: number;
   onElected: () => void;
   onDeposed: (reason: string) => void;
+  /**
+   * Asked before each attempt to take the lock: null to let this attempt pass (the scheduler leads
+   * its share of shards already), or a function called once the attempt has ended, whatever its
+   * outcome (so several shards' attempts at once cannot take more than the share). Unset: always try.
+   */
+  mayAcquire?: () => (() => void) | null;
   now?: () => number;
 }
 
@@ -38,6 +44,7 @@ export class LeaderElector {
   private loop: NodeJS.Timeout | null = null;
   private watchdog: NodeJS.Timeout | null = null;
   private stopped = true;
+  private ticking = false;
   private readonly now: () => number;
 
   constructor(
@@ -69,16 +76,34 @@ export class LeaderElector {
   }
 
   private async tick(): Promise<void> {
-    if (this.stopped) return;
+    if (this.stopped || this.ticking) return;
+    this.ticking = true;
     const period = Math.max(50, Math.floor(this.options.ttlMs / 3));
     let next = period;
+    const attempt = this.leading ? null : this.options.mayAcquire ? this.options.mayAcquire() : () => undefined;
     try {
       if (this.leading) await this.refresh();
-      else next = Math.min(period, await this.acquire());
+      else if (attempt) next = Math.min(period, await this.acquire());
     } catch {
       // A Redis error: a leader keeps its lease until the watchdog says it may have expired.
+    } finally {
+      attempt?.();
+      this.ticking = false;
     }
     if (!this.stopped) this.loop = setTimeout(() => void this.tick(), next);
+  }
+
+  /** Whether this instance holds the lock (as far as it knows), epoch taken or not. */
+  get holdsLock(): boolean {
+    return this.leading;
+  }
+
+  /** Tries again now rather than at the next period (a shard was handed back, or the share grew). */
+  nudge(): void {
+    if (this.stopped || this.leading || this.ticking) return;
+    if (this.loop) clearTimeout(this.loop);
+    this.loop = null;
+    void this.tick();
   }
 
   /** Tries to take the lock; returns how long until the holder's lease ends (Infinity if unknown). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { ExecutionTransitionsRepository, type PlanError, PrismaService, SchedulerStateRepository, TasksRepository } from '@punctual/db';
+import { ExecutionTransitionsRepository, type LeaderFence, type PlanError, PrismaService, SchedulerStateRepository, shardFence, TasksRepository } from '@punctual/db';
 import { Metrics, tracing } from '@punctual/observability';
 import { type CursorAdvance, type PlannedExecution, planTaskSlots, taskSchedule } from '@punctual/planning';
 import { FencedOutError } from './errors.js';
@@ -51,28 +51,31 @@ export class PlannerService {
   ) {}
 
   /**
-   * Plans every due task as leader of `epoch`, as of `now` (Postgres' clock). Returns the inserted
-   * rows that still have to fire. Throws {@link FencedOutError} when a newer leader exists (nothing
-   * of that batch is committed).
+   * Plans every due task of the shard `fence` leads (a bare epoch: the one shard), as of `now`
+   * (Postgres' clock). Returns the inserted rows that still have to fire. Throws
+   * {@link FencedOutError} when a newer leader of the shard exists (nothing of that batch is committed).
    */
-  async planDueSlots(epoch: bigint, now: () => Date = () => new Date()): Promise<PlannedExecution[]> {
+  async planDueSlots(fence: LeaderFence, now: () => Date = () => new Date()): Promise<PlannedExecution[]> {
     const planned: PlannedExecution[] = [];
     // Most ticks find nothing due (a task's slots are planned a stride ahead): one look, no transaction.
     const at = now().getTime();
-    if (!(await this.tasks.anyDue(new Date(at + this.config.lookaheadMs), new Date(at + ONE_OFF_LOOKAHEAD_MS)))) return planned;
+    if (!(await this.tasks.anyDue(new Date(at + this.config.lookaheadMs), new Date(at + ONE_OFF_LOOKAHEAD_MS), fence))) return planned;
+    const { epoch, shard } = shardFence(fence);
     for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch += 1) {
-      const { inserted, tasksLocked, complete } = await tracing.withSpan('punctual.plan_batch', { 'punctual.epoch': epoch.toString() }, () => this.planBatch(epoch, now()));
+      const attributes = { 'punctual.epoch': epoch.toString(), 'punctual.shard': shard };
+      const { inserted, tasksLocked, complete } = await tracing.withSpan('punctual.plan_batch', attributes, () => this.planBatch(fence, now()));
       planned.push(...inserted);
       if (tasksLocked < PLAN_BATCH && complete) break;
     }
     return planned;
   }
 
-  private async planBatch(epoch: bigint, now: Date): Promise<{ inserted: PlannedExecution[]; tasksLocked: number; complete: boolean }> {
+  private async planBatch(fence: LeaderFence, now: Date): Promise<{ inserted: PlannedExecution[]; tasksLocked: number; complete: boolean }> {
     const result = await this.prisma.$transaction(
       async (tx) => {
-        if (!(await this.state.fence(epoch, tx))) throw new FencedOutError(epoch);
-        const due = await this.tasks.lockDue(new Date(now.getTime() + this.config.lookaheadMs), new Date(now.getTime() + ONE_OFF_LOOKAHEAD_MS), PLAN_BATCH, tx);
+        if (!(await this.state.fence(fence, tx))) throw new FencedOutError(shardFence(fence).epoch);
+        const at = now.getTime();
+        const due = await this.tasks.lockDue(new Date(at + this.config.lookaheadMs), new Date(at + ONE_OFF_LOOKAHEAD_MS), PLAN_BATCH, tx, fence);
         const rows: PlannedExecution[] = [];
         const advances: CursorAdvance[] = [];
         const errors: PlanError[] = [];

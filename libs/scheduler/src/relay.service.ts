@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { type AwaitingCursor, LeaderExecutionsRepository } from '@punctual/db';
+import { type AwaitingCursor, LeaderExecutionsRepository, type LeaderFence, shardFence } from '@punctual/db';
 import { ExecutionsQueue } from '@punctual/queue';
 
 /** Rows looked at per pass (reaped leases; executions whose job is checked). */
@@ -17,7 +17,8 @@ export const RELAY_PAGE = 1_000;
 @Injectable()
 export class RelayService {
   private readonly logger = new Logger(RelayService.name);
-  private cursor: AwaitingCursor | null = null;
+  /** Where each shard's paging stopped. */
+  private readonly cursors = new Map<number, AwaitingCursor>();
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -25,20 +26,22 @@ export class RelayService {
     private readonly queue: ExecutionsQueue,
   ) {}
 
-  /** `now`: the cluster's clock (Postgres'). */
-  async repair(epoch: bigint, now = new Date(), pageSize = RELAY_PAGE): Promise<{ reaped: number; requeued: number }> {
-    const reaped = await this.executions.reapExpiredLeases(pageSize, epoch);
+  /** Repairs the shard `fence` leads (a bare epoch: the one shard). `now`: the cluster's clock (Postgres'). */
+  async repair(fence: LeaderFence, now = new Date(), pageSize = RELAY_PAGE): Promise<{ reaped: number; requeued: number }> {
+    const { shard } = shardFence(fence);
+    const reaped = await this.executions.reapExpiredLeases(pageSize, fence);
     for (const execution of reaped) {
       if (execution.status === 'retrying') await this.queue.ensureJob(execution.id, execution.attempt + 1);
     }
-    const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - this.config.relayGraceMs), this.cursor, pageSize, epoch);
-    this.cursor = waiting.length < pageSize ? null : waiting.at(-1)!;
+    const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - this.config.relayGraceMs), this.cursors.get(shard) ?? null, pageSize, fence);
+    if (waiting.length < pageSize) this.cursors.delete(shard);
+    else this.cursors.set(shard, waiting.at(-1)!);
     // The job of a retry carries its attempt; a first attempt's (planned, or given back) is the execution's own.
     const attempts = waiting.map((e) => ({ executionId: e.id, attempt: e.status === 'retrying' ? e.attempt + 1 : 1, found: e }));
     const missing = await this.queue.withoutJob(attempts);
     // A job ends (and is dropped) when its run ends: one missing now may have run since the rows
     // were read. Only the ones still waiting, read again, get their job back.
-    const still = new Set(await this.executions.stillAwaitingJob(missing.map((m) => m.found), epoch));
+    const still = new Set(await this.executions.stillAwaitingJob(missing.map((m) => m.found), fence));
     let requeued = 0;
     for (const m of missing.filter((a) => still.has(a.executionId))) {
       const first = m.found.status === 'retrying' ? undefined : { fireAt: m.found.fireAt, releasedAt: now.getTime() };

@@ -1,0 +1,321 @@
+import { Logger } from '@nestjs/common';
+import type { Config } from '@punctual/config';
+import type { ClockService } from '@punctual/clock';
+import { isLockTimeout, type LeaderExecutionsRepository, type SchedulerStateRepository, type ShardFence } from '@punctual/db';
+import type { Metrics } from '@punctual/observability';
+import { resolveLateSlots } from '@punctual/planning';
+import type { ExecutionsQueue } from '@punctual/queue';
+import type { RedisService } from '@punctual/redis';
+import { FencedOutError } from './errors.js';
+import type { ExecutionDispatcher } from './execution-dispatcher.js';
+import { type Fireable, FireTimer } from './fire-timer.js';
+import { LeaderElector } from './leader-elector.js';
+import type { PlannerService } from './planner.service.js';
+import type { RelayService } from './relay.service.js';
+
+/** Planned rows taken into the timer per sweep (adoption, relay, API announcements). */
+const SWEEP_LIMIT = 100_000;
+const LATE_LIMIT = 10_000;
+const RELAY_INTERVAL_MS = 2_000;
+
+/** What every shard's leader of one scheduler process shares. */
+export interface ShardServices {
+  config: Config;
+  redis: RedisService;
+  planner: PlannerService;
+  executions: LeaderExecutionsRepository;
+  state: SchedulerStateRepository;
+  queue: ExecutionsQueue;
+  relay: RelayService;
+  dispatcher: ExecutionDispatcher;
+  clock: ClockService;
+  metrics: Metrics;
+}
+
+export interface ShardLeaderOptions {
+  shard: number;
+  shards: number;
+  /** See `LeaderElectorOptions.mayAcquire`: the scheduler's share of shards decides. */
+  mayAcquire?: () => (() => void) | null;
+}
+
+/**
+ * One shard's leadership (DESIGN §4, per shard §11): campaigns for the shard's Redis lock; while
+ * leading, plans the shard's due slots every tick (and at once when the API announces a change) and
+ * fires its planned rows at their `fire_at` as immediate BullMQ jobs; adopts what a previous leader
+ * left, repairs what Redis or a worker lost. On losing leadership it stops at once. Every write is
+ * fenced by the shard's epoch and touches only the shard's tasks; every instant it decides by is
+ * Postgres' (see {@link ClockService}).
+ */
+export class ShardLeader {
+  readonly shard: number;
+  private readonly logger: Logger;
+  private readonly elector: LeaderElector;
+  private readonly timer: FireTimer<Fireable>;
+  private fence: ShardFence | null = null;
+  private planTimer: NodeJS.Timeout | null = null;
+  private relayTimer: NodeJS.Timeout | null = null;
+  private repairing = false;
+  /**
+   * What this leader pushed, by id, with its `fire_at`: firing writes nothing (see
+   * ExecutionDispatcher), so a row stays `scheduled` until claimed and a sweep must not push it
+   * again. Kept until the relay's grace has passed (the relay then checks the job exists).
+   */
+  private readonly pushed = new Map<string, number>();
+  private planning: Promise<void> | null = null;
+  private replanRequested = false;
+  private leading: Promise<void> | null = null;
+
+  constructor(
+    private readonly s: ShardServices,
+    private readonly options: ShardLeaderOptions,
+  ) {
+    this.shard = options.shard;
+    this.logger = new Logger(options.shards === 1 ? 'SchedulerService' : `SchedulerService[shard ${options.shard}]`);
+    const key = options.shards === 1 ? s.redis.key('scheduler', 'leader') : s.redis.key('scheduler', 'leader', String(options.shard));
+    this.elector = new LeaderElector(s.redis.client, {
+      key,
+      instanceId: s.config.instanceId,
+      ttlMs: s.config.leaderTtlMs,
+      mayAcquire: options.mayAcquire,
+      onElected: () => {
+        this.leading = this.lead();
+      },
+      onDeposed: (reason) => this.follow(reason),
+    });
+    this.timer = new FireTimer((due) => void this.fire(due), () => this.s.clock.now(), s.config.fireLeadMs);
+    s.metrics.leader.set(this.labels, 0);
+  }
+
+  private get labels() {
+    return { shard: String(this.shard) };
+  }
+
+  /** Leading: the lock held and the shard's epoch taken. */
+  get isLeader(): boolean {
+    return this.elector.isLeader && this.fence !== null;
+  }
+
+  /** The lock is held (the epoch may still be on its way): counts toward the scheduler's share. */
+  get holdsLock(): boolean {
+    return this.elector.holdsLock;
+  }
+
+  start(): void {
+    this.elector.start();
+  }
+
+  /** Tries for the lock now, not at the next period. */
+  nudge(): void {
+    this.elector.nudge();
+  }
+
+  /** Stops leading and campaigning; releases the lock if held. */
+  async stop(): Promise<void> {
+    this.stopPlanning();
+    await this.planning?.catch(() => undefined);
+    await this.elector.stop();
+  }
+
+  /**
+   * Gives the shard back cleanly (more than this scheduler's share): stops planning and firing,
+   * lets the last planning pass end, releases the lock, and goes on campaigning (the share decides
+   * whether it may take a shard again).
+   */
+  async handBack(): Promise<void> {
+    this.logger.log({ shard: this.shard }, 'handing the shard back');
+    await this.leading?.catch(() => undefined);
+    await this.stop();
+    this.elector.start();
+  }
+
+  /** The API announced a change of tasks: plan at once, and put newly due rows into the timer. */
+  onTasksChanged(): void {
+    this.requestPlan();
+    void this.sweepScheduled();
+  }
+
+  private async lead(): Promise<void> {
+    try {
+      const epoch = await this.takeEpoch();
+      if (epoch === null || !this.elector.isLeader) return;
+      const fence: ShardFence = { shard: this.shard, shards: this.options.shards, epoch };
+      this.fence = fence;
+      this.logger.log({ epoch: epoch.toString(), shard: this.shard, instance: this.s.config.instanceId }, 'became leader');
+      this.s.metrics.leader.set(this.labels, 1);
+      this.s.metrics.leaderChanges.inc({ change: 'elected' });
+      await this.s.clock.measure();
+      // Adopt what the previous leader left. Plan first, firing nothing yet: the late slots at the
+      // cursors and the late rows it planned but never fired then share one misfire decision (no
+      // catch-up run has started that the decision would have to take back). Then everything due
+      // goes into the timer (what is due now fires at once).
+      const planned = await this.s.planner.planDueSlots(fence, () => this.s.clock.date()).catch((error: unknown) => {
+        this.onLeaderError(fence, error, 'planning failed');
+        return [];
+      });
+      await this.resolveLate();
+      // Everything planned and due is pushed again (a job already in the queue is not added twice),
+      // whatever its age: the predecessor may have died before pushing it.
+      await this.sweepScheduled({ adopting: true });
+      if (this.fence !== fence) return;
+      // The rows of this first plan that are not due yet go into the timer too.
+      this.timer.add(planned);
+      this.planTimer = setInterval(() => this.requestPlan(), this.s.config.planTickMs);
+      this.relayTimer = setInterval(() => void this.repair(), RELAY_INTERVAL_MS);
+      this.requestPlan();
+    } catch (error) {
+      this.logger.error({ err: error }, 'could not take the epoch; stepping down');
+      this.elector.depose('epoch not taken');
+    }
+  }
+
+  /**
+   * Bumps the shard's epoch, trying again while this instance holds the lock: a frozen
+   * predecessor's open transaction makes the bump wait (`lock_timeout`) until Postgres ends that
+   * session (`idle_in_transaction_session_timeout`, below the lease). Null when leadership was lost meanwhile.
+   */
+  private async takeEpoch(): Promise<bigint | null> {
+    for (;;) {
+      try {
+        return await this.s.state.bumpEpoch(this.s.config.instanceId, this.shard);
+      } catch (error) {
+        if (!isLockTimeout(error)) throw error;
+        this.logger.warn('the previous leader still holds the epoch; waiting for Postgres to end its session');
+        if (!this.elector.isLeader) return null;
+      }
+    }
+  }
+
+  private follow(reason: string): void {
+    if (this.fence !== null) {
+      this.logger.warn({ epoch: this.fence.epoch.toString(), shard: this.shard, reason }, 'stepped down');
+      this.s.metrics.leaderChanges.inc({ change: 'deposed' });
+    }
+    this.s.metrics.leader.set(this.labels, 0);
+    this.stopPlanning();
+  }
+
+  private stopPlanning(): void {
+    this.fence = null;
+    this.pushed.clear();
+    if (this.planTimer) clearInterval(this.planTimer);
+    if (this.relayTimer) clearInterval(this.relayTimer);
+    this.planTimer = null;
+    this.relayTimer = null;
+    this.timer.clear();
+  }
+
+  /** Coalesces plan requests: at most one pass runs, and one more follows if asked meanwhile. */
+  private requestPlan(): void {
+    if (this.fence === null) return;
+    if (this.planning) {
+      this.replanRequested = true;
+      return;
+    }
+    this.planning = this.planOnce().finally(() => {
+      this.planning = null;
+      if (this.replanRequested) {
+        this.replanRequested = false;
+        this.requestPlan();
+      }
+    });
+  }
+
+  private async planOnce(): Promise<void> {
+    const fence = this.fence;
+    if (fence === null || !this.elector.isLeader) return;
+    try {
+      const planned = await this.s.planner.planDueSlots(fence, () => this.s.clock.date());
+      if (this.fence === fence) this.timer.add(planned);
+    } catch (error) {
+      this.onLeaderError(fence, error, 'planning failed; retrying next tick');
+    }
+  }
+
+  private async fire(due: Fireable[]): Promise<void> {
+    const fence = this.fence;
+    if (fence === null || !this.isLeader) return;
+    for (const e of due) this.pushed.set(e.id, e.fireAt.getTime());
+    try {
+      const stillLeading = () => this.fence === fence && this.elector.isLeader;
+      const pushed = await this.s.dispatcher.dispatch(due, { stillLeading, now: () => this.s.clock.now() });
+      // Deposed on the way: what was not pushed is the successor's (it pushes every due row it finds).
+      if (pushed.length < due.length) for (const e of due.slice(pushed.length)) this.pushed.delete(e.id);
+    } catch (error) {
+      for (const e of due) this.pushed.delete(e.id);
+      this.logger.error({ err: error, count: due.length }, 'firing failed; the next sweep fires them again');
+    }
+  }
+
+  /**
+   * Takes `scheduled` rows due within the lookahead into the timer, leaving out those this leader
+   * pushed already (the timer ignores the ids it holds). A row older than the relay's grace is the
+   * relay's to check — except when adopting what a previous leader left: then every due row goes,
+   * page after page.
+   */
+  private async sweepScheduled(options: { adopting?: boolean } = {}): Promise<void> {
+    const fence = this.fence;
+    if (fence === null) return;
+    const { config } = this.s;
+    try {
+      const now = this.s.clock.now();
+      for (const [id, fireAt] of this.pushed) if (fireAt < now - 2 * config.relayGraceMs) this.pushed.delete(id);
+      let after = options.adopting ? null : new Date(now - config.relayGraceMs);
+      for (;;) {
+        const due = await this.s.executions.listScheduledDue(after, new Date(now + config.lookaheadMs), SWEEP_LIMIT, fence);
+        if (this.fence !== fence) return;
+        this.timer.add(due.filter((e) => !this.pushed.has(e.id)));
+        if (due.length < SWEEP_LIMIT) return;
+        after = due.at(-1)!.fireAt;
+      }
+    } catch (error) {
+      this.logger.error({ err: error }, 'sweep of planned executions failed');
+    }
+  }
+
+  /** Late first attempts left by an outage follow their task's misfire policy (see `resolveLateSlots`). */
+  private async resolveLate(): Promise<void> {
+    const fence = this.fence;
+    if (fence === null) return;
+    try {
+      const late = await this.s.executions.listLateUnstarted(LATE_LIMIT, fence);
+      if (late.length === 0) return;
+      const decision = resolveLateSlots(late, this.s.clock.date(), this.s.config.catchupMax);
+      const { caughtUp, missed } = await this.s.executions.resolveLate(fence, decision.catchup, decision.missed);
+      this.s.metrics.missed.inc(missed);
+      this.logger.warn({ catchup: caughtUp.length, missed }, 'late planned slots decided by their misfire policy');
+      // Queued ones already have their job; planned ones are fired by the sweep that follows.
+    } catch (error) {
+      this.logger.error({ err: error }, 'could not decide late planned slots; retrying next interval');
+    }
+  }
+
+  private async repair(): Promise<void> {
+    const fence = this.fence;
+    if (this.repairing || fence === null || !this.isLeader) return;
+    this.repairing = true;
+    try {
+      if (!(await this.s.state.heartbeat(fence))) throw new FencedOutError(fence.epoch);
+      await this.resolveLate();
+      await this.sweepScheduled();
+      await this.s.relay.repair(fence, this.s.clock.date());
+      if (this.shard === 0) {
+        const counts = await this.s.queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed');
+        for (const [state, count] of Object.entries(counts)) this.s.metrics.queueDepth.set({ state }, count);
+      }
+    } catch (error) {
+      this.onLeaderError(fence, error, 'relay failed; retrying next interval');
+    } finally {
+      this.repairing = false;
+    }
+  }
+
+  private onLeaderError(fence: ShardFence, error: unknown, message: string): void {
+    if (error instanceof FencedOutError) {
+      this.logger.warn({ epoch: fence.epoch.toString(), shard: this.shard }, 'fenced out by a newer leader');
+      this.elector.depose('fenced out');
+    } else {
+      this.logger.error({ err: error }, message);
+    }
+  }
+}
