@@ -11,24 +11,29 @@ import { Random } from './random.js';
 import { chaosTasks } from './workload.js';
 
 /**
- * `npm run chaos -- [--minutes N] [--seed S] [--out DIR]`: the whole system — two schedulers, two
- * workers and the API, on a Postgres database and a Redis server of its own — runs 50 tasks of
+ * `npm run chaos -- [--minutes N] [--seed S] [--schedulers N] [--shards N] [--out DIR]`: the whole
+ * system — two schedulers (or `--schedulers`, leading `--shards` shards between them), two workers and the API, on a Postgres database and a Redis server of its own — runs 50 tasks of
  * mixed schedules and policies while faults are injected at random (see FaultInjector). Then it
  * lets the system settle and checks every slot against DESIGN §1 (see checkChaos), prints the
  * table and writes it as JSON. Exits 1 when a promise broke: a slot lost or left unfinished, a
  * success recorded twice, a handler run twice without a crash to explain it, a wrong skip, an early start.
  */
-let values: { minutes: string; seed?: string; out?: string };
+const USAGE = 'usage: npm run chaos -- [--minutes N] [--seed S] [--schedulers N] [--shards N] [--out DIR]';
+let values: { minutes: string; seed?: string; schedulers: string; shards: string; out?: string };
 try {
-  ({ values } = parseArgs({ options: { minutes: { type: 'string', default: '1' }, seed: { type: 'string' }, out: { type: 'string' } } }));
+  const options = { minutes: { type: 'string', default: '1' }, seed: { type: 'string' }, schedulers: { type: 'string', default: '2' }, shards: { type: 'string', default: '1' }, out: { type: 'string' } } as const;
+  ({ values } = parseArgs({ options }));
 } catch (error) {
-  console.error(`${(error as Error).message}\nusage: npm run chaos -- [--minutes N] [--seed S] [--out DIR]`);
+  console.error(`${(error as Error).message}\n${USAGE}`);
   process.exit(2);
 }
 const minutes = Number(values.minutes);
 const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
-if (!(minutes > 0 && minutes <= 600) || !Number.isInteger(seed)) {
-  console.error('--minutes takes a number of minutes in (0, 600], --seed a whole number\nusage: npm run chaos -- [--minutes N] [--seed S] [--out DIR]');
+const schedulers = Number(values.schedulers);
+const shards = Number(values.shards);
+const whole = (n: number, max: number) => Number.isInteger(n) && n >= 1 && n <= max;
+if (!(minutes > 0 && minutes <= 600) || !Number.isInteger(seed) || !whole(schedulers, 8) || !whole(shards, 256)) {
+  console.error(`--minutes takes a number of minutes in (0, 600], --seed a whole number, --schedulers 1 to 8, --shards 1 to 256\n${USAGE}`);
   process.exit(2);
 }
 
@@ -39,14 +44,14 @@ let verdict: ChaosVerdict;
 let faults: FaultInjector | null = null;
 try {
   const cluster = await Cluster.start({
-    schedulers: 2,
+    schedulers,
     workers: 2,
     api: true,
     sandbox: await openSandbox(undefined, 'chaos'),
     // A killed worker's run is taken back after 5 s, not the default 30 s. CATCHUP_MAX is above any
     // backlog a run can make: every slot a misfire policy drops gets a `missed` row, so the check
     // counts a slot without a row as lost, with no counter to excuse it.
-    env: { REDIS_URL: redis.url, LEASE_MS: '5000', LOG_LEVEL: 'info', CATCHUP_MAX: '100000' },
+    env: { REDIS_URL: redis.url, LEASE_MS: '5000', LOG_LEVEL: 'info', CATCHUP_MAX: '100000', SCHEDULER_SHARDS: String(shards) },
   });
   try {
     const url = (query: { delay?: number; failFirst?: number }) => cluster.invocations.url(query);
@@ -55,7 +60,7 @@ try {
       const res = await cluster.call('POST', '/v1/tasks', task);
       if (res.status !== 201) throw new Error(`could not create ${task.name}: ${res.status} ${JSON.stringify(res.body)}`);
     }
-    console.log(`chaos: seed ${seed}, ${minutes} min, ${tasks.length} tasks, 2 schedulers, 2 workers`);
+    console.log(`chaos: seed ${seed}, ${minutes} min, ${tasks.length} tasks, ${schedulers} schedulers, ${shards} shard(s), 2 workers`);
     faults = new FaultInjector(cluster, redis, random, tasks, url);
     await faults.run(Date.now() + runMs);
     const end = Date.now();
@@ -84,7 +89,7 @@ const problems = [
 console.log(table(verdict, faultCounts));
 const dir = values.out ?? fileURLToPath(new URL('../../bench/results', import.meta.url));
 mkdirSync(dir, { recursive: true });
-writeFileSync(`${dir}/chaos.json`, JSON.stringify({ at: new Date().toISOString(), seed, minutes, faults: faultCounts, verdict, problems }, null, 2));
+writeFileSync(`${dir}/chaos.json`, JSON.stringify({ at: new Date().toISOString(), seed, minutes, schedulers, shards, faults: faultCounts, verdict, problems }, null, 2));
 if (problems.length) {
   console.error(`\n${problems.length} problem(s):\n${problems.slice(0, 50).map((p) => `- ${p}`).join('\n')}`);
   process.exitCode = 1;
