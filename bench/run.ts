@@ -8,6 +8,7 @@ import { failoverScenario } from './scenarios/failover.js';
 import { loadScenario, precisionScenario } from './scenarios/precision.js';
 import { scaleScenario } from './scenarios/scale.js';
 import { scheduleMathScenario } from './scenarios/schedule-math.js';
+import { shardsScenario } from './scenarios/shards.js';
 import { throughputScenario } from './scenarios/throughput.js';
 import { workerOverheadScenario } from './scenarios/worker-overhead.js';
 import type { BenchOptions } from './support/options.js';
@@ -30,6 +31,7 @@ const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>
   failover: failoverScenario,
   scale: scaleScenario,
   campaign: campaignScenario,
+  shards: shardsScenario,
 };
 
 let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Config } from '../../libs/config/src/index.js';
+import type { ShardFence } from '../../libs/db/src/index.js';
 import { ExecutionDispatcher, PlannerService } from '../../libs/scheduler/src/index.js';
 import { Metrics } from '../../libs/observability/src/index.js';
 import { ExecutionsQueue } from '../../libs/queue/src/index.js';
@@ -56,6 +57,33 @@ export class InProcessScheduler {
   /** Takes an epoch, as a newly elected leader does. */
   lead(): Promise<bigint> {
     return this.db.state.bumpEpoch('bench');
+  }
+
+  /** Takes the epochs of `shards` (of a cluster of `count` shards), as the leader of each does. */
+  async leadShards(count: number, shards: number[]): Promise<ShardFence[]> {
+    if ((await this.db.state.adoptShardCount(count)) !== count) throw new Error(`the sandbox has another shard count than ${count}`);
+    return Promise.all(shards.map(async (shard) => ({ shard, shards: count, epoch: await this.db.state.bumpEpoch('bench', shard) })));
+  }
+
+  /**
+   * Plans every slot due at `now` of the shards `fences` lead, the shards side by side (as the shard
+   * leaders of one scheduler process do): slots planned, seconds, and this process's CPU time.
+   */
+  async planShards(fences: ShardFence[], now: Date): Promise<{ slots: number; seconds: number; cpuMs: number }> {
+    const cpu = process.cpuUsage();
+    const t0 = performance.now();
+    const counts = await Promise.all(
+      fences.map(async (fence) => {
+        let slots = 0;
+        for (;;) {
+          const planned = await this.planner.planDueSlots(fence, () => now);
+          if (planned.length === 0) return slots;
+          slots += planned.length;
+        }
+      }),
+    );
+    const used = process.cpuUsage(cpu);
+    return { slots: counts.reduce((a, b) => a + b, 0), seconds: (performance.now() - t0) / 1000, cpuMs: (used.user + used.system) / 1000 };
   }
 
   async close(): Promise<void> {
