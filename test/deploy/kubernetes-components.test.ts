@@ -65,6 +65,13 @@ describe('kubernetes: across renders', () => {
     for (const [key, value] of Object.entries(EXAMPLE_SECRET.stringData as Record<string, string>)) expect(value, key).toContain('CHANGE-ME');
   });
 
+  it('runs three schedulers in production, leading 16 shards between them; one shard elsewhere', () => {
+    const config = (objects: K8sObject[]) => objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('punctual-config'))!.data;
+    expect(deployment(prod, 'scheduler').spec.replicas).toBe(3);
+    expect(config(prod).SCHEDULER_SHARDS).toBe('16');
+    expect(config(dev).SCHEDULER_SHARDS).toBe('1');
+  });
+
   it('gives production more API replicas, more workers and bigger pods than dev', () => {
     expect(deployment(prod, 'api').spec.replicas).toBeGreaterThan(deployment(dev, 'api').spec.replicas);
     const hpa = (objects: K8sObject[]) => objects.find((o) => o.kind === 'HorizontalPodAutoscaler')!.spec;
