@@ -24,6 +24,8 @@ describe('GET /v1/cluster', () => {
       const res = await ctx.api.call('GET', '/v1/cluster', undefined, {}, viewer);
       expect(res.status).toBe(200);
       expect(res.body.leader).toEqual({ instance: 'sched-1:42', epoch: 7, acquiredAt: '2026-11-23T10:00:00.000Z', heartbeatAt: '2026-11-23T10:00:01.000Z' });
+      // Unsharded: one shard, the same leader.
+      expect(res.body.shards).toEqual([{ shard: 0, leader: 'sched-1:42', epoch: 7, acquiredAt: '2026-11-23T10:00:00.000Z', heartbeatAt: '2026-11-23T10:00:01.000Z' }]);
       expect(res.body.workers).toEqual([{ instance: 'host-a:1', handlers: ['http', 'noop'], concurrency: 50, seenAt: '2026-11-23T10:00:00.000Z' }]);
       expect(res.body.queue.executions).toEqual({ scheduled: 2, queued: 1, running: 0, retrying: 0 });
       expect(res.body.queue.jobs).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
@@ -38,6 +40,31 @@ describe('GET /v1/cluster', () => {
       expect(Math.abs(res.body.clockOffsets[0].offsetMs)).toBeLessThan(1_000);
     } finally {
       redis.disconnect();
+    }
+  });
+
+  it('lists every shard with its leader and epoch; `leader` stays shard 0\'s', async () => {
+    await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { shards: 4, epoch: 3n, leaderId: 'sched-a', acquiredAt: new Date('2026-11-25T10:00:00Z'), heartbeatAt: new Date('2026-11-25T10:00:02Z') } });
+    await ctx.db.prisma.schedulerState.createMany({
+      data: [
+        { id: 2, epoch: 5n, leaderId: 'sched-b', acquiredAt: new Date('2026-11-25T10:00:01Z'), heartbeatAt: new Date('2026-11-25T10:00:03Z') },
+        { id: 3, epoch: 1n, leaderId: 'sched-a', acquiredAt: new Date('2026-11-25T10:00:00Z'), heartbeatAt: new Date('2026-11-25T10:00:02Z') },
+        { id: 4 },
+      ],
+    });
+    try {
+      const res = await ctx.api.call('GET', '/v1/cluster');
+      expect(res.status).toBe(200);
+      expect(res.body.shards).toEqual([
+        { shard: 0, leader: 'sched-a', epoch: 3, acquiredAt: '2026-11-25T10:00:00.000Z', heartbeatAt: '2026-11-25T10:00:02.000Z' },
+        { shard: 1, leader: 'sched-b', epoch: 5, acquiredAt: '2026-11-25T10:00:01.000Z', heartbeatAt: '2026-11-25T10:00:03.000Z' },
+        { shard: 2, leader: 'sched-a', epoch: 1, acquiredAt: '2026-11-25T10:00:00.000Z', heartbeatAt: '2026-11-25T10:00:02.000Z' },
+        { shard: 3, leader: null, epoch: 0, acquiredAt: null, heartbeatAt: null },
+      ]);
+      expect(res.body.leader).toEqual({ instance: 'sched-a', epoch: 3, acquiredAt: '2026-11-25T10:00:00.000Z', heartbeatAt: '2026-11-25T10:00:02.000Z' });
+    } finally {
+      await ctx.db.prisma.schedulerState.deleteMany({ where: { id: { gt: 1 } } });
+      await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { shards: null } });
     }
   });
 

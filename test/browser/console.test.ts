@@ -263,7 +263,25 @@ describe('the console', () => {
     expect(offsets).toContain('sched-1:42');
     expect(offsets).toContain(ctx.api.config.instanceId);
     expect(await page.getByLabel('Executions by status').textContent()).toMatch(/scheduled\d+/);
+    // One shard: no shard map.
+    expect(await page.getByRole('table', { name: 'Shard map' }).count()).toBe(0);
     await page.screenshot({ path: `${SCREENSHOTS}/cluster.png`, fullPage: true });
+
+    // Three shards, one without a leader yet: the shard map lists them.
+    await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { shards: 3 } });
+    await ctx.db.prisma.schedulerState.createMany({ data: [{ id: 2, epoch: 4n, leaderId: 'sched-2:7', acquiredAt: new Date(), heartbeatAt: new Date() }, { id: 3 }] });
+    try {
+      await page.reload();
+      const map = page.getByRole('table', { name: 'Shard map' });
+      await expect.poll(() => map.textContent()).toContain('sched-2:7');
+      const rows = (await map.getByRole('row').allTextContents()).slice(1);
+      expect(rows).toEqual([expect.stringMatching(/^0sched-1:427\d{2}:\d{2}:\d{2}/), expect.stringMatching(/^1sched-2:74\d{2}:\d{2}:\d{2}/), expect.stringMatching(/^2none0/)]);
+      expect(await page.getByRole('region', { name: 'Leader of shard 0' }).textContent()).toContain('sched-1:42');
+      await page.screenshot({ path: `${SCREENSHOTS}/cluster-shards.png`, fullPage: true });
+    } finally {
+      await ctx.db.prisma.schedulerState.deleteMany({ where: { id: { gt: 1 } } });
+      await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { shards: null } });
+    }
 
     const board = page.getByRole('link', { name: 'Bull Board' });
     expect(await board.getAttribute('href')).toBe('/admin/queues');

@@ -6,7 +6,7 @@ import { RedisService } from '@punctual/redis';
 import { WorkerDirectory } from './worker-directory.js';
 
 /**
- * What the cluster looks like now, for operators: the leader and its epoch (scheduler_state), the
+ * What the cluster looks like now, for operators: each shard's leader and epoch (scheduler_state), the
  * live workers (their directory entries), queue depth (BullMQ job counts and pending executions)
  * and the clock offsets each process publishes under `<prefix>:clock:<role>:<instance>`.
  */
@@ -21,13 +21,14 @@ export class ClusterService {
   ) {}
 
   async snapshot(): Promise<Cluster> {
-    const [state, workers, jobs, executions, clockOffsets] = await Promise.all([
-      this.state.current(),
+    const [shards, workers, jobs, executions, clockOffsets] = await Promise.all([
+      this.state.shards(),
       this.directory.workers(),
       this.queue.queue.getJobCounts(),
       this.executions.countUnfinished(),
       this.clockOffsets(),
     ]);
+    const state = shards[0];
     return {
       leader: {
         instance: state?.leaderId ?? null,
@@ -35,6 +36,13 @@ export class ClusterService {
         acquiredAt: state?.acquiredAt?.toISOString() ?? null,
         heartbeatAt: state?.heartbeatAt?.toISOString() ?? null,
       },
+      shards: shards.map((s) => ({
+        shard: s.shard,
+        leader: s.leaderId,
+        epoch: Number(s.epoch),
+        acquiredAt: s.acquiredAt?.toISOString() ?? null,
+        heartbeatAt: s.heartbeatAt?.toISOString() ?? null,
+      })),
       workers,
       queue: { jobs, executions },
       clockOffsets,

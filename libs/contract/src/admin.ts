@@ -37,7 +37,18 @@ export const Cluster = z
         acquiredAt: Timestamp.nullable(),
         heartbeatAt: Timestamp.nullable(),
       })
-      .meta({ description: 'from scheduler_state and the leader lock' }),
+      .meta({ description: "shard 0's leader (an unsharded cluster's only one), from scheduler_state" }),
+    shards: z
+      .array(
+        z.object({
+          shard: z.number().int(),
+          leader: z.string().nullable().meta({ description: 'the scheduler instance that took the latest epoch of this shard (null: none yet)' }),
+          epoch: z.number().int().meta({ description: "the fencing epoch of the shard's latest leader" }),
+          acquiredAt: Timestamp.nullable(),
+          heartbeatAt: Timestamp.nullable(),
+        }),
+      )
+      .meta({ description: 'every shard (SCHEDULER_SHARDS; one in an unsharded cluster) with its leader, from scheduler_state' }),
     workers: z.array(
       z.object({
         instance: z.string(),

@@ -37,7 +37,7 @@ export function ClusterPage() {
       {c ? (
         <>
           <div class="grid-2">
-            <Section title="Leader">
+            <Section title={c.shards.length > 1 ? 'Leader of shard 0' : 'Leader'}>
               <dl class="definition">
                 <div class="def-row">
                   <dt>Instance</dt>
@@ -68,6 +68,33 @@ export function ClusterPage() {
               <Counts counts={c.queue.jobs} label="Jobs by state" />
             </Section>
           </div>
+          {c.shards.length > 1 ? (
+            <Section title="Shards">
+              <p class="muted small">The tasks are split into {c.shards.length} shards, each led by one scheduler; the leader of each took its latest epoch.</p>
+              <table class="table responsive" aria-label="Shard map">
+                <thead>
+                  <tr>
+                    <th scope="col">Shard</th>
+                    <th scope="col">Leader</th>
+                    <th scope="col">Epoch</th>
+                    <th scope="col">Last heartbeat</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {c.shards.map((s) => (
+                    <tr key={s.shard}>
+                      <td data-label="Shard">{s.shard}</td>
+                      <td data-label="Leader">{s.leader ?? <span class="status status-dead">none</span>}</td>
+                      <td data-label="Epoch">{s.epoch}</td>
+                      <td data-label="Last heartbeat">
+                        <Time at={s.heartbeatAt} zone={zone} withRelative />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </Section>
+          ) : null}
           <Section title="Workers">
             {c.workers.length === 0 ? (
               <p class="empty">No live worker: nothing will run until one starts.</p>
