@@ -94,7 +94,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     if (this.balanceTimer) clearInterval(this.balanceTimer);
     this.balanceTimer = null;
     await this.members.leave().catch(() => undefined);
+    const held = this.leaders.filter((l) => l.holdsLock);
     await Promise.all(this.leaders.map((l) => l.stop()));
+    // The others try for the released shards now, not at their next attempt.
+    for (const leader of held) await this.announceReleased(leader.shard).catch(() => undefined);
     await this.subscriber?.quit().catch(() => undefined);
   }
 
@@ -123,7 +126,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
       const held = this.leaders.filter((l) => l.holdsLock);
       for (const leader of held.slice(this.share)) {
         await leader.handBack();
-        await this.redis.client.publish(this.redis.key('scheduler', 'released'), String(leader.shard));
+        await this.announceReleased(leader.shard);
       }
       // Below its share (a scheduler died, or handed shards back): try for the free ones now.
       if (held.length < this.share) for (const shard of free) this.leaders[shard]!.nudge();
@@ -132,6 +135,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     } finally {
       this.balancing = false;
     }
+  }
+
+  private async announceReleased(shard: number): Promise<void> {
+    await this.redis.client.publish(this.redis.key('scheduler', 'released'), String(shard));
   }
 
   /** The shards no scheduler holds the lock of; counts the rounds each has been free. */
