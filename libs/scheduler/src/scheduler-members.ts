@@ -11,9 +11,8 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 4)
 return redis.call('ZCARD', KEYS[1])`;
 
 /**
- * The live schedulers of a cluster: each announces itself every `ttl/3` with a TTL of `ttl` (a
- * sorted set scored by expiry), so one that died or cannot reach Redis drops out of the count
- * within one TTL — about when its shard locks run out.
+ * The live schedulers of a cluster: each announces itself (a sorted set scored by expiry) more
+ * often than `ttlMs`, so one that died or cannot reach Redis drops out of the count within `ttlMs`.
  */
 export class SchedulerMembers {
   constructor(

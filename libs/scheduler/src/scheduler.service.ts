@@ -34,6 +34,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
   private balancing = false;
   /** How many shards this scheduler should lead (until it first counts the live schedulers: all). */
   private share: number;
+  /** The live schedulers counted at the previous round. */
+  private liveBefore = 0;
   /** Attempts to take a shard's lock on their way: they count toward the share. */
   private attempts = 0;
   /** Per shard, the balancing rounds in a row that found it without a leader. */
@@ -52,7 +54,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly metrics: Metrics,
   ) {
     this.share = config.schedulerShards;
-    this.members = new SchedulerMembers(redis.client, redis.key('scheduler', 'members'), config.instanceId, config.leaderTtlMs);
+    // A dead scheduler leaves the count before its shard locks run out (announced every ttl/3, kept
+    // 2/3 ttl): when they do, the others' share has grown and they take its shards at once. A live
+    // one that misses an announcement only lets the others take free shards, never hands one back.
+    this.members = new SchedulerMembers(redis.client, redis.key('scheduler', 'members'), config.instanceId, Math.floor((config.leaderTtlMs * 2) / 3));
   }
 
   /** Leads at least one shard. */
@@ -120,7 +125,11 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     this.balancing = true;
     try {
       const live = await this.members.announce();
-      this.share = shardShare(this.config.schedulerShards, live);
+      // The larger of this round's count and the last: a count that just fell (Redis emptied, every
+      // scheduler announcing again) does not let the first to announce take every shard, only to
+      // hand most back a round later. A scheduler that died is out of the count a round later.
+      this.share = shardShare(this.config.schedulerShards, Math.max(live, this.liveBefore));
+      this.liveBefore = live;
       if (this.leaders.length === 1) return;
       const free = await this.freeShards();
       const held = this.leaders.filter((l) => l.holdsLock);
