@@ -52,6 +52,18 @@ function describeMap(led: Map<AppProcess, number[]>): string {
   return [...led].map(([s, shards]) => `${s.label}:[${shards.join(',')}]`).join(' ');
 }
 
+/** Default policies: every slot of the tasks up to the last whole second succeeded once, with one webhook call. */
+async function expectEverySlotRunOnce(c: Cluster, ids: string[], firstSlot: number, label: string): Promise<void> {
+  const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
+  await c.settle(lastSlot);
+  const report = await c.report(ids, firstSlot, lastSlot);
+  console.log(`${label}: ${report.expected} slots: ${JSON.stringify(report.byStatus)}, ${report.invoked} webhook calls`);
+  if (report.byStatus.succeeded !== report.expected) console.log(await c.explainSkips(ids));
+  expectEveryPromiseKept(report);
+  expect(report.byStatus).toEqual({ succeeded: report.expected });
+  expect(report.invoked).toBe(report.expected);
+}
+
 describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
   it('kill -9 the scheduler leading the most shards, twice: every shard is led again within TTL + 2 s, shards spread again, every slot runs once', async () => {
     cluster = await Cluster.start({ schedulers: 3, workers: 2, env });
@@ -80,14 +92,7 @@ describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
     }
     for (const t of takeovers) expect(t).toBeLessThanOrEqual(TTL_MS + 2_000);
 
-    const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
-    await c.settle(lastSlot);
-    const report = await c.report(ids, firstSlot, lastSlot);
-    console.log(`2 kills: ${report.expected} slots: ${JSON.stringify(report.byStatus)}, ${report.invoked} webhook calls`);
-    if (report.byStatus.succeeded !== report.expected) console.log(await c.explainSkips(ids));
-    expectEveryPromiseKept(report);
-    expect(report.byStatus).toEqual({ succeeded: report.expected });
-    expect(report.invoked).toBe(report.expected);
+    await expectEverySlotRunOnce(c, ids, firstSlot, '2 kills');
   });
 
   it('a SIGSTOPped shard leader is fenced shard by shard: its shards are taken over, and once resumed it commits nothing under its old epochs', async () => {
@@ -119,14 +124,7 @@ describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
     // Then the shards spread over the three again.
     await waitForSpread(c, 2, 10 * TTL_MS);
 
-    const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
-    await c.settle(lastSlot);
-    const report = await c.report(ids, firstSlot, lastSlot);
-    console.log(`SIGSTOP of ${frozen.label} leading [${its.join(',')}]: ${report.expected} slots: ${JSON.stringify(report.byStatus)}`);
-    if (report.byStatus.succeeded !== report.expected) console.log(await c.explainSkips(ids));
-    expectEveryPromiseKept(report);
-    expect(report.byStatus).toEqual({ succeeded: report.expected });
-    expect(report.invoked).toBe(report.expected);
+    await expectEverySlotRunOnce(c, ids, firstSlot, `SIGSTOP of ${frozen.label} leading [${its.join(',')}]`);
   });
 
   it('a scheduler that cannot reach Redis gives up its shards; the other takes them all, and they spread again once it is back', async () => {
@@ -149,13 +147,7 @@ describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
 
     proxy.heal();
     await waitForSpread(c, SHARDS / 2, 15 * TTL_MS);
-    const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
-    await c.settle(lastSlot);
-    const report = await c.report(ids, firstSlot, lastSlot);
-    console.log(`Redis cut: ${report.expected} slots: ${JSON.stringify(report.byStatus)}`);
-    expectEveryPromiseKept(report);
-    expect(report.byStatus).toEqual({ succeeded: report.expected });
-    expect(report.invoked).toBe(report.expected);
+    await expectEverySlotRunOnce(c, ids, firstSlot, 'Redis cut');
   });
 
   it('a scheduler started with another shard count refuses to start, with one line naming SCHEDULER_SHARDS', async () => {
