@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LeaderElector } from '../../libs/scheduler/src/index.js';
 import { REDIS_URL } from '../support/env.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
-import { sleep } from '../support/processes.js';
+import { sleep, waitFor } from '../support/processes.js';
 
 describe('leader election on a Redis lock', () => {
   let sandbox: Sandbox;
@@ -80,7 +80,8 @@ describe('leader election on a Redis lock', () => {
     const events: string[] = [];
     const a = elector('a', key, events);
     a.start();
-    await sleep(100);
+    // Leading first (its own connection may take a while to open on a busy machine).
+    await waitFor(async () => a.isLeader, 5_000, 'a to lead');
     await redis.set(key, 'someone-else', 'PX', 5000);
     await sleep(400);
     expect(a.isLeader).toBe(false);
