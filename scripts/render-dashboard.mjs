@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../test/support/browser.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SCRAPE_S = 2;
@@ -123,14 +123,33 @@ function chart(series, unit, [start, end], size) {
     <div class="legend">${series.map((s, i) => `<span><i style="background:${COLORS[i % COLORS.length]}"></i>${escape(s.name)} <b>${escape(formatValue(s.points.at(-1)?.[1], unit))}</b></span>`).join('')}</div>`;
 }
 
+/**
+ * A table panel as Grafana shows an instant query `format: table` through the panel's `organize`
+ * transformation (columns named, ordered, some left out), rows sorted by its `sortBy` field,
+ * numerically when a `convertFieldType` makes that field a number.
+ */
+function table(panel, series) {
+  const step = (id) => panel.transformations?.find((t) => t.id === id)?.options ?? {};
+  const { excludeByName = {}, indexByName = {}, renameByName = {} } = step('organize');
+  const columns = [...new Set(series.flatMap((s) => Object.keys(s.labels)))].filter((c) => !excludeByName[c]).sort((a, b) => (indexByName[a] ?? 99) - (indexByName[b] ?? 99));
+  const by = step('sortBy').sort?.[0]?.field;
+  const numeric = step('convertFieldType').conversions?.some((c) => c.targetField === by && c.destinationType === 'number');
+  const key = (s) => (numeric ? Number(s.labels[by]) : (s.labels[by] ?? ''));
+  const rows = by ? [...series].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)) : series;
+  if (rows.length === 0) return '<div class="empty">no data</div>';
+  const head = columns.map((c) => `<th>${escape(renameByName[c] ?? c)}</th>`).join('');
+  const cells = (s) => columns.map((c) => `<td>${escape(s.labels[c] ?? '')}</td>`).join('');
+  return `<table><tr>${head}</tr>${rows.map((s) => `<tr>${cells(s)}</tr>`).join('')}</table>`;
+}
+
 async function renderPanel(prometheus, panel, window) {
   const unit = panel.fieldConfig?.defaults?.unit ?? 'short';
   const series = [];
   for (const target of panel.targets) {
     const expr = target.expr.replaceAll('$__rate_interval', RATE_INTERVAL);
-    if (panel.type === 'stat') {
+    if (panel.type === 'stat' || panel.type === 'table') {
       const data = await query(prometheus, 'query', { query: expr, time: String(window[1]) });
-      for (const r of data.result) series.push({ name: legend(target.legendFormat, r.metric), value: Number(r.value[1]) });
+      for (const r of data.result) series.push({ name: legend(target.legendFormat, r.metric), labels: r.metric, value: Number(r.value[1]) });
     } else {
       const data = await query(prometheus, 'query_range', { query: expr, start: String(window[0]), end: String(window[1]), step: `${SCRAPE_S}s` });
       for (const r of data.result) series.push({ name: legend(target.legendFormat, r.metric), points: r.values.map(([t, v]) => [t, Number(v)]) });
@@ -140,7 +159,9 @@ async function renderPanel(prometheus, panel, window) {
   const body =
     panel.type === 'stat'
       ? `<div class="stat">${series.length === 0 ? 'no data' : series.map((s) => escape(panel.options?.textMode === 'name' ? s.name : formatValue(s.value, unit))).join('<br>')}</div>`
-      : chart(series, unit, window, panelSize(panel.gridPos));
+      : panel.type === 'table'
+        ? table(panel, series)
+        : chart(series, unit, window, panelSize(panel.gridPos));
   return `<section style="grid-column:${x + 1} / span ${w};grid-row:${y + 1} / span ${h}"><h2>${escape(panel.title)}</h2>${body}</section>`;
 }
 
@@ -166,11 +187,12 @@ try {
     h1 { font-size: 13px; margin: 6px 0 0; align-self: end; } h2 { font-size: 12px; margin: 0 0 2px; }
     svg text { font-size: 10px; fill: #666; } .grid { stroke: #eee; }
     .legend span { margin-right: 10px; white-space: nowrap; } .legend i { display: inline-block; width: 10px; height: 3px; margin-right: 3px; vertical-align: middle; }
+    table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: 1px 6px; border-bottom: 1px solid #eee; } th { color: #666; font-weight: 600; }
     .stat { font-size: 22px; font-weight: 600; padding-top: 8px; } .empty { color: #999; padding-top: 30px; text-align: center; }
   </style><header><b>${escape(dashboard.title)}</b> — the queries of grafana-dashboard.json evaluated by a local Prometheus against a running stack,
     ${new Date(window[0] * 1000).toISOString().slice(0, 19)}Z – ${new Date(window[1] * 1000).toISOString().slice(11, 19)}Z (drawn by scripts/render-dashboard.mjs, not by Grafana).
     Alerts: ${alerts.length ? escape(alerts.join(', ')) : 'none'}.</header><main>${sections.join('\n')}</main>`;
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: VIEWPORT, height: 1000 } });
     await page.setContent(html);

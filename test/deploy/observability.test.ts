@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { alertRules, dashboard, observabilityQueries, selectedMetrics } from '../support/promql.js';
+import { aggregatedAcross, alertRules, dashboard, observabilityQueries, selectedMetrics } from '../support/promql.js';
 import { ROOT } from './manifests.js';
 
 const DIR = join(ROOT, 'deploy/observability');
@@ -34,6 +34,26 @@ describe('Grafana dashboard', () => {
       'worker concurrency in use': ['punctual_worker_running', 'punctual_worker_concurrency'],
     };
     for (const [view, metrics] of Object.entries(views)) expect(metrics.filter((m) => !used.has(m)), view).toEqual([]);
+  });
+
+  it('never adds up punctual_leader of different shards, in a panel or an alert', () => {
+    for (const { where, expr } of observabilityQueries()) expect(aggregatedAcross(expr, 'punctual_leader', 'shard'), where).toEqual([]);
+    // What the check is for: the unsharded queries these replaced.
+    expect(aggregatedAcross('sum(punctual_leader)', 'punctual_leader', 'shard')).toEqual(['sum(punctual_leader)']);
+    expect(aggregatedAcross('max by (instance) (punctual_leader) == 1', 'punctual_leader', 'shard')).toEqual(['max by (instance) (punctual_leader)']);
+    expect(aggregatedAcross('count(count by (shard) (punctual_leader{instance="a"}))', 'punctual_leader', 'shard')).toEqual([]);
+  });
+
+  it("has its leadership panels' queries evaluated by promtool (dashboard.test.yaml), word for word", (ctx) => {
+    const tested = new Set(
+      (parse(readFileSync(join(DIR, 'dashboard.test.yaml'), 'utf8')) as { tests: { promql_expr_test: { expr: string }[] }[] }).tests.flatMap((t) => t.promql_expr_test.map((c) => c.expr)),
+    );
+    const leadership = panels.filter((p) => p.title === 'Shards without a leader' || p.title === 'Shard map' || p.title === 'Queue depth by state');
+    expect(leadership).toHaveLength(3);
+    const exprs = leadership.flatMap((p) => p.targets!.map((t) => t.expr));
+    expect([...tested].sort()).toEqual([...exprs].sort());
+    if (!promtool) return ctx.skip(INSTALL_PROMTOOL);
+    expect(runPromtool('test', 'rules', 'dashboard.test.yaml')).toContain('SUCCESS');
   });
 
   it('imports into any Grafana: unique panel ids, a 24-column grid, the Prometheus data source chosen on import', () => {

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { parser } from '@prometheus-io/lezer-promql';
 import { parse } from 'yaml';
 
+type SyntaxNode = ReturnType<typeof parser.parse>['topNode'];
+
 const DIR = new URL('../../deploy/observability/', import.meta.url);
 
 export interface Query {
@@ -47,6 +49,37 @@ export function selectedMetrics(expr: string): string[] {
   });
   if (problems.length > 0) throw new Error(`${expr}: ${problems.join('; ')}`);
   return [...names];
+}
+
+/**
+ * The selectors of `metric` in `expr` whose series are added up across `label`: neither pinned to
+ * one value of it (`{shard="0"}`), nor kept apart by the aggregation that first reads them
+ * (`by (shard)`), nor only looked for (`absent`). Summing punctual_leader that way counts the
+ * leaders of different shards as one.
+ */
+export function aggregatedAcross(expr: string, metric: string, label: string): string[] {
+  const text = withoutGrafanaVariables(expr);
+  const slice = (node: SyntaxNode) => text.slice(node.from, node.to);
+  const found: string[] = [];
+  parser.parse(text).iterate({
+    enter(ref) {
+      if (ref.name !== 'VectorSelector') return;
+      const selector = ref.node;
+      if (slice(selector.getChild('Identifier') ?? selector) !== metric) return;
+      const matchers = selector.getChild('LabelMatchers')?.getChildren('UnquotedLabelMatcher') ?? [];
+      if (matchers.some((m) => slice(m.getChild('LabelName')!) === label && m.getChild('MatchOp')?.getChild('EqlSingle'))) return;
+      for (let up = selector.parent; up; up = up.parent) {
+        if (up.name === 'FunctionCall' && up.getChild('FunctionIdentifier')?.getChild('Absent')) return;
+        if (up.name !== 'AggregateExpr') continue;
+        const modifier = up.getChild('AggregateModifier');
+        const grouping = (modifier?.getChild('GroupingLabels')?.getChildren('LabelName') ?? []).map(slice);
+        const kept = modifier?.getChild('By') ? grouping.includes(label) : modifier?.getChild('Without') ? !grouping.includes(label) : false;
+        if (!kept) found.push(slice(up));
+        return;
+      }
+    },
+  });
+  return found;
 }
 
 /**
