@@ -68,11 +68,6 @@ export class SchedulerStateRepository {
     return changed === 1;
   }
 
-  /** Shard 0's row: the leader of an unsharded cluster. */
-  current() {
-    return this.prisma.schedulerState.findUnique({ where: { id: 1 } });
-  }
-
   /** Every shard's row, in shard order (as many as the cluster's shard count; one before any scheduler started). */
   async shards(): Promise<ShardState[]> {
     const rows = await this.prisma.schedulerState.findMany({ orderBy: { id: 'asc' } });

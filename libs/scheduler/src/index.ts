@@ -6,6 +6,4 @@ export { leaderDbSession } from './leader-session.js';
 export { ONE_OFF_LOOKAHEAD_MS, PLAN_STRIDE_MS, PlannerService } from './planner.service.js';
 export { RelayService } from './relay.service.js';
 export { SchedulerCoreModule } from './scheduler.module.js';
-export { SchedulerMembers } from './scheduler-members.js';
 export { SchedulerService } from './scheduler.service.js';
-export { ShardLeader, type ShardLeaderOptions, type ShardServices } from './shard-leader.js';

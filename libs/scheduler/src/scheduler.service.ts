@@ -79,10 +79,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
       );
       process.exit(78);
     }
-    const services = { config: this.config, redis: this.redis, planner: this.planner, executions: this.executions, state: this.state };
-    const more = { queue: this.queue, relay: this.relay, dispatcher: this.dispatcher, clock: this.clock, metrics: this.metrics };
+    const { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics } = this;
+    const services = { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics };
     for (let shard = 0; shard < shards; shard += 1) {
-      this.leaders.push(new ShardLeader({ ...services, ...more }, { shard, shards, mayAcquire: () => this.mayAcquire(shard) }));
+      this.leaders.push(new ShardLeader(services, { shard, shards, mayAcquire: () => this.mayAcquire(shard) }));
     }
     this.subscriber = this.redis.connect();
     await this.subscriber.subscribe(this.redis.key(TASKS_CHANGED_CHANNEL), this.redis.key('scheduler', 'released'));
