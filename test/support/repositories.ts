@@ -4,6 +4,7 @@ import {
   ClaimsRepository,
   ExecutionQueriesRepository,
   ExecutionTransitionsRepository,
+  FlowControlRepository,
   LeaderExecutionsRepository,
   PrismaService,
   SchedulerStateRepository,
@@ -22,16 +23,18 @@ export async function openRepositories(config: Config) {
   await prisma.onModuleInit();
   const claims = new ClaimsRepository(prisma);
   const executions = new ExecutionTransitionsRepository(prisma);
+  const flow = new FlowControlRepository(prisma, claims);
   let redis: RedisService | null = null;
   const claimers = new Map<number, ExecutionClaimer>();
   const claimer = (leaseMs = config.leaseMs) => {
     redis ??= new RedisService(config);
-    if (!claimers.has(leaseMs)) claimers.set(leaseMs, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, redis, new Metrics()));
+    if (!claimers.has(leaseMs)) claimers.set(leaseMs, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, flow, redis, new Metrics()));
     return claimers.get(leaseMs)!;
   };
   return {
     prisma,
     claims,
+    flow,
     claim: (request: ClaimRequest, options: { leaseMs?: number } = {}): Promise<ClaimResult> => claimer(options.leaseMs).claim(request),
     claimer,
     tasks: new TasksRepository(prisma),

@@ -1,31 +1,36 @@
 import { Injectable } from '@nestjs/common';
 import type { ClockOffset, Cluster } from '@punctual/contract';
-import { ExecutionQueriesRepository, SchedulerStateRepository } from '@punctual/db';
+import { ExecutionQueriesRepository, FlowControlRepository, SchedulerStateRepository } from '@punctual/db';
 import { ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { WorkerDirectory } from './worker-directory.js';
 
+/** Flow-control keys listed: the busiest. */
+const BUSIEST_KEYS = 20;
+
 /**
  * What the cluster looks like now, for operators: each shard's leader and epoch (scheduler_state), the
- * live workers (their directory entries), queue depth (BullMQ job counts and pending executions)
- * and the clock offsets each process publishes under `<prefix>:clock:<role>:<instance>`.
+ * live workers (their directory entries), queue depth (BullMQ job counts and pending executions),
+ * the busiest flow-control keys and the clock offsets each process publishes under `<prefix>:clock:<role>:<instance>`.
  */
 @Injectable()
 export class ClusterService {
   constructor(
     private readonly state: SchedulerStateRepository,
     private readonly executions: ExecutionQueriesRepository,
+    private readonly flow: FlowControlRepository,
     private readonly directory: WorkerDirectory,
     private readonly queue: ExecutionsQueue,
     private readonly redis: RedisService,
   ) {}
 
   async snapshot(): Promise<Cluster> {
-    const [shards, workers, jobs, executions, clockOffsets] = await Promise.all([
+    const [shards, workers, jobs, executions, flow, clockOffsets] = await Promise.all([
       this.state.shards(),
       this.directory.workers(),
       this.queue.queue.getJobCounts(),
       this.executions.countUnfinished(),
+      this.flow.busiestKeys(BUSIEST_KEYS),
       this.clockOffsets(),
     ]);
     const state = shards[0];
@@ -45,6 +50,7 @@ export class ClusterService {
       })),
       workers,
       queue: { jobs, executions },
+      flow,
       clockOffsets,
     };
   }

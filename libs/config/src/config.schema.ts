@@ -48,6 +48,13 @@ export const configSchema = z.object({
     .string()
     .default('')
     .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter(Boolean)),
+  /** Flow-control keys always exported as metrics (comma-separated); the busiest FLOW_METRICS_TOP others are too. */
+  FLOW_METRICS_KEYS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
+    .refine((keys) => keys.length <= 100 && keys.every((key) => key.length <= 200), 'must list at most 100 keys of at most 200 characters'),
+  FLOW_METRICS_TOP: int(10, 0, 100),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** OTLP/HTTP collector base URL; traces go to `<url>/v1/traces`. Unset: tracing is off. */
   OTEL_EXPORTER_OTLP_ENDPOINT: anyUrl(['http:', 'https:']).optional(),

@@ -25,6 +25,9 @@ export interface Config {
   /** How long past its `fire_at` (a retry: its due instant) an execution may wait for a worker before the relay checks its job exists. */
   readonly relayGraceMs: number;
   readonly httpAllowHosts: readonly string[];
+  /** Flow-control keys with a `key` label in the metrics: these, and the busiest `flowMetricsTop` others (bounded cardinality). */
+  readonly flowMetricsKeys: readonly string[];
+  readonly flowMetricsTop: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Where spans are sent (OTLP over HTTP); undefined leaves tracing off. */
   readonly otlpEndpoint: string | undefined;
@@ -74,6 +77,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catchupMax: c.CATCHUP_MAX,
     relayGraceMs: c.RELAY_GRACE_MS,
     httpAllowHosts: Object.freeze([...c.HTTP_ALLOW_HOSTS]),
+    flowMetricsKeys: Object.freeze([...c.FLOW_METRICS_KEYS]),
+    flowMetricsTop: c.FLOW_METRICS_TOP,
     logLevel: c.LOG_LEVEL,
     otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT,
   });

@@ -61,6 +61,15 @@ export const Cluster = z
       jobs: z.record(z.string(), z.number().int()).meta({ description: 'BullMQ job counts by state (waiting, active, delayed, …)' }),
       executions: z.object(Object.fromEntries(PENDING_EXECUTION_STATUSES.map((s) => [s, z.number().int()])) as Record<(typeof PENDING_EXECUTION_STATUSES)[number], z.ZodNumber>),
     }),
+    flow: z
+      .array(
+        z.object({
+          key: z.string(),
+          running: z.number().int().meta({ description: 'runs of the key in progress (under a live lease)' }),
+          waiting: z.number().int().meta({ description: 'runs held back on the key' }),
+        }),
+      )
+      .meta({ description: 'the busiest flow-control keys (at most 20): most waiting first, then most running' }),
     clockOffsets: z.array(
       z.object({
         role: z.string(),

@@ -34,6 +34,14 @@ export const SECRET_FIELDS_MAX = 100;
 export const SECRET_FIELD_MAX = 256;
 export const ATTEMPTS_MAX = 100;
 
+/** Flow control (DESIGN §5): a key is any string of 1–200 characters (`"openai"`, `"twitter:acct-42"`). */
+export const FLOW_KEY_MAX = 200;
+/** A concurrency or rate limit: 1–10,000. */
+export const FLOW_LIMIT_MAX = 10_000;
+/** A rate limit's window: 100 ms to 24 h. */
+export const RATE_PER_MIN_MS = 100;
+export const RATE_PER_MAX_MS = 86_400_000;
+
 /** A task payload: a JSON object of at most 64 KiB (413 beyond), nested at most 32 levels. */
 export const PAYLOAD_MAX_BYTES = 64 * 1024;
 export const PAYLOAD_MAX_DEPTH = 32;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { Duration, Instant, Page, PageQuery, Timestamp } from './common.js';
+import { Duration, durationMs, Instant, Page, PageQuery, Timestamp } from './common.js';
 import { Disambiguation, DstGap, DstOverlap, MisfirePolicy, NotifyEvent, OverlapPolicy, TaskStatus } from './enums.js';
 import { Execution } from './execution.js';
 import {
-  AT_MAX, ATTEMPTS_MAX, BATCH_MAX, CRON_MAX, DESCRIPTION_MAX, HANDLER_NAME_PATTERN, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, LABELS_MAX,
+  AT_MAX, ATTEMPTS_MAX, BATCH_MAX, FLOW_KEY_MAX, FLOW_LIMIT_MAX, RATE_PER_MAX_MS, RATE_PER_MIN_MS, CRON_MAX, DESCRIPTION_MAX, HANDLER_NAME_PATTERN, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, LABELS_MAX,
   MANAGED_BY_PATTERN, RRULE_MAX, SECRET_FIELD_MAX, SECRET_FIELDS_MAX, TASK_DEFAULTS, TASK_NAME_PATTERN, TIMEZONE_MAX, UPCOMING_COUNT, UPCOMING_MAX, URL_MAX,
 } from './limits.js';
 
@@ -45,12 +45,35 @@ export const RetrySpec = z.strictObject({
   maxBackoff: Duration.optional().meta({ default: TASK_DEFAULTS.maxBackoff }),
 });
 
+/** A flow-control key shared by the tasks that name it. */
+export const FlowKey = z.string().min(1).max(FLOW_KEY_MAX).meta({ description: `1–${FLOW_KEY_MAX} characters; tasks naming the same key share its limit`, examples: ['openai'] });
+const FlowLimit = z.number().int().min(1).max(FLOW_LIMIT_MAX);
+
+/** `policy.concurrency`: at most `limit` runs of all tasks sharing `key` at once, across every worker. */
+export const ConcurrencySpec = z
+  .strictObject({ key: FlowKey, limit: FlowLimit.meta({ description: 'runs of the key at once (1–10,000)', examples: [3] }) })
+  .meta({ id: 'ConcurrencySpec', examples: [{ key: 'openai', limit: 3 }] });
+
+/** `policy.rateLimit`: at most `limit` starts of all tasks sharing `key` in any window of `per`. */
+export const RateLimitSpec = z
+  .strictObject({
+    key: FlowKey,
+    limit: FlowLimit.meta({ description: 'starts per window (1–10,000)', examples: [5] }),
+    per: Duration.refine((value) => durationMs(value) >= RATE_PER_MIN_MS && durationMs(value) <= RATE_PER_MAX_MS, 'must be between 100ms and 24h').meta({
+      description: 'the window, 100ms to 24h',
+      examples: ['1s', '1m'],
+    }),
+  })
+  .meta({ id: 'RateLimitSpec', examples: [{ key: 'twitter:acct-42', limit: 5, per: '1s' }] });
+
 export const PolicySpec = z.strictObject({
   overlap: OverlapPolicy.optional().meta({ default: TASK_DEFAULTS.overlap }),
   misfire: MisfirePolicy.optional().meta({ default: TASK_DEFAULTS.misfire }),
   maxDelay: Duration.optional().meta({ default: TASK_DEFAULTS.maxDelay }),
   retry: RetrySpec.optional(),
   timeout: Duration.optional().meta({ default: TASK_DEFAULTS.timeout }),
+  concurrency: ConcurrencySpec.nullable().optional().meta({ description: 'a concurrency key shared across tasks; null or absent: none' }),
+  rateLimit: RateLimitSpec.nullable().optional().meta({ description: 'a rate limit shared across tasks; null or absent: none' }),
 });
 
 export const NotifySpec = z.strictObject({
@@ -109,6 +132,8 @@ export const Task = z
       maxDelay: z.string(),
       retry: z.object({ attempts: z.number().int(), backoff: z.string(), maxBackoff: z.string() }),
       timeout: z.string(),
+      concurrency: z.object({ key: z.string(), limit: z.number().int() }).nullable(),
+      rateLimit: z.object({ key: z.string(), limit: z.number().int(), per: z.string() }).nullable(),
     }),
     notify: z.object({ url: z.string().nullable(), on: z.array(z.string()) }),
     paused: z.boolean(),
@@ -173,6 +198,8 @@ export type TaskPutBody = z.infer<typeof TaskPutBody>;
 export type TaskPatch = z.infer<typeof TaskPatch>;
 export type ScheduleSpec = z.infer<typeof ScheduleSpec>;
 export type PolicySpec = z.infer<typeof PolicySpec>;
+export type ConcurrencySpec = z.infer<typeof ConcurrencySpec>;
+export type RateLimitSpec = z.infer<typeof RateLimitSpec>;
 export type Task = z.infer<typeof Task>;
 export type CreatedTask = z.infer<typeof CreatedTask>;
 export type WrittenTask = z.infer<typeof WrittenTask>;

@@ -1,6 +1,7 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { AttemptsRepository } from './executions/attempts.repository.js';
 import { ClaimsRepository } from './executions/claims.repository.js';
+import { FlowControlRepository } from './executions/flow-control.repository.js';
 import { ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 import { ExecutionTransitionsRepository } from './executions/execution-transitions.repository.js';
 import { LeaderExecutionsRepository } from './executions/leader-executions.repository.js';
@@ -19,6 +20,7 @@ const REPOSITORIES = [
   ExecutionQueriesRepository,
   AttemptsRepository,
   ClaimsRepository,
+  FlowControlRepository,
   LeaderExecutionsRepository,
   SchedulerStateRepository,
   OutboxRepository,

@@ -43,7 +43,8 @@ const TASK_FIELDS = Object.entries({
   scheduleKind: 'schedule_kind', cron: 'cron', rrule: 'rrule', runAt: 'run_at', everyMs: 'every_ms', timezone: 'timezone',
   startAt: 'start_at', endAt: 'end_at', jitterMs: 'jitter_ms', dstGap: 'dst_gap', dstOverlap: 'dst_overlap', overlap: 'overlap',
   misfire: 'misfire', maxDelayMs: 'max_delay_ms', maxAttempts: 'max_attempts', backoffMs: 'backoff_ms', backoffMaxMs: 'backoff_max_ms',
-  timeoutMs: 'timeout_ms', notifyUrl: 'notify_url', notifyOn: 'notify_on', labels: 'labels', managedBy: 'managed_by', secret: 'secret',
+  timeoutMs: 'timeout_ms', concurrencyKey: 'concurrency_key', concurrencyLimit: 'concurrency_limit', rateKey: 'rate_key', rateLimit: 'rate_limit',
+  ratePerMs: 'rate_per_ms', notifyUrl: 'notify_url', notifyOn: 'notify_on', labels: 'labels', managedBy: 'managed_by', secret: 'secret',
   status: 'status', nextRunAt: 'next_run_at', lastScheduledFor: 'last_scheduled_for', missedCount: 'missed_count', version: 'version',
   planVersion: 'plan_version', lastError: 'last_error', lastErrorAt: 'last_error_at', createdAt: 'created_at', updatedAt: 'updated_at',
 } satisfies Record<keyof Task, string>) as [keyof Task, string][];

@@ -26,6 +26,9 @@ export class Metrics {
   readonly startLag = new Histogram({ name: 'punctual_start_lag_seconds', help: 'started − fire_at (first attempts)', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly executions = new Counter({ name: 'punctual_executions_total', help: 'Attempts finished, by outcome', labelNames: ['status', 'handler'], registers: [this.registry] });
   readonly skipped = new Counter({ name: 'punctual_skipped_total', help: 'Executions skipped, by reason', labelNames: ['reason'], registers: [this.registry] });
+  readonly flowWaiting = new Gauge({ name: 'punctual_flow_waiting', help: 'Runs held back by flow control, by key (FLOW_METRICS_KEYS and the busiest FLOW_METRICS_TOP)', labelNames: ['key'], registers: [this.registry] });
+  readonly flowRunning = new Gauge({ name: 'punctual_flow_running', help: 'Runs holding a concurrency permit, by key (the same keys as punctual_flow_waiting)', labelNames: ['key'], registers: [this.registry] });
+  readonly flowWait = new Histogram({ name: 'punctual_flow_wait_seconds', help: 'How long a run was held back by flow control before it started', buckets: [...LAG_BUCKETS, 120, 300, 900, 3600], registers: [this.registry] });
   readonly handlerDuration = new Histogram({ name: 'punctual_handler_duration_seconds', help: 'Handler run time', labelNames: ['handler'], registers: [this.registry] });
   readonly queueDepth = new Gauge({ name: 'punctual_queue_depth', help: 'Jobs in the executions queue, by state (set by the leader)', labelNames: ['state'], registers: [this.registry] });
   readonly outboxPending = new Gauge({ name: 'punctual_outbox_pending', help: 'Notifications not yet delivered', registers: [this.registry] });

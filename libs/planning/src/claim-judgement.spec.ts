@@ -7,7 +7,7 @@ const s = (seconds: number) => new Date(T0 + seconds * 1000);
 
 const slot = (over: Partial<ClaimSlot> = {}): ClaimSlot => ({
   status: 'queued', attempt: 0, trigger: 'schedule', scheduledFor: s(10), fireAt: s(10), exclusive: true, taskVersion: 1, pinned: false,
-  leaseUntil: null, nextAttemptAt: null, ...over,
+  leaseUntil: null, nextAttemptAt: null, heldAt: null, ...over,
 });
 const task = (over: Partial<ClaimTask> = {}): ClaimTask => ({ status: 'active', planVersion: 1, overlap: 'skip', maxDelayMs: 60_000, maxAttempts: 3, ...over });
 /** A run of the task that started at `started` s (released on time unless `released` says when). */
@@ -67,6 +67,11 @@ describe('judgeClaim: checks of a first attempt', () => {
     expect(judge({}, 70.001)).toEqual({ kind: 'late' });
     for (const trigger of ['catchup', 'manual', 'backfill'] as const) expect(judge({ slot: slot({ trigger }) }, 5000)).toEqual({ kind: 'run' });
     expect(judge({ slot: slot({ status: 'retrying', attempt: 1 }) }, 5000)).toEqual({ kind: 'run' });
+  });
+
+  it('a slot held back by flow control is never late for the wait: it was judged in time when first held', () => {
+    expect(judge({ slot: slot({ heldAt: s(10) }) }, 5000)).toEqual({ kind: 'run' });
+    expect(judge({ slot: slot({ heldAt: null }) }, 5000)).toEqual({ kind: 'late' });
   });
 });
 

@@ -19,6 +19,8 @@ export interface ClaimSlot {
   leaseUntil: Date | null;
   /** `retrying`: when its next attempt is due. A pending slot: set while it is the one buffered (`buffer_one`). */
   nextAttemptAt: Date | null;
+  /** Since when flow control holds it back (its key at its limit); null when it is not held. */
+  heldAt: Date | null;
 }
 
 /** What the judgement reads of the slot's task. */
@@ -89,7 +91,8 @@ const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: '
  * 2. Never early: not before its `fire_at`, and a retry not before its `next_attempt_at`.
  * 3. A first attempt (manual runs aside) is skipped when its task is paused or was changed under
  *    it (an edit re-plans or pins every row it touches, so a row left on an old plan slipped past
- *    it), and is `late` past `fire_at + maxDelay`.
+ *    it), and is `late` past `fire_at + maxDelay` — unless flow control holds it back: the wait
+ *    for its key is not lateness (its start lag shows it).
  * 4. An execution that is not exclusive (`overlap: allow`) runs.
  * 5. A slot being retried still holds its task: its next attempt — after a failure, a lease
  *    expiry, a crash — is never judged by the overlap policy; it only waits while another run of
@@ -122,7 +125,8 @@ export function judgeClaim(context: ClaimContext, now: Date): ClaimVerdict {
   if (first && slot.trigger !== 'manual') {
     if (task.status === 'paused') return skip('paused');
     if (!slot.pinned && slot.taskVersion !== task.planVersion) return skip('task_changed');
-    if (canBeLate(slot) && isLate(slot.fireAt, task.maxDelayMs, now)) return { kind: 'late' };
+    // A slot held back by flow control was judged in time when it was first held: the wait is not lateness.
+    if (canBeLate(slot) && slot.heldAt === null && isLate(slot.fireAt, task.maxDelayMs, now)) return { kind: 'late' };
   }
   if (!slot.exclusive) return RUN;
   if (!first) return context.holders.some((h) => h.running) ? WAIT : RUN;

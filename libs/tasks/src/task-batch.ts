@@ -59,6 +59,7 @@ export function newTaskRow(definition: TaskDefinition, now: Date): Task {
     scheduleKind: d.scheduleKind, cron: d.cron ?? null, rrule: d.rrule ?? null, runAt: toDate(d.runAt), everyMs: d.everyMs === null || d.everyMs === undefined ? null : BigInt(d.everyMs),
     timezone: d.timezone!, startAt: toDate(d.startAt), endAt: toDate(d.endAt), jitterMs: d.jitterMs!, dstGap: d.dstGap ?? null, dstOverlap: d.dstOverlap ?? null,
     overlap: d.overlap!, misfire: d.misfire!, maxDelayMs: d.maxDelayMs!, maxAttempts: d.maxAttempts!, backoffMs: d.backoffMs!, backoffMaxMs: d.backoffMaxMs!, timeoutMs: d.timeoutMs!,
+    concurrencyKey: d.concurrencyKey ?? null, concurrencyLimit: d.concurrencyLimit ?? null, rateKey: d.rateKey ?? null, rateLimit: d.rateLimit ?? null, ratePerMs: d.ratePerMs ?? null,
     notifyUrl: d.notifyUrl ?? null, notifyOn: (d.notifyOn as string[] | undefined) ?? [], labels: d.labels ?? {}, managedBy: d.managedBy ?? null,
     secret: newTaskSecret(), status: d.status!, nextRunAt: toDate(d.nextRunAt), lastScheduledFor: null, missedCount: 0n, version: 1, planVersion: 1,
     lastError: null, lastErrorAt: null, createdAt: now, updatedAt: now,

@@ -30,6 +30,8 @@ export function presentTask(task: Task): TaskJson {
       maxDelay: formatDuration(task.maxDelayMs),
       retry: { attempts: task.maxAttempts, backoff: formatDuration(task.backoffMs), maxBackoff: formatDuration(task.backoffMaxMs) },
       timeout: formatDuration(task.timeoutMs),
+      concurrency: task.concurrencyKey === null ? null : { key: task.concurrencyKey, limit: task.concurrencyLimit! },
+      rateLimit: task.rateKey === null ? null : { key: task.rateKey, limit: task.rateLimit!, per: formatDuration(task.ratePerMs!) },
     },
     notify: { url: task.notifyUrl, on: task.notifyOn },
     paused: task.status === 'paused',

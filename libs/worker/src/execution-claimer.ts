@@ -6,6 +6,9 @@ import {
   type ClaimWrite,
   type ClaimWriteOutcome,
   ExecutionTransitionsRepository,
+  type FlowClaimOutcome,
+  FlowControlRepository,
+  type FlowPolicy,
   isConnectionError,
   type SkipReason,
   type Task,
@@ -13,9 +16,10 @@ import {
 } from '@punctual/db';
 import { Metrics } from '@punctual/observability';
 import { type ClaimContext, type ClaimVerdict, judgeClaim, withPinnedDefinition } from '@punctual/planning';
-import { EXECUTION_CANCEL_CHANNEL } from '@punctual/queue';
+import { EXECUTION_CANCEL_CHANNEL, FLOW_WAKE_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { Batcher } from './batcher.js';
+import { flowOrder } from './waiting-room.js';
 
 /** How often a buffered execution (`overlap=buffer_one`) asks again whether the run it waits for ended. */
 const BUFFER_POLL_MS = 100;
@@ -34,6 +38,12 @@ export const BATCH = 200;
 export const BATCHES_IN_FLIGHT = 3;
 /** A claim this close to its `fire_at` waits for it in place; one further off comes back through the queue. */
 const SHORT_EARLY_MS = 100;
+/**
+ * A run held for a permit comes back when a run of its key ends or a held one starts (on any
+ * worker); without that word it asks again after this, and later the more runs wait ahead of it.
+ */
+const FLOW_POLL_MS = 1_000;
+const FLOW_POLL_MAX_MS = 5_000;
 /** How long a job waits before it is tried again when Postgres did not answer its claim. */
 const UNREACHABLE_RETRY_MS = 1_000;
 
@@ -65,13 +75,14 @@ export interface ClaimRequest {
  *   holds at least, on this process's monotonic clock (`performance.now()`).
  * - `skipped`: the slot ended `skipped` without starting.
  * - `wait`, `early`, `late`: the job comes back (after `retryInMs` when known; a `wait` may be
- *   woken earlier when a run of `taskId` ends on this worker).
+ *   woken earlier when a run of `taskId` ends on this worker, or — held by flow control — when a
+ *   run of `flowKey` ends or a held one starts on any worker; `order`: its place among them).
  * - `lost`: nothing to do.
  */
 export type ClaimResult =
   | { kind: 'claimed'; execution: TaskExecution; task: Task; leaseValidUntil: number }
   | { kind: 'skipped'; reason: SkipReason }
-  | { kind: 'wait'; taskId: string | null; retryInMs?: number }
+  | { kind: 'wait'; taskId: string | null; retryInMs?: number; flow?: { key: string; order: string } }
   | { kind: 'early'; retryInMs: number }
   | { kind: 'late' }
   | { kind: 'lost' };
@@ -91,13 +102,22 @@ function answeredWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** A task's flow control, or null when it has none (its claims share the batched write). */
+export function flowPolicyOf(task: Task): FlowPolicy | null {
+  if (task.concurrencyKey === null && task.rateKey === null) return null;
+  return {
+    concurrency: task.concurrencyKey === null ? null : { key: task.concurrencyKey, limit: task.concurrencyLimit! },
+    rate: task.rateKey === null ? null : { key: task.rateKey, limit: task.rateLimit!, perMs: task.ratePerMs! },
+  };
+}
+
 /** What the judgement reads of a claim's snapshot. */
 export function claimContextOf(read: ClaimRead): ClaimContext {
   const { execution: e, task } = read;
   return {
     slot: {
       status: e.status, attempt: e.attempt, trigger: e.trigger, scheduledFor: e.scheduledFor, fireAt: e.fireAt, exclusive: e.exclusive,
-      taskVersion: e.taskVersion, pinned: e.pinned, leaseUntil: e.leaseUntil, nextAttemptAt: e.nextAttemptAt,
+      taskVersion: e.taskVersion, pinned: e.pinned, leaseUntil: e.leaseUntil, nextAttemptAt: e.nextAttemptAt, heldAt: e.heldAt,
     },
     task,
     holders: read.holders,
@@ -125,6 +145,7 @@ export class ExecutionClaimer {
     @Inject(CONFIG) private readonly config: Config,
     private readonly claims: ClaimsRepository,
     private readonly executions: ExecutionTransitionsRepository,
+    private readonly flow: FlowControlRepository,
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
   ) {
@@ -245,18 +266,33 @@ export class ExecutionClaimer {
       // A newcomer of an exclusive task runs because nothing else of it was in progress or due first.
       free: execution.exclusive && execution.attempt === 0,
     };
+    const flow = flowPolicyOf(task!);
     // The lease is counted from before the statement left: Postgres' lease ends no earlier.
     const sentAt = performance.now();
-    let outcome: ClaimWriteOutcome;
+    let outcome: FlowClaimOutcome;
     try {
-      outcome = await answeredWithin(this.writes.run(write), this.answerWithinMs);
+      outcome = await answeredWithin(flow ? this.flow.claim(write, flow, this.config.leaseMs) : this.writes.run(write), this.answerWithinMs);
     } catch (error) {
       if (!isConnectionError(error)) throw error;
       return this.confirm(request, error);
     }
+    if (outcome.kind === 'held') {
+      const retryInMs = outcome.retryInMs ?? Math.min(FLOW_POLL_MAX_MS, FLOW_POLL_MS + 100 * outcome.ahead);
+      return { kind: 'wait', taskId: null, retryInMs, flow: { key: outcome.key, order: flowOrder(execution.fireAt.getTime(), execution.id) } };
+    }
     if (outcome.kind !== 'claimed') return 'again';
+    if (execution.heldAt) {
+      this.metrics.flowWait.observe(Math.max(0, (outcome.execution.startedAt?.getTime() ?? read.now.getTime()) - execution.heldAt.getTime()) / 1000);
+      // The next run held on its keys may have room now (or learns when it will).
+      for (const key of new Set([flow?.concurrency?.key, flow?.rate?.key])) if (key) void this.wakeFlow(key);
+    }
     // The handler gets a copy of its own: it may change its task or payload.
     return { kind: 'claimed', execution: outcome.execution, task: withPinnedDefinition(structuredClone(task!), outcome.execution.pinnedDefinition), leaseValidUntil: sentAt + this.config.leaseMs };
+  }
+
+  /** Tells every worker that a run of `key` started or ended: each brings its first run held on the key forward. */
+  async wakeFlow(key: string): Promise<void> {
+    await this.redis.client.publish(this.redis.key(FLOW_WAKE_CHANNEL), key).catch((error: unknown) => this.logger.warn({ err: error, key }, 'could not announce a flow-control key; held runs ask again on their own'));
   }
 
   /**

@@ -39,10 +39,13 @@ export interface RunOptions {
   progress?: (value: number | object) => Promise<void>;
   /**
    * Told, for a job that must come back, after how long (undefined: the caller's own backoff) and
-   * which task's turn it waits for (null when it does not wait for one).
+   * what it waits for: its task's turn, a flow-control key (with its place: `fire_at`), or nothing.
    */
-  onComeBack?: (retryInMs: number | undefined, taskId: string | null) => void;
+  onComeBack?: (retryInMs: number | undefined, waitsFor: WaitsFor | null) => void;
 }
+
+/** What a job sent back waits for: a run of its task to end, or a flow-control key to move. */
+export type WaitsFor = { taskId: string } | { flowKey: string; order: string };
 
 /**
  * One attempt of one execution: claim (fenced, under the task's overlap policy), check, run the
@@ -67,6 +70,7 @@ export class ExecutionRunner implements OnModuleDestroy {
     BATCHES_IN_FLIGHT,
   );
   private readonly turnListeners: ((taskId: string) => void)[] = [];
+  private readonly permitListeners: ((key: string) => void)[] = [];
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -92,6 +96,11 @@ export class ExecutionRunner implements OnModuleDestroy {
   /** Called with the task id whenever an exclusive attempt ends here: the task's next slot may go. */
   onTurnFreed(listener: (taskId: string) => void): void {
     this.turnListeners.push(listener);
+  }
+
+  /** Called with the concurrency key whenever an attempt that held one of its permits ends here. */
+  onPermitFreed(listener: (key: string) => void): void {
+    this.permitListeners.push(listener);
   }
 
   /**
@@ -144,7 +153,7 @@ export class ExecutionRunner implements OnModuleDestroy {
     );
     switch (claim.kind) {
       case 'wait':
-        options.onComeBack?.(claim.retryInMs, claim.taskId);
+        options.onComeBack?.(claim.retryInMs, claim.flow ? { flowKey: claim.flow.key, order: claim.flow.order } : claim.taskId ? { taskId: claim.taskId } : null);
         return 'waiting';
       case 'early':
         options.onComeBack?.(claim.retryInMs, null);
@@ -161,6 +170,7 @@ export class ExecutionRunner implements OnModuleDestroy {
       return await this.runClaimed(execution, task, attemptId, claim.leaseValidUntil, options, releaseSlot);
     } finally {
       if (execution.exclusive && execution.taskId) for (const listener of this.turnListeners) listener(execution.taskId);
+      if (task.concurrencyKey !== null) for (const listener of this.permitListeners) listener(task.concurrencyKey);
     }
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
+import { flowOrder, flowTurn, type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 
 const job = (id: string, promoted: string[], fail = false): Promotable => ({
   id,
@@ -20,6 +20,31 @@ describe('WaitingRoom', () => {
     expect(promoted.sort()).toEqual(['a1', 'a2']);
     expect(room.size).toBe(1);
     expect(await room.wake('a')).toBe(0);
+  });
+
+  it('brings only the first waiters of a flow-control key forward, by their place', async () => {
+    const promoted: string[] = [];
+    const room = new WaitingRoom();
+    // Same fire_at: the lower id goes first, as in Postgres.
+    room.add(flowTurn('openai'), job('late', promoted), flowOrder(3_000, '00000000-0000-4000-8000-000000000001'));
+    room.add(flowTurn('openai'), job('middle', promoted), flowOrder(1_000, 'ffffffff-0000-4000-8000-000000000000'));
+    room.add(flowTurn('openai'), job('early', promoted), flowOrder(1_000, '0fffffff-0000-4000-8000-000000000000'));
+    room.add(flowTurn('mail'), job('other', promoted), flowOrder(0, '00000000-0000-4000-8000-000000000000'));
+    expect(await room.wake(flowTurn('openai'), 1)).toBe(1);
+    expect(promoted).toEqual(['early']);
+    expect(await room.wake(flowTurn('openai'), 1)).toBe(1);
+    expect(promoted).toEqual(['early', 'middle']);
+    expect(room.size).toBe(2);
+  });
+
+  it('keeps a job in one place: added again, it waits for the new turn only', async () => {
+    const promoted: string[] = [];
+    const room = new WaitingRoom();
+    room.add('a', job('j', promoted));
+    room.add(flowTurn('k'), job('j', promoted), flowOrder(1, 'a'));
+    expect(await room.wake('a')).toBe(0);
+    expect(await room.wake(flowTurn('k'), 1)).toBe(1);
+    expect(room.size).toBe(0);
   });
 
   it('forgets a job that came back on its own, and shrugs off one that cannot be promoted', async () => {

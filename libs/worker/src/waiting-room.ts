@@ -14,47 +14,62 @@ export function waitBeforeRetryMs(waitedMs: number): number {
 }
 
 /**
- * Jobs this worker sent back to wait for their task's turn (an earlier slot of the task first, in
- * slot order). Each comes back on its own after {@link waitBeforeRetryMs}; when an exclusive run of
- * the task ends here, its waiters are brought forward at once, so a backlog drains at the pace of
- * its runs. Waiters on other workers come back on their own.
+ * Jobs this worker sent back to wait, by what they wait for: their task's turn (an earlier slot of
+ * the task first, in slot order), or a flow-control key (`flow:<key>`) with room. Each comes back
+ * on its own after the wait it was given; when a turn frees here (an exclusive run of the task
+ * ended) its waiters are brought forward at once, and when a key moves (a run of it ended or a
+ * held one started, on any worker) its first waiter is — so a backlog drains at the pace of its
+ * runs. Waiters on other workers come back on their own, or are woken by their own worker.
  */
 export class WaitingRoom {
-  private readonly byTask = new Map<string, Map<string, Promotable>>();
-  private readonly taskOf = new Map<string, string>();
+  /** Jobs by turn, each with its place (lowest first, as strings compare). */
+  private readonly byTurn = new Map<string, Map<string, { job: Promotable; order: string }>>();
+  private readonly turnOf = new Map<string, string>();
 
-  add(taskId: string, job: Promotable): void {
+  add(turn: string, job: Promotable, order = ''): void {
     if (!job.id) return;
-    let jobs = this.byTask.get(taskId);
-    if (!jobs) this.byTask.set(taskId, (jobs = new Map()));
-    jobs.set(job.id, job);
-    this.taskOf.set(job.id, taskId);
+    this.remove(job.id);
+    let jobs = this.byTurn.get(turn);
+    if (!jobs) this.byTurn.set(turn, (jobs = new Map()));
+    jobs.set(job.id, { job, order });
+    this.turnOf.set(job.id, turn);
   }
 
   /** A job came back on its own: it no longer waits here. */
   remove(jobId: string | undefined): void {
-    const taskId = jobId === undefined ? undefined : this.taskOf.get(jobId);
-    if (!taskId) return;
-    this.taskOf.delete(jobId!);
-    const jobs = this.byTask.get(taskId);
+    const turn = jobId === undefined ? undefined : this.turnOf.get(jobId);
+    if (!turn) return;
+    this.turnOf.delete(jobId!);
+    const jobs = this.byTurn.get(turn);
     jobs?.delete(jobId!);
-    if (jobs?.size === 0) this.byTask.delete(taskId);
+    if (jobs?.size === 0) this.byTurn.delete(turn);
   }
 
-  /** The task's turn is free: its waiters here come back now (one wins the claim, the rest wait again). */
-  async wake(taskId: string): Promise<number> {
-    const jobs = this.byTask.get(taskId);
+  /**
+   * The turn is free: its first `count` waiters here (all by default) come back now — one wins the
+   * claim, the rest wait again. Returns how many were brought forward.
+   */
+  async wake(turn: string, count = Number.POSITIVE_INFINITY): Promise<number> {
+    const jobs = this.byTurn.get(turn);
     if (!jobs) return 0;
-    this.byTask.delete(taskId);
-    for (const id of jobs.keys()) this.taskOf.delete(id);
+    const chosen = count >= jobs.size ? [...jobs.entries()] : [...jobs.entries()].sort((a, b) => (a[1].order < b[1].order ? -1 : a[1].order > b[1].order ? 1 : 0)).slice(0, count);
+    for (const [id] of chosen) this.remove(id);
     // A job already back in the queue cannot be promoted: it is on its way anyway.
-    await Promise.all([...jobs.values()].map((job) => job.promote().catch(() => undefined)));
-    return jobs.size;
+    await Promise.all(chosen.map(([, { job }]) => job.promote().catch(() => undefined)));
+    return chosen.length;
   }
 
   get size(): number {
-    let n = 0;
-    for (const jobs of this.byTask.values()) n += jobs.size;
-    return n;
+    return this.turnOf.size;
   }
 }
+
+/** The waiting-room turn of a flow-control key (task turns are task ids, which never start so). */
+export const flowTurn = (key: string): string => `flow:${key}`;
+
+/**
+ * A held run's place among the runs held on its key, as Postgres orders them — by `fire_at`, then
+ * by id (a uuid compares as its lower-case text) — so the run a worker brings forward first is the
+ * one the claim lets go first.
+ */
+export const flowOrder = (fireAtMs: number, executionId: string): string => `${String(fireAtMs).padStart(16, '0')}:${executionId.toLowerCase()}`;

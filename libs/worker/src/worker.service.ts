@@ -1,15 +1,15 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { EXECUTION_CANCEL_CHANNEL, EXECUTIONS_QUEUE, type ExecutionJobData } from '@punctual/queue';
+import { EXECUTION_CANCEL_CHANNEL, EXECUTIONS_QUEUE, type ExecutionJobData, FLOW_WAKE_CHANNEL } from '@punctual/queue';
 import { tracing } from '@punctual/observability';
 import { RedisService } from '@punctual/redis';
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { HandlerRegistry } from '@punctual/handlers';
-import { ExecutionRunner } from './execution-runner.js';
+import { ExecutionRunner, type WaitsFor } from './execution-runner.js';
 import { WorkerDirectory } from '@punctual/cluster';
 import { ExecutionClaimer } from './execution-claimer.js';
-import { waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
+import { flowTurn, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 
 /** A late slot is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
 const LATE_RECHECK_MS = 2_000;
@@ -53,9 +53,15 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onApplicationBootstrap(): Promise<void> {
     this.subscriber = this.redis.connect();
-    await this.subscriber.subscribe(this.redis.key(EXECUTION_CANCEL_CHANNEL));
-    this.subscriber.on('message', (_channel, executionId: string) => this.runner.abortExecution(executionId, 'cancelled'));
+    const cancelChannel = this.redis.key(EXECUTION_CANCEL_CHANNEL);
+    await this.subscriber.subscribe(cancelChannel, this.redis.key(FLOW_WAKE_CHANNEL));
+    this.subscriber.on('message', (channel, message: string) => {
+      if (channel === cancelChannel) this.runner.abortExecution(message, 'cancelled');
+      // A run of the key ended or a held one started somewhere: this worker's first held run of it asks again.
+      else void this.waiting.wake(flowTurn(message), 1);
+    });
     this.runner.onTurnFreed((taskId) => void this.waiting.wake(taskId));
+    this.runner.onPermitFreed((key) => void this.claimer.wakeFlow(key));
     this.worker = new Worker<ExecutionJobData>(EXECUTIONS_QUEUE, (job, token) => this.process(job, token), {
       connection: this.redis.connect(),
       prefix: this.redis.prefix,
@@ -73,11 +79,12 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
    * Runs a job's execution. One that must come back — its turn has not come, its `fire_at` has not,
    * or it is late and the leader's misfire pass decides it — goes back to the queue as a delayed job
    * (its place in the worker's concurrency is not held meanwhile). One waiting for its task's turn
-   * comes back when a run of the task ends here, or after a short wait.
+   * comes back when a run of the task ends here, or after a short wait; one held by flow control
+   * when its key moves (see {@link WaitingRoom}), or after the wait its claim was given.
    */
   private async process(job: Job<ExecutionJobData>, token?: string): Promise<string> {
     this.waiting.remove(job.id);
-    let comeBack: { retryInMs: number | undefined; taskId: string | null } = { retryInMs: undefined, taskId: null };
+    let comeBack: { retryInMs: number | undefined; waitsFor: WaitsFor | null } = { retryInMs: undefined, waitsFor: null };
     // One span per attempt, continuing the trace of whatever queued the job (a fire chunk, a failed attempt).
     const outcome = await tracing.withSpan(
       'punctual.attempt',
@@ -88,14 +95,16 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
           fireAt: job.data.fireAt,
           releasedAt: job.data.releasedAt,
           progress: (value) => job.updateProgress(value),
-          onComeBack: (retryInMs, taskId) => (comeBack = { retryInMs, taskId }),
+          onComeBack: (retryInMs, waitsFor) => (comeBack = { retryInMs, waitsFor }),
         }),
       { parent: job.data.trace },
     );
     if (outcome !== 'waiting' && outcome !== 'late' && outcome !== 'early') return outcome;
     const wait = outcome === 'late' ? LATE_RECHECK_MS : (comeBack.retryInMs ?? waitBeforeRetryMs(Date.now() - job.timestamp));
     await job.moveToDelayed(Date.now() + Math.max(1, Math.ceil(wait)), token);
-    if (outcome === 'waiting' && comeBack.taskId) this.waiting.add(comeBack.taskId, job);
+    const waitsFor = outcome === 'waiting' ? comeBack.waitsFor : null;
+    if (waitsFor && 'taskId' in waitsFor) this.waiting.add(waitsFor.taskId, job);
+    if (waitsFor && 'flowKey' in waitsFor) this.waiting.add(flowTurn(waitsFor.flowKey), job, waitsFor.order);
     throw new DelayedError();
   }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type pg from 'pg';
 import { type ExecutionStatus, Prisma, type SkipReason, type Task, type TaskExecution } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { taskFromJson } from '../tasks.repository.js';
@@ -20,7 +21,7 @@ export interface ClaimHolder {
 /** The execution as the judgement reads it (the attempt's whole row comes back from the write). */
 export type ClaimedExecution = Pick<
   TaskExecution,
-  'id' | 'taskId' | 'taskName' | 'status' | 'attempt' | 'attemptId' | 'trigger' | 'scheduledFor' | 'fireAt' | 'exclusive' | 'taskVersion' | 'leaseUntil' | 'nextAttemptAt'
+  'id' | 'taskId' | 'taskName' | 'status' | 'attempt' | 'attemptId' | 'trigger' | 'scheduledFor' | 'fireAt' | 'exclusive' | 'taskVersion' | 'leaseUntil' | 'nextAttemptAt' | 'heldAt'
 > & {
   /** An edit pinned the definition it started with on it. */
   pinned: boolean;
@@ -71,6 +72,7 @@ type ReadRow = Pick<ExecutionRow, 'id' | 'task_id' | 'task_name' | 'status' | 'a
   fire_ms: number;
   lease_ms: number | null;
   next_attempt_ms: number | null;
+  held_ms: number | null;
   now_ms: number;
   t_id: string | null;
   t_version: number | null;
@@ -108,6 +110,7 @@ export class ClaimsRepository {
             id: row.id, taskId: row.task_id, taskName: row.task_name, status: row.status, attempt: row.attempt, attemptId: row.attempt_id,
             trigger: row.trigger, exclusive: row.exclusive, taskVersion: row.task_version, pinned: row.pinned,
             scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), leaseUntil: instant(row.lease_ms), nextAttemptAt: instant(row.next_attempt_ms),
+            heldAt: instant(row.held_ms),
           },
           task: this.definitionOf(row),
           holders: row.holders.map((h) => ({
@@ -153,10 +156,11 @@ export class ClaimsRepository {
   /**
    * Starts the attempts in one statement (see {@link CLAIM_WRITE}); one outcome per request, in order.
    * Throws when concurrent claims break the overlap guard (a unique violation fails the statement
-   * as a whole): the caller then writes each on its own with {@link claimOne}.
+   * as a whole): the caller then writes each on its own with {@link claimOne}. `db`: a connection
+   * inside a transaction (flow control's claim), else the pool.
    */
-  async claimMany(writes: ClaimWrite[], leaseMs: number): Promise<ClaimWriteOutcome[]> {
-    const { rows } = await this.prisma.pool.query<WriteRow>({ name: 'punctual.claim.write', text: CLAIM_WRITE, values: [
+  async claimMany(writes: ClaimWrite[], leaseMs: number, db: pg.Pool | pg.PoolClient = this.prisma.pool): Promise<ClaimWriteOutcome[]> {
+    const { rows } = await db.query<WriteRow>({ name: 'punctual.claim.write', text: CLAIM_WRITE, values: [
       writes.map((w) => w.id),
       writes.map((w) => w.attemptId),
       writes.map((w) => w.workerId),

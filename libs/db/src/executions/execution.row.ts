@@ -25,6 +25,9 @@ export interface ExecutionRow {
   result: Prisma.JsonValue | null;
   payload: Prisma.JsonValue | null;
   pinned_definition: Prisma.JsonValue | null;
+  concurrency_key: string | null;
+  rate_key: string | null;
+  held_at: Date | null;
   created_at: Date;
 }
 
@@ -54,6 +57,9 @@ export function executionFromRow(row: ExecutionRow): TaskExecution {
     result: row.result,
     payload: row.payload,
     pinnedDefinition: row.pinned_definition,
+    concurrencyKey: row.concurrency_key,
+    rateKey: row.rate_key,
+    heldAt: row.held_at,
     createdAt: row.created_at,
   };
 }

@@ -72,6 +72,8 @@ export class LeaderExecutionsRepository {
       late AS (
         SELECT e.id, e.task_id FROM task_execution e JOIN task t ON t.id = e.task_id
         WHERE e.status IN ('scheduled', 'queued') AND e.trigger = 'schedule' AND e.attempt = 0
+          -- A slot held back by flow control was in time when first held: its wait is not lateness.
+          AND e.held_at IS NULL
           -- The one late rule (libs/planning isLate): past fire_at + maxDelay by Postgres' clock.
           AND e.fire_at < now() - t.max_delay_ms * interval '1 millisecond' ${inShard(Prisma.sql`e.task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
         LIMIT ${limit}

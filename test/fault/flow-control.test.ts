@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster } from '../support/cluster.js';
+import type { Invocation } from '../support/invocations.js';
+import { OwnRedis } from '../support/redis-server.js';
+
+/** The most calls the webhook had open at once. */
+function mostAtOnce(calls: Invocation[]): number {
+  const edges = calls.flatMap((c) => [
+    { at: c.at, d: 1 },
+    { at: c.endedAt ?? Number.POSITIVE_INFINITY, d: -1 },
+  ]);
+  // An end and a start at the same millisecond: the end first (the permit was given back).
+  edges.sort((a, b) => a.at - b.at || a.d - b.d);
+  let open = 0;
+  let most = 0;
+  for (const e of edges) most = Math.max(most, (open += e.d));
+  return most;
+}
+
+/** The most calls that arrived within any window of `ms`. */
+function mostWithin(calls: Invocation[], ms: number): number {
+  const at = calls.map((c) => c.at).sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; j < at.length; j += 1) {
+    while (at[j]! - at[i]! >= ms) i += 1;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
+}
+
+const oneOff = (name: string, url: string, at: Date, policy: object) => ({ name, handler: 'http', payload: { url }, schedule: { at: at.toISOString() }, policy });
+
+/**
+ * Flow control with real processes (DESIGN §5): two workers, one scheduler, a Redis of the test's
+ * own (FLUSHALL touches nobody else), default policies but for the keys. What is counted is what
+ * the tasks' webhook saw: calls at once, calls per window, calls per execution.
+ */
+describe('fault: flow control — concurrency keys and rate limits shared across tasks', () => {
+  let cluster: Cluster;
+  let redis: OwnRedis;
+  beforeAll(async () => {
+    redis = await OwnRedis.start();
+    cluster = await Cluster.start({ schedulers: 1, workers: 2, api: true, env: { REDIS_URL: redis.url, LEASE_MS: '3000' } });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    await redis?.stop();
+  });
+
+  const rows = async (prefix: string) =>
+    (
+      await cluster.db.query(
+        `SELECT id, task_name, status, attempt, worker_id, fire_at, started_at, finished_at FROM task_execution WHERE task_name LIKE $1 ORDER BY fire_at, id`,
+        [`${prefix}%`],
+      )
+    ).rows as { id: string; task_name: string; status: string; attempt: number; worker_id: string; fire_at: Date; started_at: Date; finished_at: Date }[];
+  const callsOf = (v: number) => cluster.invocations.calls.filter((c) => c.url.includes(`v=${v}&`) || c.url.endsWith(`v=${v}`));
+
+  it('a concurrency key, a rate key, another key and tasks without one, all due at once: each limit holds, nothing waits on another key, every run succeeds once', async () => {
+    const c = cluster;
+    const at = new Date(Date.now() + 4_000);
+    const tasks = [
+      // 30 one-offs of 1 s sharing 3 permits; a 2 s maxDelay that the ~10 s wait must not trip.
+      ...Array.from({ length: 30 }, (_, i) => oneOff(`conc-${i}`, c.invocations.url({ delay: 1000, v: 1 }), at, { concurrency: { key: 'partner-api', limit: 3 }, maxDelay: '2s' })),
+      // 20 sharing 5 starts a second, 100 ms apart: they wait in fire_at order.
+      ...Array.from({ length: 20 }, (_, i) => oneOff(`rate-${String(i).padStart(2, '0')}`, c.invocations.url({ v: 2 }), new Date(at.getTime() + 100 * i), { rateLimit: { key: 'mail-relay', limit: 5, per: '1s' } })),
+      // Another key with room, and no key at all: they start on time whatever the others wait for.
+      ...Array.from({ length: 3 }, (_, i) => oneOff(`other-${i}`, c.invocations.url({ v: 3 }), at, { concurrency: { key: 'other', limit: 5 } })),
+      ...Array.from({ length: 3 }, (_, i) => oneOff(`free-${i}`, c.invocations.url({ v: 4 }), at, {})),
+    ];
+    const created = await c.call('POST', '/v1/tasks:batch', { tasks });
+    expect(created.status).toBe(200);
+
+    // While the rush lasts the cluster view lists the busiest key, at its limit, with runs waiting.
+    const busy = await c.waitFor(async () => {
+      const view = await c.call('GET', '/v1/cluster');
+      const key = (view.body.flow as { key: string; running: number; waiting: number }[]).find((k) => k.key === 'partner-api');
+      return key && key.running === 3 && key.waiting > 10 ? key : null;
+    }, 15_000, 'partner-api at its limit with runs waiting');
+    expect(busy.running).toBe(3);
+
+    await c.waitFor(async () => (await rows('')).every((r) => r.status === 'succeeded'), 40_000, 'every run succeeded');
+    const all = await rows('');
+    expect(all).toHaveLength(56);
+    // Once each, as the webhook saw it.
+    const succeeded = c.invocations.succeededBy();
+    for (const r of all) expect(succeeded.get(r.id), r.task_name).toBe(1);
+    expect(c.invocations.calls).toHaveLength(56);
+
+    // At most 3 at once — and 3 were used, by both workers.
+    expect(mostAtOnce(callsOf(1))).toBe(3);
+    const conc = all.filter((r) => r.task_name.startsWith('conc-'));
+    expect(new Set(conc.map((r) => r.worker_id)).size).toBe(2);
+    // Held ~9 s with a 2 s maxDelay: not missed, not late; the start lag shows the wait.
+    const lastStart = Math.max(...conc.map((r) => r.started_at.getTime()));
+    expect(lastStart - at.getTime()).toBeGreaterThan(8_000);
+
+    // No window of 1 s at the webhook holds more than 5 starts, and the runs went in fire_at order.
+    const rate = all.filter((r) => r.task_name.startsWith('rate-'));
+    if (mostWithin(callsOf(2), 1_000) !== 5) {
+      const { rows: starts } = await c.db.query(`SELECT execution_id, at FROM flow_start WHERE key = 'mail-relay' ORDER BY at`);
+      const t0 = at.getTime();
+      console.log(starts.map((s: { execution_id: string; at: Date }) => `${s.at.getTime() - t0} pg, webhook ${c.invocations.calls.find((x) => x.executionId === s.execution_id)!.at - t0}, started ${rate.find((r) => r.id === s.execution_id)!.started_at.getTime() - t0}`).join('\n'));
+    }
+    expect(mostWithin(callsOf(2), 1_000)).toBe(5);
+    // The first five fit the first window; every later one waited, and they went in fire_at order.
+    const byStart = [...rate].sort((a, b) => a.started_at.getTime() - b.started_at.getTime()).map((r) => r.task_name);
+    expect(byStart.slice(5)).toEqual(rate.slice(5).map((r) => r.task_name));
+    expect(Math.max(...rate.map((r) => r.started_at.getTime())) - at.getTime()).toBeGreaterThan(2_500);
+
+    // Another key and no key: on time while partner-api and mail-relay waited.
+    for (const r of all.filter((r) => /^(other|free)-/.test(r.task_name))) expect(r.started_at.getTime() - r.fire_at.getTime(), r.task_name).toBeLessThan(1_000);
+    console.log(
+      `flow: 30 runs on 3 permits in ${lastStart - at.getTime() + 1000} ms; 20 at 5/s in ${Math.max(...rate.map((r) => r.started_at.getTime())) - at.getTime()} ms; ` +
+        `others' start lag ≤ ${Math.max(...all.filter((r) => /^(other|free)-/.test(r.task_name)).map((r) => r.started_at.getTime() - r.fire_at.getTime()))} ms`,
+    );
+  });
+
+  it('kill -9 a worker mid-run: its permit is bound to its lease, so the key moves on once the lease ends; every run succeeds once', async () => {
+    const c = cluster;
+    const at = new Date(Date.now() + 3_000);
+    const tasks = Array.from({ length: 4 }, (_, i) => oneOff(`crash-${i}`, c.invocations.url({ delay: 2000, v: 5 }), at, { concurrency: { key: 'one-at-a-time', limit: 1 } }));
+    expect((await c.call('POST', '/v1/tasks:batch', { tasks })).status).toBe(200);
+    const first = await c.waitFor(async () => (await rows('crash-')).find((r) => r.status === 'running'), 15_000, 'the first run');
+    await c.waitFor(async () => c.invocations.callsBy().get(first.id) === 1, 10_000, 'its call');
+    const worker = c.workers.find((w) => `${w.label}-${w.port}` === first.worker_id)!;
+    const killedAt = Date.now();
+    worker.signal('SIGKILL');
+    await c.add('worker');
+
+    await c.waitFor(async () => (await rows('crash-')).every((r) => r.status === 'succeeded'), 40_000, 'every run succeeded');
+    const all = await rows('crash-');
+    // The killed run's call, then its second attempt's; one call for each of the others.
+    expect(c.invocations.callsBy().get(first.id)).toBe(2);
+    for (const r of all.filter((r) => r.id !== first.id)) expect(c.invocations.callsBy().get(r.id)).toBe(1);
+    expect(all.find((r) => r.id === first.id)!.attempt).toBe(2);
+    // The calls that completed never overlapped (the killed call's connection closed with its worker).
+    expect(mostAtOnce(callsOf(5))).toBe(1);
+    // The permit came back with the lease (3 s), not never.
+    const nextStart = Math.min(...all.map((r) => r.started_at.getTime()).filter((t) => t > killedAt));
+    console.log(`flow: kill -9 holding the only permit → the key's next start ${nextStart - killedAt} ms later (LEASE_MS=3000)`);
+    expect(nextStart - killedAt).toBeLessThan(15_000);
+  });
+
+  it('FLUSHALL while runs are held: Postgres keeps their place, the relay brings their jobs back, each runs once and the limit holds', async () => {
+    const c = cluster;
+    const at = new Date(Date.now() + 3_000);
+    const tasks = Array.from({ length: 5 }, (_, i) => oneOff(`flush-${i}`, c.invocations.url({ delay: 1000, v: 6 }), at, { concurrency: { key: 'flushed', limit: 1 } }));
+    expect((await c.call('POST', '/v1/tasks:batch', { tasks })).status).toBe(200);
+    await c.waitFor(async () => {
+      const { rows: held } = await c.db.query(`SELECT count(*)::int AS n FROM task_execution WHERE task_name LIKE 'flush-%' AND held_at IS NOT NULL AND status <> 'running'`);
+      return held[0].n >= 3;
+    }, 15_000, 'runs held');
+    await redis.command('FLUSHALL');
+
+    await c.waitFor(async () => (await rows('flush-')).every((r) => r.status === 'succeeded'), 60_000, 'every run succeeded');
+    const all = await rows('flush-');
+    for (const r of all) expect(c.invocations.succeededBy().get(r.id)).toBe(1);
+    expect(callsOf(6)).toHaveLength(5);
+    expect(mostAtOnce(callsOf(6))).toBe(1);
+  });
+});
