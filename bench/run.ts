@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { burstScenario } from './scenarios/burst.js';
 import { campaignScenario } from './scenarios/campaign.js';
 import { failoverScenario } from './scenarios/failover.js';
+import { flowScenario } from './scenarios/flow.js';
 import { loadScenario, precisionScenario } from './scenarios/precision.js';
 import { scaleScenario } from './scenarios/scale.js';
 import { scheduleMathScenario } from './scenarios/schedule-math.js';
@@ -32,6 +33,7 @@ const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>
   scale: scaleScenario,
   campaign: campaignScenario,
   shards: shardsScenario,
+  flow: flowScenario,
 };
 
 let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };

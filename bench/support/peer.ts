@@ -12,7 +12,7 @@ export interface PeerRecord {
 export class PeerWorker {
   private constructor(private readonly child: ChildProcess) {}
 
-  static async start(options: { redisUrl: string; prefix: string; queue: string; concurrency: number }): Promise<PeerWorker> {
+  static async start(options: { redisUrl: string; prefix: string; queue: string; concurrency: number; jobMs?: number }): Promise<PeerWorker> {
     const child = fork(fileURLToPath(new URL('./peer-worker.js', import.meta.url)), [], {
       env: {
         PATH: process.env.PATH ?? '',
@@ -20,6 +20,7 @@ export class PeerWorker {
         PEER_PREFIX: options.prefix,
         PEER_QUEUE: options.queue,
         PEER_CONCURRENCY: String(options.concurrency),
+        PEER_JOB_MS: String(options.jobMs ?? 0),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

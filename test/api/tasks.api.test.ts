@@ -43,6 +43,12 @@ describe('tasks API', () => {
     [{ ...nightly, name: 'cron-tz', schedule: { cron: 'CRON_TZ=UTC 0 9 * * *' } }, 'schedule.cron', 'invalid_schedule'],
     [{ ...nightly, name: 'two-kinds', schedule: { cron: '* * * * *', every: '1m' } }, 'schedule', 'invalid_schedule'],
     [{ ...nightly, name: 'bad-duration', policy: { maxDelay: '1 fortnight' } }, 'policy.maxDelay', 'validation_failed'],
+    [{ ...nightly, name: 'flow-empty-key', policy: { concurrency: { key: '', limit: 3 } } }, 'policy.concurrency.key', 'validation_failed'],
+    [{ ...nightly, name: 'flow-long-key', policy: { concurrency: { key: 'k'.repeat(201), limit: 3 } } }, 'policy.concurrency.key', 'validation_failed'],
+    [{ ...nightly, name: 'flow-zero', policy: { concurrency: { key: 'openai', limit: 0 } } }, 'policy.concurrency.limit', 'validation_failed'],
+    [{ ...nightly, name: 'flow-huge', policy: { rateLimit: { key: 'openai', limit: 10_001, per: '1m' } } }, 'policy.rateLimit.limit', 'validation_failed'],
+    [{ ...nightly, name: 'flow-short', policy: { rateLimit: { key: 'mail', limit: 5, per: '50ms' } } }, 'policy.rateLimit.per', 'validation_failed'],
+    [{ ...nightly, name: 'flow-long', policy: { rateLimit: { key: 'mail', limit: 5, per: '25h' } } }, 'policy.rateLimit.per', 'validation_failed'],
   ])('refuses %o with 422 naming %s, and stores nothing', async (body, field, code) => {
     const before = await ctx.db.prisma.task.count();
     const res = await ctx.api.call('POST', '/v1/tasks', body);
@@ -50,6 +56,31 @@ describe('tasks API', () => {
     expect(res.body.error.code).toBe(code);
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toContain(field);
     expect(JSON.stringify(res.body)).not.toMatch(/at .*\.(ts|js):\d+/);
+    expect(await ctx.db.prisma.task.count()).toBe(before);
+  });
+
+  it('flow control: keys and limits are stored and shown, changed by PATCH, removed with null; a malformed one is 400', async () => {
+    const body = { ...nightly, name: 'flow-shown', policy: { concurrency: { key: 'twitter:acct-42', limit: 3 }, rateLimit: { key: 'openai', limit: 500, per: '1m' } } };
+    const created = await ctx.api.call('POST', '/v1/tasks', body);
+    expect(created.status).toBe(201);
+    expect(created.body.policy).toMatchObject({ concurrency: { key: 'twitter:acct-42', limit: 3 }, rateLimit: { key: 'openai', limit: 500, per: '1m' } });
+    // A flow change is not a re-plan: the slots planned keep their plan version.
+    const patched = await ctx.api.call('PATCH', '/v1/tasks/flow-shown', { policy: { concurrency: { key: 'twitter:acct-42', limit: 1 }, rateLimit: null } });
+    expect(patched.status).toBe(200);
+    expect(patched.body.policy).toMatchObject({ concurrency: { key: 'twitter:acct-42', limit: 1 }, rateLimit: null, overlap: 'skip' });
+    const row = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'flow-shown' } });
+    expect(row).toMatchObject({ concurrencyKey: 'twitter:acct-42', concurrencyLimit: 1, rateKey: null, rateLimit: null, ratePerMs: null, planVersion: 1 });
+    const plain = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'flow-none' });
+    expect(plain.body.policy).toMatchObject({ concurrency: null, rateLimit: null });
+
+    const before = await ctx.db.prisma.task.count();
+    // A wrong JSON type, a missing or unknown field: malformed, as everywhere in the API.
+    const malformed = [{ concurrency: { key: 'a', limit: '3' } }, { concurrency: { key: 'a', limit: 1.5 } }, { concurrency: { key: 'a', limit: 3, burst: 2 } }, { rateLimit: { key: 'a', limit: 5 } }, { rateLimit: 'openai' }];
+    for (const policy of malformed) {
+      const res = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'flow-malformed', policy });
+      expect(res.status, JSON.stringify(policy)).toBe(400);
+      expect(res.body.error.details[0].field).toMatch(/^policy\.(concurrency|rateLimit)/);
+    }
     expect(await ctx.db.prisma.task.count()).toBe(before);
   });
 

@@ -49,6 +49,11 @@ describe('schema.prisma agrees with the migrated database', () => {
       backoffMs: 3,
       backoffMaxMs: 4,
       timeoutMs: 6,
+      concurrencyKey: 'openai',
+      concurrencyLimit: 3,
+      rateKey: 'twitter:acct-42',
+      rateLimit: 5,
+      ratePerMs: 1000,
       notifyUrl: 'https://example.com',
       notifyOn: ['succeeded', 'failed'],
       labels: { team: 'billing' },
@@ -92,6 +97,9 @@ describe('schema.prisma agrees with the migrated database', () => {
       result: { ok: true },
       payload: { override: 1 },
       pinnedDefinition: { handler: 'http', timeoutMs: 1000 },
+      concurrencyKey: 'openai',
+      rateKey: 'twitter:acct-42',
+      heldAt: now,
       createdAt: now,
     };
     await db.prisma.taskExecution.create({ data: execution });
@@ -111,6 +119,12 @@ describe('schema.prisma agrees with the migrated database', () => {
     await expect(db.prisma.schedulerState.create({ data: { id: 0 } })).rejects.toThrow();
     await expect(db.prisma.schedulerState.create({ data: { id: 257 } })).rejects.toThrow();
     await expect(db.prisma.schedulerState.update({ where: { id: 2 }, data: { shards: 4 } })).rejects.toThrow();
+
+    const start = await db.prisma.flowStart.create({ data: { key: 'twitter:acct-42', at: now, executionId: execution.id } });
+    expect(await db.prisma.flowStart.findUniqueOrThrow({ where: { id: start.id } })).toEqual({ id: start.id, key: 'twitter:acct-42', at: now, executionId: execution.id });
+    // A key and its limit come together, within bounds.
+    await expect(db.prisma.task.update({ where: { id: written.id }, data: { concurrencyLimit: null } })).rejects.toThrow();
+    await expect(db.prisma.task.update({ where: { id: written.id }, data: { ratePerMs: 50 } })).rejects.toThrow();
 
     const outbox = { topic: 'execution.dead', payload: { id: 1 }, availableAt: now, attempts: 2, lastError: 'x', deliveredAt: later, createdAt: now };
     const o = await db.prisma.outbox.create({ data: outbox });
@@ -153,7 +167,8 @@ describe('schema.prisma agrees with the migrated database', () => {
     const declared = [...schema.matchAll(/@@(?:index|unique)\(.*map: "([^"]+)"\)/g)].map((m) => m[1]);
     // `@unique` on a field: Prisma names the index <table>_<column>_key.
     declared.push('task_name_key', 'api_key_prefix_key');
-    const sqlOnly = ['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_pending_idx', 'task_execution_retrying_idx', 'task_execution_waiting_idx', 'task_execution_running_idx', 'task_execution_dead_idx', 'task_execution_orphan_idx', 'task_one_off_due_idx', 'outbox_pending_idx', 'task_managed_by_idx'];
+    const sqlOnly = ['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_pending_idx', 'task_execution_retrying_idx', 'task_execution_waiting_idx', 'task_execution_running_idx', 'task_execution_dead_idx', 'task_execution_orphan_idx', 'task_one_off_due_idx', 'outbox_pending_idx', 'task_managed_by_idx',
+      'task_execution_concurrency_running_idx', 'task_execution_concurrency_held_idx', 'task_execution_rate_held_idx'];
     const rows = await db.prisma.$queryRaw<{ indexname: string }[]>`
       SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' AND indexname NOT LIKE '%_pkey'`;
     expect(rows.map((r) => r.indexname).sort()).toEqual([...declared, ...sqlOnly].sort());

@@ -30,9 +30,9 @@ describe('npm run bench -- --quick', () => {
     expect(code, output).toBe(0);
     const results = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
     expect(results.problems).toEqual([]);
-    expect(results.scenarios).toEqual(['precision', 'load', 'burst', 'throughput', 'worker-overhead', 'schedule-math', 'failover', 'scale', 'campaign', 'shards']);
+    expect(results.scenarios).toEqual(['precision', 'load', 'burst', 'throughput', 'worker-overhead', 'schedule-math', 'failover', 'scale', 'campaign', 'shards', 'flow']);
     const scenarios = new Set(results.rows.map((r: { scenario: string }) => r.scenario.split(',')[0]));
-    expect([...scenarios]).toEqual(['precision', 'load', 'burst', 'throughput', 'worker overhead', 'schedule math', 'failover', 'scale', 'campaign', 'shards']);
+    expect([...scenarios]).toEqual(['precision', 'load', 'burst', 'throughput', 'worker overhead', 'schedule math', 'failover', 'scale', 'campaign', 'shards', 'flow']);
     // The cost of a run is read from Postgres' and Redis' own counters.
     const costs = results.rows.filter((r: { measure: string }) => r.measure.startsWith('cost per successful run'));
     expect(costs.map((r: { scenario: string }) => r.scenario.split(',')[0])).toEqual(['precision', 'load', 'campaign']);

@@ -9,12 +9,15 @@ ALTER TABLE "task" ADD COLUMN "concurrency_limit" INTEGER;
 ALTER TABLE "task" ADD COLUMN "rate_key" TEXT;
 ALTER TABLE "task" ADD COLUMN "rate_limit" INTEGER;
 ALTER TABLE "task" ADD COLUMN "rate_per_ms" INTEGER;
+-- A key and its limit come together (a CHECK passes on NULL: each part is tested for it).
 ALTER TABLE "task" ADD CONSTRAINT "task_concurrency" CHECK (
   ("concurrency_key" IS NULL AND "concurrency_limit" IS NULL)
-  OR (length("concurrency_key") BETWEEN 1 AND 200 AND "concurrency_limit" BETWEEN 1 AND 10000));
+  OR ("concurrency_key" IS NOT NULL AND "concurrency_limit" IS NOT NULL
+      AND length("concurrency_key") BETWEEN 1 AND 200 AND "concurrency_limit" BETWEEN 1 AND 10000));
 ALTER TABLE "task" ADD CONSTRAINT "task_rate_limit" CHECK (
   ("rate_key" IS NULL AND "rate_limit" IS NULL AND "rate_per_ms" IS NULL)
-  OR (length("rate_key") BETWEEN 1 AND 200 AND "rate_limit" BETWEEN 1 AND 10000 AND "rate_per_ms" BETWEEN 100 AND 86400000));
+  OR ("rate_key" IS NOT NULL AND "rate_limit" IS NOT NULL AND "rate_per_ms" IS NOT NULL
+      AND length("rate_key") BETWEEN 1 AND 200 AND "rate_limit" BETWEEN 1 AND 10000 AND "rate_per_ms" BETWEEN 100 AND 86400000));
 
 ALTER TABLE "task_execution" ADD COLUMN "concurrency_key" TEXT;
 ALTER TABLE "task_execution" ADD COLUMN "rate_key" TEXT;

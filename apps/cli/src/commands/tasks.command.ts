@@ -80,6 +80,15 @@ export function tasksCommand(program: Command, run: CliRun): void {
     });
 }
 
+/** `at most 3 at once under openai; at most 5 starts per 1s under mail`, or `-`. */
+function flowText({ concurrency, rateLimit }: TaskDetail['policy']): string {
+  const parts = [
+    concurrency && `at most ${concurrency.limit} at once under ${concurrency.key}`,
+    rateLimit && `at most ${rateLimit.limit} starts per ${rateLimit.per} under ${rateLimit.key}`,
+  ].filter(Boolean);
+  return parts.join('; ') || '-';
+}
+
 function detailText(task: TaskDetail): string {
   const zone = task.schedule.timezone;
   const p = task.policy;
@@ -90,6 +99,7 @@ function detailText(task: TaskDetail): string {
     ['status', `${task.status} (version ${task.version})`],
     ['schedule', `${scheduleText(task.schedule)} in ${zone}${durationMs(task.schedule.jitter) > 0 ? `, jitter ${task.schedule.jitter}` : ''}`],
     ['policy', `overlap ${p.overlap}, misfire ${p.misfire}, max delay ${p.maxDelay}, ${p.retry.attempts} attempts (backoff ${p.retry.backoff} up to ${p.retry.maxBackoff}), timeout ${p.timeout}`],
+    ['flow control', flowText(p)],
     ['payload', JSON.stringify(task.payload)],
     ['labels', Object.entries(task.labels).map(([k, v]) => `${k}=${v}`).join(', ') || '-'],
     ['managed by', task.managedBy ?? '-'],

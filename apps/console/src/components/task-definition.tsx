@@ -13,6 +13,27 @@ function Row({ term, children }: { term: string; children: ComponentChildren }) 
   );
 }
 
+/** The keys the task shares with others: how many of their runs at once, how many starts per window. */
+function FlowControl({ policy }: { policy: TaskDetail['policy'] }) {
+  const { concurrency, rateLimit } = policy;
+  if (!concurrency && !rateLimit) return <span class="muted">—</span>;
+  return (
+    <>
+      {concurrency ? (
+        <span class="flow">
+          at most {concurrency.limit} at once under <code>{concurrency.key}</code>
+        </span>
+      ) : null}
+      {concurrency && rateLimit ? '; ' : null}
+      {rateLimit ? (
+        <span class="flow">
+          at most {rateLimit.limit} starts per {rateLimit.per} under <code>{rateLimit.key}</code>
+        </span>
+      ) : null}
+    </>
+  );
+}
+
 /** Everything the task says it is: schedule, handler, payload (secret fields redacted by the API) and policies. */
 export function TaskDefinition({ task }: { task: TaskDetail }) {
   const zone = task.schedule.timezone;
@@ -44,6 +65,9 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
       </Row>
       <Row term="Retries">
         {task.policy.retry.attempts} attempts, backoff {task.policy.retry.backoff} up to {task.policy.retry.maxBackoff}; timeout {task.policy.timeout}
+      </Row>
+      <Row term="Flow control">
+        <FlowControl policy={task.policy} />
       </Row>
       <Row term="Notify">{task.notify.url ? `${task.notify.url} on ${task.notify.on.join(', ')}` : <span class="muted">—</span>}</Row>
       <Row term="Labels">

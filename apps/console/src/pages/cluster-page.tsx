@@ -95,6 +95,33 @@ export function ClusterPage() {
               </table>
             </Section>
           ) : null}
+          <Section title="Flow control">
+            <p class="muted small">The busiest keys tasks share (<code>policy.concurrency</code>, <code>policy.rateLimit</code>): runs in progress and runs held back until the key has room.</p>
+            {c.flow.length === 0 ? (
+              <p class="empty">No run holds or waits on a flow-control key.</p>
+            ) : (
+              <table class="table responsive" aria-label="Flow-control keys">
+                <thead>
+                  <tr>
+                    <th scope="col">Key</th>
+                    <th scope="col">Running</th>
+                    <th scope="col">Waiting</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {c.flow.map((k) => (
+                    <tr key={k.key}>
+                      <td data-label="Key">
+                        <code>{k.key}</code>
+                      </td>
+                      <td data-label="Running">{k.running}</td>
+                      <td data-label="Waiting">{k.waiting}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </Section>
           <Section title="Workers">
             {c.workers.length === 0 ? (
               <p class="empty">No live worker: nothing will run until one starts.</p>

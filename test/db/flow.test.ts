@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { openRepositories } from '../support/repositories.js';
+
+/**
+ * Flow control's claim against real Postgres (DESIGN §5): the permits of a concurrency key are its
+ * runs under a live lease, a rate key's window its recent starts; a run held back is marked on its
+ * row, keeps its place, and is never judged late for the wait.
+ */
+describe('claiming under flow control', () => {
+  let sandbox: Sandbox;
+  let db: Awaited<ReturnType<typeof openRepositories>>;
+  let n = 0;
+
+  beforeAll(async () => {
+    sandbox = await createSandbox();
+    db = await openRepositories(sandbox.config());
+  });
+  afterAll(async () => {
+    await db?.close();
+    await sandbox?.dispose();
+  });
+
+  /** A task with these flow columns and `count` executions due (fire_at `agoMs` back, 1 ms apart, in order). */
+  async function due(flow: { concurrencyKey?: string; concurrencyLimit?: number; rateKey?: string; rateLimit?: number; ratePerMs?: number }, count: number, agoMs = 1_000, maxDelayMs = 3_600_000) {
+    n += 1;
+    const name = `flow-${n}`;
+    const task = await db.prisma.task.create({ data: { name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's', overlap: 'allow', maxDelayMs, ...flow } });
+    const ids: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const id = randomUUID();
+      const at = new Date(Date.now() - agoMs + i);
+      await db.prisma.taskExecution.create({ data: { id, taskId: task.id, taskName: name, scheduledFor: at, fireAt: at, taskVersion: 1, status: 'queued', exclusive: false } });
+      ids.push(id);
+    }
+    return ids;
+  }
+  const claim = (id: string) => db.claim({ id, attemptId: randomUUID(), workerId: 'w1' });
+  const row = (id: string) => db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
+  const finish = (id: string) => db.prisma.taskExecution.update({ where: { id }, data: { status: 'succeeded', finishedAt: new Date() } });
+
+  it('a concurrency key: limit runs at once across its tasks, the next held (not late, its place kept) until one ends', async () => {
+    const a = await due({ concurrencyKey: 'api', concurrencyLimit: 2 }, 2, 300, 1_000);
+    const b = await due({ concurrencyKey: 'api', concurrencyLimit: 2 }, 1, 200, 1_000);
+    // Claimed together, as two workers would: exactly two permits.
+    const results = await Promise.all([...a, ...b].map(claim));
+    expect(results.map((r) => r.kind).sort()).toEqual(['claimed', 'claimed', 'wait']);
+    const held = [...a, ...b][results.findIndex((r) => r.kind === 'wait')]!;
+    const waiting = results.find((r) => r.kind === 'wait')!;
+    expect(waiting).toMatchObject({ kind: 'wait', flow: { key: 'api' } });
+    expect(await row(held)).toMatchObject({ status: 'queued', concurrencyKey: 'api' });
+    expect((await row(held)).heldAt).not.toBeNull();
+    // Held for 10 s, far past fire_at + maxDelay (1 s): still not late — the leader's misfire pass skips it too.
+    await db.prisma.$executeRaw`UPDATE task_execution SET fire_at = fire_at - interval '10 s', scheduled_for = scheduled_for - interval '10 s' WHERE id = ${held}::uuid`;
+    expect((await claim(held)).kind).toBe('wait');
+    const [unheld] = await due({ concurrencyKey: 'api', concurrencyLimit: 2 }, 1, 5_000, 1_000);
+    await db.state.adoptShardCount(1);
+    const epoch = await db.state.bumpEpoch('test');
+    const late = (await db.leader.listLateUnstarted(100, epoch)).map((l) => l.id);
+    expect(late).toContain(unheld);
+    expect(late).not.toContain(held);
+    await finish(unheld!);
+
+    const running = [...a, ...b].filter((id) => id !== held);
+    await finish(running[0]!);
+    const started = await claim(held);
+    expect(started.kind).toBe('claimed');
+    expect(await row(held)).toMatchObject({ status: 'running', concurrencyKey: 'api', heldAt: null });
+  });
+
+  it('a permit is bound to its lease: a run whose lease ran out (its worker died) holds none', async () => {
+    const [first, second] = await due({ concurrencyKey: 'leased', concurrencyLimit: 1 }, 2);
+    expect((await claim(first!)).kind).toBe('claimed');
+    expect((await claim(second!)).kind).toBe('wait');
+    await db.prisma.taskExecution.update({ where: { id: first! }, data: { leaseUntil: new Date(Date.now() - 1) } });
+    expect((await claim(second!)).kind).toBe('claimed');
+  });
+
+  it('runs go in fire_at order within a key: a later run with room waits behind an earlier held one', async () => {
+    const [one, two, three] = await due({ concurrencyKey: 'fifo', concurrencyLimit: 1 }, 3);
+    expect((await claim(one!)).kind).toBe('claimed');
+    expect((await claim(two!)).kind).toBe('wait');
+    await finish(one!);
+    // Room again, but `two` was held first and is due: `three` waits behind it.
+    expect(await claim(three!)).toMatchObject({ kind: 'wait', flow: { key: 'fifo' } });
+    expect((await claim(two!)).kind).toBe('claimed');
+  });
+
+  it('keys do not block each other, nor tasks without a key', async () => {
+    const [busy, blocked] = await due({ concurrencyKey: 'busy', concurrencyLimit: 1 }, 2);
+    expect((await claim(busy!)).kind).toBe('claimed');
+    expect((await claim(blocked!)).kind).toBe('wait');
+    const [other] = await due({ concurrencyKey: 'other', concurrencyLimit: 1 }, 1);
+    const [plain] = await due({}, 1);
+    expect((await claim(other!)).kind).toBe('claimed');
+    expect((await claim(plain!)).kind).toBe('claimed');
+    expect((await row(plain!)).concurrencyKey).toBeNull();
+  });
+
+  it('a rate key: limit starts per window; the next is told when the window has room, the ones behind it later still', async () => {
+    const ids = await due({ rateKey: 'mail', rateLimit: 2, ratePerMs: 60_000 }, 4);
+    expect((await claim(ids[0]!)).kind).toBe('claimed');
+    expect((await claim(ids[1]!)).kind).toBe('claimed');
+    // Finished or not, the starts stay in the window.
+    await finish(ids[0]!);
+    const third = await claim(ids[2]!);
+    expect(third).toMatchObject({ kind: 'wait', flow: { key: 'mail' } });
+    // About a minute from the first start (plus the window's small margin).
+    expect(third.kind === 'wait' && third.retryInMs).toBeGreaterThan(55_000);
+    expect(third.kind === 'wait' && third.retryInMs).toBeLessThan(61_000);
+    const fourth = await claim(ids[3]!);
+    // One run ahead of it: its share of the window later.
+    expect(fourth.kind === 'wait' && fourth.retryInMs! - (third.kind === 'wait' ? third.retryInMs! : 0)).toBeGreaterThan(25_000);
+    // The window moves on: once the first start is a minute old, the next goes.
+    await db.prisma.$executeRaw`UPDATE flow_start SET at = at - interval '61 seconds' WHERE key = 'mail'`;
+    expect((await claim(ids[2]!)).kind).toBe('claimed');
+    const { count } = (await db.prisma.$queryRaw<{ count: number }[]>`SELECT count(*)::int AS count FROM flow_start WHERE key = 'mail'`)[0]!;
+    expect(count).toBe(3);
+  });
+
+  it('lists the busiest keys with their runs in progress and held back', async () => {
+    const loads = await db.flow.busiestKeys(20);
+    const byKey = Object.fromEntries(loads.map((l) => [l.key, l]));
+    expect(byKey.busy).toMatchObject({ running: 1, waiting: 1 });
+    expect(byKey.mail).toMatchObject({ waiting: 1 });
+    // Most waiting first.
+    expect(loads[0]!.waiting).toBeGreaterThanOrEqual(loads.at(-1)!.waiting);
+    const named = await db.flow.busiestKeys(0, ['other']);
+    expect(named.map((l) => l.key)).toEqual(['other']);
+  });
+});
