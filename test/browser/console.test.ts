@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +22,10 @@ describe('the console', () => {
     requireBuiltConsole();
     for (const role of ['viewer', 'operator'] as const) keys[role] = (await call('POST', '/v1/api-keys', { name: `console-${role}`, role })).body.key;
     const tasks = [
-      { name: 'nightly-report', description: 'Sends the nightly report', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' }, labels: { team: 'billing' } },
+      {
+        name: 'nightly-report', description: 'Sends the nightly report', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' }, labels: { team: 'billing' },
+        policy: { concurrency: { key: 'billing-api', limit: 2 }, rateLimit: { key: 'billing-api', limit: 30, per: '1m' } },
+      },
       { name: 'dst-report', handler: 'noop', schedule: { cron: '30 2 * * *', timezone: 'Europe/Berlin', startAt: new Date(nextClockChange('Europe/Berlin').getTime() - 10 * 86_400_000).toISOString() } },
       { name: 'paused-sync', handler: 'log', schedule: { every: '15m' }, paused: true, labels: { team: 'ops' } },
       { name: 'doomed-task', handler: 'noop', schedule: { cron: '0 0 1 1 *' } },
@@ -140,6 +144,8 @@ describe('the console', () => {
       expect.stringMatching(/retrying → running on host-a:1/),
       expect.stringMatching(/running → dead on host-a:1.*HTTP 500/),
     ]);
+    // The keys it shares with other tasks.
+    expect(await page.locator('.definition').textContent()).toContain('at most 2 at once under billing-api; at most 30 starts per 1m under billing-api');
     await page.screenshot({ path: `${SCREENSHOTS}/task.png`, fullPage: true });
 
     // 02:30 in Berlin across its next clock change: the change is marked once, on the first fire time after it.
@@ -265,7 +271,23 @@ describe('the console', () => {
     expect(await page.getByLabel('Executions by status').textContent()).toMatch(/scheduled\d+/);
     // One shard: no shard map.
     expect(await page.getByRole('table', { name: 'Shard map' }).count()).toBe(0);
-    await page.screenshot({ path: `${SCREENSHOTS}/cluster.png`, fullPage: true });
+    // Flow control: no key in use yet, then one run holding billing-api and two held back on it.
+    expect(await page.getByRole('region', { name: 'Flow control' }).textContent()).toContain('No run holds or waits on a flow-control key.');
+    const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'nightly-report' } });
+    const flowRun = (status: 'running' | 'queued', minutesAhead: number) => ({
+      id: randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: new Date(Date.now() + minutesAhead * 60_000), fireAt: new Date(Date.now() + minutesAhead * 60_000),
+      taskVersion: task.version, status, concurrencyKey: 'billing-api', ...(status === 'running' ? { attempt: 1, leaseUntil: new Date(Date.now() + 600_000) } : { heldAt: new Date() }),
+    });
+    const flowRows = [flowRun('running', 1), flowRun('queued', 2), flowRun('queued', 3)];
+    await ctx.db.prisma.taskExecution.createMany({ data: flowRows });
+    try {
+      await page.reload();
+      const keys = page.getByRole('table', { name: 'Flow-control keys' });
+      await expect.poll(() => keys.getByRole('row').allTextContents()).toEqual(['KeyRunningWaiting', 'billing-api12']);
+      await page.screenshot({ path: `${SCREENSHOTS}/cluster.png`, fullPage: true });
+    } finally {
+      await ctx.db.prisma.taskExecution.deleteMany({ where: { id: { in: flowRows.map((r) => r.id) } } });
+    }
 
     // Three shards, one without a leader yet: the shard map lists them.
     await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { shards: 3 } });

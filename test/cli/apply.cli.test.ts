@@ -199,6 +199,12 @@ describe('punctual diff and apply', () => {
     expect(new Set(tasks.map((t) => t.policy.overlap))).toEqual(new Set(['skip', 'allow', 'buffer_one', 'replace']));
     expect(new Set(tasks.map((t) => t.policy.misfire))).toEqual(new Set(['run_once', 'run_all', 'skip']));
     expect(tasks.find((t) => t.name === 'migration-cutover')?.status).toBe('paused');
+    expect(tasks.find((t) => t.name === 'nightly-report')?.policy).toMatchObject({
+      concurrency: { key: 'reporting-service', limit: 2 },
+      rateLimit: { key: 'reporting-service', limit: 100, per: '1m' },
+    });
+    const shown = await cli(['tasks', 'get', 'nightly-report']);
+    expect(shown.stdout).toMatch(/^flow control: +at most 2 at once under reporting-service; at most 100 starts per 1m under reporting-service$/m);
     const again = await cli(['diff', '-f', EXAMPLE], exampleEnv);
     expect([again.code, again.stdout]).toEqual([0, '0 to change (0 to create, 0 to update, 0 to delete), 5 unchanged\n']);
   });

@@ -110,8 +110,9 @@ describe('claiming under flow control', () => {
     expect(third.kind === 'wait' && third.retryInMs).toBeGreaterThan(55_000);
     expect(third.kind === 'wait' && third.retryInMs).toBeLessThan(61_000);
     const fourth = await claim(ids[3]!);
-    // One run ahead of it: its share of the window later.
-    expect(fourth.kind === 'wait' && fourth.retryInMs! - (third.kind === 'wait' ? third.retryInMs! : 0)).toBeGreaterThan(25_000);
+    // Behind the third: it may go when the second start leaves the window (a moment after the first).
+    expect(fourth.kind === 'wait' && fourth.retryInMs).toBeGreaterThanOrEqual(third.kind === 'wait' ? third.retryInMs! - 50 : Infinity);
+    expect(fourth.kind === 'wait' && fourth.retryInMs).toBeLessThan(61_000);
     // The window moves on: once the first start is a minute old, the next goes.
     await db.prisma.$executeRaw`UPDATE flow_start SET at = at - interval '61 seconds' WHERE key = 'mail'`;
     expect((await claim(ids[2]!)).kind).toBe('claimed');

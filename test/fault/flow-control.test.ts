@@ -97,11 +97,6 @@ describe('fault: flow control — concurrency keys and rate limits shared across
 
     // No window of 1 s at the webhook holds more than 5 starts, and the runs went in fire_at order.
     const rate = all.filter((r) => r.task_name.startsWith('rate-'));
-    if (mostWithin(callsOf(2), 1_000) !== 5) {
-      const { rows: starts } = await c.db.query(`SELECT execution_id, at FROM flow_start WHERE key = 'mail-relay' ORDER BY at`);
-      const t0 = at.getTime();
-      console.log(starts.map((s: { execution_id: string; at: Date }) => `${s.at.getTime() - t0} pg, webhook ${c.invocations.calls.find((x) => x.executionId === s.execution_id)!.at - t0}, started ${rate.find((r) => r.id === s.execution_id)!.started_at.getTime() - t0}`).join('\n'));
-    }
     expect(mostWithin(callsOf(2), 1_000)).toBe(5);
     // The first five fit the first window; every later one waited, and they went in fire_at order.
     const byStart = [...rate].sort((a, b) => a.started_at.getTime() - b.started_at.getTime()).map((r) => r.task_name);

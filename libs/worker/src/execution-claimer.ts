@@ -39,11 +39,14 @@ export const BATCHES_IN_FLIGHT = 3;
 /** A claim this close to its `fire_at` waits for it in place; one further off comes back through the queue. */
 const SHORT_EARLY_MS = 100;
 /**
- * A run held for a permit comes back when a run of its key ends or a held one starts (on any
- * worker); without that word it asks again after this, and later the more runs wait ahead of it.
+ * A run held for a permit comes back when a run of its key ends, or a held one starts and leaves
+ * room (on any worker); without that word it asks again after this, later the more runs wait ahead
+ * of it — a safety net (a word lost with Redis), not the pace.
  */
 const FLOW_POLL_MS = 1_000;
-const FLOW_POLL_MAX_MS = 5_000;
+const FLOW_POLL_MAX_MS = 15_000;
+/** Flow-control lanes a worker keeps (see flowLane). */
+const FLOW_LANES_KEPT = 10_000;
 /** How long a job waits before it is tried again when Postgres did not answer its claim. */
 const UNREACHABLE_RETRY_MS = 1_000;
 
@@ -95,10 +98,13 @@ export interface EarlyRead {
   at: number;
 }
 
-/** `promise`, or a {@link ClaimTimeoutError} after `ms` (the statement itself is left to finish or fail). */
-function answeredWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
+/**
+ * `promise`, or a {@link ClaimTimeoutError} after `ms` (the statement itself is left to finish or
+ * fail); `gaveUp` is told when the wait ends unanswered.
+ */
+function answeredWithin<T>(promise: Promise<T>, ms: number, gaveUp?: () => void): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new ClaimTimeoutError(ms)), ms)));
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => (gaveUp?.(), reject(new ClaimTimeoutError(ms))), ms)));
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -138,6 +144,13 @@ export class ExecutionClaimer {
   private stopping = false;
   private readonly reads: Batcher<string, ClaimRead | null>;
   private readonly writes: Batcher<ClaimWrite, ClaimWriteOutcome>;
+  /**
+   * Flow-controlled claims by their flow control (keys and limits): the claims of one lane that
+   * arrive together share one transaction, and a lane sends one at a time (see FlowControlRepository).
+   */
+  private readonly flowLanes = new Map<string, Batcher<ClaimWrite, FlowClaimOutcome>>();
+  /** Flow-controlled claims of any keys, looked at together first: those whose keys are full are held in one statement. */
+  private readonly flowHolds: Batcher<{ write: ClaimWrite; flow: FlowPolicy }, FlowClaimOutcome | null>;
   /** How long a claim's statement may go unanswered: well within the lease a committed claim would hold. */
   private readonly answerWithinMs: number;
 
@@ -164,6 +177,13 @@ export class ExecutionClaimer {
       BATCH,
       BATCHES_IN_FLIGHT,
       // A batch that lost its connection may have committed: each claim asks whether it did (see confirm).
+      (error) => !isConnectionError(error),
+    );
+    this.flowHolds = new Batcher(
+      (claims) => this.flow.holdIfFull(claims),
+      async (claim) => (await this.flow.holdIfFull([claim]))[0]!,
+      BATCH,
+      BATCHES_IN_FLIGHT,
       (error) => !isConnectionError(error),
     );
     this.answerWithinMs = Math.max(1_000, Math.min(5_000, Math.floor(config.leaseMs / 3)));
@@ -267,27 +287,54 @@ export class ExecutionClaimer {
       free: execution.exclusive && execution.attempt === 0,
     };
     const flow = flowPolicyOf(task!);
+    // A flow-controlled write waits its turn in its key's lane: given up on before its turn, it is never sent.
+    let gaveUp = false;
+    if (flow) write.abandoned = () => gaveUp;
     // The lease is counted from before the statement left: Postgres' lease ends no earlier.
     const sentAt = performance.now();
     let outcome: FlowClaimOutcome;
     try {
-      outcome = await answeredWithin(flow ? this.flow.claim(write, flow, this.config.leaseMs) : this.writes.run(write), this.answerWithinMs);
+      outcome = await answeredWithin<FlowClaimOutcome>(flow ? this.flowClaim(write, flow) : this.writes.run(write), this.answerWithinMs, () => (gaveUp = true));
     } catch (error) {
       if (!isConnectionError(error)) throw error;
       return this.confirm(request, error);
     }
     if (outcome.kind === 'held') {
-      const retryInMs = outcome.retryInMs ?? Math.min(FLOW_POLL_MAX_MS, FLOW_POLL_MS + 100 * outcome.ahead);
+      // Held for a permit, it is woken when the key moves; asking on its own is only the safety net.
+      const retryInMs = outcome.retryInMs ?? Math.min(FLOW_POLL_MAX_MS, FLOW_POLL_MS + 250 * outcome.ahead);
       return { kind: 'wait', taskId: null, retryInMs, flow: { key: outcome.key, order: flowOrder(execution.fireAt.getTime(), execution.id) } };
     }
     if (outcome.kind !== 'claimed') return 'again';
     if (execution.heldAt) {
       this.metrics.flowWait.observe(Math.max(0, (outcome.execution.startedAt?.getTime() ?? read.now.getTime()) - execution.heldAt.getTime()) / 1000);
-      // The next run held on its keys may have room now (or learns when it will).
-      for (const key of new Set([flow?.concurrency?.key, flow?.rate?.key])) if (key) void this.wakeFlow(key);
+      // A held run went and the key still has room: the next one held behind it may go too.
+      if (outcome.roomLeft && flow?.concurrency) void this.wakeFlow(flow.concurrency.key);
     }
     // The handler gets a copy of its own: it may change its task or payload.
     return { kind: 'claimed', execution: outcome.execution, task: withPinnedDefinition(structuredClone(task!), outcome.execution.pinnedDefinition), leaseValidUntil: sentAt + this.config.leaseMs };
+  }
+
+  /** A flow-controlled claim: held at once (batched with others) when its keys are full, else claimed in its lane under the keys' lock. */
+  private async flowClaim(write: ClaimWrite, flow: FlowPolicy): Promise<FlowClaimOutcome> {
+    return (await this.flowHolds.run({ write, flow })) ?? (await this.flowLane(flow).run(write));
+  }
+
+  /** The lane of a flow control: one per keys-and-limits (forgotten all at once past a bound, as lanes are cheap to make). */
+  private flowLane(flow: FlowPolicy): Batcher<ClaimWrite, FlowClaimOutcome> {
+    const lane = JSON.stringify(flow);
+    let batcher = this.flowLanes.get(lane);
+    if (!batcher) {
+      if (this.flowLanes.size >= FLOW_LANES_KEPT) this.flowLanes.clear();
+      batcher = new Batcher(
+        (writes) => this.flow.claimBatch(writes, flow, this.config.leaseMs),
+        async (write) => (await this.flow.claimBatch([write], flow, this.config.leaseMs))[0]!,
+        BATCH,
+        1,
+        (error) => !isConnectionError(error),
+      );
+      this.flowLanes.set(lane, batcher);
+    }
+    return batcher;
   }
 
   /** Tells every worker that a run of `key` started or ended: each brings its first run held on the key forward. */

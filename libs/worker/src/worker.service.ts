@@ -41,6 +41,8 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private subscriber: Redis | null = null;
   private announcer: NodeJS.Timeout | null = null;
   private readonly waiting = new WaitingRoom();
+  /** When each flow-control key last moved (`performance.now()`), as heard here: see {@link flowMoved}. */
+  private readonly flowMovedAt = new Map<string, number>();
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -58,7 +60,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     this.subscriber.on('message', (channel, message: string) => {
       if (channel === cancelChannel) this.runner.abortExecution(message, 'cancelled');
       // A run of the key ended or a held one started somewhere: this worker's first held run of it asks again.
-      else void this.waiting.wake(flowTurn(message), 1);
+      else this.flowMoved(message);
     });
     this.runner.onTurnFreed((taskId) => void this.waiting.wake(taskId));
     this.runner.onPermitFreed((key) => void this.claimer.wakeFlow(key));
@@ -82,8 +84,16 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
    * comes back when a run of the task ends here, or after a short wait; one held by flow control
    * when its key moves (see {@link WaitingRoom}), or after the wait its claim was given.
    */
+  /** A flow-control key moved: its first run held here asks again, and a run being held right now will not wait. */
+  private flowMoved(key: string): void {
+    if (this.flowMovedAt.size >= 10_000) this.flowMovedAt.clear();
+    this.flowMovedAt.set(key, performance.now());
+    void this.waiting.wake(flowTurn(key), 1);
+  }
+
   private async process(job: Job<ExecutionJobData>, token?: string): Promise<string> {
     this.waiting.remove(job.id);
+    const startedAt = performance.now();
     let comeBack: { retryInMs: number | undefined; waitsFor: WaitsFor | null } = { retryInMs: undefined, waitsFor: null };
     // One span per attempt, continuing the trace of whatever queued the job (a fire chunk, a failed attempt).
     const outcome = await tracing.withSpan(
@@ -100,9 +110,12 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       { parent: job.data.trace },
     );
     if (outcome !== 'waiting' && outcome !== 'late' && outcome !== 'early') return outcome;
-    const wait = outcome === 'late' ? LATE_RECHECK_MS : (comeBack.retryInMs ?? waitBeforeRetryMs(Date.now() - job.timestamp));
-    await job.moveToDelayed(Date.now() + Math.max(1, Math.ceil(wait)), token);
     const waitsFor = outcome === 'waiting' ? comeBack.waitsFor : null;
+    // Held on a key that moved while its claim was on its way: the word came before the job was
+    // here to be woken, so it asks again at once rather than wait for the next one.
+    const missedWord = waitsFor !== null && 'flowKey' in waitsFor && (this.flowMovedAt.get(waitsFor.flowKey) ?? -1) >= startedAt;
+    const wait = outcome === 'late' ? LATE_RECHECK_MS : missedWord ? 1 : (comeBack.retryInMs ?? waitBeforeRetryMs(Date.now() - job.timestamp));
+    await job.moveToDelayed(Date.now() + Math.max(1, Math.ceil(wait)), token);
     if (waitsFor && 'taskId' in waitsFor) this.waiting.add(waitsFor.taskId, job);
     if (waitsFor && 'flowKey' in waitsFor) this.waiting.add(flowTurn(waitsFor.flowKey), job, waitsFor.order);
     throw new DelayedError();

@@ -51,7 +51,9 @@ export const CLAIM_READ = `
  * Postgres' clock its `fire_at` has come, and its task is still on the plan version read. An
  * edit locks every unfinished row of its task before it changes anything, so a claim and an edit
  * of one task serialize: the claim commits first (and the edit pins the definition it runs
- * under), or the claim finds the row locked or changed and reads again.
+ * under), or the claim finds the row locked or changed and reads again. Its instants are the
+ * statement's own (`statement_timestamp()`: alone, the same as `now()`; inside flow control's
+ * transaction, later than its start — after the checks it relies on).
  */
 export const CLAIM_WRITE = `
   WITH req AS (
@@ -67,11 +69,11 @@ export const CLAIM_WRITE = `
     UPDATE task_execution e
     SET status = 'running', attempt = e.attempt + 1, attempt_id = req.attempt_id, worker_id = req.worker_id,
         -- Claimed before the leader marked it: the release is recorded here (the history shows it).
-        queued_at = CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(req.released_ms / 1000.0), now()), now()) ELSE e.queued_at END,
-        started_at = now(), heartbeat_at = now(), lease_until = now() + $9 * interval '1 millisecond', next_attempt_at = NULL
+        queued_at = CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(req.released_ms / 1000.0), statement_timestamp()), statement_timestamp()) ELSE e.queued_at END,
+        started_at = statement_timestamp(), heartbeat_at = statement_timestamp(), lease_until = statement_timestamp() + $9 * interval '1 millisecond', next_attempt_at = NULL
     FROM req JOIN locked USING (id)
-    WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = req.status AND e.attempt = req.attempt AND e.fire_at = req.fire_at AND e.fire_at <= now()
-      AND (e.status <> 'running' OR e.lease_until < now())
+    WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = req.status AND e.attempt = req.attempt AND e.fire_at = req.fire_at AND e.fire_at <= statement_timestamp()
+      AND (e.status <> 'running' OR e.lease_until < statement_timestamp())
       AND EXISTS (SELECT 1 FROM task t WHERE t.id = e.task_id AND t.plan_version = req.plan_version)
       -- What a judgement of "free" relied on (the read may be a little old): still no other run of
       -- the task in progress, and still no earlier slot of it due.
@@ -80,7 +82,7 @@ export const CLAIM_WRITE = `
         AND NOT EXISTS (SELECT 1 FROM task_execution h WHERE h.task_id = e.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> e.id)
         AND NOT EXISTS (
           SELECT 1 FROM task_execution o WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.exclusive
-            AND o.fire_at <= now() AND o.scheduled_for < e.scheduled_for)))
+            AND o.fire_at <= statement_timestamp() AND o.scheduled_for < e.scheduled_for)))
     RETURNING e.*, locked.status AS from_status, locked.attempt AS prev_attempt, locked.started_at AS prev_started_at, locked.worker_id AS prev_worker_id
   ),
   -- The first attempt's claim was read from the row (see EXECUTION_HISTORY): written down before a

@@ -54,6 +54,11 @@ export interface ClaimWrite {
    * due): the write starts the attempt only if that still holds.
    */
   free: boolean;
+  /**
+   * True once the claim gave up waiting for this write (see the claimer's `answeredWithin`): a
+   * write still queued then is not sent (flow control queues its writes per key).
+   */
+  abandoned?: () => boolean;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type pg from 'pg';
 import { PrismaService } from '../prisma.service.js';
 import { ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './claims.repository.js';
 
@@ -9,12 +10,13 @@ export interface FlowPolicy {
 }
 
 /**
- * - `claimed` (and the other write outcomes): as a plain claim's write.
+ * - `claimed` (and the other write outcomes): as a plain claim's write; `roomLeft`: the key had
+ *   room for more after it (a run held behind it may go now).
  * - `held`: a key is at its limit, or an earlier run waits on it: the run is marked held and comes
- *   back — after `retryInMs` when the rate window says when, or when a run of `key` ends.
+ *   back — after `retryInMs` when the rate window says when, or when a run of `key` ends or starts.
+ *   `ahead`: runs held before it on its keys (1,000 at most counted).
  */
-export type FlowClaimOutcome = ClaimWriteOutcome | { kind: 'held'; key: string; retryInMs: number | null; ahead: number };
-
+export type FlowClaimOutcome = (ClaimWriteOutcome & { roomLeft?: boolean }) | { kind: 'held'; key: string; retryInMs: number | null; ahead: number };
 /** The busiest keys: runs holding a permit (`running`) and runs held back (`waiting`). */
 export interface FlowKeyLoad {
   key: string;
@@ -33,32 +35,19 @@ export function rateWindowMs(perMs: number): number {
 }
 
 /**
- * Flow-controlled claims of a process in flight at once, each on a connection of its own (the
- * process's pool has ten). Within a process one key's claims go one after another, so a busy key
- * never holds several connections waiting for its lock while other keys' claims wait for one.
+ * Flow-controlled claim statements of a process in flight at once, each on a connection of its own
+ * (the process's pool has ten): claims of many keys never take the pool from the others.
  */
 const FLOW_CONNECTIONS = 3;
 
-/** Runs tasks one at a time per key, and at most `width` keys at a time, in arrival order. */
-export class KeyedLanes {
-  private readonly tails = new Map<string, Promise<unknown>>();
+/** At most `width` tasks at a time, in arrival order. */
+export class Semaphore {
   private running = 0;
   private readonly queue: (() => void)[] = [];
 
   constructor(private readonly width: number) {}
 
-  run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const result = previous.then(() => this.slot(task), () => this.slot(task));
-    const tail = result.catch(() => undefined);
-    this.tails.set(key, tail);
-    void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
-    return result;
-  }
-
-  private async slot<T>(task: () => Promise<T>): Promise<T> {
+  async run<T>(task: () => Promise<T>): Promise<T> {
     if (this.running >= this.width) await new Promise<void>((resolve) => this.queue.push(resolve));
     this.running += 1;
     try {
@@ -74,43 +63,169 @@ export class KeyedLanes {
 const AHEAD_COUNTED = 1_000;
 
 /**
- * Everything a flow-controlled claim decides by, read after the keys' locks are taken (so it sees
- * every claim of the keys that committed before): the permits in use, the runs held ahead of this
- * one (earlier `fire_at`, due), and the start `limit` back in the rate key's window. Instants on
- * the wall clock (`clock_timestamp()`): the transaction's `now()` is from before the lock wait.
+ * Everything a batch of flow-controlled claims (same keys) decides by, read after the keys' locks
+ * are taken (so it sees every claim of the keys that committed before): the permits in use, the
+ * first run held on the keys outside the batch (earlier `fire_at`, due: it goes first) and how many
+ * are held ahead of the batch's first claim (`$6`, `$7`), and the starts in the rate key's window, oldest first. Instants on the wall clock
+ * (`clock_timestamp()`): the transaction's `now()` is from before the lock wait.
  */
 const FLOW_CHECK = `
+  WITH held AS (
+    SELECT o.id, o.fire_at FROM task_execution o
+    WHERE o.concurrency_key = $1 AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($3::uuid[])
+      AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+    UNION
+    SELECT o.id, o.fire_at FROM task_execution o
+    WHERE o.rate_key = $2 AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($3::uuid[])
+      AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+  )
   SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms,
     CASE WHEN $1::text IS NULL THEN 0 ELSE (
       SELECT count(*) FROM task_execution r
-      WHERE r.concurrency_key = $1 AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> $3::uuid
+      WHERE r.concurrency_key = $1 AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> ALL($3::uuid[])
     ) END::int AS running,
-    (SELECT count(*) FROM (
-      SELECT o.id FROM task_execution o
-      WHERE o.concurrency_key = $1 AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> $3::uuid
-        AND (o.fire_at, o.id) < ($4::timestamptz, $3::uuid)
-        AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
-      UNION
-      SELECT o.id FROM task_execution o
-      WHERE o.rate_key = $2 AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> $3::uuid
-        AND (o.fire_at, o.id) < ($4::timestamptz, $3::uuid)
-        AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
-      LIMIT ${AHEAD_COUNTED}
-    ) a)::int AS ahead,
-    CASE WHEN $2::text IS NULL THEN NULL ELSE (
-      SELECT (extract(epoch FROM f.at) * 1000)::float8 FROM flow_start f WHERE f.key = $2 ORDER BY f.at DESC OFFSET $5::int - 1 LIMIT 1
+    (SELECT json_build_object('fireMs', (extract(epoch FROM h.fire_at) * 1000)::float8, 'id', h.id) FROM held h ORDER BY h.fire_at, h.id LIMIT 1) AS first_held,
+    (SELECT count(*) FROM (SELECT 1 FROM held h WHERE (h.fire_at, h.id) < ($6::timestamptz, $7::uuid) LIMIT ${AHEAD_COUNTED}) a)::int AS held,
+    CASE WHEN $2::text IS NULL THEN '{}'::float8[] ELSE ARRAY(
+      SELECT ms FROM (
+        SELECT (extract(epoch FROM f.at) * 1000)::float8 AS ms FROM flow_start f
+        WHERE f.key = $2 AND f.at > clock_timestamp() - $5::float8 * interval '1 millisecond' ORDER BY f.at DESC LIMIT $4::int
+      ) w ORDER BY ms
     ) END AS window_ms`;
 
-/** The claim started: its keys recorded on it, the start in its rate key's window (and a day's old starts pruned). */
+/** The claims started: their keys recorded on them, their starts in the rate key's window (and a day's old starts pruned). */
 const FLOW_STARTED = `
-  WITH started AS (INSERT INTO flow_start (key, at, execution_id) SELECT $2, clock_timestamp(), $3::uuid WHERE $2::text IS NOT NULL),
+  WITH started AS (INSERT INTO flow_start (key, at, execution_id) SELECT $2, clock_timestamp(), id FROM unnest($3::uuid[]) AS u(id) WHERE $2::text IS NOT NULL),
   pruned AS (DELETE FROM flow_start WHERE $2::text IS NOT NULL AND key = $2 AND at < clock_timestamp() - interval '1 day')
-  UPDATE task_execution SET concurrency_key = $1, rate_key = $2, held_at = NULL WHERE id = $3::uuid`;
+  UPDATE task_execution SET concurrency_key = $1, rate_key = $2, held_at = NULL WHERE id = ANY($3::uuid[])`;
 
-/** Held back: marked (first when kept), with the keys it waits on, only while it is as the judgement read it. */
+/** Held back: marked (first when kept), with the keys they wait on, only while as the judgement read them. */
 const FLOW_HELD = `
-  UPDATE task_execution SET held_at = COALESCE(held_at, clock_timestamp()), concurrency_key = $1, rate_key = $2
-  WHERE id = $3::uuid AND status = $4::execution_status AND attempt = $5::int`;
+  UPDATE task_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = $1, rate_key = $2
+  FROM unnest($3::uuid[], $4::execution_status[], $5::int[]) AS h(id, status, attempt)
+  WHERE e.id = h.id AND e.status = h.status AND e.attempt = h.attempt`;
+
+/**
+ * The look before the lock, for many claims of any keys in one statement: a claim whose key is
+ * full — no permit free, the rate window full, or a run already held on its keys ahead of it — is
+ * marked held there and then (holding never needs the lock: it is always safe, and a permit freed
+ * meanwhile wakes it); the others may start and go on to the locked claim. Returns, per claim,
+ * whether it was held, and what its hint needs: the runs held on its keys, its rate window.
+ */
+const FLOW_HOLD_IF_FULL = `
+  WITH req AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::int[], $6::float8[], $7::timestamptz[], $8::execution_status[], $9::int[])
+      WITH ORDINALITY AS r(id, ckey, rkey, climit, rlimit, window_ms, fire_at, status, attempt, n)
+  ),
+  ckeys AS (SELECT DISTINCT ckey AS key FROM req WHERE ckey IS NOT NULL),
+  rkeys AS (SELECT DISTINCT rkey AS key, rlimit, window_ms FROM req WHERE rkey IS NOT NULL),
+  running AS (
+    SELECT k.key, (SELECT count(*) FROM task_execution x
+      WHERE x.concurrency_key = k.key AND x.status = 'running' AND x.lease_until > clock_timestamp() AND x.id <> ALL($1::uuid[]))::int AS n
+    FROM ckeys k
+  ),
+  windows AS (
+    SELECT k.key, k.rlimit, k.window_ms, ARRAY(
+      SELECT ms FROM (
+        SELECT (extract(epoch FROM f.at) * 1000)::float8 AS ms FROM flow_start f
+        WHERE f.key = k.key AND f.at > clock_timestamp() - k.window_ms * interval '1 millisecond' ORDER BY f.at DESC LIMIT k.rlimit
+      ) w ORDER BY ms) AS starts
+    FROM rkeys k
+  ),
+  held AS (
+    SELECT o.id, o.fire_at, o.concurrency_key AS ckey, NULL::text AS rkey FROM task_execution o
+    WHERE o.concurrency_key IN (SELECT key FROM ckeys) AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($1::uuid[])
+      AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+    UNION ALL
+    SELECT o.id, o.fire_at, NULL, o.rate_key FROM task_execution o
+    WHERE o.rate_key IN (SELECT key FROM rkeys) AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($1::uuid[])
+      AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+  ),
+  verdict AS (
+    SELECT r.id, r.n, r.status, r.attempt, r.ckey, r.rkey,
+      COALESCE((SELECT c.n FROM running c WHERE c.key = r.ckey) >= r.climit, false) AS cfull,
+      COALESCE((SELECT cardinality(w.starts) FROM windows w WHERE w.key = r.rkey AND w.rlimit = r.rlimit AND w.window_ms = r.window_ms) >= r.rlimit, false) AS rfull,
+      EXISTS (SELECT 1 FROM held h WHERE (h.ckey = r.ckey OR h.rkey = r.rkey) AND (h.fire_at, h.id) < (r.fire_at, r.id)) AS behind,
+      (SELECT count(*) FROM (SELECT 1 FROM held h WHERE (h.ckey = r.ckey OR h.rkey = r.rkey) AND (h.fire_at, h.id) < (r.fire_at, r.id) LIMIT ${AHEAD_COUNTED}) a)::int AS held_count,
+      COALESCE((SELECT w.starts FROM windows w WHERE w.key = r.rkey AND w.rlimit = r.rlimit AND w.window_ms = r.window_ms), '{}'::float8[]) AS window_ms
+    FROM req r
+  ),
+  marked AS (
+    UPDATE task_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = v.ckey, rate_key = v.rkey
+    FROM verdict v WHERE e.id = v.id AND e.status = v.status AND e.attempt = v.attempt AND (v.cfull OR v.rfull OR v.behind)
+    RETURNING e.id
+  )
+  SELECT v.n::int AS n, v.cfull, v.rfull, v.behind, v.held_count, v.window_ms, (v.id IN (SELECT id FROM marked)) AS marked,
+    (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms
+  FROM verdict v ORDER BY v.n`;
+
+/** `(fire_at, id)` order, as Postgres sorts the held runs of a key (a uuid compares as its lower-case text). */
+const before = (a: { fireMs: number; id: string }, b: { fireMs: number; id: string }) => a.fireMs < b.fireMs || (a.fireMs === b.fireMs && a.id.toLowerCase() < b.id.toLowerCase());
+
+/** What {@link FLOW_CHECK} reads. */
+interface FlowCheck {
+  now_ms: number;
+  running: number;
+  first_held: { fireMs: number; id: string } | null;
+  held: number;
+  window_ms: number[];
+}
+
+interface Placed {
+  w: ClaimWrite;
+  /** Its place in the batch as given. */
+  i: number;
+  fireMs: number;
+  id: string;
+}
+
+/** Which claims of a batch start (`going`, in order) and which are held, and the room the keys had. */
+interface BatchPlan {
+  going: Placed[];
+  waiting: Placed[];
+  permits: number;
+  starts: number;
+}
+
+/** The claims of a batch in the order they go, `(fire_at, id)`. */
+function inOrder(writes: ClaimWrite[]): Placed[] {
+  return writes.map((w, i) => ({ w, i, fireMs: w.seen.fireAt.getTime(), id: w.id })).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+}
+
+function planBatch(check: FlowCheck, writes: ClaimWrite[], flow: FlowPolicy): BatchPlan {
+  // Only those before the first run already held may go at all.
+  const order = inOrder(writes);
+  const permits = flow.concurrency ? Math.max(0, flow.concurrency.limit - check.running) : Number.POSITIVE_INFINITY;
+  const starts = flow.rate ? Math.max(0, flow.rate.limit - check.window_ms.length) : Number.POSITIVE_INFINITY;
+  const firstHeld = check.first_held;
+  const mayGo = firstHeld ? order.findIndex((o) => !before(o, firstHeld)) : -1;
+  const eligible = mayGo === -1 ? order.length : mayGo;
+  const going = order.slice(0, Math.min(eligible, permits, starts));
+  return { going, waiting: order.slice(going.length), permits, starts };
+}
+
+/**
+ * The held outcomes of a plan, into `outcomes`: a run waiting for a permit (or behind runs that
+ * wait for one) is woken when a run of the key ends or starts; one waiting on the rate window is
+ * told when the start `limit` back from its place leaves the window (this batch's starts counted).
+ */
+function heldOutcomes(check: FlowCheck, plan: BatchPlan, claimed: string[], flow: FlowPolicy, outcomes: FlowClaimOutcome[]): FlowClaimOutcome[] {
+  const windowMs = flow.rate ? rateWindowMs(flow.rate.perMs) : 0;
+  const window = [...check.window_ms, ...claimed.map(() => check.now_ms)];
+  const perStart = flow.rate ? windowMs / flow.rate.limit : 0;
+  plan.waiting.forEach((o, j) => {
+    const ahead = Math.min(AHEAD_COUNTED, check.held + j);
+    const onPermit = flow.concurrency !== null && (plan.going.length + j >= plan.permits || flow.rate === null || plan.permits <= plan.starts);
+    if (onPermit) {
+      outcomes[o.i] = { kind: 'held', key: flow.concurrency!.key, retryInMs: null, ahead };
+      return;
+    }
+    const at = window.length - flow.rate!.limit + j + check.held;
+    const freeAt = at < 0 ? check.now_ms + perStart : at < window.length ? window[at]! + windowMs : check.now_ms + windowMs + (at - window.length + 1) * perStart;
+    outcomes[o.i] = { kind: 'held', key: flow.rate!.key, retryInMs: Math.ceil(Math.max(0, freeAt - check.now_ms)), ahead };
+  });
+  return outcomes;
+}
 
 /**
  * Flow control's claim (DESIGN §5 "Flow control"): Postgres is the truth. A permit of a
@@ -123,56 +238,117 @@ const FLOW_HELD = `
  */
 @Injectable()
 export class FlowControlRepository {
-  private readonly lanes = new KeyedLanes(FLOW_CONNECTIONS);
+  private readonly connections = new Semaphore(FLOW_CONNECTIONS);
 
   constructor(
     private readonly prisma: PrismaService,
     private readonly claims: ClaimsRepository,
   ) {}
 
-  claim(write: ClaimWrite, flow: FlowPolicy, leaseMs: number): Promise<FlowClaimOutcome> {
-    const keys = [...new Set([flow.concurrency?.key, flow.rate?.key].filter((k): k is string => k !== undefined))].sort();
-    return this.lanes.run(keys.join('\u0000'), () => this.claimNow(write, flow, keys, leaseMs));
+  /**
+   * Marks held, in one statement, the claims whose keys are full (see {@link FLOW_HOLD_IF_FULL}):
+   * the outcome of each claim held, null for one that may start (it goes on to {@link claimBatch}).
+   * A rush of claims on full keys costs one statement per batch, not a locked transaction each.
+   */
+  async holdIfFull(claims: { write: ClaimWrite; flow: FlowPolicy }[]): Promise<(FlowClaimOutcome | null)[]> {
+    const { rows } = await this.prisma.pool.query<{ n: number; cfull: boolean; rfull: boolean; behind: boolean; held_count: number; window_ms: number[]; marked: boolean; now_ms: number }>({
+      name: 'punctual.flow.hold-if-full',
+      text: FLOW_HOLD_IF_FULL,
+      values: [
+        claims.map((c) => c.write.id),
+        claims.map((c) => c.flow.concurrency?.key ?? null),
+        claims.map((c) => c.flow.rate?.key ?? null),
+        claims.map((c) => c.flow.concurrency?.limit ?? null),
+        claims.map((c) => c.flow.rate?.limit ?? null),
+        claims.map((c) => (c.flow.rate ? rateWindowMs(c.flow.rate.perMs) : null)),
+        claims.map((c) => c.write.seen.fireAt.toISOString()),
+        claims.map((c) => c.write.seen.status),
+        claims.map((c) => c.write.seen.attempt),
+      ],
+    });
+    // Claims of one flow control held in this batch queue up behind each other.
+    const placed = new Map<string, number>();
+    return rows.map((row, i) => {
+      const { write, flow } = claims[i]!;
+      if (!row.cfull && !row.rfull && !row.behind) return null;
+      // Not held: no longer as read (another claim, an edit): read again.
+      if (!row.marked) return { kind: 'changed' };
+      const lane = JSON.stringify(flow);
+      const j = placed.get(lane) ?? 0;
+      placed.set(lane, j + 1);
+      // Waiting for a permit unless only the rate window is full.
+      const onPermit = flow.concurrency !== null && (row.cfull || !row.rfull);
+      const check: FlowCheck = { now_ms: row.now_ms, running: 0, first_held: null, held: row.held_count + j, window_ms: row.window_ms };
+      const plan: BatchPlan = { going: [], waiting: [{ w: write, i: 0, fireMs: 0, id: write.id }], permits: onPermit ? 0 : Number.POSITIVE_INFINITY, starts: onPermit ? Number.POSITIVE_INFINITY : 0 };
+      return heldOutcomes(check, plan, [], flow, [])[0]!;
+    });
   }
 
-  private async claimNow(write: ClaimWrite, flow: FlowPolicy, keys: string[], leaseMs: number): Promise<FlowClaimOutcome> {
-    const concurrencyKey = flow.concurrency?.key ?? null;
-    const rateKey = flow.rate?.key ?? null;
+  /**
+   * Claims of runs under the same flow control, judged to run, in one transaction: as many as the
+   * keys have room for start, in `(fire_at, id)` order and behind any run already held on the keys;
+   * the rest are marked held. One outcome per write, in order.
+   */
+  claimBatch(writes: ClaimWrite[], flow: FlowPolicy, leaseMs: number): Promise<FlowClaimOutcome[]> {
+    return this.connections.run(async () => {
+      // A claim that stopped waiting while its write was queued gets `changed`: it reads again if it still cares.
+      const live = writes.filter((w) => !w.abandoned?.());
+      const outcomes = live.length ? await this.claimNow(live, flow, leaseMs) : [];
+      const byWrite = new Map(live.map((w, i) => [w, outcomes[i]!]));
+      return writes.map((w) => byWrite.get(w) ?? { kind: 'changed' });
+    });
+  }
+
+  private async claimNow(writes: ClaimWrite[], flow: FlowPolicy, leaseMs: number): Promise<FlowClaimOutcome[]> {
+    const keys = [...new Set([flow.concurrency?.key, flow.rate?.key].filter((k): k is string => k !== undefined))].sort();
     const client = await this.prisma.pool.connect();
     let done = false;
     try {
       await client.query('BEGIN');
       await client.query({ name: `punctual.flow.lock.${keys.length}`, text: `SELECT ${keys.map((_, i) => `pg_advisory_xact_lock(hashtextextended('punctual.flow:' || $${i + 1}::text, 0))`).join(', ')}`, values: keys });
-      const { rows } = await client.query<{ now_ms: number; running: number; ahead: number; window_ms: number | null }>({
-        name: 'punctual.flow.check',
-        text: FLOW_CHECK,
-        values: [concurrencyKey, rateKey, write.id, write.seen.fireAt.toISOString(), flow.rate?.limit ?? 1],
-      });
-      const check = rows[0]!;
-      const full = flow.concurrency !== null && check.running >= flow.concurrency.limit;
-      const windowEndsAt = flow.rate && check.window_ms !== null ? check.window_ms + rateWindowMs(flow.rate.perMs) : null;
-      const rateFull = windowEndsAt !== null && windowEndsAt > check.now_ms;
-      if (full || rateFull || check.ahead > 0) {
-        await client.query({ name: 'punctual.flow.held', text: FLOW_HELD, values: [concurrencyKey, rateKey, write.id, write.seen.status, write.seen.attempt] });
-        await client.query('COMMIT');
-        done = true;
-        // Waiting for a permit (or behind runs that wait for one): a run of the key ends or starts
-        // first. Waiting on the rate window: it says when, and each run ahead takes its share of it.
-        const perStart = flow.rate ? rateWindowMs(flow.rate.perMs) / flow.rate.limit : 0;
-        const onPermit = full || (!rateFull && concurrencyKey !== null);
-        const key = onPermit ? concurrencyKey! : rateKey!;
-        const retryInMs = onPermit ? null : Math.max(0, (windowEndsAt ?? check.now_ms) - check.now_ms) + check.ahead * perStart;
-        return { kind: 'held', key, retryInMs: retryInMs === null ? null : Math.ceil(retryInMs), ahead: check.ahead };
+      const check = await this.check(client, writes, flow);
+      const plan = planBatch(check, writes, flow);
+      const outcomes: FlowClaimOutcome[] = new Array(writes.length);
+      const claimed: string[] = [];
+      if (plan.going.length > 0) {
+        const results = await this.claims.claimMany(plan.going.map((g) => g.w), leaseMs, client);
+        plan.going.forEach((g, k) => {
+          outcomes[g.i] = results[k]!;
+          if (results[k]!.kind === 'claimed') claimed.push(g.id);
+        });
+        if (claimed.length) await client.query({ name: 'punctual.flow.started', text: FLOW_STARTED, values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, claimed] });
       }
-      const [outcome] = await this.claims.claimMany([write], leaseMs, client);
-      if (outcome!.kind === 'claimed') await client.query({ name: 'punctual.flow.started', text: FLOW_STARTED, values: [concurrencyKey, rateKey, write.id] });
+      await this.markHeld(client, plan.waiting.map((o) => o.w), flow);
       await client.query('COMMIT');
       done = true;
-      return outcome!;
+
+      const roomLeft = plan.permits - claimed.length > 0 && plan.starts - claimed.length > 0;
+      for (const g of plan.going) if (outcomes[g.i]!.kind === 'claimed') outcomes[g.i] = { ...(outcomes[g.i] as ClaimWriteOutcome), roomLeft };
+      return heldOutcomes(check, plan, claimed, flow, outcomes);
     } finally {
       if (!done) await client.query('ROLLBACK').catch(() => undefined);
       client.release();
     }
+  }
+
+  private async check(db: pg.Pool | pg.PoolClient, writes: ClaimWrite[], flow: FlowPolicy): Promise<FlowCheck> {
+    // The runs held ahead are counted ahead of the batch's first claim.
+    const first = inOrder(writes)[0]!;
+    const { rows } = await db.query<FlowCheck>({
+      name: 'punctual.flow.check',
+      text: FLOW_CHECK,
+      values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, writes.map((w) => w.id), flow.rate?.limit ?? 1, flow.rate ? rateWindowMs(flow.rate.perMs) : 0, first.w.seen.fireAt.toISOString(), first.id],
+    });
+    return rows[0]!;
+  }
+
+  private async markHeld(db: pg.Pool | pg.PoolClient, held: ClaimWrite[], flow: FlowPolicy): Promise<void> {
+    if (held.length === 0) return;
+    await db.query({
+      name: 'punctual.flow.held',
+      text: FLOW_HELD,
+      values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, held.map((w) => w.id), held.map((w) => w.seen.status), held.map((w) => w.seen.attempt)],
+    });
   }
 
   /** The keys with the most runs held back, then running (at most `limit`), and any of `named`. */
