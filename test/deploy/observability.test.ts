@@ -32,6 +32,7 @@ describe('Grafana dashboard', () => {
       'dead letters and outbox': ['punctual_dead_letters', 'punctual_outbox_pending', 'punctual_outbox_oldest_pending_seconds'],
       'clock offset': ['punctual_clock_offset_seconds'],
       'worker concurrency in use': ['punctual_worker_running', 'punctual_worker_concurrency'],
+      'flow control: held runs, permits, wait': ['punctual_flow_waiting', 'punctual_flow_running', 'punctual_flow_wait_seconds_bucket'],
     };
     for (const [view, metrics] of Object.entries(views)) expect(metrics.filter((m) => !used.has(m)), view).toEqual([]);
   });

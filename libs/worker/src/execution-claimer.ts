@@ -314,9 +314,13 @@ export class ExecutionClaimer {
     return { kind: 'claimed', execution: outcome.execution, task: withPinnedDefinition(structuredClone(task!), outcome.execution.pinnedDefinition), leaseValidUntil: sentAt + this.config.leaseMs };
   }
 
-  /** A flow-controlled claim: held at once (batched with others) when its keys are full, else claimed in its lane under the keys' lock. */
+  /**
+   * A flow-controlled claim: held at once (batched with others) when its keys are full, else
+   * claimed in its lane under the keys' lock — straight there when the keys last had room.
+   */
   private async flowClaim(write: ClaimWrite, flow: FlowPolicy): Promise<FlowClaimOutcome> {
-    return (await this.flowHolds.run({ write, flow })) ?? (await this.flowLane(flow).run(write));
+    const held = this.flow.hadRoom(flow) ? null : await this.flowHolds.run({ write, flow });
+    return held ?? (await this.flowLane(flow).run(write));
   }
 
   /** The lane of a flow control: one per keys-and-limits (forgotten all at once past a bound, as lanes are cheap to make). */

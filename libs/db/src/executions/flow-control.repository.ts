@@ -14,7 +14,7 @@ export interface FlowPolicy {
  *   room for more after it (a run held behind it may go now).
  * - `held`: a key is at its limit, or an earlier run waits on it: the run is marked held and comes
  *   back — after `retryInMs` when the rate window says when, or when a run of `key` ends or starts.
- *   `ahead`: runs held before it on its keys (1,000 at most counted).
+ *   `ahead`: runs held before it on its keys (200 at most counted).
  */
 export type FlowClaimOutcome = (ClaimWriteOutcome & { roomLeft?: boolean }) | { kind: 'held'; key: string; retryInMs: number | null; ahead: number };
 /** The busiest keys: runs holding a permit (`running`) and runs held back (`waiting`). */
@@ -59,8 +59,11 @@ export class Semaphore {
   }
 }
 
+/** Lanes remembered as having had room (forgotten all at once past this many). */
+const ROOMY_LANES_KEPT = 10_000;
+
 /** Held runs counted ahead of one (to spread their returns); beyond this, "many". */
-const AHEAD_COUNTED = 1_000;
+const AHEAD_COUNTED = 200;
 
 /**
  * Everything a batch of flow-controlled claims (same keys) decides by, read after the keys' locks
@@ -132,23 +135,28 @@ const FLOW_HOLD_IF_FULL = `
       ) w ORDER BY ms) AS starts
     FROM rkeys k
   ),
-  held AS (
-    SELECT o.id, o.fire_at, o.concurrency_key AS ckey, NULL::text AS rkey FROM task_execution o
-    WHERE o.concurrency_key IN (SELECT key FROM ckeys) AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($1::uuid[])
-      AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
-    UNION ALL
-    SELECT o.id, o.fire_at, NULL, o.rate_key FROM task_execution o
-    WHERE o.rate_key IN (SELECT key FROM rkeys) AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($1::uuid[])
-      AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
-  ),
   verdict AS (
     SELECT r.id, r.n, r.status, r.attempt, r.ckey, r.rkey,
       COALESCE((SELECT c.n FROM running c WHERE c.key = r.ckey) >= r.climit, false) AS cfull,
       COALESCE((SELECT cardinality(w.starts) FROM windows w WHERE w.key = r.rkey AND w.rlimit = r.rlimit AND w.window_ms = r.window_ms) >= r.rlimit, false) AS rfull,
-      EXISTS (SELECT 1 FROM held h WHERE (h.ckey = r.ckey OR h.rkey = r.rkey) AND (h.fire_at, h.id) < (r.fire_at, r.id)) AS behind,
-      (SELECT count(*) FROM (SELECT 1 FROM held h WHERE (h.ckey = r.ckey OR h.rkey = r.rkey) AND (h.fire_at, h.id) < (r.fire_at, r.id) LIMIT ${AHEAD_COUNTED}) a)::int AS held_count,
+      ahead.n > 0 AS behind, ahead.n AS held_count,
       COALESCE((SELECT w.starts FROM windows w WHERE w.key = r.rkey AND w.rlimit = r.rlimit AND w.window_ms = r.window_ms), '{}'::float8[]) AS window_ms
     FROM req r
+    -- The runs already held on its keys ahead of it, each key through its own index.
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS n FROM (
+        SELECT o.id FROM task_execution o
+        WHERE r.ckey IS NOT NULL AND o.concurrency_key = r.ckey AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying')
+          AND o.fire_at <= r.fire_at AND (o.fire_at, o.id) < (r.fire_at, r.id) AND o.id <> ALL($1::uuid[])
+          AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+        UNION
+        SELECT o.id FROM task_execution o
+        WHERE r.rkey IS NOT NULL AND o.rate_key = r.rkey AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying')
+          AND o.fire_at <= r.fire_at AND (o.fire_at, o.id) < (r.fire_at, r.id) AND o.id <> ALL($1::uuid[])
+          AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+        LIMIT ${AHEAD_COUNTED}
+      ) h
+    ) ahead
   ),
   marked AS (
     UPDATE task_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = v.ckey, rate_key = v.rkey
@@ -239,11 +247,22 @@ function heldOutcomes(check: FlowCheck, plan: BatchPlan, claimed: string[], flow
 @Injectable()
 export class FlowControlRepository {
   private readonly connections = new Semaphore(FLOW_CONNECTIONS);
+  /** Lanes (a flow control, as JSON) whose last locked claim left room and held nothing. */
+  private readonly roomy = new Set<string>();
 
   constructor(
     private readonly prisma: PrismaService,
     private readonly claims: ClaimsRepository,
   ) {}
+
+  /**
+   * Whether the last locked claim of this flow control left room and held nothing: its next claim
+   * may go straight to {@link claimBatch} (a key with room pays one transaction), else it looks
+   * first with {@link holdIfFull}.
+   */
+  hadRoom(flow: FlowPolicy): boolean {
+    return this.roomy.has(JSON.stringify(flow));
+  }
 
   /**
    * Marks held, in one statement, the claims whose keys are full (see {@link FLOW_HOLD_IF_FULL}):
@@ -274,6 +293,7 @@ export class FlowControlRepository {
       // Not held: no longer as read (another claim, an edit): read again.
       if (!row.marked) return { kind: 'changed' };
       const lane = JSON.stringify(flow);
+      this.roomy.delete(lane);
       const j = placed.get(lane) ?? 0;
       placed.set(lane, j + 1);
       // Waiting for a permit unless only the rate window is full.
@@ -323,6 +343,11 @@ export class FlowControlRepository {
       done = true;
 
       const roomLeft = plan.permits - claimed.length > 0 && plan.starts - claimed.length > 0;
+      const lane = JSON.stringify(flow);
+      if (roomLeft && plan.waiting.length === 0) {
+        if (this.roomy.size >= ROOMY_LANES_KEPT) this.roomy.clear();
+        this.roomy.add(lane);
+      } else this.roomy.delete(lane);
       for (const g of plan.going) if (outcomes[g.i]!.kind === 'claimed') outcomes[g.i] = { ...(outcomes[g.i] as ClaimWriteOutcome), roomLeft };
       return heldOutcomes(check, plan, claimed, flow, outcomes);
     } finally {
