@@ -48,13 +48,15 @@ export class Semaphore {
   constructor(private readonly width: number) {}
 
   async run<T>(task: () => Promise<T>): Promise<T> {
+    // A place given back goes straight to the next in line: no newcomer slips in between.
     if (this.running >= this.width) await new Promise<void>((resolve) => this.queue.push(resolve));
-    this.running += 1;
+    else this.running += 1;
     try {
       return await task();
     } finally {
-      this.running -= 1;
-      this.queue.shift()?.();
+      const next = this.queue.shift();
+      if (next) next();
+      else this.running -= 1;
     }
   }
 }
@@ -96,16 +98,17 @@ const FLOW_CHECK = `
       ) w ORDER BY ms
     ) END AS window_ms`;
 
-/** The claims started: their keys recorded on them, their starts in the rate key's window (and a day's old starts pruned). */
-const FLOW_STARTED = `
+/**
+ * The end of a locked claim, in one statement: the claims started (`$3`) get their keys recorded
+ * and their starts put in the rate key's window (a day's old starts pruned); the claims held (`$4`…)
+ * are marked held (first when kept) with the keys they wait on, only while as the judgement read them.
+ */
+const FLOW_FINISH = `
   WITH started AS (INSERT INTO flow_start (key, at, execution_id) SELECT $2, clock_timestamp(), id FROM unnest($3::uuid[]) AS u(id) WHERE $2::text IS NOT NULL),
-  pruned AS (DELETE FROM flow_start WHERE $2::text IS NOT NULL AND key = $2 AND at < clock_timestamp() - interval '1 day')
-  UPDATE task_execution SET concurrency_key = $1, rate_key = $2, held_at = NULL WHERE id = ANY($3::uuid[])`;
-
-/** Held back: marked (first when kept), with the keys they wait on, only while as the judgement read them. */
-const FLOW_HELD = `
+  pruned AS (DELETE FROM flow_start WHERE $2::text IS NOT NULL AND cardinality($3::uuid[]) > 0 AND key = $2 AND at < clock_timestamp() - interval '1 day'),
+  keyed AS (UPDATE task_execution SET concurrency_key = $1, rate_key = $2, held_at = NULL WHERE id = ANY($3::uuid[]))
   UPDATE task_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = $1, rate_key = $2
-  FROM unnest($3::uuid[], $4::execution_status[], $5::int[]) AS h(id, status, attempt)
+  FROM unnest($4::uuid[], $5::execution_status[], $6::int[]) AS h(id, status, attempt)
   WHERE e.id = h.id AND e.status = h.status AND e.attempt = h.attempt`;
 
 /**
@@ -324,8 +327,8 @@ export class FlowControlRepository {
     const client = await this.prisma.pool.connect();
     let done = false;
     try {
-      await client.query('BEGIN');
-      await client.query({ name: `punctual.flow.lock.${keys.length}`, text: `SELECT ${keys.map((_, i) => `pg_advisory_xact_lock(hashtextextended('punctual.flow:' || $${i + 1}::text, 0))`).join(', ')}`, values: keys });
+      // One round trip: the keys are quoted by the driver (a statement with parameters cannot share one).
+      await client.query(`BEGIN; SELECT ${keys.map((key) => `pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`punctual.flow:${key}`)}, 0))`).join(', ')}`);
       const check = await this.check(client, writes, flow);
       const plan = planBatch(check, writes, flow);
       const outcomes: FlowClaimOutcome[] = new Array(writes.length);
@@ -336,9 +339,15 @@ export class FlowControlRepository {
           outcomes[g.i] = results[k]!;
           if (results[k]!.kind === 'claimed') claimed.push(g.id);
         });
-        if (claimed.length) await client.query({ name: 'punctual.flow.started', text: FLOW_STARTED, values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, claimed] });
       }
-      await this.markHeld(client, plan.waiting.map((o) => o.w), flow);
+      const held = plan.waiting.map((o) => o.w);
+      if (claimed.length || held.length) {
+        await client.query({
+          name: 'punctual.flow.finish',
+          text: FLOW_FINISH,
+          values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, claimed, held.map((w) => w.id), held.map((w) => w.seen.status), held.map((w) => w.seen.attempt)],
+        });
+      }
       await client.query('COMMIT');
       done = true;
 
@@ -365,15 +374,6 @@ export class FlowControlRepository {
       values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, writes.map((w) => w.id), flow.rate?.limit ?? 1, flow.rate ? rateWindowMs(flow.rate.perMs) : 0, first.w.seen.fireAt.toISOString(), first.id],
     });
     return rows[0]!;
-  }
-
-  private async markHeld(db: pg.Pool | pg.PoolClient, held: ClaimWrite[], flow: FlowPolicy): Promise<void> {
-    if (held.length === 0) return;
-    await db.query({
-      name: 'punctual.flow.held',
-      text: FLOW_HELD,
-      values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, held.map((w) => w.id), held.map((w) => w.seen.status), held.map((w) => w.seen.attempt)],
-    });
   }
 
   /** The keys with the most runs held back, then running (at most `limit`), and any of `named`. */
