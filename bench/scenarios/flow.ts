@@ -141,9 +141,9 @@ async function bullmqAtOnce(opts: { runs: number; keys: number; handlerMs: numbe
   }
 }
 
-/** The flow scenario as table rows: 400 runs for the key with room, 10,000 over 100 keys (quick: 40; 300 over 30). */
+/** The flow scenario as table rows: 400 runs for the key with room, 10,000 over 100 keys (quick: 20; 100 over 10). */
 export async function flowScenario(opts: BenchOptions): Promise<ScenarioOutcome> {
-  const r = await benchFlow(opts.quick ? { roomRuns: 40, runs: 300, keys: 30, handlerMs: 20 } : { roomRuns: 400, runs: 10_000, keys: 100, handlerMs: 100 });
+  const r = await benchFlow(opts.quick ? { roomRuns: 20, runs: 100, keys: 10, handlerMs: 20 } : { roomRuns: 400, runs: 10_000, keys: 100, handlerMs: 100 });
   const { room, limits } = r;
   const added = room.keyed.p50 - room.plain.p50;
   const scenarioA = `flow, ${room.runs} one-offs 50 ms apart, half under a key with room`;

@@ -54,6 +54,12 @@ describe('fault: flow control — concurrency keys and rate limits shared across
         [`${prefix}%`],
       )
     ).rows as { id: string; task_name: string; status: string; attempt: number; worker_id: string; fire_at: Date; started_at: Date; finished_at: Date }[];
+  /** Every one of `count` runs named `prefix…` succeeded (none missing: the planner may not have made them all yet). */
+  const allSucceeded = (prefix: string, count: number, timeoutMs: number) =>
+    cluster.waitFor(async () => {
+      const found = await rows(prefix);
+      return found.length === count && found.every((r) => r.status === 'succeeded') ? found : null;
+    }, timeoutMs, `${count} runs of ${prefix}* succeeded`);
   const callsOf = (v: number) => cluster.invocations.calls.filter((c) => c.url.includes(`v=${v}&`) || c.url.endsWith(`v=${v}`));
 
   it('a concurrency key, a rate key, another key and tasks without one, all due at once: each limit holds, nothing waits on another key, every run succeeds once', async () => {
@@ -79,9 +85,7 @@ describe('fault: flow control — concurrency keys and rate limits shared across
     }, 15_000, 'partner-api at its limit with runs waiting');
     expect(busy.running).toBe(3);
 
-    await c.waitFor(async () => (await rows('')).every((r) => r.status === 'succeeded'), 40_000, 'every run succeeded');
-    const all = await rows('');
-    expect(all).toHaveLength(56);
+    const all = await allSucceeded('', 56, 40_000);
     // Once each, as the webhook saw it.
     const succeeded = c.invocations.succeededBy();
     for (const r of all) expect(succeeded.get(r.id), r.task_name).toBe(1);
@@ -123,8 +127,7 @@ describe('fault: flow control — concurrency keys and rate limits shared across
     worker.signal('SIGKILL');
     await c.add('worker');
 
-    await c.waitFor(async () => (await rows('crash-')).every((r) => r.status === 'succeeded'), 40_000, 'every run succeeded');
-    const all = await rows('crash-');
+    const all = await allSucceeded('crash-', 4, 40_000);
     // The killed run's call, then its second attempt's; one call for each of the others.
     expect(c.invocations.callsBy().get(first.id)).toBe(2);
     for (const r of all.filter((r) => r.id !== first.id)) expect(c.invocations.callsBy().get(r.id)).toBe(1);
@@ -148,10 +151,30 @@ describe('fault: flow control — concurrency keys and rate limits shared across
     }, 15_000, 'runs held');
     await redis.command('FLUSHALL');
 
-    await c.waitFor(async () => (await rows('flush-')).every((r) => r.status === 'succeeded'), 60_000, 'every run succeeded');
-    const all = await rows('flush-');
+    const all = await allSucceeded('flush-', 5, 60_000);
     for (const r of all) expect(c.invocations.succeededBy().get(r.id)).toBe(1);
     expect(callsOf(6)).toHaveLength(5);
     expect(mostAtOnce(callsOf(6))).toBe(1);
+  });
+
+  it('a held run holds no handler slot: a worker of two slots, one busy on the key and four held, still starts a task without a key on time', async () => {
+    const c = cluster;
+    // One worker alone with two handler slots: the cluster's own workers stop (this is the last test), a narrow one starts.
+    await Promise.all(c.workers.map((w) => w.stop('SIGTERM')));
+    await c.add('worker', { WORKER_CONCURRENCY: '2' });
+    const at = new Date(Date.now() + 3_000);
+    const tasks = [
+      ...Array.from({ length: 5 }, (_, i) => oneOff(`slots-${i}`, c.invocations.url({ delay: 1500, v: 7 }), at, { concurrency: { key: 'slow-partner', limit: 1 } })),
+      oneOff('slots-free', c.invocations.url({ v: 8 }), new Date(at.getTime() + 2_000), {}),
+    ];
+    expect((await c.call('POST', '/v1/tasks:batch', { tasks })).status).toBe(200);
+    const all = await allSucceeded('slots-', 6, 30_000);
+    const free = all.find((r) => r.task_name === 'slots-free')!;
+    // Four keyed runs were held (and one running) when it came due: it started at once all the same.
+    const heldThen = all.filter((r) => r.task_name !== 'slots-free' && r.started_at > free.started_at).length;
+    expect(heldThen).toBeGreaterThanOrEqual(3);
+    expect(free.started_at.getTime() - free.fire_at.getTime()).toBeLessThan(1_000);
+    expect(mostAtOnce(callsOf(7))).toBe(1);
+    for (const r of all) expect(c.invocations.succeededBy().get(r.id)).toBe(1);
   });
 });
