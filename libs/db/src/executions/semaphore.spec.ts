@@ -1,13 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rateWindowMs, Semaphore } from './flow-control.repository.js';
-
-describe('rateWindowMs', () => {
-  it('counts a start 5 % longer than `per`, at most 50 ms longer', () => {
-    expect(rateWindowMs(100)).toBe(105);
-    expect(rateWindowMs(1_000)).toBe(1_050);
-    expect(rateWindowMs(60_000)).toBe(60_050);
-  });
-});
+import { Semaphore } from './semaphore.js';
 
 describe('Semaphore', () => {
   it('runs at most `width` tasks at once, the rest in arrival order, a place handed straight on', async () => {

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { ClaimWrite } from './claims.repository.js';
+import { type FlowCheck, type FlowPolicy, heldOutcomes, planBatch, rateWindowMs } from './flow-plan.js';
+
+const write = (fireMs: number, id = randomUUID()): ClaimWrite => ({
+  id, attemptId: randomUUID(), workerId: 'w', free: false, seen: { status: 'queued', attempt: 0, fireAt: new Date(fireMs), planVersion: 1 },
+});
+const check = (over: Partial<FlowCheck> = {}): FlowCheck => ({ now_ms: 10_000, running: 0, first_held: null, held: 0, window_ms: [], ...over });
+const concurrency = (limit: number): FlowPolicy => ({ concurrency: { key: 'api', limit }, rate: null });
+const rate = (limit: number, perMs: number): FlowPolicy => ({ concurrency: null, rate: { key: 'mail', limit, perMs } });
+
+describe('rateWindowMs', () => {
+  it('counts a start 5 % longer than `per`, at most 50 ms longer', () => {
+    expect(rateWindowMs(100)).toBe(105);
+    expect(rateWindowMs(1_000)).toBe(1_050);
+    expect(rateWindowMs(60_000)).toBe(60_050);
+  });
+});
+
+describe('planBatch', () => {
+  it('starts as many as there are permits, in (fire_at, id) order, and holds the rest', () => {
+    const [a, b, c] = [write(3), write(1), write(2)];
+    const plan = planBatch(check({ running: 1 }), [a!, b!, c!], concurrency(3));
+    expect(plan.going.map((g) => g.w)).toEqual([b, c]);
+    expect(plan.waiting.map((g) => g.w)).toEqual([a]);
+  });
+
+  it('orders equal fire_at by id, as Postgres orders uuids', () => {
+    const low = write(5, '0fffffff-0000-4000-8000-000000000000');
+    const high = write(5, 'Ffffffff-0000-4000-8000-000000000000');
+    expect(planBatch(check(), [high, low], concurrency(1)).going.map((g) => g.w)).toEqual([low]);
+  });
+
+  it('holds every claim behind a run already held on the key, whatever the room', () => {
+    const held = { fireMs: 2, id: randomUUID() };
+    const [early, late] = [write(1), write(3)];
+    const plan = planBatch(check({ first_held: held }), [late!, early!], concurrency(10));
+    expect(plan.going.map((g) => g.w)).toEqual([early]);
+    expect(plan.waiting.map((g) => g.w)).toEqual([late]);
+  });
+
+  it('counts the starts left in the rate window', () => {
+    const writes = [write(1), write(2), write(3)];
+    const plan = planBatch(check({ window_ms: [9_500, 9_600] }), writes, rate(3, 1_000));
+    expect(plan.going).toHaveLength(1);
+    expect(plan.waiting).toHaveLength(2);
+  });
+});
+
+describe('heldOutcomes', () => {
+  it('a run held for a permit waits for the word (no time); the runs ahead of it are counted', () => {
+    const plan = planBatch(check({ running: 2, held: 4 }), [write(1), write(2)], concurrency(2));
+    expect(heldOutcomes(check({ running: 2, held: 4 }), plan, [], concurrency(2), [])).toEqual([
+      { kind: 'held', key: 'api', retryInMs: null, ahead: 4 },
+      { kind: 'held', key: 'api', retryInMs: null, ahead: 5 },
+    ]);
+  });
+
+  it('a run held on the rate window is told when the start `limit` back from its place leaves it', () => {
+    // Two starts of a limit of 2 in the window (at 9.5 s and 9.6 s; now 10 s): the first held may
+    // go when the 9.5 s start is 1.05 s old, the next when the 9.6 s one is.
+    const seen = check({ window_ms: [9_500, 9_600] });
+    const plan = planBatch(seen, [write(1), write(2)], rate(2, 1_000));
+    const held = heldOutcomes(seen, plan, [], rate(2, 1_000), []);
+    expect(held.map((h) => h.kind === 'held' && h.retryInMs)).toEqual([550, 650]);
+  });
+});

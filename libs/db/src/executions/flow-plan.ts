@@ -1,0 +1,100 @@
+import type { ClaimWrite, ClaimWriteOutcome } from './claims.repository.js';
+
+// Flow control's decision for a batch of claims, from what the locked check read (see
+// FlowControlRepository): which start, which are held, and when each held one should ask again.
+
+/** A task's flow control (DESIGN §5), as its policy says. */
+export interface FlowPolicy {
+  concurrency: { key: string; limit: number } | null;
+  rate: { key: string; limit: number; perMs: number } | null;
+}
+
+/**
+ * - `claimed` (and the other write outcomes): as a plain claim's write; `roomLeft`: the key had
+ *   room for more after it (a run held behind it may go now).
+ * - `held`: a key is at its limit, or an earlier run waits on it: the run is marked held and comes
+ *   back — after `retryInMs` when the rate window says when, or when a run of `key` ends or starts.
+ *   `ahead`: runs held before it on its keys (200 at most counted).
+ */
+export type FlowClaimOutcome = (ClaimWriteOutcome & { roomLeft?: boolean }) | { kind: 'held'; key: string; retryInMs: number | null; ahead: number };
+
+/**
+ * A start counts in its key's window this much longer than `per` (5 %, at most 50 ms): between the
+ * claim's commit and the far end seeing the request lie a few milliseconds that vary from run to
+ * run, and without the margin two starts a window apart at the claim could land inside one window
+ * at the far end.
+ */
+export function rateWindowMs(perMs: number): number {
+  return perMs + Math.min(50, Math.floor(perMs / 20));
+}
+
+/** Held runs counted ahead of one (to spread their returns); beyond this, "many". */
+export const AHEAD_COUNTED = 200;
+
+/** `(fire_at, id)` order, as Postgres sorts the held runs of a key (a uuid compares as its lower-case text). */
+export const before = (a: { fireMs: number; id: string }, b: { fireMs: number; id: string }) => a.fireMs < b.fireMs || (a.fireMs === b.fireMs && a.id.toLowerCase() < b.id.toLowerCase());
+
+/** What the locked check (`FLOW_CHECK`) and the look before the lock read. */
+export interface FlowCheck {
+  now_ms: number;
+  running: number;
+  first_held: { fireMs: number; id: string } | null;
+  held: number;
+  window_ms: number[];
+}
+
+export interface Placed {
+  w: ClaimWrite;
+  /** Its place in the batch as given. */
+  i: number;
+  fireMs: number;
+  id: string;
+}
+
+/** Which claims of a batch start (`going`, in order) and which are held, and the room the keys had. */
+export interface BatchPlan {
+  going: Placed[];
+  waiting: Placed[];
+  permits: number;
+  starts: number;
+}
+
+/** The claims of a batch in the order they go, `(fire_at, id)`. */
+export function inOrder(writes: ClaimWrite[]): Placed[] {
+  return writes.map((w, i) => ({ w, i, fireMs: w.seen.fireAt.getTime(), id: w.id })).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+}
+
+export function planBatch(check: FlowCheck, writes: ClaimWrite[], flow: FlowPolicy): BatchPlan {
+  // Only those before the first run already held may go at all.
+  const order = inOrder(writes);
+  const permits = flow.concurrency ? Math.max(0, flow.concurrency.limit - check.running) : Number.POSITIVE_INFINITY;
+  const starts = flow.rate ? Math.max(0, flow.rate.limit - check.window_ms.length) : Number.POSITIVE_INFINITY;
+  const firstHeld = check.first_held;
+  const mayGo = firstHeld ? order.findIndex((o) => !before(o, firstHeld)) : -1;
+  const eligible = mayGo === -1 ? order.length : mayGo;
+  const going = order.slice(0, Math.min(eligible, permits, starts));
+  return { going, waiting: order.slice(going.length), permits, starts };
+}
+
+/**
+ * The held outcomes of a plan, into `outcomes`: a run waiting for a permit (or behind runs that
+ * wait for one) is woken when a run of the key ends or starts; one waiting on the rate window is
+ * told when the start `limit` back from its place leaves the window (this batch's starts counted).
+ */
+export function heldOutcomes(check: FlowCheck, plan: BatchPlan, claimed: string[], flow: FlowPolicy, outcomes: FlowClaimOutcome[]): FlowClaimOutcome[] {
+  const windowMs = flow.rate ? rateWindowMs(flow.rate.perMs) : 0;
+  const window = [...check.window_ms, ...claimed.map(() => check.now_ms)];
+  const perStart = flow.rate ? windowMs / flow.rate.limit : 0;
+  plan.waiting.forEach((o, j) => {
+    const ahead = Math.min(AHEAD_COUNTED, check.held + j);
+    const onPermit = flow.concurrency !== null && (plan.going.length + j >= plan.permits || flow.rate === null || plan.permits <= plan.starts);
+    if (onPermit) {
+      outcomes[o.i] = { kind: 'held', key: flow.concurrency!.key, retryInMs: null, ahead };
+      return;
+    }
+    const at = window.length - flow.rate!.limit + j + check.held;
+    const freeAt = at < 0 ? check.now_ms + perStart : at < window.length ? window[at]! + windowMs : check.now_ms + windowMs + (at - window.length + 1) * perStart;
+    outcomes[o.i] = { kind: 'held', key: flow.rate!.key, retryInMs: Math.ceil(Math.max(0, freeAt - check.now_ms)), ahead };
+  });
+  return outcomes;
+}

@@ -1,0 +1,106 @@
+import { AHEAD_COUNTED } from './flow-plan.js';
+
+// The statements of flow control's claim (see FlowControlRepository), prepared once per connection.
+
+/**
+ * Everything a batch of flow-controlled claims (same keys) decides by, read after the keys' locks
+ * are taken (so it sees every claim of the keys that committed before): the permits in use, the
+ * first run held on the keys outside the batch (earlier `fire_at`, due: it goes first) and how many
+ * are held ahead of the batch's first claim (`$6`, `$7`), and the starts in the rate key's window, oldest first. Instants on the wall clock
+ * (`clock_timestamp()`): the transaction's `now()` is from before the lock wait.
+ */
+export const FLOW_CHECK = `
+  WITH held AS (
+    SELECT o.id, o.fire_at FROM task_execution o
+    WHERE o.concurrency_key = $1 AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($3::uuid[])
+      AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+    UNION
+    SELECT o.id, o.fire_at FROM task_execution o
+    WHERE o.rate_key = $2 AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($3::uuid[])
+      AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+  )
+  SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms,
+    CASE WHEN $1::text IS NULL THEN 0 ELSE (
+      SELECT count(*) FROM task_execution r
+      WHERE r.concurrency_key = $1 AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> ALL($3::uuid[])
+    ) END::int AS running,
+    (SELECT json_build_object('fireMs', (extract(epoch FROM h.fire_at) * 1000)::float8, 'id', h.id) FROM held h ORDER BY h.fire_at, h.id LIMIT 1) AS first_held,
+    (SELECT count(*) FROM (SELECT 1 FROM held h WHERE (h.fire_at, h.id) < ($6::timestamptz, $7::uuid) LIMIT ${AHEAD_COUNTED}) a)::int AS held,
+    CASE WHEN $2::text IS NULL THEN '{}'::float8[] ELSE ARRAY(
+      SELECT ms FROM (
+        SELECT (extract(epoch FROM f.at) * 1000)::float8 AS ms FROM flow_start f
+        WHERE f.key = $2 AND f.at > clock_timestamp() - $5::float8 * interval '1 millisecond' ORDER BY f.at DESC LIMIT $4::int
+      ) w ORDER BY ms
+    ) END AS window_ms`;
+
+/**
+ * The end of a locked claim, in one statement: the claims started (`$3`) get their keys recorded
+ * and their starts put in the rate key's window (a day's old starts pruned); the claims held (`$4`…)
+ * are marked held (first when kept) with the keys they wait on, only while as the judgement read them.
+ */
+export const FLOW_FINISH = `
+  WITH started AS (INSERT INTO flow_start (key, at, execution_id) SELECT $2, clock_timestamp(), id FROM unnest($3::uuid[]) AS u(id) WHERE $2::text IS NOT NULL),
+  pruned AS (DELETE FROM flow_start WHERE $2::text IS NOT NULL AND cardinality($3::uuid[]) > 0 AND key = $2 AND at < clock_timestamp() - interval '1 day'),
+  keyed AS (UPDATE task_execution SET concurrency_key = $1, rate_key = $2, held_at = NULL WHERE id = ANY($3::uuid[]))
+  UPDATE task_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = $1, rate_key = $2
+  FROM unnest($4::uuid[], $5::execution_status[], $6::int[]) AS h(id, status, attempt)
+  WHERE e.id = h.id AND e.status = h.status AND e.attempt = h.attempt`;
+
+/**
+ * The look before the lock, for many claims of any keys in one statement: a claim whose key is
+ * full — no permit free, the rate window full, or a run already held on its keys ahead of it — is
+ * marked held there and then (holding never needs the lock: it is always safe, and a permit freed
+ * meanwhile wakes it); the others may start and go on to the locked claim. Returns, per claim,
+ * whether it was held, and what its hint needs: the runs held on its keys, its rate window.
+ */
+export const FLOW_HOLD_IF_FULL = `
+  WITH req AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int[], $5::int[], $6::float8[], $7::timestamptz[], $8::execution_status[], $9::int[])
+      WITH ORDINALITY AS r(id, ckey, rkey, climit, rlimit, window_ms, fire_at, status, attempt, n)
+  ),
+  ckeys AS (SELECT DISTINCT ckey AS key FROM req WHERE ckey IS NOT NULL),
+  rkeys AS (SELECT DISTINCT rkey AS key, rlimit, window_ms FROM req WHERE rkey IS NOT NULL),
+  running AS (
+    SELECT k.key, (SELECT count(*) FROM task_execution x
+      WHERE x.concurrency_key = k.key AND x.status = 'running' AND x.lease_until > clock_timestamp() AND x.id <> ALL($1::uuid[]))::int AS n
+    FROM ckeys k
+  ),
+  windows AS (
+    SELECT k.key, k.rlimit, k.window_ms, ARRAY(
+      SELECT ms FROM (
+        SELECT (extract(epoch FROM f.at) * 1000)::float8 AS ms FROM flow_start f
+        WHERE f.key = k.key AND f.at > clock_timestamp() - k.window_ms * interval '1 millisecond' ORDER BY f.at DESC LIMIT k.rlimit
+      ) w ORDER BY ms) AS starts
+    FROM rkeys k
+  ),
+  verdict AS (
+    SELECT r.id, r.n, r.status, r.attempt, r.ckey, r.rkey,
+      COALESCE((SELECT c.n FROM running c WHERE c.key = r.ckey) >= r.climit, false) AS cfull,
+      COALESCE((SELECT cardinality(w.starts) FROM windows w WHERE w.key = r.rkey AND w.rlimit = r.rlimit AND w.window_ms = r.window_ms) >= r.rlimit, false) AS rfull,
+      ahead.n > 0 AS behind, ahead.n AS held_count,
+      COALESCE((SELECT w.starts FROM windows w WHERE w.key = r.rkey AND w.rlimit = r.rlimit AND w.window_ms = r.window_ms), '{}'::float8[]) AS window_ms
+    FROM req r
+    -- The runs already held on its keys ahead of it, each key through its own index.
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS n FROM (
+        SELECT o.id FROM task_execution o
+        WHERE r.ckey IS NOT NULL AND o.concurrency_key = r.ckey AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying')
+          AND o.fire_at <= r.fire_at AND (o.fire_at, o.id) < (r.fire_at, r.id) AND o.id <> ALL($1::uuid[])
+          AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+        UNION
+        SELECT o.id FROM task_execution o
+        WHERE r.rkey IS NOT NULL AND o.rate_key = r.rkey AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying')
+          AND o.fire_at <= r.fire_at AND (o.fire_at, o.id) < (r.fire_at, r.id) AND o.id <> ALL($1::uuid[])
+          AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
+        LIMIT ${AHEAD_COUNTED}
+      ) h
+    ) ahead
+  ),
+  marked AS (
+    UPDATE task_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = v.ckey, rate_key = v.rkey
+    FROM verdict v WHERE e.id = v.id AND e.status = v.status AND e.attempt = v.attempt AND (v.cfull OR v.rfull OR v.behind)
+    RETURNING e.id
+  )
+  SELECT v.n::int AS n, v.cfull, v.rfull, v.behind, v.held_count, v.window_ms, (v.id IN (SELECT id FROM marked)) AS marked,
+    (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms
+  FROM verdict v ORDER BY v.n`;
