@@ -6,7 +6,7 @@ export { epochFence, inShard, type LeaderFence, type ShardFence, shardFence, sha
 export { AttemptsRepository } from './executions/attempts.repository.js';
 export { type ClaimHolder, type ClaimRead, ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './executions/claims.repository.js';
 export { FlowControlRepository, type FlowKeyLoad } from './executions/flow-control.repository.js';
-export { type FlowClaimOutcome, type FlowPolicy, rateWindowMs } from './executions/flow-plan.js';
+export { type FlowClaimOutcome, flowOrder, type FlowPolicy, rateWindowMs } from './executions/flow-plan.js';
 export { EXECUTION_HISTORY, type MovedExecution } from './executions/execution-transition.js';
 export { type ExecutionFilter, type ExecutionHistoryEvent, ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 export {

@@ -44,7 +44,7 @@ export const EXECUTION_JOB_OPTIONS: JobsOptions = {
 export const EXECUTION_CANCEL_CHANNEL = 'executions:cancel';
 /**
  * Pub/sub channel (under the prefix) on which a worker names a flow-control key when a run of it
- * ends or a held one starts: every worker brings its first run held on the key forward. A word
+ * ends, or a held one starts and leaves room: every worker brings its first run held on the key forward. A word
  * lost (Redis down) only slows the held runs down: they ask again on their own.
  */
 export const FLOW_WAKE_CHANNEL = 'flow:wake';

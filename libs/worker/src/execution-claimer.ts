@@ -8,6 +8,7 @@ import {
   ExecutionTransitionsRepository,
   type FlowClaimOutcome,
   FlowControlRepository,
+  flowOrder,
   type FlowPolicy,
   isConnectionError,
   type SkipReason,
@@ -19,7 +20,6 @@ import { type ClaimContext, type ClaimVerdict, judgeClaim, withPinnedDefinition 
 import { EXECUTION_CANCEL_CHANNEL, FLOW_WAKE_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { Batcher } from './batcher.js';
-import { flowOrder } from './waiting-room.js';
 
 /** How often a buffered execution (`overlap=buffer_one`) asks again whether the run it waits for ended. */
 const BUFFER_POLL_MS = 100;
@@ -79,7 +79,8 @@ export interface ClaimRequest {
  * - `skipped`: the slot ended `skipped` without starting.
  * - `wait`, `early`, `late`: the job comes back (after `retryInMs` when known; a `wait` may be
  *   woken earlier when a run of `taskId` ends on this worker, or — held by flow control — when a
- *   run of `flowKey` ends or a held one starts on any worker; `order`: its place among them).
+ *   run of `flowKey` ends, or a held one starts and leaves room, on any worker; `order`: its
+ *   place among them, see `flowOrder`).
  * - `lost`: nothing to do.
  */
 export type ClaimResult =

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { flowOrder, flowTurn, type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
+import { flowOrder } from '@punctual/db';
+import { flowTurn, type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 
 const job = (id: string, promoted: string[], fail = false): Promotable => ({
   id,

@@ -67,9 +67,3 @@ export class WaitingRoom {
 /** The waiting-room turn of a flow-control key (task turns are task ids, which never start so). */
 export const flowTurn = (key: string): string => `flow:${key}`;
 
-/**
- * A held run's place among the runs held on its key, as Postgres orders them — by `fire_at`, then
- * by id (a uuid compares as its lower-case text) — so the run a worker brings forward first is the
- * one the claim lets go first.
- */
-export const flowOrder = (fireAtMs: number, executionId: string): string => `${String(fireAtMs).padStart(16, '0')}:${executionId.toLowerCase()}`;

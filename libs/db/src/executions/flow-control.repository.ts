@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type pg from 'pg';
 import { PrismaService } from '../prisma.service.js';
 import { ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './claims.repository.js';
-import { type BatchPlan, type FlowCheck, type FlowClaimOutcome, type FlowPolicy, heldOutcomes, inOrder, planBatch, rateWindowMs } from './flow-plan.js';
+import { type FlowCheck, type FlowClaimOutcome, type FlowPolicy, heldOutcome, heldOutcomes, inOrder, planBatch, rateWindowMs } from './flow-plan.js';
 import { FLOW_CHECK, FLOW_FINISH, FLOW_HOLD_IF_FULL } from './flow-statements.js';
 import { Semaphore } from './semaphore.js';
 
@@ -75,7 +75,7 @@ export class FlowControlRepository {
     // Claims of one flow control held in this batch queue up behind each other.
     const placed = new Map<string, number>();
     return rows.map((row, i) => {
-      const { write, flow } = claims[i]!;
+      const { flow } = claims[i]!;
       if (!row.cfull && !row.rfull && !row.behind) return null;
       // Not held: no longer as read (another claim, an edit): read again.
       if (!row.marked) return { kind: 'changed' };
@@ -85,9 +85,7 @@ export class FlowControlRepository {
       placed.set(lane, j + 1);
       // Waiting for a permit unless only the rate window is full.
       const onPermit = flow.concurrency !== null && (row.cfull || !row.rfull);
-      const check: FlowCheck = { now_ms: row.now_ms, running: 0, first_held: null, held: row.held_count + j, window_ms: row.window_ms };
-      const plan: BatchPlan = { going: [], waiting: [{ w: write, i: 0, fireMs: 0, id: write.id }], permits: onPermit ? 0 : Number.POSITIVE_INFINITY, starts: onPermit ? Number.POSITIVE_INFINITY : 0 };
-      return heldOutcomes(check, plan, [], flow, [])[0]!;
+      return heldOutcome(flow, onPermit, row.held_count + j, row.window_ms, row.now_ms);
     });
   }
 

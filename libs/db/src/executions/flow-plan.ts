@@ -13,7 +13,8 @@ export interface FlowPolicy {
  * - `claimed` (and the other write outcomes): as a plain claim's write; `roomLeft`: the key had
  *   room for more after it (a run held behind it may go now).
  * - `held`: a key is at its limit, or an earlier run waits on it: the run is marked held and comes
- *   back — after `retryInMs` when the rate window says when, or when a run of `key` ends or starts.
+ *   back — after `retryInMs` when the rate window says when, or when a run of `key` ends (or a
+ *   held one starts and leaves room).
  *   `ahead`: runs held before it on its keys (200 at most counted).
  */
 export type FlowClaimOutcome = (ClaimWriteOutcome & { roomLeft?: boolean }) | { kind: 'held'; key: string; retryInMs: number | null; ahead: number };
@@ -31,8 +32,15 @@ export function rateWindowMs(perMs: number): number {
 /** Held runs counted ahead of one (to spread their returns); beyond this, "many". */
 export const AHEAD_COUNTED = 200;
 
-/** `(fire_at, id)` order, as Postgres sorts the held runs of a key (a uuid compares as its lower-case text). */
-export const before = (a: { fireMs: number; id: string }, b: { fireMs: number; id: string }) => a.fireMs < b.fireMs || (a.fireMs === b.fireMs && a.id.toLowerCase() < b.id.toLowerCase());
+/**
+ * A run's place among the runs held on its keys, as Postgres orders them — by `fire_at`, then by
+ * id (a uuid compares as its lower-case text) — as a string that sorts the same way: the claim's
+ * FIFO and a worker's waiting room (which run it brings forward first) use this one order.
+ */
+export const flowOrder = (fireMs: number, id: string): string => `${String(fireMs).padStart(16, '0')}:${id.toLowerCase()}`;
+
+/** `a` goes before `b` (see {@link flowOrder}). */
+export const before = (a: { fireMs: number; id: string }, b: { fireMs: number; id: string }) => flowOrder(a.fireMs, a.id) < flowOrder(b.fireMs, b.id);
 
 /** What the locked check (`FLOW_CHECK`) and the look before the lock read. */
 export interface FlowCheck {
@@ -77,24 +85,27 @@ export function planBatch(check: FlowCheck, writes: ClaimWrite[], flow: FlowPoli
 }
 
 /**
- * The held outcomes of a plan, into `outcomes`: a run waiting for a permit (or behind runs that
- * wait for one) is woken when a run of the key ends or starts; one waiting on the rate window is
- * told when the start `limit` back from its place leaves the window (this batch's starts counted).
+ * When a held run should ask again. Waiting for a permit (`onPermit`, or behind runs that wait for
+ * one): never on its own — a run of the key ending, or a held one starting with room left, wakes
+ * it. Waiting on the rate window: when the start `limit` back from its place (`position`: runs
+ * held ahead of it) leaves `window` (the starts, oldest first).
  */
+export function heldOutcome(flow: FlowPolicy, onPermit: boolean, position: number, window: number[], nowMs: number): FlowClaimOutcome {
+  const ahead = Math.min(AHEAD_COUNTED, position);
+  if (onPermit) return { kind: 'held', key: flow.concurrency!.key, retryInMs: null, ahead };
+  const windowMs = rateWindowMs(flow.rate!.perMs);
+  const perStart = windowMs / flow.rate!.limit;
+  const at = window.length - flow.rate!.limit + position;
+  const freeAt = at < 0 ? nowMs + perStart : at < window.length ? window[at]! + windowMs : nowMs + windowMs + (at - window.length + 1) * perStart;
+  return { kind: 'held', key: flow.rate!.key, retryInMs: Math.ceil(Math.max(0, freeAt - nowMs)), ahead };
+}
+
+/** The held outcomes of a plan, into `outcomes` (see {@link heldOutcome}; this batch's starts are in the window). */
 export function heldOutcomes(check: FlowCheck, plan: BatchPlan, claimed: string[], flow: FlowPolicy, outcomes: FlowClaimOutcome[]): FlowClaimOutcome[] {
-  const windowMs = flow.rate ? rateWindowMs(flow.rate.perMs) : 0;
   const window = [...check.window_ms, ...claimed.map(() => check.now_ms)];
-  const perStart = flow.rate ? windowMs / flow.rate.limit : 0;
   plan.waiting.forEach((o, j) => {
-    const ahead = Math.min(AHEAD_COUNTED, check.held + j);
     const onPermit = flow.concurrency !== null && (plan.going.length + j >= plan.permits || flow.rate === null || plan.permits <= plan.starts);
-    if (onPermit) {
-      outcomes[o.i] = { kind: 'held', key: flow.concurrency!.key, retryInMs: null, ahead };
-      return;
-    }
-    const at = window.length - flow.rate!.limit + j + check.held;
-    const freeAt = at < 0 ? check.now_ms + perStart : at < window.length ? window[at]! + windowMs : check.now_ms + windowMs + (at - window.length + 1) * perStart;
-    outcomes[o.i] = { kind: 'held', key: flow.rate!.key, retryInMs: Math.ceil(Math.max(0, freeAt - check.now_ms)), ahead };
+    outcomes[o.i] = heldOutcome(flow, onPermit, check.held + j, window, check.now_ms);
   });
   return outcomes;
 }
