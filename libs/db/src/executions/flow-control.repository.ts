@@ -161,12 +161,20 @@ export class FlowControlRepository {
   /** The keys with the most runs held back, then running (at most `limit`), and any of `named`. */
   async busiestKeys(limit: number, named: readonly string[] = []): Promise<FlowKeyLoad[]> {
     const rows = await this.prisma.$queryRaw<FlowKeyLoad[]>`
+      -- Only rows running or held: the partial indexes of each key, never every pending row (a
+      -- campaign's 100,000 planned runs are not read every 15 s).
       WITH keyed AS (
         SELECT concurrency_key AS key, id, status, held_at, lease_until FROM task_execution
-        WHERE concurrency_key IS NOT NULL AND status IN ('running', 'scheduled', 'queued', 'retrying')
+        WHERE concurrency_key IS NOT NULL AND status = 'running'
         UNION
-        SELECT rate_key AS key, id, status, held_at, lease_until FROM task_execution
-        WHERE rate_key IS NOT NULL AND status IN ('running', 'scheduled', 'queued', 'retrying')
+        SELECT concurrency_key, id, status, held_at, lease_until FROM task_execution
+        WHERE concurrency_key IS NOT NULL AND held_at IS NOT NULL AND status IN ('scheduled', 'queued', 'retrying')
+        UNION
+        SELECT rate_key, id, status, held_at, lease_until FROM task_execution
+        WHERE rate_key IS NOT NULL AND status = 'running'
+        UNION
+        SELECT rate_key, id, status, held_at, lease_until FROM task_execution
+        WHERE rate_key IS NOT NULL AND held_at IS NOT NULL AND status IN ('scheduled', 'queued', 'retrying')
       ),
       loads AS (
         SELECT key,
