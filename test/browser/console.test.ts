@@ -129,7 +129,7 @@ describe('the console', () => {
 
     const chart = page.getByRole('region', { name: 'Last 24 hours' });
     await expect.poll(() => chart.textContent()).toContain('7 runs in the last 24 hours: 5 succeeded, 1 dead, 1 skipped.');
-    expect(await chart.locator('canvas').count()).toBe(2);
+    await expect.poll(() => chart.locator('canvas').count()).toBe(2);
     expect(await chart.getByRole('list', { name: 'Colours' }).textContent()).toMatch(/succeeded.*dead.*skipped/);
 
     const history = page.getByRole('region', { name: 'Run history' });
