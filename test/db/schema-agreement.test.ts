@@ -58,6 +58,9 @@ describe('schema.prisma agrees with the migrated database', () => {
       notifyOn: ['succeeded', 'failed'],
       labels: { team: 'billing' },
       managedBy: 'punctual-apply',
+      exclude: ['us-holidays'],
+      calendars: [{ name: 'us-holidays', version: 2, updatedAt: '2026-01-02T03:04:05.678Z', timezone: null, dates: ['2026-12-25'], rrules: [] }],
+      sloStartWithinMs: 60_000,
       secret: 's',
       status: 'paused' as const,
       nextRunAt: now,
@@ -125,6 +128,12 @@ describe('schema.prisma agrees with the migrated database', () => {
     // A key and its limit come together, within bounds.
     await expect(db.prisma.task.update({ where: { id: written.id }, data: { concurrencyLimit: null } })).rejects.toThrow();
     await expect(db.prisma.task.update({ where: { id: written.id }, data: { ratePerMs: 50 } })).rejects.toThrow();
+
+    const calendar = { name: 'us-holidays', description: 'd', timezone: 'America/New_York', dates: ['2026-12-25'], rrules: ['FREQ=WEEKLY;BYDAY=SA,SU'], version: 2, createdAt: now, updatedAt: later };
+    await db.prisma.calendar.create({ data: calendar });
+    expect(await db.prisma.calendar.findUniqueOrThrow({ where: { name: 'us-holidays' } })).toEqual(calendar);
+    await expect(db.prisma.calendar.create({ data: { ...calendar, name: 'Not A Name' } })).rejects.toThrow();
+    await expect(db.prisma.task.update({ where: { id: written.id }, data: { sloStartWithinMs: 0 } })).rejects.toThrow();
 
     const outbox = { topic: 'execution.dead', payload: { id: 1 }, availableAt: now, attempts: 2, lastError: 'x', deliveredAt: later, createdAt: now };
     const o = await db.prisma.outbox.create({ data: outbox });

@@ -13,6 +13,7 @@ import { ApiMetricsController } from './admin/metrics.controller.js';
 import { ApiKeyPresenceCheck } from './admin-key.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
 import { BrowserSessionStore } from './auth/browser-session.store.js';
+import { CalendarsController } from './calendars/calendars.controller.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { SchedulesController } from './schedules/schedules.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
@@ -25,7 +26,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule.forRoot(), RedisModule, MetricsModule, QueueModule, TasksCoreModule, AuthModule, ClusterModule],
-      controllers: [TasksController, ExecutionsController, SchedulesController, ApiKeysController, AuditController, HandlersController, ClusterController, ApiMetricsController, HealthController],
+      controllers: [TasksController, ExecutionsController, SchedulesController, CalendarsController, ApiKeysController, AuditController, HandlersController, ClusterController, ApiMetricsController, HealthController],
       providers: [
         ApiKeyPresenceCheck,
         BrowserSessionStore,

@@ -14,6 +14,8 @@ export const SKIP_REASONS = ['overlap', 'late', 'paused', 'task_changed', 'task_
 export const TRIGGERS = ['schedule', 'catchup', 'manual', 'backfill'] as const;
 export const ROLES = ['viewer', 'operator', 'admin'] as const;
 export const CATCH_UPS = ['skip', 'latest', 'all'] as const;
+/** A task's health (DESIGN §8), in the order the console sorts by: the worst first. */
+export const HEALTH_STATES = ['late', 'failing', 'never_ran', 'paused', 'ok', 'completed'] as const;
 /** What `POST /v1/tasks:apply` does (or would do) to one task. */
 export const APPLY_ACTIONS = ['create', 'update', 'delete', 'unchanged'] as const;
 
@@ -30,9 +32,11 @@ export const Trigger = z.enum(TRIGGERS);
 export const Role = z.enum(ROLES);
 export const CatchUp = z.enum(CATCH_UPS);
 export const ApplyAction = z.enum(APPLY_ACTIONS);
+export const HealthState = z.enum(HEALTH_STATES);
 
 export type TaskStatus = z.infer<typeof TaskStatus>;
 export type ExecutionStatus = z.infer<typeof ExecutionStatus>;
 export type Role = z.infer<typeof Role>;
 export type CatchUp = z.infer<typeof CatchUp>;
 export type ApplyAction = z.infer<typeof ApplyAction>;
+export type HealthState = z.infer<typeof HealthState>;

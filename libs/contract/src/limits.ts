@@ -79,3 +79,10 @@ export const TASK_DEFAULTS = Object.freeze({
   timeout: '5m',
   notifyOn: Object.freeze(['dead']),
 } as const);
+
+/** A task excludes at most this many calendars; a calendar holds at most this many dates and rules. */
+export const EXCLUDE_MAX = 20;
+export const CALENDAR_DATES_MAX = 10_000;
+export const CALENDAR_RRULES_MAX = 100;
+/** Calendar names follow task names' rule. */
+export const CALENDAR_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;

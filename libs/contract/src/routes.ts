@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { BackfillBody, BackfillResponse, PauseBody, PreviewRequest, PreviewResponse, ResumeBody, TriggerBody } from './actions.js';
 import { TaskApplyRequest, TaskApplyResponse } from './apply.js';
+import { Calendar, CalendarList, CalendarPutBody } from './calendar.js';
 import { ApiKeyList, AuditPage, AuditQuery, Cluster, CreateApiKeyBody, CreatedApiKey, HandlerList, Me } from './admin.js';
 import type { Role } from './enums.js';
 import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
@@ -64,6 +65,14 @@ export const routes = {
   retryExecution: route({ method: 'POST', path: '/v1/executions/{id}/retry', tag: 'executions', role: 'operator', summary: 'Replay a dead execution', status: 202, response: Execution, errors: [409] }),
   cancelExecution: route({ method: 'POST', path: '/v1/executions/{id}/cancel', tag: 'executions', role: 'operator', summary: 'Cancel a pending or running execution', status: 200, response: Execution, errors: [409] }),
   previewSchedule: route({ method: 'POST', path: '/v1/schedules/preview', tag: 'schedules', role: 'viewer', summary: 'Preview fire times', description: 'The next `count` fire times after `from`: `at` in UTC, `local` with the zone offset.', body: PreviewRequest, status: 200, response: PreviewResponse }),
+  listCalendars: route({ method: 'GET', path: '/v1/calendars', tag: 'calendars', role: 'viewer', summary: 'List calendars of excluded days', status: 200, response: CalendarList }),
+  getCalendar: route({ method: 'GET', path: '/v1/calendars/{name}', tag: 'calendars', role: 'viewer', summary: 'A calendar and the tasks that exclude it', status: 200, response: Calendar }),
+  putCalendar: route({
+    method: 'PUT', path: '/v1/calendars/{name}', tag: 'calendars', role: 'admin', summary: 'Create or replace a calendar',
+    description: '201 when created, 200 when replaced. A replaced calendar re-plans the tasks that exclude it, as a schedule edit does: no slot lost or doubled.',
+    body: CalendarPutBody, status: 200, alsoStatus: [201], response: Calendar, errors: [413],
+  }),
+  deleteCalendar: route({ method: 'DELETE', path: '/v1/calendars/{name}', tag: 'calendars', role: 'admin', summary: 'Delete a calendar', description: '409 while a task excludes it.', status: 204, errors: [409] }),
   listHandlers: route({ method: 'GET', path: '/v1/handlers', tag: 'handlers', role: 'viewer', summary: 'Handlers offered by the live workers', status: 200, response: HandlerList }),
   getCluster: route({ method: 'GET', path: '/v1/cluster', tag: 'cluster', role: 'viewer', summary: 'Leader, workers, queue depth and clock offsets', status: 200, response: Cluster }),
   getMe: route({ method: 'GET', path: '/v1/me', tag: 'api-keys', role: 'viewer', summary: 'Who the caller is: its actor name and role', description: 'What a key or a console session may do, without trying.', status: 200, response: Me }),

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { Duration, durationMs, Instant, Page, PageQuery, Timestamp } from './common.js';
-import { Disambiguation, DstGap, DstOverlap, MisfirePolicy, NotifyEvent, OverlapPolicy, TaskStatus } from './enums.js';
+import { Disambiguation, DstGap, DstOverlap, HealthState, MisfirePolicy, NotifyEvent, OverlapPolicy, TaskStatus } from './enums.js';
 import { Execution } from './execution.js';
 import {
-  AT_MAX, ATTEMPTS_MAX, BATCH_MAX, FLOW_KEY_MAX, FLOW_LIMIT_MAX, RATE_PER_MAX_MS, RATE_PER_MIN_MS, CRON_MAX, DESCRIPTION_MAX, HANDLER_NAME_PATTERN, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, LABELS_MAX,
+  AT_MAX, ATTEMPTS_MAX, CALENDAR_NAME_PATTERN, DURATION_MAX_MS, EXCLUDE_MAX, BATCH_MAX, FLOW_KEY_MAX, FLOW_LIMIT_MAX, RATE_PER_MAX_MS, RATE_PER_MIN_MS, CRON_MAX, DESCRIPTION_MAX, HANDLER_NAME_PATTERN, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, LABELS_MAX,
   MANAGED_BY_PATTERN, RRULE_MAX, SECRET_FIELD_MAX, SECRET_FIELDS_MAX, TASK_DEFAULTS, TASK_NAME_PATTERN, TIMEZONE_MAX, UPCOMING_COUNT, UPCOMING_MAX, URL_MAX,
 } from './limits.js';
 
@@ -21,6 +21,9 @@ export const ManagedBy = z
   .regex(MANAGED_BY_PATTERN, `must match ${MANAGED_BY_PATTERN.source}`)
   .meta({ description: 'who manages this task (e.g. `punctual-apply`); null when nobody does', examples: ['punctual-apply'] });
 
+/** A calendar's name, as a task's `schedule.exclude` names it. */
+export const CalendarName = z.string().regex(CALENDAR_NAME_PATTERN, `must match ${CALENDAR_NAME_PATTERN.source}`).meta({ examples: ['us-holidays'] });
+
 export const Dst = z.strictObject({ gap: DstGap.optional(), overlap: DstOverlap.optional() });
 
 /** A schedule as a user writes it: exactly one of `cron`, `rrule`, `at`, `every`. */
@@ -36,6 +39,11 @@ export const ScheduleSpec = z
     jitter: Duration.optional().meta({ description: 'a deterministic delay in [0, jitter)', default: TASK_DEFAULTS.jitter }),
     dst: Dst.optional(),
     disambiguation: Disambiguation.optional().meta({ description: 'for a local `at` the clocks skip or repeat' }),
+    exclude: z
+      .array(CalendarName)
+      .max(EXCLUDE_MAX)
+      .optional()
+      .meta({ description: "calendars of excluded days: a slot whose local date (in the calendar's zone, else the schedule's) one of them excludes is not planned", examples: [['us-holidays']] }),
   })
   .meta({ id: 'ScheduleSpec', examples: [{ cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' }] });
 
@@ -76,6 +84,16 @@ export const PolicySpec = z.strictObject({
   rateLimit: RateLimitSpec.nullable().optional().meta({ description: 'a rate limit shared across tasks; null or absent: none' }),
 });
 
+/** `slo`: what on time means for this task; a task with one gets per-task metric series. */
+export const SloSpec = z
+  .strictObject({
+    startWithin: Duration.refine((value) => durationMs(value) >= 1 && durationMs(value) <= DURATION_MAX_MS, 'must be between 1ms and 24d').meta({
+      description: 'a slot that has not started this long after its fire time is late',
+      examples: ['1m'],
+    }),
+  })
+  .meta({ id: 'SloSpec', examples: [{ startWithin: '1m' }] });
+
 export const NotifySpec = z.strictObject({
   url: z.string().max(URL_MAX).regex(/^https?:\/\//, 'must be an http(s) URL').nullable().optional().meta({ examples: ['https://example.com/punctual-events'] }),
   on: z.array(NotifyEvent).max(NotifyEvent.options.length).optional().meta({ default: [...TASK_DEFAULTS.notifyOn] }),
@@ -93,6 +111,7 @@ const taskFields = {
   paused: z.boolean().optional().meta({ default: false }),
   labels: Labels.optional(),
   managedBy: ManagedBy.nullable().optional(),
+  slo: SloSpec.nullable().optional().meta({ description: 'opts the task into per-task metric series and alerts; null or absent: none' }),
 };
 
 /** A task as a user writes it (`POST /v1/tasks`, a file for `punctual apply`). */
@@ -115,7 +134,21 @@ export const Schedule = z.object({
   endAt: Timestamp.nullable(),
   jitter: z.string(),
   dst: z.object({ gap: DstGap.optional(), overlap: DstOverlap.optional() }).optional(),
+  exclude: z.array(z.string()).optional().meta({ description: 'the calendars of excluded days (absent: none)' }),
 });
+
+/** How a task is doing (DESIGN §8), computed from its executions when it is read. */
+export const TaskHealth = z
+  .object({
+    state: HealthState.meta({
+      description:
+        'late: a due slot has not started within slo.startWithin (else maxDelay); failing: its latest finished slot is dead; never_ran: no slot has finished; paused; completed; ok',
+    }),
+    lastSuccessAt: Timestamp.nullable().meta({ description: 'when its latest successful run finished' }),
+    lastSlotAt: Timestamp.nullable().meta({ description: 'its latest slot that has come (scheduled_for ≤ now)' }),
+    consecutiveFailures: z.number().int().meta({ description: 'dead slots since its latest success' }),
+  })
+  .meta({ id: 'TaskHealth' });
 
 /** A task as the API returns it (never its secret). */
 export const Task = z
@@ -139,6 +172,8 @@ export const Task = z
     paused: z.boolean(),
     labels: z.record(z.string(), z.string()),
     managedBy: z.string().nullable(),
+    slo: z.object({ startWithin: z.string() }).nullable(),
+    health: TaskHealth,
     status: TaskStatus,
     nextRunAt: Timestamp.nullable().meta({ description: 'the next slot not yet planned' }),
     lastScheduledFor: Timestamp.nullable(),
@@ -191,6 +226,7 @@ export const TaskListQuery = PageQuery.extend({
   q: z.string().max(128).optional().meta({ description: 'a substring of the name or description' }),
   label: z.array(LabelSelector).max(LABELS_MAX).optional().meta({ description: 'key=value; repeat for tasks with all of them' }),
   managedBy: z.string().max(128).optional(),
+  health: HealthState.optional().meta({ description: 'only tasks in this health state' }),
 });
 
 export type TaskSpec = z.infer<typeof TaskSpec>;
@@ -210,3 +246,5 @@ export type TaskBatchResponse = z.infer<typeof TaskBatchResponse>;
 export type TaskListQuery = z.input<typeof TaskListQuery>;
 export type TaskDetailQuery = z.input<typeof TaskDetailQuery>;
 export type Labels = z.infer<typeof Labels>;
+export type TaskHealth = z.infer<typeof TaskHealth>;
+export type SloSpec = z.infer<typeof SloSpec>;

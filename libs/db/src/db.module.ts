@@ -12,6 +12,8 @@ import { OutboxRepository } from './outbox.repository.js';
 import { DB_SESSION, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';
 import { SchedulerStateRepository } from './scheduler-state.repository.js';
 import { TasksRepository } from './tasks.repository.js';
+import { CalendarsRepository } from './calendars.repository.js';
+import { TaskHealthRepository } from './task-health.repository.js';
 
 const REPOSITORIES = [
   PrismaService,
@@ -27,6 +29,8 @@ const REPOSITORIES = [
   ApiKeysRepository,
   AuditRepository,
   BacklogRepository,
+  CalendarsRepository,
+  TaskHealthRepository,
 ];
 
 /** Postgres access: the Prisma client and the repositories that own each table's SQL. */

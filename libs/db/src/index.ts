@@ -20,6 +20,7 @@ export {
   type ApiKey,
   type ApiKeyRole,
   type AuditLog,
+  type Calendar,
   type ExecutionEvent,
   type ExecutionStatus,
   type ExecutionTrigger,
@@ -37,4 +38,6 @@ export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, Migratio
 export { OutboxRepository } from './outbox.repository.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isConnectionError, isLockTimeout, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository, type ShardState } from './scheduler-state.repository.js';
+export { TaskHealthRepository, type TaskHealthRow } from './task-health.repository.js';
+export { type CalendarFields, type CalendarInUse, CalendarsRepository } from './calendars.repository.js';
 export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { inShard, type LeaderFence } from './epoch-fence.js';
 import { Prisma, type Task, type TaskStatus } from './generated/prisma/client.js';
 import { PrismaService, type Db } from './prisma.service.js';
+import { TaskHealthRepository, type TaskHealthRow } from './task-health.repository.js';
 
 /** A task's cursor moved past the slots it planned. */
 export interface CursorMove {
@@ -28,6 +29,8 @@ export interface TaskListFilter {
   /** Tasks carrying every one of these labels (`labels @> {...}`, answered by the GIN index). */
   labels?: Record<string, string>;
   managedBy?: string;
+  /** Tasks in this health state (computed from their executions: see {@link TaskHealthRepository}). */
+  health?: TaskHealthRow['state'];
 }
 
 export class TaskNameTakenError extends Error {
@@ -44,7 +47,7 @@ const TASK_FIELDS = Object.entries({
   startAt: 'start_at', endAt: 'end_at', jitterMs: 'jitter_ms', dstGap: 'dst_gap', dstOverlap: 'dst_overlap', overlap: 'overlap',
   misfire: 'misfire', maxDelayMs: 'max_delay_ms', maxAttempts: 'max_attempts', backoffMs: 'backoff_ms', backoffMaxMs: 'backoff_max_ms',
   timeoutMs: 'timeout_ms', concurrencyKey: 'concurrency_key', concurrencyLimit: 'concurrency_limit', rateKey: 'rate_key', rateLimit: 'rate_limit',
-  ratePerMs: 'rate_per_ms', notifyUrl: 'notify_url', notifyOn: 'notify_on', labels: 'labels', managedBy: 'managed_by', secret: 'secret',
+  ratePerMs: 'rate_per_ms', notifyUrl: 'notify_url', notifyOn: 'notify_on', labels: 'labels', managedBy: 'managed_by', exclude: 'exclude', calendars: 'calendars', sloStartWithinMs: 'slo_start_within_ms', secret: 'secret',
   status: 'status', nextRunAt: 'next_run_at', lastScheduledFor: 'last_scheduled_for', missedCount: 'missed_count', version: 'version',
   planVersion: 'plan_version', lastError: 'last_error', lastErrorAt: 'last_error_at', createdAt: 'created_at', updatedAt: 'updated_at',
 } satisfies Record<keyof Task, string>) as [keyof Task, string][];
@@ -167,16 +170,18 @@ export class TasksRepository {
    */
   async list(filter: TaskListFilter, limit: number, afterName?: string): Promise<Task[]> {
     const like = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const health = filter.health ? TaskHealthRepository.inState(filter.health) : null;
     const conditions = [
-      filter.status && Prisma.sql`status = ${filter.status}::task_status`,
-      filter.handler && Prisma.sql`handler = ${filter.handler}`,
-      filter.managedBy && Prisma.sql`managed_by = ${filter.managedBy}`,
-      filter.labels && Object.keys(filter.labels).length > 0 && Prisma.sql`labels @> ${JSON.stringify(filter.labels)}::jsonb`,
-      filter.q && Prisma.sql`(name ILIKE ${like(filter.q)} OR description ILIKE ${like(filter.q)})`,
-      afterName !== undefined && Prisma.sql`name > ${afterName}`,
+      filter.status && Prisma.sql`t.status = ${filter.status}::task_status`,
+      filter.handler && Prisma.sql`t.handler = ${filter.handler}`,
+      filter.managedBy && Prisma.sql`t.managed_by = ${filter.managedBy}`,
+      filter.labels && Object.keys(filter.labels).length > 0 && Prisma.sql`t.labels @> ${JSON.stringify(filter.labels)}::jsonb`,
+      filter.q && Prisma.sql`(t.name ILIKE ${like(filter.q)} OR t.description ILIKE ${like(filter.q)})`,
+      afterName !== undefined && Prisma.sql`t.name > ${afterName}`,
+      health?.where,
     ].filter((c): c is Prisma.Sql => Boolean(c));
     const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}` : Prisma.empty;
-    const ids = await this.prisma.$queryRaw<{ id: string }[]>`SELECT id FROM task ${where} ORDER BY name LIMIT ${limit}`;
+    const ids = await this.prisma.$queryRaw<{ id: string }[]>`SELECT t.id FROM task t ${health?.join ?? Prisma.empty} ${where} ORDER BY t.name LIMIT ${limit}`;
     if (ids.length === 0) return [];
     return this.prisma.task.findMany({ where: { id: { in: ids.map((r) => r.id) } }, orderBy: { name: 'asc' } });
   }

@@ -1,4 +1,19 @@
-import { compileSchedule, type DstPolicy, type Schedule, type ScheduleSpec } from '@punctual/time';
+import { compileSchedule, type DstPolicy, type ExcludedDays, type Schedule, type ScheduleSpec } from '@punctual/time';
+
+/**
+ * A calendar as a task keeps a copy of it (`task.calendars`): what it held when the task was last
+ * written or the calendar last edited — the edit rewrites every copy in its transaction.
+ */
+export interface CalendarSnapshot {
+  name: string;
+  version: number;
+  /** When this version was written: with the name and version, what identifies the content. */
+  updatedAt: string;
+  /** Null: the task's own zone. */
+  timezone: string | null;
+  dates: string[];
+  rrules: string[];
+}
 
 /** A task's schedule as it is stored: one of four kinds, with its bounds and DST choices. */
 export interface ScheduledTask {
@@ -15,11 +30,13 @@ export interface ScheduledTask {
   dstOverlap: DstPolicy['overlap'] | null;
   /** Where an rrule without DTSTART, and an `every` without `startAt`, count from. */
   createdAt: Date;
+  /** The calendars it excludes (a JSON array of {@link CalendarSnapshot}). */
+  calendars: unknown;
 }
 
 /** The time library's view of a task's schedule columns. */
 export function scheduleSpecOf(task: ScheduledTask): ScheduleSpec {
-  const bounds = { startAt: task.startAt, endAt: task.endAt };
+  const bounds = { startAt: task.startAt, endAt: task.endAt, exclude: excludedDaysOf(task.calendars, task.timezone) };
   const dst = { gap: task.dstGap ?? undefined, overlap: task.dstOverlap ?? undefined };
   switch (task.scheduleKind) {
     case 'cron':
@@ -38,3 +55,14 @@ export function taskSchedule(task: ScheduledTask): Schedule {
   return compileSchedule(scheduleSpecOf(task));
 }
 
+
+/** The time library's view of a task's calendars: each in its own zone, else the task's. */
+export function excludedDaysOf(calendars: unknown, taskZone: string): ExcludedDays[] {
+  if (!Array.isArray(calendars)) return [];
+  return (calendars as CalendarSnapshot[]).map((c) => ({
+    key: `${c.name}@${c.version}@${c.updatedAt}`,
+    timezone: c.timezone ?? taskZone,
+    dates: c.dates,
+    rrules: c.rrules,
+  }));
+}

@@ -76,3 +76,22 @@ export class TaskNotManagedError extends Error {
     return `task "${task.name}" exists and is managed by ${task.managedBy === null ? 'nobody' : `"${task.managedBy}"`}, not by "${managedBy}"`;
   }
 }
+
+export class CalendarNotFoundError extends Error {
+  override readonly name = 'CalendarNotFoundError';
+  constructor(readonly calendarName: string) {
+    super(`no calendar named "${calendarName}"`);
+  }
+}
+
+/** A calendar some tasks still exclude cannot be deleted: answered 409, naming them. */
+export class CalendarInUseError extends Error {
+  override readonly name = 'CalendarInUseError';
+  constructor(
+    readonly calendarName: string,
+    readonly tasks: string[],
+  ) {
+    const shown = tasks.slice(0, 5).map((t) => `"${t}"`).join(', ');
+    super(`calendar "${calendarName}" is excluded by ${tasks.length} task(s) (${shown}${tasks.length > 5 ? ', …' : ''}): remove it from their schedule.exclude first`);
+  }
+}

@@ -1,4 +1,4 @@
-export { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from './errors.js';
+export { CalendarInUseError, CalendarNotFoundError, ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from './errors.js';
 export { ExecutionsService } from './executions.service.js';
 export { missingHandlerWarnings } from './handler-warnings.js';
 export { previewSchedule, upcomingFireTimes } from './schedule-preview.js';
@@ -6,9 +6,10 @@ export { type BatchItemResult } from './task-batch.js';
 export { newTaskSecret, scheduleSpecFromInput, type TaskDefinition, toTaskDefinition } from './task-definition.js';
 export { type LifecycleResult, TaskLifecycle } from './task-lifecycle.js';
 export { mergeTaskPatch } from './task-patch.js';
-export { presentEvent, presentExecution, presentTask } from './task.presenter.js';
+export { presentDefinition, presentEvent, presentExecution, presentHealth, presentTask, type TaskDefinitionJson } from './task.presenter.js';
 export { TaskApplyService, type TaskApplyResult } from './task-apply.service.js';
 export { diffTasks, fieldChanges, type TaskDiff, type TaskState } from './task-diff.js';
 export { TaskRunsService } from './task-runs.service.js';
 export { TasksCoreModule } from './tasks.module.js';
 export { TasksService } from './tasks.service.js';
+export { CalendarsService, presentCalendar } from './calendars.service.js';

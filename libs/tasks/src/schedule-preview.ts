@@ -1,5 +1,5 @@
 import { PREVIEW_MAX, type ScheduleSpec as ScheduleInput, TASK_DEFAULTS } from '@punctual/contract';
-import type { Task } from '@punctual/db';
+import type { Calendar, Task } from '@punctual/db';
 import { taskSchedule } from '@punctual/planning';
 import { compileSchedule, formatLocal, slotsBetween } from '@punctual/time';
 import { scheduleSpecFromInput } from './task-definition.js';
@@ -10,10 +10,10 @@ import { scheduleSpecFromInput } from './task-definition.js';
  * would be created with (`hashKey` stands in for the name): `at` in UTC
  * (`2026-03-29T07:00:00.000Z`) and `local` with the schedule zone's offset
  * (`2026-03-29T09:00:00.000+02:00`), in the schedule's `timezone` (`at` and `every` schedules
- * included).
+ * included). Slots on the days of the `calendars` the schedule excludes are left out.
  */
-export function previewSchedule(schedule: ScheduleInput, from: Date, count: number, hashKey = 'preview'): { at: string; local: string }[] {
-  const { spec } = scheduleSpecFromInput(schedule, hashKey, from);
+export function previewSchedule(schedule: ScheduleInput, from: Date, count: number, hashKey = 'preview', calendars: Calendar[] = []): { at: string; local: string }[] {
+  const { spec } = scheduleSpecFromInput(schedule, hashKey, from, calendars);
   const zone = spec.timezone ?? TASK_DEFAULTS.timezone;
   const limit = Math.max(0, Math.min(Math.floor(count), PREVIEW_MAX));
   const slots = slotsBetween(compileSchedule(spec), new Date(from.getTime() - 1), new Date(8.64e15), limit);

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { APPLY_MANAGED_BY_DEFAULT, type TaskApplyItem, type TaskApplyRequest, type TaskApplyResponse, type TaskSpec } from '@punctual/contract';
-import { PrismaService, type Task, TasksRepository } from '@punctual/db';
+import { CalendarsRepository, PrismaService, type Task, TasksRepository } from '@punctual/db';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
 import { InvalidBatchError, TaskNotManagedError } from './errors.js';
@@ -9,7 +9,7 @@ import { TaskChanges } from './task-changes.js';
 import type { TaskDefinition } from './task-definition.js';
 import { diffTasks, type TaskState } from './task-diff.js';
 import { TaskLifecycle } from './task-lifecycle.js';
-import { presentTask } from './task.presenter.js';
+import { presentDefinition } from './task.presenter.js';
 
 /** What an apply did, and the handlers of the tasks it wrote (for warnings). */
 export type TaskApplyResult = Omit<TaskApplyResponse, 'warnings'> & { handlers: string[] };
@@ -27,6 +27,7 @@ export class TaskApplyService {
     private readonly lifecycle: TaskLifecycle,
     private readonly changes: TaskChanges,
     private readonly clock: ClockService,
+    private readonly calendars: CalendarsRepository,
   ) {}
 
   async apply(request: TaskApplyRequest, actor: Principal): Promise<TaskApplyResult> {
@@ -41,7 +42,8 @@ export class TaskApplyService {
         const existing = new Map(locked.map((t) => [t.name, t]));
         // Whether a task is paused is the operator's unless the file says it.
         const specs = request.tasks.map((spec) => ({ ...spec, managedBy, paused: spec.paused ?? existing.get(spec.name)?.status === 'paused' }));
-        const definitions = batchDefinitions(specs, existing, now);
+        const excluded = [...new Set(specs.flatMap((s) => s.schedule.exclude ?? []))];
+        const definitions = batchDefinitions(specs, existing, now, await this.calendars.lockForUse(excluded, tx));
         const rows = definitions.map((definition) => newTaskRow(definition, now));
         const diff = diffTasks(rows.map(stateOf), locked.map(stateOf), { managedBy, prune: request.prune ?? false });
         if (diff.notManaged.length) throw new TaskNotManagedError(managedBy, diff.notManaged);
@@ -97,8 +99,8 @@ export class TaskApplyService {
 
 /** A task as an apply compares it: its JSON, but the payload as stored (the shown one masks secrets). */
 function stateOf(task: Task): TaskState {
-  const { name, description, handler, secretFields, schedule, policy, notify, paused, labels, managedBy } = presentTask(task);
-  return { name, description, handler, payload: task.payload, secretFields, schedule, policy, notify, paused, labels, managedBy };
+  const { name, description, handler, secretFields, schedule, policy, notify, paused, labels, managedBy, slo } = presentDefinition(task);
+  return { name, description, handler, payload: task.payload, secretFields, schedule, policy, notify, paused, labels, managedBy, slo };
 }
 
 /** Every declared task belongs to the apply's manager: one naming another manager is refused, naming it. */

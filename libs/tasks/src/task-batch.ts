@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TaskSpec } from '@punctual/contract';
-import type { Task } from '@punctual/db';
+import type { Calendar, Task } from '@punctual/db';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import { InvalidBatchError, InvalidTaskError, PayloadTooLargeError } from './errors.js';
 import { newTaskSecret, type TaskDefinition, toTaskDefinition } from './task-definition.js';
@@ -27,12 +27,12 @@ export function checkDistinctNames(specs: TaskSpec[]): void {
  * The definition of every spec of a batch (a replaced task keeps its anchor, as a single replace
  * does), or one error listing every item that is invalid, each field prefixed with its index.
  */
-export function batchDefinitions(specs: TaskSpec[], existing: Map<string, Task>, now: Date): TaskDefinition[] {
+export function batchDefinitions(specs: TaskSpec[], existing: Map<string, Task>, now: Date, calendars: Calendar[] = []): TaskDefinition[] {
   const errors: InvalidBatchError['items'] = [];
   const definitions = specs.map((spec, index) => {
     const current = existing.get(spec.name);
     try {
-      return toTaskDefinition(spec, now, current ? (current.startAt ?? current.createdAt) : now, current ?? null);
+      return toTaskDefinition(spec, now, current ? (current.startAt ?? current.createdAt) : now, current ?? null, calendars);
     } catch (error) {
       errors.push(itemError(error, index));
       return null;
@@ -61,6 +61,7 @@ export function newTaskRow(definition: TaskDefinition, now: Date): Task {
     overlap: d.overlap!, misfire: d.misfire!, maxDelayMs: d.maxDelayMs!, maxAttempts: d.maxAttempts!, backoffMs: d.backoffMs!, backoffMaxMs: d.backoffMaxMs!, timeoutMs: d.timeoutMs!,
     concurrencyKey: d.concurrencyKey ?? null, concurrencyLimit: d.concurrencyLimit ?? null, rateKey: d.rateKey ?? null, rateLimit: d.rateLimit ?? null, ratePerMs: d.ratePerMs ?? null,
     notifyUrl: d.notifyUrl ?? null, notifyOn: (d.notifyOn as string[] | undefined) ?? [], labels: d.labels ?? {}, managedBy: d.managedBy ?? null,
+    exclude: (d.exclude as string[] | undefined) ?? [], calendars: d.calendars ?? [], sloStartWithinMs: d.sloStartWithinMs ?? null,
     secret: newTaskSecret(), status: d.status!, nextRunAt: toDate(d.nextRunAt), lastScheduledFor: null, missedCount: 0n, version: 1, planVersion: 1,
     lastError: null, lastErrorAt: null, createdAt: now, updatedAt: now,
   } as Task;

@@ -3,7 +3,7 @@ import type { Principal } from '@punctual/auth';
 import { AuditRepository, type Db, type Prisma, type Task } from '@punctual/db';
 import { EXECUTION_CANCEL_CHANNEL, TASKS_CHANGED_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
-import { presentTask } from './task.presenter.js';
+import { presentDefinition } from './task.presenter.js';
 
 /** Records a task change in the audit log (in the change's transaction) and tells the leader. */
 @Injectable()
@@ -39,5 +39,5 @@ export class TaskChanges {
 }
 
 function snapshot(task: Task | null): Prisma.InputJsonValue | null {
-  return task ? (JSON.parse(JSON.stringify(presentTask(task))) as Prisma.InputJsonValue) : null;
+  return task ? (JSON.parse(JSON.stringify(presentDefinition(task))) as Prisma.InputJsonValue) : null;
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { Prisma } from '@punctual/db';
+import type { Calendar, Prisma } from '@punctual/db';
+import { type CalendarSnapshot, excludedDaysOf } from '@punctual/planning';
 import { DURATION_MAX_MS, DURATION_MESSAGE, durationMs, PAYLOAD_MAX_BYTES, PAYLOAD_MAX_DEPTH, TASK_DEFAULTS, TASK_NAME_PATTERN, type ScheduleSpec as ScheduleInput, type TaskSpec } from '@punctual/contract';
 import { compileSchedule, parseAt, type ScheduleSpec } from '@punctual/time';
 import { InvalidTaskError, PayloadTooLargeError } from './errors.js';
@@ -14,13 +15,16 @@ export type TaskDefinition = Omit<Prisma.TaskCreateInput, 'secret' | 'executions
  * A one-off instant (`schedule.at`) must lie ahead of `now`: created or moved to the past, the task
  * would complete without ever running. `current` is the task being replaced: its own instant, kept
  * as it is, stays valid once it has passed (a later edit of its description, say).
+ *
+ * `calendars` are the stored calendars the caller found (and locked) for `schedule.exclude`: a name
+ * without one is refused; the task keeps a copy of each (see {@link CalendarSnapshot}).
  */
-export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now, current: { runAt: Date | null } | null = null): TaskDefinition {
+export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now, current: { runAt: Date | null } | null = null, calendars: Calendar[] = []): TaskDefinition {
   if (!TASK_NAME_PATTERN.test(input.name)) {
     throw new InvalidTaskError('name', `name must match ${TASK_NAME_PATTERN.source}`, 'invalid_name');
   }
   checkPayload(input.payload);
-  const { spec, runAt, everyMs } = scheduleSpecFromInput(input.schedule, input.name, anchor);
+  const { spec, runAt, everyMs, snapshots } = scheduleSpecFromInput(input.schedule, input.name, anchor, calendars);
   if (runAt && runAt.getTime() <= now.getTime() && runAt.getTime() !== current?.runAt?.getTime()) {
     throw new InvalidTaskError('schedule.at', 'schedule.at is in the past: a one-off task must be due after it is created or changed', 'invalid_schedule');
   }
@@ -64,16 +68,24 @@ export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now,
     notifyOn: input.notify?.on ?? [...TASK_DEFAULTS.notifyOn],
     labels: input.labels ?? {},
     managedBy: input.managedBy ?? null,
+    exclude: snapshots.map((c) => c.name),
+    calendars: snapshots as unknown as Prisma.InputJsonValue,
+    sloStartWithinMs: input.slo ? bounded(input.slo.startWithin, 'slo.startWithin') : null,
     status: input.paused ? 'paused' : nextRunAt ? 'active' : 'completed',
     nextRunAt,
   };
 }
 
 /**
- * The time library's spec for a schedule as the API receives it; `hashKey` seeds `H` in cron.
- * Throws `InvalidTaskError` naming the field.
+ * The time library's spec for a schedule as the API receives it; `hashKey` seeds `H` in cron;
+ * `calendars` hold the ones `exclude` names. Throws `InvalidTaskError` naming the field.
  */
-export function scheduleSpecFromInput(s: ScheduleInput, hashKey: string, anchor: Date): { spec: ScheduleSpec; runAt: Date | null; everyMs: number | null } {
+export function scheduleSpecFromInput(
+  s: ScheduleInput,
+  hashKey: string,
+  anchor: Date,
+  calendars: Calendar[] = [],
+): { spec: ScheduleSpec; runAt: Date | null; everyMs: number | null; snapshots: CalendarSnapshot[] } {
   const kinds = (['cron', 'rrule', 'at', 'every'] as const).filter((k) => s[k] !== undefined);
   if (kinds.length !== 1) {
     throw new InvalidTaskError('schedule', 'schedule must hold exactly one of cron, rrule, at, every', 'invalid_schedule');
@@ -91,15 +103,28 @@ export function scheduleSpecFromInput(s: ScheduleInput, hashKey: string, anchor:
   const runAt = kind === 'at' ? parseAt(String(s.at), timezone, s.disambiguation) : null;
   if (runAt && runAt.getTime() <= anchor.getTime()) throw new InvalidTaskError('schedule.at', 'schedule.at is in the past', 'invalid_schedule');
   const everyMs = kind === 'every' ? duration(s.every, 'schedule.every') : null;
+  const snapshots = calendarSnapshots(s.exclude ?? [], calendars);
+  const exclude = excludedDaysOf(snapshots, timezone);
   const spec: ScheduleSpec =
     kind === 'cron'
-      ? { kind, cron: s.cron!, timezone, hashKey, dst: s.dst, startAt, endAt }
+      ? { kind, cron: s.cron!, timezone, hashKey, dst: s.dst, startAt, endAt, exclude }
       : kind === 'rrule'
-        ? { kind, rrule: s.rrule!, timezone, anchor, dst: s.dst, startAt, endAt }
+        ? { kind, rrule: s.rrule!, timezone, anchor, dst: s.dst, startAt, endAt, exclude }
         : kind === 'at'
-          ? { kind, runAt: runAt!, timezone, startAt, endAt }
-          : { kind, everyMs: everyMs!, anchor: startAt ?? anchor, timezone, startAt, endAt };
-  return { spec, runAt, everyMs };
+          ? { kind, runAt: runAt!, timezone, startAt, endAt, exclude }
+          : { kind, everyMs: everyMs!, anchor: startAt ?? anchor, timezone, startAt, endAt, exclude };
+  return { spec, runAt, everyMs, snapshots };
+}
+
+/** The copies of the calendars `names` names, in its order; an unknown or repeated name is refused. */
+function calendarSnapshots(names: readonly string[], calendars: Calendar[]): CalendarSnapshot[] {
+  const byName = new Map(calendars.map((c) => [c.name, c]));
+  return names.map((name, i) => {
+    const calendar = byName.get(name);
+    if (!calendar) throw new InvalidTaskError(`schedule.exclude[${i}]`, `schedule.exclude[${i}]: no calendar named "${name}"`, 'unknown_calendar');
+    if (names.indexOf(name) !== i) throw new InvalidTaskError(`schedule.exclude[${i}]`, `schedule.exclude[${i}]: "${name}" is named twice`, 'invalid_schedule');
+    return { name, version: calendar.version, updatedAt: calendar.updatedAt.toISOString(), timezone: calendar.timezone, dates: calendar.dates, rrules: calendar.rrules };
+  });
 }
 
 /** A payload is a JSON object of at most 64 KiB, nested at most 32 levels. */

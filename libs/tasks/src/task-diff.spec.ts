@@ -16,6 +16,7 @@ function task(name: string, extra: Partial<TaskState> = {}): TaskState {
     paused: false,
     labels: {},
     managedBy: MANAGER,
+    slo: null,
     ...extra,
   };
 }

@@ -1,7 +1,7 @@
 import type { ApplyAction, FieldChange, Task as TaskJson } from '@punctual/contract';
 
 /** The fields of a task that its spec decides: what an apply compares. Status, cursor and version are the scheduler's. */
-export const SPEC_FIELDS = ['description', 'handler', 'payload', 'secretFields', 'schedule', 'policy', 'notify', 'paused', 'labels', 'managedBy'] as const;
+export const SPEC_FIELDS = ['description', 'handler', 'payload', 'secretFields', 'schedule', 'policy', 'notify', 'paused', 'labels', 'managedBy', 'slo'] as const;
 
 /**
  * A task as an apply compares it: the task JSON of its spec fields, normalised (defaults filled in,

@@ -9,7 +9,7 @@ import type { TaskDefinition } from './task-definition.js';
 const CATCH_UP_MISFIRE = { skip: 'skip', latest: 'run_once', all: 'run_all' } as const;
 
 /** What decides when a task's slots are. */
-const SCHEDULE_FIELDS = ['scheduleKind', 'cron', 'rrule', 'runAt', 'everyMs', 'timezone', 'startAt', 'endAt', 'jitterMs', 'dstGap', 'dstOverlap'] as const;
+const SCHEDULE_FIELDS = ['scheduleKind', 'cron', 'rrule', 'runAt', 'everyMs', 'timezone', 'startAt', 'endAt', 'jitterMs', 'dstGap', 'dstOverlap', 'exclude', 'calendars'] as const;
 /** What decides what a slot runs and how. Description, notification and labels are neither. */
 const RUN_FIELDS = ['handler', 'payload', 'secretFields', 'overlap', 'misfire', 'maxDelayMs', 'maxAttempts', 'backoffMs', 'backoffMaxMs', 'timeoutMs'] as const;
 /** Slots examined when bringing a task up to the instant of a change (a longer backlog is counted on the next pass). */

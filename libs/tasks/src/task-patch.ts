@@ -1,4 +1,5 @@
-import type { Task, TaskPatch, TaskSpec } from '@punctual/contract';
+import type { TaskPatch, TaskSpec } from '@punctual/contract';
+import type { TaskDefinitionJson } from './task.presenter.js';
 import { InvalidTaskError } from './errors.js';
 
 const KINDS = ['cron', 'rrule', 'at', 'every'] as const;
@@ -8,7 +9,7 @@ const KINDS = ['cron', 'rrule', 'at', 'every'] as const;
  * merged; `labels` is replaced as a whole. A patch that names a schedule kind replaces the
  * current kind (a task holds exactly one).
  */
-export function mergeTaskPatch(current: Task, patch: TaskPatch, name: string): TaskSpec {
+export function mergeTaskPatch(current: TaskDefinitionJson, patch: TaskPatch, name: string): TaskSpec {
   for (const field of ['handler', 'schedule', 'policy', 'payload', 'notify', 'paused', 'secretFields', 'labels'] as const) {
     if (patch[field] === null) throw new InvalidTaskError(field, `${field} cannot be null`, 'validation_failed');
   }
@@ -31,5 +32,6 @@ export function mergeTaskPatch(current: Task, patch: TaskPatch, name: string): T
     paused: patch.paused ?? current.paused,
     labels: patch.labels ?? current.labels,
     managedBy: patch.managedBy !== undefined ? patch.managedBy : current.managedBy,
+    slo: patch.slo !== undefined ? patch.slo : current.slo,
   };
 }

@@ -1,10 +1,28 @@
-import type { Execution, ExecutionEvent as ExecutionEventJson, Task as TaskJson } from '@punctual/contract';
-import type { ExecutionHistoryEvent, Task, TaskExecution } from '@punctual/db';
+import type { Execution, ExecutionEvent as ExecutionEventJson, Task as TaskJson, TaskHealth } from '@punctual/contract';
+import type { ExecutionHistoryEvent, Task, TaskExecution, TaskHealthRow } from '@punctual/db';
 import { formatDuration } from '@punctual/time';
 import { redactPayload } from '@punctual/observability';
 
-/** The task JSON of DESIGN §7. The secret is never part of it (it is shown once, on create). */
-export function presentTask(task: Task): TaskJson {
+/** A task's definition and state as the API shows them, all but its health (read from its executions). */
+export type TaskDefinitionJson = Omit<TaskJson, 'health'>;
+
+/** The task JSON of DESIGN §7 with its health. The secret is never part of it (it is shown once, on create). */
+export function presentTask(task: Task, health: TaskHealthRow | undefined): TaskJson {
+  return { ...presentDefinition(task), health: presentHealth(health) };
+}
+
+/** A task's health as the API shows it; a task just written has no row read yet: `never_ran` or its status. */
+export function presentHealth(health: TaskHealthRow | undefined): TaskHealth {
+  return {
+    state: health?.state ?? 'never_ran',
+    lastSuccessAt: health?.lastSuccessAt?.toISOString() ?? null,
+    lastSlotAt: health?.lastSlotAt?.toISOString() ?? null,
+    consecutiveFailures: health?.consecutiveFailures ?? 0,
+  };
+}
+
+/** The task JSON without its health: what the audit log keeps and what a patch or an apply compares. */
+export function presentDefinition(task: Task): TaskDefinitionJson {
   const schedule: Partial<Pick<TaskJson['schedule'], 'cron' | 'rrule' | 'at' | 'every'>> = {};
   if (task.scheduleKind === 'cron') schedule.cron = task.cron!;
   if (task.scheduleKind === 'rrule') schedule.rrule = task.rrule!;
@@ -23,6 +41,7 @@ export function presentTask(task: Task): TaskJson {
       endAt: task.endAt?.toISOString() ?? null,
       jitter: formatDuration(task.jitterMs),
       ...(task.dstGap || task.dstOverlap ? { dst: { gap: task.dstGap ?? undefined, overlap: task.dstOverlap ?? undefined } } : {}),
+      ...(task.exclude.length > 0 ? { exclude: task.exclude } : {}),
     },
     policy: {
       overlap: task.overlap,
@@ -37,6 +56,7 @@ export function presentTask(task: Task): TaskJson {
     paused: task.status === 'paused',
     labels: task.labels as Record<string, string>,
     managedBy: task.managedBy,
+    slo: task.sloStartWithinMs === null ? null : { startWithin: formatDuration(task.sloStartWithinMs) },
     status: task.status,
     nextRunAt: task.nextRunAt?.toISOString() ?? null,
     lastScheduledFor: task.lastScheduledFor?.toISOString() ?? null,

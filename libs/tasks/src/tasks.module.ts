@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ClockModule } from '@punctual/clock';
 import { QueueModule } from '@punctual/queue';
+import { CalendarsService } from './calendars.service.js';
 import { ExecutionsService } from './executions.service.js';
 import { TaskApplyService } from './task-apply.service.js';
 import { TaskChanges } from './task-changes.js';
@@ -11,7 +12,7 @@ import { TasksService } from './tasks.service.js';
 /** Task lifecycle and operator actions for the admin API. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
   imports: [QueueModule, ClockModule.forRole('api')],
-  providers: [TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService],
-  exports: [TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ClockModule],
+  providers: [CalendarsService, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService],
+  exports: [CalendarsService, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ClockModule],
 })
 export class TasksCoreModule {}

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import { PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
+import { CalendarsRepository, type Db, PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
 import { TaskNotFoundError, VersionConflictError } from './errors.js';
 import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
 import { newTaskSecret, toTaskDefinition } from './task-definition.js';
 import type { TaskPatch, TaskSpec as TaskInput } from '@punctual/contract';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { mergeTaskPatch } from './task-patch.js';
-import { presentTask } from './task.presenter.js';
+import { presentDefinition } from './task.presenter.js';
 import { TaskChanges } from './task-changes.js';
 
 /** Task definitions for the admin API: create, replace, patch, delete — audited and announced. */
@@ -20,7 +20,13 @@ export class TasksService {
     private readonly lifecycle: TaskLifecycle,
     private readonly changes: TaskChanges,
     private readonly clock: ClockService,
+    private readonly calendars: CalendarsRepository,
   ) {}
+
+  /** The calendars `specs` exclude, locked against a delete until the transaction ends. */
+  calendarsOf(specs: Pick<TaskInput, 'schedule'>[], tx: Db) {
+    return this.calendars.lockForUse([...new Set(specs.flatMap((s) => s.schedule?.exclude ?? []))], tx);
+  }
 
   get(name: string): Promise<Task> {
     return this.tasks.findByName(name).then((task) => task ?? Promise.reject(new TaskNotFoundError(name)));
@@ -30,8 +36,8 @@ export class TasksService {
   async create(input: TaskInput, actor: Principal): Promise<{ task: Task; secret: string }> {
     const now = this.clock.date();
     const secret = newTaskSecret();
-    const definition = toTaskDefinition(input, now);
     const task = await this.prisma.$transaction(async (tx) => {
+      const definition = toTaskDefinition(input, now, now, null, await this.calendarsOf([input], tx));
       const created = await this.tasks.create({ ...definition, secret, createdAt: now, updatedAt: now }, tx);
       await this.changes.record(tx, actor, 'task.create', created.name, null, created);
       return created;
@@ -65,7 +71,7 @@ export class TasksService {
     const results = await this.prisma.$transaction(
       async (tx) => {
         const existing = new Map((await this.tasks.lockByNames(specs.map((s) => s.name), tx)).map((t) => [t.name, t]));
-        const definitions = batchDefinitions(specs, existing, now);
+        const definitions = batchDefinitions(specs, existing, now, await this.calendarsOf(specs, tx));
         const fresh = specs.flatMap((spec, index) => (existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }]));
         await this.tasks.insertMany(fresh.map((f) => f.task), tx);
         const out: BatchItemResult[] = fresh.map(({ index, task }) => ({ index, task, created: true, secret: task.secret }));
@@ -90,7 +96,7 @@ export class TasksService {
   /** Applies a partial update; with `expectedVersion` (If-Match) a concurrent change is a conflict. */
   async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number): Promise<Task> {
     // Merge over the stored payload, not the shown one: secret fields are masked when shown.
-    const task = await this.change(name, actor, 'task.update', expectedVersion, (existing) => mergeTaskPatch({ ...presentTask(existing), payload: existing.payload }, patch, name));
+    const task = await this.change(name, actor, 'task.update', expectedVersion, (existing) => mergeTaskPatch({ ...presentDefinition(existing), payload: existing.payload }, patch, name));
     if (!task) throw new TaskNotFoundError(name);
     return task;
   }
@@ -122,7 +128,8 @@ export class TasksService {
       const existing = await this.tasks.lockByName(name, tx);
       if (!existing) return null;
       if (expectedVersion !== undefined && existing.version !== expectedVersion) throw new VersionConflictError(name, existing.version, expectedVersion);
-      const definition = toTaskDefinition(input(existing), now, existing.startAt ?? existing.createdAt, existing);
+      const spec = input(existing);
+      const definition = toTaskDefinition(spec, now, existing.startAt ?? existing.createdAt, existing, await this.calendarsOf([spec], tx));
       const changed = await this.lifecycle.edit(tx, existing, definition, now);
       await this.changes.record(tx, actor, action, name, existing, changed.task);
       return changed;

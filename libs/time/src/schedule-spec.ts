@@ -1,10 +1,13 @@
 import type { DstPolicy } from './dst-policy.js';
+import type { ExcludedDays } from './excluded-days.js';
 
 export interface ScheduleBounds {
   /** No slot before this instant (inclusive bound). */
   startAt?: Date | null;
   /** No slot after this instant (inclusive bound). */
   endAt?: Date | null;
+  /** No slot on a local date one of these calendars excludes. */
+  exclude?: readonly ExcludedDays[];
 }
 
 /**

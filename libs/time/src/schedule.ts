@@ -1,6 +1,7 @@
 import { compileCron } from './cron.js';
 import { usesHash } from './cron-expression.js';
 import { InvalidScheduleError } from './errors.js';
+import { excludingDays } from './excluded-days.js';
 import { compileRrule } from './rrule.js';
 import type { Schedule, ScheduleSpec } from './schedule-spec.js';
 import { assertTimeZone } from './zone.js';
@@ -11,14 +12,15 @@ const CACHE_LIMIT = 10_000;
 /**
  * Validates `spec` and compiles it; throws {@link InvalidScheduleError} naming the bad field.
  * Cron and rrule schedules are memoised per (expression, zone, DST rule, hash key / anchor), so a
- * thousand tasks sharing an expression share one compiled schedule; bounds are applied per call.
+ * thousand tasks sharing an expression share one compiled schedule; bounds and excluded days
+ * (calendars, compiled once per version) are applied per call.
  */
 export function compileSchedule(spec: ScheduleSpec): Schedule {
   const startAt = boundOf(spec.startAt, 'schedule.startAt');
   const endAt = boundOf(spec.endAt, 'schedule.endAt');
   if (startAt > endAt) throw new InvalidScheduleError('schedule.endAt', 'schedule.endAt must not be before schedule.startAt');
   if ((spec.kind === 'at' || spec.kind === 'every') && spec.timezone !== undefined) assertTimeZone(spec.timezone);
-  const inner = spec.kind === 'cron' || spec.kind === 'rrule' ? memoised(spec) : compileInstantKind(spec);
+  const inner = excludingDays(spec.kind === 'cron' || spec.kind === 'rrule' ? memoised(spec) : compileInstantKind(spec), spec.exclude ?? []);
   return startAt === -Infinity && endAt === Infinity ? inner : bounded(inner, startAt, endAt);
 }
 

@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import { TaskNameTakenError } from '@punctual/db';
-import { ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
+import { CalendarInUseError, CalendarNotFoundError, ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import type { Response } from 'express';
 import { ApiError } from './api-error.js';
@@ -29,7 +29,8 @@ export class ErrorFilter implements ExceptionFilter {
       const codes = new Set(e.items.map((i) => i.code));
       return new ApiError(tooLarge ? 413 : 422, tooLarge ? 'payload_too_large' : codes.size === 1 ? [...codes][0]! : 'invalid_tasks', e.message, e.items.map(({ field, message }) => ({ field, message })));
     }
-    if (e instanceof TaskNotFoundError || e instanceof ExecutionNotFoundError) return new ApiError(404, 'not_found', e.message);
+    if (e instanceof CalendarInUseError) return new ApiError(409, 'calendar_in_use', e.message, e.tasks.map((t) => ({ field: 'tasks', message: t })));
+    if (e instanceof TaskNotFoundError || e instanceof ExecutionNotFoundError || e instanceof CalendarNotFoundError) return new ApiError(404, 'not_found', e.message);
     if (e instanceof PayloadTooLargeError) return new ApiError(413, 'payload_too_large', e.message, [{ field: 'payload', message: e.message }]);
     if (e instanceof TaskNotManagedError) {
       return new ApiError(409, 'not_managed', e.message, e.tasks.map((t) => ({ field: `tasks[${t.index}].name`, message: TaskNotManagedError.describe(t, e.managedBy) })));

@@ -1,12 +1,16 @@
 import { Controller } from '@nestjs/common';
 import { PREVIEW_DEFAULT, type PreviewRequest, type PreviewResponse, routes } from '@punctual/contract';
+import { CalendarsRepository } from '@punctual/db';
 import { previewSchedule } from '@punctual/tasks';
 import { Route, ValidBody } from '../http/route.decorator.js';
 
 @Controller()
 export class SchedulesController {
+  constructor(private readonly calendars: CalendarsRepository) {}
+
   @Route(routes.previewSchedule)
-  preview(@ValidBody(routes.previewSchedule) body: PreviewRequest): PreviewResponse {
-    return { fireTimes: previewSchedule(body.schedule, body.from ? new Date(body.from) : new Date(), body.count ?? PREVIEW_DEFAULT) };
+  async preview(@ValidBody(routes.previewSchedule) body: PreviewRequest): Promise<PreviewResponse> {
+    const calendars = await this.calendars.byNames(body.schedule.exclude ?? []);
+    return { fireTimes: previewSchedule(body.schedule, body.from ? new Date(body.from) : new Date(), body.count ?? PREVIEW_DEFAULT, 'preview', calendars) };
   }
 }

@@ -2,7 +2,7 @@ import { Controller, Headers, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { WorkerDirectory } from '@punctual/cluster';
 import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
-import { ExecutionQueriesRepository, type Task, TasksRepository } from '@punctual/db';
+import { ExecutionQueriesRepository, type Task, TaskHealthRepository, TasksRepository } from '@punctual/db';
 import { missingHandlerWarnings, presentExecution, presentTask, TaskApplyService, TaskRunsService, TasksService, upcomingFireTimes } from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
@@ -21,22 +21,33 @@ export class TasksController {
     private readonly tasksRepository: TasksRepository,
     private readonly executions: ExecutionQueriesRepository,
     private readonly directory: WorkerDirectory,
+    private readonly health: TaskHealthRepository,
   ) {}
+
+  /** Tasks as the API shows them, each with its health read from its executions. */
+  private async present(tasks: Task[]): Promise<TaskJson[]> {
+    const health = await this.health.of(tasks.map((t) => t.id));
+    return tasks.map((task) => presentTask(task, health.get(task.id)));
+  }
+
+  private async presentOne(task: Task): Promise<TaskJson> {
+    return (await this.present([task]))[0]!;
+  }
 
   @Route(routes.listTasks)
   async list(@ValidQuery(routes.listTasks) query: z.output<typeof routes.listTasks.query>) {
     const after = query.cursor ? decodeCursor<{ name: string }>(query.cursor, 'name').name : undefined;
     const labels = Object.fromEntries((query.label ?? []).map((selector) => [selector.slice(0, selector.indexOf('=')), selector.slice(selector.indexOf('=') + 1)]));
-    const filter = { status: query.status, handler: query.handler, q: query.q, labels, managedBy: query.managedBy };
+    const filter = { status: query.status, handler: query.handler, q: query.q, labels, managedBy: query.managedBy, health: query.health };
     const items = await this.tasksRepository.list(filter, query.limit, after);
     const last = items.length === query.limit ? items[items.length - 1] : undefined;
-    return { items: items.map(presentTask), nextCursor: last ? encodeCursor({ name: last.name }) : null };
+    return { items: await this.present(items), nextCursor: last ? encodeCursor({ name: last.name }) : null };
   }
 
   @Route(routes.createTask)
   async create(@ValidBody(routes.createTask) body: TaskSpec, @CurrentPrincipal() actor: Principal): Promise<CreatedTask> {
     const { task, secret } = await this.tasks.create(body, actor);
-    return { ...presentTask(task), secret, warnings: await missingHandlerWarnings(this.directory, [task.handler]) };
+    return { ...(await this.presentOne(task)), secret, warnings: await missingHandlerWarnings(this.directory, [task.handler]) };
   }
 
   @Route(routes.batchTasks)
@@ -59,19 +70,20 @@ export class TasksController {
     const { task, created, secret } = await this.tasks.put(name, { ...body, name }, actor);
     res.status(created ? 201 : 200);
     const warnings = await missingHandlerWarnings(this.directory, [task.handler]);
-    return created ? { ...presentTask(task), secret, warnings } : { ...presentTask(task), warnings };
+    const shown = await this.presentOne(task);
+    return created ? { ...shown, secret, warnings } : { ...shown, warnings };
   }
 
   @Route(routes.patchTask)
   async patch(@Param('name') name: string, @ValidBody(routes.patchTask) body: TaskPatch, @CurrentPrincipal() actor: Principal, @Headers('if-match') ifMatch?: string): Promise<TaskJson> {
-    return presentTask(await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch)));
+    return this.presentOne(await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch)));
   }
 
   @Route(routes.getTask)
   async get(@Param('name') name: string, @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>): Promise<TaskDetail> {
     const task = await this.tasks.get(name);
     const lastExecution = await this.executions.lastOfTask(task.id);
-    return { ...presentTask(task), upcoming: upcomingFireTimes(task, query.upcoming), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
+    return { ...(await this.presentOne(task)), upcoming: upcomingFireTimes(task, query.upcoming), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
   }
 
   @Route(routes.deleteTask)
@@ -81,12 +93,12 @@ export class TasksController {
 
   @Route(routes.pauseTask)
   async pause(@Param('name') name: string, @ValidBody(routes.pauseTask) body: PauseBody, @CurrentPrincipal() actor: Principal): Promise<TaskJson> {
-    return presentTask(await this.runs.pause(name, actor, { cancel: body.cancel }));
+    return this.presentOne(await this.runs.pause(name, actor, { cancel: body.cancel }));
   }
 
   @Route(routes.resumeTask)
   async resume(@Param('name') name: string, @ValidBody(routes.resumeTask) body: ResumeBody, @CurrentPrincipal() actor: Principal): Promise<TaskJson> {
-    return presentTask(await this.runs.resume(name, actor, body.catchUp));
+    return this.presentOne(await this.runs.resume(name, actor, body.catchUp));
   }
 
   @Route(routes.triggerTask)

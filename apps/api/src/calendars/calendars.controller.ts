@@ -1,0 +1,34 @@
+import { Controller, Param, Res } from '@nestjs/common';
+import type { Principal } from '@punctual/auth';
+import { type Calendar, type CalendarList, type CalendarPutBody, routes } from '@punctual/contract';
+import { CalendarsService, presentCalendar } from '@punctual/tasks';
+import type { Response } from 'express';
+import { CurrentPrincipal } from '../auth/roles.js';
+import { Route, ValidBody } from '../http/route.decorator.js';
+
+@Controller()
+export class CalendarsController {
+  constructor(private readonly calendars: CalendarsService) {}
+
+  @Route(routes.listCalendars)
+  async list(): Promise<CalendarList> {
+    return { items: (await this.calendars.list()).map(presentCalendar) };
+  }
+
+  @Route(routes.getCalendar)
+  async get(@Param('name') name: string): Promise<Calendar> {
+    return presentCalendar(await this.calendars.get(name));
+  }
+
+  @Route(routes.putCalendar)
+  async put(@Param('name') name: string, @ValidBody(routes.putCalendar) body: CalendarPutBody, @CurrentPrincipal() actor: Principal, @Res({ passthrough: true }) res: Response): Promise<Calendar> {
+    const { calendar, created } = await this.calendars.put(name, body, actor);
+    res.status(created ? 201 : 200);
+    return presentCalendar(calendar);
+  }
+
+  @Route(routes.deleteCalendar)
+  async remove(@Param('name') name: string, @CurrentPrincipal() actor: Principal): Promise<void> {
+    await this.calendars.delete(name, actor);
+  }
+}

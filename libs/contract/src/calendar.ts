@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { Timestamp } from './common.js';
+import { CALENDAR_DATES_MAX, CALENDAR_RRULES_MAX, DESCRIPTION_MAX, RRULE_MAX, TIMEZONE_MAX } from './limits.js';
+
+const CalendarDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date such as 2026-12-25');
+
+/** `PUT /v1/calendars/{name}`: a calendar of excluded days (DESIGN §6), replaced as a whole. */
+export const CalendarPutBody = z
+  .strictObject({
+    description: z.string().max(DESCRIPTION_MAX).nullable().optional().meta({ examples: ['US federal holidays'] }),
+    timezone: z
+      .string()
+      .min(1)
+      .max(TIMEZONE_MAX)
+      .nullable()
+      .optional()
+      .meta({ description: "the zone whose local dates are excluded; absent or null: each task's own schedule zone", examples: ['America/New_York'] }),
+    dates: z.array(CalendarDate).max(CALENDAR_DATES_MAX).meta({ description: 'excluded local dates', examples: [['2026-12-25', '2027-01-01']] }),
+    rrules: z
+      .array(z.string().min(1).max(RRULE_MAX))
+      .max(CALENDAR_RRULES_MAX)
+      .optional()
+      .meta({
+        description: 'day rules whose occurrences are excluded: FREQ YEARLY, MONTHLY, WEEKLY or DAILY, counted from 1970-01-01; no DTSTART, COUNT or time of day (UNTIL bounds one)',
+        examples: [['FREQ=WEEKLY;BYDAY=SA,SU', 'FREQ=YEARLY;BYMONTH=11;BYDAY=4TH']],
+      }),
+  })
+  .meta({ id: 'CalendarPutBody' });
+
+/** A calendar as the API returns it. */
+export const Calendar = z
+  .object({
+    name: z.string(),
+    description: z.string().nullable(),
+    timezone: z.string().nullable(),
+    dates: z.array(z.string()),
+    rrules: z.array(z.string()),
+    version: z.number().int().meta({ description: 'moves on every change' }),
+    tasks: z.array(z.string()).meta({ description: 'the tasks that exclude it (a calendar in use cannot be deleted)' }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .meta({ id: 'Calendar' });
+export const CalendarList = z.object({ items: z.array(Calendar) }).meta({ id: 'CalendarList' });
+
+export type CalendarPutBody = z.infer<typeof CalendarPutBody>;
+export type Calendar = z.infer<typeof Calendar>;
+export type CalendarList = z.infer<typeof CalendarList>;

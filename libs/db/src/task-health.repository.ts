@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { Prisma } from './generated/prisma/client.js';
+import { PrismaService } from './prisma.service.js';
+
+/** A task's health as Postgres computes it from its executions (DESIGN §8). */
+export interface TaskHealthRow {
+  id: string;
+  state: 'ok' | 'late' | 'failing' | 'never_ran' | 'paused' | 'completed';
+  lastSuccessAt: Date | null;
+  lastSlotAt: Date | null;
+  consecutiveFailures: number;
+}
+
+/**
+ * What a task's health is read from, beside its row `t`, each an index lookup of its own
+ * (`task_execution_task_id_scheduled_for_desc_idx` walked back from the newest slot, the pending
+ * index for the oldest unstarted slot):
+ * - a slot *fails* when it ends `dead`, `missed` or `skipped` as late; it *succeeds* when it ends
+ *   `succeeded`; other ends (an overlap skip, a cancel) are neither;
+ * - `late`: a slot has waited to start longer than `slo.startWithin` (else `maxDelay`) past its
+ *   fire time, or the task's cursor is that far behind (no scheduler planned it).
+ */
+const HEALTH_JOIN = Prisma.sql`
+  LEFT JOIN LATERAL (
+    SELECT s.scheduled_for AS success_slot, s.finished_at AS last_success_at,
+      (SELECT max(x.scheduled_for) FROM task_execution x WHERE x.task_id = t.id AND x.scheduled_for <= now()) AS last_slot_at,
+      (SELECT f.status = 'succeeded' FROM task_execution f
+        WHERE f.task_id = t.id AND (f.status IN ('succeeded', 'dead', 'missed') OR (f.status = 'skipped' AND f.skip_reason = 'late'))
+        ORDER BY f.scheduled_for DESC LIMIT 1) AS last_finished_ok,
+      (SELECT count(*)::int FROM task_execution d
+        WHERE d.task_id = t.id AND d.scheduled_for > COALESCE(s.scheduled_for, '-infinity')
+          AND (d.status IN ('dead', 'missed') OR (d.status = 'skipped' AND d.skip_reason = 'late'))) AS failures,
+      (SELECT min(p.fire_at) FROM task_execution p WHERE p.task_id = t.id AND p.status IN ('scheduled', 'queued')) AS oldest_pending
+    FROM (SELECT 1) one
+    LEFT JOIN LATERAL (
+      SELECT e.scheduled_for, e.finished_at FROM task_execution e WHERE e.task_id = t.id AND e.status = 'succeeded' ORDER BY e.scheduled_for DESC LIMIT 1
+    ) s ON true
+  ) h ON true`;
+
+const WITHIN = Prisma.sql`(COALESCE(t.slo_start_within_ms, t.max_delay_ms) * interval '1 millisecond')`;
+
+/** The state, worst first: a paused task is only paused; then late, failing, completed, never ran, ok. */
+const HEALTH_STATE = Prisma.sql`
+  CASE
+    WHEN t.status = 'paused' THEN 'paused'
+    WHEN h.oldest_pending < now() - ${WITHIN} OR (t.status = 'active' AND t.next_run_at < now() - ${WITHIN}) THEN 'late'
+    WHEN h.last_finished_ok = false THEN 'failing'
+    WHEN t.status = 'completed' THEN 'completed'
+    WHEN h.last_finished_ok IS NULL THEN 'never_ran'
+    ELSE 'ok'
+  END`;
+
+@Injectable()
+export class TaskHealthRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** The health of each task of `ids`, by id. */
+  async of(ids: string[]): Promise<Map<string, TaskHealthRow>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.prisma.$queryRaw<TaskHealthRow[]>`
+      SELECT t.id, ${HEALTH_STATE} AS state, h.last_success_at AS "lastSuccessAt", h.last_slot_at AS "lastSlotAt", h.failures AS "consecutiveFailures"
+      FROM task t ${HEALTH_JOIN}
+      WHERE t.id = ANY(${ids}::uuid[])`;
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
+  /** A condition on task `t` that holds when its health is `state` (for a filtered list). */
+  static inState(state: TaskHealthRow['state']): { join: Prisma.Sql; where: Prisma.Sql } {
+    return { join: HEALTH_JOIN, where: Prisma.sql`(${HEALTH_STATE}) = ${state}` };
+  }
+}

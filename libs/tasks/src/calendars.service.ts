@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '@punctual/auth';
+import { ClockService } from '@punctual/clock';
+import type { Calendar as CalendarJson, CalendarPutBody } from '@punctual/contract';
+import { AuditRepository, type Calendar, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
+import { checkExcludedDays, InvalidScheduleError } from '@punctual/time';
+import { CalendarInUseError, CalendarNotFoundError, InvalidTaskError } from './errors.js';
+import { TaskChanges } from './task-changes.js';
+import { toTaskDefinition } from './task-definition.js';
+import { TaskLifecycle } from './task-lifecycle.js';
+import { mergeTaskPatch } from './task-patch.js';
+import { presentDefinition } from './task.presenter.js';
+
+/**
+ * Calendars of excluded days (DESIGN §6). Replacing one re-plans every task that excludes it, in
+ * the same transaction and exactly as an edit of the task's schedule would (DESIGN §4 "Edits never
+ * lose a slot"): planned slots on newly excluded days are withdrawn, slots on days no longer
+ * excluded are planned, every other planned slot keeps its row.
+ */
+@Injectable()
+export class CalendarsService {
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly calendars: CalendarsRepository,
+    private readonly lifecycle: TaskLifecycle,
+    private readonly changes: TaskChanges,
+    private readonly audit: AuditRepository,
+    private readonly clock: ClockService,
+  ) {}
+
+  list(): Promise<CalendarInUse[]> {
+    return this.calendars.list();
+  }
+
+  async get(name: string): Promise<CalendarInUse> {
+    return (await this.calendars.get(name)) ?? Promise.reject(new CalendarNotFoundError(name));
+  }
+
+  /** Creates or replaces a calendar and re-plans the tasks that exclude it. */
+  async put(name: string, body: CalendarPutBody, actor: Principal): Promise<{ calendar: CalendarInUse; created: boolean }> {
+    const fields = { description: body.description ?? null, timezone: body.timezone ?? null, dates: [...new Set(body.dates)].sort(), rrules: body.rrules ?? [] };
+    checkCalendar(fields);
+    const now = this.clock.date();
+    const cancelled: string[] = [];
+    const created = await this.prisma.$transaction(
+      async (tx) => {
+        const before = await tx.calendar.findUnique({ where: { name } });
+        const written = await this.calendars.put(name, fields, now, tx);
+        for (const task of await this.calendars.lockUsers(name, tx)) cancelled.push(...(await this.replan(tx, task, now)));
+        await this.audit.record({ actor: actor.actor, action: 'calendar.put', target: name, before: before && snapshot(before), after: snapshot(written.calendar) }, tx);
+        return written.created;
+      },
+      // Re-planning every task of a busy calendar takes longer than Prisma's default of 5 s.
+      { timeout: 60_000, maxWait: 10_000 },
+    );
+    await this.changes.announce(cancelled);
+    return { calendar: await this.get(name), created };
+  }
+
+  /** Deletes a calendar; 409 (`CalendarInUseError`) while a task excludes it. */
+  async delete(name: string, actor: Principal): Promise<void> {
+    await this.prisma.$transaction(async (tx) => {
+      const result = await this.calendars.delete(name, tx);
+      if (!result.before) throw new CalendarNotFoundError(name);
+      if (!result.deleted) throw new CalendarInUseError(name, result.usedBy);
+      await this.audit.record({ actor: actor.actor, action: 'calendar.delete', target: name, before: snapshot(result.before), after: null }, tx);
+    });
+  }
+
+  /** The task's definition with the calendars' new content, applied as an edit of its schedule. */
+  private async replan(tx: Db, task: Task, now: Date): Promise<string[]> {
+    const spec = mergeTaskPatch({ ...presentDefinition(task), payload: task.payload }, {}, task.name);
+    const definition = toTaskDefinition(spec, now, task.startAt ?? task.createdAt, task, await this.calendars.lockForUse(task.exclude, tx));
+    return (await this.lifecycle.edit(tx, task, definition, now)).cancelledRunning;
+  }
+}
+
+/** The API's view of a calendar. */
+export function presentCalendar(calendar: CalendarInUse): CalendarJson {
+  return {
+    name: calendar.name,
+    description: calendar.description,
+    timezone: calendar.timezone,
+    dates: calendar.dates,
+    rrules: calendar.rrules,
+    version: calendar.version,
+    tasks: calendar.tasks,
+    createdAt: calendar.createdAt.toISOString(),
+    updatedAt: calendar.updatedAt.toISOString(),
+  };
+}
+
+/** Refuses a calendar whose zone, dates or rules cannot be read, naming the field (422). */
+function checkCalendar(fields: { timezone: string | null; dates: string[]; rrules: string[] }): void {
+  try {
+    checkExcludedDays({ timezone: fields.timezone ?? 'UTC', dates: fields.dates, rrules: fields.rrules });
+  } catch (error) {
+    if (error instanceof InvalidScheduleError) throw new InvalidTaskError(error.field, error.message, 'invalid_calendar');
+    throw error;
+  }
+}
+
+function snapshot(calendar: Calendar) {
+  return { name: calendar.name, description: calendar.description, timezone: calendar.timezone, dates: calendar.dates, rrules: calendar.rrules, version: calendar.version };
+}
