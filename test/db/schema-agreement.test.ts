@@ -129,7 +129,7 @@ describe('schema.prisma agrees with the migrated database', () => {
     await expect(db.prisma.task.update({ where: { id: written.id }, data: { concurrencyLimit: null } })).rejects.toThrow();
     await expect(db.prisma.task.update({ where: { id: written.id }, data: { ratePerMs: 50 } })).rejects.toThrow();
 
-    const calendar = { name: 'us-holidays', description: 'd', timezone: 'America/New_York', dates: ['2026-12-25'], rrules: ['FREQ=WEEKLY;BYDAY=SA,SU'], version: 2, createdAt: now, updatedAt: later };
+    const calendar = { name: 'us-holidays', description: 'd', timezone: 'America/New_York', dates: ['2026-12-25'], rrules: ['FREQ=WEEKLY;BYDAY=SA,SU'], version: 2, managedBy: 'punctual-apply', createdAt: now, updatedAt: later };
     await db.prisma.calendar.create({ data: calendar });
     expect(await db.prisma.calendar.findUniqueOrThrow({ where: { name: 'us-holidays' } })).toEqual(calendar);
     await expect(db.prisma.calendar.create({ data: { ...calendar, name: 'Not A Name' } })).rejects.toThrow();

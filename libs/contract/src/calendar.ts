@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { Timestamp } from './common.js';
 import { CALENDAR_DATES_MAX, CALENDAR_RRULES_MAX, DESCRIPTION_MAX, RRULE_MAX, TIMEZONE_MAX } from './limits.js';
+import { CalendarName, ManagedBy } from './task.js';
 
 const CalendarDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date such as 2026-12-25');
 
-/** `PUT /v1/calendars/{name}`: a calendar of excluded days (DESIGN §6), replaced as a whole. */
-export const CalendarPutBody = z
-  .strictObject({
+const calendarFields = {
     description: z.string().max(DESCRIPTION_MAX).nullable().optional().meta({ examples: ['US federal holidays'] }),
     timezone: z
       .string()
@@ -24,8 +23,13 @@ export const CalendarPutBody = z
         description: 'day rules whose occurrences are excluded: FREQ YEARLY, MONTHLY, WEEKLY or DAILY, counted from 1970-01-01; no DTSTART, COUNT or time of day (UNTIL bounds one)',
         examples: [['FREQ=WEEKLY;BYDAY=SA,SU', 'FREQ=YEARLY;BYMONTH=11;BYDAY=4TH']],
       }),
-  })
-  .meta({ id: 'CalendarPutBody' });
+  managedBy: ManagedBy.nullable().optional(),
+};
+
+/** `PUT /v1/calendars/{name}`: a calendar of excluded days (DESIGN §6), replaced as a whole. */
+export const CalendarPutBody = z.strictObject(calendarFields).meta({ id: 'CalendarPutBody' });
+/** A calendar as a tasks-as-code file declares it (`calendars:` beside `tasks:`). */
+export const CalendarSpec = z.strictObject({ name: CalendarName, ...calendarFields }).meta({ id: 'CalendarSpec' });
 
 /** A calendar as the API returns it. */
 export const Calendar = z
@@ -36,6 +40,7 @@ export const Calendar = z
     dates: z.array(z.string()),
     rrules: z.array(z.string()),
     version: z.number().int().meta({ description: 'moves on every change' }),
+    managedBy: z.string().nullable(),
     tasks: z.array(z.string()).meta({ description: 'the tasks that exclude it (a calendar in use cannot be deleted)' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -44,5 +49,6 @@ export const Calendar = z
 export const CalendarList = z.object({ items: z.array(Calendar) }).meta({ id: 'CalendarList' });
 
 export type CalendarPutBody = z.infer<typeof CalendarPutBody>;
+export type CalendarSpec = z.infer<typeof CalendarSpec>;
 export type Calendar = z.infer<typeof Calendar>;
 export type CalendarList = z.infer<typeof CalendarList>;

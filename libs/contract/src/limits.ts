@@ -84,5 +84,7 @@ export const TASK_DEFAULTS = Object.freeze({
 export const EXCLUDE_MAX = 20;
 export const CALENDAR_DATES_MAX = 10_000;
 export const CALENDAR_RRULES_MAX = 100;
+/** Calendars one apply may declare. */
+export const CALENDARS_APPLY_MAX = 200;
 /** Calendar names follow task names' rule. */
 export const CALENDAR_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;

@@ -8,6 +8,7 @@ export interface CalendarFields {
   timezone: string | null;
   dates: string[];
   rrules: string[];
+  managedBy: string | null;
 }
 
 /** A calendar and the names of the tasks that exclude it. */
@@ -24,7 +25,7 @@ export class CalendarsRepository {
 
   async list(): Promise<CalendarInUse[]> {
     return this.prisma.$queryRaw<CalendarInUse[]>`
-      SELECT c.name, c.description, c.timezone, c.dates, c.rrules, c.version, c.created_at AS "createdAt", c.updated_at AS "updatedAt",
+      SELECT c.name, c.description, c.timezone, c.dates, c.rrules, c.version, c.managed_by AS "managedBy", c.created_at AS "createdAt", c.updated_at AS "updatedAt",
              ARRAY(SELECT t.name FROM task t WHERE c.name = ANY(t.exclude) ORDER BY t.name) AS tasks
       FROM calendar c ORDER BY c.name`;
   }
@@ -49,12 +50,18 @@ export class CalendarsRepository {
   /** Creates or replaces a calendar (its version moves on a replace), locked for the rest of the transaction. */
   async put(name: string, fields: CalendarFields, at: Date, db: Db): Promise<{ calendar: Calendar; created: boolean }> {
     const [row] = await db.$queryRaw<{ created: boolean }[]>`
-      INSERT INTO calendar (name, description, timezone, dates, rrules, created_at, updated_at)
-      VALUES (${name}, ${fields.description}, ${fields.timezone}, ${fields.dates}::text[], ${fields.rrules}::text[], ${at}, ${at})
+      INSERT INTO calendar (name, description, timezone, dates, rrules, managed_by, created_at, updated_at)
+      VALUES (${name}, ${fields.description}, ${fields.timezone}, ${fields.dates}::text[], ${fields.rrules}::text[], ${fields.managedBy}, ${at}, ${at})
       ON CONFLICT (name) DO UPDATE SET description = EXCLUDED.description, timezone = EXCLUDED.timezone, dates = EXCLUDED.dates,
-        rrules = EXCLUDED.rrules, version = calendar.version + 1, updated_at = EXCLUDED.updated_at
+        rrules = EXCLUDED.rrules, managed_by = EXCLUDED.managed_by, version = calendar.version + 1, updated_at = EXCLUDED.updated_at
       RETURNING (xmax = 0) AS created`;
     return { calendar: (await db.calendar.findUnique({ where: { name } }))!, created: row!.created };
+  }
+
+  /** Locks the named calendars and every calendar `managedBy` manages (for an apply), in name order. */
+  async lockForApply(names: string[], managedBy: string, db: Db): Promise<Calendar[]> {
+    const rows = await db.$queryRaw<{ name: string }[]>`SELECT name FROM calendar WHERE name = ANY(${names}::text[]) OR managed_by = ${managedBy} ORDER BY name FOR UPDATE`;
+    return rows.length ? db.calendar.findMany({ where: { name: { in: rows.map((r) => r.name) } }, orderBy: { name: 'asc' } }) : [];
   }
 
   /** The tasks that exclude `name`, locked (in name order, as every multi-task lock is taken). */

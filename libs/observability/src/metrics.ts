@@ -37,6 +37,11 @@ export class Metrics {
   readonly clockOffset = new Gauge({ name: 'punctual_clock_offset_seconds', help: "Offset of this process's clock from Postgres' clock (the reference)", labelNames: ['role'], registers: [this.registry] });
   readonly taskErrors = new Counter({ name: 'punctual_task_errors_total', help: 'Planner errors on a task (its schedule could not be computed)', registers: [this.registry] });
   readonly redisMaxmemoryPolicy = new Gauge({ name: 'punctual_redis_maxmemory_policy', help: "1 for Redis' observed maxmemory-policy (unknown when CONFIG GET is refused)", labelNames: ['policy'], registers: [this.registry] });
+  // Per task, only for tasks with an `slo` (opt-in: task names are user data, so cardinality is bounded by choice).
+  readonly taskSlots = new Counter({ name: 'punctual_task_slots_total', help: 'Slots of a task with an slo that came due and were decided: started, or given up as late', labelNames: ['task'], registers: [this.registry] });
+  readonly taskLateSlots = new Counter({ name: 'punctual_task_late_slots_total', help: 'Slots of a task with an slo that did not start within slo.startWithin (started later, or never)', labelNames: ['task'], registers: [this.registry] });
+  readonly taskLastSuccess = new Gauge({ name: 'punctual_task_last_success_timestamp_seconds', help: "End of the task's latest successful run, Unix seconds (its creation if none); active tasks with an slo", labelNames: ['task'], registers: [this.registry] });
+  readonly taskExpectedInterval = new Gauge({ name: 'punctual_task_expected_interval_seconds', help: 'Most time that may pass after the latest success before the next is overdue: to the next slot after it, plus maxDelay and timeout', labelNames: ['task'], registers: [this.registry] });
   readonly workerRunning = new Gauge({
     name: 'punctual_worker_running',
     help: 'Executions this worker is running now',
@@ -58,6 +63,12 @@ export class Metrics {
   trackWorkerLoad(worker: string, concurrency: number, running: () => number): void {
     this.workerLoad = { worker, concurrency, running };
     this.workerConcurrency.set({ worker }, concurrency);
+  }
+
+  /** A slot of a task with an slo was decided: it started `lateMs` after its fire time (Infinity: never). */
+  observeTaskSlot(task: string, lateMs: number, startWithinMs: number, count = 1): void {
+    this.taskSlots.inc({ task }, count);
+    this.taskLateSlots.inc({ task }, lateMs > startWithinMs ? count : 0);
   }
 
   /** Records Redis' `maxmemory-policy` (null: it could not be read) as the one series set to 1. */

@@ -1,11 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { BacklogRepository, FlowControlRepository } from '@punctual/db';
+import { BacklogRepository, FlowControlRepository, TaskHealthRepository } from '@punctual/db';
+import { successDeadline } from '@punctual/planning';
 import { RedisService } from '@punctual/redis';
 import { Metrics } from './metrics.js';
 
 /** How often the stores are read: about one Prometheus scrape interval. */
 const REFRESH_MS = 15_000;
+/** Tasks with an `slo` given per-task series, at most (by name): a guard on cardinality, not a quota. */
+const SLO_TASKS_MAX = 1_000;
 
 /**
  * Gauges of what the stores hold rather than what this process did: dead letters and the
@@ -22,6 +25,7 @@ export class StoreMetrics implements OnApplicationBootstrap, OnApplicationShutdo
     @Inject(CONFIG) private readonly config: Config,
     private readonly backlog: BacklogRepository,
     private readonly flow: FlowControlRepository,
+    private readonly health: TaskHealthRepository,
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
   ) {}
@@ -41,6 +45,27 @@ export class StoreMetrics implements OnApplicationBootstrap, OnApplicationShutdo
   refreshOnce(): Promise<void> {
     this.refreshing ??= this.refresh().finally(() => (this.refreshing = null));
     return this.refreshing;
+  }
+
+  /**
+   * The latest success and the time allowed after it of each active task with an `slo`; a task
+   * paused, completed, deleted or without an slo loses its series (nothing to alert on).
+   */
+  private async refreshTaskSeries(): Promise<void> {
+    const tasks = await this.health.sloTasks(SLO_TASKS_MAX);
+    this.metrics.taskLastSuccess.reset();
+    this.metrics.taskExpectedInterval.reset();
+    for (const { task, lastSuccessSlot, lastSuccessAt } of tasks) {
+      const since = lastSuccessAt ?? task.createdAt;
+      let deadline: Date | null = null;
+      try {
+        deadline = successDeadline(task, lastSuccessSlot);
+      } catch {
+        // A schedule that cannot be computed has its own error (lastError) and no deadline.
+      }
+      this.metrics.taskLastSuccess.set({ task: task.name }, since.getTime() / 1000);
+      if (deadline) this.metrics.taskExpectedInterval.set({ task: task.name }, Math.max(0, deadline.getTime() - since.getTime()) / 1000);
+    }
   }
 
   private async refresh(): Promise<void> {
@@ -67,6 +92,11 @@ export class StoreMetrics implements OnApplicationBootstrap, OnApplicationShutdo
       }
     } catch (error) {
       this.logger.warn({ err: error }, 'could not read the flow-control keys for metrics');
+    }
+    try {
+      await this.refreshTaskSeries();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not read the tasks with an slo for metrics');
     }
     this.metrics.observeRedisPolicy(await this.redis.maxmemoryPolicy());
   }

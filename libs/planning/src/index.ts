@@ -3,7 +3,7 @@ export { type PinnedDefinition, pinnedDefinitionOf, withPinnedDefinition } from 
 export { type CursorAdvance, type PlannedExecution, type Trigger } from './planned-execution.js';
 export { type KeptSlot, type ReplanDecision, replanUnstarted, type UnstartedSlot } from './replan.js';
 export { type PlannableTask, planTaskSlots, type SlotPlannerOptions, type TaskSlotPlan } from './slot-planner.js';
-export { type CalendarSnapshot, excludedDaysOf, type ScheduledTask, scheduleSpecOf, taskSchedule } from './task-schedule.js';
+export { type CalendarSnapshot, excludedDaysOf, type ScheduledTask, scheduleSpecOf, successDeadline, taskSchedule } from './task-schedule.js';
 export { type ClaimContext, type ClaimSlot, type ClaimTask, type ClaimVerdict, type Holder, judgeClaim } from './claim-judgement.js';
 export { canBeLate, isLate } from './lateness.js';
 export { MAX_SHARDS, shardOf, shardShare } from './shard.js';

@@ -66,3 +66,13 @@ export function excludedDaysOf(calendars: unknown, taskZone: string): ExcludedDa
     rrules: c.rrules,
   }));
 }
+
+/**
+ * When a task's next success is overdue (DESIGN §8, `PunctualTaskNotRunning`): the slot after its
+ * latest successful one (or its first slot, when none succeeded), plus `maxDelay` and `timeout` —
+ * the latest a run of that slot may start and still be running. Null when it has no such slot.
+ */
+export function successDeadline(task: ScheduledTask & { maxDelayMs: number; timeoutMs: number }, lastSuccessSlot: Date | null): Date | null {
+  const next = taskSchedule(task).next(lastSuccessSlot ?? new Date(task.createdAt.getTime() - 1));
+  return next && new Date(next.getTime() + task.maxDelayMs + task.timeoutMs);
+}

@@ -80,6 +80,7 @@ export class PlannerService {
         const advances: CursorAdvance[] = [];
         const errors: PlanError[] = [];
         let budget = SLOTS_PER_BATCH;
+        const sloMissed: { task: string; missed: number; startWithinMs: number }[] = [];
         for (const task of due) {
           // Out of budget: the rest keep their cursors (still due) for the next batch.
           if (budget <= 0) break;
@@ -93,6 +94,7 @@ export class PlannerService {
             budget -= plan.examined;
             rows.push(...plan.executions);
             advances.push(plan.advance);
+            if (task.sloStartWithinMs !== null && plan.advance.missed > 0) sloMissed.push({ task: task.name, missed: plan.advance.missed, startWithinMs: task.sloStartWithinMs });
           } catch (error) {
             // Never completed, never skipped past: the task waits with its cursor where it was.
             const message = error instanceof Error ? error.message : String(error);
@@ -105,13 +107,14 @@ export class PlannerService {
         await this.tasks.recordPlanErrors(errors, tx);
         const scheduled = rows.filter((e) => e.status === 'scheduled' && inserted.has(e.id));
         const missed = advances.reduce((sum, a) => sum + a.missed, 0);
-        return { inserted: scheduled, tasksLocked: due.length, complete: budget > 0, missed, errors: errors.length };
+        return { inserted: scheduled, tasksLocked: due.length, complete: budget > 0, missed, errors: errors.length, sloMissed };
       },
       { timeout: 30_000, maxWait: 10_000 },
     );
     // Counted after commit: a fenced-out batch planned nothing.
     this.metrics.planned.inc(result.inserted.length);
     this.metrics.missed.inc(result.missed);
+    for (const m of result.sloMissed) this.metrics.observeTaskSlot(m.task, Infinity, m.startWithinMs, m.missed);
     this.metrics.taskErrors.inc(result.errors);
     // An idle tick (nothing due) is not worth a trace; a batch's span is where its rows' traces start.
     if (result.tasksLocked === 0) tracing.discard();

@@ -283,6 +283,11 @@ export class ShardLeader {
       const decision = resolveLateSlots(late, this.s.clock.date(), this.s.config.catchupMax);
       const { caughtUp, missed } = await this.s.executions.resolveLate(fence, decision.catchup, decision.missed);
       this.s.metrics.missed.inc(missed);
+      // Written only as a whole (the leader's fence): every slot decided missed was recorded missed.
+      if (missed === decision.missed.length) {
+        const missedIds = new Set(decision.missed);
+        for (const row of late) if (missedIds.has(row.id) && row.sloStartWithinMs !== null) this.s.metrics.observeTaskSlot(row.taskName, Infinity, row.sloStartWithinMs);
+      }
       this.logger.warn({ catchup: caughtUp.length, missed }, 'late planned slots decided by their misfire policy');
       // Queued ones already have their job; planned ones are fired by the sweep that follows.
     } catch (error) {

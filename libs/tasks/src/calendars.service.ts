@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
 import type { Calendar as CalendarJson, CalendarPutBody } from '@punctual/contract';
-import { AuditRepository, type Calendar, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
+import { AuditRepository, type Calendar, type CalendarFields, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
 import { checkExcludedDays, InvalidScheduleError } from '@punctual/time';
 import { CalendarInUseError, CalendarNotFoundError, InvalidTaskError } from './errors.js';
 import { TaskChanges } from './task-changes.js';
@@ -38,18 +38,10 @@ export class CalendarsService {
 
   /** Creates or replaces a calendar and re-plans the tasks that exclude it. */
   async put(name: string, body: CalendarPutBody, actor: Principal): Promise<{ calendar: CalendarInUse; created: boolean }> {
-    const fields = { description: body.description ?? null, timezone: body.timezone ?? null, dates: [...new Set(body.dates)].sort(), rrules: body.rrules ?? [] };
-    checkCalendar(fields);
+    const fields = calendarFields(body);
     const now = this.clock.date();
-    const cancelled: string[] = [];
-    const created = await this.prisma.$transaction(
-      async (tx) => {
-        const before = await tx.calendar.findUnique({ where: { name } });
-        const written = await this.calendars.put(name, fields, now, tx);
-        for (const task of await this.calendars.lockUsers(name, tx)) cancelled.push(...(await this.replan(tx, task, now)));
-        await this.audit.record({ actor: actor.actor, action: 'calendar.put', target: name, before: before && snapshot(before), after: snapshot(written.calendar) }, tx);
-        return written.created;
-      },
+    const { created, cancelled } = await this.prisma.$transaction(
+      (tx) => this.write(tx, actor, name, fields, now),
       // Re-planning every task of a busy calendar takes longer than Prisma's default of 5 s.
       { timeout: 60_000, maxWait: 10_000 },
     );
@@ -59,12 +51,28 @@ export class CalendarsService {
 
   /** Deletes a calendar; 409 (`CalendarInUseError`) while a task excludes it. */
   async delete(name: string, actor: Principal): Promise<void> {
-    await this.prisma.$transaction(async (tx) => {
-      const result = await this.calendars.delete(name, tx);
-      if (!result.before) throw new CalendarNotFoundError(name);
-      if (!result.deleted) throw new CalendarInUseError(name, result.usedBy);
-      await this.audit.record({ actor: actor.actor, action: 'calendar.delete', target: name, before: snapshot(result.before), after: null }, tx);
-    });
+    await this.prisma.$transaction((tx) => this.remove(tx, actor, name));
+  }
+
+  /**
+   * Inside the caller's transaction: writes a calendar (checked, see {@link calendarFields}) and
+   * re-plans the tasks that exclude it; returns the running executions a re-plan cancelled.
+   */
+  async write(tx: Db, actor: Principal, name: string, fields: CalendarFields, now: Date): Promise<{ calendar: Calendar; created: boolean; cancelled: string[] }> {
+    const before = await tx.calendar.findUnique({ where: { name } });
+    const written = await this.calendars.put(name, fields, now, tx);
+    const cancelled: string[] = [];
+    for (const task of await this.calendars.lockUsers(name, tx)) cancelled.push(...(await this.replan(tx, task, now)));
+    await this.audit.record({ actor: actor.actor, action: 'calendar.put', target: name, before: before && snapshot(before), after: snapshot(written.calendar) }, tx);
+    return { ...written, cancelled };
+  }
+
+  /** Inside the caller's transaction: deletes a calendar no task excludes (else `CalendarInUseError`). */
+  async remove(tx: Db, actor: Principal, name: string): Promise<void> {
+    const result = await this.calendars.delete(name, tx);
+    if (!result.before) throw new CalendarNotFoundError(name);
+    if (!result.deleted) throw new CalendarInUseError(name, result.usedBy);
+    await this.audit.record({ actor: actor.actor, action: 'calendar.delete', target: name, before: snapshot(result.before), after: null }, tx);
   }
 
   /** The task's definition with the calendars' new content, applied as an edit of its schedule. */
@@ -84,22 +92,28 @@ export function presentCalendar(calendar: CalendarInUse): CalendarJson {
     dates: calendar.dates,
     rrules: calendar.rrules,
     version: calendar.version,
+    managedBy: calendar.managedBy,
     tasks: calendar.tasks,
     createdAt: calendar.createdAt.toISOString(),
     updatedAt: calendar.updatedAt.toISOString(),
   };
 }
 
-/** Refuses a calendar whose zone, dates or rules cannot be read, naming the field (422). */
-function checkCalendar(fields: { timezone: string | null; dates: string[]; rrules: string[] }): void {
+/**
+ * A calendar's fields as stored: dates sorted and each once, absent fields null or empty. Refuses
+ * a zone, date or rule that cannot be read, naming the field with `prefix` (422).
+ */
+export function calendarFields(body: CalendarPutBody, prefix = ''): CalendarFields {
+  const fields = { description: body.description ?? null, timezone: body.timezone ?? null, dates: [...new Set(body.dates)].sort(), rrules: body.rrules ?? [], managedBy: body.managedBy ?? null };
   try {
-    checkExcludedDays({ timezone: fields.timezone ?? 'UTC', dates: fields.dates, rrules: fields.rrules });
+    checkExcludedDays({ timezone: fields.timezone ?? 'UTC', dates: body.dates, rrules: fields.rrules });
   } catch (error) {
-    if (error instanceof InvalidScheduleError) throw new InvalidTaskError(error.field, error.message, 'invalid_calendar');
+    if (error instanceof InvalidScheduleError) throw new InvalidTaskError(`${prefix}${error.field}`, `${prefix}${error.message}`, 'invalid_calendar');
     throw error;
   }
+  return fields;
 }
 
 function snapshot(calendar: Calendar) {
-  return { name: calendar.name, description: calendar.description, timezone: calendar.timezone, dates: calendar.dates, rrules: calendar.rrules, version: calendar.version };
+  return { name: calendar.name, description: calendar.description, timezone: calendar.timezone, dates: calendar.dates, rrules: calendar.rrules, version: calendar.version, managedBy: calendar.managedBy };
 }

@@ -66,14 +66,19 @@ export class TaskNotManagedError extends Error {
   override readonly name = 'TaskNotManagedError';
   constructor(
     readonly managedBy: string,
-    readonly tasks: { index: number; name: string; managedBy: string | null }[],
+    readonly tasks: { index: number; name: string; managedBy: string | null; kind?: 'task' | 'calendar' }[],
   ) {
     super(tasks.map((t) => TaskNotManagedError.describe(t, managedBy)).join('; '));
   }
 
-  /** `task "x" exists and is managed by nobody, not by "repo"`. */
-  static describe(task: { name: string; managedBy: string | null }, managedBy: string): string {
-    return `task "${task.name}" exists and is managed by ${task.managedBy === null ? 'nobody' : `"${task.managedBy}"`}, not by "${managedBy}"`;
+  /** `task "x" exists and is managed by nobody, not by "repo"` (or `calendar "x" …`). */
+  static describe(task: { name: string; managedBy: string | null; kind?: 'task' | 'calendar' }, managedBy: string): string {
+    return `${task.kind ?? 'task'} "${task.name}" exists and is managed by ${task.managedBy === null ? 'nobody' : `"${task.managedBy}"`}, not by "${managedBy}"`;
+  }
+
+  /** The request field that declared it: `tasks[2].name`, `calendars[0].name`. */
+  static field(task: { index: number; kind?: 'task' | 'calendar' }): string {
+    return `${task.kind === 'calendar' ? 'calendars' : 'tasks'}[${task.index}].name`;
   }
 }
 

@@ -12,4 +12,4 @@ export { diffTasks, fieldChanges, type TaskDiff, type TaskState } from './task-d
 export { TaskRunsService } from './task-runs.service.js';
 export { TasksCoreModule } from './tasks.module.js';
 export { TasksService } from './tasks.service.js';
-export { CalendarsService, presentCalendar } from './calendars.service.js';
+export { calendarFields, CalendarsService, presentCalendar } from './calendars.service.js';

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { APPLY_MANAGED_BY_DEFAULT, type TaskApplyItem, type TaskApplyRequest, type TaskApplyResponse, type TaskSpec } from '@punctual/contract';
+import { APPLY_MANAGED_BY_DEFAULT, type CalendarApplyItem, type TaskApplyItem, type TaskApplyRequest, type TaskApplyResponse, type TaskSpec } from '@punctual/contract';
 import { CalendarsRepository, PrismaService, type Task, TasksRepository } from '@punctual/db';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
+import { type DesiredCalendar, desiredCalendars, diffCalendars } from './calendar-apply.js';
+import { CalendarsService } from './calendars.service.js';
 import { InvalidBatchError, TaskNotManagedError } from './errors.js';
 import { batchDefinitions, checkDistinctNames, newTaskRow } from './task-batch.js';
 import { TaskChanges } from './task-changes.js';
@@ -28,16 +30,22 @@ export class TaskApplyService {
     private readonly changes: TaskChanges,
     private readonly clock: ClockService,
     private readonly calendars: CalendarsRepository,
+    private readonly calendarWriter: CalendarsService,
   ) {}
 
   async apply(request: TaskApplyRequest, actor: Principal): Promise<TaskApplyResult> {
     const managedBy = request.managedBy ?? APPLY_MANAGED_BY_DEFAULT;
     checkDistinctNames(request.tasks);
     checkManager(request.tasks, managedBy);
+    const declaredCalendars = request.calendars && desiredCalendars(request.calendars, managedBy);
     const now = this.clock.date();
     const cancelled: string[] = [];
-    const result = await this.prisma.$transaction(
+    let calendarItems: CalendarApplyItem[] = [];
+    const transaction = this.prisma.$transaction(
       async (tx) => {
+        // Calendars first: the tasks of the file may exclude the ones it creates or changes.
+        const calendarPlan = declaredCalendars ? await this.writeCalendars(tx, actor, declaredCalendars, managedBy, request.prune ?? false, now, cancelled) : null;
+        calendarItems = calendarPlan?.items ?? [];
         const locked = await this.tasks.lockByNamesOrManager(request.tasks.map((s) => s.name), managedBy, tx);
         const existing = new Map(locked.map((t) => [t.name, t]));
         // Whether a task is paused is the operator's unless the file says it.
@@ -48,17 +56,50 @@ export class TaskApplyService {
         const diff = diffTasks(rows.map(stateOf), locked.map(stateOf), { managedBy, prune: request.prune ?? false });
         if (diff.notManaged.length) throw new TaskNotManagedError(managedBy, diff.notManaged);
         const byName = new Map(specs.map((spec, index) => [spec.name, { row: rows[index]!, definition: definitions[index]! }]));
-        if (request.dryRun) return diff.items.map((item) => ({ ...item, version: existing.get(item.name)?.version ?? null }));
-        return this.write(tx, actor, diff.items, existing, byName, now, cancelled);
+        // A dry run answers what the writes would be and rolls them back (the calendars it wrote).
+        if (request.dryRun) throw new DryRun(diff.items.map((item) => ({ ...item, version: existing.get(item.name)?.version ?? null })));
+        const items = await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
+        // Pruned calendars go last, after the pruned tasks that excluded them.
+        for (const item of calendarItems) if (item.action === 'delete') await this.calendarWriter.remove(tx, actor, item.name);
+        return items;
       },
       // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
       { timeout: 60_000, maxWait: 10_000 },
     );
-    if (!request.dryRun && result.some((item) => item.action !== 'unchanged')) await this.changes.announce(cancelled);
+    const result = await transaction.catch((error: unknown) => {
+      if (error instanceof DryRun) return error.items;
+      throw error;
+    });
+    const changedAny = [...result, ...calendarItems].some((item) => item.action !== 'unchanged');
+    if (!request.dryRun && changedAny) await this.changes.announce(cancelled);
     const count = (action: TaskApplyItem['action']) => result.filter((item) => item.action === action).length;
     const [created, updated, deleted] = [count('create'), count('update'), count('delete')];
     const handlers = request.tasks.filter((spec) => result.some((item) => item.name === spec.name && item.action !== 'unchanged')).map((spec) => spec.handler);
-    return { managedBy, dryRun: request.dryRun ?? false, changed: created + updated + deleted, created, updated, deleted, unchanged: count('unchanged'), items: result, handlers };
+    return { managedBy, dryRun: request.dryRun ?? false, changed: created + updated + deleted, created, updated, deleted, unchanged: count('unchanged'), items: result, calendars: calendarItems, handlers };
+  }
+
+  /**
+   * Creates and updates the declared calendars (re-planning the tasks that exclude them) and plans
+   * the deletes of the ones pruned; a declared calendar of another manager refuses the apply (409).
+   */
+  private async writeCalendars(tx: Parameters<TaskLifecycle['edit']>[0], actor: Principal, desired: DesiredCalendar[], managedBy: string, prune: boolean, now: Date, cancelled: string[]): Promise<{ items: CalendarApplyItem[] }> {
+    const current = await this.calendars.lockForApply(desired.map((c) => c.name), managedBy, tx);
+    const plan = diffCalendars(desired, current, managedBy, prune);
+    if (plan.notManaged.length) {
+      throw new TaskNotManagedError(managedBy, plan.notManaged.map((c) => ({ ...c, kind: 'calendar' as const })));
+    }
+    const versions = new Map(current.map((c) => [c.name, c.version]));
+    const items: CalendarApplyItem[] = [];
+    for (const item of plan.items) {
+      if (item.action === 'create' || item.action === 'update') {
+        const { name, ...fields } = desired.find((c) => c.name === item.name)!;
+        const written = await this.calendarWriter.write(tx, actor, name, fields, now);
+        cancelled.push(...written.cancelled);
+        versions.set(name, written.calendar.version);
+      }
+      items.push({ ...item, version: item.action === 'delete' ? null : (versions.get(item.name) ?? null) });
+    }
+    return { items };
   }
 
   /** Writes the plan: new rows in one insert, updates as a replace does, deletes as a delete does; one audit entry each. */
@@ -111,4 +152,11 @@ function checkManager(specs: TaskSpec[], managedBy: string): void {
       : [{ field: `tasks[${index}].managedBy`, message: `tasks[${index}].managedBy must be "${managedBy}", the apply's manager, or left out`, code: 'managed_by_mismatch' }],
   );
   if (errors.length) throw new InvalidBatchError(errors);
+}
+
+/** Carries a dry run's answer out of its transaction, which it rolls back. */
+class DryRun extends Error {
+  constructor(readonly items: TaskApplyItem[]) {
+    super('dry run');
+  }
 }

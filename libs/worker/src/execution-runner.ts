@@ -183,7 +183,12 @@ export class ExecutionRunner implements OnModuleDestroy {
     releaseSlot: () => void,
   ): Promise<RunOutcome> {
     if (execution.attempt === 1 && execution.startedAt) {
-      this.metrics.startLag.observe(Math.max(0, execution.startedAt.getTime() - execution.fireAt.getTime()) / 1000);
+      const lagMs = execution.startedAt.getTime() - execution.fireAt.getTime();
+      this.metrics.startLag.observe(Math.max(0, lagMs) / 1000);
+      // A slot of the schedule (a catch-up run stands for late ones); manual runs and backfills have no slo.
+      if (task.sloStartWithinMs !== null && (execution.trigger === 'schedule' || execution.trigger === 'catchup')) {
+        this.metrics.observeTaskSlot(task.name, execution.trigger === 'catchup' ? Infinity : lagMs, task.sloStartWithinMs);
+      }
     }
     const fields = { executionId: execution.id, task: execution.taskName, attempt: execution.attempt };
     const control = new AttemptControl(execution.id, attemptId, this.config.leaseMs, task.timeoutMs, leaseValidUntil);

@@ -33,7 +33,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (e instanceof TaskNotFoundError || e instanceof ExecutionNotFoundError || e instanceof CalendarNotFoundError) return new ApiError(404, 'not_found', e.message);
     if (e instanceof PayloadTooLargeError) return new ApiError(413, 'payload_too_large', e.message, [{ field: 'payload', message: e.message }]);
     if (e instanceof TaskNotManagedError) {
-      return new ApiError(409, 'not_managed', e.message, e.tasks.map((t) => ({ field: `tasks[${t.index}].name`, message: TaskNotManagedError.describe(t, e.managedBy) })));
+      return new ApiError(409, 'not_managed', e.message, e.tasks.map((t) => ({ field: TaskNotManagedError.field(t), message: TaskNotManagedError.describe(t, e.managedBy) })));
     }
     if (e instanceof VersionConflictError) return new ApiError(409, 'version_conflict', e.message);
     if (e instanceof ExecutionStateError) return new ApiError(409, 'invalid_state', e.message);

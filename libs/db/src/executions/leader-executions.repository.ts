@@ -34,6 +34,9 @@ export interface LateRow {
   misfire: MisfirePolicy;
   /** The task's cursor is late too: the planner will record later late slots of the task. */
   cursorLate: boolean;
+  taskName: string;
+  /** The task's `slo.startWithin` (null: none): a slot recorded missed counts against it. */
+  sloStartWithinMs: number | null;
 }
 
 /**
@@ -79,7 +82,7 @@ export class LeaderExecutionsRepository {
         LIMIT ${limit}
       )
       SELECT e.id, e.task_id AS "taskId", e.scheduled_for AS "scheduledFor",
-             CASE WHEN e.trigger = 'catchup' THEN 'catchup' ELSE 'late' END AS kind, t.misfire,
+             CASE WHEN e.trigger = 'catchup' THEN 'catchup' ELSE 'late' END AS kind, t.misfire, t.name AS "taskName", t.slo_start_within_ms AS "sloStartWithinMs",
              (t.next_run_at IS NOT NULL AND t.next_run_at < now() - t.max_delay_ms * interval '1 millisecond') AS "cursorLate"
       FROM task_execution e JOIN task t ON t.id = e.task_id
       WHERE e.id IN (SELECT id FROM late)
