@@ -1,5 +1,5 @@
 import {
-  type AuditEntry, type AuditQuery, type BackfillBody, type CatchUp, type CreateApiKeyBody, type Execution, type ExecutionListQuery, type PreviewRequest, routes, type TaskApplyRequest,
+  type AuditEntry, type AuditQuery, type BackfillBody, type CalendarPutBody, type CatchUp, type CreateApiKeyBody, type Execution, type ExecutionListQuery, type PreviewRequest, routes, type TaskApplyRequest,
   type Task, type TaskDetailQuery, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec,
 } from '@punctual/contract';
 import { Paginated } from './paginated.js';
@@ -60,6 +60,17 @@ export class PunctualClient {
 
   readonly schedules = {
     preview: (request: PreviewRequest) => this.http.call(routes.previewSchedule, { body: request }),
+  };
+
+  /** Calendars of excluded days: a task's `schedule.exclude` names them. */
+  readonly calendars = {
+    list: async () => (await this.http.call(routes.listCalendars)).items,
+    /** The calendar and the tasks that exclude it. */
+    get: (name: string) => this.http.call(routes.getCalendar, { params: { name } }),
+    /** Creates or replaces a calendar; the tasks that exclude it are re-planned. */
+    put: (name: string, body: CalendarPutBody) => this.http.call(routes.putCalendar, { params: { name }, body }),
+    /** Refused (409) while a task excludes it. */
+    delete: (name: string) => this.http.call(routes.deleteCalendar, { params: { name } }),
   };
 
   readonly handlers = {
