@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import type { Calendar as CalendarJson, CalendarPutBody } from '@punctual/contract';
+import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type CalendarPutBody } from '@punctual/contract';
 import { AuditRepository, type Calendar, type CalendarFields, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
 import { checkExcludedDays, InvalidScheduleError } from '@punctual/time';
 import { CalendarInUseError, CalendarNotFoundError, InvalidTaskError } from './errors.js';
@@ -38,6 +38,7 @@ export class CalendarsService {
 
   /** Creates or replaces a calendar and re-plans the tasks that exclude it. */
   async put(name: string, body: CalendarPutBody, actor: Principal): Promise<{ calendar: CalendarInUse; created: boolean }> {
+    if (!CALENDAR_NAME_PATTERN.test(name)) throw new InvalidTaskError('name', `name must match ${CALENDAR_NAME_PATTERN.source}`, 'invalid_name');
     const fields = calendarFields(body);
     const now = this.clock.date();
     const { created, cancelled } = await this.prisma.$transaction(
