@@ -19,14 +19,14 @@ function chaos(args: string[]): Promise<{ code: number | null; output: string }>
 }
 
 /**
- * One minute of `npm run chaos`: the whole system under random faults and operations, then every
+ * Forty-five seconds of `npm run chaos`: the whole system under random faults and operations, then every
  * slot of every task checked against DESIGN §1. The run itself decides (exit 1 on a broken promise);
  * this test also reads its verdict, so a check that stopped checking would show.
  */
-describe('npm run chaos -- --minutes 1', () => {
+describe('npm run chaos -- --minutes 0.75', () => {
   it('injects faults of every kind it knows and breaks no promise over every slot', async () => {
     const out = mkdtempSync(join(tmpdir(), 'punctual-chaos-'));
-    const { code, output } = await chaos(['--minutes', '1', '--out', out]);
+    const { code, output } = await chaos(['--minutes', '0.75', '--out', out]);
     expect(code, output).toBe(0);
     const { verdict, faults } = JSON.parse(readFileSync(join(out, 'chaos.json'), 'utf8'));
     expect(Object.values(faults as Record<string, number>).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(10);
