@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type CalendarPutBody } from '@punctual/contract';
+import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type CalendarPutBody, TASK_DEFAULTS } from '@punctual/contract';
 import { AuditRepository, type Calendar, type CalendarFields, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
 import { checkExcludedDays, InvalidScheduleError } from '@punctual/time';
 import { CalendarInUseError, CalendarNotFoundError, InvalidTaskError } from './errors.js';
@@ -107,7 +107,7 @@ export function presentCalendar(calendar: CalendarInUse): CalendarJson {
 export function calendarFields(body: CalendarPutBody, prefix = ''): CalendarFields {
   const fields = { description: body.description ?? null, timezone: body.timezone ?? null, dates: [...new Set(body.dates)].sort(), rrules: body.rrules ?? [], managedBy: body.managedBy ?? null };
   try {
-    checkExcludedDays({ timezone: fields.timezone ?? 'UTC', dates: body.dates, rrules: fields.rrules });
+    checkExcludedDays({ timezone: fields.timezone ?? TASK_DEFAULTS.timezone, dates: body.dates, rrules: fields.rrules });
   } catch (error) {
     if (error instanceof InvalidScheduleError) throw new InvalidTaskError(`${prefix}${error.field}`, `${prefix}${error.message}`, 'invalid_calendar');
     throw error;
