@@ -17,10 +17,14 @@ describe('the console', () => {
   const call = (method: string, path: string, body?: unknown) => ctx.api.call(method, path, body);
   const runsOf = async (task: string) => (await call('GET', `/v1/tasks/${task}/executions?limit=500`)).body.items as { id: string; trigger: string; status: string }[];
   const row = (page: Page, text: string) => page.locator('tbody tr').filter({ hasText: text });
+  /** The local dates (in Berlin) the seeded calendar excludes: the day after tomorrow and the day after it, both after the first fire time of a daily task. */
+  let excludedDates: string[] = [];
 
   beforeAll(async () => {
     requireBuiltConsole();
     for (const role of ['viewer', 'operator'] as const) keys[role] = (await call('POST', '/v1/api-keys', { name: `console-${role}`, role })).body.key;
+    excludedDates = [2, 3].map((days) => addDays(localDate(new Date(), 'Europe/Berlin'), days));
+    expect((await call('PUT', '/v1/calendars/console-holidays', { description: 'Days off', dates: excludedDates })).status).toBe(201);
     const tasks = [
       {
         name: 'nightly-report', description: 'Sends the nightly report', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' }, labels: { team: 'billing' },
@@ -30,6 +34,7 @@ describe('the console', () => {
       { name: 'paused-sync', handler: 'log', schedule: { every: '15m' }, paused: true, labels: { team: 'ops' } },
       { name: 'doomed-task', handler: 'noop', schedule: { cron: '0 0 1 1 *' } },
       { name: 'flaky-export', handler: 'noop', schedule: { cron: '0 * * * *' } },
+      { name: 'holiday-report', handler: 'noop', schedule: { cron: '0 12 * * *', timezone: 'Europe/Berlin', exclude: ['console-holidays'] }, slo: { startWithin: '5m' } },
       ...Array.from({ length: 24 }, (_, i) => ({ name: `z-bulk-${String(i + 1).padStart(2, '0')}`, handler: 'noop', schedule: { cron: '0 3 * * *' }, labels: { team: 'bulk' } })),
     ];
     expect((await call('POST', '/v1/tasks:batch', { tasks })).status).toBe(200);
@@ -73,11 +78,20 @@ describe('the console', () => {
     expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Tasks', 'Dead letters', 'Cluster', 'Bull Board', 'API docs']);
   });
 
-  it('lists tasks with their schedule in words, next fire in both zones, last run and labels; filters, searches and pages', async () => {
+  it('lists tasks with their health first, schedule in words, next fire in both zones, last run and labels; filters, searches and pages', async () => {
     const { page } = admin;
     await page.goto(`${ctx.api.base}/`);
     const nightly = row(page, 'nightly-report');
     await expect.poll(() => nightly.textContent()).toContain('succeeded');
+    expect(await page.locator('thead th').allTextContents()).toEqual(['Health', 'Name', 'Status', 'Schedule', 'Next fire', 'Last run', 'Labels']);
+    // Health, in words, in the first cell; the last success and the failures since on hover.
+    const health = (name: string) => row(page, name).locator('td').first().locator('.status');
+    expect(await health('nightly-report').textContent()).toBe('ok');
+    expect(await health('nightly-report').getAttribute('title')).toMatch(/^last success \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} GMT\+[12]; 0 consecutive failures$/);
+    expect(await health('flaky-export').textContent()).toBe('failing');
+    expect(await health('flaky-export').getAttribute('title')).toBe('no success yet; 3 consecutive failures');
+    expect(await health('paused-sync').textContent()).toBe('paused');
+    expect(await health('doomed-task').textContent()).toBe('never ran');
     const text = (await nightly.textContent())!;
     expect(text).toContain('At 09:00 (Europe/Berlin)');
     expect(text).toContain('team=billing');
@@ -88,7 +102,7 @@ describe('the console', () => {
 
     expect(await page.locator('tbody tr').count()).toBe(25);
     await page.getByRole('button', { name: 'Next page' }).click();
-    await expect.poll(() => page.locator('tbody tr').count()).toBe(4);
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(5);
     await page.getByRole('button', { name: 'Previous page' }).click();
     await expect.poll(() => page.locator('tbody tr').count()).toBe(25);
 
@@ -103,6 +117,16 @@ describe('the console', () => {
     expect(page.url()).toContain('label=team%3Dops');
     await filter(() => page.getByLabel('Status', { exact: true }).selectOption('paused'));
     await expect.poll(only).toEqual(['paused-sync']);
+    await filter(() => page.getByLabel('Health', { exact: true }).selectOption('paused'));
+    await expect.poll(only).toEqual(['paused-sync']);
+    expect(page.url()).toBe(`${ctx.api.base}/?health=paused`);
+    await filter(() => page.getByLabel('Health', { exact: true }).selectOption('failing'));
+    await expect.poll(only).toEqual(['flaky-export']);
+    expect(await page.locator('tbody tr td:first-child').allTextContents()).toEqual(['failing']);
+    // The filter is read back from the address: a reload keeps it, and the select shows it.
+    await page.reload();
+    await expect.poll(only).toEqual(['flaky-export']);
+    expect(await page.getByLabel('Health', { exact: true }).inputValue()).toBe('failing');
     await filter(() => page.getByLabel('Handler', { exact: true }).fill('log'));
     await expect.poll(only).toEqual(['paused-sync']);
     // A malformed label is explained by the contract's rule, and nothing is asked of the API.
@@ -156,6 +180,37 @@ describe('the console', () => {
     expect(mark).toMatch(/DST: clocks go (forward|back) 1 h \(\+0[12]:00 → \+0[12]:00\)/);
     // Spring forward: 02:30 does not exist that night and runs at 03:30 (DESIGN §6).
     if (mark.includes('forward')) expect(mark).toContain('03:30:00');
+  });
+
+  it('strikes through the fire times a calendar of excluded days leaves out, and shows health, SLO and the calendar in the definition', async () => {
+    const { page } = admin;
+    // What the API plans: 20 fire times, none on an excluded day.
+    const upcoming = (await call('GET', '/v1/tasks/holiday-report?upcoming=20')).body.upcoming as string[];
+    expect(upcoming).toHaveLength(20);
+    expect(upcoming.map((at) => localDate(new Date(at), 'Europe/Berlin')).filter((day) => excludedDates.includes(day))).toEqual([]);
+
+    await page.goto(`${ctx.api.base}/tasks/holiday-report`);
+    const fireTimes = page.getByRole('region', { name: 'Next 20 fire times' });
+    const struck = fireTimes.locator('del');
+    await expect.poll(() => struck.count()).toBe(2);
+    expect(await fireTimes.locator('li:not(.excluded)').count()).toBe(20);
+    const struckTexts = await struck.allTextContents();
+    excludedDates.forEach((day, i) => expect(struckTexts[i]).toContain(`${day} 12:00:00 GMT+`));
+    const excludedItems = fireTimes.locator('li.excluded');
+    expect(await excludedItems.allTextContents()).toEqual([expect.stringContaining('excluded (console-holidays)'), expect.stringContaining('excluded (console-holidays)')]);
+    expect(await excludedItems.first().getAttribute('aria-label')).toBe(`${excludedDates[0]} 12:00:00 ${zoneAbbreviation(excludedDates[0]!)}: excluded by console-holidays, not run`);
+    // In time order among the real ones: the days of the list, one after another, the excluded two included.
+    const days = (await fireTimes.getByRole('listitem').allTextContents()).map((text) => /\d{4}-\d{2}-\d{2}/.exec(text)![0]);
+    expect(days).toHaveLength(22);
+    expect(days.slice(1).every((day, i) => day === addDays(days[i]!, 1))).toBe(true);
+    expect(days.filter((day) => excludedDates.includes(day))).toEqual(excludedDates);
+
+    const definition = (await page.locator('.definition').textContent())!;
+    expect(definition).toMatch(/Health\s*never ran/);
+    expect(definition).toContain('0 consecutive failures');
+    expect(definition).toContain('starts within 5m of its fire time');
+    expect(await page.getByRole('list', { name: 'Excluded calendars' }).getByRole('listitem').allTextContents()).toEqual(['console-holidays']);
+    await page.screenshot({ path: `${SCREENSHOTS}/task-excluded-days.png`, fullPage: true });
   });
 
   it('pauses, resumes with the catch-up chosen, triggers, backfills and deletes, as the API then shows', async () => {
@@ -332,3 +387,19 @@ describe('the console', () => {
     }
   });
 });
+
+/** `2026-03-29`: the local date of `at` in `zone`. */
+function localDate(at: Date, zone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+}
+
+/** The calendar date `days` after `date` (`2026-03-29`). */
+function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Berlin's short zone name at noon of `date`, as the console writes it (`GMT+1`, `GMT+2`). */
+function zoneAbbreviation(date: string): string {
+  const at = new Date(`${date}T12:00:00Z`);
+  return new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', timeZoneName: 'short' }).formatToParts(at).find((p) => p.type === 'timeZoneName')!.value;
+}

@@ -1,4 +1,4 @@
-import type { Execution } from '@punctual/contract';
+import type { Execution, HealthState, TaskHealth } from '@punctual/contract';
 import type { ComponentChildren } from 'preact';
 import { browserZone, formatInZone, relative } from '../format/time.js';
 
@@ -8,6 +8,27 @@ export function Status({ status, reason }: { status: string; reason?: string | n
     <span class={`status status-${status}`}>
       {status}
       {reason ? ` (${reason.replace(/_/g, ' ')})` : ''}
+    </span>
+  );
+}
+
+/** A health state as words: `never ran` for `never_ran`. */
+export function healthWords(state: HealthState): string {
+  return state.replace(/_/g, ' ');
+}
+
+/** `last success 2026-06-01 09:00:02 GMT+2; 3 consecutive failures`: what a health badge says on hover. */
+export function healthDetails(health: TaskHealth, zone: string): string {
+  const success = health.lastSuccessAt ? `last success ${formatInZone(health.lastSuccessAt, zone)}` : 'no success yet';
+  const failures = `${health.consecutiveFailures} consecutive failure${health.consecutiveFailures === 1 ? '' : 's'}`;
+  return `${success}; ${failures}`;
+}
+
+/** A task's health as its word (`failing`), coloured like a status; its last success and failures on hover. */
+export function Health({ health, zone }: { health: TaskHealth; zone: string }) {
+  return (
+    <span class={`status health-${health.state}`} title={healthDetails(health, zone)}>
+      {healthWords(health.state)}
     </span>
   );
 }

@@ -1,8 +1,18 @@
 import { durationMs, type TaskDetail } from '@punctual/contract';
 import type { ComponentChildren } from 'preact';
+import { api } from '../api.js';
+import { excludingCalendars, mergeExcluded, type MergedFireTime, unexcludedPreview } from '../format/excluded-fire-times.js';
 import { scheduleExpression, scheduleWords } from '../format/schedule-words.js';
 import { markTransitions } from '../format/fire-times.js';
-import { Labels, Time, TwoZones } from './bits.js';
+import { formatInZone } from '../format/time.js';
+import { useLoad } from '../load.js';
+import { ErrorText, Health, Labels, Time, TwoZones } from './bits.js';
+
+/**
+ * How many fire times of the schedule without its exclusions are asked for, to find the excluded
+ * ones among the next 20: room for as many excluded as real.
+ */
+const UNEXCLUDED_COUNT = 40;
 
 function Row({ term, children }: { term: string; children: ComponentChildren }) {
   return (
@@ -38,8 +48,17 @@ function FlowControl({ policy }: { policy: TaskDetail['policy'] }) {
 export function TaskDefinition({ task }: { task: TaskDetail }) {
   const zone = task.schedule.timezone;
   const s = task.schedule;
+  const h = task.health;
   return (
     <dl class="definition">
+      <Row term="Health">
+        <Health health={h} zone={zone} />
+        <span class="muted small block">
+          last success <Time at={h.lastSuccessAt} zone={zone} />; last slot <Time at={h.lastSlotAt} zone={zone} />; {h.consecutiveFailures} consecutive failure
+          {h.consecutiveFailures === 1 ? '' : 's'}
+        </span>
+      </Row>
+      {task.slo ? <Row term="SLO">starts within {task.slo.startWithin} of its fire time</Row> : null}
       <Row term="Description">{task.description ?? <span class="muted">—</span>}</Row>
       <Row term="Schedule">
         {scheduleWords(s)} <code>{scheduleExpression(s)}</code>
@@ -51,6 +70,17 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
         </Row>
       ) : null}
       {durationMs(s.jitter) > 0 ? <Row term="Jitter">up to {s.jitter}</Row> : null}
+      {s.exclude?.length ? (
+        <Row term="Excluded days">
+          <ul class="labels" aria-label="Excluded calendars">
+            {s.exclude.map((name) => (
+              <li key={name} class="chip">
+                {name}
+              </li>
+            ))}
+          </ul>
+        </Row>
+      ) : null}
       {s.dst ? <Row term="Daylight saving">gap: {s.dst.gap ?? 'shift'}, overlap: {s.dst.overlap ?? 'first'}</Row> : null}
       <Row term="Handler">
         <code>{task.handler}</code>
@@ -85,25 +115,77 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
   );
 }
 
-/** The next fire times in the task's zone and the browser's, each change of the zone's clocks marked. */
-export function FireTimes({ task, now }: { task: TaskDetail; now: number }) {
+/**
+ * The task's fire times as if it excluded no day, and its calendars, when it excludes some: the
+ * fire times of the first that are not among its upcoming ones are the excluded ones.
+ */
+function useExcluded(task: TaskDetail) {
+  const request = unexcludedPreview(task, UNEXCLUDED_COUNT);
+  const names = task.schedule.exclude ?? [];
+  return useLoad(async () => {
+    if (!request) return null;
+    const [preview, calendars] = await Promise.all([
+      api.schedules.preview(request),
+      // A calendar that cannot be read only leaves its excluded days unattributed.
+      Promise.all(names.map((name) => api.calendars.get(name).catch(() => null))),
+    ]);
+    return { times: preview.fireTimes.map((f) => f.at), calendars: calendars.filter((c) => c !== null) };
+  }, [JSON.stringify(request), task.upcoming.at(-1)]);
+}
+
+/** A fire time an excluded day leaves out: struck through, with the calendars that exclude it. */
+function ExcludedFireTime({ at, zone, calendars }: { at: string; zone: string; calendars: string[] }) {
+  const which = calendars.join(', ');
+  return (
+    <>
+      <del title={`not run: ${which} excludes this day`}>
+        <TwoZones at={at} zone={zone} />
+      </del>{' '}
+      <span class="excluded-mark">excluded ({which})</span>
+    </>
+  );
+}
+
+/**
+ * The next fire times in the task's zone and the browser's, each change of the zone's clocks
+ * marked; when the task excludes days, the fire times they leave out are struck through among them.
+ */
+export function FireTimes({ task, now, count }: { task: TaskDetail; now: number; count: number }) {
+  const excluded = useExcluded(task);
   if (task.upcoming.length === 0) {
     const why = task.status === 'paused' ? 'the task is paused' : task.status === 'completed' ? 'the task has completed' : task.lastError ? 'its schedule cannot be computed' : 'the schedule has no more slots';
     return <p class="empty">No upcoming fire times: {why}.</p>;
   }
   const zone = task.schedule.timezone;
+  const names = task.schedule.exclude ?? [];
+  const times: MergedFireTime[] = excluded.data ? mergeExcluded(task.upcoming, excluded.data.times, task.upcoming.length < count) : task.upcoming.map((at) => ({ at, excluded: false }));
+  let number = 0;
   return (
-    <ol class="fire-times">
-      {markTransitions(task.upcoming, zone, new Date(now)).map((row) => (
-        <li key={row.at} class={row.transition ? 'dst' : undefined}>
-          {row.transition ? (
-            <span class="dst-mark">
-              <abbr title="daylight saving time">DST</abbr>: {row.transition.words}
-            </span>
-          ) : null}
-          <TwoZones at={row.at} zone={zone} />
-        </li>
-      ))}
-    </ol>
+    <>
+      <ol class="fire-times">
+        {markTransitions(times.map((t) => t.at), zone, new Date(now)).map((row, i) => {
+          const isExcluded = times[i]!.excluded;
+          if (!isExcluded) number += 1;
+          const calendars = isExcluded ? excludingCalendars(row.at, zone, names, excluded.data?.calendars ?? []) : [];
+          const classes = [row.transition ? 'dst' : '', isExcluded ? 'excluded' : ''].filter(Boolean).join(' ') || undefined;
+          return (
+            <li
+              key={row.at}
+              class={classes}
+              value={isExcluded ? undefined : number}
+              aria-label={isExcluded ? `${formatInZone(row.at, zone)}: excluded by ${calendars.join(', ')}, not run` : undefined}
+            >
+              {row.transition ? (
+                <span class="dst-mark">
+                  <abbr title="daylight saving time">DST</abbr>: {row.transition.words}
+                </span>
+              ) : null}
+              {isExcluded ? <ExcludedFireTime at={row.at} zone={zone} calendars={calendars} /> : <TwoZones at={row.at} zone={zone} />}
+            </li>
+          );
+        })}
+      </ol>
+      {excluded.error ? <ErrorText error={`The excluded days could not be shown: ${excluded.error}`} /> : null}
+    </>
   );
 }

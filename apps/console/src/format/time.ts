@@ -32,6 +32,12 @@ export function formatInZone(at: Date | string, zone: string): string {
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName}`;
 }
 
+/** `2026-03-29`: the local date of `at` in `zone`. */
+export function localDate(at: Date | string, zone: string): string {
+  const p = parts(new Date(at), zone, 'short');
+  return `${p.year}-${p.month}-${p.day}`;
+}
+
 /** The offset of `zone` from UTC at `at`, in minutes (east positive): +120 for Berlin in summer. */
 export function offsetMinutes(at: Date | string, zone: string): number {
   const name = parts(new Date(at), zone, 'longOffset').timeZoneName ?? 'GMT';

@@ -83,7 +83,7 @@ export function TaskPage() {
           <TaskDefinition task={t} />
         </Section>
         <Section title={`Next ${UPCOMING} fire times`}>
-          <FireTimes task={t} now={Date.now()} />
+          <FireTimes task={t} now={Date.now()} count={UPCOMING} />
         </Section>
       </div>
       <Section title="Last 24 hours">

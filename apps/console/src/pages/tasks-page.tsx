@@ -1,8 +1,8 @@
-import { TASK_STATUSES, type Task, type TaskDetail, TaskListQuery } from '@punctual/contract';
+import { HEALTH_STATES, TASK_STATUSES, type Task, type TaskDetail, TaskListQuery } from '@punctual/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText } from '../api.js';
-import { CursorPager, ErrorText, Labels, Status, TwoZones } from '../components/bits.js';
+import { CursorPager, ErrorText, Health, healthWords, Labels, Status, TwoZones } from '../components/bits.js';
 import { formatSpan } from '../format/time.js';
 import { scheduleExpression, scheduleWords } from '../format/schedule-words.js';
 import { startLagMs } from '../components/bits.js';
@@ -12,10 +12,10 @@ const PAGE_SIZE = 25;
 /** Details (next fire, last run) are fetched per row, a few at a time. */
 const DETAIL_CONCURRENCY = 4;
 
-type Filters = { q: string; status: string; label: string; handler: string };
+type Filters = { q: string; health: string; status: string; label: string; handler: string };
 
 function filtersOf(query: Record<string, string>): Filters {
-  return { q: query.q ?? '', status: query.status ?? '', label: query.label ?? '', handler: query.handler ?? '' };
+  return { q: query.q ?? '', health: query.health ?? '', status: query.status ?? '', label: query.label ?? '', handler: query.handler ?? '' };
 }
 
 function searchOf(filters: Filters): string {
@@ -83,7 +83,14 @@ export function TasksPage() {
   const page = useLoad(
     () =>
       api.tasks
-        .list({ limit: PAGE_SIZE, q: filters.q || undefined, status: (filters.status || undefined) as Task['status'] | undefined, handler: filters.handler || undefined, label: filters.label ? [filters.label] : undefined })
+        .list({
+          limit: PAGE_SIZE,
+          q: filters.q || undefined,
+          health: (filters.health || undefined) as Task['health']['state'] | undefined,
+          status: (filters.status || undefined) as Task['status'] | undefined,
+          handler: filters.handler || undefined,
+          label: filters.label ? [filters.label] : undefined,
+        })
         .page(cursor),
     [key, cursor],
   );
@@ -97,7 +104,13 @@ export function TasksPage() {
     event.preventDefault();
     const next = { ...draft, q: draft.q.trim(), label: draft.label.trim(), handler: draft.handler.trim() };
     // The contract's own rules, checked here so a typo is explained before anything is asked.
-    const checked = TaskListQuery.safeParse({ q: next.q || undefined, status: next.status || undefined, handler: next.handler || undefined, label: next.label ? [next.label] : undefined });
+    const checked = TaskListQuery.safeParse({
+      q: next.q || undefined,
+      health: next.health || undefined,
+      status: next.status || undefined,
+      handler: next.handler || undefined,
+      label: next.label ? [next.label] : undefined,
+    });
     if (!checked.success) return setFormError(checked.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; '));
     setFormError(null);
     route(searchOf(next));
@@ -111,6 +124,17 @@ export function TasksPage() {
         <div class="field">
           <label for="filter-q">Search</label>
           <input id="filter-q" type="search" name="q" placeholder="name or description" {...field('q')} />
+        </div>
+        <div class="field">
+          <label for="filter-health">Health</label>
+          <select id="filter-health" name="health" value={draft.health} onChange={(e) => setDraft({ ...draft, health: e.currentTarget.value })}>
+            <option value="">any</option>
+            {HEALTH_STATES.map((h) => (
+              <option key={h} value={h}>
+                {healthWords(h)}
+              </option>
+            ))}
+          </select>
         </div>
         <div class="field">
           <label for="filter-status">Status</label>
@@ -151,6 +175,7 @@ export function TasksPage() {
         <table class="table responsive tasks-table">
           <thead>
             <tr>
+              <th scope="col">Health</th>
               <th scope="col">Name</th>
               <th scope="col">Status</th>
               <th scope="col">Schedule</th>
@@ -162,6 +187,9 @@ export function TasksPage() {
           <tbody>
             {page.data.items.map((task) => (
               <tr key={task.name}>
+                <td data-label="Health">
+                  <Health health={task.health} zone={task.schedule.timezone} />
+                </td>
                 <td data-label="Name">
                   <a href={`/tasks/${encodeURIComponent(task.name)}`} class="task-link">
                     {task.name}
