@@ -136,6 +136,96 @@ describe('punctual diff and apply', () => {
     expect(await admin().tasks.get('cli-by-hand')).toMatchObject({ handler: 'noop', version: 1 });
   });
 
+  it('applies calendars beside tasks: creates both, then nothing, updates a date, leaves them alone without the key and prunes both', async () => {
+    const calendarsYaml = (options: { dates: string; ledger?: boolean; calendars?: boolean }) => `
+managedBy: cli-cal
+${options.calendars === false ? '' : `calendars:
+${options.ledger === false ? '  []' : `  - name: cli-holidays
+    timezone: America/New_York
+    dates: [${options.dates}]
+    rrules: ["FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4"]`}
+`}tasks:
+${options.ledger === false ? '' : `  - name: cli-ledger
+    handler: noop
+    schedule: { cron: "0 9 * * *", timezone: America/New_York, exclude: [cli-holidays] }
+`}  - name: cli-plain
+    handler: noop
+    schedule: { every: 1h }
+`;
+    const calendar = () => admin().calendars.get('cli-holidays');
+    const v1 = file('cal-v1.yaml', calendarsYaml({ dates: '"2026-12-25", "2027-01-01"' }));
+    const diff = await cli(['diff', '-f', v1]);
+    expect(diff.code).toBe(3);
+    expect(lines(diff.stdout)).toEqual([
+      '+ create calendar cli-holidays',
+      '+ create cli-ledger',
+      '+ create cli-plain',
+      'tasks: 2 to change (2 to create, 0 to update, 0 to delete), 0 unchanged',
+      'calendars: 1 to change (1 to create, 0 to update, 0 to delete), 0 unchanged',
+    ]);
+    await expect(calendar()).rejects.toMatchObject({ status: 404 });
+
+    const applied = await cli(['apply', '-f', v1]);
+    expect(applied.code).toBe(0);
+    expect(lines(applied.stdout)).toEqual([
+      '+ create calendar cli-holidays',
+      '+ create cli-ledger',
+      '+ create cli-plain',
+      'tasks: 2 changed (2 created, 0 updated, 0 deleted), 0 unchanged',
+      'calendars: 1 changed (1 created, 0 updated, 0 deleted), 0 unchanged',
+    ]);
+    expect(await calendar()).toMatchObject({ managedBy: 'cli-cal', timezone: 'America/New_York', dates: ['2026-12-25', '2027-01-01'], rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'], tasks: ['cli-ledger'], version: 1 });
+    expect((await admin().tasks.get('cli-ledger')).schedule.exclude).toEqual(['cli-holidays']);
+    const json = JSON.parse((await cli(['apply', '-f', v1, '-o', 'json'])).stdout);
+    expect(json.calendars).toEqual([{ name: 'cli-holidays', action: 'unchanged', changes: [], version: 1 }]);
+    const again = await cli(['apply', '-f', v1]);
+    expect([again.code, again.stdout]).toEqual([0, 'tasks: 0 changed, 2 unchanged\ncalendars: 0 changed, 1 unchanged\n']);
+    const noDiff = await cli(['diff', '-f', v1]);
+    expect([noDiff.code, lines(noDiff.stdout)]).toEqual([0, ['tasks: 0 to change (0 to create, 0 to update, 0 to delete), 2 unchanged', 'calendars: 0 to change (0 to create, 0 to update, 0 to delete), 1 unchanged']]);
+
+    // One more date: the calendar is updated (its tasks re-planned), the tasks' definitions are unchanged.
+    const v2 = file('cal-v2.yaml', calendarsYaml({ dates: '"2026-12-25", "2027-01-01", "2027-05-31"' }));
+    const update = ['~ update calendar cli-holidays: dates: ["2026-12-25","2027-01-01"] → ["2026-12-25","2027-01-01","2027-05-31"]'];
+    const diff2 = await cli(['diff', '-f', v2]);
+    expect([diff2.code, lines(diff2.stdout)]).toEqual([3, [...update, 'tasks: 0 to change (0 to create, 0 to update, 0 to delete), 2 unchanged', 'calendars: 1 to change (0 to create, 1 to update, 0 to delete), 0 unchanged']]);
+    const updated = await cli(['apply', '-f', v2]);
+    expect([updated.code, lines(updated.stdout)]).toEqual([0, [...update, 'tasks: 0 changed, 2 unchanged', 'calendars: 1 changed (0 created, 1 updated, 0 deleted), 0 unchanged']]);
+    expect(await calendar()).toMatchObject({ dates: ['2026-12-25', '2027-01-01', '2027-05-31'], version: 2 });
+
+    // Without the key the file says nothing about calendars: even --prune leaves them alone.
+    const silent = file('cal-silent.yaml', calendarsYaml({ dates: '', calendars: false }));
+    const left = await cli(['apply', '-f', silent, '--prune']);
+    expect([left.code, left.stdout]).toEqual([0, '0 changed, 2 unchanged\n']);
+    expect(await calendar()).toMatchObject({ version: 2 });
+
+    // The calendar and the task that excludes it leave the file: --prune deletes both.
+    const removed = file('cal-removed.yaml', calendarsYaml({ dates: '', ledger: false }));
+    const kept = await cli(['diff', '-f', removed]);
+    expect([kept.code, lines(kept.stdout)]).toEqual([0, ['0 to change (0 to create, 0 to update, 0 to delete), 1 unchanged']]);
+    const prunes = await cli(['diff', '-f', removed, '--prune']);
+    expect([prunes.code, lines(prunes.stdout)]).toEqual([3, ['- delete calendar cli-holidays', '- delete cli-ledger', 'tasks: 1 to change (0 to create, 0 to update, 1 to delete), 1 unchanged', 'calendars: 1 to change (0 to create, 0 to update, 1 to delete), 0 unchanged']]);
+    const pruned = await cli(['apply', '-f', removed, '--prune']);
+    expect([pruned.code, lines(pruned.stdout)]).toEqual([0, ['- delete calendar cli-holidays', '- delete cli-ledger', 'tasks: 1 changed (0 created, 0 updated, 1 deleted), 1 unchanged', 'calendars: 1 changed (0 created, 0 updated, 1 deleted), 0 unchanged']]);
+    await expect(calendar()).rejects.toMatchObject({ status: 404 });
+    expect(await managed('cli-cal')).toEqual(['cli-plain@1']);
+  });
+
+  it('refuses a task excluding a calendar that neither the file nor the API has, and a calendar the API cannot read, naming file, line and field', async () => {
+    const unknown = file('cal-unknown.yaml', 'managedBy: cli-cal\ntasks:\n  - name: cli-excluding\n    handler: noop\n    schedule: { cron: "0 9 * * *", exclude: [cli-nowhere] }\n');
+    const refused = await cli(['apply', '-f', unknown]);
+    expect([refused.code, refused.stdout]).toEqual([1, '']);
+    expect(refused.stderr).toBe(`error: ${unknown}:3: task "cli-excluding": schedule.exclude[0]: no calendar named "cli-nowhere"\n`);
+    const json = await cli(['diff', '-f', unknown, '-o', 'json']);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'unknown_calendar', details: [{ field: 'tasks[0].schedule.exclude[0]', message: expect.stringContaining('no calendar named "cli-nowhere"') }] });
+    await expect(admin().tasks.get('cli-excluding')).rejects.toMatchObject({ status: 404 });
+
+    const badDate = file('cal-bad-date.yaml', 'managedBy: cli-cal\ntasks: []\ncalendars:\n  - { name: cli-ok-cal, dates: [] }\n  - name: cli-bad-cal\n    dates: ["2026-02-30"]\n');
+    const bad = await cli(['apply', '-f', badDate]);
+    expect([bad.code, bad.stderr]).toEqual([1, `error: ${badDate}:5: calendar "cli-bad-cal": dates[0]: must be a date such as 2026-12-25, got "2026-02-30"\n`]);
+    expect((await admin().calendars.list()).map((c) => c.name)).toEqual([]);
+  });
+
   it('refuses bad files with one clear line each, a non-zero exit and nothing applied', async () => {
     const before = await ctx.db.prisma.task.count();
     const spec = (name: string, extra = '') => `  - name: ${name}\n    handler: noop\n    schedule: { cron: "0 9 * * *" }\n${extra}`;
@@ -189,11 +279,13 @@ describe('punctual diff and apply', () => {
     expect(JSON.parse(failed.stdout)).toEqual({ error: { code: 'invalid_file', message: `${join(dir, 'absent.yaml')}: cannot read the file (ENOENT)`, details: [] } });
   });
 
-  it('applies examples/tasks.yaml, every schedule kind and policy, and then has nothing to change', async () => {
+  it('applies examples/tasks.yaml, every schedule kind and policy and a calendar, and then has nothing to change', async () => {
     const exampleEnv = { REPORT_TOKEN: SECRETS.first, REPORT_HOST: 'reports.example.com' };
     const applied = await cli(['apply', '-f', EXAMPLE], exampleEnv);
     expect(applied.code).toBe(0);
-    expect(applied.stdout).toMatch(/^5 changed \(5 created, 0 updated, 0 deleted\), 0 unchanged$/m);
+    expect(applied.stdout).toMatch(/^\+ create calendar us-holidays$/m);
+    expect(applied.stdout).toMatch(/^tasks: 5 changed \(5 created, 0 updated, 0 deleted\), 0 unchanged\ncalendars: 1 changed \(1 created, 0 updated, 0 deleted\), 0 unchanged$/m);
+    expect(await admin().calendars.get('us-holidays')).toMatchObject({ managedBy: 'example-repo', timezone: 'America/New_York', rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'], tasks: ['ledger-close'] });
     const tasks = await admin().tasks.list({ managedBy: 'example-repo' }).all();
     expect(tasks.map((t) => Object.keys(t.schedule).find((k) => ['cron', 'rrule', 'at', 'every'].includes(k))).sort()).toEqual(['at', 'cron', 'cron', 'every', 'rrule']);
     expect(new Set(tasks.map((t) => t.policy.overlap))).toEqual(new Set(['skip', 'allow', 'buffer_one', 'replace']));
@@ -203,10 +295,13 @@ describe('punctual diff and apply', () => {
       concurrency: { key: 'reporting-service', limit: 2 },
       rateLimit: { key: 'reporting-service', limit: 100, per: '1m' },
     });
+    expect(tasks.find((t) => t.name === 'nightly-report')?.slo).toEqual({ startWithin: '1m' });
     const shown = await cli(['tasks', 'get', 'nightly-report']);
     expect(shown.stdout).toMatch(/^flow control: +at most 2 at once under reporting-service; at most 100 starts per 1m under reporting-service$/m);
+    expect(shown.stdout).toMatch(/^slo: +start within 1m of the fire time$/m);
+    expect((await cli(['tasks', 'get', 'ledger-close'])).stdout).toMatch(/^excludes: +the days of calendar us-holidays$/m);
     const again = await cli(['diff', '-f', EXAMPLE], exampleEnv);
-    expect([again.code, again.stdout]).toEqual([0, '0 to change (0 to create, 0 to update, 0 to delete), 5 unchanged\n']);
+    expect([again.code, again.stdout]).toEqual([0, 'tasks: 0 to change (0 to create, 0 to update, 0 to delete), 5 unchanged\ncalendars: 0 to change (0 to create, 0 to update, 0 to delete), 1 unchanged\n']);
   });
 
   it('never printed a secret value from the environment', () => {

@@ -1,7 +1,7 @@
 import { PunctualClient } from '@punctual/client';
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
-import type { TaskOrigin } from './task-file.js';
+import type { FileOrigins } from './task-file.js';
 
 /** Where the API is when `PUNCTUAL_URL` does not say. */
 export const DEFAULT_URL = 'http://127.0.0.1:3000';
@@ -20,8 +20,8 @@ export class CliRun {
   exitCode = 0;
   /** Values from the environment that a message must not show. */
   readonly secrets: string[] = [];
-  /** Where the tasks sent came from, so that the API's errors about them can name the file and line. */
-  origins?: TaskOrigin[];
+  /** Where the tasks and calendars sent came from, so that the API's errors about them can name the file and line. */
+  origins?: FileOrigins;
 
   constructor(readonly io: CliIo) {}
 

@@ -1,4 +1,4 @@
-import type { FieldChange, Task, TaskApplyResponse } from '@punctual/contract';
+import type { ApplyAction, FieldChange, Task, TaskApplyResponse } from '@punctual/contract';
 
 /** What a secret value is shown as. */
 export const MASK = '•••';
@@ -51,17 +51,48 @@ function short(text: string): string {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 }
 
-/** The diff, one line per task changed (`+ create`, `~ update` with the fields, `- delete`), and a summary. */
+/** How many items an apply changes, and how many it leaves as they are. */
+interface Counts {
+  changed: number;
+  created: number;
+  updated: number;
+  deleted: number;
+  unchanged: number;
+}
+
+/** The counts of a list of apply items (the API counts the tasks; the calendars are counted here). */
+export function countItems(items: readonly { action: ApplyAction }[]): Counts {
+  const count = (action: ApplyAction) => items.filter((item) => item.action === action).length;
+  const [created, updated, deleted] = [count('create'), count('update'), count('delete')];
+  return { changed: created + updated + deleted, created, updated, deleted, unchanged: count('unchanged') };
+}
+
+/** Whether an apply changes (or, dry, would change) anything: a task or a calendar. */
+export function changesAnything(result: TaskApplyResponse): boolean {
+  return result.changed > 0 || countItems(result.calendars ?? []).changed > 0;
+}
+
+/**
+ * The diff, one line per calendar and task changed (`+ create`, `~ update` with the fields,
+ * `- delete`; a calendar's line says `calendar`), and a summary: one line, or with calendars one
+ * line for the tasks and one for the calendars.
+ */
 export function diffText(result: TaskApplyResponse, mode: 'apply' | 'plan'): string {
-  const lines = result.items.flatMap((item) => {
-    if (item.action === 'create') return [`+ create ${item.name}`];
-    if (item.action === 'delete') return [`- delete ${item.name}`];
-    if (item.action === 'update') return [`~ update ${item.name}: ${item.changes.map(changeText).join(', ')}`];
-    return [];
-  });
-  const counts =
+  const itemLines = (items: readonly { name: string; action: ApplyAction; changes: FieldChange[] }[], kind: string) =>
+    items.flatMap((item) => {
+      if (item.action === 'create') return [`+ create ${kind}${item.name}`];
+      if (item.action === 'delete') return [`- delete ${kind}${item.name}`];
+      if (item.action === 'update') return [`~ update ${kind}${item.name}: ${item.changes.map(changeText).join(', ')}`];
+      return [];
+    });
+  const summary = (c: Counts) =>
     mode === 'apply'
-      ? `${result.changed} changed (${result.created} created, ${result.updated} updated, ${result.deleted} deleted), ${result.unchanged} unchanged`
-      : `${result.changed} to change (${result.created} to create, ${result.updated} to update, ${result.deleted} to delete), ${result.unchanged} unchanged`;
-  return [...lines, result.changed === 0 && mode === 'apply' ? `0 changed, ${result.unchanged} unchanged` : counts].join('\n');
+      ? c.changed === 0
+        ? `0 changed, ${c.unchanged} unchanged`
+        : `${c.changed} changed (${c.created} created, ${c.updated} updated, ${c.deleted} deleted), ${c.unchanged} unchanged`
+      : `${c.changed} to change (${c.created} to create, ${c.updated} to update, ${c.deleted} to delete), ${c.unchanged} unchanged`;
+  const calendars = result.calendars ?? [];
+  const lines = [...itemLines(calendars, 'calendar '), ...itemLines(result.items, '')];
+  if (calendars.length === 0) return [...lines, summary(result)].join('\n');
+  return [...lines, `tasks: ${summary(result)}`, `calendars: ${summary(countItems(calendars))}`].join('\n');
 }

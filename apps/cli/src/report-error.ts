@@ -2,7 +2,7 @@ import { PunctualApiError } from '@punctual/client';
 import type { ErrorEnvelope } from '@punctual/contract';
 import { MASK } from './format.js';
 import { EXIT, TaskFileError, UsageError } from './errors.js';
-import type { TaskOrigin } from './task-file.js';
+import type { FileOrigins, TaskOrigin } from './task-file.js';
 
 export interface ErrorReport {
   exitCode: number;
@@ -16,10 +16,10 @@ export interface ErrorReport {
 const MASKED_MIN_LENGTH = 4;
 
 /**
- * What a failed command says: one clear line per problem, API errors about a task of a file named
- * by the file, line and task, and no value from the environment.
+ * What a failed command says: one clear line per problem, API errors about a task or calendar of a
+ * file named by the file, line and item, and no value from the environment.
  */
-export function reportError(error: unknown, context: { baseUrl?: string; hasKey: boolean; origins?: TaskOrigin[]; secrets: string[] }): ErrorReport {
+export function reportError(error: unknown, context: { baseUrl?: string; hasKey: boolean; origins?: FileOrigins; secrets: string[] }): ErrorReport {
   const report = describe(error, context);
   const mask = (text: string) =>
     context.secrets.filter((s) => s.length >= MASKED_MIN_LENGTH).sort((a, b) => b.length - a.length).reduce((t, secret) => t.split(secret).join(MASK), text);
@@ -38,8 +38,8 @@ function describe(error: unknown, context: Parameters<typeof reportError>[1]): {
       return { exitCode: EXIT.error, code: error.code, lines: [line], details };
     }
     if (error.status === 403) return { exitCode: EXIT.error, code: error.code, lines: [`the key in PUNCTUAL_API_KEY lacks the role for this (403 ${error.code}): ${error.message}`], details };
-    const aboutTasks = context.origins ? details.map((d) => taskLine(d, context.origins!)).filter((l): l is string => l !== null) : [];
-    if (aboutTasks.length) return { exitCode: EXIT.error, code: error.code, lines: aboutTasks, details };
+    const aboutItems = context.origins ? details.map((d) => itemLine(d, context.origins!)).filter((l): l is string => l !== null) : [];
+    if (aboutItems.length) return { exitCode: EXIT.error, code: error.code, lines: aboutItems, details };
     return { exitCode: EXIT.error, code: error.code, lines: [`${error.message} (${error.status} ${error.code})`], details };
   }
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
@@ -50,17 +50,23 @@ function describe(error: unknown, context: Parameters<typeof reportError>[1]): {
   return { exitCode: EXIT.error, code: 'error', lines: [error instanceof Error ? error.message : String(error)], details: [] };
 }
 
-/** `tasks[3].schedule.cron` → `tasks.yaml:12: task "nightly": schedule.cron: …`; null when the detail is about no task. */
-function taskLine(detail: { field: string; message: string }, origins: TaskOrigin[]): string | null {
-  const match = /^tasks\[(\d+)\](?:\.(.*))?$/.exec(detail.field);
-  const origin = match ? origins[Number(match[1])] : undefined;
-  if (!match || !origin) return null;
-  const field = match[2] ?? 'name';
-  const where = `${origin.file}:${origin.line}: task "${origin.name}"`;
-  // The API starts its messages with the field's path (`tasks[3].schedule.cron …`) or the task's
+/**
+ * `tasks[3].schedule.cron` → `tasks.yaml:12: task "nightly": schedule.cron: …` (and `calendars[0].dates[2]`
+ * → `tasks.yaml:40: calendar "us-holidays": dates[2]: …`); null when the detail is about no item of the file.
+ */
+function itemLine(detail: { field: string; message: string }, origins: FileOrigins): string | null {
+  const match = /^(tasks|calendars)\[(\d+)\](?:\.(.*))?$/.exec(detail.field);
+  if (!match) return null;
+  const [, list, index, path] = match as unknown as [string, 'tasks' | 'calendars', string, string | undefined];
+  const origin: TaskOrigin | undefined = origins[list][Number(index)];
+  if (!origin) return null;
+  const kind = list === 'tasks' ? 'task' : 'calendar';
+  const field = path ?? 'name';
+  const where = `${origin.file}:${origin.line}: ${kind} "${origin.name}"`;
+  // The API starts its messages with the field's path (`tasks[3].schedule.cron …`) or the item's
   // name; the line says each once.
-  let message = detail.message.replace(/^tasks\[\d+\]\.?/, '');
-  const about = `task "${origin.name}" `;
+  let message = detail.message.replace(/^(tasks|calendars)\[\d+\]\.?/, '');
+  const about = `${kind} "${origin.name}" `;
   if (message.startsWith(about)) return `${where}: ${message.slice(about.length)}`;
   while (message.startsWith(field)) message = message.slice(field.length).replace(/^:?\s*/, '');
   return `${where}: ${field}: ${message}`;

@@ -1,6 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CALENDAR_NAME_PATTERN } from '@punctual/contract';
 import { describe, expect, it } from 'vitest';
 import { substituteEnv } from './env-substitution.js';
 import { TaskFileError } from './errors.js';
@@ -85,6 +86,82 @@ describe('readTaskFile', () => {
       expect.stringMatching(/mgr\.yaml:3: task "x": managedBy: must be the file's managedBy \("a"\)/),
     ]);
     expect(problems(fileWith('two.yaml', 'managedBy: a\ntasks: []\n---\nmanagedBy: b\ntasks: []\n'))).toEqual([expect.stringMatching(/different managers \(a, b\)/)]);
+  });
+});
+
+describe('readTaskFile: calendars', () => {
+  it('reads calendars: beside tasks:, each with its line; without the key the file declares none, with [] it declares an empty list', () => {
+    const path = fileWith(
+      'calendars.yaml',
+      [
+        'managedBy: repo-x',
+        'calendars:',
+        '  - name: us-holidays',
+        '    timezone: America/New_York',
+        '    dates: ["2026-12-25", "2027-01-01"]',
+        '    rrules: [FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4]',
+        '  - { name: freeze, dates: ["${FREEZE_DAY}"] }',
+        'tasks:',
+        '  - { name: a, handler: noop, schedule: { cron: "0 9 * * *", exclude: [us-holidays, freeze] } }',
+      ].join('\n'),
+    );
+    const file = readTaskFile(path, { FREEZE_DAY: '2026-12-24' });
+    expect(file.managedBy).toBe('repo-x');
+    expect(file.calendars).toEqual([
+      { name: 'us-holidays', timezone: 'America/New_York', dates: ['2026-12-25', '2027-01-01'], rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'] },
+      { name: 'freeze', dates: ['2026-12-24'] },
+    ]);
+    expect(file.calendarOrigins).toEqual([
+      { file: path, line: 3, name: 'us-holidays' },
+      { file: path, line: 7, name: 'freeze' },
+    ]);
+    expect(file.calendarSecretPaths.get('freeze')).toEqual(['dates[0]']);
+    expect(file.tasks[0]!.schedule.exclude).toEqual(['us-holidays', 'freeze']);
+    expect(file.origins.map((o) => o.line)).toEqual([9]);
+
+    expect(readTaskFile(fileWith('no-calendars.yaml', 'tasks: []\n'), {}).calendars).toBeUndefined();
+    expect(readTaskFile(fileWith('empty-calendars.yaml', 'tasks: []\ncalendars: []\n'), {}).calendars).toEqual([]);
+    // Across documents: the calendars of every document, and a list of tasks still reads as tasks.
+    const split = readTaskFile(fileWith('split.yaml', 'tasks: []\ncalendars: [{ name: one, dates: [] }]\n---\ntasks: []\ncalendars: [{ name: two, dates: [] }]\n---\n- { name: t, handler: noop, schedule: { every: 1h } }\n'), {});
+    expect([split.calendars?.map((c) => c.name), split.tasks.map((t) => t.name)]).toEqual([['one', 'two'], ['t']]);
+  });
+
+  it('refuses a calendar name declared twice, naming both lines', () => {
+    const path = fileWith(
+      'calendar-twice.yaml',
+      ['tasks: []', 'calendars:', '  - name: holidays', '    dates: ["2026-12-25"]', '  - name: other', '    dates: []', '  - name: holidays', '    dates: ["2027-01-01"]'].join('\n'),
+    );
+    expect(problems(path)).toEqual([`${path}:7: calendar "holidays": the name is declared twice (first at line 3)`]);
+    // A calendar may share its name with a task: they are different things.
+    expect(readTaskFile(fileWith('shared-name.yaml', 'tasks: [{ name: x, handler: noop, schedule: { every: 1h } }]\ncalendars: [{ name: x, dates: [] }]\n'), {}).calendars).toHaveLength(1);
+  });
+
+  it("names the file, the line, the calendar and the field of a bad calendar, as for tasks", () => {
+    const path = fileWith(
+      'bad-calendars.yaml',
+      [
+        'managedBy: repo-x',
+        'tasks: []',
+        'calendars:',
+        '  - name: us-holidays',
+        '    colour: red',
+        '    dates: ["2026-12-25", "25/12/2027"]',
+        '  - name: Not A Name',
+        '    dates: []',
+        '  - { name: theirs, dates: [], managedBy: repo-y }',
+        '  - { name: no-dates }',
+        '  - { name: env, dates: ["${MISSING_DAY}"] }',
+      ].join('\n'),
+    );
+    expect(problems(path)).toEqual([
+      `${path}:6: calendar "us-holidays": dates[1]: must be a date such as 2026-12-25`,
+      `${path}:5: calendar "us-holidays": colour: unknown field`,
+      `${path}:7: calendar "Not A Name": name: must match ${CALENDAR_NAME_PATTERN.source}`,
+      `${path}:9: calendar "theirs": managedBy: must be the file's managedBy ("repo-x") or left out`,
+      `${path}:10: calendar "no-dates": dates: Invalid input: expected array, received undefined`,
+      `${path}:11: calendar "env": dates[0]: environment variable MISSING_DAY is not set`,
+    ]);
+    expect(problems(fileWith('calendars-not-list.yaml', 'tasks: []\ncalendars: { name: x }\n'))).toEqual([expect.stringMatching(/calendars-not-list\.yaml:2: calendars: Invalid input: expected array/)]);
   });
 });
 

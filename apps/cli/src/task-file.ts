@@ -1,15 +1,21 @@
 import { readFileSync } from 'node:fs';
-import { ManagedBy, TaskSpec } from '@punctual/contract';
+import { CalendarSpec, ManagedBy, TaskSpec } from '@punctual/contract';
 import { type Document, isMap, isNode, isScalar, isSeq, LineCounter, parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { substituteEnv } from './env-substitution.js';
 import { TaskFileError } from './errors.js';
 
-/** Where a task of a file was declared: for error messages that name the file, the line and the task. */
+/** Where a task (or a calendar) of a file was declared: for error messages that name the file, the line and the item. */
 export interface TaskOrigin {
   file: string;
   line: number;
   name: string;
+}
+
+/** Where the items an apply sends were declared, by their index in the request's `tasks` and `calendars`. */
+export interface FileOrigins {
+  tasks: TaskOrigin[];
+  calendars: TaskOrigin[];
 }
 
 /** A task file, read and validated: what `diff` and `apply` send. */
@@ -19,15 +25,24 @@ export interface TaskFile {
   tasks: TaskSpec[];
   /** For each task of `tasks`, where it was declared. */
   origins: TaskOrigin[];
+  /** The calendars the file declares; absent when no document has a `calendars` key (the calendars are then left alone). */
+  calendars?: CalendarSpec[];
+  /** For each calendar of `calendars`, where it was declared. */
+  calendarOrigins: TaskOrigin[];
   /** For each task name, the paths of its fields whose value came from the environment. */
   secretPaths: Map<string, string[]>;
+  /** The same for each calendar name. */
+  calendarSecretPaths: Map<string, string[]>;
   /** Every value substituted from the environment. */
   secretValues: string[];
 }
 
-const FileDocument = z.strictObject({ managedBy: ManagedBy.optional(), tasks: z.array(z.unknown()) });
+const FileDocument = z.strictObject({ managedBy: ManagedBy.optional(), tasks: z.array(z.unknown()), calendars: z.array(z.unknown()).optional() });
 
-/** A task as declared in a document: where it is, for reading it and naming it in messages. */
+/** What a file declares: tasks, and calendars of excluded days beside them. */
+type Kind = 'task' | 'calendar';
+
+/** A task or calendar as declared in a document: where it is, for reading it and naming it in messages. */
 interface Declared {
   doc: Document;
   at: (string | number)[];
@@ -35,10 +50,12 @@ interface Declared {
 }
 
 /**
- * Reads a YAML or JSON task file (JSON is YAML): `{ managedBy?, tasks: [TaskSpec…] }`, a list of
- * specs, or one document per task, in any mix. `${VAR}` in a value is taken from `env` (`$${` is a
- * literal `${`). Every task is validated by the contract's TaskSpec; names are unique, and a task
- * naming a `managedBy` names the file's. Throws {@link TaskFileError} with one line per problem.
+ * Reads a YAML or JSON task file (JSON is YAML): `{ managedBy?, tasks: [TaskSpec…], calendars?:
+ * [CalendarSpec…] }`, a list of specs, or one document per task, in any mix. `${VAR}` in a value is
+ * taken from `env` (`$${` is a literal `${`). Every task is validated by the contract's TaskSpec and
+ * every calendar by its CalendarSpec; names are unique (tasks among tasks, calendars among
+ * calendars), and a task or calendar naming a `managedBy` names the file's. Throws
+ * {@link TaskFileError} with one line per problem.
  */
 export function readTaskFile(file: string, env: Record<string, string | undefined>): TaskFile {
   let text: string;
@@ -48,13 +65,18 @@ export function readTaskFile(file: string, env: Record<string, string | undefine
     throw new TaskFileError([`${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`]);
   }
   const reader = new TaskFileReader(file, text);
-  const { declared, managedBy } = reader.documents();
-  const result = reader.tasks(declared, managedBy, env);
+  const { declared, calendars, managedBy } = reader.documents();
+  const out: TaskFile = { managedBy, tasks: [], origins: [], calendarOrigins: [], secretPaths: new Map(), calendarSecretPaths: new Map(), secretValues: [] };
+  reader.read(declared, 'task', TaskSpec, env, out, { specs: out.tasks, origins: out.origins, secretPaths: out.secretPaths });
+  if (calendars) {
+    out.calendars = [];
+    reader.read(calendars, 'calendar', CalendarSpec, env, out, { specs: out.calendars, origins: out.calendarOrigins, secretPaths: out.calendarSecretPaths });
+  }
   if (reader.problems.length) throw new TaskFileError(reader.problems);
-  return result;
+  return out;
 }
 
-/** One file's reading: its documents, then its tasks, collecting every problem on the way. */
+/** One file's reading: its documents, then its tasks and calendars, collecting every problem on the way. */
 class TaskFileReader {
   readonly problems: string[] = [];
   private readonly lines = new LineCounter();
@@ -67,9 +89,10 @@ class TaskFileReader {
     this.parsed = parseAllDocuments(text, { lineCounter: this.lines }) as Document[];
   }
 
-  /** The tasks each document declares, and the file's manager. */
-  documents(): { declared: Declared[]; managedBy?: string } {
+  /** The tasks each document declares, its calendars (when a document has the key) and the file's manager. */
+  documents(): { declared: Declared[]; calendars?: Declared[]; managedBy?: string } {
     const declared: Declared[] = [];
+    let calendars: Declared[] | undefined;
     const managers = new Set<string>();
     for (const doc of this.parsed) {
       // The first error of a document says what is wrong; the ones after it follow from it.
@@ -90,53 +113,67 @@ class TaskFileReader {
         }
         if (parsed.data.managedBy) managers.add(parsed.data.managedBy);
         parsed.data.tasks.forEach((_, i) => declared.push({ doc, at: ['tasks', i], label: `tasks[${i}]` }));
+        if (parsed.data.calendars) {
+          calendars ??= [];
+          for (const i of parsed.data.calendars.keys()) calendars.push({ doc, at: ['calendars', i], label: `calendars[${i}]` });
+        }
       } else if (isMap(contents) && contents.has('name')) {
         declared.push({ doc, at: [], label: 'the task' });
       } else {
-        this.problems.push(`${this.file}:${this.lineOf(doc, [])}: a document must be { managedBy?, tasks: [...] }, a list of tasks or one task (with a name)`);
+        this.problems.push(`${this.file}:${this.lineOf(doc, [])}: a document must be { managedBy?, tasks: [...], calendars?: [...] }, a list of tasks or one task (with a name)`);
       }
     }
     if (managers.size > 1) this.problems.push(`${this.file}: its documents name different managers (${[...managers].join(', ')}): one file has one managedBy`);
-    return { declared, managedBy: [...managers][0] };
+    return { declared, calendars, managedBy: [...managers][0] };
   }
 
-  /** Every declared task, substituted and validated, with where it came from. */
-  tasks(declared: Declared[], managedBy: string | undefined, env: Record<string, string | undefined>): TaskFile {
-    const out: TaskFile = { managedBy, tasks: [], origins: [], secretPaths: new Map(), secretValues: [] };
+  /**
+   * Every declared item of one kind, substituted and validated by `schema`, into `into` with where
+   * it came from; the file's manager (`out.managedBy`) is the first one named if the file names none.
+   */
+  read<T extends { name: string; managedBy?: string | null }>(
+    declared: Declared[],
+    kind: Kind,
+    schema: z.ZodType<T>,
+    env: Record<string, string | undefined>,
+    out: TaskFile,
+    into: { specs: T[]; origins: TaskOrigin[]; secretPaths: Map<string, string[]> },
+  ): void {
     const seen = new Map<string, number>();
     for (const { doc, at, label } of declared) {
       const node = at.length ? doc.getIn(at, true) : doc.contents;
       const raw: unknown = isNode(node) ? node.toJSON() : node;
       const line = this.lineOf(doc, at);
       const name = typeof (raw as { name?: unknown } | null)?.name === 'string' ? (raw as { name: string }).name : undefined;
-      const task = name ? `task "${name}"` : label;
-      const problem = (path: (string | number)[], text: string) => this.problems.push(`${this.file}:${this.lineOf(doc, [...at, ...path])}: ${task}: ${text}`);
+      const item = name ? `${kind} "${name}"` : label;
+      const problem = (path: (string | number)[], text: string) => this.problems.push(`${this.file}:${this.lineOf(doc, [...at, ...path])}: ${item}: ${text}`);
       const first = name === undefined ? undefined : seen.get(name);
       if (first !== undefined) {
-        this.problems.push(`${this.file}:${line}: ${task}: the name is declared twice (first at line ${first})`);
+        this.problems.push(`${this.file}:${line}: ${item}: the name is declared twice (first at line ${first})`);
         continue;
       }
       if (name !== undefined) seen.set(name, line);
       const substituted = substituteEnv(raw, env);
       for (const missing of substituted.missing) problem(missing.path, `${dotted(missing.path)}: environment variable ${missing.variable} is not set`);
       if (substituted.missing.length) continue;
-      const parsed = TaskSpec.safeParse(substituted.value);
+      const parsed = schema.safeParse(substituted.value);
       if (!parsed.success) {
         for (const issue of describeIssues(parsed.error.issues)) problem(issue.path, issue.text);
         continue;
       }
       const spec = parsed.data;
       out.managedBy ??= spec.managedBy ?? undefined;
-      if (spec.managedBy !== undefined && spec.managedBy !== out.managedBy) {
+      // As the API takes them: a task's managedBy is the file's or left out, a calendar's may also be null.
+      const named = kind === 'task' ? spec.managedBy !== undefined : spec.managedBy != null;
+      if (named && spec.managedBy !== out.managedBy) {
         problem(['managedBy'], `managedBy: must be the file's managedBy ("${out.managedBy}") or left out`);
         continue;
       }
-      out.tasks.push(spec);
-      out.origins.push({ file: this.file, line, name: spec.name });
-      out.secretPaths.set(spec.name, substituted.paths.map(dotted));
+      into.specs.push(spec);
+      into.origins.push({ file: this.file, line, name: spec.name });
+      into.secretPaths.set(spec.name, substituted.paths.map(dotted));
       out.secretValues.push(...substituted.values.filter((v) => !out.secretValues.includes(v)));
     }
-    return out;
   }
 
   /** The line of the node at `path` in `doc`, or of the nearest node that holds it. */

@@ -1,8 +1,8 @@
-import type { TaskApplyResponse } from '@punctual/contract';
+import type { FieldChange, TaskApplyResponse } from '@punctual/contract';
 import type { Command } from 'commander';
 import { type CliRun, print } from '../context.js';
 import { EXIT } from '../errors.js';
-import { diffText } from '../format.js';
+import { changesAnything, diffText } from '../format.js';
 import { SecretsFile } from '../secrets-file.js';
 import { readTaskFile, type TaskFile } from '../task-file.js';
 
@@ -13,24 +13,24 @@ interface ApplyOptions {
   secretsFile?: string;
 }
 
-/** `punctual diff -f FILE` and `punctual apply -f FILE`: tasks as code (DESIGN §12). */
+/** `punctual diff -f FILE` and `punctual apply -f FILE`: tasks (and their calendars) as code (DESIGN §12). */
 export function applyCommands(program: Command, run: CliRun): void {
   program
     .command('diff')
-    .description('what apply would change: + create, ~ update (the fields), - delete; exit code 3 when something would')
+    .description('what apply would change, tasks and calendars: + create, ~ update (the fields), - delete; exit code 3 when something would')
     .requiredOption('-f, --file <file>', 'a YAML or JSON task file')
     .option('--prune', 'also show the deletes of apply --prune')
     .action(async (options: ApplyOptions, command: Command) => {
       const result = await applyFile(run, options.file, { prune: options.prune ?? false, dryRun: true });
       print(run, command, diffText(result, 'plan'), result);
-      if (result.changed > 0) run.exitCode = EXIT.changes;
+      if (changesAnything(result)) run.exitCode = EXIT.changes;
     });
 
   program
     .command('apply')
-    .description('make the tasks the file manages what it declares, in one transaction')
+    .description('make the tasks (and, when it has a calendars key, the calendars) the file manages what it declares, in one transaction')
     .requiredOption('-f, --file <file>', 'a YAML or JSON task file')
-    .option('--prune', "also delete the tasks the file's managedBy manages that it no longer declares")
+    .option('--prune', "also delete the tasks (and calendars, when the file has a calendars key) the file's managedBy manages that it no longer declares")
     .option('--dry-run', 'show what would change and change nothing')
     .option('--secrets-file <file>', 'add the signing secret of each task created to this JSON file (mode 600), { "<task>": "<secret>" }; never printed')
     .action(async (options: ApplyOptions, command: Command) => {
@@ -48,23 +48,28 @@ export function applyCommands(program: Command, run: CliRun): void {
 async function applyFile(run: CliRun, path: string, options: { prune: boolean; dryRun: boolean }): Promise<TaskApplyResponse> {
   const file = readTaskFile(path, run.io.env);
   run.secrets.push(...file.secretValues);
-  run.origins = file.origins;
-  const result = await run.client().tasks.apply({ managedBy: file.managedBy, tasks: file.tasks, prune: options.prune, dryRun: options.dryRun });
+  run.origins = { tasks: file.origins, calendars: file.calendarOrigins };
+  // Without a `calendars` key the file says nothing about calendars: they are left as they are (and never pruned).
+  const calendars = file.calendars === undefined ? {} : { calendars: file.calendars };
+  const result = await run.client().tasks.apply({ managedBy: file.managedBy, tasks: file.tasks, ...calendars, prune: options.prune, dryRun: options.dryRun });
   return maskFromEnvironment(result, file);
 }
 
 /**
  * The API masks payload fields named in `secretFields`; a value the file took from the
- * environment is a secret too, wherever it is: its changes are shown as •••.
+ * environment is a secret too, wherever it is (in a task or a calendar): its changes are shown as •••.
  */
 function maskFromEnvironment(result: TaskApplyResponse, file: TaskFile): TaskApplyResponse {
-  const items = result.items.map((item) => {
-    const paths = file.secretPaths.get(item.name) ?? [];
+  return { ...result, items: masked(result.items, file.secretPaths), calendars: masked(result.calendars ?? [], file.calendarSecretPaths) };
+}
+
+function masked<T extends { name: string; changes: FieldChange[] }>(items: T[], secretPaths: Map<string, string[]>): T[] {
+  return items.map((item) => {
+    const paths = secretPaths.get(item.name) ?? [];
     const related = (field: string) => paths.some((p) => p === field || p.startsWith(`${field}.`) || p.startsWith(`${field}[`) || field.startsWith(`${p}.`));
     const changes = item.changes.map((change) =>
       change.secret || !related(change.field) ? change : { field: change.field, ...('before' in change && { before: null }), ...('after' in change && { after: null }), secret: true },
     );
     return { ...item, changes };
   });
-  return { ...result, items };
 }

@@ -1,4 +1,4 @@
-import { CATCH_UPS, durationMs, type Task, TASK_STATUSES, type TaskDetail } from '@punctual/contract';
+import { CATCH_UPS, durationMs, HEALTH_STATES, type HealthState, type Task, TASK_STATUSES, type TaskDetail } from '@punctual/contract';
 import { type Command, Option } from 'commander';
 import { type CliRun, print } from '../context.js';
 import { bothZones, inUtc, inZone, scheduleText, table } from '../format.js';
@@ -10,30 +10,31 @@ export function tasksCommand(program: Command, run: CliRun): void {
 
   tasks
     .command('ls')
-    .description('list tasks by name: status, schedule and next run in the task\'s zone and UTC')
+    .description('list tasks by name: health, status, schedule and next run in the task\'s zone and UTC')
     .addOption(new Option('--status <status>', 'only tasks in this status').choices(TASK_STATUSES))
+    .addOption(new Option('--health <state>', 'only tasks in this health state (late: a slot has not started in time; failing: its latest finished slot is dead)').choices(HEALTH_STATES))
     .option('--handler <handler>', 'only tasks with this handler')
     .option('--label <key=value>', 'only tasks with this label (repeat for all of several)', (value: string, list: string[] = []) => [...list, value])
     .option('--managed-by <manager>', 'only tasks this manager manages (e.g. punctual-apply)')
     .option('-q, --search <text>', 'a substring of the name or description')
     .option('--limit <n>', 'at most this many tasks', positiveInt)
-    .action(async (options: { status?: Task['status']; handler?: string; label?: string[]; managedBy?: string; search?: string; limit?: number }, command: Command) => {
+    .action(async (options: { status?: Task['status']; health?: HealthState; handler?: string; label?: string[]; managedBy?: string; search?: string; limit?: number }, command: Command) => {
       const items: Task[] = [];
-      const list = run.client().tasks.list({ status: options.status, handler: options.handler, label: options.label, managedBy: options.managedBy, q: options.search });
+      const list = run.client().tasks.list({ status: options.status, health: options.health, handler: options.handler, label: options.label, managedBy: options.managedBy, q: options.search });
       for await (const task of list) {
         if (options.limit !== undefined && items.length >= options.limit) break;
         items.push(task);
       }
       const rows = items.map((t) => [
-        t.name, t.status, scheduleText(t.schedule), t.schedule.timezone,
+        t.health.state, t.name, t.status, scheduleText(t.schedule), t.schedule.timezone,
         t.nextRunAt ? inZone(t.nextRunAt, t.schedule.timezone) : '-', t.nextRunAt ? inUtc(t.nextRunAt) : '-', t.managedBy ?? '-',
       ]);
-      print(run, command, items.length ? table(['NAME', 'STATUS', 'SCHEDULE', 'ZONE', 'NEXT RUN (ZONE)', 'NEXT RUN (UTC)', 'MANAGED BY'], rows) : 'no tasks', { items });
+      print(run, command, items.length ? table(['HEALTH', 'NAME', 'STATUS', 'SCHEDULE', 'ZONE', 'NEXT RUN (ZONE)', 'NEXT RUN (UTC)', 'MANAGED BY'], rows) : 'no tasks', { items });
     });
 
   tasks
     .command('get')
-    .description('show a task: its definition, next fire times and last run')
+    .description('show a task: its health, definition, next fire times and last run')
     .argument('<name>', 'the task')
     .action(async (name: string, _options: object, command: Command) => {
       const task = await run.client().tasks.get(name);
@@ -89,6 +90,12 @@ function flowText({ concurrency, rateLimit }: TaskDetail['policy']): string {
   return parts.join('; ') || '-';
 }
 
+/** `failing, last success 2026-03-29 09:00:00+02:00 Europe/Berlin (…Z), 2 consecutive failures`. */
+function healthText(health: TaskDetail['health'], zone: string): string {
+  const failures = `${health.consecutiveFailures} consecutive failure${health.consecutiveFailures === 1 ? '' : 's'}`;
+  return `${health.state}, last success ${bothZones(health.lastSuccessAt, zone)}, ${failures}`;
+}
+
 function detailText(task: TaskDetail): string {
   const zone = task.schedule.timezone;
   const p = task.policy;
@@ -97,7 +104,10 @@ function detailText(task: TaskDetail): string {
     ['description', task.description ?? '-'],
     ['handler', task.handler],
     ['status', `${task.status} (version ${task.version})`],
+    ['health', healthText(task.health, zone)],
+    ...(task.slo ? [['slo', `start within ${task.slo.startWithin} of the fire time`] as [string, string]] : []),
     ['schedule', `${scheduleText(task.schedule)} in ${zone}${durationMs(task.schedule.jitter) > 0 ? `, jitter ${task.schedule.jitter}` : ''}`],
+    ...(task.schedule.exclude?.length ? [['excludes', `the days of calendar${task.schedule.exclude.length > 1 ? 's' : ''} ${task.schedule.exclude.join(', ')}`] as [string, string]] : []),
     ['policy', `overlap ${p.overlap}, misfire ${p.misfire}, max delay ${p.maxDelay}, ${p.retry.attempts} attempts (backoff ${p.retry.backoff} up to ${p.retry.maxBackoff}), timeout ${p.timeout}`],
     ['flow control', flowText(p)],
     ['payload', JSON.stringify(task.payload)],
