@@ -5,4 +5,4 @@ import { withDevelopmentKey } from './admin-key.js';
 import { createApiApp } from './api.app.js';
 
 const config = withDevelopmentKey(loadConfigOrExit());
-await startApp(await createApiApp(config), config.port);
+await startApp(await createApiApp(config), config.port, config.host);

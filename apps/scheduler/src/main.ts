@@ -6,4 +6,4 @@ import { SchedulerModule } from './scheduler.module.js';
 
 const config = loadConfigOrExit();
 const app = await NestFactory.create(SchedulerModule.forRoot(config), { bufferLogs: true });
-await startApp(app, config.healthPort);
+await startApp(app, config.healthPort, config.host);

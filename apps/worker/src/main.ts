@@ -6,4 +6,4 @@ import { WorkerModule } from './worker.module.js';
 
 const config = loadConfigOrExit();
 const app = await NestFactory.create(WorkerModule.forRoot(config), { bufferLogs: true });
-await startApp(app, config.healthPort);
+await startApp(app, config.healthPort, config.host);

@@ -30,6 +30,8 @@ export const configSchema = z.object({
     .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 characters of letters, digits, _ . - { }')
     .default('punctual'),
   PORT: int(3000, 0, 65535),
+  /** The address every role listens on; unset: 127.0.0.1 in development, 0.0.0.0 otherwise. */
+  HOST: z.string().regex(/^[0-9A-Za-z.:-]{1,253}$/, 'must be an IP address or a host name, e.g. 0.0.0.0 or 127.0.0.1').optional(),
   HEALTH_PORT: int(8081, 0, 65535),
   ADMIN_API_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),

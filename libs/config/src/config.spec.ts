@@ -22,6 +22,13 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('listens on every interface in production and on the loopback address in development, unless HOST says', () => {
+    expect(loadConfig({}).host).toBe('0.0.0.0');
+    expect(loadConfig({ NODE_ENV: 'development' }).host).toBe('127.0.0.1');
+    expect(loadConfig({ NODE_ENV: 'development', HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(() => loadConfig({ HOST: 'not a host' })).toThrow('Invalid configuration: HOST must be an IP address or a host name, e.g. 0.0.0.0 or 127.0.0.1 (got "not a host")');
+  });
+
   it('parses values and lists', () => {
     const config = loadConfig({ PORT: '8080', HTTP_ALLOW_HOSTS: 'a.example, B.example ,', LEADER_TTL_MS: '' });
     expect(config.port).toBe(8080);

@@ -8,6 +8,8 @@ export interface Config {
   readonly redisPrefix: string;
   readonly port: number;
   readonly healthPort: number;
+  /** The address the API, and the schedulers' and workers' health and metrics, listen on. */
+  readonly host: string;
   readonly adminApiKey: string | undefined;
   readonly metricsToken: string | undefined;
   readonly instanceId: string;
@@ -63,6 +65,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: c.REDIS_PREFIX,
     port: c.PORT,
     healthPort: c.HEALTH_PORT,
+    // A development machine keeps its API to itself; an image or a pod listens on every interface.
+    host: c.HOST ?? (c.NODE_ENV === 'development' ? '127.0.0.1' : '0.0.0.0'),
     adminApiKey: c.ADMIN_API_KEY,
     metricsToken: c.METRICS_TOKEN,
     instanceId: c.INSTANCE_ID,
