@@ -76,3 +76,60 @@ export function relative(at: Date | string, now: number = Date.now()): string {
   if (Math.abs(ms) < 1_000) return 'now';
   return ms > 0 ? `in ${formatSpan(ms)}` : `${formatSpan(-ms)} ago`;
 }
+
+/** `09:00`, or `09:00:05` with `seconds`: the 24-hour wall clock of `at` in `zone`. */
+export function formatClock(at: Date | string | number, zone: string, seconds = false): string {
+  const p = parts(new Date(at), zone, 'short');
+  return `${p.hour}:${p.minute}${seconds ? `:${p.second}` : ''}`;
+}
+
+/** `GMT+2`, `EDT`, `UTC`: the short name of `zone` at `at`, as the console writes it after a time. */
+export function zoneName(at: Date | string | number, zone: string): string {
+  return parts(new Date(at), zone, 'short').timeZoneName ?? zone;
+}
+
+/** The canonical form of `tag` when `Intl` accepts it and has its data, else null. */
+function acceptedLocale(tag: string): string | null {
+  try {
+    const [canonical] = Intl.DateTimeFormat.supportedLocalesOf(tag);
+    return canonical && Intl.NumberFormat.supportedLocalesOf(canonical).length > 0 ? canonical : null;
+  } catch {
+    return null; // RangeError: not a language tag at all (`en-US@posix`, `C`)
+  }
+}
+
+/**
+ * The first of `candidates` that `Intl` accepts, repaired if need be, else `en`. A POSIX locale
+ * (`en_US.UTF-8@euro`, `en-US@posix`) loses its codeset and modifier and gets hyphens; a tag still
+ * refused, or one `Intl` has no data for, falls back to its base language, then to the next
+ * candidate.
+ */
+export function safeLocale(...candidates: (string | null | undefined)[]): string {
+  for (const candidate of candidates) {
+    const raw = candidate?.trim();
+    if (!raw) continue;
+    const repaired = raw.replace(/@.*$/, '').replace(/\..*$/, '').replace(/_/g, '-');
+    const base = repaired.split('-')[0]!;
+    for (const tag of [raw, repaired, base]) {
+      const accepted = tag ? acceptedLocale(tag) : null;
+      if (accepted) return accepted;
+    }
+  }
+  return 'en';
+}
+
+/**
+ * The browser's locale as `Intl` accepts it: `navigator.language`, else the default `Intl` itself
+ * resolves, else `en`. Chromium started under a POSIX locale reports `en-US@posix`, which every
+ * `Intl` constructor refuses with "Invalid language tag".
+ */
+export function browserLocale(): string {
+  const asked = typeof navigator === 'undefined' ? undefined : navigator.language;
+  let fallback: string | undefined;
+  try {
+    fallback = new Intl.DateTimeFormat().resolvedOptions().locale;
+  } catch {
+    // no usable default either: safeLocale ends with `en`
+  }
+  return safeLocale(asked, fallback);
+}

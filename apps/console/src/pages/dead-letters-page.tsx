@@ -2,13 +2,46 @@ import { type Execution, routes } from '@punctual/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText } from '../api.js';
-import { CursorPager, ErrorText, Notice, Status, Time } from '../components/bits.js';
+import { CursorPager, ErrorText, Notice, Status, Time, TwoZones } from '../components/bits.js';
 import { ExecutionButtons } from '../components/run-history.js';
 import { browserZone } from '../format/time.js';
 import { useLoad } from '../load.js';
 import { useMayCall } from '../session.js';
 
 const PAGE_SIZE = 50;
+/** The tasks' zones are read a few at a time. */
+const ZONE_CONCURRENCY = 4;
+
+/**
+ * The zone of each task named in `names`, read once per task while the page is open: a name maps to
+ * null when its task cannot be read (deleted since), and is absent until the answer comes.
+ */
+function useTaskZones(names: string[]): Map<string, string | null> {
+  const [zones, setZones] = useState(new Map<string, string | null>());
+  const key = JSON.stringify([...new Set(names)].sort());
+  useEffect(() => {
+    const queue = (JSON.parse(key) as string[]).filter((name) => !zones.has(name));
+    if (queue.length === 0) return undefined;
+    let stopped = false;
+    const work = async () => {
+      for (let name = queue.shift(); name !== undefined && !stopped; name = queue.shift()) {
+        const task = name;
+        const zone = await api.tasks.get(task, { upcoming: 1 }).then((detail) => detail.schedule.timezone, () => null);
+        if (!stopped) setZones((m) => new Map(m).set(task, zone));
+      }
+    };
+    for (let i = 0; i < ZONE_CONCURRENCY; i += 1) void work();
+    return () => {
+      stopped = true;
+    };
+  }, [key]);
+  return zones;
+}
+
+/** An instant in the run's task's zone and, when it differs, in the browser's; the browser's alone until the task's zone is known. */
+function RunTime({ at, taskZone, browser }: { at: string | null | undefined; taskZone: string | null | undefined; browser: string }) {
+  return taskZone ? <TwoZones at={at} zone={taskZone} /> : <Time at={at} zone={browser} />;
+}
 
 /**
  * The two lists an operator works through: `dead` runs (attempts exhausted) to retry, and
@@ -41,6 +74,7 @@ export function DeadLettersPage() {
     setNotice(null);
   }, [view]);
   const items = page.data?.items ?? [];
+  const taskZones = useTaskZones(items.map((e) => e.task));
   const toggle = (id: string) => setSelected((s) => (s.has(id) ? new Set([...s].filter((x) => x !== id)) : new Set(s).add(id)));
   const allSelected = items.length > 0 && items.every((e) => selected.has(e.id));
 
@@ -109,14 +143,14 @@ export function DeadLettersPage() {
                   <a href={`/tasks/${encodeURIComponent(e.task)}`}>{e.task}</a>
                 </td>
                 <td data-label="Slot">
-                  <Time at={e.scheduledFor} zone={zone} />
+                  <RunTime at={e.scheduledFor} taskZone={taskZones.get(e.task)} browser={zone} />
                 </td>
                 <td data-label="Status">
                   <Status status={e.status} /> <span class="muted small">after {e.attempt} attempt{e.attempt === 1 ? '' : 's'}</span>
                 </td>
                 <td data-label="Error">{e.error ? <span class="error-text small">{e.error}</span> : <span class="muted">—</span>}</td>
                 <td data-label="Finished">
-                  <Time at={e.finishedAt ?? e.nextAttemptAt} zone={zone} />
+                  <RunTime at={e.finishedAt ?? e.nextAttemptAt} taskZone={taskZones.get(e.task)} browser={zone} />
                 </td>
                 <td data-label="Actions">
                   <div class="row-actions">
