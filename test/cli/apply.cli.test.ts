@@ -74,6 +74,28 @@ describe('punctual diff and apply', () => {
     expect(await managed()).toEqual([]);
   });
 
+  it('diff --help says what each line means and the exit codes, every sentence whole', async () => {
+    const help = await runCli(['diff', '--help'], {});
+    expect([help.code, help.stderr]).toEqual([0, '']);
+    const text = help.stdout.replace(/\s+/g, ' ');
+    expect(text).toContain('show what apply would change in the tasks and calendars of a file, and change nothing');
+    for (const line of ['+ create NAME', '~ update NAME: FIELDS', '- delete NAME', '-f, --file <file>', '--prune', '-o, --output <format>']) expect(help.stdout).toContain(line);
+    expect(text).toContain('Without --prune, what --prune would delete is named after it (with -o json: "prunable"');
+    expect(help.stdout.trimEnd().split('\n').at(-1)).toBe('Exit codes: 0 nothing would change, 1 error, 2 bad usage, 3 something would change.');
+    // No line is cut in the middle of a phrase: none ends with a dangling "-" or "would".
+    expect(help.stdout.split('\n').filter((line) => / (-|would)$/.test(line))).toEqual([]);
+  });
+
+  it('diff warns, as apply does, of a handler no live worker offers', async () => {
+    const path = file('unknown-handler.yaml', 'managedBy: cli-warn\ntasks:\n  - { name: cli-warned, handler: cli-no-such-handler, schedule: { every: 1h } }\n');
+    const diff = await cli(['diff', '-f', path]);
+    expect([diff.code, lines(diff.stdout)]).toEqual([3, ['+ create cli-warned', '1 to change (1 to create, 0 to update, 0 to delete), 0 unchanged']]);
+    expect(diff.stderr).toBe('warning: no live worker offers handler "cli-no-such-handler"\n');
+    const json = await cli(['diff', '-f', path, '-o', 'json']);
+    expect([JSON.parse(json.stdout).warnings, json.stderr]).toEqual([['no live worker offers handler "cli-no-such-handler"'], 'warning: no live worker offers handler "cli-no-such-handler"\n']);
+    expect(await managed('cli-warn')).toEqual([]);
+  });
+
   it('apply creates the tasks; a second apply reports 0 changed and diff then exits 0', async () => {
     const path = file('v1.yaml', tasksYaml());
     const secretsFile = join(dir, 'secrets.json');
@@ -120,6 +142,10 @@ describe('punctual diff and apply', () => {
     const path = file('v3.yaml', tasksYaml({ cron: '30 9 * * 1-5', once: false }));
     expect((await cli(['apply', '-f', path], changed)).stdout).toBe('0 changed, 2 unchanged\n');
     expect(await managed()).toEqual(['cli-once@1', 'cli-report@2', 'cli-sync@2']);
+    // Without --prune, diff names what --prune would delete, and has nothing to change.
+    const plain = await cli(['diff', '-f', path], changed);
+    expect([plain.code, lines(plain.stdout)]).toEqual([0, ['0 to change (0 to create, 0 to update, 0 to delete), 2 unchanged', 'cli-once would be deleted with --prune (not in the file)']]);
+    expect(JSON.parse((await cli(['diff', '-f', path, '-o', 'json'], changed)).stdout).prunable).toEqual({ tasks: ['cli-once'], calendars: [] });
     const diff = await cli(['diff', '-f', path, '--prune'], changed);
     expect([diff.code, lines(diff.stdout)]).toEqual([3, ['- delete cli-once', '1 to change (0 to create, 0 to update, 1 to delete), 2 unchanged']]);
     const pruned = await cli(['apply', '-f', path, '--prune'], changed);
@@ -201,7 +227,10 @@ ${options.ledger === false ? '' : `  - name: cli-ledger
     // The calendar and the task that excludes it leave the file: --prune deletes both.
     const removed = file('cal-removed.yaml', calendarsYaml({ dates: '', ledger: false }));
     const kept = await cli(['diff', '-f', removed]);
-    expect([kept.code, lines(kept.stdout)]).toEqual([0, ['0 to change (0 to create, 0 to update, 0 to delete), 1 unchanged']]);
+    expect([kept.code, lines(kept.stdout)]).toEqual([
+      0,
+      ['0 to change (0 to create, 0 to update, 0 to delete), 1 unchanged', 'calendar cli-holidays would be deleted with --prune (not in the file)', 'cli-ledger would be deleted with --prune (not in the file)'],
+    ]);
     const prunes = await cli(['diff', '-f', removed, '--prune']);
     expect([prunes.code, lines(prunes.stdout)]).toEqual([3, ['- delete calendar cli-holidays', '- delete cli-ledger', 'tasks: 1 to change (0 to create, 0 to update, 1 to delete), 1 unchanged', 'calendars: 1 to change (0 to create, 0 to update, 1 to delete), 0 unchanged']]);
     const pruned = await cli(['apply', '-f', removed, '--prune']);
@@ -232,6 +261,8 @@ ${options.ledger === false ? '' : `  - name: cli-ledger
     const cases: [string, string, RegExp, Record<string, string>?][] = [
       ['malformed.yaml', `tasks:\n${spec('cli-ok')}  - name: [cli-broken\n`, /^malformed\.yaml:\d+: not valid YAML or JSON: /],
       ['unknown.yaml', `tasks:\n${spec('cli-ok')}${spec('cli-x', '    colour: red\n')}`, /^unknown\.yaml:8: task "cli-x": colour: unknown field$/],
+      ['typo.yaml', `tasks:\n${spec('cli-ok')}${spec('cli-x', '    paylod: {}\n')}`, /^typo\.yaml:8: task "cli-x": paylod: unknown field, did you mean "payload"\?$/],
+      ['no-handler.yaml', `tasks:\n${spec('cli-ok')}  - name: cli-x\n    schedule: { every: 1h }\n`, /^no-handler\.yaml:5: task "cli-x": handler is required$/],
       ['duplicate.yaml', `tasks:\n${spec('cli-ok')}${spec('cli-ok')}`, /^duplicate\.yaml:5: task "cli-ok": the name is declared twice \(first at line 2\)$/],
       ['env.yaml', `tasks:\n${spec('cli-ok', '    payload: { token: "${MISSING_VAR}" }\n')}`, /^env\.yaml:5: task "cli-ok": payload\.token: environment variable MISSING_VAR is not set$/],
       ['cron.yaml', `tasks:\n${spec('cli-ok')}  - name: cli-bad-cron\n    handler: noop\n    schedule: { cron: "61 * * * *" }\n`, /^cron\.yaml:5: task "cli-bad-cron": schedule\.cron: minute field "61": 61 is outside 0-59$/],

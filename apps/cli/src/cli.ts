@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { applyCommands } from './commands/apply.command.js';
 import { calendarsCommand } from './commands/calendars.command.js';
+import { executionsCommand } from './commands/executions.command.js';
 import { previewCommand } from './commands/preview.command.js';
 import { runsCommand } from './commands/runs.command.js';
 import { tasksCommand } from './commands/tasks.command.js';
@@ -35,15 +36,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
 function buildProgram(run: CliRun): Command {
   const program = new Command('punctual')
-    .description(`Punctual's command line: tasks, calendars, runs, schedule previews and tasks as code.\nConfigured by PUNCTUAL_URL (default ${DEFAULT_URL}) and PUNCTUAL_API_KEY.`)
+    .description(`Punctual's command line: tasks, calendars, runs (to retry or cancel), schedule previews and tasks as code.\nConfigured by PUNCTUAL_URL (default ${DEFAULT_URL}) and PUNCTUAL_API_KEY.`)
     .addOption(new Option('-o, --output <format>', 'table for people, json for programs (one JSON document)').choices(['table', 'json']).default('table'))
     .exitOverride()
+    // Each command's --help also shows --output, which every command takes.
+    .configureHelp({ showGlobalOptions: true })
     .configureOutput({ writeOut: (text) => run.io.stdout(text), writeErr: (text) => run.io.stderr(text) })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', '\nExit codes: 0 success (diff: no changes), 1 error, 2 bad usage, 3 diff found changes.');
   tasksCommand(program, run);
   calendarsCommand(program, run);
   runsCommand(program, run);
+  executionsCommand(program, run);
   previewCommand(program, run);
   applyCommands(program, run);
   return program;

@@ -21,6 +21,16 @@ export function inZone(iso: string, zone: string): string {
   return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}${offset}`;
 }
 
+/** Whether `zone` is UTC under any of its names (`UTC`, `Etc/UTC`, `GMT`, `Zulu`…): its local times are the UTC ones. */
+export function isUtc(zone: string): boolean {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone === 'UTC';
+  } catch {
+    // Not a zone this runtime knows: show it beside UTC rather than claim it is UTC.
+    return false;
+  }
+}
+
 /** An instant in UTC: `2026-03-29 07:00:00Z`. */
 export function inUtc(iso: string): string {
   return `${new Date(iso).toISOString().slice(0, 19).replace('T', ' ')}Z`;

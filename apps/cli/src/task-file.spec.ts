@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CALENDAR_NAME_PATTERN } from '@punctual/contract';
@@ -65,10 +65,64 @@ describe('readTaskFile', () => {
     ]);
   });
 
+  it('says "<field> is required" of a missing field, wherever it is', () => {
+    const path = fileWith(
+      'missing.yaml',
+      ['tasks:', '  - name: no-handler', '    schedule: { cron: "0 9 * * *" }', '  - name: no-schedule', '    handler: noop', '  - name: no-rate-window', '    handler: noop', '    schedule: { every: 1h }', '    policy: { rateLimit: { key: k, limit: 5 } }'].join('\n'),
+    );
+    expect(problems(path)).toEqual([
+      `${path}:2: task "no-handler": handler is required`,
+      `${path}:4: task "no-schedule": schedule is required`,
+      `${path}:9: task "no-rate-window": policy.rateLimit.per is required`,
+    ]);
+    expect(problems(fileWith('no-tasks.yaml', 'managedBy: x\ncalendars: []\ntasks:\n'))).toEqual([expect.stringMatching(/no-tasks\.yaml:\d: tasks: Invalid input: expected array, received null$/)]);
+  });
+
+  it('suggests the nearest known field for an unknown one, and none when no field is near', () => {
+    const path = fileWith(
+      'typos.yaml',
+      ['managedby: repo-x', 'tasks:', '  - name: a', '    handlr: noop', '    schedule: { cron: "0 9 * * *", timezon: Europe/Berlin }', '    policy: { retry: { atempts: 3 } }', '    colour: red'].join('\n'),
+    );
+    expect(problems(path)).toEqual([`${path}:1: managedby: unknown field, did you mean "managedBy"?`]);
+    const tasks = fileWith('task-typos.yaml', readFileSync(path, 'utf8').replace('managedby', 'managedBy'));
+    expect(problems(tasks)).toEqual([
+      // Not also "handler is required": the suggestion says it.
+      `${tasks}:5: task "a": schedule.timezon: unknown field, did you mean "timezone"?`,
+      `${tasks}:6: task "a": policy.retry.atempts: unknown field, did you mean "attempts"?`,
+      `${tasks}:4: task "a": handlr: unknown field, did you mean "handler"?`,
+      `${tasks}:7: task "a": colour: unknown field`,
+    ]);
+    expect(problems(fileWith('calendar-typo.yaml', 'tasks: []\ncalendars:\n  - { name: c, dates: [], rrule: [] }\n'))).toEqual([expect.stringMatching(/:3: calendar "c": rrule: unknown field, did you mean "rrules"\?$/)]);
+  });
+
+  it('names the line a YAML or JSON mistake is on, in plain words', () => {
+    const cases: [string, string, string][] = [
+      ['indent.yaml', 'tasks:\n  - name: a\n   handler: noop\n', '3: this line is not indented like the lines above it'],
+      ['deeper.yaml', 'tasks:\n  - name: a\n      handler: noop\n', '3: this line is indented more than the lines above it'],
+      ['unclosed.yaml', 'tasks:\n  - name: a\n    schedule: { cron: "0 9 * * *"\n  - name: b\n', '3: a "{" opened on this line is never closed with "}"'],
+      ['list.yaml', 'tasks:\n  - name: [a\n    handler: noop\n', '2: a "[" opened on this line is never closed with "]"'],
+      ['quote.yaml', 'tasks:\n  - name: "a\n    handler: noop\n', '2: a " quote opened on this line is never closed'],
+      ['tab.yaml', 'tasks:\n\t- name: a\n', '2: a tab indents this line: indent with spaces'],
+      ['twice.yaml', 'tasks:\n  - name: a\n    handler: noop\n    name: b\n', '4: the key "name" appears twice at the same level'],
+      ['colon.yaml', 'tasks:\n  - name: a\n    schedule: cron: 0 9 * * *\n', '3: a value holds another "key: value": put it on a line of its own, or quote the value'],
+      ['no-colon.yaml', 'tasks:\n  - name: a\n    handler\n', '3: "handler" is not "key: value": is a ":" missing?'],
+      ['at.yaml', 'tasks:\n  - name: a\n    handler: @noop\n', '3: a value cannot start with "@" unless it is in quotes'],
+      ['comma.json', '{\n  "tasks": [\n    { "name": "a",, "handler": "noop" }\n  ]\n}\n', '3: unexpected "," here'],
+      ['open.json', '{\n  "tasks": [\n    { "name": "a" }\n}\n', '2: a "[" opened on this line is never closed with "]"'],
+    ];
+    for (const [name, text, expected] of cases) {
+      const path = fileWith(name, text);
+      const found = problems(path);
+      expect(found, name).toEqual([`${path}:${expected.replace(/^(\d+): /, '$1: not valid YAML or JSON: ')}`]);
+      // The parser's own words stay out.
+      expect(found[0], name).not.toMatch(/implicit|compact|flow|mapping|scalar|BAD_|MISSING_|column/i);
+    }
+  });
+
   it('refuses malformed YAML, a document of another shape and an unreadable file, each in one line', () => {
-    expect(problems(fileWith('broken.yaml', 'tasks:\n  - name: a\n   handler: [noop\n'))).toEqual([expect.stringMatching(/broken\.yaml:\d+: not valid YAML or JSON: /)]);
+    expect(problems(fileWith('broken.yaml', 'tasks:\n  - name: a\n   handler: [noop\n'))).toEqual([expect.stringMatching(/broken\.yaml:3: not valid YAML or JSON: this line is not indented like the lines above it$/)]);
     expect(problems(fileWith('shape.yaml', 'hello: world\n'))).toEqual([expect.stringMatching(/shape\.yaml:1: a document must be/)]);
-    expect(problems(fileWith('top.yaml', 'tasks: []\nmanagedby: x\n'))).toEqual([expect.stringMatching(/top\.yaml:2: managedby: unknown field/)]);
+    expect(problems(fileWith('top.yaml', 'tasks: []\nmanagedby: x\n'))).toEqual([`${join(dir, 'top.yaml')}:2: managedby: unknown field, did you mean "managedBy"?`]);
     expect(problems(join(dir, 'absent.yaml'))).toEqual([`${join(dir, 'absent.yaml')}: cannot read the file (ENOENT)`]);
   });
 
@@ -158,7 +212,7 @@ describe('readTaskFile: calendars', () => {
       `${path}:5: calendar "us-holidays": colour: unknown field`,
       `${path}:7: calendar "Not A Name": name: must match ${CALENDAR_NAME_PATTERN.source}`,
       `${path}:9: calendar "theirs": managedBy: must be the file's managedBy ("repo-x") or left out`,
-      `${path}:10: calendar "no-dates": dates: Invalid input: expected array, received undefined`,
+      `${path}:10: calendar "no-dates": dates is required`,
       `${path}:11: calendar "env": dates[0]: environment variable MISSING_DAY is not set`,
     ]);
     expect(problems(fileWith('calendars-not-list.yaml', 'tasks: []\ncalendars: { name: x }\n'))).toEqual([expect.stringMatching(/calendars-not-list\.yaml:2: calendars: Invalid input: expected array/)]);

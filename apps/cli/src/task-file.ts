@@ -4,6 +4,8 @@ import { type Document, isMap, isNode, isScalar, isSeq, LineCounter, parseAllDoc
 import { z } from 'zod';
 import { substituteEnv } from './env-substitution.js';
 import { TaskFileError } from './errors.js';
+import { dotted, parseWithProblems } from './schema-problems.js';
+import { describeYamlError } from './yaml-problems.js';
 
 /** Where a task (or a calendar) of a file was declared: for error messages that name the file, the line and the item. */
 export interface TaskOrigin {
@@ -84,7 +86,7 @@ class TaskFileReader {
 
   constructor(
     private readonly file: string,
-    text: string,
+    private readonly text: string,
   ) {
     this.parsed = parseAllDocuments(text, { lineCounter: this.lines }) as Document[];
   }
@@ -98,7 +100,8 @@ class TaskFileReader {
       // The first error of a document says what is wrong; the ones after it follow from it.
       const [error] = doc.errors;
       if (error) {
-        this.problems.push(`${this.file}:${error.linePos?.[0].line ?? 1}: not valid YAML or JSON: ${error.message.split('\n')[0]!.replace(/:$/, '')}`);
+        const { line, text } = describeYamlError(error, doc, this.text, this.lines);
+        this.problems.push(`${this.file}:${line}: not valid YAML or JSON: ${text}`);
         continue;
       }
       const contents = doc.contents;
@@ -106,9 +109,9 @@ class TaskFileReader {
       if (isSeq(contents)) {
         contents.items.forEach((_, i) => declared.push({ doc, at: [i], label: `[${i}]` }));
       } else if (isMap(contents) && contents.has('tasks')) {
-        const parsed = FileDocument.safeParse(doc.toJS());
-        if (!parsed.success) {
-          for (const issue of describeIssues(parsed.error.issues)) this.problems.push(`${this.file}:${this.lineOf(doc, issue.path)}: ${issue.text}`);
+        const parsed = parseWithProblems(FileDocument, doc.toJS());
+        if (parsed.problems) {
+          for (const problem of parsed.problems) this.problems.push(`${this.file}:${this.lineOf(doc, problem.path)}: ${problem.text}`);
           continue;
         }
         if (parsed.data.managedBy) managers.add(parsed.data.managedBy);
@@ -156,9 +159,9 @@ class TaskFileReader {
       const substituted = substituteEnv(raw, env);
       for (const missing of substituted.missing) problem(missing.path, `${dotted(missing.path)}: environment variable ${missing.variable} is not set`);
       if (substituted.missing.length) continue;
-      const parsed = schema.safeParse(substituted.value);
-      if (!parsed.success) {
-        for (const issue of describeIssues(parsed.error.issues)) problem(issue.path, issue.text);
+      const parsed = parseWithProblems(schema, substituted.value);
+      if (parsed.problems) {
+        for (const found of parsed.problems) problem(found.path, found.text);
         continue;
       }
       const spec = parsed.data;
@@ -184,18 +187,4 @@ class TaskFileReader {
     }
     return 1;
   }
-}
-
-/** `schedule.cron`, `payload.items[2]`. */
-export function dotted(path: readonly (string | number | symbol)[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
-}
-
-/** One problem per issue (per field for unknown fields), each with the path of the field. */
-function describeIssues(issues: z.core.$ZodIssue[]): { path: (string | number)[]; text: string }[] {
-  return issues.flatMap((issue) => {
-    const path = issue.path as (string | number)[];
-    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: [...path, key], text: `${dotted([...path, key])}: unknown field` }));
-    return [{ path, text: `${dotted(path) || '(document)'}: ${issue.message}` }];
-  });
 }

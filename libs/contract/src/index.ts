@@ -12,4 +12,5 @@ export * from './enums.js';
 export * from './execution.js';
 export * from './limits.js';
 export * from './routes.js';
+export * from './suggest.js';
 export * from './task.js';

@@ -39,9 +39,9 @@ export class ErrorFilter implements ExceptionFilter {
     if (e instanceof ExecutionStateError) return new ApiError(409, 'invalid_state', e.message);
     if (e instanceof TaskNameTakenError) return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);
     // Express' body parser errors arrive wrapped in an HttpException, the original as its cause.
-    const bodyError = ((e as { cause?: unknown })?.cause ?? e) as { type?: string };
+    const bodyError = ((e as { cause?: unknown })?.cause ?? e) as { type?: string; message?: string; body?: unknown };
     if (bodyError?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', 'the request body is too large');
-    if (bodyError?.type === 'entity.parse.failed') return new ApiError(400, 'malformed_json', 'the request body is not valid JSON');
+    if (bodyError?.type === 'entity.parse.failed') return new ApiError(400, 'malformed_json', malformedJsonMessage(bodyError));
     if (e instanceof HttpException) {
       const status = e.getStatus();
       const code = status === 404 ? 'not_found' : status === 413 ? 'payload_too_large' : `http_${status}`;
@@ -50,4 +50,56 @@ export class ErrorFilter implements ExceptionFilter {
     this.logger.error({ err: e }, 'unhandled error');
     return new ApiError(500, 'internal', 'internal error');
   }
+}
+
+/**
+ * Bodies up to this many characters are parsed again to place a mistake V8 does not: some twenty
+ * parses of at most this much, before any key is checked, stay cheap; of a batch's megabytes not.
+ */
+const SEARCHED_MAX_CHARS = 256 * 1024;
+
+/**
+ * `the request body is not valid JSON at line 3, column 3: expected ',' or '}' after property value`.
+ * The body parser keeps the text it failed on and JSON.parse's message. V8 states the position of
+ * most mistakes; for the others (an unexpected token), the shortest start of the body that
+ * JSON.parse refuses before its end ends at the mistake (a start refused so stays refused when longer).
+ */
+function malformedJsonMessage(error: { message?: string; body?: unknown }): string {
+  const text = typeof error.body === 'string' ? error.body : undefined;
+  const message = error.message ?? '';
+  if (text === undefined) return 'the request body is not valid JSON';
+  const positionIn = (said: string) => {
+    const match = /at position (\d+)/.exec(said);
+    return match ? Number(match[1]) : undefined;
+  };
+  /** Where JSON.parse refuses the first `end` characters before their end, or null. */
+  const refusedAt = (end: number): number | null => {
+    try {
+      JSON.parse(text.slice(0, end));
+      return null;
+    } catch (parseError) {
+      const said = (parseError as Error).message;
+      const at = positionIn(said) ?? end - 1;
+      return said.startsWith('Unexpected end of JSON input') || at >= end ? null : at;
+    }
+  };
+  let reason = message.replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/s, '').replace(/^./, (c) => c.toLowerCase());
+  let offset = positionIn(message);
+  if (message.startsWith('Unexpected end of JSON input')) [offset, reason] = [text.length, 'the body ends before its JSON does'];
+  else if (offset === undefined && text.length <= SEARCHED_MAX_CHARS) {
+    // JSON the body parser refused all the same: not an object or a list.
+    if (refusedAt(text.length) === null) [offset, reason] = [Math.max(0, text.search(/\S/)), 'the body must be a JSON object'];
+    else {
+      let [low, high] = [1, text.length];
+      while (low < high) {
+        const middle = Math.floor((low + high) / 2);
+        if (refusedAt(middle) === null) low = middle + 1;
+        else high = middle;
+      }
+      offset = refusedAt(low) ?? low - 1;
+    }
+  }
+  if (offset === undefined) return `the request body is not valid JSON: ${reason}`;
+  const lines = text.slice(0, offset).split('\n');
+  return `the request body is not valid JSON at line ${lines.length}, column ${lines.at(-1)!.length + 1}: ${reason}`;
 }

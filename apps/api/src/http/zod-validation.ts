@@ -1,26 +1,49 @@
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
+import { nearestName } from '@punctual/contract';
 import type { z } from 'zod';
 import { ApiError, type ErrorDetail } from './api-error.js';
 
 /**
  * Validates a body or a query against its contract schema and hands the parsed value on. Errors
- * name each field by its path (`tasks[3].schedule.cron`). A wrong JSON type or an unknown field is
- * malformed (400); a well-formed value with an impossible meaning is 422.
+ * name each field by its path (`tasks[3].schedule.cron`), say when a required one is missing and
+ * suggest the nearest known name for an unknown one. A wrong JSON type, a missing or an unknown
+ * field is malformed (400); a well-formed value with an impossible meaning is 422.
  */
 export class ZodValidationPipe implements PipeTransform {
   constructor(private readonly schema: z.ZodType) {}
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const input = metadata.type === 'query' ? listsAsArrays(this.schema, value) : value;
-    const parsed = this.schema.safeParse(input === undefined && metadata.type === 'body' ? {} : input);
+    const known: KnownFields = new Map();
+    // The input of each issue tells a missing field (undefined) from a wrong one.
+    const parsed = this.schema.safeParse(input === undefined && metadata.type === 'body' ? {} : input, { reportInput: true, error: recordKnownFields(known) });
     if (parsed.success) return parsed.data;
-    throw validationError(parsed.error.issues);
+    throw validationError(parsed.error.issues, [], known);
   }
 }
 
+/** The fields an object of the schema knows, by the path of the object (as JSON): for "did you mean". */
+export type KnownFields = Map<string, string[]>;
+
+/**
+ * An error map that leaves every message as it is and notes the known fields of each object that
+ * met an unknown one. Only the object that refused a key knows its own shape (a union's branch,
+ * say), and zod hands it over only here, before the issue is final.
+ */
+function recordKnownFields(known: KnownFields): z.core.$ZodErrorMap {
+  return (issue) => {
+    const shape = issue.code === 'unrecognized_keys' ? (issue.inst as { _zod?: { def?: { shape?: object } } } | undefined)?._zod?.def?.shape : undefined;
+    if (shape) known.set(JSON.stringify(issue.path ?? []), Object.keys(shape));
+    return undefined;
+  };
+}
+
 /** The API error for a failed parse. */
-export function validationError(issues: z.core.$ZodIssue[], prefix: (string | number)[] = []): ApiError {
-  const details: (ErrorDetail & { malformed: boolean })[] = issues.flatMap((issue) => describe(issue, prefix));
+export function validationError(issues: z.core.$ZodIssue[], prefix: (string | number)[] = [], known: KnownFields = new Map()): ApiError {
+  const described = issues.flatMap((issue) => describe(issue, prefix, known));
+  // `handlr` for `handler` is one mistake: its "did you mean" says it, not also "handler is required".
+  const suggested = new Set(described.flatMap((d) => (d.suggested === undefined ? [] : [d.suggested])));
+  const details = described.filter((d) => !(d.missing && suggested.has(d.field)));
   const malformed = details.some((d) => d.malformed);
   return new ApiError(
     malformed ? 400 : 422,
@@ -35,16 +58,27 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || '(body)';
 }
 
-function describe(issue: z.core.$ZodIssue, prefix: (string | number)[]): (ErrorDetail & { malformed: boolean })[] {
+/** A detail, whether it makes the request malformed, and for an unknown field the path of the known one it suggests. */
+type Described = ErrorDetail & { malformed: boolean; missing?: boolean; suggested?: string };
+
+function describe(issue: z.core.$ZodIssue, prefix: (string | number)[], known: KnownFields): Described[] {
   const path = [...prefix, ...(issue.path as (string | number)[])];
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => {
       const field = fieldPath([...path, key]);
-      return { field, message: `${field} is not a known field`, malformed: true };
+      const nearest = nearestName(key, known.get(JSON.stringify(issue.path)) ?? []);
+      const message = `${field} is not a known field${nearest ? `, did you mean "${nearest}"?` : ''}`;
+      return { field, message, malformed: true, suggested: nearest === undefined ? undefined : fieldPath([...path, nearest]) };
     });
   }
   const field = fieldPath(path);
-  return [{ field, message: `${field} ${explain(issue)}`, malformed: isMalformed(issue) }];
+  const missing = isMissing(issue);
+  return [{ field, message: `${field} ${missing ? 'is required' : explain(issue)}`, malformed: isMalformed(issue), missing }];
+}
+
+/** A required field left out: its value failed on its type (of every branch, for a union) and was not there. */
+function isMissing(issue: z.core.$ZodIssue): boolean {
+  return (issue.code === 'invalid_type' || issue.code === 'invalid_union') && 'input' in issue && issue.input === undefined;
 }
 
 function isMalformed(issue: z.core.$ZodIssue): boolean {

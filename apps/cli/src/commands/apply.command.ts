@@ -13,16 +13,40 @@ interface ApplyOptions {
   secretsFile?: string;
 }
 
+/** What `diff --help` says after its options: each kind of line, where warnings go, the exit codes. */
+const DIFF_HELP = `
+Each change is one line (a calendar's says "calendar NAME"):
+  + create NAME          the file declares it, the API does not have it
+  ~ update NAME: FIELDS  the fields that differ, old → new (secret values as •••)
+  - delete NAME          with --prune: the file's managedBy manages it, the file
+                         no longer declares it
+then a summary. Without --prune, what --prune would delete is named after it
+(with -o json: "prunable": { "tasks": [...], "calendars": [...] }).
+Warnings (a handler no live worker offers) go to stderr, as apply's do.
+
+Exit codes: 0 nothing would change, 1 error, 2 bad usage, 3 something would change.`;
+
+/** What `--prune` would delete and a diff without it does not: the file's managedBy manages them, the file does not declare them. */
+interface Prunable {
+  tasks: string[];
+  calendars: string[];
+}
+
 /** `punctual diff -f FILE` and `punctual apply -f FILE`: tasks (and their calendars) as code (DESIGN §12). */
 export function applyCommands(program: Command, run: CliRun): void {
   program
     .command('diff')
-    .description('what apply would change, tasks and calendars: + create, ~ update (the fields), - delete; exit code 3 when something would')
+    .description('show what apply would change in the tasks and calendars of a file, and change nothing')
     .requiredOption('-f, --file <file>', 'a YAML or JSON task file')
     .option('--prune', 'also show the deletes of apply --prune')
+    .addHelpText('after', DIFF_HELP)
     .action(async (options: ApplyOptions, command: Command) => {
-      const result = await applyFile(run, options.file, { prune: options.prune ?? false, dryRun: true });
-      print(run, command, diffText(result, 'plan'), result);
+      const prune = options.prune ?? false;
+      const { result, file } = await applyFile(run, options.file, { prune, dryRun: true });
+      const prunable = prune ? undefined : await prunableOf(run, result.managedBy, file);
+      const notes = prunable ? [...prunable.calendars.map((c) => `calendar ${c}`), ...prunable.tasks].map((name) => `${name} would be deleted with --prune (not in the file)`) : [];
+      print(run, command, [diffText(result, 'plan'), ...notes].join('\n'), prunable ? { ...result, prunable } : result);
+      for (const warning of result.warnings) run.io.stderr(`warning: ${warning}\n`);
       if (changesAnything(result)) run.exitCode = EXIT.changes;
     });
 
@@ -36,7 +60,7 @@ export function applyCommands(program: Command, run: CliRun): void {
     .action(async (options: ApplyOptions, command: Command) => {
       const dryRun = options.dryRun ?? false;
       const secrets = options.secretsFile === undefined ? undefined : new SecretsFile(options.secretsFile);
-      const result = await applyFile(run, options.file, { prune: options.prune ?? false, dryRun });
+      const { result } = await applyFile(run, options.file, { prune: options.prune ?? false, dryRun });
       secrets?.add(result.items);
       const shown = { ...result, items: result.items.map(({ secret: _secret, ...item }) => item) };
       print(run, command, `${diffText(shown, dryRun ? 'plan' : 'apply')}${dryRun ? '\n(dry run: nothing was changed)' : ''}`, shown);
@@ -45,14 +69,28 @@ export function applyCommands(program: Command, run: CliRun): void {
 }
 
 /** Reads the file, sends it to the API in one call and answers what changed, secret values masked. */
-async function applyFile(run: CliRun, path: string, options: { prune: boolean; dryRun: boolean }): Promise<TaskApplyResponse> {
+async function applyFile(run: CliRun, path: string, options: { prune: boolean; dryRun: boolean }): Promise<{ result: TaskApplyResponse; file: TaskFile }> {
   const file = readTaskFile(path, run.io.env);
   run.secrets.push(...file.secretValues);
   run.origins = { tasks: file.origins, calendars: file.calendarOrigins };
   // Without a `calendars` key the file says nothing about calendars: they are left as they are (and never pruned).
   const calendars = file.calendars === undefined ? {} : { calendars: file.calendars };
   const result = await run.client().tasks.apply({ managedBy: file.managedBy, tasks: file.tasks, ...calendars, prune: options.prune, dryRun: options.dryRun });
-  return maskFromEnvironment(result, file);
+  return { result: maskFromEnvironment(result, file), file };
+}
+
+/**
+ * What apply --prune would delete and the file does not declare: the tasks `managedBy` manages,
+ * and its calendars when the file has a calendars key (without one, calendars are never pruned).
+ */
+async function prunableOf(run: CliRun, managedBy: string, file: TaskFile): Promise<Prunable> {
+  const client = run.client();
+  const declared = new Set(file.tasks.map((t) => t.name));
+  const tasks = (await client.tasks.list({ managedBy }).all()).map((t) => t.name).filter((name) => !declared.has(name));
+  if (file.calendars === undefined) return { tasks, calendars: [] };
+  const declaredCalendars = new Set(file.calendars.map((c) => c.name));
+  const calendars = (await client.calendars.list()).filter((c) => c.managedBy === managedBy && !declaredCalendars.has(c.name)).map((c) => c.name);
+  return { tasks, calendars };
 }
 
 /**

@@ -1,17 +1,17 @@
 import { EXECUTION_STATUSES, type Execution, type ExecutionStatus } from '@punctual/contract';
 import { type Command, Option } from 'commander';
 import { type CliRun, print } from '../context.js';
-import { inUtc, inZone, table } from '../format.js';
+import { inUtc, inZone, isUtc, table } from '../format.js';
 import { positiveInt } from './arguments.js';
 
 /** How many runs `punctual runs` shows unless told. */
 const RUNS_DEFAULT = 20;
 
-/** `punctual runs <task>`: a task's recent executions, newest first. */
+/** `punctual runs <task>`: a task's recent executions, newest first, each with the id `punctual executions` takes. */
 export function runsCommand(program: Command, run: CliRun): void {
   program
     .command('runs')
-    .description("a task's recent executions, newest first, slots in the task's zone and UTC")
+    .description("a task's recent executions, newest first: id, slot in the task's zone and UTC, status (retry or cancel one with punctual executions)")
     .argument('<task>', 'the task')
     .addOption(new Option('--status <status>', 'only executions in this status (dead: the dead letter)').choices(EXECUTION_STATUSES))
     .option('--limit <n>', `at most this many (default ${RUNS_DEFAULT})`, positiveInt)
@@ -25,11 +25,13 @@ export function runsCommand(program: Command, run: CliRun): void {
         items.push(execution);
       }
       const zone = task.schedule.timezone;
+      // A UTC task's slot in its zone is its slot in UTC: one column says it.
+      const slots = (iso: string) => (isUtc(zone) ? [inUtc(iso)] : [inZone(iso, zone), inUtc(iso)]);
       const rows = items.map((e) => [
-        inZone(e.scheduledFor, zone), inUtc(e.scheduledFor), e.trigger, e.skipReason ? `${e.status} (${e.skipReason})` : e.status,
+        e.id, ...slots(e.scheduledFor), e.trigger, e.skipReason ? `${e.status} (${e.skipReason})` : e.status,
         String(e.attempt), e.durationMs === null ? '-' : `${e.durationMs}ms`, oneLine(e.error),
       ]);
-      const header = ['SLOT (' + zone + ')', 'SLOT (UTC)', 'TRIGGER', 'STATUS', 'ATTEMPT', 'DURATION', 'ERROR'];
+      const header = ['ID', ...(isUtc(zone) ? ['SLOT (UTC)'] : [`SLOT (${zone})`, 'SLOT (UTC)']), 'TRIGGER', 'STATUS', 'ATTEMPT', 'DURATION', 'ERROR'];
       print(run, command, items.length ? table(header, rows) : `no runs of ${name} yet`, { items });
     });
 }
