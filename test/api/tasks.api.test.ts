@@ -150,7 +150,7 @@ describe('tasks API', () => {
     expect((await ctx.api.call('GET', '/v1/tasks?limit=ten')).status).toBe(400);
   });
 
-  it('deletes a task: 204, pending executions cancelled, history kept; 404 after', async () => {
+  it('deletes a task: 204, pending executions cancelled, history kept (and listed under its name); 404 after', async () => {
     const created = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'doomed' });
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'doomed' } });
     const row = { taskId: task.id, taskName: 'doomed', fireAt: new Date(), taskVersion: 1 };
@@ -165,6 +165,9 @@ describe('tasks API', () => {
     expect((await ctx.api.call('DELETE', '/v1/tasks/doomed')).status).toBe(204);
     const left = await ctx.db.prisma.taskExecution.findMany({ where: { taskName: 'doomed' }, orderBy: { scheduledFor: 'asc' } });
     expect(left.map((e) => [e.status, e.taskId])).toEqual([['succeeded', null], ['cancelled', null], ['cancelled', null]]);
+    const history = await ctx.api.call('GET', '/v1/tasks/doomed/executions');
+    expect(history.status).toBe(200);
+    expect(history.body.items.map((e: { id: string }) => e.id)).toEqual([...left].reverse().map((e) => e.id));
     expect((await ctx.api.call('GET', '/v1/tasks/doomed')).status).toBe(404);
     expect((await ctx.api.call('DELETE', '/v1/tasks/doomed')).status).toBe(404);
   });

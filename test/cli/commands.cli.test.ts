@@ -75,11 +75,17 @@ describe('punctual commands', () => {
     expect(trigger.stdout).toMatch(/^triggered cmd-berlin: execution [0-9a-f-]{36} \((scheduled|queued)\)\n$/);
     const runs = await cli('runs', 'cmd-berlin');
     expect(runs.code).toBe(0);
-    expect(lines(runs.stdout)[0]!.split(/\s{2,}/)).toEqual(['SLOT (Europe/Berlin)', 'SLOT (UTC)', 'TRIGGER', 'STATUS', 'ATTEMPT', 'DURATION', 'ERROR']);
-    expect(lines(runs.stdout)[1]).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+0[12]:00\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+manual\s+(scheduled|queued)\s+0\s+-\s+-$/);
+    expect(lines(runs.stdout)[0]!.split(/\s{2,}/)).toEqual(['ID', 'SLOT (Europe/Berlin)', 'SLOT (UTC)', 'TRIGGER', 'STATUS', 'ATTEMPT', 'DURATION', 'ERROR']);
+    expect(lines(runs.stdout)[1]).toMatch(/^[0-9a-f-]{36}\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\+0[12]:00\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+manual\s+(scheduled|queued)\s+0\s+-\s+-$/);
     expect(JSON.parse((await cli('runs', 'cmd-berlin', '--output', 'json')).stdout).items).toHaveLength(1);
 
     expect((await cli('tasks', 'delete', 'cmd-berlin')).stdout).toBe('deleted cmd-berlin\n');
+    // Its history stays, under its name.
+    const history = await cli('runs', 'cmd-berlin');
+    expect(history.code).toBe(0);
+    expect(lines(history.stdout)[0]).toBe('cmd-berlin was deleted; its history:');
+    expect(lines(history.stdout)[1]!.split(/\s{2,}/)).toEqual(['ID', 'SLOT (UTC)', 'TRIGGER', 'STATUS', 'ATTEMPT', 'DURATION', 'ERROR']);
+    expect(lines(history.stdout)[2]).toMatch(/^[0-9a-f-]{36}\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+manual\s+cancelled\s/);
     const gone = await cli('tasks', 'get', 'cmd-berlin');
     expect([gone.code, gone.stdout, gone.stderr]).toEqual([1, '', 'error: no task named "cmd-berlin" (404 not_found)\n']);
     const goneJson = await cli('tasks', 'pause', 'cmd-berlin', '-o', 'json');
@@ -158,5 +164,23 @@ describe('punctual commands', () => {
     const bad = await cli('preview', '61 * * * *');
     expect(bad.code).toBe(1);
     expect(lines(bad.stderr)).toEqual([expect.stringMatching(/^error: .*schedule\.cron.*61.* \(422 invalid_schedule\)$/)]);
+  });
+
+  it('tasks get: the last run is the latest due one (a dead one when the runs died), the next runs start with the slot planned ahead', async () => {
+    await admin().tasks.create({ name: 'cmd-dying', handler: 'noop', schedule: { cron: '0 * * * *' } });
+    const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'cmd-dying' } });
+    const hour = 3_600_000;
+    const last = Math.floor(Date.now() / hour) * hour;
+    // As the scheduler leaves it: the next slot planned ahead (ten minutes off at least), the cursor on the one after.
+    let ahead = last + hour;
+    if (ahead - Date.now() < 600_000) ahead += hour;
+    const row = (slot: number, status: 'dead' | 'scheduled') => ({ id: crypto.randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: new Date(slot), fireAt: new Date(slot), taskVersion: task.version, status, attempt: status === 'dead' ? 3 : 0 });
+    await ctx.db.prisma.taskExecution.createMany({ data: [row(last - hour, 'dead'), row(last, 'dead'), row(ahead, 'scheduled')] });
+    await ctx.db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: new Date(ahead + hour) } });
+    const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
+    const get = await cli('tasks', 'get', 'cmd-dying');
+    expect(get.code).toBe(0);
+    expect(get.stdout).toMatch(new RegExp(`^last run:\\s+dead, slot ${utc(last)}$`, 'm'));
+    expect(get.stdout.match(/^ {2}\d{4}-.*Z$/gm)?.slice(0, 2)).toEqual([`  ${utc(ahead)}`, `  ${utc(ahead + hour)}`]);
   });
 });

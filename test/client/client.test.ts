@@ -28,9 +28,18 @@ describe('PunctualClient against the running API', () => {
     expect((await c.executions.cancel(run.id)).status).toBe('cancelled');
     expect(await c.tasks.executions('client-task').all()).toHaveLength(1);
     expect(await c.tasks.backfill('client-task', { from: '2026-01-01T00:00:00Z', to: '2026-01-03T00:00:00Z' })).toEqual({ planned: 2 });
+    // A slot planned ahead is listed only when asked for: the client passes `planned` on.
+    const row = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'client-task' } });
+    const ahead = new Date(Date.now() + 3_600_000);
+    await ctx.db.prisma.taskExecution.create({ data: { id: crypto.randomUUID(), taskId: row.id, taskName: row.name, scheduledFor: ahead, fireAt: ahead, taskVersion: row.version } });
+    expect(await c.tasks.executions('client-task').all()).toHaveLength(3);
+    expect(await c.tasks.executions('client-task', { planned: true }).all()).toHaveLength(4);
+    expect(await c.executions.list({ task: 'client-task', planned: true }).all()).toHaveLength(4);
     await c.tasks.delete('client-task');
     const missing = await c.tasks.get('client-task').catch((e: unknown) => e);
     expect(missing).toMatchObject({ status: 404, code: 'not_found' });
+    // Its history is still read by its name.
+    expect((await c.tasks.executions('client-task').all()).map((e) => e.taskDeleted)).toEqual([true, true, true, true]);
   });
 
   it('walks every page with for await, and filters by label', async () => {

@@ -25,7 +25,7 @@ export class PunctualClient {
   readonly tasks = {
     /** Tasks by name; iterate to walk every page. */
     list: (query: Omit<TaskListQuery, 'cursor'> = {}) => new Paginated<Task>((cursor) => this.http.call(routes.listTasks, { query: { ...query, cursor } })),
-    /** The task, its next fire times (five unless `upcoming` asks for up to 100) and its last execution. */
+    /** The task, its next slots to fire from now (five unless `upcoming` asks for up to 100) and its latest due execution. */
     get: (name: string, query: TaskDetailQuery = {}) => this.http.call(routes.getTask, { params: { name }, query }),
     /** The answer carries the task's `secret`, shown this once, and `warnings`. */
     create: (spec: TaskSpec) => this.http.call(routes.createTask, { body: spec }),
@@ -40,6 +40,10 @@ export class PunctualClient {
     resume: (name: string, options: { catchUp?: CatchUp } = {}) => this.http.call(routes.resumeTask, { params: { name }, body: options }),
     trigger: (name: string, options: { payload?: Record<string, unknown> } = {}) => this.http.call(routes.triggerTask, { params: { name }, body: options }),
     backfill: (name: string, window: BackfillBody) => this.http.call(routes.backfillTask, { params: { name }, body: window }),
+    /**
+     * The executions recorded under the name, newest first — a deleted task's too. Only due ones
+     * unless `planned: true` (or a `status` of `scheduled`/`queued`) asks for the slots planned ahead.
+     */
     executions: (name: string, query: Omit<TaskExecutionsQuery, 'cursor'> = {}) =>
       new Paginated<Execution>((cursor) => this.http.call(routes.taskExecutions, { params: { name }, query: { ...query, cursor } })),
     /** Creates or replaces up to 1,000 tasks in one transaction, all or nothing. */
@@ -52,6 +56,7 @@ export class PunctualClient {
   };
 
   readonly executions = {
+    /** Due executions, newest first; `planned: true` adds the slots planned ahead. */
     list: (query: Omit<ExecutionListQuery, 'cursor'> = {}) => new Paginated<Execution>((cursor) => this.http.call(routes.listExecutions, { query: { ...query, cursor } })),
     get: (id: string) => this.http.call(routes.getExecution, { params: { id } }),
     retry: (id: string) => this.http.call(routes.retryExecution, { params: { id } }),

@@ -30,6 +30,12 @@ export const Instant = z.iso.datetime({ offset: true, error: 'must be an ISO-860
 /** An instant the API writes: always UTC with milliseconds. */
 export const Timestamp = z.string().meta({ format: 'date-time', examples: ['2026-06-01T07:00:00.000Z'] });
 
+/**
+ * A yes/no query parameter: `true` or `false` in the query string, a boolean from the typed client.
+ * Anything else is malformed (400).
+ */
+export const QueryFlag = z.preprocess((value: boolean | 'true' | 'false') => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
+
 export const ErrorDetail = z.object({ field: z.string(), message: z.string() });
 
 /** Every error the API answers: `{ error: { code, message, details } }` (DESIGN §7). */

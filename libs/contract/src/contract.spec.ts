@@ -69,6 +69,19 @@ describe('the contract is the one place', () => {
   });
 });
 
+describe('execution lists', () => {
+  it('leave the planned executions out unless `planned` or a status filter on a planned state asks for them', () => {
+    expect([{}, { status: 'dead' as const }, { planned: false }, { status: 'scheduled' as const, planned: false }].map(contract.listsPlanned)).toEqual([false, false, false, false]);
+    expect([{ planned: true }, { status: 'scheduled' as const }, { status: 'queued' as const }, { status: 'succeeded' as const, planned: true }].map(contract.listsPlanned)).toEqual([true, true, true, true]);
+  });
+
+  it('read `planned` from a query string or a boolean, and nothing else', () => {
+    const parse = (planned: unknown) => contract.TaskExecutionsQuery.safeParse({ planned });
+    expect(['true', 'false', true, false, undefined].map((v) => parse(v).data?.planned)).toEqual([true, false, true, false, undefined]);
+    expect(['yes', '1', '', 1].map((v) => parse(v).error?.issues[0]?.code)).toEqual(['invalid_type', 'invalid_type', 'invalid_type', 'invalid_type']);
+  });
+});
+
 describe('durations', () => {
   it('reads strings with a unit and whole milliseconds, and nothing else', () => {
     expect(['250ms', '30s', '5m', '1h', '7d', '1.5s', 1500].map(contract.durationMs)).toEqual([250, 30_000, 300_000, 3_600_000, 604_800_000, 1500, 1500]);

@@ -10,6 +10,8 @@ export const NOTIFY_EVENTS = ['succeeded', 'failed', 'dead'] as const;
 export const EXECUTION_STATUSES = ['scheduled', 'queued', 'running', 'retrying', 'succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const;
 /** Executions not yet finished: what the queue still has to do. */
 export const PENDING_EXECUTION_STATUSES = ['scheduled', 'queued', 'running', 'retrying'] as const;
+/** Executions planned and not started: until their fire time comes they are slots still to come, not runs. */
+export const PLANNED_EXECUTION_STATUSES = ['scheduled', 'queued'] as const;
 export const SKIP_REASONS = ['overlap', 'late', 'paused', 'task_changed', 'task_deleted', 'dst'] as const;
 export const TRIGGERS = ['schedule', 'catchup', 'manual', 'backfill'] as const;
 export const ROLES = ['viewer', 'operator', 'admin'] as const;

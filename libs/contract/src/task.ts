@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Duration, durationMs, Instant, Page, PageQuery, Timestamp } from './common.js';
 import { Disambiguation, DstGap, DstOverlap, HealthState, MisfirePolicy, NotifyEvent, OverlapPolicy, TaskStatus } from './enums.js';
-import { Execution } from './execution.js';
+import { DUE_WORDS, Execution } from './execution.js';
 import {
   AT_MAX, ATTEMPTS_MAX, CALENDAR_NAME_PATTERN, DURATION_MAX_MS, EXCLUDE_MAX, BATCH_MAX, FLOW_KEY_MAX, FLOW_LIMIT_MAX, RATE_PER_MAX_MS, RATE_PER_MIN_MS, CRON_MAX, DESCRIPTION_MAX, HANDLER_NAME_PATTERN, LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, LABELS_MAX,
   MANAGED_BY_PATTERN, RRULE_MAX, SECRET_FIELD_MAX, SECRET_FIELDS_MAX, TASK_DEFAULTS, TASK_NAME_PATTERN, TIMEZONE_MAX, UPCOMING_COUNT, UPCOMING_MAX, URL_MAX,
@@ -194,7 +194,13 @@ export const CreatedTask = Task.extend({ secret: z.string(), warnings: Warnings 
 /** `PUT /v1/tasks/{name}`: 201 with the secret when created, 200 without when replaced. */
 export const WrittenTask = Task.extend({ secret: z.string().optional(), warnings: Warnings }).meta({ id: 'WrittenTask' });
 /** `GET /v1/tasks/{name}`: the task, its next fire times and its last execution. */
-export const TaskDetail = Task.extend({ upcoming: z.array(Timestamp), lastExecution: Execution.nullable() }).meta({ id: 'TaskDetail' });
+export const TaskDetail = Task.extend({
+  upcoming: z.array(Timestamp).meta({
+    description:
+      "The next slots to fire from now, earliest first: the task's executions planned and not yet due, then the schedule's slots after them (none while paused). Each is a slot as `scheduledFor` shows it; with `jitter` its execution fires up to that much later (`fireAt`), so a slot listed may be just behind now while its fire time is still to come. Once its fire time comes, a slot leaves this list for the task's executions.",
+  }),
+  lastExecution: Execution.nullable().meta({ description: `The execution of the task's latest due slot, in whatever state it is (running, succeeded, dead…); null while none is due. A slot planned ahead never shows here, and a task whose runs all died shows a dead one. ${DUE_WORDS}` }),
+}).meta({ id: 'TaskDetail' });
 export const TaskPage = Page(Task).meta({ id: 'TaskPage' });
 /** `GET /v1/tasks/{name}`. */
 export const TaskDetailQuery = z.strictObject({

@@ -1,7 +1,7 @@
 import { PREVIEW_MAX, type ScheduleSpec as ScheduleInput, TASK_DEFAULTS } from '@punctual/contract';
 import type { Calendar, Task } from '@punctual/db';
-import { taskSchedule } from '@punctual/planning';
-import { compileSchedule, formatLocal, slotsBetween } from '@punctual/time';
+import { type ScheduledTask, taskSchedule } from '@punctual/planning';
+import { compileSchedule, formatLocal, jitterOffset, slotsBetween } from '@punctual/time';
 import { scheduleSpecFromInput } from './task-definition.js';
 
 /**
@@ -20,13 +20,32 @@ export function previewSchedule(schedule: ScheduleInput, from: Date, count: numb
   return slots.map((slot) => ({ at: slot.toISOString(), local: formatLocal(slot, zone) }));
 }
 
-/**
- * The next `count` fire times from the task's cursor (what planning will do next). None for a task
- * whose schedule cannot be computed: its `lastError` says why.
- */
-export function upcomingFireTimes(task: Task, count: number): string[] {
-  if (task.status !== 'active' || !task.nextRunAt || task.lastError) return [];
-  const rest = slotsBetween(taskSchedule(task), task.nextRunAt, new Date(8.64e15), count - 1);
-  return [task.nextRunAt, ...rest].map((d) => d.toISOString());
-}
+/** Slots examined past `count` for ones whose jitter still holds them back: a jitter longer than the interval. */
+const JITTER_SLOTS_MAX = 10_000;
 
+/**
+ * The next `count` slots to fire after `now`, earliest first (a task's `upcoming`): `planned`, the
+ * slots of its executions planned and not yet due (read by the caller), then the schedule's slots
+ * from the cursor on. A slot counts while its fire time (the slot plus its jitter) is after `now`:
+ * the cut the execution lists make, so a slot is never both here and among the due executions.
+ * None from the schedule for a task that is not active or whose schedule cannot be computed (its
+ * `lastError` says why); a slot already planned still fires and is listed.
+ */
+export function upcomingFireTimes(task: ScheduledTask & Pick<Task, 'id' | 'status' | 'nextRunAt' | 'lastError' | 'jitterMs'>, count: number, now: Date, planned: readonly Date[] = []): string[] {
+  const times = new Set(planned.map((slot) => slot.getTime()));
+  if (task.status === 'active' && task.nextRunAt && !task.lastError) {
+    const schedule = taskSchedule(task);
+    // Behind the cursor the slots are planned — or late, when the planner is behind: of those,
+    // only slots that can still fire after now (jitter only delays) are upcoming.
+    const earliest = new Date(now.getTime() - task.jitterMs);
+    let slot: Date | null = task.nextRunAt > earliest ? task.nextRunAt : schedule.next(earliest);
+    for (let examined = 0; slot && times.size < count && examined < count + JITTER_SLOTS_MAX; examined += 1) {
+      if (slot.getTime() + jitterOffset(task.id, slot, task.jitterMs) > now.getTime()) times.add(slot.getTime());
+      slot = schedule.next(slot);
+    }
+  }
+  return [...times]
+    .sort((a, b) => a - b)
+    .slice(0, count)
+    .map((ms) => new Date(ms).toISOString());
+}

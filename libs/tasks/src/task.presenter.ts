@@ -76,6 +76,7 @@ export function presentExecution(execution: TaskExecution): Execution {
   return {
     id: execution.id,
     task: execution.taskName,
+    taskDeleted: execution.taskId === null,
     scheduledFor: execution.scheduledFor.toISOString(),
     fireAt: execution.fireAt.toISOString(),
     trigger: execution.trigger,

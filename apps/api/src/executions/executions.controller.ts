@@ -1,5 +1,6 @@
 import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
-import { type Execution, type ExecutionDetail, routes } from '@punctual/contract';
+import { ClockService } from '@punctual/clock';
+import { type Execution, type ExecutionDetail, listsPlanned, routes } from '@punctual/contract';
 import { ExecutionQueriesRepository } from '@punctual/db';
 import { ExecutionNotFoundError, ExecutionsService, presentEvent, presentExecution } from '@punctual/tasks';
 import type { z } from 'zod';
@@ -14,11 +15,18 @@ export class ExecutionsController {
   constructor(
     private readonly executions: ExecutionQueriesRepository,
     private readonly service: ExecutionsService,
+    private readonly clock: ClockService,
   ) {}
 
   @Route(routes.listExecutions)
   list(@ValidQuery(routes.listExecutions) query: z.output<typeof routes.listExecutions.query>) {
-    const filter = { taskName: query.task, status: query.status, from: query.from ? new Date(query.from) : undefined, to: query.to ? new Date(query.to) : undefined };
+    const filter = {
+      taskName: query.task,
+      status: query.status,
+      from: query.from ? new Date(query.from) : undefined,
+      to: query.to ? new Date(query.to) : undefined,
+      dueBy: listsPlanned(query) ? undefined : this.clock.date(),
+    };
     return executionPage(this.executions, filter, query.limit, query.cursor);
   }
 

@@ -1,9 +1,10 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
+import { ClockService } from '@punctual/clock';
 import { WorkerDirectory } from '@punctual/cluster';
-import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, UPCOMING_COUNT, type WrittenTask } from '@punctual/contract';
+import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, listsPlanned, type WrittenTask } from '@punctual/contract';
 import { ExecutionQueriesRepository, type Task, TaskHealthRepository, TasksRepository } from '@punctual/db';
-import { missingHandlerWarnings, presentExecution, presentTask, TaskApplyService, TaskRunsService, TasksService, upcomingFireTimes } from '@punctual/tasks';
+import { missingHandlerWarnings, presentExecution, presentTask, TaskApplyService, TaskNotFoundError, TaskRunsService, TasksService, upcomingFireTimes } from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
@@ -22,6 +23,7 @@ export class TasksController {
     private readonly executions: ExecutionQueriesRepository,
     private readonly directory: WorkerDirectory,
     private readonly health: TaskHealthRepository,
+    private readonly clock: ClockService,
   ) {}
 
   /** Tasks as the API shows them, each with its health read from its executions. */
@@ -82,8 +84,10 @@ export class TasksController {
   @Route(routes.getTask)
   async get(@Param('name') name: string, @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>): Promise<TaskDetail> {
     const task = await this.tasks.get(name);
-    const lastExecution = await this.executions.lastOfTask(task.id);
-    return { ...(await this.presentOne(task)), upcoming: upcomingFireTimes(task, query.upcoming), lastExecution: lastExecution ? presentExecution(lastExecution) : null };
+    // One instant cuts both: a slot is either upcoming or, once due, a candidate for the last run.
+    const now = this.clock.date();
+    const [last, planned] = await Promise.all([this.executions.lastDueOfTask(task.id, now), this.executions.plannedSlotsOfTask(task.id, now, task.jitterMs, query.upcoming)]);
+    return { ...(await this.presentOne(task)), upcoming: upcomingFireTimes(task, query.upcoming, now, planned), lastExecution: last ? presentExecution(last) : null };
   }
 
   @Route(routes.deleteTask)
@@ -113,8 +117,11 @@ export class TasksController {
 
   @Route(routes.taskExecutions)
   async executionsOf(@Param('name') name: string, @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>) {
-    const task = await this.tasks.get(name);
-    return executionPage(this.executions, { taskName: task.name, status: query.status }, query.limit, query.cursor);
+    const filter = { taskName: name, status: query.status, dueBy: listsPlanned(query) ? undefined : this.clock.date() };
+    const page = await executionPage(this.executions, filter, query.limit, query.cursor);
+    // A deleted task's history is read by its name: the name is unknown only if nothing has it.
+    if (page.items.length === 0 && !(await this.tasksRepository.findByName(name)) && !(await this.executions.hasHistoryOfDeleted(name))) throw new TaskNotFoundError(name);
+    return page;
   }
 }
 

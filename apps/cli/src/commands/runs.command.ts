@@ -1,3 +1,4 @@
+import { PunctualApiError } from '@punctual/client';
 import { EXECUTION_STATUSES, type Execution, type ExecutionStatus } from '@punctual/contract';
 import { type Command, Option } from 'commander';
 import { type CliRun, print } from '../context.js';
@@ -17,14 +18,18 @@ export function runsCommand(program: Command, run: CliRun): void {
     .option('--limit <n>', `at most this many (default ${RUNS_DEFAULT})`, positiveInt)
     .action(async (name: string, options: { status?: ExecutionStatus; limit?: number }, command: Command) => {
       const client = run.client();
-      const task = await client.tasks.get(name);
+      // A deleted task's history is still listed under its name: its slots are shown in UTC.
+      const task = await client.tasks.get(name).catch((error: unknown) => {
+        if (error instanceof PunctualApiError && error.status === 404) return null;
+        throw error;
+      });
       const limit = options.limit ?? RUNS_DEFAULT;
       const items: Execution[] = [];
       for await (const execution of client.tasks.executions(name, { status: options.status, limit: Math.min(limit, 500) })) {
         if (items.length >= limit) break;
         items.push(execution);
       }
-      const zone = task.schedule.timezone;
+      const zone = task?.schedule.timezone ?? 'UTC';
       // A UTC task's slot in its zone is its slot in UTC: one column says it.
       const slots = (iso: string) => (isUtc(zone) ? [inUtc(iso)] : [inZone(iso, zone), inUtc(iso)]);
       const rows = items.map((e) => [
@@ -32,7 +37,8 @@ export function runsCommand(program: Command, run: CliRun): void {
         String(e.attempt), e.durationMs === null ? '-' : `${e.durationMs}ms`, oneLine(e.error),
       ]);
       const header = ['ID', ...(isUtc(zone) ? ['SLOT (UTC)'] : [`SLOT (${zone})`, 'SLOT (UTC)']), 'TRIGGER', 'STATUS', 'ATTEMPT', 'DURATION', 'ERROR'];
-      print(run, command, items.length ? table(header, rows) : `no runs of ${name} yet`, { items });
+      const title = task ? '' : `${name} was deleted; its history:\n`;
+      print(run, command, items.length ? `${title}${table(header, rows)}` : `no runs of ${name} yet`, { items });
     });
 }
 

@@ -70,8 +70,12 @@ export function ExecutionButtons({ execution, onChanged, say }: { execution: Exe
   );
 }
 
-/** A task's runs, newest first: slot, trigger, status in words, how late it started, how long it took, and its events. */
-export function RunHistory({ runs, zone, onChanged, say }: { runs: Execution[]; zone: string; onChanged: () => void; say: Say }) {
+/**
+ * A task's runs (due ones: no slot planned ahead), newest first: slot, trigger, status in words,
+ * how late it started, how long it took, and its events. A run of a deleted task of the same name
+ * says so (unless `markDeleted` is false: the history of a deleted task, where every run is).
+ */
+export function RunHistory({ runs, zone, onChanged, say, markDeleted = true }: { runs: Execution[]; zone: string; onChanged: () => void; say: Say; markDeleted?: boolean }) {
   if (runs.length === 0) return <p class="empty">No runs yet.</p>;
   return (
     <table class="table responsive runs-table">
@@ -92,6 +96,7 @@ export function RunHistory({ runs, zone, onChanged, say }: { runs: Execution[]; 
             <tr key={run.id}>
               <td data-label="Slot">
                 <Time at={run.scheduledFor} zone={zone} />
+                {run.taskDeleted && markDeleted ? <span class="muted small block" title="its task was deleted; a task of the same name came later">of a deleted task</span> : null}
               </td>
               <td data-label="Status">
                 <Status status={run.status} reason={run.skipReason} />

@@ -1,3 +1,4 @@
+import { PunctualApiError } from '@punctual/client';
 import type { Execution } from '@punctual/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
@@ -33,7 +34,8 @@ export function TaskPage() {
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const say: Say = (kind, text) => setNotice({ kind, text });
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const task = useLoad(() => api.tasks.get(name, { upcoming: UPCOMING }), [name], REFRESH_MS);
+  // No task of the name (null): a deleted task's history may still be listed under it.
+  const task = useLoad(() => api.tasks.get(name, { upcoming: UPCOMING }).catch((error: unknown) => (error instanceof PunctualApiError && error.status === 404 ? null : Promise.reject(error))), [name], REFRESH_MS);
   const chart = useLoad(async () => ({ now: Date.now(), ...(await recentRuns(name, Date.now())) }), [name], REFRESH_MS);
   const history = useLoad(() => api.tasks.executions(name, { limit: HISTORY_PAGE }).page(cursors.at(-1)), [name, cursors], REFRESH_MS);
   useEffect(() => {
@@ -42,12 +44,42 @@ export function TaskPage() {
     setCursors([undefined]);
   }, [name]);
   const refresh = () => Promise.all([task.reload(), chart.reload(), history.reload()]);
+  const pager = (
+    <nav class="pager" aria-label="Run history pages">
+      <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
+        Newer runs
+      </button>
+      <button type="button" disabled={!history.data?.nextCursor} onClick={() => setCursors([...cursors, history.data!.nextCursor!])}>
+        Older runs
+      </button>
+    </nav>
+  );
 
+  if (task.data === null && history.data) {
+    return (
+      <main class="page">
+        <p class="crumbs">
+          <a href="/">Tasks</a> /
+        </p>
+        <div class="title-row">
+          <h1>{name}</h1>
+          <span class="status status-cancelled">deleted</span>
+        </div>
+        <p class="muted">No task has this name now. The runs recorded under it are kept; slots are shown in UTC.</p>
+        <Notice notice={notice} />
+        <Section title="Run history">
+          <ErrorText error={history.error} />
+          <RunHistory runs={history.data.items} zone="UTC" say={say} onChanged={() => void history.reload()} markDeleted={false} />
+          {pager}
+        </Section>
+      </main>
+    );
+  }
   if (!task.data) {
     return (
       <main class="page">
         <h1>{name}</h1>
-        {task.error ? <ErrorText error={task.error} /> : <p class="muted">Loading…</p>}
+        {task.error ? <ErrorText error={task.error} /> : task.data === null && history.error ? <ErrorText error={history.error} /> : <p class="muted">Loading…</p>}
         <p>
           <a href="/">Back to the tasks</a>
         </p>
@@ -93,14 +125,7 @@ export function TaskPage() {
       <Section title="Run history">
         <ErrorText error={history.error} />
         {history.data ? <RunHistory runs={history.data.items} zone={t.schedule.timezone} say={say} onChanged={() => void refresh()} /> : <p class="muted">Loading…</p>}
-        <nav class="pager" aria-label="Run history pages">
-          <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
-            Newer runs
-          </button>
-          <button type="button" disabled={!history.data?.nextCursor} onClick={() => setCursors([...cursors, history.data!.nextCursor!])}>
-            Older runs
-          </button>
-        </nav>
+        {pager}
       </Section>
     </main>
   );

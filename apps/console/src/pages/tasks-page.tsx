@@ -47,6 +47,7 @@ function useDetails(tasks: Task[] | undefined): Map<string, TaskDetail | string>
   return details;
 }
 
+/** The task's latest due run, whatever became of it (a task whose runs died shows a dead one); never a slot planned ahead. */
 function LastRun({ detail, zone }: { detail: TaskDetail | string | undefined; zone: string }) {
   if (detail === undefined) return <span class="muted">…</span>;
   if (typeof detail === 'string') return <span class="muted" title={detail}>unavailable</span>;
@@ -62,9 +63,16 @@ function LastRun({ detail, zone }: { detail: TaskDetail | string | undefined; zo
   );
 }
 
+/**
+ * The next slot to fire, from the detail's `upcoming` (a slot planned ahead included; the task's
+ * cursor, the next slot not yet planned, may be later). A completed task's last slot, planned and
+ * not yet fired, is still next.
+ */
 function NextFire({ task, detail }: { task: Task; detail: TaskDetail | string | undefined }) {
+  if (task.status === 'paused') return <span class="muted">paused</span>;
+  if (detail === undefined) return <span class="muted">…</span>;
   const next = typeof detail === 'object' ? detail.upcoming[0] : task.status === 'active' ? task.nextRunAt : null;
-  if (task.status !== 'active') return <span class="muted">{task.status === 'paused' ? 'paused' : 'none: completed'}</span>;
+  if (!next && task.status === 'completed') return <span class="muted">none: completed</span>;
   return <TwoZones at={next} zone={task.schedule.timezone} withRelative />;
 }
 

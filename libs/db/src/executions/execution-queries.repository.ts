@@ -18,6 +18,19 @@ export interface ExecutionFilter {
   status?: ExecutionStatus;
   from?: Date;
   to?: Date;
+  /** Only the executions due by this instant (see {@link dueBy}); unset: the planned ones still to come as well. */
+  dueBy?: Date;
+}
+
+/**
+ * Executions due by `now`: their fire time has come, or they have left the planned states (they
+ * started, or were skipped, missed or cancelled), or the schedule did not plan them ahead (manual,
+ * backfill and catch-up runs are asked for now; their fire times, a millisecond apart, only order
+ * them). The others are slots planned ahead — the lookahead's few rows per task — which are not
+ * runs yet: not a task's last run, not history.
+ */
+function dueBy(now: Date): Prisma.Sql {
+  return Prisma.sql`(status NOT IN ('scheduled', 'queued') OR fire_at <= ${now.toISOString()}::timestamptz OR trigger <> 'schedule')`;
 }
 
 /** Reads of `task_execution` for the API and operators: one execution, pages of them, counts. */
@@ -36,7 +49,8 @@ export class ExecutionQueriesRepository {
   }
 
   /**
-   * Executions newest first, keyset-paginated on (scheduled_for, id) so inserts never shift a page.
+   * Executions newest first, keyset-paginated on (scheduled_for, id) so inserts never shift a page
+   * (nor rows falling due between two pages: `dueBy` cuts each row by its own fire time).
    * A task's executions are read through `(task_id, scheduled_for)`, with those a deleted task of
    * the same name left behind (`task_execution_orphan_idx`): each an ordered index scan that stops
    * at the page's end.
@@ -46,6 +60,7 @@ export class ExecutionQueriesRepository {
       filter.status && Prisma.sql`status = ${filter.status}::execution_status`,
       filter.from && Prisma.sql`scheduled_for >= ${filter.from.toISOString()}::timestamptz`,
       filter.to && Prisma.sql`scheduled_for < ${filter.to.toISOString()}::timestamptz`,
+      filter.dueBy && dueBy(filter.dueBy),
       after && Prisma.sql`(scheduled_for, id) < (${after.scheduledFor.toISOString()}::timestamptz, ${after.id}::uuid)`,
     ].filter((c): c is Prisma.Sql => Boolean(c));
     const where = (extra: Prisma.Sql[]) => Prisma.sql`WHERE ${Prisma.join([...extra, ...conditions, Prisma.sql`TRUE`], ' AND ')}`;
@@ -61,9 +76,34 @@ export class ExecutionQueriesRepository {
     return rows.map(executionFromRow);
   }
 
-  /** The execution of the task's latest slot, or null. */
-  async lastOfTask(taskId: string) {
-    return this.prisma.taskExecution.findFirst({ where: { taskId }, orderBy: { scheduledFor: 'desc' } });
+  /**
+   * The execution of the task's latest slot due by `now` (see {@link dueBy}), or null: the task's
+   * slots read back from the newest, past the few planned ahead.
+   */
+  async lastDueOfTask(taskId: string, now: Date) {
+    const rows = await this.prisma.$queryRaw<ExecutionRow[]>`
+      SELECT * FROM task_execution WHERE task_id = ${taskId}::uuid AND ${dueBy(now)} ORDER BY scheduled_for DESC LIMIT 1`;
+    return rows[0] ? executionFromRow(rows[0]) : null;
+  }
+
+  /**
+   * The slots of the task's executions planned and not yet due by `now`, earliest first, at most
+   * `limit`. A slot planned ahead fires less than the task's jitter after it, so only slots after
+   * `now - jitterMs` are read: a short range of `(task_id, scheduled_for)` however long the history.
+   */
+  async plannedSlotsOfTask(taskId: string, now: Date, jitterMs: number, limit: number): Promise<Date[]> {
+    const rows = await this.prisma.$queryRaw<{ slot: Date }[]>`
+      SELECT scheduled_for AS slot FROM task_execution
+      WHERE task_id = ${taskId}::uuid AND scheduled_for > ${new Date(now.getTime() - jitterMs).toISOString()}::timestamptz AND NOT ${dueBy(now)}
+      ORDER BY scheduled_for LIMIT ${limit}`;
+    return rows.map((r) => r.slot);
+  }
+
+  /** Whether a deleted task left executions under `name`: its history outlives it. */
+  async hasHistoryOfDeleted(name: string): Promise<boolean> {
+    const rows = await this.prisma.$queryRaw<{ found: boolean }[]>`
+      SELECT EXISTS (SELECT 1 FROM task_execution WHERE task_id IS NULL AND task_name = ${name}) AS found`;
+    return rows[0]?.found ?? false;
   }
 
   /**
