@@ -122,6 +122,7 @@ describe('the console', () => {
     const only = async () => page.locator('tbody tr a.task-link').allTextContents();
     const filter = async (fill: () => Promise<unknown>) => {
       await page.goto(`${ctx.api.base}/`);
+      await page.locator('tbody tr').first().waitFor();
       await fill();
       await page.getByRole('button', { name: 'Filter' }).click();
     };

@@ -29,7 +29,8 @@ export function runsCommand(program: Command, run: CliRun): void {
         if (items.length >= limit) break;
         items.push(execution);
       }
-      const zone = task?.schedule.timezone ?? 'UTC';
+      // A deleted task's zone is gone with it: its slots are shown in UTC alone.
+      const zone = task === null ? 'UTC' : task.schedule.timezone;
       // A UTC task's slot in its zone is its slot in UTC: one column says it.
       const slots = (iso: string) => (isUtc(zone) ? [inUtc(iso)] : [inZone(iso, zone), inUtc(iso)]);
       const rows = items.map((e) => [

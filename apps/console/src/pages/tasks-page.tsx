@@ -1,5 +1,5 @@
 import { HEALTH_STATES, TASK_STATUSES, type Task, type TaskDetail, TaskListQuery } from '@punctual/contract';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText } from '../api.js';
 import { CursorPager, ErrorText, Health, healthWords, Labels, Status, TwoZones } from '../components/bits.js';
@@ -82,7 +82,12 @@ export function TasksPage() {
   const [draft, setDraft] = useState(filters);
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const key = searchOf(filters);
+  // The form follows the address when it changes (back, forward, a link) — not on the first
+  // render, whose effect runs after paint and would undo what the user chose meanwhile.
+  const shownKey = useRef(key);
   useEffect(() => {
+    if (shownKey.current === key) return;
+    shownKey.current = key;
     setDraft(filtersOf(query));
     setCursors([undefined]);
   }, [key]);
