@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { CalendarSpec, ManagedBy, TaskSpec } from '@punctual/contract';
+import { CalendarSpec, fieldPath, ManagedBy, TaskSpec } from '@punctual/contract';
 import { type Document, isMap, isNode, isScalar, isSeq, LineCounter, parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { substituteEnv } from './env-substitution.js';
 import { TaskFileError } from './errors.js';
-import { dotted, parseWithProblems } from './schema-problems.js';
+import { parseWithProblems } from './schema-problems.js';
 import { describeYamlError } from './yaml-problems.js';
 
 /** Where a task (or a calendar) of a file was declared: for error messages that name the file, the line and the item. */
@@ -157,7 +157,7 @@ class TaskFileReader {
       }
       if (name !== undefined) seen.set(name, line);
       const substituted = substituteEnv(raw, env);
-      for (const missing of substituted.missing) problem(missing.path, `${dotted(missing.path)}: environment variable ${missing.variable} is not set`);
+      for (const missing of substituted.missing) problem(missing.path, `${fieldPath(missing.path)}: environment variable ${missing.variable} is not set`);
       if (substituted.missing.length) continue;
       const parsed = parseWithProblems(schema, substituted.value);
       if (parsed.problems) {
@@ -174,7 +174,7 @@ class TaskFileReader {
       }
       into.specs.push(spec);
       into.origins.push({ file: this.file, line, name: spec.name });
-      into.secretPaths.set(spec.name, substituted.paths.map(dotted));
+      into.secretPaths.set(spec.name, substituted.paths.map((path) => fieldPath(path)));
       out.secretValues.push(...substituted.values.filter((v) => !out.secretValues.includes(v)));
     }
   }

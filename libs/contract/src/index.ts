@@ -12,5 +12,6 @@ export * from './enums.js';
 export * from './execution.js';
 export * from './limits.js';
 export * from './routes.js';
+export * from './issues.js';
 export * from './suggest.js';
 export * from './task.js';

@@ -1,7 +1,7 @@
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
-import { nearestName } from '@punctual/contract';
+import { fieldPath, parseExplained, type ReadIssue } from '@punctual/contract';
 import type { z } from 'zod';
-import { ApiError, type ErrorDetail } from './api-error.js';
+import { ApiError } from './api-error.js';
 
 /**
  * Validates a body or a query against its contract schema and hands the parsed value on. Errors
@@ -14,36 +14,21 @@ export class ZodValidationPipe implements PipeTransform {
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const input = metadata.type === 'query' ? listsAsArrays(this.schema, value) : value;
-    const known: KnownFields = new Map();
-    // The input of each issue tells a missing field (undefined) from a wrong one.
-    const parsed = this.schema.safeParse(input === undefined && metadata.type === 'body' ? {} : input, { reportInput: true, error: recordKnownFields(known) });
+    const parsed = parseExplained(this.schema, input === undefined && metadata.type === 'body' ? {} : input);
     if (parsed.success) return parsed.data;
-    throw validationError(parsed.error.issues, [], known);
+    throw validationError(parsed.issues);
   }
 }
 
-/** The fields an object of the schema knows, by the path of the object (as JSON): for "did you mean". */
-export type KnownFields = Map<string, string[]>;
-
-/**
- * An error map that leaves every message as it is and notes the known fields of each object that
- * met an unknown one. Only the object that refused a key knows its own shape (a union's branch,
- * say), and zod hands it over only here, before the issue is final.
- */
-function recordKnownFields(known: KnownFields): z.core.$ZodErrorMap {
-  return (issue) => {
-    const shape = issue.code === 'unrecognized_keys' ? (issue.inst as { _zod?: { def?: { shape?: object } } } | undefined)?._zod?.def?.shape : undefined;
-    if (shape) known.set(JSON.stringify(issue.path ?? []), Object.keys(shape));
-    return undefined;
-  };
-}
-
-/** The API error for a failed parse. */
-export function validationError(issues: z.core.$ZodIssue[], prefix: (string | number)[] = [], known: KnownFields = new Map()): ApiError {
-  const described = issues.flatMap((issue) => describe(issue, prefix, known));
-  // `handlr` for `handler` is one mistake: its "did you mean" says it, not also "handler is required".
-  const suggested = new Set(described.flatMap((d) => (d.suggested === undefined ? [] : [d.suggested])));
-  const details = described.filter((d) => !(d.missing && suggested.has(d.field)));
+/** The API error for a failed parse: 400 when a field is missing, unknown or of the wrong type, else 422. */
+function validationError(issues: ReadIssue[]): ApiError {
+  const details = issues.map((read) => {
+    const field = fieldPath(read.path) || '(body)';
+    const message = read.unknown
+      ? `${field} is not a known field${read.unknown.suggestion ? `, did you mean "${read.unknown.suggestion}"?` : ''}`
+      : `${field} ${read.missing ? 'is required' : explain(read.issue)}`;
+    return { field, message, malformed: read.unknown !== undefined || isMalformed(read.issue) };
+  });
   const malformed = details.some((d) => d.malformed);
   return new ApiError(
     malformed ? 400 : 422,
@@ -51,34 +36,6 @@ export function validationError(issues: z.core.$ZodIssue[], prefix: (string | nu
     details.map((d) => d.message).join('; ') || 'the request is invalid',
     details.map(({ field, message }) => ({ field, message })),
   );
-}
-
-/** `tasks[3].schedule.cron`. */
-export function fieldPath(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('') || '(body)';
-}
-
-/** A detail, whether it makes the request malformed, and for an unknown field the path of the known one it suggests. */
-type Described = ErrorDetail & { malformed: boolean; missing?: boolean; suggested?: string };
-
-function describe(issue: z.core.$ZodIssue, prefix: (string | number)[], known: KnownFields): Described[] {
-  const path = [...prefix, ...(issue.path as (string | number)[])];
-  if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => {
-      const field = fieldPath([...path, key]);
-      const nearest = nearestName(key, known.get(JSON.stringify(issue.path)) ?? []);
-      const message = `${field} is not a known field${nearest ? `, did you mean "${nearest}"?` : ''}`;
-      return { field, message, malformed: true, suggested: nearest === undefined ? undefined : fieldPath([...path, nearest]) };
-    });
-  }
-  const field = fieldPath(path);
-  const missing = isMissing(issue);
-  return [{ field, message: `${field} ${missing ? 'is required' : explain(issue)}`, malformed: isMalformed(issue), missing }];
-}
-
-/** A required field left out: its value failed on its type (of every branch, for a union) and was not there. */
-function isMissing(issue: z.core.$ZodIssue): boolean {
-  return (issue.code === 'invalid_type' || issue.code === 'invalid_union') && 'input' in issue && issue.input === undefined;
 }
 
 function isMalformed(issue: z.core.$ZodIssue): boolean {
