@@ -105,6 +105,26 @@ describe('calendars API', () => {
     expect(preview.body.fireTimes.map((f: { local: string }) => f.local)).toEqual(['2030-12-23T09:00:00.000-08:00', '2030-12-25T09:00:00.000-08:00', '2030-12-26T09:00:00.000-08:00']);
   });
 
+  it('applies calendars before the tasks that exclude them; a dry run changes nothing and answers the versions as they are', async () => {
+    const body = (dates: string[], dryRun: boolean) => ({
+      managedBy: 'cal-apply',
+      dryRun,
+      calendars: [{ name: 'applied-holidays', dates }],
+      tasks: [daily('applied-task', ['applied-holidays'])],
+    });
+    const dry = await ctx.api.call('POST', '/v1/tasks:apply', body(['2031-01-01'], true));
+    expect(dry.status).toBe(200);
+    expect(dry.body.calendars).toEqual([{ name: 'applied-holidays', action: 'create', changes: [], version: null }]);
+    expect((await ctx.api.call('GET', '/v1/calendars/applied-holidays')).status).toBe(404);
+    expect((await ctx.api.call('GET', '/v1/tasks/applied-task')).status).toBe(404);
+    expect((await ctx.api.call('POST', '/v1/tasks:apply', body(['2031-01-01'], false))).body.calendars).toMatchObject([{ action: 'create', version: 1 }]);
+    const dryUpdate = await ctx.api.call('POST', '/v1/tasks:apply', body(['2031-01-02'], true));
+    expect(dryUpdate.body.calendars).toMatchObject([{ action: 'update', version: 1, changes: [{ field: 'dates', before: ['2031-01-01'], after: ['2031-01-02'] }] }]);
+    expect((await ctx.api.call('GET', '/v1/calendars/applied-holidays')).body).toMatchObject({ version: 1, dates: ['2031-01-01'], managedBy: 'cal-apply', tasks: ['applied-task'] });
+    const twice = await ctx.api.call('POST', '/v1/tasks:apply', { ...body([], false), calendars: [{ name: 'x', dates: [] }, { name: 'x', dates: [] }] });
+    expect(twice.body.error.details.map((d: { field: string }) => d.field)).toEqual(['calendars[1].name']);
+  });
+
   it('shows health and slo on every task and filters by health', async () => {
     const created = await ctx.api.call('POST', '/v1/tasks', { ...daily('healthy-slo'), slo: { startWithin: '1m' } });
     expect(created.body).toMatchObject({ slo: { startWithin: '1m' }, health: { state: 'never_ran', lastSuccessAt: null, lastSlotAt: null, consecutiveFailures: 0 } });

@@ -47,15 +47,16 @@ export class CalendarsRepository {
     return rows.length ? db.calendar.findMany({ where: { name: { in: rows.map((r) => r.name) } } }) : [];
   }
 
-  /** Creates or replaces a calendar (its version moves on a replace), locked for the rest of the transaction. */
-  async put(name: string, fields: CalendarFields, at: Date, db: Db): Promise<{ calendar: Calendar; created: boolean }> {
+  /** Creates or replaces a calendar (its version moves on a replace), locked for the rest of the transaction; `before` is what it replaced. */
+  async put(name: string, fields: CalendarFields, at: Date, db: Db): Promise<{ calendar: Calendar; created: boolean; before: Calendar | null }> {
+    const before = await db.calendar.findUnique({ where: { name } });
     const [row] = await db.$queryRaw<{ created: boolean }[]>`
       INSERT INTO calendar (name, description, timezone, dates, rrules, managed_by, created_at, updated_at)
       VALUES (${name}, ${fields.description}, ${fields.timezone}, ${fields.dates}::text[], ${fields.rrules}::text[], ${fields.managedBy}, ${at}, ${at})
       ON CONFLICT (name) DO UPDATE SET description = EXCLUDED.description, timezone = EXCLUDED.timezone, dates = EXCLUDED.dates,
         rrules = EXCLUDED.rrules, managed_by = EXCLUDED.managed_by, version = calendar.version + 1, updated_at = EXCLUDED.updated_at
       RETURNING (xmax = 0) AS created`;
-    return { calendar: (await db.calendar.findUnique({ where: { name } }))!, created: row!.created };
+    return { calendar: (await db.calendar.findUnique({ where: { name } }))!, created: row!.created, before };
   }
 
   /** Locks the named calendars and every calendar `managedBy` manages (for an apply), in name order. */

@@ -60,12 +60,14 @@ export class CalendarsService {
    * re-plans the tasks that exclude it; returns the running executions a re-plan cancelled.
    */
   async write(tx: Db, actor: Principal, name: string, fields: CalendarFields, now: Date): Promise<{ calendar: Calendar; created: boolean; cancelled: string[] }> {
-    const before = await tx.calendar.findUnique({ where: { name } });
-    const written = await this.calendars.put(name, fields, now, tx);
+    const { calendar, created, before } = await this.calendars.put(name, fields, now, tx);
+    const users = await this.calendars.lockUsers(name, tx);
+    // Every calendar the users exclude, read (and locked) once for all of them.
+    const excluded = await this.calendars.lockForUse([...new Set(users.flatMap((task) => task.exclude))], tx);
     const cancelled: string[] = [];
-    for (const task of await this.calendars.lockUsers(name, tx)) cancelled.push(...(await this.replan(tx, task, now)));
-    await this.audit.record({ actor: actor.actor, action: 'calendar.put', target: name, before: before && snapshot(before), after: snapshot(written.calendar) }, tx);
-    return { ...written, cancelled };
+    for (const task of users) cancelled.push(...(await this.replan(tx, task, now, excluded)));
+    await this.audit.record({ actor: actor.actor, action: 'calendar.put', target: name, before: before && snapshot(before), after: snapshot(calendar) }, tx);
+    return { calendar, created, cancelled };
   }
 
   /** Inside the caller's transaction: deletes a calendar no task excludes (else `CalendarInUseError`). */
@@ -77,9 +79,9 @@ export class CalendarsService {
   }
 
   /** The task's definition with the calendars' new content, applied as an edit of its schedule. */
-  private async replan(tx: Db, task: Task, now: Date): Promise<string[]> {
+  private async replan(tx: Db, task: Task, now: Date, calendars: Calendar[]): Promise<string[]> {
     const spec = mergeTaskPatch({ ...presentDefinition(task), payload: task.payload }, {}, task.name);
-    const definition = toTaskDefinition(spec, now, task.startAt ?? task.createdAt, task, await this.calendars.lockForUse(task.exclude, tx));
+    const definition = toTaskDefinition(spec, now, task.startAt ?? task.createdAt, task, calendars);
     return (await this.lifecycle.edit(tx, task, definition, now)).cancelledRunning;
   }
 }

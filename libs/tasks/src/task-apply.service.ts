@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { APPLY_MANAGED_BY_DEFAULT, type CalendarApplyItem, type TaskApplyItem, type TaskApplyRequest, type TaskApplyResponse, type TaskSpec } from '@punctual/contract';
+import { APPLY_MANAGED_BY_DEFAULT, type CalendarApplyItem, type TaskApplyItem, type TaskApplyRequest, type TaskApplyResponse } from '@punctual/contract';
 import { CalendarsRepository, PrismaService, type Task, TasksRepository } from '@punctual/db';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
 import { type DesiredCalendar, desiredCalendars, diffCalendars } from './calendar-apply.js';
 import { CalendarsService } from './calendars.service.js';
-import { InvalidBatchError, TaskNotManagedError } from './errors.js';
-import { batchDefinitions, checkDistinctNames, newTaskRow } from './task-batch.js';
+import { TaskNotManagedError } from './errors.js';
+import { batchDefinitions, checkDistinctNames, checkManager, newTaskRow } from './task-batch.js';
 import { TaskChanges } from './task-changes.js';
-import type { TaskDefinition } from './task-definition.js';
+import { excludedCalendars, type TaskDefinition } from './task-definition.js';
 import { diffTasks, type TaskState } from './task-diff.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { presentDefinition } from './task.presenter.js';
@@ -44,14 +44,13 @@ export class TaskApplyService {
     const transaction = this.prisma.$transaction(
       async (tx) => {
         // Calendars first: the tasks of the file may exclude the ones it creates or changes.
-        const calendarPlan = declaredCalendars ? await this.writeCalendars(tx, actor, declaredCalendars, managedBy, request.prune ?? false, now, cancelled) : null;
+        const calendarPlan = declaredCalendars ? await this.writeCalendars(tx, actor, declaredCalendars, { managedBy, prune: request.prune ?? false, dryRun: request.dryRun ?? false }, now, cancelled) : null;
         calendarItems = calendarPlan?.items ?? [];
         const locked = await this.tasks.lockByNamesOrManager(request.tasks.map((s) => s.name), managedBy, tx);
         const existing = new Map(locked.map((t) => [t.name, t]));
         // Whether a task is paused is the operator's unless the file says it.
         const specs = request.tasks.map((spec) => ({ ...spec, managedBy, paused: spec.paused ?? existing.get(spec.name)?.status === 'paused' }));
-        const excluded = [...new Set(specs.flatMap((s) => s.schedule.exclude ?? []))];
-        const definitions = batchDefinitions(specs, existing, now, await this.calendars.lockForUse(excluded, tx));
+        const definitions = batchDefinitions(specs, existing, now, await this.calendars.lockForUse(excludedCalendars(specs), tx));
         const rows = definitions.map((definition) => newTaskRow(definition, now));
         const diff = diffTasks(rows.map(stateOf), locked.map(stateOf), { managedBy, prune: request.prune ?? false });
         if (diff.notManaged.length) throw new TaskNotManagedError(managedBy, diff.notManaged);
@@ -82,7 +81,14 @@ export class TaskApplyService {
    * Creates and updates the declared calendars (re-planning the tasks that exclude them) and plans
    * the deletes of the ones pruned; a declared calendar of another manager refuses the apply (409).
    */
-  private async writeCalendars(tx: Parameters<TaskLifecycle['edit']>[0], actor: Principal, desired: DesiredCalendar[], managedBy: string, prune: boolean, now: Date, cancelled: string[]): Promise<{ items: CalendarApplyItem[] }> {
+  private async writeCalendars(
+    tx: Parameters<TaskLifecycle['edit']>[0],
+    actor: Principal,
+    desired: DesiredCalendar[],
+    { managedBy, prune, dryRun }: { managedBy: string; prune: boolean; dryRun: boolean },
+    now: Date,
+    cancelled: string[],
+  ): Promise<{ items: CalendarApplyItem[] }> {
     const current = await this.calendars.lockForApply(desired.map((c) => c.name), managedBy, tx);
     const plan = diffCalendars(desired, current, managedBy, prune);
     if (plan.notManaged.length) {
@@ -95,7 +101,8 @@ export class TaskApplyService {
         const { name, ...fields } = desired.find((c) => c.name === item.name)!;
         const written = await this.calendarWriter.write(tx, actor, name, fields, now);
         cancelled.push(...written.cancelled);
-        versions.set(name, written.calendar.version);
+        // A dry run writes too (its tasks may exclude what it creates), then rolls back: it answers the versions as they are.
+        if (!dryRun) versions.set(name, written.calendar.version);
       }
       items.push({ ...item, version: item.action === 'delete' ? null : (versions.get(item.name) ?? null) });
     }
@@ -142,16 +149,6 @@ export class TaskApplyService {
 function stateOf(task: Task): TaskState {
   const { name, description, handler, secretFields, schedule, policy, notify, paused, labels, managedBy, slo } = presentDefinition(task);
   return { name, description, handler, payload: task.payload, secretFields, schedule, policy, notify, paused, labels, managedBy, slo };
-}
-
-/** Every declared task belongs to the apply's manager: one naming another manager is refused, naming it. */
-function checkManager(specs: TaskSpec[], managedBy: string): void {
-  const errors = specs.flatMap((spec, index) =>
-    spec.managedBy === undefined || spec.managedBy === managedBy
-      ? []
-      : [{ field: `tasks[${index}].managedBy`, message: `tasks[${index}].managedBy must be "${managedBy}", the apply's manager, or left out`, code: 'managed_by_mismatch' }],
-  );
-  if (errors.length) throw new InvalidBatchError(errors);
 }
 
 /** Carries a dry run's answer out of its transaction, which it rolls back. */

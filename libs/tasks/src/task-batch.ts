@@ -12,14 +12,24 @@ export interface BatchItemResult {
   secret?: string;
 }
 
-/** Refuses a batch that names a task twice: which of the two would win is not the caller's intent. */
-export function checkDistinctNames(specs: TaskSpec[]): void {
+/** Refuses a batch that names an item twice: which of the two would win is not the caller's intent. `list` names the request's list. */
+export function checkDistinctNames(specs: { name: string }[], list: 'tasks' | 'calendars' = 'tasks'): void {
   const first = new Map<string, number>();
   const errors = specs.flatMap((spec, index) => {
     const seen = first.get(spec.name);
     if (seen === undefined) first.set(spec.name, index);
-    return seen === undefined ? [] : [{ field: `tasks[${index}].name`, message: `tasks[${index}].name "${spec.name}" is also tasks[${seen}]`, code: 'duplicate_name' }];
+    return seen === undefined ? [] : [{ field: `${list}[${index}].name`, message: `${list}[${index}].name "${spec.name}" is also ${list}[${seen}]`, code: 'duplicate_name' }];
   });
+  if (errors.length) throw new InvalidBatchError(errors);
+}
+
+/** Every item an apply declares belongs to its manager: one naming another manager is refused, naming it. */
+export function checkManager(specs: { managedBy?: string | null }[], managedBy: string, list: 'tasks' | 'calendars' = 'tasks'): void {
+  const errors = specs.flatMap((spec, index) =>
+    spec.managedBy == null || spec.managedBy === managedBy
+      ? []
+      : [{ field: `${list}[${index}].managedBy`, message: `${list}[${index}].managedBy must be "${managedBy}", the apply's manager, or left out`, code: 'managed_by_mismatch' }],
+  );
   if (errors.length) throw new InvalidBatchError(errors);
 }
 

@@ -76,6 +76,11 @@ export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now,
   };
 }
 
+/** The calendars some task specs exclude, each once: what their writer locks for them. */
+export function excludedCalendars(specs: { schedule?: { exclude?: string[] } }[]): string[] {
+  return [...new Set(specs.flatMap((spec) => spec.schedule?.exclude ?? []))];
+}
+
 /**
  * The time library's spec for a schedule as the API receives it; `hashKey` seeds `H` in cron;
  * `calendars` hold the ones `exclude` names. Throws `InvalidTaskError` naming the field.

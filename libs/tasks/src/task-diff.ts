@@ -24,29 +24,39 @@ export interface TaskDiff {
 }
 
 /**
- * What makes the tasks `managedBy` manages what `desired` declares. `current` holds the existing
- * tasks that `desired` names and those `managedBy` manages. A desired task is created when absent,
- * updated when a field differs and unchanged otherwise; with `prune`, a task `managedBy` manages
- * that `desired` does not name is deleted. A task managed by anyone else is never in the plan: if
- * `desired` names one it is reported in `notManaged` instead.
+ * What makes the items (tasks, calendars) `managedBy` manages what `desired` declares. `current`
+ * holds the existing items that `desired` names and those `managedBy` manages. A desired item is
+ * created when absent, updated when `changesOf` finds a field that differs and unchanged otherwise;
+ * with `prune`, an item `managedBy` manages that `desired` does not name is deleted. An item managed
+ * by anyone else is never in the plan: if `desired` names one it is reported in `notManaged` instead.
  */
-export function diffTasks(desired: TaskState[], current: TaskState[], options: { managedBy: string; prune: boolean }): TaskDiff {
-  const byName = new Map(current.map((task) => [task.name, task]));
-  const declared = new Set(desired.map((task) => task.name));
+export function diffManaged<T extends { name: string; managedBy: string | null }>(
+  desired: T[],
+  current: T[],
+  options: { managedBy: string; prune: boolean },
+  changesOf: (before: T, after: T) => FieldChange[],
+): TaskDiff {
+  const byName = new Map(current.map((item) => [item.name, item]));
+  const declared = new Set(desired.map((item) => item.name));
   const items: PlannedChange[] = [];
   const notManaged: TaskDiff['notManaged'] = [];
-  desired.forEach((task, index) => {
-    const existing = byName.get(task.name);
-    if (!existing) return items.push({ name: task.name, action: 'create', changes: [] });
-    if (existing.managedBy !== options.managedBy) return notManaged.push({ index, name: task.name, managedBy: existing.managedBy });
-    const changes = fieldChanges(existing, task);
-    items.push({ name: task.name, action: changes.length ? 'update' : 'unchanged', changes });
+  desired.forEach((item, index) => {
+    const existing = byName.get(item.name);
+    if (!existing) return items.push({ name: item.name, action: 'create', changes: [] });
+    if (existing.managedBy !== options.managedBy) return notManaged.push({ index, name: item.name, managedBy: existing.managedBy });
+    const changes = changesOf(existing, item);
+    items.push({ name: item.name, action: changes.length ? 'update' : 'unchanged', changes });
   });
   if (options.prune) {
-    const gone = current.filter((task) => task.managedBy === options.managedBy && !declared.has(task.name)).map((task) => task.name);
+    const gone = current.filter((item) => item.managedBy === options.managedBy && !declared.has(item.name)).map((item) => item.name);
     for (const name of gone.sort()) items.push({ name, action: 'delete', changes: [] });
   }
   return { items, notManaged };
+}
+
+/** {@link diffManaged} of tasks, compared field by field ({@link fieldChanges}). */
+export function diffTasks(desired: TaskState[], current: TaskState[], options: { managedBy: string; prune: boolean }): TaskDiff {
+  return diffManaged(desired, current, options, fieldChanges);
 }
 
 /**

@@ -4,7 +4,7 @@ import { ClockService } from '@punctual/clock';
 import { CalendarsRepository, type Db, PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
 import { TaskNotFoundError, VersionConflictError } from './errors.js';
 import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
-import { newTaskSecret, toTaskDefinition } from './task-definition.js';
+import { excludedCalendars, newTaskSecret, toTaskDefinition } from './task-definition.js';
 import type { TaskPatch, TaskSpec as TaskInput } from '@punctual/contract';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { mergeTaskPatch } from './task-patch.js';
@@ -25,7 +25,7 @@ export class TasksService {
 
   /** The calendars `specs` exclude, locked against a delete until the transaction ends. */
   calendarsOf(specs: Pick<TaskInput, 'schedule'>[], tx: Db) {
-    return this.calendars.lockForUse([...new Set(specs.flatMap((s) => s.schedule?.exclude ?? []))], tx);
+    return this.calendars.lockForUse(excludedCalendars(specs), tx);
   }
 
   get(name: string): Promise<Task> {
