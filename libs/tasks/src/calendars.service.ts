@@ -36,6 +36,11 @@ export class CalendarsService {
     return (await this.calendars.get(name)) ?? Promise.reject(new CalendarNotFoundError(name));
   }
 
+  /** The named calendars that exist, as a preview of a schedule excluding them reads them (no lock). */
+  byNames(names: string[]): Promise<Calendar[]> {
+    return this.calendars.byNames(names);
+  }
+
   /** Creates or replaces a calendar and re-plans the tasks that exclude it. */
   async put(name: string, body: CalendarPutBody, actor: Principal): Promise<{ calendar: CalendarInUse; created: boolean }> {
     if (!CALENDAR_NAME_PATTERN.test(name)) throw new InvalidTaskError('name', `name must match ${CALENDAR_NAME_PATTERN.source}`, 'invalid_name');

@@ -13,3 +13,4 @@ export { TaskRunsService } from './task-runs.service.js';
 export { TasksCoreModule } from './tasks.module.js';
 export { TasksService } from './tasks.service.js';
 export { calendarFields, CalendarsService, presentCalendar } from './calendars.service.js';
+export { TaskViews } from './task-views.service.js';

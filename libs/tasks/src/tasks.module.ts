@@ -8,11 +8,12 @@ import { TaskChanges } from './task-changes.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRunsService } from './task-runs.service.js';
 import { TasksService } from './tasks.service.js';
+import { TaskViews } from './task-views.service.js';
 
 /** Task lifecycle and operator actions for the admin API. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
   imports: [QueueModule, ClockModule.forRole('api')],
-  providers: [CalendarsService, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService],
-  exports: [CalendarsService, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ClockModule],
+  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService],
+  exports: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ClockModule],
 })
 export class TasksCoreModule {}

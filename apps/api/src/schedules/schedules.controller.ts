@@ -1,12 +1,11 @@
 import { Controller } from '@nestjs/common';
 import { PREVIEW_DEFAULT, type PreviewRequest, type PreviewResponse, routes } from '@punctual/contract';
-import { CalendarsRepository } from '@punctual/db';
-import { previewSchedule } from '@punctual/tasks';
+import { CalendarsService, previewSchedule } from '@punctual/tasks';
 import { Route, ValidBody } from '../http/route.decorator.js';
 
 @Controller()
 export class SchedulesController {
-  constructor(private readonly calendars: CalendarsRepository) {}
+  constructor(private readonly calendars: CalendarsService) {}
 
   @Route(routes.previewSchedule)
   async preview(@ValidBody(routes.previewSchedule) body: PreviewRequest): Promise<PreviewResponse> {

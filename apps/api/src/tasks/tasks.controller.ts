@@ -1,10 +1,9 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
-import { ClockService } from '@punctual/clock';
 import { WorkerDirectory } from '@punctual/cluster';
 import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, listsPlanned, type WrittenTask } from '@punctual/contract';
-import { ExecutionQueriesRepository, type Task, TaskHealthRepository, TasksRepository } from '@punctual/db';
-import { missingHandlerWarnings, presentExecution, presentTask, TaskApplyService, TaskNotFoundError, TaskRunsService, TasksService, upcomingFireTimes } from '@punctual/tasks';
+import { ExecutionQueriesRepository, TasksRepository } from '@punctual/db';
+import { missingHandlerWarnings, presentExecution, TaskApplyService, TaskRunsService, TasksService, TaskViews } from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
@@ -22,19 +21,8 @@ export class TasksController {
     private readonly tasksRepository: TasksRepository,
     private readonly executions: ExecutionQueriesRepository,
     private readonly directory: WorkerDirectory,
-    private readonly health: TaskHealthRepository,
-    private readonly clock: ClockService,
+    private readonly views: TaskViews,
   ) {}
-
-  /** Tasks as the API shows them, each with its health read from its executions. */
-  private async present(tasks: Task[]): Promise<TaskJson[]> {
-    const health = await this.health.of(tasks.map((t) => t.id));
-    return tasks.map((task) => presentTask(task, health.get(task.id)));
-  }
-
-  private async presentOne(task: Task): Promise<TaskJson> {
-    return (await this.present([task]))[0]!;
-  }
 
   @Route(routes.listTasks)
   async list(@ValidQuery(routes.listTasks) query: z.output<typeof routes.listTasks.query>) {
@@ -43,13 +31,13 @@ export class TasksController {
     const filter = { status: query.status, handler: query.handler, q: query.q, labels, managedBy: query.managedBy, health: query.health };
     const items = await this.tasksRepository.list(filter, query.limit, after);
     const last = items.length === query.limit ? items[items.length - 1] : undefined;
-    return { items: await this.present(items), nextCursor: last ? encodeCursor({ name: last.name }) : null };
+    return { items: await this.views.present(items), nextCursor: last ? encodeCursor({ name: last.name }) : null };
   }
 
   @Route(routes.createTask)
   async create(@ValidBody(routes.createTask) body: TaskSpec, @CurrentPrincipal() actor: Principal): Promise<CreatedTask> {
     const { task, secret } = await this.tasks.create(body, actor);
-    return { ...(await this.presentOne(task)), secret, warnings: await missingHandlerWarnings(this.directory, [task.handler]) };
+    return { ...(await this.views.presentOne(task)), secret, warnings: await missingHandlerWarnings(this.directory, [task.handler]) };
   }
 
   @Route(routes.batchTasks)
@@ -72,22 +60,18 @@ export class TasksController {
     const { task, created, secret } = await this.tasks.put(name, { ...body, name }, actor);
     res.status(created ? 201 : 200);
     const warnings = await missingHandlerWarnings(this.directory, [task.handler]);
-    const shown = await this.presentOne(task);
+    const shown = await this.views.presentOne(task);
     return created ? { ...shown, secret, warnings } : { ...shown, warnings };
   }
 
   @Route(routes.patchTask)
   async patch(@Param('name') name: string, @ValidBody(routes.patchTask) body: TaskPatch, @CurrentPrincipal() actor: Principal, @Headers('if-match') ifMatch?: string): Promise<TaskJson> {
-    return this.presentOne(await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch)));
+    return this.views.presentOne(await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch)));
   }
 
   @Route(routes.getTask)
   async get(@Param('name') name: string, @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>): Promise<TaskDetail> {
-    const task = await this.tasks.get(name);
-    // One instant cuts both: a slot is either upcoming or, once due, a candidate for the last run.
-    const now = this.clock.date();
-    const [last, planned] = await Promise.all([this.executions.lastDueOfTask(task.id, now), this.executions.plannedSlotsOfTask(task.id, now, task.jitterMs, query.upcoming)]);
-    return { ...(await this.presentOne(task)), upcoming: upcomingFireTimes(task, query.upcoming, now, planned), lastExecution: last ? presentExecution(last) : null };
+    return this.views.detail(await this.tasks.get(name), query.upcoming);
   }
 
   @Route(routes.deleteTask)
@@ -97,12 +81,12 @@ export class TasksController {
 
   @Route(routes.pauseTask)
   async pause(@Param('name') name: string, @ValidBody(routes.pauseTask) body: PauseBody, @CurrentPrincipal() actor: Principal): Promise<TaskJson> {
-    return this.presentOne(await this.runs.pause(name, actor, { cancel: body.cancel }));
+    return this.views.presentOne(await this.runs.pause(name, actor, { cancel: body.cancel }));
   }
 
   @Route(routes.resumeTask)
   async resume(@Param('name') name: string, @ValidBody(routes.resumeTask) body: ResumeBody, @CurrentPrincipal() actor: Principal): Promise<TaskJson> {
-    return this.presentOne(await this.runs.resume(name, actor, body.catchUp));
+    return this.views.presentOne(await this.runs.resume(name, actor, body.catchUp));
   }
 
   @Route(routes.triggerTask)
@@ -117,10 +101,9 @@ export class TasksController {
 
   @Route(routes.taskExecutions)
   async executionsOf(@Param('name') name: string, @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>) {
-    const filter = { taskName: name, status: query.status, dueBy: listsPlanned(query) ? undefined : this.clock.date() };
-    const page = await executionPage(this.executions, filter, query.limit, query.cursor);
+    const page = await executionPage(this.executions, { taskName: name, status: query.status, dueBy: this.views.dueBy(listsPlanned(query)) }, query.limit, query.cursor);
     // A deleted task's history is read by its name: the name is unknown only if nothing has it.
-    if (page.items.length === 0 && !(await this.tasksRepository.findByName(name)) && !(await this.executions.hasHistoryOfDeleted(name))) throw new TaskNotFoundError(name);
+    if (page.items.length === 0) await this.views.assertKnownName(name);
     return page;
   }
 }
