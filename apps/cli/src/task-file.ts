@@ -166,9 +166,8 @@ class TaskFileReader {
       }
       const spec = parsed.data;
       out.managedBy ??= spec.managedBy ?? undefined;
-      // As the API takes them: a task's managedBy is the file's or left out, a calendar's may also be null.
-      const named = kind === 'task' ? spec.managedBy !== undefined : spec.managedBy != null;
-      if (named && spec.managedBy !== out.managedBy) {
+      // As the API takes them: an item's managedBy is the file's or left out.
+      if (spec.managedBy !== undefined && spec.managedBy !== out.managedBy) {
         problem(['managedBy'], `managedBy: must be the file's managedBy ("${out.managedBy}") or left out`);
         continue;
       }

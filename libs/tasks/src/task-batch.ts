@@ -23,10 +23,10 @@ export function checkDistinctNames(specs: { name: string }[], list: 'tasks' | 'c
   if (errors.length) throw new InvalidBatchError(errors);
 }
 
-/** Every item an apply declares belongs to its manager: one naming another manager is refused, naming it. */
+/** Every item an apply declares belongs to its manager: one naming another manager (or null: nobody) is refused, naming it. */
 export function checkManager(specs: { managedBy?: string | null }[], managedBy: string, list: 'tasks' | 'calendars' = 'tasks'): void {
   const errors = specs.flatMap((spec, index) =>
-    spec.managedBy == null || spec.managedBy === managedBy
+    spec.managedBy === undefined || spec.managedBy === managedBy
       ? []
       : [{ field: `${list}[${index}].managedBy`, message: `${list}[${index}].managedBy must be "${managedBy}", the apply's manager, or left out`, code: 'managed_by_mismatch' }],
   );
