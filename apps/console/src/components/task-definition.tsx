@@ -1,7 +1,7 @@
 import { durationMs, type TaskDetail } from '@punctual/contract';
 import type { ComponentChildren } from 'preact';
 import { api } from '../api.js';
-import { excludingCalendars, mergeExcluded, type MergedFireTime, unexcludedPreview } from '../format/excluded-fire-times.js';
+import { mergeExcluded, type MergedFireTime, unexcludedPreview } from '../format/excluded-fire-times.js';
 import { scheduleExpression, scheduleWords } from '../format/schedule-words.js';
 import { markTransitions } from '../format/fire-times.js';
 import { formatInZone } from '../format/time.js';
@@ -116,24 +116,16 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
 }
 
 /**
- * The task's fire times as if it excluded no day, and its calendars, when it excludes some: the
- * fire times of the first that are not among its upcoming ones are the excluded ones.
+ * The task's fire times as if it excluded no day, when it excludes some: those that are not among
+ * its upcoming ones are the excluded ones. (Which of its calendars excludes each is the API's to
+ * know; the console names the task's calendars rather than read their rules a second time.)
  */
 function useExcluded(task: TaskDetail) {
   const request = unexcludedPreview(task, UNEXCLUDED_COUNT);
-  const names = task.schedule.exclude ?? [];
-  return useLoad(async () => {
-    if (!request) return null;
-    const [preview, calendars] = await Promise.all([
-      api.schedules.preview(request),
-      // A calendar that cannot be read only leaves its excluded days unattributed.
-      Promise.all(names.map((name) => api.calendars.get(name).catch(() => null))),
-    ]);
-    return { times: preview.fireTimes.map((f) => f.at), calendars: calendars.filter((c) => c !== null) };
-  }, [JSON.stringify(request), task.upcoming.at(-1)]);
+  return useLoad(async () => (request ? { times: (await api.schedules.preview(request)).fireTimes.map((f) => f.at) } : null), [JSON.stringify(request), task.upcoming.at(-1)]);
 }
 
-/** A fire time an excluded day leaves out: struck through, with the calendars that exclude it. */
+/** A fire time an excluded day leaves out: struck through, with the calendars the task excludes. */
 function ExcludedFireTime({ at, zone, calendars }: { at: string; zone: string; calendars: string[] }) {
   const which = calendars.join(', ');
   return (
@@ -166,7 +158,7 @@ export function FireTimes({ task, now, count }: { task: TaskDetail; now: number;
         {markTransitions(times.map((t) => t.at), zone, new Date(now)).map((row, i) => {
           const isExcluded = times[i]!.excluded;
           if (!isExcluded) number += 1;
-          const calendars = isExcluded ? excludingCalendars(row.at, zone, names, excluded.data?.calendars ?? []) : [];
+          const calendars = isExcluded ? names : [];
           const classes = [row.transition ? 'dst' : '', isExcluded ? 'excluded' : ''].filter(Boolean).join(' ') || undefined;
           return (
             <li

@@ -1,6 +1,6 @@
 import { ScheduleSpec } from '@punctual/contract';
 import { describe, expect, it } from 'vitest';
-import { calendarHas, excludingCalendars, mergeExcluded, unexcludedPreview, unexcludedSchedule } from './excluded-fire-times.js';
+import { mergeExcluded, unexcludedPreview, unexcludedSchedule } from './excluded-fire-times.js';
 
 /** Noon UTC on each of `days` of June 2026. */
 const june = (...days: number[]) => days.map((d) => `2026-06-${String(d).padStart(2, '0')}T12:00:00.000Z`);
@@ -50,18 +50,5 @@ describe('excluded fire times', () => {
     expect(unexcludedPreview({ schedule: { ...schedule, exclude: [] }, upcoming }, 40)).toBeNull();
     expect(unexcludedPreview({ schedule, upcoming: [] }, 40)).toBeNull();
     expect(unexcludedPreview({ schedule: { ...base, at: upcoming[0], exclude: ['holidays'] }, upcoming }, 40)).toBeNull();
-  });
-
-  it('names the calendars that exclude a fire time, each reading the local date in its own zone', () => {
-    const holidays = { name: 'holidays', timezone: null, dates: ['2026-12-25'], rrules: [] };
-    const weekends = { name: 'weekends', timezone: 'Pacific/Auckland', dates: [], rrules: ['FREQ=WEEKLY;BYDAY=SA,SU'] };
-    expect(calendarHas(weekends, '2026-06-06')).toBe(true); // a Saturday
-    expect(calendarHas(weekends, '2026-06-05')).toBe(false);
-    // Friday 25 December 2026, 15:00 UTC: Friday in New York, already Saturday in Auckland.
-    const at = '2026-12-25T15:00:00.000Z';
-    expect(excludingCalendars(at, 'America/New_York', ['holidays', 'weekends'], [holidays, weekends])).toEqual(['holidays', 'weekends']);
-    expect(excludingCalendars(at, 'Asia/Tokyo', ['holidays', 'weekends'], [holidays, weekends])).toEqual(['weekends']);
-    // Calendars that could not be read: all the names.
-    expect(excludingCalendars(at, 'UTC', ['holidays', 'weekends'], [])).toEqual(['holidays', 'weekends']);
   });
 });

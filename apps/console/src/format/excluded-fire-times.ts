@@ -1,10 +1,7 @@
 import type { PreviewRequest, ScheduleSpec, Task } from '@punctual/contract';
-import { RRule } from 'rrule';
-import { localDate } from './time.js';
 
 type Schedule = Task['schedule'];
 
-const DAY = 86_400_000;
 
 /**
  * The schedule `POST /v1/schedules/preview` is asked for to find a task's excluded fire times: the
@@ -72,48 +69,4 @@ export function mergeExcluded(upcoming: readonly string[], unexcluded: readonly 
     })
     .map((at) => ({ at, excluded: true }));
   return [...real, ...excluded].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
-}
-
-/** What the console needs of a calendar to say which one excludes a day. */
-export interface CalendarDays {
-  name: string;
-  /** Null: the task's zone. */
-  timezone: string | null;
-  dates: readonly string[];
-  rrules: readonly string[];
-}
-
-const rules = new Map<string, RRule | null>();
-
-/** A calendar's day rule as the API reads it: counted from 1970-01-01, no time of day; null if unreadable. */
-function dayRule(text: string): RRule | null {
-  if (!rules.has(text)) {
-    let rule: RRule | null = null;
-    try {
-      rule = new RRule({ ...RRule.parseString(text.replace(/^RRULE:/i, '')), dtstart: new Date(0), tzid: null });
-    } catch {
-      // Unreadable here: the calendar is then named only when nothing else explains the day.
-    }
-    rules.set(text, rule);
-  }
-  return rules.get(text)!;
-}
-
-/** Whether `calendar` excludes the local date `date` (`2026-12-25`). */
-export function calendarHas(calendar: Pick<CalendarDays, 'dates' | 'rrules'>, date: string): boolean {
-  if (calendar.dates.includes(date)) return true;
-  const day = Date.parse(`${date}T00:00:00Z`);
-  return calendar.rrules.some((text) => {
-    const rule = dayRule(text);
-    return rule !== null && rule.between(new Date(day), new Date(day + DAY - 1), true).length > 0;
-  });
-}
-
-/**
- * The names of the calendars that exclude fire time `at`: each reads its local date in its own zone,
- * else the task's. When none can be told (the calendars could not be read), all of `names`.
- */
-export function excludingCalendars(at: string, taskZone: string, names: readonly string[], calendars: readonly CalendarDays[]): string[] {
-  const found = calendars.filter((c) => names.includes(c.name) && calendarHas(c, localDate(at, c.timezone ?? taskZone))).map((c) => c.name);
-  return found.length > 0 ? found : [...names];
 }

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { PunctualApiError } from '@punctual/client';
 import type { Execution } from '@punctual/contract';
 import { useEffect, useState } from 'preact/hooks';
@@ -58,13 +59,7 @@ export function TaskPage() {
   if (task.data === null && history.data) {
     return (
       <main class="page">
-        <p class="crumbs">
-          <a href="/">Tasks</a> /
-        </p>
-        <div class="title-row">
-          <h1>{name}</h1>
-          <span class="status status-cancelled">deleted</span>
-        </div>
+        <TaskHeading name={name} status={<span class="status status-cancelled">deleted</span>} />
         <p class="muted">No task has this name now. The runs recorded under it are kept; slots are shown in UTC.</p>
         <Notice notice={notice} />
         <Section title="Run history">
@@ -89,13 +84,7 @@ export function TaskPage() {
   const t = task.data;
   return (
     <main class="page">
-      <p class="crumbs">
-        <a href="/">Tasks</a> /
-      </p>
-      <div class="title-row">
-        <h1>{t.name}</h1>
-        <Status status={t.status} />
-      </div>
+      <TaskHeading name={t.name} status={<Status status={t.status} />} />
       {t.lastError ? (
         <p class="notice notice-error" role="alert">
           The scheduler cannot compute this task's slots: {t.lastError}
@@ -128,5 +117,20 @@ export function TaskPage() {
         {pager}
       </Section>
     </main>
+  );
+}
+
+/** The crumbs back to the list, the task's name and its status. */
+function TaskHeading({ name, status }: { name: string; status: ComponentChildren }) {
+  return (
+    <>
+      <p class="crumbs">
+        <a href="/">Tasks</a> /
+      </p>
+      <div class="title-row">
+        <h1>{name}</h1>
+        {status}
+      </div>
+    </>
   );
 }
