@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { Logger } from 'nestjs-pino';
+import { PinoNestLogger } from './pino-logger.js';
 import { StartUpAtDebug } from './pretty-logs.js';
 
 /**
@@ -8,7 +8,7 @@ import { StartUpAtDebug } from './pretty-logs.js';
  * exits 0. Nest's own shutdown hooks re-raise the signal, which orchestrators read as a crash.
  */
 export async function startApp(app: INestApplication, port: number, host = '0.0.0.0'): Promise<void> {
-  const logger = app.get(Logger);
+  const logger = app.get(PinoNestLogger);
   app.useLogger(new StartUpAtDebug(logger));
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

@@ -1,6 +1,7 @@
 export { startApp } from './bootstrap.js';
 export { HEALTH_DETAILS, HealthController, type HealthDetails } from './health.controller.js';
-export { LoggingModule, REDACTED_PATHS } from './logging.module.js';
+export { createPino, LoggingModule, REDACTED_PATHS } from './logging.module.js';
+export { PinoNestLogger } from './pino-logger.js';
 export { Public, PUBLIC_ROUTE } from './public.decorator.js';
 export { Metrics } from './metrics.js';
 export { MetricsModule } from './metrics.module.js';

@@ -1,7 +1,10 @@
-import { type DynamicModule, Module, RequestMethod } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type DynamicModule, Inject, type MiddlewareConsumer, Module, type NestModule, RequestMethod } from '@nestjs/common';
 import type { Config } from '@punctual/config';
-import { LoggerModule } from 'nestjs-pino';
-import { developmentLogOptions } from './pretty-logs.js';
+import { pino } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { PinoNestLogger } from './pino-logger.js';
+import { developmentHttpMessages, developmentTransport } from './pretty-logs.js';
 
 /** Paths that may carry secrets: never written to logs. */
 export const REDACTED_PATHS = [
@@ -14,28 +17,54 @@ export const REDACTED_PATHS = [
   'key',
 ];
 
-/** JSON logs through pino, one line per event, with the app's name on every line (readable lines in development). */
+/**
+ * Probes and scrapes get no request logger: binding one runs each request in an
+ * AsyncLocalStorage context, and once a process has done that, every promise it creates pays for
+ * a hook — a worker's hot path included.
+ */
+const QUIET_PATHS = ['health/live', 'health/ready', 'metrics'];
+
+const REQUEST_LOGGER = Symbol('REQUEST_LOGGER');
+
+type RequestLogger = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
+/** The process's pino logger: JSON lines with the app's name and instance on each (readable lines in development). */
+export function createPino(config: Config, app: string) {
+  return pino({
+    level: config.logLevel,
+    base: { app, instance: config.instanceId },
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    ...(config.nodeEnv === 'development' ? { transport: developmentTransport() } : {}),
+  });
+}
+
+/** JSON logs through pino: Nest's logger (`PinoNestLogger`) and one line per HTTP request. */
 @Module({})
-export class LoggingModule {
+export class LoggingModule implements NestModule {
   static forRoot(config: Config, app: string): DynamicModule {
+    const logger = new PinoNestLogger(createPino(config, app));
+    const requestLogger: RequestLogger = pinoHttp({
+      logger: logger.pino,
+      quietReqLogger: true,
+      ...(config.nodeEnv === 'development' ? developmentHttpMessages() : {}),
+    });
     return {
       module: LoggingModule,
-      imports: [
-        LoggerModule.forRoot({
-          // Probes and scrapes get no request logger: binding one runs each request in an
-          // AsyncLocalStorage context, and once a process has done that, every promise it creates
-          // pays for a hook — a worker's hot path included.
-          exclude: ['health/live', 'health/ready', 'metrics'].map((path) => ({ path, method: RequestMethod.ALL })),
-          pinoHttp: {
-            level: config.logLevel,
-            base: { app, instance: config.instanceId },
-            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-            autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') || req.url === '/metrics' },
-            quietReqLogger: true,
-            ...(config.nodeEnv === 'development' ? developmentLogOptions() : {}),
-          },
-        }),
+      global: true,
+      providers: [
+        { provide: PinoNestLogger, useValue: logger },
+        { provide: REQUEST_LOGGER, useValue: requestLogger },
       ],
+      exports: [PinoNestLogger],
     };
+  }
+
+  constructor(@Inject(REQUEST_LOGGER) private readonly requestLogger: RequestLogger) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(this.requestLogger)
+      .exclude(...QUIET_PATHS.map((path) => ({ path, method: RequestMethod.ALL })))
+      .forRoutes({ path: '{*path}', method: RequestMethod.ALL });
   }
 }

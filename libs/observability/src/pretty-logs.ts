@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { LoggerService } from '@nestjs/common';
+import type { TransportSingleOptions } from 'pino';
 import type { Options } from 'pino-http';
 
 /**
@@ -7,19 +8,23 @@ import type { Options } from 'pino-http';
  * event through pino-pretty, requests as `GET /v1/tasks 200 3ms`. Production, tests and the
  * image keep JSON, the format log pipelines read.
  */
-export function developmentLogOptions(): Options {
+export function developmentTransport(): TransportSingleOptions {
+  return {
+    target: 'pino-pretty',
+    options: {
+      singleLine: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,app,instance,context,req,res,reqId,responseTime,err.stack',
+      messageFormat: '{if context}{context}: {end}{msg}',
+    },
+  };
+}
+
+/** Request lines in development: `GET /v1/tasks 200 3ms`. */
+export function developmentHttpMessages(): Pick<Options, 'customSuccessMessage' | 'customErrorMessage'> {
   return {
     customSuccessMessage: (req: IncomingMessage, res: ServerResponse, ms: number) => `${req.method} ${req.url} ${res.statusCode} ${Math.round(ms)}ms`,
     customErrorMessage: (req: IncomingMessage, res: ServerResponse, error: Error) => `${req.method} ${req.url} ${res.statusCode} ${error.message}`,
-    transport: {
-      target: 'pino-pretty',
-      options: {
-        singleLine: true,
-        translateTime: 'SYS:HH:MM:ss.l',
-        ignore: 'pid,hostname,app,instance,context,req,res,reqId,responseTime,err.stack',
-        messageFormat: '{if context}{context}: {end}{msg}',
-      },
-    },
   };
 }
 
