@@ -1,3 +1,4 @@
+import { ErrorEnvelope, JSON_MAX_DEPTH } from '@punctual/contract';
 import { describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
 
@@ -43,6 +44,19 @@ describe('error messages of the API', () => {
 
     const nested = await ctx.api.call('POST', '/v1/tasks:apply', { managedBy: 'errors', tasks: [{ ...daily, policy: { retry: { atempts: 3 } } }], dryRun: true });
     expect(nested.body.error.details).toEqual([{ field: 'tasks[0].policy.retry.atempts', message: 'tasks[0].policy.retry.atempts is not a known field, did you mean "attempts"?' }]);
+  });
+
+  it("answers the refusals Express and Nest make on their own with the contract's codes too", async () => {
+    const raw = async (path: string, headers: Record<string, string>, body?: string) => {
+      const res = await fetch(`${ctx.api.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ctx.api.config.adminApiKey}`, ...headers }, body });
+      return { status: res.status, body: ErrorEnvelope.parse(await res.json()).error };
+    };
+    const json = { 'content-type': 'application/json' };
+    expect(await raw('/v1/tasks', { 'content-type': 'application/json; charset=latin1' }, '{}')).toMatchObject({ status: 415, body: { code: 'unsupported_media_type', message: 'unsupported charset "LATIN1"' } });
+    expect(await raw('/v1/tasks', { ...json, 'content-encoding': 'zip' }, '{}')).toMatchObject({ status: 415, body: { code: 'unsupported_media_type', message: 'unsupported content encoding "zip"' } });
+    expect(await raw('/v1/nowhere', json, '{}')).toMatchObject({ status: 404, body: { code: 'not_found', message: 'no such route' } });
+    const deep = `${'['.repeat(JSON_MAX_DEPTH + 1)}${']'.repeat(JSON_MAX_DEPTH + 1)}`;
+    expect(await raw('/v1/tasks', json, `{"payload": ${deep}}`)).toMatchObject({ status: 400, body: { code: 'too_deep' } });
   });
 
   it('says where a malformed JSON body goes wrong: line and column', async () => {

@@ -1,3 +1,4 @@
+import { ErrorEnvelope } from '@punctual/contract';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../support/api.js';
@@ -159,7 +160,7 @@ describe('fuzz: malformed requests', () => {
     (await db.query(`SELECT (SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t.id), '')) FROM task t) AS tasks,
                             (SELECT count(*) FROM task_execution) AS executions, (SELECT count(*) FROM audit_log) AS audit`)).rows[0];
 
-  it('answers every one with a 4xx in the error format, never a 5xx, and changes nothing', async () => {
+  it("answers every one with a 4xx in the error format, its code one of the contract's, never a 5xx, and changes nothing", async () => {
     const before = await snapshot();
     const cases: [string, string, unknown][] = [];
     for (const [path, values] of Object.entries(INVALID)) {
@@ -196,7 +197,7 @@ describe('fuzz: malformed requests', () => {
     for (const [method, path, body] of mustRefuse) {
       const res = await api.call(method, path, body);
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      const ok = res.status >= 400 && res.status < 500 && typeof res.body?.error?.code === 'string' && typeof res.body?.error?.message === 'string';
+      const ok = res.status >= 400 && res.status < 500 && ErrorEnvelope.safeParse(res.body).success;
       if (!ok || /\n\s+at |node_modules|\.ts:\d+/.test(JSON.stringify(res.body))) failures.push(`${method} ${path} ${JSON.stringify(body)?.slice(0, 120)} → ${res.status} ${JSON.stringify(res.body)?.slice(0, 200)}`);
     }
     console.log(`fuzz: ${mustRefuse.length} malformed requests → ${JSON.stringify(Object.fromEntries(statuses))}`);
@@ -215,7 +216,7 @@ describe('fuzz: malformed requests', () => {
     const failures: string[] = [];
     for (const [method, path, body] of cases) {
       const res = await api.call(method, path, body);
-      const ok = (res.status === 400 || res.status === 422) && typeof res.body?.error?.code === 'string' && typeof res.body?.error?.message === 'string' && Array.isArray(res.body?.error?.details);
+      const ok = (res.status === 400 || res.status === 422) && ErrorEnvelope.safeParse(res.body).success;
       if (!ok || /\n\s+at |node_modules|\.ts:\d+/.test(JSON.stringify(res.body))) {
         failures.push(`${method} ${path} ${JSON.stringify(body)?.slice(0, 160)} → ${res.status} ${JSON.stringify(res.body)?.slice(0, 160)}`);
       }

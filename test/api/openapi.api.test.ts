@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { routes } from '@punctual/contract';
+import { ERROR_CODES, routes } from '@punctual/contract';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -47,6 +47,12 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it("types the error envelope's code as the contract's enum of codes", async () => {
+    const { schemas } = (await document()).components;
+    expect(schemas.Error.properties.error.properties.code).toEqual({ $ref: '#/components/schemas/ErrorCode' });
+    expect(schemas.ErrorCode).toMatchObject({ type: 'string', enum: [...ERROR_CODES] });
+  });
+
   it('documents only routes the API serves', async () => {
     for (const { key, path, method } of await operations()) {
       const url = path.replace('{name}', 'openapi-probe').replace('{id}', '00000000-0000-4000-8000-000000000000');
@@ -82,6 +88,10 @@ export async function listTasks(base: string, key: string, query: ListQuery): Pr
   const res = await fetch(base + '/v1/tasks?' + params.toString(), { headers: { authorization: 'Bearer ' + key } });
   return (await res.json()) as TaskPage;
 }
+
+export const known: ApiError['error']['code'] = 'not_found';
+// @ts-expect-error the API answers only the contract's codes
+export const unknown: ApiError['error']['code'] = 'http_415';
 
 export const spec: TaskSpec = { name: 'typed-client', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' }, labels: { team: 'billing' }, managedBy: null };
 // @ts-expect-error a task spec needs a handler

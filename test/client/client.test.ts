@@ -64,6 +64,14 @@ describe('PunctualClient against the running API', () => {
     expect(anonymous).toMatchObject({ status: 401, code: 'unauthenticated' });
   });
 
+  it('reads an answer that is not the envelope, or names a code the contract does not know, as code unknown', async () => {
+    const answering = (res: () => Response) => new PunctualClient({ baseUrl: ctx.api.base, fetch: async () => res() });
+    const proxy = await answering(() => new Response('<html>Bad Gateway</html>', { status: 502, statusText: 'Bad Gateway' })).me().catch((e: unknown) => e);
+    expect(proxy).toMatchObject({ status: 502, code: 'unknown', message: '<html>Bad Gateway</html>', details: [] });
+    const newer = answering(() => Response.json({ error: { code: 'from_a_newer_api', message: 'not yet', details: [{ field: 'x', message: 'not yet' }] } }, { status: 422 }));
+    expect(await newer.me().catch((e: unknown) => e)).toMatchObject({ status: 422, code: 'unknown', message: 'not yet', details: [{ field: 'x' }] });
+  });
+
   it('previews schedules, lists handlers, API keys and the cluster, through a fetch of its own', async () => {
     const calls: string[] = [];
     const c = new PunctualClient({ baseUrl: ctx.api.base, apiKey: ctx.api.config.adminApiKey, fetch: (input, init) => (calls.push(`${init?.method} ${String(input)}`), fetch(input, init)) });

@@ -1,6 +1,12 @@
 /** Exit codes of `punctual` (DESIGN §12). */
 export const EXIT = Object.freeze({ ok: 0, error: 1, usage: 2, changes: 3 });
 
+/**
+ * The codes of the failures the command line meets on its own side (`--output json` prints them in
+ * the API's envelope): a file it cannot read, bad usage, an API it cannot reach or that does not answer in time.
+ */
+export type CliErrorCode = 'invalid_file' | 'usage' | 'timeout' | 'unreachable' | 'error';
+
 /** A task file that cannot be applied: one line per problem, each naming the file, line, task and field. */
 export class TaskFileError extends Error {
   override readonly name = 'TaskFileError';

@@ -1,16 +1,24 @@
-import { PunctualApiError } from '@punctual/client';
-import type { ErrorEnvelope } from '@punctual/contract';
+import { PunctualApiError, type PunctualErrorCode } from '@punctual/client';
+import type { ErrorDetail, ErrorEnvelope } from '@punctual/contract';
 import { MASK } from './format.js';
-import { EXIT, TaskFileError, UsageError } from './errors.js';
+import { type CliErrorCode, EXIT, TaskFileError, UsageError } from './errors.js';
 import type { FileOrigins, TaskOrigin } from './task-file.js';
+
+/** The API's error envelope, its code the API's or one of the command line's own. */
+export interface ReportedEnvelope {
+  error: Omit<ErrorEnvelope['error'], 'code'> & { code: PunctualErrorCode | CliErrorCode };
+}
 
 export interface ErrorReport {
   exitCode: number;
   /** One line per problem, for stderr. */
   lines: string[];
   /** The error as the API's envelope, for `--output json`. */
-  envelope: ErrorEnvelope;
+  envelope: ReportedEnvelope;
 }
+
+type ReportContext = { baseUrl?: string; hasKey: boolean; origins?: FileOrigins; secrets: string[] };
+type Described = { exitCode: number; code: ReportedEnvelope['error']['code']; lines: string[]; details: ErrorDetail[] };
 
 /** Secrets shorter than this are not masked in messages: they would hide ordinary words, and are no secret. */
 const MASKED_MIN_LENGTH = 4;
@@ -19,35 +27,40 @@ const MASKED_MIN_LENGTH = 4;
  * What a failed command says: one clear line per problem, API errors about a task or calendar of a
  * file named by the file, line and item, and no value from the environment.
  */
-export function reportError(error: unknown, context: { baseUrl?: string; hasKey: boolean; origins?: FileOrigins; secrets: string[] }): ErrorReport {
+export function reportError(error: unknown, context: ReportContext): ErrorReport {
   const report = describe(error, context);
   const mask = (text: string) =>
     context.secrets.filter((s) => s.length >= MASKED_MIN_LENGTH).sort((a, b) => b.length - a.length).reduce((t, secret) => t.split(secret).join(MASK), text);
   const lines = report.lines.map((line) => `error: ${mask(line)}`);
-  const envelope = { error: { code: report.code, message: mask(report.lines.join('; ')), details: report.details.map((d) => ({ field: d.field, message: mask(d.message) })) } };
+  const envelope: ReportedEnvelope = { error: { code: report.code, message: mask(report.lines.join('; ')), details: report.details.map((d) => ({ field: d.field, message: mask(d.message) })) } };
   return { exitCode: report.exitCode, lines, envelope };
 }
 
-function describe(error: unknown, context: Parameters<typeof reportError>[1]): { exitCode: number; code: string; lines: string[]; details: { field: string; message: string }[] } {
+function describe(error: unknown, context: ReportContext): Described {
   if (error instanceof TaskFileError) return { exitCode: EXIT.error, code: 'invalid_file', lines: error.problems, details: [] };
   if (error instanceof UsageError) return { exitCode: EXIT.usage, code: 'usage', lines: [error.message], details: [] };
-  if (error instanceof PunctualApiError) {
-    const details = error.details;
-    if (error.status === 401) {
-      const line = context.hasKey ? `the API refused the key in PUNCTUAL_API_KEY (401 ${error.code}): ${error.message}` : 'the API wants a key: set PUNCTUAL_API_KEY';
-      return { exitCode: EXIT.error, code: error.code, lines: [line], details };
-    }
-    if (error.status === 403) return { exitCode: EXIT.error, code: error.code, lines: [`the key in PUNCTUAL_API_KEY lacks the role for this (403 ${error.code}): ${error.message}`], details };
-    const aboutItems = context.origins ? details.map((d) => itemLine(d, context.origins!)).filter((l): l is string => l !== null) : [];
-    if (aboutItems.length) return { exitCode: EXIT.error, code: error.code, lines: aboutItems, details };
-    return { exitCode: EXIT.error, code: error.code, lines: [`${error.message} (${error.status} ${error.code})`], details };
-  }
+  if (error instanceof PunctualApiError) return describeApiError(error, context);
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   if (error instanceof Error && error.name === 'TimeoutError') return { exitCode: EXIT.error, code: 'timeout', lines: [`the Punctual API at ${context.baseUrl} did not answer in time`], details: [] };
   if (error instanceof TypeError && error.message === 'fetch failed') {
     return { exitCode: EXIT.error, code: 'unreachable', lines: [`cannot reach the Punctual API at ${context.baseUrl} (${cause?.code ?? cause?.message ?? 'no answer'}): is it running, and is PUNCTUAL_URL right?`], details: [] };
   }
   return { exitCode: EXIT.error, code: 'error', lines: [error instanceof Error ? error.message : String(error)], details: [] };
+}
+
+/** An error answer of the API, said by its code: a refused key, a missing role, or the API's own words about the file's items. */
+function describeApiError(error: PunctualApiError, context: ReportContext): Described {
+  const said = (lines: string[]): Described => ({ exitCode: EXIT.error, code: error.code, lines, details: error.details });
+  switch (error.code) {
+    case 'unauthenticated':
+      return said([context.hasKey ? `the API refused the key in PUNCTUAL_API_KEY (${error.status} ${error.code}): ${error.message}` : 'the API wants a key: set PUNCTUAL_API_KEY']);
+    case 'forbidden':
+      return said([`the key in PUNCTUAL_API_KEY lacks the role for this (${error.status} ${error.code}): ${error.message}`]);
+    default: {
+      const aboutItems = context.origins ? error.details.map((d) => itemLine(d, context.origins!)).filter((l): l is string => l !== null) : [];
+      return said(aboutItems.length ? aboutItems : [`${error.message} (${error.status} ${error.code})`]);
+    }
+  }
 }
 
 /**

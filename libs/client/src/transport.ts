@@ -1,4 +1,4 @@
-import type { BodyOf, ErrorEnvelope, ResponseOf, RouteDef } from '@punctual/contract';
+import { type BodyOf, type ErrorDetail, isErrorCode, type ResponseOf, type RouteDef } from '@punctual/contract';
 import { PunctualApiError } from './errors.js';
 
 export interface PunctualClientOptions {
@@ -38,11 +38,7 @@ export class Transport {
     });
     const text = await res.text();
     const json = parse(text);
-    if (!res.ok) {
-      const envelope = json as Partial<ErrorEnvelope> | undefined;
-      const error = envelope?.error;
-      throw new PunctualApiError(res.status, error?.code ?? `http_${res.status}`, error?.message ?? (text.slice(0, 200) || res.statusText), error?.details ?? []);
-    }
+    if (!res.ok) throw apiError(res, text, json);
     return json as ResponseOf<R>;
   }
 
@@ -59,6 +55,13 @@ export class Transport {
     const query = search.toString();
     return `${this.baseUrl}${path}${query ? `?${query}` : ''}`;
   }
+}
+
+/** The error of an answer that is not ok: the envelope's, its code trusted only if the contract knows it. */
+function apiError(res: Response, text: string, json: unknown): PunctualApiError {
+  const error = (json as { error?: { code?: unknown; message?: string; details?: ErrorDetail[] } } | undefined)?.error;
+  const code = isErrorCode(error?.code) ? error.code : 'unknown';
+  return new PunctualApiError(res.status, code, error?.message ?? (text.slice(0, 200) || res.statusText), error?.details ?? []);
 }
 
 function parse(text: string): unknown {

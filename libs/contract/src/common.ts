@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorCode } from './error-codes.js';
 import { CURSOR_MAX, DURATION_MAX_MS, DURATION_PATTERN, DURATION_UNIT_MS, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from './limits.js';
 
 /**
@@ -42,7 +43,7 @@ export const ErrorDetail = z.object({ field: z.string(), message: z.string() });
 export const ErrorEnvelope = z
   .object({
     error: z.object({
-      code: z.string().meta({ examples: ['invalid_schedule'] }),
+      code: ErrorCode,
       message: z.string(),
       details: z.array(ErrorDetail),
     }),

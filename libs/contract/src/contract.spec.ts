@@ -43,7 +43,7 @@ describe('the contract is the one place', () => {
   );
 
   it.each([
-    'TASK_STATUSES', 'OVERLAP_POLICIES', 'MISFIRE_POLICIES', 'DST_GAPS', 'DST_OVERLAPS', 'DISAMBIGUATIONS', 'NOTIFY_EVENTS', 'EXECUTION_STATUSES', 'SKIP_REASONS', 'TRIGGERS', 'ROLES', 'CATCH_UPS',
+    'TASK_STATUSES', 'OVERLAP_POLICIES', 'MISFIRE_POLICIES', 'DST_GAPS', 'DST_OVERLAPS', 'DISAMBIGUATIONS', 'NOTIFY_EVENTS', 'EXECUTION_STATUSES', 'SKIP_REASONS', 'TRIGGERS', 'ROLES', 'CATCH_UPS', 'ERROR_CODES',
   ] as const)('of %s: the list of values is written nowhere else', (name) => {
     const list = contract[name] as readonly string[];
     expect(occurrences(list.map((v) => `'${v}'`).join(', '), name)).toEqual([]);
@@ -66,6 +66,22 @@ describe('the contract is the one place', () => {
       expect(imports.filter((i) => !i.startsWith('./') && i !== 'zod' && i !== '@punctual/contract'), file).toEqual([]);
       expect(text, file).not.toMatch(/\bprocess\.|\bBuffer\b|require\(/);
     }
+  });
+});
+
+describe('request bodies', () => {
+  it('may be left out exactly where the schema accepts none: pause, resume, trigger and a patch', () => {
+    const optional = Object.entries(contract.routes).filter(([, route]) => contract.isBodyOptional(route)).map(([id]) => id);
+    expect(optional.sort()).toEqual(['patchTask', 'pauseTask', 'resumeTask', 'triggerTask']);
+  });
+});
+
+describe('error codes', () => {
+  it('are the envelope code, and nothing else is', () => {
+    expect(contract.ERROR_CODES.every(contract.isErrorCode)).toBe(true);
+    expect(['http_415', 'Not_Found', '', undefined, 404].some(contract.isErrorCode)).toBe(false);
+    const envelope = (code: unknown) => contract.ErrorEnvelope.safeParse({ error: { code, message: 'm', details: [] } }).success;
+    expect([envelope('not_found'), envelope('http_415')]).toEqual([true, false]);
   });
 });
 

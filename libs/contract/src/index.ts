@@ -9,6 +9,7 @@ export * from './admin.js';
 export * from './calendar.js';
 export * from './common.js';
 export * from './enums.js';
+export * from './error-codes.js';
 export * from './execution.js';
 export * from './limits.js';
 export * from './routes.js';

@@ -86,6 +86,17 @@ export const routes = {
   listAudit: route({ method: 'GET', path: '/v1/audit', tag: 'audit', role: 'admin', summary: 'The audit log, newest first', description: 'Every admin change: actor key, action, target, before/after.', query: AuditQuery, status: 200, response: AuditPage }),
 } as const;
 
+/** What the API reads a request without a body as: none, an empty one, or one not sent as `application/json`. */
+export const MISSING_BODY: Readonly<Record<string, never>> = Object.freeze({});
+
+/**
+ * Whether a route's request body may be left out: exactly when its schema accepts
+ * {@link MISSING_BODY} (pause, resume, trigger, a patch). The OpenAPI document says so.
+ */
+export function isBodyOptional(route: RouteDef): boolean {
+  return route.body !== undefined && route.body.safeParse(MISSING_BODY).success;
+}
+
 export type Routes = typeof routes;
 export type RouteId = keyof Routes;
 

@@ -1,3 +1,5 @@
+import type { ErrorCode } from '@punctual/contract';
+
 export class TaskNotFoundError extends Error {
   override readonly name = 'TaskNotFoundError';
   constructor(readonly taskName: string) {
@@ -18,7 +20,7 @@ export class InvalidTaskError extends Error {
   constructor(
     readonly field: string,
     message: string,
-    readonly code = 'invalid_task',
+    readonly code: ErrorCode = 'invalid_task',
   ) {
     super(message);
   }
@@ -56,7 +58,7 @@ export class PayloadTooLargeError extends Error {
 /** Items of a batch that cannot be written (the whole batch is refused); fields carry the item index. */
 export class InvalidBatchError extends Error {
   override readonly name = 'InvalidBatchError';
-  constructor(readonly items: { field: string; message: string; code: string; tooLarge?: boolean }[]) {
+  constructor(readonly items: { field: string; message: string; code: ErrorCode; tooLarge?: boolean }[]) {
     super(items.map((i) => i.message).join('; '));
   }
 }

@@ -15,7 +15,7 @@ export interface BatchItemResult {
 /** Refuses a batch that names an item twice: which of the two would win is not the caller's intent. `list` names the request's list. */
 export function checkDistinctNames(specs: { name: string }[], list: 'tasks' | 'calendars' = 'tasks'): void {
   const first = new Map<string, number>();
-  const errors = specs.flatMap((spec, index) => {
+  const errors: InvalidBatchError['items'] = specs.flatMap((spec, index) => {
     const seen = first.get(spec.name);
     if (seen === undefined) first.set(spec.name, index);
     return seen === undefined ? [] : [{ field: `${list}[${index}].name`, message: `${list}[${index}].name "${spec.name}" is also ${list}[${seen}]`, code: 'duplicate_name' }];
@@ -25,7 +25,7 @@ export function checkDistinctNames(specs: { name: string }[], list: 'tasks' | 'c
 
 /** Every item an apply declares belongs to its manager: one naming another manager (or null: nobody) is refused, naming it. */
 export function checkManager(specs: { managedBy?: string | null }[], managedBy: string, list: 'tasks' | 'calendars' = 'tasks'): void {
-  const errors = specs.flatMap((spec, index) =>
+  const errors: InvalidBatchError['items'] = specs.flatMap((spec, index) =>
     spec.managedBy === undefined || spec.managedBy === managedBy
       ? []
       : [{ field: `${list}[${index}].managedBy`, message: `${list}[${index}].managedBy must be "${managedBy}", the apply's manager, or left out`, code: 'managed_by_mismatch' }],

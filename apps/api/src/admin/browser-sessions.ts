@@ -4,6 +4,7 @@ import type { ApiKeyRole } from '@punctual/db';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { BrowserSessionStore, SESSION_COOKIE, SESSION_TTL_S } from '../auth/browser-session.store.js';
 import type { ConsoleFiles } from '../console/console-files.js';
+import { errorEnvelope } from '../http/api-error.js';
 
 export const LOGIN_PATH = '/admin/login';
 export const LOGOUT_PATH = '/admin/logout';
@@ -38,9 +39,9 @@ export class BrowserSessions {
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const principal = bearer ? await this.keys.authenticate(bearer) : await this.store.principalOf(req);
     if (principal && roleAllows(principal.role, role)) return next();
-    if (principal) return void res.status(403).json({ error: { code: 'forbidden', message: `this page needs the ${role} role`, details: [] } });
+    if (principal) return void res.status(403).json(errorEnvelope('forbidden', `this page needs the ${role} role`));
     if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html') return void res.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(req.originalUrl)}`);
-    res.status(401).json({ error: { code: 'unauthenticated', message: 'sign in at /admin/login or send Authorization: Bearer <api key>', details: [] } });
+    res.status(401).json(errorEnvelope('unauthenticated', 'sign in at /admin/login or send Authorization: Bearer <api key>'));
   }
 
   private async login(req: Request, res: Response): Promise<void> {

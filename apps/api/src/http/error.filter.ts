@@ -1,4 +1,5 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
+import type { ErrorCode } from '@punctual/contract';
 import { TaskNameTakenError } from '@punctual/db';
 import { CalendarInUseError, CalendarNotFoundError, ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
@@ -44,12 +45,19 @@ export class ErrorFilter implements ExceptionFilter {
     if (bodyError?.type === 'entity.parse.failed') return new ApiError(400, 'malformed_json', malformedJsonMessage(bodyError));
     if (e instanceof HttpException) {
       const status = e.getStatus();
-      const code = status === 404 ? 'not_found' : status === 413 ? 'payload_too_large' : `http_${status}`;
-      return new ApiError(status, code, status === 404 ? 'no such route' : e.message);
+      return new ApiError(status, codeOfStatus(status), status === 404 ? 'no such route' : e.message);
     }
     this.logger.error({ err: e }, 'unhandled error');
     return new ApiError(500, 'internal', 'internal error');
   }
+}
+
+/** The codes of the statuses Nest and Express answer on their own: an unknown route, an unsupported charset or encoding. */
+const STATUS_CODES: Partial<Record<number, ErrorCode>> = { 400: 'invalid_request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 413: 'payload_too_large', 415: 'unsupported_media_type' };
+
+/** The code of an error that came with a status alone. */
+function codeOfStatus(status: number): ErrorCode {
+  return STATUS_CODES[status] ?? (status < 500 ? 'invalid_request' : 'internal');
 }
 
 /**

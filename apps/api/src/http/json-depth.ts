@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { errorEnvelope } from './api-error.js';
 
 /**
  * Refuses JSON bodies nested deeper than `maxDepth` before anything walks them recursively
@@ -7,7 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 export function limitJsonDepth(maxDepth: number) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (depthExceeds(req.body, maxDepth)) {
-      res.status(400).json({ error: { code: 'too_deep', message: `JSON nested deeper than ${maxDepth} levels`, details: [] } });
+      res.status(400).json(errorEnvelope('too_deep', `JSON nested deeper than ${maxDepth} levels`));
       return;
     }
     next();

@@ -1,4 +1,4 @@
-import { ErrorEnvelope, type RouteDef, routes } from '@punctual/contract';
+import { ErrorEnvelope, isBodyOptional, type RouteDef, routes } from '@punctual/contract';
 import { z } from 'zod';
 
 type JsonSchema = Record<string, unknown>;
@@ -61,7 +61,7 @@ function operation(operationId: string, route: RouteDef) {
     tags: [route.tag],
     'x-required-role': route.role,
     ...(parameters.length && { parameters }),
-    ...(route.body && { requestBody: { required: true, content: { 'application/json': { schema: schemaRef(route.body) } } } }),
+    ...(route.body && { requestBody: { required: !isBodyOptional(route), content: { 'application/json': { schema: schemaRef(route.body) } } } }),
     responses,
   };
 }

@@ -1,5 +1,5 @@
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
-import { fieldPath, parseExplained, type ReadIssue } from '@punctual/contract';
+import { fieldPath, MISSING_BODY, parseExplained, type ReadIssue } from '@punctual/contract';
 import type { z } from 'zod';
 import { ApiError } from './api-error.js';
 
@@ -14,7 +14,7 @@ export class ZodValidationPipe implements PipeTransform {
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     const input = metadata.type === 'query' ? listsAsArrays(this.schema, value) : value;
-    const parsed = parseExplained(this.schema, input === undefined && metadata.type === 'body' ? {} : input);
+    const parsed = parseExplained(this.schema, input === undefined && metadata.type === 'body' ? MISSING_BODY : input);
     if (parsed.success) return parsed.data;
     throw validationError(parsed.issues);
   }

@@ -20,7 +20,7 @@ export function runsCommand(program: Command, run: CliRun): void {
       const client = run.client();
       // A deleted task's history is still listed under its name: its slots are shown in UTC.
       const task = await client.tasks.get(name).catch((error: unknown) => {
-        if (error instanceof PunctualApiError && error.status === 404) return null;
+        if (error instanceof PunctualApiError && error.code === 'not_found') return null;
         throw error;
       });
       const limit = options.limit ?? RUNS_DEFAULT;
