@@ -1,7 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { HANDLER_NAME_PATTERN } from '@punctual/contract';
-import { HandlerRegistryError, TASK_HANDLER_METADATA, type TaskHandlerImpl } from './task-handler.js';
+import { type HandlerMap, HandlerRegistryError, TASK_HANDLER_METADATA, type TaskHandlerImpl } from './task-handler.js';
 
 /** The handlers of this process, found by their `@TaskHandler` decorator. */
 @Injectable()
@@ -25,6 +25,11 @@ export class HandlerRegistry implements OnModuleInit {
     if (this.handlers.has(name)) throw new HandlerRegistryError(`two handlers are named "${name}"; handler names must be unique`);
     if (typeof handler.run !== 'function') throw new HandlerRegistryError(`handler "${name}" has no run() method`);
     this.handlers.set(name, handler);
+  }
+
+  /** Adds handlers given by name; a function becomes a handler whose `run` it is. */
+  registerEach(handlers: HandlerMap): void {
+    for (const [name, handler] of Object.entries(handlers)) this.register(name, typeof handler === 'function' ? { run: handler } : handler);
   }
 
   get(name: string): TaskHandlerImpl | undefined {

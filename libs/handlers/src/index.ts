@@ -4,10 +4,12 @@ export { type HandlerTask, handlerTaskOf, hmacSigner, type RequestSigner } from 
 export { HandlersModule } from './handlers.module.js';
 export {
   type HandlerLog,
+  type HandlerMap,
   HandlerRegistryError,
   TASK_HANDLER_METADATA,
   TaskHandler,
   type TaskHandlerContext,
+  type TaskHandlerFunction,
   type TaskHandlerImpl,
   UnrecoverableError,
 } from './task-handler.js';

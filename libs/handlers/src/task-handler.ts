@@ -33,6 +33,12 @@ export interface TaskHandlerImpl {
   run(context: TaskHandlerContext): Promise<unknown>;
 }
 
+/** A handler given as a function: its return value is the execution's result. */
+export type TaskHandlerFunction = (context: TaskHandlerContext) => Promise<unknown>;
+
+/** Handlers passed by name (functions or objects), beside the discovered `@TaskHandler` providers. */
+export type HandlerMap = Readonly<Record<string, TaskHandlerFunction | TaskHandlerImpl>>;
+
 /** Marks a provider as the handler named `name`; the registry discovers it at start. */
 export function TaskHandler(name: string): ClassDecorator {
   return applyDecorators(Injectable(), SetMetadata(TASK_HANDLER_METADATA, name));

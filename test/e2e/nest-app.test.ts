@@ -1,0 +1,118 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster } from '../support/cluster.js';
+import { waitFor } from '../support/processes.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const LEASE_MS = 2_000;
+
+/** examples/nest-app, copied out of the tree and installed as a user would: from the packed tarballs. */
+function installExample(): string {
+  execFileSync(process.execPath, [join(ROOT, 'scripts/pack.mjs')], { cwd: ROOT, stdio: 'pipe' });
+  const dir = mkdtempSync(join(tmpdir(), 'punctual-nest-app-'));
+  cpSync(join(ROOT, 'examples/nest-app'), dir, { recursive: true, filter: (path) => !/node_modules|dist/.test(path.slice(ROOT.length)) });
+  const manifest = readFileSync(join(dir, 'package.json'), 'utf8').replaceAll('file:../../.packs/', `file:${join(ROOT, '.packs')}/`);
+  writeFileSync(join(dir, 'package.json'), manifest);
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: dir, stdio: 'pipe' });
+  execFileSync(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: dir, stdio: 'pipe' });
+  return dir;
+}
+
+/** The example app as a process: its own Nest app, configured through its ConfigService. */
+class ExampleApp {
+  output = '';
+  readonly exited: Promise<number | null>;
+  constructor(readonly child: ChildProcess) {
+    for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+  static start(dir: string, env: Record<string, string>): ExampleApp {
+    return new ExampleApp(spawn(process.execPath, ['dist/main.js'], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  }
+}
+
+/**
+ * A user's Nest app runs Punctual's executions with its own handler (DESIGN §5 worker protocol):
+ * `examples/nest-app`, installed from `npm pack` tarballs, against a real scheduler and API. Every
+ * count is of webhook calls the handler makes through the app's injected service.
+ */
+describe('your handlers in your own Nest app (examples/nest-app, from packed tarballs)', () => {
+  let cluster: Cluster;
+  let dir: string;
+  let app: ExampleApp;
+  const start = () => {
+    app = ExampleApp.start(dir, { ...cluster.sandbox.env(), GREETING: 'Bonjour', LEASE_MS: String(LEASE_MS), WORKER_CONCURRENCY: '4' });
+    return app;
+  };
+  const worker = async () => (await cluster.call('GET', '/v1/cluster')).body.workers?.some?.((w: { handlers?: string[] }) => w.handlers?.includes('send-greeting'));
+  const oneOff = async (name: string, webhook: string, policy?: object) => {
+    const at = new Date(Date.now() + 1_500).toISOString();
+    expect((await cluster.call('POST', '/v1/tasks', { name, handler: 'send-greeting', payload: { to: name, webhook }, schedule: { at }, policy })).status).toBe(201);
+    return cluster.waitFor(async () => (await cluster.executionsOf(name))[0], 10_000, `${name}'s execution`);
+  };
+  const finished = (name: string) => cluster.waitFor(async () => (await cluster.executionsOf(name)).find((e) => ['succeeded', 'dead'].includes(e.status)), 30_000, `${name} to finish`);
+
+  beforeAll(async () => {
+    dir = installExample();
+    cluster = await Cluster.start({ schedulers: 1, workers: 0, api: true });
+    start();
+    await waitFor(worker, 30_000, `the example app to join the cluster:\n${app.output}`);
+  }, 300_000);
+  afterAll(async () => {
+    app?.child.kill('SIGKILL');
+    await cluster?.stop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("runs an every-second task's slots once each with the app's handler and its injected services", async () => {
+    // The app's own deploy step declares the task with @punctual/client.
+    const env = { PATH: process.env.PATH ?? '', PUNCTUAL_URL: cluster.api!.url, PUNCTUAL_API_KEY: cluster.sandbox.env().ADMIN_API_KEY!, GREET_WEBHOOK: cluster.invocations.url() };
+    expect(execFileSync(process.execPath, ['dist/declare-task.js'], { cwd: dir, env, encoding: 'utf8' })).toBe('task greet declared, version 1\n');
+    const succeeded = await cluster.waitFor(async () => {
+      const done = (await cluster.executionsOf('greet')).filter((e) => e.status === 'succeeded');
+      return done.length >= 5 && done;
+    }, 30_000, 'five runs');
+    expect((await cluster.call('POST', '/v1/tasks/greet/pause')).status).toBe(200);
+    const until = succeeded.at(-1)!.scheduled_for.getTime();
+    await cluster.settle(until);
+
+    const rows = (await cluster.executionsOf('greet')).filter((e) => e.scheduled_for.getTime() <= until);
+    const calls = cluster.invocations.succeededBy();
+    const problems = rows.filter((row) => row.status !== 'succeeded' || calls.get(row.id) !== 1).map((row) => `${row.scheduled_for.toISOString()}: ${row.status}, ${calls.get(row.id) ?? 0} call(s)`);
+    expect(problems).toEqual([]);
+    expect(rows.length).toBeGreaterThanOrEqual(5);
+    // The result is the handler's return value: the greeting composed by the app's service, from the app's config.
+    const { body } = await cluster.call('GET', `/v1/executions/${rows[0]!.id}`);
+    expect(body.result).toEqual({ text: 'Bonjour, Ada!', status: 200 });
+    await cluster.call('DELETE', '/v1/tasks/greet');
+  });
+
+  it('retries a failed attempt: one failed call, then one that succeeds', async () => {
+    // The default policy but for its 30 s backoff.
+    const execution = await oneOff('greet-retry', cluster.invocations.url({ failFirst: 1 }), { retry: { backoff: '1s' } });
+    const done = await finished('greet-retry');
+    expect(done).toMatchObject({ status: 'succeeded', attempt: 2 });
+    expect(cluster.invocations.calls.filter((c) => c.executionId === execution.id).map((c) => c.status)).toEqual([500, 200]);
+  });
+
+  it('keeps its lease while a handler runs longer than LEASE_MS: one attempt, one call', async () => {
+    const execution = await oneOff('greet-long', cluster.invocations.url({ delay: LEASE_MS * 3 }));
+    const done = await finished('greet-long');
+    expect(done).toMatchObject({ status: 'succeeded', attempt: 1 });
+    expect(cluster.invocations.callsBy().get(execution.id)).toBe(1);
+  });
+
+  it('on SIGTERM lets the running handler finish, then exits 0', async () => {
+    const execution = await oneOff('greet-drain', cluster.invocations.url({ delay: 2_000 }));
+    const call = await cluster.waitFor(async () => cluster.invocations.calls.find((c) => c.executionId === execution.id), 15_000, 'the handler to call');
+    app.child.kill('SIGTERM');
+    expect(await app.exited).toBe(0);
+    expect(call).toMatchObject({ aborted: false, status: 200 });
+    expect(call.endedAt).not.toBeNull();
+    expect(await finished('greet-drain')).toMatchObject({ status: 'succeeded', attempt: 1 });
+    expect(cluster.invocations.callsBy().get(execution.id)).toBe(1);
+  });
+});

@@ -1,0 +1,89 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../libs/config/src/index.js';
+import { UnrecoverableError } from '../../libs/handlers/src/index.js';
+import { createWorker, PunctualWorkerModule, type PunctualWorker } from '../../libs/worker/src/index.js';
+import { Cluster } from '../support/cluster.js';
+
+/** A worker without Nest in sight: `createWorker({ handlers })` in this process, against a real scheduler and API. */
+describe('createWorker: handlers as functions, in a plain Node process', () => {
+  let cluster: Cluster;
+  let worker: PunctualWorker | undefined;
+  const calls: { execution: string; attempt: number; to: unknown }[] = [];
+
+  beforeAll(async () => {
+    cluster = await Cluster.start({ schedulers: 1, workers: 0, api: true });
+    const { databaseUrl, redisPrefix } = cluster.sandbox;
+    worker = await createWorker({
+      databaseUrl,
+      redisUrl: cluster.sandbox.env().REDIS_URL!,
+      redisPrefix,
+      concurrency: 2,
+      instanceId: 'plain-node',
+      logger: { log: () => undefined, warn: () => undefined, error: (m: unknown) => console.error(m) },
+      handlers: {
+        'plain-greet': async ({ payload, execution, attempt }) => {
+          const { to } = payload as { to: string };
+          calls.push({ execution: execution.id, attempt, to });
+          if (to === 'nobody') throw new UnrecoverableError('nobody to greet');
+          return { greeted: to };
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await cluster?.stop();
+  });
+
+  const workers = async () => (await cluster.call('GET', '/v1/cluster')).body.workers as { instance: string; handlers: string[]; concurrency: number | null }[];
+
+  it('announces its handlers, runs each slot of an every-second task once, and records the return value', async () => {
+    await cluster.waitFor(async () => (await workers()).some((w) => w.instance === 'plain-node' && w.handlers.includes('plain-greet') && w.concurrency === 2), 15_000, 'the worker in the cluster view');
+    expect((await cluster.call('POST', '/v1/tasks', { name: 'plain', handler: 'plain-greet', payload: { to: 'Grace' }, schedule: { cron: '* * * * * *' } })).status).toBe(201);
+    const succeeded = await cluster.waitFor(async () => {
+      const done = (await cluster.executionsOf('plain')).filter((e) => e.status === 'succeeded');
+      return done.length >= 3 && done;
+    }, 20_000, 'three runs');
+    expect((await cluster.call('POST', '/v1/tasks/plain/pause')).status).toBe(200);
+    const until = succeeded.at(-1)!.scheduled_for.getTime();
+    await cluster.settle(until);
+    const rows = (await cluster.executionsOf('plain')).filter((e) => e.scheduled_for.getTime() <= until);
+    const runs = (id: string) => calls.filter((c) => c.execution === id).length;
+    expect(rows.map((r) => `${r.status} ${runs(r.id)}`)).toEqual(rows.map(() => 'succeeded 1'));
+    expect((await cluster.call('GET', `/v1/executions/${rows[0]!.id}`)).body.result).toEqual({ greeted: 'Grace' });
+  });
+
+  it('an UnrecoverableError from a function handler ends the execution dead, after one attempt', async () => {
+    await cluster.call('POST', '/v1/tasks', { name: 'plain-dead', handler: 'plain-greet', payload: { to: 'nobody' }, schedule: { at: new Date(Date.now() + 1_000).toISOString() } });
+    const dead = await cluster.waitFor(async () => (await cluster.executionsOf('plain-dead')).find((e) => e.status === 'dead'), 15_000, 'dead');
+    expect(dead).toMatchObject({ attempt: 1, error: expect.stringMatching(/nobody to greet/) });
+  });
+
+  it('close() drains and withdraws the worker from the cluster view', async () => {
+    expect((await workers()).map((w) => w.instance)).toContain('plain-node');
+    await worker!.close();
+    worker = undefined;
+    await cluster.waitFor(async () => !(await workers()).some((w) => w.instance === 'plain-node'), 15_000, 'the worker gone from the cluster view');
+  });
+});
+
+describe('worker options', () => {
+  it('a bad option is refused before anything starts, naming the option', () => {
+    expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', concurrency: 0 })).toThrow(ConfigError);
+    expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', concurrency: 0 })).toThrow(/^PunctualWorkerModule: Invalid configuration: concurrency \(WORKER_CONCURRENCY\) /);
+    expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'not a url', redisUrl: 'redis://localhost' })).toThrow(/databaseUrl \(DATABASE_URL\)/);
+  });
+
+  it("does not read the host app's environment unless asked (its LOG_LEVEL or NODE_ENV are its own)", () => {
+    const saved = process.env.WORKER_CONCURRENCY;
+    process.env.WORKER_CONCURRENCY = 'not a number';
+    try {
+      expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost' })).not.toThrow();
+      expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', env: { WORKER_CONCURRENCY: 'not a number' } })).toThrow(/WORKER_CONCURRENCY/);
+    } finally {
+      if (saved === undefined) delete process.env.WORKER_CONCURRENCY;
+      else process.env.WORKER_CONCURRENCY = saved;
+    }
+  });
+});
