@@ -1,18 +1,18 @@
 import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
+import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const lib = (name: string) => fileURLToPath(new URL(`./libs/${name}/src/index.ts`, import.meta.url));
+/** Every lib, by its folder: `@punctual/<name>` is `libs/<name>/src/index.ts`, as tsconfig.json's paths say. */
+const libs = readdirSync(new URL('./libs/', import.meta.url)).filter((name) => existsSync(lib(name)));
 
 /** SWC keeps `emitDecoratorMetadata`, which Nest's dependency injection needs (esbuild drops it). */
 export default defineConfig({
   plugins: [swc.vite({ module: { type: 'es6' } })],
   resolve: {
     alias: Object.fromEntries(
-      ['config', 'contract', 'client', 'db', 'redis', 'queue', 'time', 'planning', 'clock', 'auth', 'cluster', 'tasks', 'scheduler', 'worker', 'handlers', 'observability'].map((n) => [
-        `@punctual/${n}`,
-        lib(n),
-      ]),
+      libs.map((n) => [`@punctual/${n}`, lib(n)]),
     ),
   },
   test: {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { Config } from '../../libs/config/src/index.js';
 import type { ShardFence } from '../../libs/db/src/index.js';
 import { ExecutionDispatcher, PlannerService } from '../../libs/scheduler/src/index.js';
-import { Metrics } from '../../libs/observability/src/index.js';
+import { Metrics } from '../../libs/metrics/src/index.js';
 import { ExecutionsQueue } from '../../libs/queue/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
 import { openRepositories } from '../../test/support/repositories.js';

@@ -137,6 +137,25 @@ describe('tasks API', () => {
     expect(Date.parse(changed.body.nextRunAt) % 300_000).toBe(0);
   });
 
+  it('PUT refuses a name in the URL that no task may have, or that the body contradicts', async () => {
+    const body = { handler: 'noop', schedule: { every: '15m' } };
+    const badName = await ctx.api.call('PUT', '/v1/tasks/Bad%20Name', body);
+    expect([badName.status, badName.body.error.code, badName.body.error.details]).toEqual([422, 'invalid_name', [{ field: 'name', message: expect.stringContaining('name must match') }]]);
+    const mismatch = await ctx.api.call('PUT', '/v1/tasks/put-other', { ...body, name: 'put-another' });
+    expect([mismatch.status, mismatch.body.error.code]).toEqual([422, 'name_mismatch']);
+    expect(await ctx.db.prisma.task.count({ where: { name: { in: ['Bad Name', 'put-other', 'put-another'] } } })).toBe(0);
+  });
+
+  it('PATCH names at most one schedule kind, which replaces the current one', async () => {
+    expect((await ctx.api.call('PUT', '/v1/tasks/patch-kind', { handler: 'noop', schedule: { every: '15m' } })).status).toBe(201);
+    const two = await ctx.api.call('PATCH', '/v1/tasks/patch-kind', { schedule: { cron: '0 9 * * *', at: '2099-01-01T00:00:00Z' } });
+    expect([two.status, two.body.error.code, two.body.error.details.map((d: { field: string }) => d.field)]).toEqual([422, 'invalid_schedule', ['schedule']]);
+    const zone = await ctx.api.call('PATCH', '/v1/tasks/patch-kind', { schedule: { timezone: 'Europe/Berlin' } });
+    expect([zone.status, zone.body.schedule.every, zone.body.schedule.timezone]).toEqual([200, '15m', 'Europe/Berlin']);
+    const cron = await ctx.api.call('PATCH', '/v1/tasks/patch-kind', { schedule: { cron: '0 9 * * *' } });
+    expect([cron.status, cron.body.schedule.cron, cron.body.schedule.every]).toEqual([200, '0 9 * * *', undefined]);
+  });
+
   it('lists tasks with keyset pagination and filters', async () => {
     for (const name of ['list-a', 'list-b', 'list-c']) expect((await ctx.api.call('POST', '/v1/tasks', { ...nightly, name })).status).toBe(201);
     const page1 = await ctx.api.call('GET', '/v1/tasks?q=list-&limit=2');

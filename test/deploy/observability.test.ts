@@ -38,6 +38,7 @@ describe('Grafana dashboard', () => {
       'worker concurrency in use': ['punctual_worker_running', 'punctual_worker_concurrency'],
       'flow control: held runs, permits, wait': ['punctual_flow_waiting', 'punctual_flow_running', 'punctual_flow_wait_seconds_bucket'],
       'task health: time since last success, late slots': TASK_HEALTH,
+      'failures let pass (best effort), by site': ['punctual_best_effort_failures_total'],
     };
     for (const [view, metrics] of Object.entries(views)) expect(metrics.filter((m) => !used.has(m)), view).toEqual([]);
   });

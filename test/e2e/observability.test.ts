@@ -134,5 +134,7 @@ describe('observability of a running stack', () => {
     expect(scheduler).toMatch(/^punctual_dead_letters \d+$/m);
     expect(worker).toMatch(/^punctual_worker_running\{worker="[^"]+"\} \d+$/m);
     expect(worker).toMatch(/^punctual_worker_concurrency\{worker="[^"]+"\} 50$/m);
+    // Every best-effort site has its series from the start, in every process (a failure's first increase is seen).
+    for (const scrape of scrapes) expect(scrape).toMatch(/^punctual_best_effort_failures_total\{site="worker\.announce"\} \d+$/m);
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionDispatcher } from '../../libs/scheduler/src/index.js';
-import { Metrics } from '../../libs/observability/src/index.js';
+import { Metrics } from '../../libs/metrics/src/index.js';
 import { ExecutionsQueue } from '../../libs/queue/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlannerService } from '../../libs/scheduler/src/index.js';
-import { Metrics } from '../../libs/observability/src/index.js';
+import { Metrics } from '../../libs/metrics/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FencedOutError, PLAN_STRIDE_MS, PlannerService } from '../../libs/scheduler/src/index.js';
-import { Metrics } from '../../libs/observability/src/index.js';
+import { Metrics } from '../../libs/metrics/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
 

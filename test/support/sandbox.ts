@@ -32,6 +32,8 @@ export async function openSandbox(template?: string, label = 't'): Promise<Sandb
     REDIS_PREFIX: redisPrefix,
     LOG_LEVEL: 'warn',
     ADMIN_API_KEY: 'test-admin-key-0123456789',
+    // Tests and benchmarks run slow and failing work with the `sleep` and `fail` handlers.
+    ENABLE_TEST_HANDLERS: 'true',
     ...overrides,
   });
   return {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxNotifier } from '../../libs/worker/src/index.js';
 import { OutboxRepository } from '../../libs/db/src/index.js';
-import { Metrics } from '../../libs/observability/src/index.js';
+import { Metrics } from '../../libs/metrics/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { loadConfigOrExit } from '@punctual/config';
-import { startApp } from '@punctual/observability';
+import { startApp } from '@punctual/bootstrap';
 import { withDevelopmentKey } from './admin-key.js';
 import { createApiApp } from './api.app.js';
 

@@ -1,6 +1,6 @@
 import { PunctualClient } from '@punctual/client';
 import type { Command } from 'commander';
-import { UsageError } from './errors.js';
+import { ApiUnreachableError, UsageError } from './errors.js';
 import type { FileOrigins } from './task-file.js';
 
 /** Where the API is when `PUNCTUAL_URL` does not say. */
@@ -46,7 +46,14 @@ export class CliRun {
     return new PunctualClient({
       baseUrl: this.baseUrl,
       apiKey: this.io.env.PUNCTUAL_API_KEY || undefined,
-      fetch: (input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }),
+      fetch: async (input, init) => {
+        try {
+          return await fetch(input, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+        } catch (error) {
+          // A request that got no response is a TypeError (the fetch standard's network error); a timeout is the signal's DOMException.
+          throw error instanceof TypeError ? new ApiUnreachableError(error) : error;
+        }
+      },
     });
   }
 }

@@ -19,3 +19,18 @@ export class TaskFileError extends Error {
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
+
+/**
+ * `fetch` found no API to answer: its request failed before any response (the fetch standard's
+ * network error, a `TypeError`). `reason` is node's code for it (`ECONNREFUSED`, `ENOTFOUND`,
+ * `UND_ERR_SOCKET`…) or, without one, its own words (`bad port`).
+ */
+export class ApiUnreachableError extends Error {
+  override readonly name = 'ApiUnreachableError';
+  readonly reason: string;
+  constructor(cause: TypeError) {
+    super('the API did not answer', { cause });
+    const detail = cause.cause as { code?: unknown; message?: unknown } | undefined;
+    this.reason = typeof detail?.code === 'string' ? detail.code : typeof detail?.message === 'string' ? detail.message : 'no answer';
+  }
+}

@@ -1,7 +1,7 @@
 import { PunctualApiError, type PunctualErrorCode } from '@punctual/client';
 import type { ErrorDetail, ErrorEnvelope } from '@punctual/contract';
 import { MASK } from './format.js';
-import { type CliErrorCode, EXIT, TaskFileError, UsageError } from './errors.js';
+import { ApiUnreachableError, type CliErrorCode, EXIT, TaskFileError, UsageError } from './errors.js';
 import type { FileOrigins, TaskOrigin } from './task-file.js';
 
 /** The API's error envelope, its code the API's or one of the command line's own. */
@@ -40,10 +40,10 @@ function describe(error: unknown, context: ReportContext): Described {
   if (error instanceof TaskFileError) return { exitCode: EXIT.error, code: 'invalid_file', lines: error.problems, details: [] };
   if (error instanceof UsageError) return { exitCode: EXIT.usage, code: 'usage', lines: [error.message], details: [] };
   if (error instanceof PunctualApiError) return describeApiError(error, context);
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
-  if (error instanceof Error && error.name === 'TimeoutError') return { exitCode: EXIT.error, code: 'timeout', lines: [`the Punctual API at ${context.baseUrl} did not answer in time`], details: [] };
-  if (error instanceof TypeError && error.message === 'fetch failed') {
-    return { exitCode: EXIT.error, code: 'unreachable', lines: [`cannot reach the Punctual API at ${context.baseUrl} (${cause?.code ?? cause?.message ?? 'no answer'}): is it running, and is PUNCTUAL_URL right?`], details: [] };
+  // The request's timeout (AbortSignal.timeout) aborts it, or the reading of its answer, with this DOMException.
+  if (error instanceof DOMException && error.code === DOMException.TIMEOUT_ERR) return { exitCode: EXIT.error, code: 'timeout', lines: [`the Punctual API at ${context.baseUrl} did not answer in time`], details: [] };
+  if (error instanceof ApiUnreachableError) {
+    return { exitCode: EXIT.error, code: 'unreachable', lines: [`cannot reach the Punctual API at ${context.baseUrl} (${error.reason}): is it running, and is PUNCTUAL_URL right?`], details: [] };
   }
   return { exitCode: EXIT.error, code: 'error', lines: [error instanceof Error ? error.message : String(error)], details: [] };
 }
@@ -76,9 +76,11 @@ function itemLine(detail: { field: string; message: string }, origins: FileOrigi
   const kind = list === 'tasks' ? 'task' : 'calendar';
   const field = path ?? 'name';
   const where = `${origin.file}:${origin.line}: ${kind} "${origin.name}"`;
-  // The API starts its messages with the field's path (`tasks[3].schedule.cron …`) or the item's
-  // name; the line says each once.
-  let message = detail.message.replace(/^(tasks|calendars)\[\d+\]\.?/, '');
+  // The API's messages are whole sentences: they start with what the detail is about — its field
+  // (`tasks[3].schedule.cron: schedule.cron …`) or the item (`task "nightly" …`). The line names
+  // each once, so those known words (the detail's own field, the file's item) are not repeated.
+  const item = `${list}[${index}].`;
+  let message = detail.message.startsWith(item) ? detail.message.slice(item.length) : detail.message;
   const about = `${kind} "${origin.name}" `;
   if (message.startsWith(about)) return `${where}: ${message.slice(about.length)}`;
   while (message.startsWith(field)) message = message.slice(field.length).replace(/^:?\s*/, '');

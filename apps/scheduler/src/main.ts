@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { loadConfigOrExit } from '@punctual/config';
-import { startApp } from '@punctual/observability';
+import { startApp } from '@punctual/bootstrap';
 import { SchedulerModule } from './scheduler.module.js';
 
 const config = loadConfigOrExit();

@@ -1,7 +1,10 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type Config, ConfigModule } from '@punctual/config';
 import { DbModule } from '@punctual/db';
-import { HEALTH_DETAILS, HealthController, LoggingModule, MetricsController, MetricsModule, StoreMetrics, TracingModule } from '@punctual/observability';
+import { HEALTH_DETAILS, HealthController, MetricsController, StoreMetrics } from '@punctual/health';
+import { LoggingModule } from '@punctual/logging';
+import { MetricsModule } from '@punctual/metrics';
+import { TracingModule } from '@punctual/tracing';
 import { RedisModule } from '@punctual/redis';
 import { leaderDbSession, SchedulerCoreModule, SchedulerService } from '@punctual/scheduler';
 

@@ -1,6 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import type { Config } from '@punctual/config';
-import { HealthController, LoggingModule, MetricsController, TracingModule } from '@punctual/observability';
+import { HealthController, MetricsController } from '@punctual/health';
+import { LoggingModule } from '@punctual/logging';
+import { TracingModule } from '@punctual/tracing';
 import { PunctualWorkerModule } from '@punctual/worker';
 
 /** The worker role: the worker module of libs/worker (the one apps embed), with logs, traces, health and metrics on HEALTH_PORT. */

@@ -1,2 +1,11 @@
+/**
+ * API keys and who may do what: keys checked in constant time against their stored hash
+ * (`ApiKeysService`), the role order viewer < operator < admin (`roleAllows`), and `@Public()`,
+ * the mark of a route that needs no key (health probes, scrapes).
+ *
+ * @imports @punctual/config, @punctual/db
+ * @packageDocumentation
+ */
 export { ApiKeysService, type Principal, roleAllows } from './api-keys.service.js';
 export { AuthModule } from './auth.module.js';
+export { Public, PUBLIC_ROUTE } from './public.decorator.js';

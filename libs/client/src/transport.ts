@@ -69,6 +69,6 @@ function parse(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return undefined;
+    return undefined; // not JSON (a proxy's error page): the error is built from the text and status instead
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { PrismaService } from '@punctual/db';
-import { Metrics } from '@punctual/observability';
+import { bestEffort, Metrics } from '@punctual/metrics';
 import { RedisService } from '@punctual/redis';
 import { offsetFromSamples, sampleClock } from './clock-offset.js';
 
@@ -72,9 +72,7 @@ export class ClockService implements OnApplicationBootstrap, OnModuleDestroy {
     if (Math.abs(this.offsetMs) > OFFSET_ALARM_MS) this.logger.error(fields, 'this clock is more than 1 s off Postgres; fix NTP on this host');
     else this.logger.debug(fields, 'clock offset to Postgres measured');
     const key = this.redis.key('clock', this.role, this.config.instanceId);
-    await this.redis.client
-      .set(key, JSON.stringify({ offsetMs: this.offsetMs, measuredAt: new Date().toISOString() }), 'EX', PUBLISHED_TTL_S)
-      .catch(() => undefined);
+    await bestEffort(this.redis.client.set(key, JSON.stringify({ offsetMs: this.offsetMs, measuredAt: new Date().toISOString() }), 'EX', PUBLISHED_TTL_S), 'clock.publish-offset');
     return this.offsetMs;
   }
 }

@@ -75,6 +75,6 @@ function parseOffset(value: string): { offsetMs: number; measuredAt: string } | 
     if (typeof parsed.offsetMs !== 'number' || !Number.isFinite(parsed.offsetMs) || !at || Number.isNaN(at.getTime())) return null;
     return { offsetMs: parsed.offsetMs, measuredAt: at.toISOString() };
   } catch {
-    return null;
+    return null; // an entry this version cannot read is left out of the view, as one that expired
   }
 }

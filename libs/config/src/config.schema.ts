@@ -14,7 +14,7 @@ const anyUrl = (protocols: string[]) =>
     try {
       return protocols.includes(new URL(value).protocol);
     } catch {
-      return false;
+      return false; // not a URL: the refinement's message names the variable and what it expected
     }
   }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
 
@@ -57,6 +57,11 @@ export const configSchema = z.object({
     .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
     .refine((keys) => keys.length <= 100 && keys.every((key) => key.length <= 200), 'must list at most 100 keys of at most 200 characters'),
   FLOW_METRICS_TOP: int(10, 0, 100),
+  /** Registers the `sleep` and `fail` handlers, for tests and benchmarks; a production worker offers neither. */
+  ENABLE_TEST_HANDLERS: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default('false')
+    .transform((value) => value === 'true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** OTLP/HTTP collector base URL; traces go to `<url>/v1/traces`. Unset: tracing is off. */
   OTEL_EXPORTER_OTLP_ENDPOINT: anyUrl(['http:', 'https:']).optional(),

@@ -42,7 +42,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otlpEndpoint).toBe('http://collector:4318');
   });
 
+  it('registers the test handlers only when ENABLE_TEST_HANDLERS is true', () => {
+    expect(loadConfig({}).enableTestHandlers).toBe(false);
+    expect(loadConfig({ ENABLE_TEST_HANDLERS: '' }).enableTestHandlers).toBe(false);
+    expect(loadConfig({ ENABLE_TEST_HANDLERS: 'false' }).enableTestHandlers).toBe(false);
+    expect(loadConfig({ ENABLE_TEST_HANDLERS: 'true' }).enableTestHandlers).toBe(true);
+  });
+
   it.each([
+    [{ ENABLE_TEST_HANDLERS: 'yes' }, /^Invalid configuration: ENABLE_TEST_HANDLERS must be true or false \(got "yes"\)$/],
     [{ PORT: 'abc' }, /^Invalid configuration: PORT must be a whole number \(got "abc"\)$/],
     [{ LEADER_TTL_MS: '10' }, /^Invalid configuration: LEADER_TTL_MS must be at least 500/],
     [{ SCHEDULER_SHARDS: '257' }, /^Invalid configuration: SCHEDULER_SHARDS must be at most 256 \(got "257"\)$/],

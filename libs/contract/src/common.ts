@@ -15,6 +15,15 @@ export function durationMs(input: unknown): number {
   return Number.isSafeInteger(ms) ? ms : NaN;
 }
 
+/** Milliseconds as the shortest exact duration string (`3600000` → `"1h"`): how the API writes durations back. */
+export function formatDuration(ms: number): string {
+  for (const unit of ['d', 'h', 'm', 's'] as const) {
+    const size = DURATION_UNIT_MS[unit]!;
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
 /** What a duration must look like, said after the field's name. */
 export const DURATION_MESSAGE = 'must be a duration such as "250ms", "30s", "5m", "1h", "7d" or whole milliseconds';
 

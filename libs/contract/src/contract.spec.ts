@@ -20,11 +20,10 @@ const OUTSIDE = [...sources('apps'), ...sources('libs'), ...sources('bench'), ..
   (f) => !f.startsWith('libs/contract/') && !/\.spec(-helper)?\.ts$/.test(f),
 );
 /**
- * libs/time, the pure schedule math, predates the contract and keeps its own duration parser, DST
- * and disambiguation lists and UTC fallback until it takes them from here; nothing else may.
+ * libs/time, the pure schedule math, predates the contract and keeps its own DST and disambiguation
+ * lists and UTC fallback until it takes them from here; nothing else may.
  */
 const EXEMPT: Record<string, string[]> = {
-  'libs/time/src/duration.ts': ['DURATION_PATTERN'],
   'libs/time/src/local-time.ts': ['DISAMBIGUATIONS'],
   'libs/time/src/dst-policy.ts': ['DST_GAPS', 'DST_OVERLAPS'],
   'libs/time/src/preview.ts': ['default timezone'],
@@ -43,7 +42,7 @@ describe('the contract is the one place', () => {
   );
 
   it.each([
-    'TASK_STATUSES', 'OVERLAP_POLICIES', 'MISFIRE_POLICIES', 'DST_GAPS', 'DST_OVERLAPS', 'DISAMBIGUATIONS', 'NOTIFY_EVENTS', 'EXECUTION_STATUSES', 'SKIP_REASONS', 'TRIGGERS', 'ROLES', 'CATCH_UPS', 'ERROR_CODES',
+    'SCHEDULE_KINDS', 'TASK_STATUSES', 'OVERLAP_POLICIES', 'MISFIRE_POLICIES', 'DST_GAPS', 'DST_OVERLAPS', 'DISAMBIGUATIONS', 'NOTIFY_EVENTS', 'EXECUTION_STATUSES', 'SKIP_REASONS', 'TRIGGERS', 'ROLES', 'CATCH_UPS', 'ERROR_CODES',
   ] as const)('of %s: the list of values is written nowhere else', (name) => {
     const list = contract[name] as readonly string[];
     expect(occurrences(list.map((v) => `'${v}'`).join(', '), name)).toEqual([]);
@@ -54,7 +53,7 @@ describe('the contract is the one place', () => {
     for (const fallback of [`?? '${d.timezone}'`, `?? '${d.overlap}'`, `?? '${d.misfire}'`, `?? ['${d.notifyOn[0]}']`, `?? ${d.attempts}`]) {
       expect(occurrences(fallback, fallback === `?? '${d.timezone}'` ? 'default timezone' : fallback), fallback).toEqual([]);
     }
-    for (const limit of ['PREVIEW_MAX', 'BACKFILL_MAX', 'BATCH_MAX', 'PAGE_LIMIT_MAX', 'PAYLOAD_MAX_BYTES', 'LABELS_MAX', 'UPCOMING_COUNT']) {
+    for (const limit of ['PREVIEW_MAX', 'BACKFILL_MAX', 'BATCH_MAX', 'PAGE_LIMIT_MAX', 'PAYLOAD_MAX_BYTES', 'RESULT_MAX_BYTES', 'LABELS_MAX', 'UPCOMING_COUNT']) {
       expect(OUTSIDE.filter((f) => new RegExp(`\\b${limit}\\s*=`).test(readFileSync(join(ROOT, f), 'utf8'))), limit).toEqual([]);
     }
   });
@@ -98,9 +97,56 @@ describe('execution lists', () => {
   });
 });
 
+describe('schedules', () => {
+  const task = (schedule: unknown) => ({ name: 'x', handler: 'noop', schedule });
+  const issues = (result: { error?: { issues: { path: PropertyKey[]; message: string; code: string; params?: unknown }[] } }) =>
+    result.error?.issues.map((i) => ({ path: i.path.join('.'), message: i.message, ...(i.code === 'custom' && { params: i.params }) }));
+
+  it('hold exactly one kind, refused otherwise with the invalid_schedule code (for tasks, batches, applies and previews)', () => {
+    const oneKind = { path: 'schedule', message: 'must hold exactly one of cron, rrule, at, every', params: { code: 'invalid_schedule' } };
+    expect(issues(contract.TaskSpec.safeParse(task({ cron: '* * * * *', every: '1m' })))).toEqual([oneKind]);
+    expect(issues(contract.TaskSpec.safeParse(task({ timezone: 'UTC' })))).toEqual([oneKind]);
+    expect(issues(contract.TaskBatchRequest.safeParse({ tasks: [task({})] }))).toEqual([{ ...oneKind, path: 'tasks.0.schedule' }]);
+    expect(issues(contract.PreviewRequest.safeParse({ schedule: { at: '2030-01-01T00:00:00Z', rrule: 'RRULE:FREQ=DAILY' } }))).toEqual([oneKind]);
+    expect(contract.TaskSpec.safeParse(task({ every: '15m', timezone: 'Europe/Berlin' })).success).toBe(true);
+  });
+
+  it('in a patch name at most one kind, which replaces the task\'s', () => {
+    expect(contract.TaskPatch.safeParse({ schedule: { timezone: 'Europe/Berlin' } }).success).toBe(true);
+    expect(contract.TaskPatch.safeParse({ schedule: { every: '1h' } }).success).toBe(true);
+    expect(issues(contract.TaskPatch.safeParse({ schedule: { cron: '* * * * *', at: '2030-01-01T00:00:00Z' } }))).toEqual([
+      { path: 'schedule', message: "must name at most one of cron, rrule, at, every: the kind it names replaces the task's", params: { code: 'invalid_schedule' } },
+    ]);
+  });
+
+  it('refuse a field of the wrong type by its path, before anything reads it', () => {
+    for (const [field, value] of [['cron', null], ['cron', 5], ['rrule', {}], ['at', []], ['timezone', 5]] as const) {
+      const paths = contract.TaskSpec.safeParse(task({ cron: '* * * * *', [field]: value })).error?.issues.map((i) => i.path.join('.'));
+      expect(paths, `${field} = ${JSON.stringify(value)}`).toContain(`schedule.${field}`);
+    }
+  });
+
+  it('bound themselves with instants that have an offset and a real calendar date', () => {
+    for (const instant of ['2026-02-30T00:00:00Z', '2026-06-01T07:00:00', '2026-06-01T24:00:00Z', 'tomorrow']) {
+      expect(contract.TaskSpec.safeParse(task({ cron: '* * * * *', startAt: instant })).success, instant).toBe(false);
+    }
+    expect(contract.TaskSpec.safeParse(task({ cron: '* * * * *', startAt: '2026-06-01T09:00:00+02:00', endAt: null })).success).toBe(true);
+  });
+
+  it('reject a task name outside the pattern', () => {
+    for (const name of ['UPPER', '-dash', '', 'a'.repeat(129), 'with space']) expect(contract.TaskSpec.safeParse({ ...task({ every: '1m' }), name }).success, name).toBe(false);
+  });
+});
+
 describe('durations', () => {
   it('reads strings with a unit and whole milliseconds, and nothing else', () => {
     expect(['250ms', '30s', '5m', '1h', '7d', '1.5s', 1500].map(contract.durationMs)).toEqual([250, 30_000, 300_000, 3_600_000, 604_800_000, 1500, 1500]);
     expect(['5 minutes', '', '-1s', 'NaN', '1e999', -1, 1.5, null].map(contract.durationMs).every(Number.isNaN)).toBe(true);
+  });
+
+  it('writes milliseconds back as the shortest exact string, which reads as the same milliseconds', () => {
+    const ms = [604_800_000, 3_600_000, 90_000, 1500, 250, 0];
+    expect(ms.map(contract.formatDuration)).toEqual(['7d', '1h', '90s', '1500ms', '250ms', '0ms']);
+    expect(ms.map(contract.formatDuration).map(contract.durationMs)).toEqual(ms);
   });
 });

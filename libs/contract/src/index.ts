@@ -2,6 +2,9 @@
  * Punctual's wire contract: zod schemas of every request and response, the limits and defaults,
  * and the table of routes. No Node, Nest or Prisma here: the API, the client, the CLI and the
  * browser console all import it.
+ *
+ * @imports none
+ * @packageDocumentation
  */
 export * from './actions.js';
 export * from './apply.js';

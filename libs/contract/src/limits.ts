@@ -45,6 +45,8 @@ export const RATE_PER_MAX_MS = 86_400_000;
 /** A task payload: a JSON object of at most 64 KiB (413 beyond), nested at most 32 levels. */
 export const PAYLOAD_MAX_BYTES = 64 * 1024;
 export const PAYLOAD_MAX_DEPTH = 32;
+/** An execution's result: the JSON its handler returned, kept when it is at most 64 KiB, else recorded as `{ truncated: true }` (DESIGN §5). */
+export const RESULT_MAX_BYTES = 64 * 1024;
 /** A request body (413 beyond); a batch may be larger. */
 export const BODY_MAX_BYTES = 256 * 1024;
 export const BATCH_BODY_MAX_BYTES = 16 * 1024 * 1024;

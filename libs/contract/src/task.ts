@@ -26,8 +26,19 @@ export const CalendarName = z.string().regex(CALENDAR_NAME_PATTERN, `must match 
 
 export const Dst = z.strictObject({ gap: DstGap.optional(), overlap: DstOverlap.optional() });
 
-/** A schedule as a user writes it: exactly one of `cron`, `rrule`, `at`, `every`. */
-export const ScheduleSpec = z
+/** The kinds of schedule: a task's schedule holds exactly one of these fields. */
+export const SCHEDULE_KINDS = ['cron', 'rrule', 'at', 'every'] as const;
+export type ScheduleKind = (typeof SCHEDULE_KINDS)[number];
+
+/** The kinds a schedule (or a change to one) names, in {@link SCHEDULE_KINDS} order. */
+export function scheduleKindsOf(schedule: Partial<Record<ScheduleKind, unknown>>): ScheduleKind[] {
+  return SCHEDULE_KINDS.filter((kind) => schedule[kind] !== undefined);
+}
+
+const ONE_KIND = `must hold exactly one of ${SCHEDULE_KINDS.join(', ')}`;
+
+/** The fields of a schedule, each checked on its own. */
+const ScheduleFields = z
   .strictObject({
     cron: z.string().min(1).max(CRON_MAX).optional().meta({ description: '5 fields (minute first) or 6 (seconds first); macros such as @daily; H hashed by task name', examples: ['0 9 * * 1-5'] }),
     rrule: z.string().min(1).max(RRULE_MAX).optional().meta({ examples: ['DTSTART;TZID=Europe/Berlin:20260101T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO'] }),
@@ -44,8 +55,18 @@ export const ScheduleSpec = z
       .max(EXCLUDE_MAX)
       .optional()
       .meta({ description: "calendars of excluded days: a slot whose local date (in the calendar's zone, else the schedule's) one of them excludes is not planned", examples: [['us-holidays']] }),
-  })
-  .meta({ id: 'ScheduleSpec', examples: [{ cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' }] });
+  });
+
+/** A schedule as a user writes it: exactly one of `cron`, `rrule`, `at`, `every` (else 422 `invalid_schedule`). */
+export const ScheduleSpec = ScheduleFields.refine((schedule) => scheduleKindsOf(schedule).length === 1, { message: ONE_KIND, params: { code: 'invalid_schedule' } }).meta({
+  id: 'ScheduleSpec',
+  examples: [{ cron: '0 9 * * 1-5', timezone: 'Europe/Berlin' }],
+});
+
+/** A patch's schedule: its fields merge over the task's, and a kind it names replaces the task's kind — at most one. */
+export const SchedulePatch = ScheduleFields.refine((schedule) => scheduleKindsOf(schedule).length <= 1, { message: `must name at most one of ${SCHEDULE_KINDS.join(', ')}: the kind it names replaces the task's`, params: { code: 'invalid_schedule' } }).meta({
+  id: 'SchedulePatch',
+});
 
 export const RetrySpec = z.strictObject({
   attempts: z.number().int().min(1).max(ATTEMPTS_MAX).optional().meta({ default: TASK_DEFAULTS.attempts }),
@@ -119,7 +140,7 @@ export const TaskSpec = z.strictObject({ name: TaskName, ...taskFields }).meta({
 /** `PUT /v1/tasks/{name}`: the name comes from the URL; if given it must match. */
 export const TaskPutBody = z.strictObject({ name: TaskName.optional(), ...taskFields }).meta({ id: 'TaskPutBody' });
 /** `PATCH /v1/tasks/{name}`: any subset; nested objects are merged, `labels` replaced as a whole. */
-export const TaskPatch = z.strictObject(taskFields).partial().meta({ id: 'TaskPatch' });
+export const TaskPatch = z.strictObject({ ...taskFields, schedule: SchedulePatch }).partial().meta({ id: 'TaskPatch' });
 /** `POST /v1/tasks:batch`: create or replace up to 1,000 tasks, all or nothing. */
 export const TaskBatchRequest = z.strictObject({ tasks: z.array(TaskSpec).min(1).max(BATCH_MAX) }).meta({ id: 'TaskBatchRequest' });
 

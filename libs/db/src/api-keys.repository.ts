@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { bestEffort } from '@punctual/metrics';
 import type { ApiKey, ApiKeyRole } from './generated/prisma/client.js';
 import { PrismaService } from './prisma.service.js';
 
@@ -26,7 +27,7 @@ export class ApiKeysRepository {
 
   /** Best effort: a failed touch must not fail the request it authenticates. */
   async touch(id: string): Promise<void> {
-    await this.prisma.apiKey.update({ where: { id }, data: { lastUsedAt: new Date() } }).catch(() => undefined);
+    await bestEffort(this.prisma.apiKey.update({ where: { id }, data: { lastUsedAt: new Date() } }), 'api-keys.touch');
   }
 
   countActive(): Promise<number> {

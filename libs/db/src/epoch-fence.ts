@@ -16,18 +16,30 @@ export function shardFence(fence: LeaderFence): ShardFence {
   return typeof fence === 'bigint' ? { shard: 0, shards: 1, epoch: fence } : fence;
 }
 
+/** `<a shard's row in scheduler_state> AND <its epoch is still this one>`: the condition every fence tests. */
+export function currentEpoch(fence: LeaderFence): Prisma.Sql {
+  const { shard, epoch } = shardFence(fence);
+  return Prisma.sql`id = ${shard + 1}::int AND epoch = ${epoch.toString()}::bigint`;
+}
+
 /**
- * The epoch fence as a CTE named `fence`, for a leader's write to carry in its own statement: the
- * statement writes only while `epoch` is the newest of its shard (`WHERE EXISTS (SELECT 1 FROM fence)`).
+ * The fence: a row while `epoch` is the newest of its shard, none once a newer leader took the shard.
  *
  * `FOR SHARE` makes the fence hold to the end of the write's transaction: a new leader's epoch bump
  * (an UPDATE of that row) waits for writes already fenced to commit, and a fenced write that waited
  * for a bump re-reads the row and finds its epoch gone. The leader's own writes share the lock and
  * never wait on each other.
  */
+export function fenceQuery(fence: LeaderFence): Prisma.Sql {
+  return Prisma.sql`SELECT 1 FROM scheduler_state WHERE ${currentEpoch(fence)} FOR SHARE`;
+}
+
+/**
+ * {@link fenceQuery} as a CTE named `fence`, for a leader's write to carry in its own statement: the
+ * statement writes only while `epoch` is the newest of its shard (`WHERE EXISTS (SELECT 1 FROM fence)`).
+ */
 export function epochFence(fence: LeaderFence): Prisma.Sql {
-  const { shard, epoch } = shardFence(fence);
-  return Prisma.sql`fence AS (SELECT 1 FROM scheduler_state WHERE id = ${shard + 1}::int AND epoch = ${epoch.toString()}::bigint FOR SHARE)`;
+  return Prisma.sql`fence AS (${fenceQuery(fence)})`;
 }
 
 /**

@@ -1,3 +1,11 @@
+/**
+ * Postgres through Prisma and pg: the schema's generated client, the migrator, and one repository
+ * per table or concern, each owning its SQL, every state transition one method with the expected
+ * state in its `WHERE` and the leader's epoch as its fence.
+ *
+ * @imports @punctual/config, @punctual/metrics
+ * @packageDocumentation
+ */
 export { ApiKeysRepository } from './api-keys.repository.js';
 export { type AuditEntry, AuditRepository } from './audit.repository.js';
 export { type Backlog, BacklogRepository } from './backlog.repository.js';
@@ -36,7 +44,8 @@ export {
 } from './generated/prisma/client.js';
 export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, MigrationError, readMigrations } from './migrator.js';
 export { OutboxRepository } from './outbox.repository.js';
-export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, isConnectionError, isLockTimeout, PrismaService } from './prisma.service.js';
+export { isConnectionError, isLockTimeout } from './db-errors.js';
+export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';
 export { SchedulerStateRepository, type ShardState } from './scheduler-state.repository.js';
 export { TaskHealthRepository, type TaskHealthRow } from './task-health.repository.js';
 export { type CalendarFields, type CalendarInUse, CalendarsRepository } from './calendars.repository.js';

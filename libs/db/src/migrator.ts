@@ -73,6 +73,7 @@ export async function ensureDatabase(databaseUrl: string): Promise<boolean> {
   } catch (error) {
     if ((error as { code?: string }).code !== '3D000') throw error;
   } finally {
+    // Ending a probe that never connected can fail too; there is nothing to close then.
     await probe.end().catch(() => undefined);
   }
   const url = new URL(databaseUrl);
@@ -119,6 +120,7 @@ export async function migrate(databaseUrl: string, migrationsDir: string): Promi
     }
     return done;
   } finally {
+    // Nothing to do when the unlock fails: a session lock ends with its session, closed on the next line.
     await client.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATE_LOCK]).catch(() => undefined);
     await client.end();
   }

@@ -56,26 +56,3 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
 
 /** A client or an interactive transaction: repositories accept either. */
 export type Db = Omit<PrismaClient, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
-
-const CONNECTION_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'P1001', 'P1017']);
-const CONNECTION_MESSAGE = /connection terminated|terminating connection|server has closed the connection|connection (?:closed|refused|reset)|can't reach database|ECONNRESET|ECONNREFUSED/i;
-
-/**
- * The statement failed because its connection did (a session killed, Postgres restarting, a network
- * cut), not because of what it asked: the same statement on a fresh connection may well succeed.
- * Looks through the causes Prisma and its driver adapter wrap around the driver's error.
- */
-export function isConnectionError(error: unknown): boolean {
-  const seen = new Set<unknown>();
-  for (let e = error as { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } } | undefined; e && !seen.has(e); ) {
-    seen.add(e);
-    if ((typeof e.code === 'string' && CONNECTION_CODES.has(e.code)) || CONNECTION_MESSAGE.test(String(e.message ?? ''))) return true;
-    e = (e.cause ?? e.meta?.driverAdapterError) as typeof e;
-  }
-  return false;
-}
-
-/** Postgres gave up waiting for a lock (`lock_timeout`): worth another try, not a failure. */
-export function isLockTimeout(error: unknown): boolean {
-  return (error as { code?: string })?.code === '55P03' || /lock timeout|55P03/i.test(String((error as Error)?.message ?? ''));
-}

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type LeaderFence, shardFence } from './epoch-fence.js';
+import { currentEpoch, fenceQuery, type LeaderFence } from './epoch-fence.js';
 import { PrismaService, type Db } from './prisma.service.js';
 
 /** A shard's fencing row as operators see it. */
@@ -51,20 +51,16 @@ export class SchedulerStateRepository {
 
   /**
    * The first statement of every planning transaction: true while `epoch` is still the newest of its
-   * shard, and then it stays so until the transaction ends (see `epochFence`).
+   * shard, and then it stays so until the transaction ends (see `fenceQuery`).
    */
   async fence(fence: LeaderFence, db: Db): Promise<boolean> {
-    const { shard, epoch } = shardFence(fence);
-    const rows = await db.$queryRaw<unknown[]>`
-      SELECT 1 FROM scheduler_state WHERE id = ${shard + 1}::int AND epoch = ${epoch.toString()}::bigint FOR SHARE`;
+    const rows = await db.$queryRaw<unknown[]>(fenceQuery(fence));
     return rows.length === 1;
   }
 
   /** A shard leader's periodic sign of life; false when a newer leader has taken the shard's epoch. */
   async heartbeat(fence: LeaderFence): Promise<boolean> {
-    const { shard, epoch } = shardFence(fence);
-    const changed = await this.prisma.$executeRaw`
-      UPDATE scheduler_state SET heartbeat_at = now() WHERE id = ${shard + 1}::int AND epoch = ${epoch.toString()}::bigint`;
+    const changed = await this.prisma.$executeRaw`UPDATE scheduler_state SET heartbeat_at = now() WHERE ${currentEpoch(fence)}`;
     return changed === 1;
   }
 

@@ -40,17 +40,11 @@ export class TaskNameTakenError extends Error {
   }
 }
 
-/** Every field of a task and its column, for statements that write whole rows. */
-const TASK_FIELDS = Object.entries({
-  id: 'id', name: 'name', description: 'description', handler: 'handler', payload: 'payload', secretFields: 'secret_fields',
-  scheduleKind: 'schedule_kind', cron: 'cron', rrule: 'rrule', runAt: 'run_at', everyMs: 'every_ms', timezone: 'timezone',
-  startAt: 'start_at', endAt: 'end_at', jitterMs: 'jitter_ms', dstGap: 'dst_gap', dstOverlap: 'dst_overlap', overlap: 'overlap',
-  misfire: 'misfire', maxDelayMs: 'max_delay_ms', maxAttempts: 'max_attempts', backoffMs: 'backoff_ms', backoffMaxMs: 'backoff_max_ms',
-  timeoutMs: 'timeout_ms', concurrencyKey: 'concurrency_key', concurrencyLimit: 'concurrency_limit', rateKey: 'rate_key', rateLimit: 'rate_limit',
-  ratePerMs: 'rate_per_ms', notifyUrl: 'notify_url', notifyOn: 'notify_on', labels: 'labels', managedBy: 'managed_by', exclude: 'exclude', calendars: 'calendars', sloStartWithinMs: 'slo_start_within_ms', secret: 'secret',
-  status: 'status', nextRunAt: 'next_run_at', lastScheduledFor: 'last_scheduled_for', missedCount: 'missed_count', version: 'version',
-  planVersion: 'plan_version', lastError: 'last_error', lastErrorAt: 'last_error_at', createdAt: 'created_at', updatedAt: 'updated_at',
-} satisfies Record<keyof Task, string>) as [keyof Task, string][];
+/**
+ * Every field of a task and its column, for statements that write or read whole rows: the fields
+ * schema.prisma generates, each mapped to its snake_case name (every `@map` of the model is that).
+ */
+const TASK_FIELDS = (Object.keys(Prisma.TaskScalarFieldEnum) as (keyof Task)[]).map((field): [keyof Task, string] => [field, field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)]);
 
 /** Columns of type bigint: the driver reads them as text. */
 const BIGINT_FIELDS = new Set<keyof Task>(['everyMs', 'missedCount']);

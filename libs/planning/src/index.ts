@@ -1,5 +1,13 @@
+/**
+ * The scheduling decisions as pure functions over plain values: which slots of a task to plan
+ * (`planTaskSlots`), what a late slot becomes (`resolveLateSlots`), whether a claim may start
+ * (`judgeClaim`), re-planning after an edit, lateness and shards. No Nest, Postgres or Redis.
+ *
+ * @imports @punctual/contract, @punctual/time
+ * @packageDocumentation
+ */
 export { type LateDecision, type LateSlot, resolveLateSlots } from './late-slots.js';
-export { type PinnedDefinition, pinnedDefinitionOf, withPinnedDefinition } from './pinned-definition.js';
+export { PINNED_FIELDS, type PinnedDefinition, pinnedDefinitionOf, withPinnedDefinition } from './pinned-definition.js';
 export { type CursorAdvance, type PlannedExecution, type Trigger } from './planned-execution.js';
 export { type KeptSlot, type ReplanDecision, replanUnstarted, type UnstartedSlot } from './replan.js';
 export { type PlannableTask, planTaskSlots, type SlotPlannerOptions, type TaskSlotPlan } from './slot-planner.js';

@@ -1,3 +1,6 @@
+/** The fields of a task's definition that an execution in progress keeps when the task is edited. */
+export const PINNED_FIELDS = ['handler', 'payload', 'secretFields', 'timeoutMs', 'maxAttempts', 'backoffMs', 'backoffMaxMs'] as const;
+
 /**
  * What an execution in progress keeps of its task's definition when the task is edited: it finishes
  * its slot — the attempt running and its retries — under the definition it started with.
@@ -13,29 +16,14 @@ export interface PinnedDefinition<Payload = unknown> {
 }
 
 export function pinnedDefinitionOf<T extends PinnedDefinition>(task: T): PinnedDefinition<T['payload']> {
-  return {
-    handler: task.handler,
-    payload: task.payload,
-    secretFields: task.secretFields,
-    timeoutMs: task.timeoutMs,
-    maxAttempts: task.maxAttempts,
-    backoffMs: task.backoffMs,
-    backoffMaxMs: task.backoffMaxMs,
-  };
+  const pinned: Partial<Record<(typeof PINNED_FIELDS)[number], unknown>> = {};
+  for (const field of PINNED_FIELDS) pinned[field] = task[field];
+  return pinned as PinnedDefinition<T['payload']>;
 }
 
 /** The task as an execution pinned to `pinned` runs it: the current task with the pinned fields over it. */
 export function withPinnedDefinition<T extends PinnedDefinition>(task: T, pinned: unknown): T {
   if (pinned === null || typeof pinned !== 'object' || Array.isArray(pinned)) return task;
   const p = pinned as Partial<PinnedDefinition<T['payload']>>;
-  return {
-    ...task,
-    handler: p.handler ?? task.handler,
-    payload: p.payload ?? task.payload,
-    secretFields: p.secretFields ?? task.secretFields,
-    timeoutMs: p.timeoutMs ?? task.timeoutMs,
-    maxAttempts: p.maxAttempts ?? task.maxAttempts,
-    backoffMs: p.backoffMs ?? task.backoffMs,
-    backoffMaxMs: p.backoffMaxMs ?? task.backoffMaxMs,
-  };
+  return { ...task, ...Object.fromEntries(PINNED_FIELDS.flatMap((field) => (p[field] === undefined || p[field] === null ? [] : [[field, p[field]]]))) };
 }

@@ -1,5 +1,6 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { tracing } from '@punctual/observability';
+import { bestEffort } from '@punctual/metrics';
+import { tracing } from '@punctual/tracing';
 import { RedisService } from '@punctual/redis';
 import { Queue } from 'bullmq';
 import { EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE, type ExecutionJobData, executionJobId } from './queue.constants.js';
@@ -68,7 +69,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    */
   async addAgain(executionId: string, attempt: number, first?: { fireAt: Date; releasedAt: number }): Promise<void> {
     const jobId = executionJobId(executionId, attempt);
-    await this.queue.remove(jobId).catch(() => 0);
+    await bestEffort(this.queue.remove(jobId), 'queue.remove-ended-job');
     const timing = first ? { fireAt: first.fireAt.getTime(), releasedAt: first.releasedAt } : {};
     await this.queue.add('execution', { executionId, ...timing, trace: tracing.current() }, { jobId });
   }

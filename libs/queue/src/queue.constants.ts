@@ -1,4 +1,4 @@
-import type { TraceContext } from '@punctual/observability';
+import type { TraceContext } from '@punctual/tracing';
 import type { JobsOptions } from 'bullmq';
 
 /** The one queue executions run through. */

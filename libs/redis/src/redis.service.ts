@@ -62,6 +62,7 @@ export class RedisService implements OnModuleInit, OnApplicationShutdown {
 
   /** Redis' `maxmemory-policy`, or null where `CONFIG GET` is refused (some managed services). */
   async maxmemoryPolicy(): Promise<string | null> {
+    // A refusal is an answer here, not a failure: the caller reports the policy as unknown.
     const reply = await this.client.config('GET', 'maxmemory-policy').catch(() => null);
     return Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : null;
   }

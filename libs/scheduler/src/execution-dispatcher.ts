@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { Metrics, tracing } from '@punctual/observability';
+import { Metrics } from '@punctual/metrics';
+import { tracing } from '@punctual/tracing';
 import { ExecutionsQueue } from '@punctual/queue';
 import type { Fireable } from './fire-timer.js';
 

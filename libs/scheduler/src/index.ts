@@ -1,3 +1,11 @@
+/**
+ * The scheduler role: leadership of each shard by a Redis lease (`LeaderElector`) fenced by a
+ * Postgres epoch, planning due slots into executions, firing them to the queue on time, deciding
+ * late slots, and the relay that repairs what Redis lost.
+ *
+ * @imports @punctual/clock, @punctual/config, @punctual/db, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/tracing
+ * @packageDocumentation
+ */
 export { FencedOutError } from './errors.js';
 export { type DispatchOptions, ExecutionDispatcher } from './execution-dispatcher.js';
 export { type Fireable, FireTimer } from './fire-timer.js';

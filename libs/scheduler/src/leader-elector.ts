@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { bestEffort } from '@punctual/metrics';
 import type { Redis } from 'ioredis';
 
 // Compare-and-refresh / compare-and-delete: only the holder of the token may extend or release the
@@ -72,7 +73,7 @@ export class LeaderElector {
     this.loop = null;
     const wasLeading = this.leading;
     this.depose('shutdown');
-    if (wasLeading) await this.redis.eval(RELEASE, 1, this.options.key, this.token).catch(() => undefined);
+    if (wasLeading) await bestEffort(this.redis.eval(RELEASE, 1, this.options.key, this.token), 'leader.release');
   }
 
   private async tick(): Promise<void> {
@@ -82,10 +83,9 @@ export class LeaderElector {
     let next = period;
     const attempt = this.leading ? null : this.options.mayAcquire ? this.options.mayAcquire() : () => undefined;
     try {
-      if (this.leading) await this.refresh();
-      else if (attempt) next = Math.min(period, await this.acquire());
-    } catch {
-      // A Redis error: a leader keeps its lease until the watchdog says it may have expired.
+      // A Redis error: a leader keeps its lease until the watchdog says it may have expired, a follower tries again next period.
+      if (this.leading) await bestEffort(this.refresh(), 'leader.campaign');
+      else if (attempt) next = Math.min(period, (await bestEffort(this.acquire(), 'leader.campaign')) ?? period);
     } finally {
       attempt?.();
       this.ticking = false;

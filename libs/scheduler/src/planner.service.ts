@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ExecutionTransitionsRepository, type LeaderFence, type PlanError, PrismaService, SchedulerStateRepository, shardFence, TasksRepository } from '@punctual/db';
-import { Metrics, tracing } from '@punctual/observability';
+import { Metrics } from '@punctual/metrics';
+import { tracing } from '@punctual/tracing';
 import { type CursorAdvance, type PlannedExecution, planTaskSlots, taskSchedule } from '@punctual/planning';
 import { FencedOutError } from './errors.js';
 

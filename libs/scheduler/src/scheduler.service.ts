@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
 import { LeaderExecutionsRepository, SchedulerStateRepository } from '@punctual/db';
-import { Metrics } from '@punctual/observability';
+import { bestEffort, Metrics } from '@punctual/metrics';
 import { shardShare } from '@punctual/planning';
 import { ExecutionsQueue, TASKS_CHANGED_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
@@ -98,11 +98,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
   async onModuleDestroy(): Promise<void> {
     if (this.balanceTimer) clearInterval(this.balanceTimer);
     this.balanceTimer = null;
-    await this.members.leave().catch(() => undefined);
+    await bestEffort(this.members.leave(), 'scheduler.leave');
     const held = this.leaders.filter((l) => l.holdsLock);
     await Promise.all(this.leaders.map((l) => l.stop()));
     // The others try for the released shards now, not at their next attempt.
-    for (const leader of held) await this.announceReleased(leader.shard).catch(() => undefined);
+    for (const leader of held) await bestEffort(this.announceReleased(leader.shard), 'scheduler.announce-released');
+    // A subscriber that cannot QUIT has lost its connection already: nothing is left to close.
     await this.subscriber?.quit().catch(() => undefined);
   }
 

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Config } from '@punctual/config';
 import type { ClockService } from '@punctual/clock';
 import { isLockTimeout, type LeaderExecutionsRepository, type SchedulerStateRepository, type ShardFence } from '@punctual/db';
-import type { Metrics } from '@punctual/observability';
+import type { Metrics } from '@punctual/metrics';
 import { resolveLateSlots } from '@punctual/planning';
 import type { ExecutionsQueue } from '@punctual/queue';
 import type { RedisService } from '@punctual/redis';
@@ -113,6 +113,7 @@ export class ShardLeader {
   /** Stops leading and campaigning; releases the lock if held. */
   async stop(): Promise<void> {
     this.stopPlanning();
+    // Waits only: a planning pass logs its own failure (planOnce), there is nothing left to report.
     await this.planning?.catch(() => undefined);
     await this.elector.stop();
   }
@@ -124,6 +125,7 @@ export class ShardLeader {
    */
   async handBack(): Promise<void> {
     this.logger.log({ shard: this.shard }, 'handing the shard back');
+    // Waits only: taking the lead logs its own failure (lead), there is nothing left to report.
     await this.leading?.catch(() => undefined);
     await this.stop();
     this.elector.start();

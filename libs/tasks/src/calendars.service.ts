@@ -4,7 +4,7 @@ import { ClockService } from '@punctual/clock';
 import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type CalendarPutBody, TASK_DEFAULTS } from '@punctual/contract';
 import { AuditRepository, type Calendar, type CalendarFields, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
 import { checkExcludedDays, InvalidScheduleError } from '@punctual/time';
-import { CalendarInUseError, CalendarNotFoundError, InvalidTaskError } from './errors.js';
+import { CalendarInUseError, InvalidTaskError, NotFoundError } from './errors.js';
 import { TaskChanges } from './task-changes.js';
 import { toTaskDefinition } from './task-definition.js';
 import { TaskLifecycle } from './task-lifecycle.js';
@@ -33,7 +33,7 @@ export class CalendarsService {
   }
 
   async get(name: string): Promise<CalendarInUse> {
-    return (await this.calendars.get(name)) ?? Promise.reject(new CalendarNotFoundError(name));
+    return (await this.calendars.get(name)) ?? Promise.reject(new NotFoundError('calendar', name));
   }
 
   /** The named calendars that exist, as a preview of a schedule excluding them reads them (no lock). */
@@ -78,7 +78,7 @@ export class CalendarsService {
   /** Inside the caller's transaction: deletes a calendar no task excludes (else `CalendarInUseError`). */
   async remove(tx: Db, actor: Principal, name: string): Promise<void> {
     const result = await this.calendars.delete(name, tx);
-    if (!result.before) throw new CalendarNotFoundError(name);
+    if (!result.before) throw new NotFoundError('calendar', name);
     if (!result.deleted) throw new CalendarInUseError(name, result.usedBy);
     await this.audit.record({ actor: actor.actor, action: 'calendar.delete', target: name, before: snapshot(result.before), after: null }, tx);
   }

@@ -1,16 +1,13 @@
 import type { ErrorCode } from '@punctual/contract';
 
-export class TaskNotFoundError extends Error {
-  override readonly name = 'TaskNotFoundError';
-  constructor(readonly taskName: string) {
-    super(`no task named "${taskName}"`);
-  }
-}
-
-export class ExecutionNotFoundError extends Error {
-  override readonly name = 'ExecutionNotFoundError';
-  constructor(readonly executionId: string) {
-    super(`no execution with id "${executionId}"`);
+/** What a request names — a task or a calendar by its name, an execution by its id — does not exist: answered 404. */
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError';
+  constructor(
+    readonly what: 'task' | 'calendar' | 'execution',
+    readonly key: string,
+  ) {
+    super(what === 'execution' ? `no execution with id "${key}"` : `no ${what} named "${key}"`);
   }
 }
 
@@ -23,6 +20,14 @@ export class InvalidTaskError extends Error {
     readonly code: ErrorCode = 'invalid_task',
   ) {
     super(message);
+  }
+}
+
+/** A page's cursor that this API did not write (or that decodes to something it never wrote): answered 400. */
+export class InvalidCursorError extends Error {
+  override readonly name = 'InvalidCursorError';
+  constructor() {
+    super('cursor is not one this API returned');
   }
 }
 
@@ -81,13 +86,6 @@ export class TaskNotManagedError extends Error {
   /** The request field that declared it: `tasks[2].name`, `calendars[0].name`. */
   static field(task: { index: number; kind?: 'task' | 'calendar' }): string {
     return `${task.kind === 'calendar' ? 'calendars' : 'tasks'}[${task.index}].name`;
-  }
-}
-
-export class CalendarNotFoundError extends Error {
-  override readonly name = 'CalendarNotFoundError';
-  constructor(readonly calendarName: string) {
-    super(`no calendar named "${calendarName}"`);
   }
 }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ExecutionQueriesRepository, ExecutionTransitionsRepository, type TaskExecution } from '@punctual/db';
 import { EXECUTION_CANCEL_CHANNEL, ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
-import { ExecutionNotFoundError, ExecutionStateError } from './errors.js';
+import { ExecutionStateError, NotFoundError } from './errors.js';
 
 /** Operator actions on one execution: replay from the dead letter, cancel. */
 @Injectable()
@@ -37,6 +37,6 @@ export class ExecutionsService {
 
   private async stateError(id: string, action: string): Promise<Error> {
     const row = await this.queries.findById(id);
-    return row ? new ExecutionStateError(id, row.status, action) : new ExecutionNotFoundError(id);
+    return row ? new ExecutionStateError(id, row.status, action) : new NotFoundError('execution', id);
   }
 }

@@ -1,5 +1,15 @@
-export { CalendarInUseError, CalendarNotFoundError, ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from './errors.js';
+/**
+ * Tasks, calendars and executions as the API changes and shows them: validated definitions,
+ * create, edit, apply, pause, resume, trigger, backfill, cancel, their audit entries and the word
+ * to the leader, and the presenters that turn rows into the contract's shapes.
+ *
+ * @imports @punctual/auth, @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/handlers, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/time
+ * @packageDocumentation
+ */
+export { CalendarInUseError, ExecutionStateError, InvalidBatchError, InvalidCursorError, InvalidTaskError, NotFoundError, PayloadTooLargeError, TaskNotManagedError, VersionConflictError } from './errors.js';
+export { ExecutionViews } from './execution-views.service.js';
 export { ExecutionsService } from './executions.service.js';
+export { decodeCursor, nextCursor } from './page-cursor.js';
 export { missingHandlerWarnings } from './handler-warnings.js';
 export { previewSchedule, upcomingFireTimes } from './schedule-preview.js';
 export { type BatchItemResult } from './task-batch.js';

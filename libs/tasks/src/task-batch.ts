@@ -61,20 +61,13 @@ function itemError(error: unknown, index: number): InvalidBatchError['items'][nu
   throw error;
 }
 
-/** The whole row of a task created from `definition` now: what the database would fill in, filled in here. */
+/**
+ * The whole row of a task created from `definition` now: the definition sets every column but the
+ * bookkeeping ones, which get what the database's defaults would give them.
+ */
 export function newTaskRow(definition: TaskDefinition, now: Date): Task {
-  const d = definition;
   return {
-    id: randomUUID(), name: d.name, description: d.description ?? null, handler: d.handler, payload: d.payload ?? {}, secretFields: (d.secretFields as string[] | undefined) ?? [],
-    scheduleKind: d.scheduleKind, cron: d.cron ?? null, rrule: d.rrule ?? null, runAt: toDate(d.runAt), everyMs: d.everyMs === null || d.everyMs === undefined ? null : BigInt(d.everyMs),
-    timezone: d.timezone!, startAt: toDate(d.startAt), endAt: toDate(d.endAt), jitterMs: d.jitterMs!, dstGap: d.dstGap ?? null, dstOverlap: d.dstOverlap ?? null,
-    overlap: d.overlap!, misfire: d.misfire!, maxDelayMs: d.maxDelayMs!, maxAttempts: d.maxAttempts!, backoffMs: d.backoffMs!, backoffMaxMs: d.backoffMaxMs!, timeoutMs: d.timeoutMs!,
-    concurrencyKey: d.concurrencyKey ?? null, concurrencyLimit: d.concurrencyLimit ?? null, rateKey: d.rateKey ?? null, rateLimit: d.rateLimit ?? null, ratePerMs: d.ratePerMs ?? null,
-    notifyUrl: d.notifyUrl ?? null, notifyOn: (d.notifyOn as string[] | undefined) ?? [], labels: d.labels ?? {}, managedBy: d.managedBy ?? null,
-    exclude: (d.exclude as string[] | undefined) ?? [], calendars: d.calendars ?? [], sloStartWithinMs: d.sloStartWithinMs ?? null,
-    secret: newTaskSecret(), status: d.status!, nextRunAt: toDate(d.nextRunAt), lastScheduledFor: null, missedCount: 0n, version: 1, planVersion: 1,
-    lastError: null, lastErrorAt: null, createdAt: now, updatedAt: now,
+    ...definition,
+    id: randomUUID(), secret: newTaskSecret(), lastScheduledFor: null, missedCount: 0n, version: 1, planVersion: 1, lastError: null, lastErrorAt: null, createdAt: now, updatedAt: now,
   } as Task;
 }
-
-const toDate = (value: Date | string | null | undefined): Date | null => (value === null || value === undefined ? null : new Date(value));

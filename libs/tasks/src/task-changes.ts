@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { AuditRepository, type Db, type Prisma, type Task } from '@punctual/db';
+import { bestEffort } from '@punctual/metrics';
 import { EXECUTION_CANCEL_CHANNEL, TASKS_CHANGED_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { presentDefinition } from './task.presenter.js';
@@ -30,11 +31,12 @@ export class TaskChanges {
 
   /**
    * Wakes the leader: plan at once, and fire what the API inserted (manual runs, catch-up). Tells
-   * the workers running `cancelled` executions to abort them.
+   * the workers running `cancelled` executions to abort them. Best effort: the change is
+   * committed already, and the leader's tick and sweep catch up with a word that was lost.
    */
   async announce(cancelled: string[] = []): Promise<void> {
-    for (const id of cancelled) await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id).catch(() => undefined);
-    await this.redis.client.publish(this.redis.key(TASKS_CHANGED_CHANNEL), '1').catch(() => undefined);
+    for (const id of cancelled) await bestEffort(this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id), 'tasks.announce-cancel');
+    await bestEffort(this.redis.client.publish(this.redis.key(TASKS_CHANGED_CHANNEL), '1'), 'tasks.announce-change');
   }
 }
 

@@ -3,15 +3,18 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import type { CatchUp } from '@punctual/contract';
 import { type Db, ExecutionTransitionsRepository, type Prisma, type Task, TasksRepository } from '@punctual/db';
-import { pinnedDefinitionOf, planTaskSlots, replanUnstarted, taskSchedule } from '@punctual/planning';
+import { PINNED_FIELDS, pinnedDefinitionOf, planTaskSlots, replanUnstarted, taskSchedule } from '@punctual/planning';
 import type { TaskDefinition } from './task-definition.js';
 
 const CATCH_UP_MISFIRE = { skip: 'skip', latest: 'run_once', all: 'run_all' } as const;
 
 /** What decides when a task's slots are. */
 const SCHEDULE_FIELDS = ['scheduleKind', 'cron', 'rrule', 'runAt', 'everyMs', 'timezone', 'startAt', 'endAt', 'jitterMs', 'dstGap', 'dstOverlap', 'exclude', 'calendars'] as const;
-/** What decides what a slot runs and how. Description, notification and labels are neither. */
-const RUN_FIELDS = ['handler', 'payload', 'secretFields', 'overlap', 'misfire', 'maxDelayMs', 'maxAttempts', 'backoffMs', 'backoffMaxMs', 'timeoutMs'] as const;
+/**
+ * What decides what a slot runs and how: what an execution in progress pins, and the policies that
+ * judge a slot's start. Description, notification and labels are neither.
+ */
+const RUN_FIELDS = [...PINNED_FIELDS, 'overlap', 'misfire', 'maxDelayMs'] as const;
 /** Slots examined when bringing a task up to the instant of a change (a longer backlog is counted on the next pass). */
 const SLOTS_PER_CHANGE = 100_000;
 
@@ -143,7 +146,7 @@ function firstSlotAfter(task: Task, now: Date): Date | null {
   try {
     return taskSchedule(task).next(now);
   } catch {
-    return null;
+    return null; // the planner records the schedule's error on the task (lastError); here it has no slot
   }
 }
 

@@ -1,20 +1,18 @@
-import type { TaskPatch, TaskSpec } from '@punctual/contract';
+import { SCHEDULE_KINDS, scheduleKindsOf, type TaskPatch, type TaskSpec } from '@punctual/contract';
 import type { TaskDefinitionJson } from './task.presenter.js';
 import { InvalidTaskError } from './errors.js';
 
-const KINDS = ['cron', 'rrule', 'at', 'every'] as const;
-
 /**
  * The task spec that results from applying `patch` to the current task. Nested objects are
- * merged; `labels` is replaced as a whole. A patch that names a schedule kind replaces the
- * current kind (a task holds exactly one).
+ * merged; `labels` is replaced as a whole. A patch that names a schedule kind (the contract's
+ * `SchedulePatch` allows one) replaces the current kind: the result holds exactly one.
  */
 export function mergeTaskPatch(current: TaskDefinitionJson, patch: TaskPatch, name: string): TaskSpec {
   for (const field of ['handler', 'schedule', 'policy', 'payload', 'notify', 'paused', 'secretFields', 'labels'] as const) {
     if (patch[field] === null) throw new InvalidTaskError(field, `${field} cannot be null`, 'validation_failed');
   }
   const schedule: Record<string, unknown> = { ...current.schedule };
-  if (patch.schedule && KINDS.some((k) => patch.schedule![k] !== undefined)) for (const k of KINDS) delete schedule[k];
+  if (patch.schedule && scheduleKindsOf(patch.schedule).length > 0) for (const k of SCHEDULE_KINDS) delete schedule[k];
   Object.assign(schedule, patch.schedule);
   return {
     name,

@@ -6,7 +6,7 @@ import { BACKFILL_DEFAULT, BACKFILL_MAX, type CatchUp } from '@punctual/contract
 import { type Db, ExecutionTransitionsRepository, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
 import { type PlannedExecution, taskSchedule } from '@punctual/planning';
 import { slotsBetween } from '@punctual/time';
-import { InvalidTaskError, TaskNotFoundError } from './errors.js';
+import { InvalidTaskError, NotFoundError } from './errors.js';
 import { TaskChanges } from './task-changes.js';
 import { type LifecycleResult, TaskLifecycle } from './task-lifecycle.js';
 
@@ -41,7 +41,7 @@ export class TaskRunsService {
   /** Runs a task now, once, outside its schedule (optionally with another payload). */
   async trigger(name: string, actor: Principal, payload?: unknown): Promise<TaskExecution> {
     const task = await this.tasks.findByName(name);
-    if (!task) throw new TaskNotFoundError(name);
+    if (!task) throw new NotFoundError('task', name);
     // The slot of a manual run is the instant it was asked for; a same-millisecond twin moves on.
     for (let offset = 0; ; offset += 1) {
       const at = new Date(this.clock.now() + offset);
@@ -60,7 +60,7 @@ export class TaskRunsService {
     if (to.getTime() < from.getTime()) throw new InvalidTaskError('to', 'to must not be before from', 'invalid_range');
     if (to.getTime() > now.getTime()) throw new InvalidTaskError('to', 'to must not be in the future: future slots are planned by the schedule', 'invalid_range');
     const task = await this.tasks.findByName(name);
-    if (!task) throw new TaskNotFoundError(name);
+    if (!task) throw new NotFoundError('task', name);
     const slots = slotsBetween(taskSchedule(task), new Date(from.getTime() - 1), to, Math.min(maxRuns, BACKFILL_MAX));
     // One millisecond apart, in slot order: they run one after another, oldest first.
     const inserted = await this.executions.insertPlanned(slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill')), this.prisma);
@@ -79,7 +79,7 @@ export class TaskRunsService {
   private async locked(name: string, actor: Principal, action: string, apply: (tx: Db, existing: Task) => Promise<LifecycleResult>): Promise<Task> {
     const result = await this.prisma.$transaction(async (tx) => {
       const existing = await this.tasks.lockByName(name, tx);
-      if (!existing) throw new TaskNotFoundError(name);
+      if (!existing) throw new NotFoundError('task', name);
       const after = await apply(tx, existing);
       await this.changes.record(tx, actor, action, name, existing, after.task);
       return after;

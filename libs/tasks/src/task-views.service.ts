@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { ClockService } from '@punctual/clock';
-import type { Task as TaskJson, TaskDetail } from '@punctual/contract';
+import type { Page, Task as TaskJson, TaskDetail, TaskListQuery } from '@punctual/contract';
 import { ExecutionQueriesRepository, type Task, TaskHealthRepository, TasksRepository } from '@punctual/db';
-import { TaskNotFoundError } from './errors.js';
+import type { z } from 'zod';
+import { decodeCursor, nextCursor } from './page-cursor.js';
 import { upcomingFireTimes } from './schedule-preview.js';
 import { presentExecution, presentTask } from './task.presenter.js';
 
-/** Tasks as the API shows them: with their health, and for one task its next slots and last run. */
+/** Tasks as the API lists and shows them: with their health, and for one task its next slots and last run. */
 @Injectable()
 export class TaskViews {
   constructor(
@@ -37,13 +38,16 @@ export class TaskViews {
     return { ...shown, upcoming: upcomingFireTimes(task, upcoming, now, planned), lastExecution: last ? presentExecution(last) : null };
   }
 
-  /** The instant execution lists cut at (only runs due by then), or undefined when they list planned slots too. */
-  dueBy(listsPlanned: boolean): Date | undefined {
-    return listsPlanned ? undefined : this.clock.date();
+  /** `GET /v1/tasks`: a page of tasks by name, filtered, each with its health. */
+  async list(query: z.output<typeof TaskListQuery>): Promise<Page<TaskJson>> {
+    const after = query.cursor ? decodeCursor<{ name: string }>(query.cursor, 'name').name : undefined;
+    const filter = { status: query.status, handler: query.handler, q: query.q, labels: labelsOf(query.label ?? []), managedBy: query.managedBy, health: query.health };
+    const items = await this.tasks.list(filter, query.limit, after);
+    return { items: await this.present(items), nextCursor: nextCursor(items, query.limit, (t) => ({ name: t.name })) };
   }
+}
 
-  /** Refuses a name no task has and no execution was recorded under: a deleted task's history outlives it. */
-  async assertKnownName(name: string): Promise<void> {
-    if (!(await this.tasks.findByName(name)) && !(await this.executions.hasHistoryOfDeleted(name))) throw new TaskNotFoundError(name);
-  }
+/** `team=billing` selectors (the contract checked each is `key=value`) as the labels a task must carry: `{ team: 'billing' }`. */
+function labelsOf(selectors: string[]): Record<string, string> {
+  return Object.fromEntries(selectors.map((selector) => [selector.slice(0, selector.indexOf('=')), selector.slice(selector.indexOf('=') + 1)]));
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ClockModule } from '@punctual/clock';
 import { QueueModule } from '@punctual/queue';
 import { CalendarsService } from './calendars.service.js';
+import { ExecutionViews } from './execution-views.service.js';
 import { ExecutionsService } from './executions.service.js';
 import { TaskApplyService } from './task-apply.service.js';
 import { TaskChanges } from './task-changes.js';
@@ -13,7 +14,7 @@ import { TaskViews } from './task-views.service.js';
 /** Task lifecycle and operator actions for the admin API. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
   imports: [QueueModule, ClockModule.forRole('api')],
-  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService],
-  exports: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ClockModule],
+  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ExecutionViews],
+  exports: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ExecutionViews, ClockModule],
 })
 export class TasksCoreModule {}

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
 import { CalendarsRepository, type Db, PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
-import { TaskNotFoundError, VersionConflictError } from './errors.js';
+import { NotFoundError, VersionConflictError } from './errors.js';
 import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
 import { excludedCalendars, newTaskSecret, toTaskDefinition } from './task-definition.js';
 import type { TaskPatch, TaskSpec as TaskInput } from '@punctual/contract';
@@ -29,7 +29,7 @@ export class TasksService {
   }
 
   get(name: string): Promise<Task> {
-    return this.tasks.findByName(name).then((task) => task ?? Promise.reject(new TaskNotFoundError(name)));
+    return this.tasks.findByName(name).then((task) => task ?? Promise.reject(new NotFoundError('task', name)));
   }
 
   /** Creates a task; the HMAC secret is returned once, here. Throws `TaskNameTakenError`. */
@@ -97,7 +97,7 @@ export class TasksService {
   async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number): Promise<Task> {
     // Merge over the stored payload, not the shown one: secret fields are masked when shown.
     const task = await this.change(name, actor, 'task.update', expectedVersion, (existing) => mergeTaskPatch({ ...presentDefinition(existing), payload: existing.payload }, patch, name));
-    if (!task) throw new TaskNotFoundError(name);
+    if (!task) throw new NotFoundError('task', name);
     return task;
   }
 
@@ -114,7 +114,7 @@ export class TasksService {
       await this.changes.record(tx, actor, 'task.delete', name, task, null);
       return running;
     });
-    if (!cancelled) throw new TaskNotFoundError(name);
+    if (!cancelled) throw new NotFoundError('task', name);
     await this.changes.announce(cancelled);
   }
 

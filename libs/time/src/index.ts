@@ -1,7 +1,13 @@
+/**
+ * The schedule math, pure: cron, RRULE, one-off and interval schedules in any time zone, DST
+ * rules, excluded days and jitter. Inputs in, instants out; nothing of Postgres, Redis or Nest.
+ *
+ * @imports none
+ * @packageDocumentation
+ */
 export { compileCron } from './cron.js';
 export { type CronFields, parseCron, usesHash } from './cron-expression.js';
 export { type DstPolicy, ELAPSED_TIME_RULE, FIXED_TIME_RULE, resolveDstRule } from './dst-policy.js';
-export * from './duration.js';
 export * from './errors.js';
 export { checkExcludedDays, type ExcludedDays, excludingDays } from './excluded-days.js';
 export * from './jitter.js';

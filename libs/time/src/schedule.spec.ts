@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration } from './duration.js';
 import { jitterOffset } from './jitter.js';
 import { compileSchedule, slotsBetween } from './schedule.js';
 import type { ScheduleSpec } from './schedule-spec.js';
@@ -75,9 +74,4 @@ describe('every, at, bounds and local times', () => {
     expect(jitterOffset('a', slot, 0)).toBe(0);
   });
 
-  it('durations', () => {
-    expect(['250ms', '30s', '5m', '1h', '7d', 1500].map((d) => parseDuration(d))).toEqual([250, 30_000, 300_000, 3_600_000, 604_800_000, 1500]);
-    expect([3_600_000, 90_000, 1500].map(formatDuration)).toEqual(['1h', '90s', '1500ms']);
-    expect(refusal(() => parseDuration('5 minutes', 'schedule.every')).field).toBe('schedule.every');
-  });
 });

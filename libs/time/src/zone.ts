@@ -13,7 +13,7 @@ export function isValidTimeZone(timezone: string): boolean {
       // Newer runtimes also accept raw offsets (`+05:00`); DESIGN §6 asks for a zone name.
       valid = /^[A-Za-z]/.test(timezone);
     } catch {
-      valid = false;
+      valid = false; // a RangeError is the runtime's way to say it knows no such zone: the answer
     }
     if (validZones.size > 10_000) validZones.clear();
     validZones.set(timezone, valid);

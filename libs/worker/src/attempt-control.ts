@@ -43,6 +43,8 @@ export class AttemptControl {
     this.aborted = new Promise<never>((_, reject) => {
       this.controller.signal.addEventListener('abort', () => reject(new AttemptAbortedError(this.abortCause ?? 'cancelled')), { once: true });
     });
+    // Not an error let pass: the rejection is for whoever races `aborted`; this only keeps an
+    // attempt that ends without anyone racing it from raising an unhandled rejection.
     this.aborted.catch(() => undefined);
     this.startedAt = performance.now();
     this.renewedAt = leaseValidUntil - leaseMs;

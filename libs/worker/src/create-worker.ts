@@ -1,6 +1,6 @@
 import type { INestApplicationContext, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createPino, PinoNestLogger } from '@punctual/observability';
+import { createPino, PinoNestLogger } from '@punctual/logging';
 import { PunctualWorkerModule } from './punctual-worker.module.js';
 import { type PunctualWorkerOptions, workerConfig } from './worker-options.js';
 

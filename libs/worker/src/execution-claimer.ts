@@ -15,7 +15,7 @@ import {
   type Task,
   type TaskExecution,
 } from '@punctual/db';
-import { Metrics } from '@punctual/observability';
+import { Metrics } from '@punctual/metrics';
 import { type ClaimContext, type ClaimVerdict, judgeClaim, withPinnedDefinition } from '@punctual/planning';
 import { EXECUTION_CANCEL_CHANNEL, FLOW_WAKE_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';

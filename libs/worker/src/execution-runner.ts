@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
+import { RESULT_MAX_BYTES } from '@punctual/contract';
 import { AttemptsRepository, type Db, isConnectionError, OutboxRepository, Prisma, PrismaService, type Task, type TaskExecution } from '@punctual/db';
 import { type HandlerLog, HandlerRegistry, handlerTaskOf, hmacSigner, UnrecoverableError } from '@punctual/handlers';
-import { Metrics, tracing } from '@punctual/observability';
+import { bestEffort, Metrics } from '@punctual/metrics';
+import { tracing } from '@punctual/tracing';
 import { ExecutionsQueue } from '@punctual/queue';
 import { ClockService } from '@punctual/clock';
 import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
@@ -15,7 +17,6 @@ import { HandlerSlots } from './handler-slots.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
 
-const MAX_RESULT_BYTES = 64 * 1024;
 /** Tries at writing an outcome while Postgres is unreachable: about five seconds in all. */
 const RECORD_TRIES = 6;
 const RECORD_RETRY_MS = 250;
@@ -250,7 +251,7 @@ export class ExecutionRunner implements OnModuleDestroy {
 
   private async recordSuccess(execution: TaskExecution, task: Task, attemptId: string, result: unknown, fields: object): Promise<RunOutcome> {
     const json = result === undefined ? null : (JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
-    const stored = json !== null && Buffer.byteLength(JSON.stringify(json)) > MAX_RESULT_BYTES ? { truncated: true } : json;
+    const stored = json !== null && Buffer.byteLength(JSON.stringify(json)) > RESULT_MAX_BYTES ? { truncated: true } : json;
     const ok = await this.withNotification(
       task,
       execution,
@@ -273,7 +274,7 @@ export class ExecutionRunner implements OnModuleDestroy {
     }
     if (cause === 'shutdown') {
       const released = await this.attempts.releaseAttempt(execution.id, attemptId, 'worker shut down mid-run');
-      if (released) await this.queue.enqueueAttempt(execution.id, execution.attempt + 1, 0).catch(() => undefined);
+      if (released) await bestEffort(this.queue.enqueueAttempt(execution.id, execution.attempt + 1, 0), 'worker.requeue-at-shutdown');
       this.logger.warn({ ...fields, status: 'retrying' }, 'attempt handed back at shutdown');
       return released ? 'released' : 'stale';
     }

@@ -1,3 +1,11 @@
+/**
+ * The worker role, also what a host app embeds (`PunctualWorkerModule`, `createWorker`): jobs
+ * taken from the queue, claims fenced in Postgres with flow control and overlap, handlers run
+ * under a lease with a timeout, outcomes and retries recorded, notifications delivered.
+ *
+ * @imports @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/handlers, @punctual/logging, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/tracing
+ * @packageDocumentation
+ */
 export { AttemptAbortedError, AttemptControl, type AbortCause, leaseMarginMs } from './attempt-control.js';
 export { retryDelayMs } from './backoff.js';
 export { Batcher } from './batcher.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { CONFIG, type Config } from '@punctual/config';
 import { type Outbox, OutboxRepository, TasksRepository } from '@punctual/db';
 import { BlockedDestinationError, hmacSigner, sendSigned } from '@punctual/handlers';
-import { Metrics } from '@punctual/observability';
+import { Metrics } from '@punctual/metrics';
 
 const POLL_MS = 1_000;
 const BATCH = 20;

@@ -2,7 +2,7 @@ import { type DynamicModule, Inject, Injectable, type InjectionToken, Module, ty
 import { type Config, ConfigModule } from '@punctual/config';
 import { DbModule } from '@punctual/db';
 import { type HandlerMap, HandlerRegistry, HandlersModule } from '@punctual/handlers';
-import { MetricsModule } from '@punctual/observability';
+import { MetricsModule } from '@punctual/metrics';
 import { RedisModule } from '@punctual/redis';
 import { type PunctualWorkerOptions, workerConfig } from './worker-options.js';
 import { WorkerCoreModule } from './worker.module.js';

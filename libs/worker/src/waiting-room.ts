@@ -54,7 +54,8 @@ export class WaitingRoom {
     if (!jobs) return 0;
     const chosen = count >= jobs.size ? [...jobs.entries()] : [...jobs.entries()].sort((a, b) => (a[1].order < b[1].order ? -1 : a[1].order > b[1].order ? 1 : 0)).slice(0, count);
     for (const [id] of chosen) this.remove(id);
-    // A job already back in the queue cannot be promoted: it is on its way anyway.
+    // A job already back in the queue cannot be promoted: it is on its way anyway. Nor can one
+    // Redis did not answer for; it comes back when its delay ends, as it would have without a wake.
     await Promise.all(chosen.map(([, { job }]) => job.promote().catch(() => undefined)));
     return chosen.length;
   }

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
+import { bestEffort } from '@punctual/metrics';
 import { EXECUTION_CANCEL_CHANNEL, EXECUTIONS_QUEUE, type ExecutionJobData, FLOW_WAKE_CHANNEL } from '@punctual/queue';
-import { tracing } from '@punctual/observability';
+import { tracing } from '@punctual/tracing';
 import { RedisService } from '@punctual/redis';
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -72,7 +73,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       stalledInterval: STALLED_CHECK_MS,
     });
     this.worker.on('error', (error) => this.logger.error({ err: error }, 'worker error'));
-    const announce = () => this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency).catch(() => undefined);
+    const announce = () => bestEffort(this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency), 'worker.announce');
     await announce();
     this.announcer = setInterval(announce, 15_000);
   }
@@ -124,7 +125,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     if (!this.worker) return;
     if (this.announcer) clearInterval(this.announcer);
-    await this.directory.withdraw(this.config.instanceId).catch(() => undefined);
+    await bestEffort(this.directory.withdraw(this.config.instanceId), 'worker.withdraw');
     this.claimer.stop();
     const closing = this.worker.close();
     let timer: NodeJS.Timeout | undefined;
@@ -135,6 +136,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     clearTimeout(timer);
     await closing;
+    // A subscriber that cannot QUIT has lost its connection already: nothing is left to close.
     await this.subscriber?.quit().catch(() => undefined);
   }
 }

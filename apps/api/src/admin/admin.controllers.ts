@@ -3,10 +3,10 @@ import { ApiKeysService, type Principal } from '@punctual/auth';
 import { ClusterService, WorkerDirectory } from '@punctual/cluster';
 import { type ApiKey as ApiKeyJson, type Cluster, type CreateApiKeyBody, type CreatedApiKey, type Me, routes } from '@punctual/contract';
 import { type ApiKey, AuditRepository } from '@punctual/db';
+import { decodeCursor, InvalidCursorError, nextCursor } from '@punctual/tasks';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
-import { decodeCursor, encodeCursor } from '../http/pagination.js';
 import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
 const presentKey = (k: ApiKey): ApiKeyJson => ({
@@ -54,17 +54,16 @@ export class AuditController {
   async list(@ValidQuery(routes.listAudit) query: z.output<typeof routes.listAudit.query>) {
     const before = query.cursor ? auditCursor(query.cursor) : undefined;
     const items = await this.audit.list({ actor: query.actor, action: query.action, target: query.target }, query.limit, before);
-    const last = items.length === query.limit ? items[items.length - 1] : undefined;
     return {
       items: items.map((a) => ({ id: a.id.toString(), actor: a.actor, action: a.action, target: a.target, before: a.before, after: a.after, at: a.at.toISOString() })),
-      nextCursor: last ? encodeCursor({ id: last.id.toString() }) : null,
+      nextCursor: nextCursor(items, query.limit, (a) => ({ id: a.id.toString() })),
     };
   }
 }
 
 function auditCursor(cursor: string): bigint {
   const { id } = decodeCursor<{ id: string }>(cursor, 'id');
-  if (!/^\d{1,18}$/.test(id)) throw new ApiError(400, 'invalid_cursor', 'cursor is not one this API returned', [{ field: 'cursor', message: 'invalid cursor' }]);
+  if (!/^\d{1,18}$/.test(id)) throw new InvalidCursorError();
   return BigInt(id);
 }
 

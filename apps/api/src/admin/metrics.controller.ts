@@ -1,6 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { Metrics } from '@punctual/observability';
+import { Metrics } from '@punctual/metrics';
 import { RequireRole } from '../auth/roles.js';
 
 /** `/metrics` on the API: a viewer key, or the `METRICS_TOKEN` (the guard accepts it here only). */

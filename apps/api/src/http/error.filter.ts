@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@punctual/contract';
 import { TaskNameTakenError } from '@punctual/db';
-import { CalendarInUseError, CalendarNotFoundError, ExecutionNotFoundError, ExecutionStateError, InvalidBatchError, InvalidTaskError, PayloadTooLargeError, TaskNotFoundError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
+import { CalendarInUseError, ExecutionStateError, InvalidBatchError, InvalidCursorError, InvalidTaskError, NotFoundError, PayloadTooLargeError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import type { Response } from 'express';
 import { ApiError } from './api-error.js';
@@ -31,7 +31,7 @@ export class ErrorFilter implements ExceptionFilter {
       return new ApiError(tooLarge ? 413 : 422, tooLarge ? 'payload_too_large' : codes.size === 1 ? [...codes][0]! : 'invalid_tasks', e.message, e.items.map(({ field, message }) => ({ field, message })));
     }
     if (e instanceof CalendarInUseError) return new ApiError(409, 'calendar_in_use', e.message, e.tasks.map((t) => ({ field: 'tasks', message: t })));
-    if (e instanceof TaskNotFoundError || e instanceof ExecutionNotFoundError || e instanceof CalendarNotFoundError) return new ApiError(404, 'not_found', e.message);
+    if (e instanceof NotFoundError) return new ApiError(404, 'not_found', e.message);
     if (e instanceof PayloadTooLargeError) return new ApiError(413, 'payload_too_large', e.message, [{ field: 'payload', message: e.message }]);
     if (e instanceof TaskNotManagedError) {
       return new ApiError(409, 'not_managed', e.message, e.tasks.map((t) => ({ field: TaskNotManagedError.field(t), message: TaskNotManagedError.describe(t, e.managedBy) })));
@@ -39,6 +39,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (e instanceof VersionConflictError) return new ApiError(409, 'version_conflict', e.message);
     if (e instanceof ExecutionStateError) return new ApiError(409, 'invalid_state', e.message);
     if (e instanceof TaskNameTakenError) return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);
+    if (e instanceof InvalidCursorError) return new ApiError(400, 'invalid_cursor', e.message, [{ field: 'cursor', message: 'invalid cursor' }]);
     // Express' body parser errors arrive wrapped in an HttpException, the original as its cause.
     const bodyError = ((e as { cause?: unknown })?.cause ?? e) as { type?: string; message?: string; body?: unknown };
     if (bodyError?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', 'the request body is too large');

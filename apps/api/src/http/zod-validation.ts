@@ -1,5 +1,5 @@
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
-import { fieldPath, MISSING_BODY, parseExplained, type ReadIssue } from '@punctual/contract';
+import { type ErrorCode, fieldPath, isErrorCode, MISSING_BODY, parseExplained, type ReadIssue } from '@punctual/contract';
 import type { z } from 'zod';
 import { ApiError } from './api-error.js';
 
@@ -20,7 +20,11 @@ export class ZodValidationPipe implements PipeTransform {
   }
 }
 
-/** The API error for a failed parse: 400 when a field is missing, unknown or of the wrong type, else 422. */
+/**
+ * The API error for a failed parse: 400 when a field is missing, unknown or of the wrong type, else
+ * 422 — with the code the contract's refinements name (`params: { code }`) when every issue names
+ * the same one, else `validation_failed`.
+ */
 function validationError(issues: ReadIssue[]): ApiError {
   const details = issues.map((read) => {
     const field = fieldPath(read.path) || '(body)';
@@ -30,12 +34,19 @@ function validationError(issues: ReadIssue[]): ApiError {
     return { field, message, malformed: read.unknown !== undefined || isMalformed(read.issue) };
   });
   const malformed = details.some((d) => d.malformed);
+  const named = new Set(issues.map((read) => namedCode(read.issue)));
   return new ApiError(
     malformed ? 400 : 422,
-    malformed ? 'invalid_request' : 'validation_failed',
+    malformed ? 'invalid_request' : named.size === 1 ? ([...named][0] ?? 'validation_failed') : 'validation_failed',
     details.map((d) => d.message).join('; ') || 'the request is invalid',
     details.map(({ field, message }) => ({ field, message })),
   );
+}
+
+/** The error code a contract refinement names for its issue (`refine(check, { params: { code } })`). */
+function namedCode(issue: z.core.$ZodIssue): ErrorCode | undefined {
+  const code = issue.code === 'custom' ? issue.params?.code : undefined;
+  return isErrorCode(code) ? code : undefined;
 }
 
 function isMalformed(issue: z.core.$ZodIssue): boolean {

@@ -1,15 +1,12 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { WorkerDirectory } from '@punctual/cluster';
-import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, listsPlanned, type WrittenTask } from '@punctual/contract';
-import { ExecutionQueriesRepository, TasksRepository } from '@punctual/db';
-import { missingHandlerWarnings, presentExecution, TaskApplyService, TaskRunsService, TasksService, TaskViews } from '@punctual/tasks';
+import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, TASK_NAME_PATTERN, TaskName, type WrittenTask } from '@punctual/contract';
+import { ExecutionViews, missingHandlerWarnings, presentExecution, TaskApplyService, TaskRunsService, TasksService, TaskViews } from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
-import { executionPage } from '../http/execution-page.js';
-import { decodeCursor, encodeCursor } from '../http/pagination.js';
 import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
 @Controller()
@@ -18,20 +15,14 @@ export class TasksController {
     private readonly tasks: TasksService,
     private readonly applier: TaskApplyService,
     private readonly runs: TaskRunsService,
-    private readonly tasksRepository: TasksRepository,
-    private readonly executions: ExecutionQueriesRepository,
     private readonly directory: WorkerDirectory,
     private readonly views: TaskViews,
+    private readonly executionViews: ExecutionViews,
   ) {}
 
   @Route(routes.listTasks)
-  async list(@ValidQuery(routes.listTasks) query: z.output<typeof routes.listTasks.query>) {
-    const after = query.cursor ? decodeCursor<{ name: string }>(query.cursor, 'name').name : undefined;
-    const labels = Object.fromEntries((query.label ?? []).map((selector) => [selector.slice(0, selector.indexOf('=')), selector.slice(selector.indexOf('=') + 1)]));
-    const filter = { status: query.status, handler: query.handler, q: query.q, labels, managedBy: query.managedBy, health: query.health };
-    const items = await this.tasksRepository.list(filter, query.limit, after);
-    const last = items.length === query.limit ? items[items.length - 1] : undefined;
-    return { items: await this.views.present(items), nextCursor: last ? encodeCursor({ name: last.name }) : null };
+  list(@ValidQuery(routes.listTasks) query: z.output<typeof routes.listTasks.query>) {
+    return this.views.list(query);
   }
 
   @Route(routes.createTask)
@@ -56,6 +47,8 @@ export class TasksController {
 
   @Route(routes.putTask)
   async put(@Param('name') name: string, @ValidBody(routes.putTask) body: TaskPutBody, @CurrentPrincipal() actor: Principal, @Res({ passthrough: true }) res: Response): Promise<WrittenTask> {
+    // The name comes from the URL, which no body schema checked.
+    if (!TaskName.safeParse(name).success) throw new ApiError(422, 'invalid_name', `name must match ${TASK_NAME_PATTERN.source}`, [{ field: 'name', message: `name must match ${TASK_NAME_PATTERN.source}` }]);
     if (body.name !== undefined && body.name !== name) throw new ApiError(422, 'name_mismatch', 'name in the body must match the URL', [{ field: 'name', message: 'must match the URL' }]);
     const { task, created, secret } = await this.tasks.put(name, { ...body, name }, actor);
     res.status(created ? 201 : 200);
@@ -100,11 +93,8 @@ export class TasksController {
   }
 
   @Route(routes.taskExecutions)
-  async executionsOf(@Param('name') name: string, @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>) {
-    const page = await executionPage(this.executions, { taskName: name, status: query.status, dueBy: this.views.dueBy(listsPlanned(query)) }, query.limit, query.cursor);
-    // A deleted task's history is read by its name: the name is unknown only if nothing has it.
-    if (page.items.length === 0) await this.views.assertKnownName(name);
-    return page;
+  executionsOf(@Param('name') name: string, @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>) {
+    return this.executionViews.ofTask(name, query);
   }
 }
 

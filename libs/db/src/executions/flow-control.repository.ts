@@ -142,8 +142,10 @@ export class FlowControlRepository {
       for (const g of plan.going) if (outcomes[g.i]!.kind === 'claimed') outcomes[g.i] = { ...(outcomes[g.i] as ClaimWriteOutcome), roomLeft };
       return heldOutcomes(check, plan, claimed, flow, outcomes);
     } finally {
-      if (!done) await client.query('ROLLBACK').catch(() => undefined);
-      client.release();
+      // The error on its way out is the one to report. A connection that cannot roll back is
+      // destroyed (release with an error) rather than handed to the next caller mid-transaction.
+      const broken = done ? undefined : await client.query('ROLLBACK').then(() => undefined, (error: Error) => error);
+      client.release(broken);
     }
   }
 

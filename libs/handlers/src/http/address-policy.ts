@@ -58,7 +58,7 @@ export function canonicalIp(text: string): string | null {
   try {
     host = new URL(`http://${bare.includes(':') ? `[${bare}]` : bare}/`).hostname.replace(/^\[(.*)\]$/, '$1');
   } catch {
-    return null;
+    return null; // not an IP literal: the documented answer, a host name goes to DNS instead
   }
   return isIPv4(host) || isIPv6(host) ? host : null;
 }

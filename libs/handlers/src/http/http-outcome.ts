@@ -1,3 +1,4 @@
+import { RESULT_MAX_BYTES } from '@punctual/contract';
 import { UnrecoverableError } from '../task-handler.js';
 import type { SignedResponse } from './signed-request.js';
 
@@ -11,9 +12,8 @@ export interface HttpResult {
   truncated: boolean;
 }
 
-// The worker keeps a result only if its JSON is at most 64 KiB (DESIGN.md §5) and otherwise stores
-// just `{ truncated: true }`; a 64 KiB body plus the status would cross that line, so it is cut here.
-const MAX_RESULT_BYTES = 64 * 1024;
+// The worker keeps a result only if its JSON is at most RESULT_MAX_BYTES and otherwise stores just
+// `{ truncated: true }`; a 64 KiB body plus the status would cross that line, so it is cut here.
 const ERROR_BODY_CHARS = 200;
 
 /** The execution result for a 2xx answer, at most 64 KiB of JSON whatever the body holds. */
@@ -21,12 +21,12 @@ export function resultOf(response: SignedResponse): HttpResult {
   // Postgres `jsonb` refuses `\u0000`: a binary body must not make recording the success fail.
   const body = response.body.replaceAll('\u0000', '\uFFFD');
   const result: HttpResult = { status: response.status, headers: { 'content-type': response.contentType }, body, truncated: response.truncated };
-  if (jsonBytes(result) <= MAX_RESULT_BYTES) return result;
+  if (jsonBytes(result) <= RESULT_MAX_BYTES) return result;
   // Longest prefix that fits; JSON escaping makes the size non-linear in the length, hence the search.
   let [low, high] = [0, body.length];
   while (low < high) {
     const mid = Math.ceil((low + high) / 2);
-    if (jsonBytes({ ...result, body: body.slice(0, mid), truncated: true }) <= MAX_RESULT_BYTES) low = mid;
+    if (jsonBytes({ ...result, body: body.slice(0, mid), truncated: true }) <= RESULT_MAX_BYTES) low = mid;
     else high = mid - 1;
   }
   // Never end on half a surrogate pair: `jsonb` refuses a lone surrogate too.

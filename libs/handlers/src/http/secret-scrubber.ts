@@ -1,4 +1,4 @@
-import { REDACTED } from '@punctual/observability';
+import { REDACTED } from '../redact.js';
 
 // Shorter values would blank out ordinary words; a secret that short is not one worth the name.
 const MIN_SECRET_LENGTH = 4;

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { tracing } from '@punctual/observability';
+import { tracing } from '@punctual/tracing';
 import { type Lookup, type ResolvedAddress, resolveDestination } from './ssrf-guard.js';
 
 /** How much of a response body is read before the rest is dropped (and the connection closed). */

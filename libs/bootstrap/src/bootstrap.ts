@@ -1,6 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { PinoNestLogger } from './pino-logger.js';
-import { StartUpAtDebug } from './pretty-logs.js';
+import { PinoNestLogger, StartUpAtDebug } from '@punctual/logging';
 
 /**
  * Common start-up of every app: pino as Nest's logger (its start-up chatter at debug level), and a clean stop on SIGTERM/SIGINT — the

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { BacklogRepository, FlowControlRepository, TaskHealthRepository } from '@punctual/db';
+import { Metrics } from '@punctual/metrics';
 import { successDeadline } from '@punctual/planning';
 import { RedisService } from '@punctual/redis';
-import { Metrics } from './metrics.js';
 
 /** How often the stores are read: about one Prometheus scrape interval. */
 const REFRESH_MS = 15_000;

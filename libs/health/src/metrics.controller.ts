@@ -1,10 +1,10 @@
 import { Controller, Get, Header, Inject, Req, UnauthorizedException } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { Public } from '@punctual/auth';
 import { CONFIG, type Config } from '@punctual/config';
+import { Metrics } from '@punctual/metrics';
 import type { Request } from 'express';
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { Metrics } from './metrics.js';
-import { Public } from './public.decorator.js';
 
 /** Prometheus text. With `METRICS_TOKEN` set, scrapers must send it as a bearer token. */
 @ApiExcludeController()

@@ -1,9 +1,9 @@
 import { Controller, Get, HttpCode, HttpStatus, Inject, Optional, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { Public } from '@punctual/auth';
 import { appliedMigrations, findMigrationsDir, PrismaService, readMigrations } from '@punctual/db';
 import { RedisService } from '@punctual/redis';
 import type { Response } from 'express';
-import { Public } from './public.decorator.js';
 
 /** Extra readiness facts an app adds (the scheduler says whether it leads). */
 export const HEALTH_DETAILS = Symbol('punctual.health-details');

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { bestEffortFailures } from './best-effort.js';
 
 const LAG_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -52,9 +53,12 @@ export class Metrics {
     },
   });
   readonly workerConcurrency = new Gauge({ name: 'punctual_worker_concurrency', help: 'Executions this worker may run at once (WORKER_CONCURRENCY)', labelNames: ['worker'], registers: [this.registry] });
+  /** The process's one counter of failures {@link bestEffort} let pass (see there why it is shared). */
+  readonly bestEffortFailures = bestEffortFailures;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'punctual_process_' });
+    this.registry.registerMetric(this.bestEffortFailures);
     // Both series exist from the start: rate() and increase() miss the first event of a series born at 1.
     for (const change of ['elected', 'deposed']) this.leaderChanges.inc({ change }, 0);
   }
