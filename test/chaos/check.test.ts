@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkChaos } from '../../chaos/check.js';
-import { sleep } from '../support/processes.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
 
@@ -36,8 +35,12 @@ describe("the chaos run's check", () => {
     const a = await slot(new Date(Date.now() - 100));
     const attempt = randomUUID();
     expect((await db.claim({ id: a.id, attemptId: attempt, workerId: 'w1' })).kind).toBe('claimed');
-    const b = await slot(new Date(Date.now() + 50));
-    await sleep(300);
+    const bAt = Date.now() + 50;
+    const b = await slot(new Date(bAt));
+    // The claim judges B once it has waited as long as A was released late (the overlap may be the
+    // late release's, see judgeClaim): A's claim released it ~100 ms after its fire_at.
+    const { queuedAt, fireAt } = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: a.id } });
+    await db.clockPasses(bAt + queuedAt!.getTime() - fireAt.getTime(), "B's slot, and as long again as A was released late");
     expect(await db.claim({ id: b.id, attemptId: randomUUID(), workerId: 'w2' })).toEqual({ kind: 'skipped', reason: 'overlap' });
     expect(await db.attempts.markSucceededMany([{ id: a.id, attemptId: attempt, result: null }])).toEqual([true]);
 

@@ -94,7 +94,8 @@ describe('claiming an execution', () => {
     const id = await execution('queued');
     const first = randomUUID();
     expect((await db.claim({ id, attemptId: first, workerId: 'w1' }, { leaseMs: 1 })).kind).toBe('claimed');
-    await new Promise((r) => setTimeout(r, 5));
+    // Its lease of 1 ms runs out: the next attempt takes over.
+    await db.clockPasses((await row(id)).leaseUntil!, 'the first lease');
     const second = randomUUID();
     expect((await claim(id, 'w2', second)).kind).toBe('claimed');
     expect(await db.attempts.markSucceeded(id, first, { from: 'stale' })).toBe(false);
@@ -193,21 +194,23 @@ describe('claiming an execution', () => {
       const attemptId = randomUUID();
       expect((await claim(holder, 'w1', attemptId)).kind).toBe('claimed');
       await startedAt(holder, Date.now() - 2_000);
-      const slot = await execution('queued', { exclusive: true, at: Date.now() + 300 });
+      const at = Date.now() + 300;
+      const slot = await execution('queued', { exclusive: true, at });
       const early = db.claimer().readEarly(slot);
       expect((await early)!.read.holders).toHaveLength(1);
       expect(await db.attempts.markSucceeded(holder, attemptId, null)).toBe(true);
-      await new Promise((resolve) => setTimeout(resolve, 350));
+      await db.clockPasses(at, "the slot's instant");
       expect((await db.claimer().claim({ id: slot, attemptId: randomUUID(), workerId: 'w2' }, early)).kind).toBe('claimed');
     });
 
     it('found free when read, no longer free when written (a run of the task went retrying meanwhile): the write starts nothing and the slot is judged again', async () => {
-      const slot = await execution('queued', { exclusive: true, at: Date.now() + 300 });
+      const at = Date.now() + 300;
+      const slot = await execution('queued', { exclusive: true, at });
       const early = db.claimer().readEarly(slot);
       expect((await early)!.read.holders).toEqual([]);
       // A run that started before the slot's time fails and waits for its retry: it holds the task.
       await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 5_000, startedAt: new Date(Date.now() - 5_000), nextAttemptAt: new Date(Date.now() + 60_000) });
-      await new Promise((resolve) => setTimeout(resolve, 350));
+      await db.clockPasses(at, "the slot's instant");
       expect(await db.claimer().claim({ id: slot, attemptId: randomUUID(), workerId: 'w2' }, early)).toEqual({ kind: 'skipped', reason: 'overlap' });
     });
   });
@@ -224,16 +227,18 @@ describe('claiming an execution', () => {
     });
 
     it('a run released late (after a failover) makes the next slot ask again until it has waited as long, then the policy decides', async () => {
+      const now = Date.now();
       // Released 1 s after its fire_at, just before the next slot.
-      const late = await execution('queued', { exclusive: true, at: Date.now() - 1_100, queuedAt: new Date(Date.now() - 100) });
+      const late = await execution('queued', { exclusive: true, at: now - 1_100, queuedAt: new Date(now - 100) });
       expect((await claim(late)).kind).toBe('claimed');
-      await startedAt(late, Date.now() - 100);
-      const next = await execution('queued', { exclusive: true, at: Date.now() - 50, queuedAt: new Date() });
+      await startedAt(late, now - 100);
+      const nextAt = now - 50;
+      const next = await execution('queued', { exclusive: true, at: nextAt, queuedAt: new Date(now) });
       // It asks again as any waiting slot does (the run may end first), until it has waited 1 s.
       expect((await claim(next)).kind).toBe('wait');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await db.clockPasses(nextAt + 350, 'a third of the wait');
       expect((await claim(next)).kind).toBe('wait');
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      await db.clockPasses(nextAt + 1_000, 'the end of the wait');
       expect(await claim(next)).toEqual({ kind: 'skipped', reason: 'overlap' });
     });
 

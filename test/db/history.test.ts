@@ -102,7 +102,7 @@ describe("an execution's history", () => {
   it('an expired lease taken over by another worker keeps the first claim too', async () => {
     const id = await planned();
     await db.claim({ id, attemptId: randomUUID(), workerId: 'w1', releasedAt: released() }, { leaseMs: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await db.clockPasses((await db.queries.findById(id))!.leaseUntil!, 'the first lease');
     expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w2' })).kind).toBe('claimed');
     expect((await history(id)).map((e) => `${e.from}→${e.to}@${e.worker}`)).toEqual(['scheduled→queued@null', 'queued→running@w1', 'running→running@w2']);
   });

@@ -109,10 +109,12 @@ describe('fault: everything is down for longer than maxDelay', () => {
       await cluster.db.query(`UPDATE task SET misfire = $1, max_delay_ms = 2000 WHERE id = $2`, [misfire, id]);
       tasks[misfire] = id!;
     }
-    await sleep(slot - 500 - Date.now());
+    const planned = async () =>
+      (await cluster.db.query(`SELECT status FROM task_execution WHERE task_id = ANY($1::uuid[]) AND scheduled_for = $2`, [Object.values(tasks), new Date(slot)])).rows;
+    // Everything goes down once the slot is planned (within the lookahead, seconds before it fires).
+    await cluster.waitFor(async () => (await planned()).length === 2, 20_000, 'the slot to be planned');
     await Promise.all([...cluster.schedulers, ...cluster.workers].map((app) => app.stop('SIGKILL')));
-    const planned = await cluster.db.query(`SELECT status FROM task_execution WHERE task_id = ANY($1::uuid[]) AND scheduled_for = $2`, [Object.values(tasks), new Date(slot)]);
-    expect(planned.rows.map((r) => r.status)).toEqual(['scheduled', 'scheduled']);
+    expect((await planned()).map((r) => r.status)).toEqual(['scheduled', 'scheduled']);
     await sleep(slot + 3_000 - Date.now());
     await cluster.add('scheduler');
     await cluster.add('worker');

@@ -32,7 +32,9 @@ describe('fault: Postgres connections are killed mid-run', () => {
     expectEveryPromiseKept(report);
     // A run interrupted between claim and record is retried (attempt 2) — still one success.
     expect(Object.keys(report.byStatus)).toEqual(['succeeded']);
-    // Processes survive connection loss.
-    expect([...cluster.schedulers, ...cluster.workers].every((app) => app.alive)).toBe(true);
+    // Processes survive connection loss: each one answers ready (Postgres included) after the last kill.
+    const apps = [...cluster.schedulers, ...cluster.workers];
+    await Promise.all(apps.map((app) => app.ready(10_000)));
+    expect(apps.every((app) => app.alive)).toBe(true);
   });
 });

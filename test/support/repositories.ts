@@ -10,9 +10,10 @@ import {
   SchedulerStateRepository,
   TasksRepository,
 } from '../../libs/db/src/index.js';
-import { Metrics } from '../../libs/observability/src/index.js';
+import { Metrics } from '../../libs/metrics/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
 import { type ClaimRequest, type ClaimResult, ExecutionClaimer } from '../../libs/worker/src/index.js';
+import { waitFor } from './processes.js';
 
 /**
  * The repositories over a real database, built with `new` (no Nest), and `claim`: a worker's whole
@@ -43,6 +44,13 @@ export async function openRepositories(config: Config) {
     leader: new LeaderExecutionsRepository(prisma),
     queries: new ExecutionQueriesRepository(prisma),
     state: new SchedulerStateRepository(prisma),
+    /**
+     * Resolves once Postgres' clock — the one a claim is judged by — has passed `at`: a test waits
+     * for a slot's instant, or a lease's end, rather than sleeping and hoping it came. By a whole
+     * millisecond: `at` is a JavaScript instant, Postgres keeps microseconds.
+     */
+    clockPasses: (at: Date | number, what = 'the instant') =>
+      waitFor(async () => (await prisma.$queryRaw<{ passed: boolean }[]>`SELECT clock_timestamp() > ${new Date(at).toISOString()}::timestamptz + interval '1 ms' AS passed`)[0]!.passed, 10_000, `Postgres' clock to pass ${what}`, 10),
     close: async () => {
       await prisma.onApplicationShutdown();
       await redis?.onApplicationShutdown();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Cluster } from '../support/cluster.js';
+import { Cluster, TERMINAL } from '../support/cluster.js';
 import { sleep } from '../support/processes.js';
 
 type Row = Awaited<ReturnType<Cluster['executionsOf']>>[number];
@@ -36,8 +36,13 @@ describe('overlap policies against a handler slower than its schedule (2.5 s eve
     }
     await sleep(8_000);
     for (const overlap of ['skip', 'allow', 'buffer_one', 'replace']) await cluster.call('POST', `/v1/tasks/slow-${overlap}/pause`);
-    await sleep(3_500);
-    for (const overlap of ['skip', 'allow', 'buffer_one', 'replace']) rows[overlap] = await cluster.executionsOf(`slow-${overlap}`);
+    // What started finishes (2.5 s), what waited ends skipped.
+    for (const overlap of ['skip', 'allow', 'buffer_one', 'replace']) {
+      rows[overlap] = await cluster.waitFor(async () => {
+        const all = await cluster.executionsOf(`slow-${overlap}`);
+        return all.every((e) => TERMINAL.includes(e.status)) && all;
+      }, 20_000, `every run of slow-${overlap} to end`);
+    }
   }, 60_000);
   afterAll(async () => {
     await cluster?.stop();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AttemptControl, leaseMarginMs } from './attempt-control.js';
 import { LeaseKeeper } from './lease-keeper.js';
 
@@ -23,9 +23,14 @@ function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail
 }
 
 const control = (id: string, leaseMs: number, validFor = leaseMs) => new AttemptControl(id, `${id}-attempt`, leaseMs, 60_000, performance.now() + validFor);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The attempts' clock (`performance.now()`) and their timers, moved by the test. */
+const fakeClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
 
 describe('LeaseKeeper', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('renews the leases due (a third of the lease old) in one statement and extends them', async () => {
     const repo = repository();
     const keeper = new LeaseKeeper(repo, 30_000, () => undefined);
@@ -43,13 +48,17 @@ describe('LeaseKeeper', () => {
   });
 
   it('aborts an attempt that no longer owns its execution: cancelled elsewhere, or taken over', async () => {
+    fakeClock();
     const repo = repository({ owned: (k) => k.id === 'mine', status: 'cancelled' });
     const keeper = new LeaseKeeper(repo, 600, () => undefined);
     const [mine, gone] = [control('mine', 600), control('gone', 600)];
     keeper.track(mine);
     keeper.track(gone);
     // Checked once it has run for a tick: a run that short is not worth a read.
-    await sleep(keeper.tickMs + 10);
+    vi.advanceTimersByTime(keeper.tickMs - 1);
+    await keeper.tick();
+    expect(repo.calls.check).toEqual([[]]);
+    vi.advanceTimersByTime(1);
     await keeper.tick();
     expect([mine.cause, gone.cause]).toEqual([null, 'cancelled']);
     const taken = repository({ owned: () => false, status: 'running' });
@@ -62,20 +71,21 @@ describe('LeaseKeeper', () => {
   });
 
   it('an attempt whose lease cannot be renewed aborts a margin before it ends, whatever the renewal does', async () => {
+    fakeClock();
     const errors: unknown[] = [];
     const keeper = new LeaseKeeper(repository({ fail: true }), 3_000, (error) => errors.push(error));
     const attempt = control('cut-off', 3_000);
     keeper.track(attempt);
-    const start = performance.now();
-    while (attempt.cause === null && performance.now() - start < 5_000) {
+    // The keeper ticks (its renewals failing) every 10 ms until the attempt is aborted.
+    let abortedAfter = 0;
+    while (attempt.cause === null && abortedAfter < 5_000) {
       await keeper.tick();
-      await sleep(50);
+      vi.advanceTimersByTime(10);
+      abortedAfter += 10;
     }
-    const abortedAfter = performance.now() - start;
     expect(attempt.cause).toBe('lease_lost');
     // Not before the margin, and before the lease's end (when a reaper could hand the slot on).
-    expect(abortedAfter).toBeGreaterThanOrEqual(3_000 - leaseMarginMs(3_000) - 60);
-    expect(abortedAfter).toBeLessThan(3_000);
+    expect(abortedAfter).toBe(3_000 - leaseMarginMs(3_000));
     expect(errors.length).toBeGreaterThan(0);
     attempt.finish();
   });

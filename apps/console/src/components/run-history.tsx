@@ -4,9 +4,15 @@ import { api, errorText } from '../api.js';
 import { formatSpan } from '../format/time.js';
 import { useMayCall } from '../session.js';
 import { startLagMs, Status, Time } from './bits.js';
+import { Table } from './table.js';
 import type { Say } from './task-actions.js';
 
 const PENDING: readonly string[] = PENDING_EXECUTION_STATUSES;
+
+/** A span of time, or a dash when there is none (not started, not finished). */
+function Span({ ms }: { ms: number | null }) {
+  return ms === null ? <span class="muted">—</span> : <>{formatSpan(ms)}</>;
+}
 
 /** An execution's history of state changes, loaded when its row is opened. */
 function Events({ id, zone }: { id: string; zone: string }) {
@@ -76,46 +82,47 @@ export function ExecutionButtons({ execution, onChanged, say }: { execution: Exe
  * says so (unless `markDeleted` is false: the history of a deleted task, where every run is).
  */
 export function RunHistory({ runs, zone, onChanged, say, markDeleted = true }: { runs: Execution[]; zone: string; onChanged: () => void; say: Say; markDeleted?: boolean }) {
-  if (runs.length === 0) return <p class="empty">No runs yet.</p>;
   return (
-    <table class="table responsive runs-table">
-      <thead>
-        <tr>
-          <th scope="col">Slot</th>
-          <th scope="col">Status</th>
-          <th scope="col">Trigger</th>
-          <th scope="col">Start lag</th>
-          <th scope="col">Duration</th>
-          <th scope="col">Details</th>
-        </tr>
-      </thead>
-      <tbody>
-        {runs.map((run) => {
-          const lag = startLagMs(run);
-          return (
-            <tr key={run.id}>
-              <td data-label="Slot">
-                <Time at={run.scheduledFor} zone={zone} />
-                {run.taskDeleted && markDeleted ? <span class="muted small block" title="its task was deleted; a task of the same name came later">of a deleted task</span> : null}
-              </td>
-              <td data-label="Status">
-                <Status status={run.status} reason={run.skipReason} />
-                {run.attempt > 1 ? <span class="muted small"> attempt {run.attempt}</span> : null}
-              </td>
-              <td data-label="Trigger">{run.trigger}</td>
-              <td data-label="Start lag">{lag === null ? <span class="muted">—</span> : formatSpan(lag)}</td>
-              <td data-label="Duration">{run.durationMs === null ? <span class="muted">—</span> : formatSpan(run.durationMs)}</td>
-              <td data-label="Details">
-                {run.error ? <p class="error-text small">{run.error}</p> : null}
-                <div class="row-actions">
-                  <ExecutionButtons execution={run} onChanged={onChanged} say={say} />
-                </div>
-                <Events id={run.id} zone={zone} />
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <Table
+      class="runs-table"
+      rows={runs}
+      rowKey={(run) => run.id}
+      empty="No runs yet."
+      columns={[
+        {
+          title: 'Slot',
+          cell: (run) => (
+            <>
+              <Time at={run.scheduledFor} zone={zone} />
+              {run.taskDeleted && markDeleted ? <span class="muted small block" title="its task was deleted; a task of the same name came later">of a deleted task</span> : null}
+            </>
+          ),
+        },
+        {
+          title: 'Status',
+          cell: (run) => (
+            <>
+              <Status status={run.status} reason={run.skipReason} />
+              {run.attempt > 1 ? <span class="muted small"> attempt {run.attempt}</span> : null}
+            </>
+          ),
+        },
+        { title: 'Trigger', cell: (run) => run.trigger },
+        { title: 'Start lag', cell: (run) => <Span ms={startLagMs(run)} /> },
+        { title: 'Duration', cell: (run) => <Span ms={run.durationMs} /> },
+        {
+          title: 'Details',
+          cell: (run) => (
+            <>
+              {run.error ? <p class="error-text small">{run.error}</p> : null}
+              <div class="row-actions">
+                <ExecutionButtons execution={run} onChanged={onChanged} say={say} />
+              </div>
+              <Events id={run.id} zone={zone} />
+            </>
+          ),
+        },
+      ]}
+    />
   );
 }

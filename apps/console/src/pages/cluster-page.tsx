@@ -1,6 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorText, Section, Time } from '../components/bits.js';
+import { Table } from '../components/table.js';
 import { browserZone, formatSpan, relative } from '../format/time.js';
 import { useLoad } from '../load.js';
 
@@ -71,115 +72,68 @@ export function ClusterPage() {
           {c.shards.length > 1 ? (
             <Section title="Shards">
               <p class="muted small">The tasks are split into {c.shards.length} shards, each led by one scheduler; the leader of each took its latest epoch.</p>
-              <table class="table responsive" aria-label="Shard map">
-                <thead>
-                  <tr>
-                    <th scope="col">Shard</th>
-                    <th scope="col">Leader</th>
-                    <th scope="col">Epoch</th>
-                    <th scope="col">Last heartbeat</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.shards.map((s) => (
-                    <tr key={s.shard}>
-                      <td data-label="Shard">{s.shard}</td>
-                      <td data-label="Leader">{s.leader ?? <span class="status status-dead">none</span>}</td>
-                      <td data-label="Epoch">{s.epoch}</td>
-                      <td data-label="Last heartbeat">
-                        <Time at={s.heartbeatAt} zone={zone} withRelative />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <Table
+                label="Shard map"
+                rows={c.shards}
+                rowKey={(s) => s.shard}
+                columns={[
+                  { title: 'Shard', cell: (s) => s.shard },
+                  { title: 'Leader', cell: (s) => s.leader ?? <span class="status status-dead">none</span> },
+                  { title: 'Epoch', cell: (s) => s.epoch },
+                  { title: 'Last heartbeat', cell: (s) => <Time at={s.heartbeatAt} zone={zone} withRelative /> },
+                ]}
+              />
             </Section>
           ) : null}
           <Section title="Flow control">
             <p class="muted small">The busiest keys tasks share (<code>policy.concurrency</code>, <code>policy.rateLimit</code>): runs in progress and runs held back until the key has room.</p>
-            {c.flow.length === 0 ? (
-              <p class="empty">No run holds or waits on a flow-control key.</p>
-            ) : (
-              <table class="table responsive" aria-label="Flow-control keys">
-                <thead>
-                  <tr>
-                    <th scope="col">Key</th>
-                    <th scope="col">Running</th>
-                    <th scope="col">Waiting</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.flow.map((k) => (
-                    <tr key={k.key}>
-                      <td data-label="Key">
-                        <code>{k.key}</code>
-                      </td>
-                      <td data-label="Running">{k.running}</td>
-                      <td data-label="Waiting">{k.waiting}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <Table
+              label="Flow-control keys"
+              rows={c.flow}
+              rowKey={(k) => k.key}
+              empty="No run holds or waits on a flow-control key."
+              columns={[
+                { title: 'Key', cell: (k) => <code>{k.key}</code> },
+                { title: 'Running', cell: (k) => k.running },
+                { title: 'Waiting', cell: (k) => k.waiting },
+              ]}
+            />
           </Section>
           <Section title="Workers">
-            {c.workers.length === 0 ? (
-              <p class="empty">No live worker: nothing will run until one starts.</p>
-            ) : (
-              <table class="table responsive">
-                <thead>
-                  <tr>
-                    <th scope="col">Instance</th>
-                    <th scope="col">Handlers</th>
-                    <th scope="col">Concurrency</th>
-                    <th scope="col">Last seen</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.workers.map((w) => (
-                    <tr key={w.instance}>
-                      <td data-label="Instance">{w.instance}</td>
-                      <td data-label="Handlers">{w.handlers.map((h) => <code key={h} class="chip">{h}</code>)}</td>
-                      <td data-label="Concurrency">{w.concurrency ?? '—'}</td>
-                      <td data-label="Last seen">{w.seenAt ? relative(w.seenAt) : '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <Table
+              rows={c.workers}
+              rowKey={(w) => w.instance}
+              empty="No live worker: nothing will run until one starts."
+              columns={[
+                { title: 'Instance', cell: (w) => w.instance },
+                { title: 'Handlers', cell: (w) => w.handlers.map((h) => <code key={h} class="chip">{h}</code>) },
+                { title: 'Concurrency', cell: (w) => w.concurrency ?? '—' },
+                { title: 'Last seen', cell: (w) => (w.seenAt ? relative(w.seenAt) : '—') },
+              ]}
+            />
           </Section>
           <Section title="Clock offsets">
             <p class="muted small">Each process's clock minus Postgres' clock, which every process corrects by.</p>
-            {c.clockOffsets.length === 0 ? (
-              <p class="empty">No process has published its offset.</p>
-            ) : (
-              <table class="table responsive">
-                <thead>
-                  <tr>
-                    <th scope="col">Role</th>
-                    <th scope="col">Instance</th>
-                    <th scope="col">Offset</th>
-                    <th scope="col">Measured</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {c.clockOffsets.map((o) => (
-                    <tr key={`${o.role}:${o.instance}`}>
-                      <td data-label="Role">{o.role}</td>
-                      <td data-label="Instance">{o.instance}</td>
-                      <td data-label="Offset">
-                        {o.offsetMs >= 0 ? '+' : ''}
-                        {formatSpan(o.offsetMs)}
-                        {Math.abs(o.offsetMs) > OFFSET_LIMIT_MS ? <span class="status status-dead"> beyond 1 s</span> : null}
-                      </td>
-                      <td data-label="Measured">
-                        <Time at={o.measuredAt} zone={zone} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <Table
+              rows={c.clockOffsets}
+              rowKey={(o) => `${o.role}:${o.instance}`}
+              empty="No process has published its offset."
+              columns={[
+                { title: 'Role', cell: (o) => o.role },
+                { title: 'Instance', cell: (o) => o.instance },
+                {
+                  title: 'Offset',
+                  cell: (o) => (
+                    <>
+                      {o.offsetMs >= 0 ? '+' : ''}
+                      {formatSpan(o.offsetMs)}
+                      {Math.abs(o.offsetMs) > OFFSET_LIMIT_MS ? <span class="status status-dead"> beyond 1 s</span> : null}
+                    </>
+                  ),
+                },
+                { title: 'Measured', cell: (o) => <Time at={o.measuredAt} zone={zone} /> },
+              ]}
+            />
           </Section>
         </>
       ) : null}

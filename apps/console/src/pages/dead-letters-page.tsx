@@ -1,9 +1,10 @@
-import { type Execution, routes } from '@punctual/contract';
+import { routes } from '@punctual/contract';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, errorText } from '../api.js';
 import { CursorPager, ErrorText, Notice, Status, Time, TwoZones } from '../components/bits.js';
 import { ExecutionButtons } from '../components/run-history.js';
+import { Table } from '../components/table.js';
 import { browserZone } from '../format/time.js';
 import { useLoad } from '../load.js';
 import { useMayCall } from '../session.js';
@@ -117,50 +118,40 @@ export function DeadLettersPage() {
           </button>
         </div>
       ) : null}
-      {page.data && items.length === 0 ? <p class="empty">{view === 'dead' ? 'No dead letters. Every run either succeeded or is still being tried.' : 'No run is waiting for another attempt.'}</p> : null}
-      {items.length > 0 ? (
-        <table class="table responsive dead-table">
-          <thead>
-            <tr>
-              {mayAct ? <th scope="col"><span class="visually-hidden">Selected</span></th> : null}
-              <th scope="col">Task</th>
-              <th scope="col">Slot</th>
-              <th scope="col">Status</th>
-              <th scope="col">Error</th>
-              <th scope="col">Finished</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.map((e: Execution) => (
-              <tr key={e.id}>
-                {mayAct ? (
-                  <td data-label="Select">
-                    <input type="checkbox" aria-label={`Select run of ${e.task} at ${e.scheduledFor}`} checked={selected.has(e.id)} onChange={() => toggle(e.id)} />
-                  </td>
-                ) : null}
-                <td data-label="Task">
-                  <a href={`/tasks/${encodeURIComponent(e.task)}`}>{e.task}</a>
-                </td>
-                <td data-label="Slot">
-                  <RunTime at={e.scheduledFor} taskZone={taskZones.get(e.task)} browser={zone} />
-                </td>
-                <td data-label="Status">
+      {page.data ? (
+        <Table
+          class="dead-table"
+          rows={items}
+          rowKey={(e) => e.id}
+          empty={view === 'dead' ? 'No dead letters. Every run either succeeded or is still being tried.' : 'No run is waiting for another attempt.'}
+          columns={[
+            mayAct && {
+              title: 'Select',
+              head: <span class="visually-hidden">Selected</span>,
+              cell: (e) => <input type="checkbox" aria-label={`Select run of ${e.task} at ${e.scheduledFor}`} checked={selected.has(e.id)} onChange={() => toggle(e.id)} />,
+            },
+            { title: 'Task', cell: (e) => <a href={`/tasks/${encodeURIComponent(e.task)}`}>{e.task}</a> },
+            { title: 'Slot', cell: (e) => <RunTime at={e.scheduledFor} taskZone={taskZones.get(e.task)} browser={zone} /> },
+            {
+              title: 'Status',
+              cell: (e) => (
+                <>
                   <Status status={e.status} /> <span class="muted small">after {e.attempt} attempt{e.attempt === 1 ? '' : 's'}</span>
-                </td>
-                <td data-label="Error">{e.error ? <span class="error-text small">{e.error}</span> : <span class="muted">—</span>}</td>
-                <td data-label="Finished">
-                  <RunTime at={e.finishedAt ?? e.nextAttemptAt} taskZone={taskZones.get(e.task)} browser={zone} />
-                </td>
-                <td data-label="Actions">
-                  <div class="row-actions">
-                    <ExecutionButtons execution={e} say={(kind, text) => setNotice({ kind, text })} onChanged={() => void page.reload()} />
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            { title: 'Error', cell: (e) => (e.error ? <span class="error-text small">{e.error}</span> : <span class="muted">—</span>) },
+            { title: 'Finished', cell: (e) => <RunTime at={e.finishedAt ?? e.nextAttemptAt} taskZone={taskZones.get(e.task)} browser={zone} /> },
+            {
+              title: 'Actions',
+              cell: (e) => (
+                <div class="row-actions">
+                  <ExecutionButtons execution={e} say={(kind, text) => setNotice({ kind, text })} onChanged={() => void page.reload()} />
+                </div>
+              ),
+            },
+          ]}
+        />
       ) : null}
       <CursorPager cursors={cursors} next={page.data?.nextCursor} onChange={setCursors} />
     </main>

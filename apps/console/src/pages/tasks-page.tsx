@@ -6,6 +6,7 @@ import { CursorPager, ErrorText, Health, healthWords, Labels, Status, TwoZones }
 import { formatSpan } from '../format/time.js';
 import { scheduleExpression, scheduleWords } from '../format/schedule-words.js';
 import { startLagMs } from '../components/bits.js';
+import { Table } from '../components/table.js';
 import { useLoad } from '../load.js';
 
 const PAGE_SIZE = 25;
@@ -183,53 +184,48 @@ export function TasksPage() {
         </div>
       </form>
       <ErrorText error={formError ?? page.error} />
-      {page.data && page.data.items.length === 0 ? <p class="empty">{key === '/' ? 'No tasks yet. Create one with the API or `punctual apply`.' : 'No task matches these filters.'}</p> : null}
-      {page.data && page.data.items.length > 0 ? (
-        <table class="table responsive tasks-table">
-          <thead>
-            <tr>
-              <th scope="col">Health</th>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">Schedule</th>
-              <th scope="col">Next fire</th>
-              <th scope="col">Last run</th>
-              <th scope="col">Labels</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.data.items.map((task) => (
-              <tr key={task.name}>
-                <td data-label="Health">
-                  <Health health={task.health} zone={task.schedule.timezone} />
-                </td>
-                <td data-label="Name">
+      {page.data ? (
+        <Table
+          class="tasks-table"
+          rows={page.data.items}
+          rowKey={(task) => task.name}
+          empty={key === '/' ? 'No tasks yet. Create one with the API or `punctual apply`.' : 'No task matches these filters.'}
+          columns={[
+            { title: 'Health', cell: (task) => <Health health={task.health} zone={task.schedule.timezone} /> },
+            {
+              title: 'Name',
+              cell: (task) => (
+                <>
                   <a href={`/tasks/${encodeURIComponent(task.name)}`} class="task-link">
                     {task.name}
                   </a>
                   <span class="muted small block">{task.handler}</span>
-                </td>
-                <td data-label="Status">
+                </>
+              ),
+            },
+            {
+              title: 'Status',
+              cell: (task) => (
+                <>
                   <Status status={task.status} />
                   {task.lastError ? <span class="status status-dead block" title={task.lastError}>planner error</span> : null}
-                </td>
-                <td data-label="Schedule">
+                </>
+              ),
+            },
+            {
+              title: 'Schedule',
+              cell: (task) => (
+                <>
                   {scheduleWords(task.schedule)}
                   <code class="block small">{scheduleExpression(task.schedule)}</code>
-                </td>
-                <td data-label="Next fire">
-                  <NextFire task={task} detail={details.get(task.name)} />
-                </td>
-                <td data-label="Last run">
-                  <LastRun detail={details.get(task.name)} zone={task.schedule.timezone} />
-                </td>
-                <td data-label="Labels">
-                  <Labels labels={task.labels} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                </>
+              ),
+            },
+            { title: 'Next fire', cell: (task) => <NextFire task={task} detail={details.get(task.name)} /> },
+            { title: 'Last run', cell: (task) => <LastRun detail={details.get(task.name)} zone={task.schedule.timezone} /> },
+            { title: 'Labels', cell: (task) => <Labels labels={task.labels} /> },
+          ]}
+        />
       ) : null}
       <CursorPager cursors={cursors} next={page.data?.nextCursor} onChange={setCursors} showPage />
     </main>
