@@ -12,7 +12,7 @@ import { chaosTasks } from './workload.js';
 
 /**
  * `npm run chaos -- [--minutes N] [--seed S] [--schedulers N] [--shards N] [--out DIR]`: the whole
- * system — two schedulers (or `--schedulers`, leading `--shards` shards between them), two workers and the API, on a Postgres database and a Redis server of its own — runs 50 tasks of
+ * system — two schedulers (or `--schedulers`, leading `--shards` shards between them), two workers and the API, on a Postgres database and a Redis server of its own — runs 52 tasks of
  * mixed schedules and policies while faults are injected at random (see FaultInjector). Then it
  * lets the system settle and checks every slot against DESIGN §1 (see checkChaos), prints the
  * table and writes it as JSON. Exits 1 when a promise broke: a slot lost or left unfinished, a

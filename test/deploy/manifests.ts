@@ -50,7 +50,7 @@ export const typeKey = (o: K8sObject) => `${o.apiVersion}/${o.kind}`;
 
 /**
  * `kubectl kustomize` of an overlay, with optional components added to the overlay's own
- * `components:` list — exactly the edit docs/deploy.md tells operators to make.
+ * `components:` list — exactly the edit docs/deploying.md tells operators to make.
  */
 export function render(overlay: string, components: string[] = []): K8sObject[] {
   const dir = join(K8S, overlay);
