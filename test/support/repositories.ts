@@ -1,3 +1,4 @@
+import { WorkerDirectory } from '../../libs/cluster/src/index.js';
 import type { Config } from '../../libs/config/src/index.js';
 import {
   AttemptsRepository,
@@ -10,10 +11,21 @@ import {
   SchedulerStateRepository,
   TasksRepository,
 } from '../../libs/db/src/index.js';
+import { HandlerRegistry, type TaskHandlerImpl } from '../../libs/handlers/src/index.js';
 import { Metrics } from '../../libs/metrics/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
 import { type ClaimRequest, type ClaimResult, ExecutionClaimer } from '../../libs/worker/src/index.js';
 import { waitFor } from './processes.js';
+
+/** A worker that offers every handler: the claims these tests make are never sent elsewhere for one. */
+class EveryHandler extends HandlerRegistry {
+  constructor() {
+    super(null as never); // nothing to discover: no Nest here
+  }
+  override get(): TaskHandlerImpl {
+    return { run: async () => null };
+  }
+}
 
 /**
  * The repositories over a real database, built with `new` (no Nest), and `claim`: a worker's whole
@@ -29,7 +41,7 @@ export async function openRepositories(config: Config) {
   const claimers = new Map<number, ExecutionClaimer>();
   const claimer = (leaseMs = config.leaseMs) => {
     redis ??= new RedisService(config);
-    if (!claimers.has(leaseMs)) claimers.set(leaseMs, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, flow, redis, new Metrics()));
+    if (!claimers.has(leaseMs)) claimers.set(leaseMs, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, flow, redis, new Metrics(), new EveryHandler(), new WorkerDirectory(redis)));
     return claimers.get(leaseMs)!;
   };
   return {

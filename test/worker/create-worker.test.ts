@@ -4,6 +4,8 @@ import { ConfigError } from '../../libs/config/src/index.js';
 import { UnrecoverableError } from '../../libs/handlers/src/index.js';
 import { createWorker, PunctualWorkerModule, type PunctualWorker } from '../../libs/worker/src/index.js';
 import { Cluster } from '../support/cluster.js';
+import { REDIS_URL } from '../support/env.js';
+import { waitFor } from '../support/processes.js';
 
 /** A worker without Nest in sight: `createWorker({ handlers })` in this process, against a real scheduler and API. */
 describe('createWorker: handlers as functions, in a plain Node process', () => {
@@ -12,7 +14,8 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
   const calls: { execution: string; attempt: number; to: unknown }[] = [];
 
   beforeAll(async () => {
-    cluster = await Cluster.start({ schedulers: 1, workers: 0, api: true });
+    // Beside a built-in worker, which lacks plain-greet: its runs that worker takes go back for this one.
+    cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true });
     const { databaseUrl, redisPrefix } = cluster.sandbox;
     worker = await createWorker({
       databaseUrl,
@@ -60,6 +63,12 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
     expect(dead).toMatchObject({ attempt: 1, error: expect.stringMatching(/nobody to greet/) });
   });
 
+  it('a run whose handler no live worker offers ends dead after one attempt, naming the handler', async () => {
+    await cluster.call('POST', '/v1/tasks', { name: 'plain-nowhere', handler: 'nowhere-greet', payload: {}, schedule: { at: new Date(Date.now() + 1_000).toISOString() } });
+    const dead = await cluster.waitFor(async () => (await cluster.executionsOf('plain-nowhere')).find((e) => e.status === 'dead'), 15_000, 'dead');
+    expect(dead).toMatchObject({ attempt: 1, error: expect.stringMatching(/no live worker offers a handler named "nowhere-greet"/) });
+  });
+
   it('close() drains and withdraws the worker from the cluster view', async () => {
     expect((await workers()).map((w) => w.instance)).toContain('plain-node');
     await worker!.close();
@@ -73,6 +82,30 @@ describe('worker options', () => {
     expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', concurrency: 0 })).toThrow(ConfigError);
     expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', concurrency: 0 })).toThrow(/^PunctualWorkerModule: Invalid configuration: concurrency \(WORKER_CONCURRENCY\) /);
     expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'not a url', redisUrl: 'redis://localhost' })).toThrow(/databaseUrl \(DATABASE_URL\)/);
+  });
+
+  it('forRootAsync refuses handlers returned by its factory (they could not be registered), naming where they go', async () => {
+    const { Module } = await import('@nestjs/common');
+    const { NestFactory } = await import('@nestjs/core');
+    @Module({
+      imports: [
+        PunctualWorkerModule.forRootAsync({
+          useFactory: () => ({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', handlers: { late: async () => null } }) as never,
+        }),
+      ],
+    })
+    class HostModule {}
+    await expect(NestFactory.createApplicationContext(HostModule, { logger: false, abortOnError: false })).rejects.toThrow(/useFactory returned handlers; pass them as forRootAsync\(\{ handlers \}\)/);
+  });
+
+  it('a start that fails (Postgres unreachable) throws and leaves no connection open behind it', async () => {
+    const sockets = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+    const before = sockets();
+    const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+    const started = createWorker({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/unreachable', redisUrl: REDIS_URL, redisPrefix: `failed-start-${process.pid}`, logger: quiet });
+    await expect(started).rejects.toThrow();
+    // Its Redis connections were open when Postgres failed; each is closed once the error is out.
+    await waitFor(async () => sockets() <= before, 5_000, `the failed worker's sockets closed (${before} open before it)`);
   });
 
   it("does not read the host app's environment unless asked (its LOG_LEVEL or NODE_ENV are its own)", () => {

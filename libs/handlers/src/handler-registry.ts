@@ -13,9 +13,14 @@ export class HandlerRegistry implements OnModuleInit {
   onModuleInit(): void {
     for (const wrapper of this.discovery.getProviders()) {
       const { metatype, instance } = wrapper;
-      if (!metatype || !instance) continue;
+      if (!metatype) continue;
       const name = Reflect.getMetadata(TASK_HANDLER_METADATA, metatype) as string | undefined;
-      if (name !== undefined) this.register(name, instance as TaskHandlerImpl);
+      if (name === undefined) continue;
+      // A request-scoped provider (or one that injects one) has no instance outside a request.
+      if (!wrapper.isDependencyTreeStatic() || !instance) {
+        throw new HandlerRegistryError(`handler "${name}" (${metatype.name}) is request-scoped or depends on a request-scoped provider; a task handler must be a singleton`);
+      }
+      this.register(name, instance as TaskHandlerImpl);
     }
   }
 

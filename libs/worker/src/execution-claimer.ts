@@ -15,6 +15,8 @@ import {
   type Task,
   type TaskExecution,
 } from '@punctual/db';
+import { WorkerDirectory } from '@punctual/cluster';
+import { HandlerRegistry } from '@punctual/handlers';
 import { Metrics } from '@punctual/metrics';
 import { type ClaimContext, type ClaimVerdict, judgeClaim, withPinnedDefinition } from '@punctual/planning';
 import { EXECUTION_CANCEL_CHANNEL, FLOW_WAKE_CHANNEL } from '@punctual/queue';
@@ -49,6 +51,8 @@ const FLOW_POLL_MAX_MS = 15_000;
 const FLOW_LANES_KEPT = 10_000;
 /** How long a job waits before it is tried again when Postgres did not answer its claim. */
 const UNREACHABLE_RETRY_MS = 1_000;
+/** How long the cluster's list of offered handlers is trusted before it is read again from Redis. */
+const OFFERED_FOR_MS = 2_000;
 
 /**
  * Postgres did not answer a claim's statement in time (a network partition leaves it hanging with
@@ -154,6 +158,8 @@ export class ExecutionClaimer {
   private readonly flowHolds: Batcher<{ write: ClaimWrite; flow: FlowPolicy }, FlowClaimOutcome | null>;
   /** How long a claim's statement may go unanswered: well within the lease a committed claim would hold. */
   private readonly answerWithinMs: number;
+  /** The handlers the cluster's live workers offer, as last read, and when (`performance.now()`). */
+  private offered: { names: Promise<ReadonlySet<string>>; at: number } | null = null;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -162,6 +168,8 @@ export class ExecutionClaimer {
     private readonly flow: FlowControlRepository,
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
+    private readonly handlers: HandlerRegistry,
+    private readonly directory: WorkerDirectory,
   ) {
     this.reads = new Batcher(
       async (ids) => {
@@ -281,6 +289,11 @@ export class ExecutionClaimer {
 
   private async write(request: ClaimRequest, read: ClaimRead): Promise<ClaimResult | 'again'> {
     const { execution, task } = read;
+    // Every worker takes jobs from the one queue: a run whose handler this worker lacks goes back
+    // for a worker that offers it (one in the host app of PunctualWorkerModule, say), its row
+    // untouched. When no live worker offers it, it is claimed here and ends dead, naming the handler.
+    // (A retry pinned by an edit runs the handler it started with, which the read does not carry: it is claimed here.)
+    if (!execution.pinned && !this.handlers.get(task!.handler) && (await this.offeredElsewhere(task!.handler))) return { kind: 'wait', taskId: null };
     const write: ClaimWrite = {
       ...request,
       seen: { status: execution.status, attempt: execution.attempt, fireAt: execution.fireAt, planVersion: task!.planVersion },
@@ -340,6 +353,21 @@ export class ExecutionClaimer {
       this.flowLanes.set(lane, batcher);
     }
     return batcher;
+  }
+
+  /** Whether a live worker of the cluster offers `handler` (read from Redis at most every OFFERED_FOR_MS). */
+  private async offeredElsewhere(handler: string): Promise<boolean> {
+    if (!this.offered || performance.now() - this.offered.at > OFFERED_FOR_MS) {
+      const names = this.directory.handlers().then(
+        (offered) => new Set(offered.map((h) => h.name)),
+        (error: unknown) => {
+          this.logger.warn({ err: error }, 'could not read which handlers the workers offer; runs of a handler missing here are run here (and end dead)');
+          return new Set<string>();
+        },
+      );
+      this.offered = { names, at: performance.now() };
+    }
+    return (await this.offered.names).has(handler);
   }
 
   /** Tells every worker that a run of `key` started or ended: each brings its first run held on the key forward. */

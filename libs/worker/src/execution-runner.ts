@@ -202,7 +202,8 @@ export class ExecutionRunner implements OnModuleDestroy {
       let result: unknown;
       try {
         const handler = this.handlers.get(task.handler);
-        if (!handler) throw new UnrecoverableError(`no handler named "${task.handler}" is registered on this worker`);
+        // The claim sends a run to a worker that offers its handler; here none did when it was claimed.
+        if (!handler) throw new UnrecoverableError(`no live worker offers a handler named "${task.handler}"`);
         const run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () => handler.run({
           execution,
           task: handlerTaskOf(task),

@@ -1,5 +1,5 @@
 import { type DynamicModule, Inject, Injectable, type InjectionToken, Module, type ModuleMetadata, type OnModuleInit, type OptionalFactoryDependency, type Provider } from '@nestjs/common';
-import { type Config, ConfigModule } from '@punctual/config';
+import { type Config, ConfigError, ConfigModule } from '@punctual/config';
 import { DbModule } from '@punctual/db';
 import { type HandlerMap, HandlerRegistry, HandlersModule } from '@punctual/handlers';
 import { MetricsModule } from '@punctual/metrics';
@@ -26,8 +26,8 @@ class NamedHandlers implements OnModuleInit {
 export interface PunctualWorkerAsyncOptions {
   imports?: ModuleMetadata['imports'];
   inject?: (InjectionToken | OptionalFactoryDependency)[];
-  useFactory: (...args: never[]) => PunctualWorkerOptions | Promise<PunctualWorkerOptions>;
-  /** Handlers by name, known when the module is declared (the factory's `handlers` are not read). */
+  useFactory: (...args: never[]) => Omit<PunctualWorkerOptions, 'handlers'> | Promise<Omit<PunctualWorkerOptions, 'handlers'>>;
+  /** Handlers by name, known when the module is declared (a factory that returns `handlers` is refused). */
   handlers?: HandlerMap;
 }
 
@@ -47,7 +47,12 @@ export class PunctualWorkerModule {
     const configModule = ConfigModule.forRootAsync({
       imports: options.imports,
       inject: options.inject,
-      useFactory: async (...args: never[]) => workerConfig(await options.useFactory(...args)),
+      useFactory: async (...args: never[]) => {
+        const made: PunctualWorkerOptions = await options.useFactory(...args);
+        // The module's providers are fixed before the factory runs: handlers it returned could not be registered.
+        if (made.handlers !== undefined) throw new ConfigError('PunctualWorkerModule.forRootAsync: useFactory returned handlers; pass them as forRootAsync({ handlers }) (or as @TaskHandler providers)');
+        return workerConfig(made);
+      },
     });
     return PunctualWorkerModule.assemble(configModule, options.handlers);
   }
