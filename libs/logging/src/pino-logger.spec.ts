@@ -43,6 +43,14 @@ describe('PinoNestLogger', () => {
     expect(lines[0]).toMatchObject({ level: 50, context: 'ExceptionsHandler', msg: 'boom', err: { message: 'boom', stack } });
   });
 
+  it('takes a trailing stack for the stack, not the context, when the caller has no context', () => {
+    const { lines, logger } = capture();
+    const stack = 'Error: boom\n    at onModuleInit (file.js:1:1)';
+    logger.error('boom', stack);
+    expect(lines[0]).toMatchObject({ level: 50, msg: 'boom', err: { message: 'boom', stack } });
+    expect(lines[0]!.context).toBeUndefined();
+  });
+
   it('writes nothing below its level', () => {
     const { lines, logger } = capture('warn');
     logger.log('quiet', 'Ctx');

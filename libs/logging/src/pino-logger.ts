@@ -31,8 +31,10 @@ export class PinoNestLogger implements LoggerService {
   private write(level: Level, message: unknown, params: unknown[]): void {
     if (!this.pino.isLevelEnabled(level)) return;
     const fields: Record<string, unknown> = {};
-    const rest = params.slice(0, -1);
-    if (params.length > 0) fields.context = params.at(-1);
+    // A logger without a context (Nest's own, a static call) ends with the stack, not a context.
+    const hasContext = params.length > 0 && !isStack(params.at(-1));
+    const rest = hasContext ? params.slice(0, -1) : params;
+    if (hasContext) fields.context = params.at(-1);
     if (message instanceof Error) this.pino[level]({ ...fields, err: message }, ...(rest as [string]));
     else if (typeof message === 'object' && message !== null) this.pino[level]({ ...fields, ...message }, ...(rest as [string]));
     else if (level === 'error' && isStack(rest[0])) this.pino[level]({ ...fields, err: { message: String(message), stack: rest[0] } }, String(message));
