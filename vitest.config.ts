@@ -18,6 +18,9 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // A condition polled for (a chart drawn, a row shown) gets 10 s, not vitest's 1 s: on a machine
+    // busy with the fault tests' processes a console page may take longer than a second to draw.
+    expect: { poll: { timeout: 10_000 } },
     projects: [
       { extends: true, test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts'], sequence: { groupOrder: 0 } } },
       {

@@ -18,6 +18,11 @@ const OUT = join(ROOT, '.packs');
 const BUILD = join(OUT, 'build');
 const root = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 
+/** Packages a compiled file loads by name at run time, not by an import (pino's transports): a dependency when named. */
+const LOADED_BY_NAME = ['pino-pretty'];
+/** Dependencies at exactly the installed version: the generated Prisma client packed here was made by that one. */
+const EXACT = new Set(['@prisma/client']);
+
 /** What the host app brings: one copy of Nest (its DI needs one) and of what Nest itself peers on. */
 const PEERS = new Set(['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs']);
 
@@ -81,6 +86,7 @@ function pack(spec) {
         deps.add(packageOf(specifier));
       }
     }
+    for (const name of LOADED_BY_NAME) if (text.includes(`'${name}'`)) deps.add(name);
     const to = join(dir, relative(BUILD, file));
     mkdirSync(dirname(to), { recursive: true });
     writeFileSync(to, text);
@@ -88,7 +94,7 @@ function pack(spec) {
   const versions = { ...root.devDependencies, ...root.dependencies };
   const pinned = (names) => Object.fromEntries([...names].sort().map((name) => {
     const installed = join(ROOT, 'node_modules', name, 'package.json');
-    if (versions[name]) return [name, versions[name]];
+    if (versions[name] && !EXACT.has(name)) return [name, versions[name]];
     if (existsSync(installed)) return [name, JSON.parse(readFileSync(installed, 'utf8')).version];
     throw new Error(`${spec.name} imports ${name}, which is not installed`);
   }));
