@@ -73,15 +73,7 @@ describe('your handlers in your own Nest app (examples/nest-app, from packed tar
     // The app's own deploy step declares the task with @punctual/client.
     const env = { PATH: process.env.PATH ?? '', PUNCTUAL_URL: cluster.api!.url, PUNCTUAL_API_KEY: cluster.sandbox.env().ADMIN_API_KEY!, GREET_WEBHOOK: cluster.invocations.url() };
     expect(execFileSync(process.execPath, ['dist/declare-task.js'], { cwd: dir, env, encoding: 'utf8' })).toBe('task greet declared, version 1\n');
-    const succeeded = await cluster.waitFor(async () => {
-      const done = (await cluster.executionsOf('greet')).filter((e) => e.status === 'succeeded');
-      return done.length >= 5 && done;
-    }, 30_000, 'five runs');
-    expect((await cluster.call('POST', '/v1/tasks/greet/pause')).status).toBe(200);
-    const until = succeeded.at(-1)!.scheduled_for.getTime();
-    await cluster.settle(until);
-
-    const rows = (await cluster.executionsOf('greet')).filter((e) => e.scheduled_for.getTime() <= until);
+    const rows = await cluster.runsUntilPaused('greet', 5, 30_000);
     const calls = cluster.invocations.succeededBy();
     const problems = rows.filter((row) => row.status !== 'succeeded' || calls.get(row.id) !== 1).map((row) => `${row.scheduled_for.toISOString()}: ${row.status}, ${calls.get(row.id) ?? 0} call(s)`);
     expect(problems).toEqual([]);

@@ -148,6 +148,23 @@ export class Cluster {
     return { ids, firstSlot };
   }
 
+  /**
+   * Once `count` runs of task `name` have succeeded: pauses it (through the API), waits until every
+   * slot up to the last of those has ended, and returns the task's executions up to that slot —
+   * every one of them, to be judged whole (none lost, none doubled).
+   */
+  async runsUntilPaused(name: string, count: number, timeoutMs: number) {
+    const succeeded = await this.waitFor(async () => {
+      const done = (await this.executionsOf(name)).filter((e) => e.status === 'succeeded');
+      return done.length >= count && done;
+    }, timeoutMs, `${count} runs of ${name} to succeed`);
+    const paused = await this.call('POST', `/v1/tasks/${encodeURIComponent(name)}/pause`);
+    if (paused.status !== 200) throw new Error(`pausing ${name} answered ${paused.status}`);
+    const until = succeeded.at(-1)!.scheduled_for.getTime();
+    await this.settle(until);
+    return (await this.executionsOf(name)).filter((e) => e.scheduled_for.getTime() <= until);
+  }
+
   /** Waits until every execution scheduled up to `lastSlot` is terminal (or the timeout passes). */
   async settle(lastSlot: number, timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

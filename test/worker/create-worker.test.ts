@@ -44,14 +44,7 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
   it('announces its handlers, runs each slot of an every-second task once, and records the return value', async () => {
     await cluster.waitFor(async () => (await workers()).some((w) => w.instance === 'plain-node' && w.handlers.includes('plain-greet') && w.concurrency === 2), 15_000, 'the worker in the cluster view');
     expect((await cluster.call('POST', '/v1/tasks', { name: 'plain', handler: 'plain-greet', payload: { to: 'Grace' }, schedule: { cron: '* * * * * *' } })).status).toBe(201);
-    const succeeded = await cluster.waitFor(async () => {
-      const done = (await cluster.executionsOf('plain')).filter((e) => e.status === 'succeeded');
-      return done.length >= 3 && done;
-    }, 20_000, 'three runs');
-    expect((await cluster.call('POST', '/v1/tasks/plain/pause')).status).toBe(200);
-    const until = succeeded.at(-1)!.scheduled_for.getTime();
-    await cluster.settle(until);
-    const rows = (await cluster.executionsOf('plain')).filter((e) => e.scheduled_for.getTime() <= until);
+    const rows = await cluster.runsUntilPaused('plain', 3, 20_000);
     const runs = (id: string) => calls.filter((c) => c.execution === id).length;
     expect(rows.map((r) => `${r.status} ${runs(r.id)}`)).toEqual(rows.map(() => 'succeeded 1'));
     expect((await cluster.call('GET', `/v1/executions/${rows[0]!.id}`)).body.result).toEqual({ greeted: 'Grace' });
