@@ -1,11 +1,16 @@
 import 'reflect-metadata';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../libs/config/src/index.js';
 import { UnrecoverableError } from '../../libs/handlers/src/index.js';
 import { createWorker, PunctualWorkerModule, type PunctualWorker } from '../../libs/worker/src/index.js';
 import { Cluster } from '../support/cluster.js';
 import { REDIS_URL } from '../support/env.js';
-import { waitFor } from '../support/processes.js';
+import { sleep } from '../support/processes.js';
+
+const ROOT = join(import.meta.dirname, '../..');
 
 /** A worker without Nest in sight: `createWorker({ handlers })` in this process, against a real scheduler and API. */
 describe('createWorker: handlers as functions, in a plain Node process', () => {
@@ -91,14 +96,22 @@ describe('worker options', () => {
     await expect(NestFactory.createApplicationContext(HostModule, { logger: false, abortOnError: false })).rejects.toThrow(/useFactory returned handlers; pass them as forRootAsync\(\{ handlers \}\)/);
   });
 
-  it('a start that fails (Postgres unreachable) throws and leaves no connection open behind it', async () => {
-    const sockets = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
-    const before = sockets();
-    const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
-    const started = createWorker({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/unreachable', redisUrl: REDIS_URL, redisPrefix: `failed-start-${process.pid}`, logger: quiet });
-    await expect(started).rejects.toThrow();
-    // Its Redis connections were open when Postgres failed; each is closed once the error is out.
-    await waitFor(async () => sockets() <= before, 5_000, `the failed worker's sockets closed (${before} open before it)`);
+  it('a start that fails (Postgres unreachable) rejects, and leaves nothing that keeps the process alive', async () => {
+    // A plain Node process that tries once and does nothing else: it must end on its own, as it
+    // would with no worker at all — no Redis connection or lease-keeping timer left open.
+    const script = `
+      import 'reflect-metadata';
+      const { createWorker } = await import('./dist/libs/worker/src/index.js');
+      const quiet = { log() {}, warn() {}, error() {} };
+      await createWorker({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/unreachable', redisUrl: ${JSON.stringify(REDIS_URL)}, redisPrefix: 'failed-start-${process.pid}', logger: quiet })
+        .then(() => console.log('started'), (error) => console.log('rejected: ' + error.constructor.name));`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = await Promise.race([once(child, 'exit').then(([code]) => code as number), sleep(15_000).then(() => 'still running')]);
+    child.kill('SIGKILL');
+    expect(output.trim()).toMatch(/^rejected: \w+$/);
+    expect(exited, output).toBe(0);
   });
 
   it("does not read the host app's environment unless asked (its LOG_LEVEL or NODE_ENV are its own)", () => {

@@ -1,9 +1,6 @@
 import { type INestApplicationContext, Injectable, type LoggerService, Module } from '@nestjs/common';
-import { ModuleRef, NestFactory } from '@nestjs/core';
-import { PrismaService } from '@punctual/db';
+import { DiscoveryModule, DiscoveryService, NestFactory } from '@nestjs/core';
 import { createPino, PinoNestLogger } from '@punctual/logging';
-import { ExecutionsQueue } from '@punctual/queue';
-import { RedisService } from '@punctual/redis';
 import { PunctualWorkerModule } from './punctual-worker.module.js';
 import { type PunctualWorkerOptions, workerConfig } from './worker-options.js';
 
@@ -29,29 +26,40 @@ export interface CreateWorkerOptions extends PunctualWorkerOptions {
 export async function createWorker(options: CreateWorkerOptions): Promise<PunctualWorker> {
   const config = workerConfig(options);
   const logger = options.logger ?? new PinoNestLogger(createPino(config, 'worker'));
-  // Nest loses a context whose start failed: what it had opened is found through this and closed.
-  let modules: ModuleRef | undefined;
+  // Nest loses a context whose start failed, with whatever its providers had opened (connections,
+  // timers): this keeps a way to the providers, to close them as the context's close() would.
+  let discovery: DiscoveryService | undefined;
   @Injectable()
   class StartWatch {
-    constructor(ref: ModuleRef) {
-      modules = ref;
+    constructor(found: DiscoveryService) {
+      discovery = found;
     }
   }
-  @Module({ imports: [PunctualWorkerModule.forConfig(config, options.handlers)], providers: [StartWatch] })
+  @Module({ imports: [DiscoveryModule, PunctualWorkerModule.forConfig(config, options.handlers)], providers: [StartWatch] })
   class PlainWorkerModule {}
   try {
     const app = await NestFactory.createApplicationContext(PlainWorkerModule, { logger, abortOnError: false });
     return { app, close: () => app.close() };
   } catch (error) {
-    const opened = (type: typeof ExecutionsQueue | typeof PrismaService | typeof RedisService) => {
-      try {
-        return modules?.get<{ onApplicationShutdown(): Promise<void> }>(type, { strict: false });
-      } catch {
-        return undefined; // not made before the start failed
-      }
-    };
-    // The queue's connection comes from Redis' set, so Redis closes last.
-    for (const type of [ExecutionsQueue, PrismaService, RedisService]) await opened(type)?.onApplicationShutdown().catch(() => undefined);
+    await closeProviders(discovery);
     throw error;
+  }
+}
+
+const SHUTDOWN_HOOKS = ['onModuleDestroy', 'beforeApplicationShutdown', 'onApplicationShutdown'] as const;
+
+/**
+ * Runs every made provider's shutdown hooks, in Nest's order of hooks, the providers of imported
+ * modules last (Redis, whose connections the queue borrows, after the queue). A hook that fails is
+ * passed over: the start's own error is the one reported.
+ */
+async function closeProviders(discovery: DiscoveryService | undefined): Promise<void> {
+  const made = (discovery?.getProviders() ?? []).map((wrapper) => wrapper.instance as Record<string, unknown> | undefined);
+  const instances = [...new Set(made.filter((instance) => instance !== null && typeof instance === 'object'))].reverse();
+  for (const hook of SHUTDOWN_HOOKS) {
+    for (const instance of instances) {
+      const run = instance[hook];
+      if (typeof run === 'function') await Promise.resolve(run.call(instance)).catch(() => undefined);
+    }
   }
 }
