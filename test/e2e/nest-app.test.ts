@@ -99,6 +99,44 @@ describe('your handlers in your own Nest app (examples/nest-app, from packed tar
     expect(cluster.invocations.callsBy().get(execution.id)).toBe(1);
   });
 
+  it("kill -9 of the only worker offering the handler: the built-in worker sends the runs back while its entry lives, none ends dead, and once the app is back every slot ends once", async () => {
+    const builtIn = cluster.workers[0]!;
+    const sentBack = async () => Number(/^punctual_runs_sent_back_total\{handler="send-greeting"\} (\d+)/m.exec(await (await fetch(`${builtIn.url}/metrics`)).text())?.[1] ?? 0);
+    const sentBefore = await sentBack();
+    const webhook = cluster.invocations.url();
+    expect((await cluster.call('POST', '/v1/tasks', { name: 'greet-kill', handler: 'send-greeting', payload: { to: 'Kill', webhook }, schedule: { cron: '* * * * * *' } })).status).toBe(201);
+    await cluster.waitFor(async () => (await cluster.executionsOf('greet-kill')).filter((e) => e.status === 'succeeded').length >= 2, 15_000, 'two runs before the kill');
+
+    app.child.kill('SIGKILL');
+    await app.exited;
+    const killedAt = Date.now();
+    // The app's entry in the worker directory outlives it: the built-in worker takes the slots due
+    // meanwhile and gives them back, again and again, rather than claim them and end them dead.
+    await cluster.waitFor(async () => (await sentBack()) - sentBefore >= 3, 15_000, 'the built-in worker to send runs back');
+    // Down for three slots at least: each due, none claimed where its handler is missing.
+    const down = await cluster.waitFor(async () => {
+      const due = (await cluster.executionsOf('greet-kill')).filter((e) => e.scheduled_for.getTime() > killedAt && e.scheduled_for.getTime() < Date.now() - 500);
+      return due.length >= 3 && due;
+    }, 15_000, 'three slots due while the app is down');
+    expect(down.map((e) => e.status).filter((status) => status !== 'scheduled' && status !== 'queued')).toEqual([]);
+
+    start();
+    // Until the slots of the downtime and two more after it have succeeded.
+    const rows = await cluster.runsUntilPaused('greet-kill', (await cluster.executionsOf('greet-kill')).length + 2, 60_000);
+    // Every slot accounted for (DESIGN §1): one row per second, each ended, none dead for want of a handler.
+    const seconds = (rows.at(-1)!.scheduled_for.getTime() - rows[0]!.scheduled_for.getTime()) / 1000 + 1;
+    expect(rows).toHaveLength(seconds);
+    expect(rows.filter((r) => !['succeeded', 'skipped'].includes(r.status)).map((r) => `${r.scheduled_for.toISOString()} ${r.status} ${r.error ?? ''}`)).toEqual([]);
+    // Counted at the webhook: a succeeded slot called it once, a skipped one never. The one
+    // attempt a kill may cut after its call (retried once its lease ends) is the documented edge.
+    const calls = cluster.invocations.succeededBy();
+    const wrong = rows.filter((r) => (r.status === 'succeeded' ? (calls.get(r.id) ?? 0) !== 1 && !(r.attempt > 1 && calls.get(r.id) === 2) : calls.has(r.id)));
+    expect(wrong.map((r) => `${r.scheduled_for.toISOString()} ${r.status} attempt ${r.attempt}: ${calls.get(r.id) ?? 0} call(s)`)).toEqual([]);
+    console.log(`greet-kill: ${rows.length} slots ${JSON.stringify(Object.fromEntries(['succeeded', 'skipped'].map((s) => [s, rows.filter((r) => r.status === s).length])))}, ${(await sentBack()) - sentBefore} jobs sent back by the built-in worker`);
+    await cluster.call('DELETE', '/v1/tasks/greet-kill');
+    await waitFor(worker, 30_000, `the example app to join the cluster again:\n${app.output}`);
+  });
+
   it('on SIGTERM lets the running handler finish, then exits 0', async () => {
     const execution = await oneOff('greet-drain', cluster.invocations.url({ delay: 2_000 }));
     const call = await cluster.waitFor(async () => cluster.invocations.calls.find((c) => c.executionId === execution.id), 15_000, 'the handler to call');

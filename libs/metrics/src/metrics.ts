@@ -26,6 +26,7 @@ export class Metrics {
   readonly dispatchLag = new Histogram({ name: 'punctual_dispatch_lag_seconds', help: 'queued − (fire_at − FIRE_LEAD_MS): how late a job reached the queue', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly startLag = new Histogram({ name: 'punctual_start_lag_seconds', help: 'started − fire_at (first attempts)', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly executions = new Counter({ name: 'punctual_executions_total', help: 'Attempts finished, by outcome', labelNames: ['status', 'handler'], registers: [this.registry] });
+  readonly sentBack = new Counter({ name: 'punctual_runs_sent_back_total', help: 'Jobs this worker gave back to the queue because it lacks their handler and another live worker offers it', labelNames: ['handler'], registers: [this.registry] });
   readonly skipped = new Counter({ name: 'punctual_skipped_total', help: 'Executions skipped, by reason', labelNames: ['reason'], registers: [this.registry] });
   readonly flowWaiting = new Gauge({ name: 'punctual_flow_waiting', help: 'Runs held back by flow control, by key (FLOW_METRICS_KEYS and the busiest FLOW_METRICS_TOP)', labelNames: ['key'], registers: [this.registry] });
   readonly flowRunning = new Gauge({ name: 'punctual_flow_running', help: 'Runs holding a concurrency permit, by key (the same keys as punctual_flow_waiting)', labelNames: ['key'], registers: [this.registry] });

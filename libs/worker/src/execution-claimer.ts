@@ -293,7 +293,10 @@ export class ExecutionClaimer {
     // for a worker that offers it (one in the host app of PunctualWorkerModule, say), its row
     // untouched. When no live worker offers it, it is claimed here and ends dead, naming the handler.
     // (A retry pinned by an edit runs the handler it started with, which the read does not carry: it is claimed here.)
-    if (!execution.pinned && !this.handlers.get(task!.handler) && (await this.offeredElsewhere(task!.handler))) return { kind: 'wait', taskId: null };
+    if (!execution.pinned && !this.handlers.get(task!.handler) && (await this.offeredElsewhere(task!.handler))) {
+      this.metrics.sentBack.inc({ handler: task!.handler });
+      return { kind: 'wait', taskId: null };
+    }
     const write: ClaimWrite = {
       ...request,
       seen: { status: execution.status, attempt: execution.attempt, fireAt: execution.fireAt, planVersion: task!.planVersion },
