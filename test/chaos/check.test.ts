@@ -34,7 +34,7 @@ describe("the chaos run's check", () => {
     // A runs on its first attempt; B comes while it runs and the claim finds the task busy: B is skipped for overlap.
     const a = await slot(new Date(Date.now() - 100));
     const attempt = randomUUID();
-    expect((await db.claim({ id: a.id, attemptId: attempt, workerId: 'w1' })).kind).toBe('claimed');
+    expect((await db.claim({ id: a.id, attemptId: attempt, workerId: 'w1' })).kind).toBe('run');
     const bAt = Date.now() + 50;
     const b = await slot(new Date(bAt));
     // The claim judges B once it has waited as long as A was released late (the overlap may be the
@@ -42,7 +42,7 @@ describe("the chaos run's check", () => {
     const { queuedAt, fireAt } = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: a.id } });
     await db.clockPasses(bAt + queuedAt!.getTime() - fireAt.getTime(), "B's slot, and as long again as A was released late");
     expect(await db.claim({ id: b.id, attemptId: randomUUID(), workerId: 'w2' })).toEqual({ kind: 'skipped', reason: 'overlap' });
-    expect(await db.attempts.markSucceededMany([{ id: a.id, attemptId: attempt, result: null }])).toEqual([true]);
+    expect((await db.attempts.succeed([{ id: a.id, attemptId: attempt, result: null }])).current).toEqual([true]);
 
     // C was skipped for overlap a minute later, with nothing running.
     const lonely = new Date(Date.now() + 60_000);

@@ -55,9 +55,9 @@ describe('claiming an execution', () => {
     const id = await execution(status, { queuedAt, attempt: status === 'retrying' ? 1 : 0, startedAt: status === 'retrying' ? new Date(Date.now() - 500) : undefined });
     const attemptId = randomUUID();
     const result = await claim(id, 'w1', attemptId);
-    expect(result.kind).toBe('claimed');
+    expect(result.kind).toBe('run');
     // The definition the attempt runs under comes with the claim.
-    expect(result.kind === 'claimed' && [result.task.id, result.task.handler]).toEqual([taskId, 'noop']);
+    expect(result.kind === 'run' && [result.task.id, result.task.handler]).toEqual([taskId, 'noop']);
     const found = (await db.queries.findById(id))!;
     expect(found).toMatchObject({ status: 'running', attempt: status === 'retrying' ? 2 : 1, attemptId, workerId: 'w1' });
     expect(found.leaseUntil!.getTime() - found.startedAt!.getTime()).toBe(sandbox.config().leaseMs);
@@ -68,36 +68,36 @@ describe('claiming an execution', () => {
 
   it.each(['succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const)('does not claim a finished (%s) execution', async (status) => {
     const id = await execution(status);
-    expect((await claim(id)).kind).toBe('lost');
+    expect((await claim(id)).kind).toBe('dropped');
     expect((await row(id)).status).toBe(status);
   });
 
   it('does not claim a running execution whose lease holds; takes over an expired one while attempts remain', async () => {
     const held = await execution('running', { leaseUntil: new Date(Date.now() + 60_000), attempt: 1 });
-    expect((await claim(held, 'w2')).kind).toBe('lost');
+    expect((await claim(held, 'w2')).kind).toBe('dropped');
     const expired = await execution('running', { leaseUntil: new Date(Date.now() - 1), attempt: 1, startedAt: new Date(Date.now() - 5_000) });
     const result = await claim(expired, 'w2');
-    expect(result.kind === 'claimed' && [result.execution.workerId, result.execution.attempt]).toEqual(['w2', 2]);
+    expect(result.kind === 'run' && [result.execution.workerId, result.execution.attempt]).toEqual(['w2', 2]);
     const spent = await execution('running', { leaseUntil: new Date(Date.now() - 1), attempt: 3, startedAt: new Date(Date.now() - 5_000) });
-    expect((await claim(spent, 'w2')).kind).toBe('lost');
+    expect((await claim(spent, 'w2')).kind).toBe('dropped');
     expect((await row(spent)).attempt).toBe(3);
   });
 
   it('lets exactly one of many concurrent claims win', async () => {
     const id = await execution('queued');
     const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => claim(id, `w${i}`)));
-    expect(claims.filter((c) => c.kind === 'claimed')).toHaveLength(1);
-    expect(claims.filter((c) => c.kind !== 'claimed').map((c) => c.kind)).toEqual(Array(7).fill('lost'));
+    expect(claims.filter((c) => c.kind === 'run')).toHaveLength(1);
+    expect(claims.filter((c) => c.kind !== 'run').map((c) => c.kind)).toEqual(Array(7).fill('dropped'));
   });
 
   it('fences the outcome by attempt_id: a stale attempt changes nothing', async () => {
     const id = await execution('queued');
     const first = randomUUID();
-    expect((await db.claim({ id, attemptId: first, workerId: 'w1' }, { leaseMs: 1 })).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId: first, workerId: 'w1' }, { leaseMs: 1 })).kind).toBe('run');
     // Its lease of 1 ms runs out: the next attempt takes over.
     await db.clockPasses((await row(id)).leaseUntil!, 'the first lease');
     const second = randomUUID();
-    expect((await claim(id, 'w2', second)).kind).toBe('claimed');
+    expect((await claim(id, 'w2', second)).kind).toBe('run');
     expect(await db.attempts.markSucceeded(id, first, { from: 'stale' })).toBe(false);
     expect(await db.attempts.markFailed(id, first, 'boom', null)).toBe(false);
     expect(await db.attempts.markSucceeded(id, second, { from: 'current' })).toBe(true);
@@ -107,14 +107,14 @@ describe('claiming an execution', () => {
   it('a claim given back (its handler never started) spends no attempt: a first one returns to queued, a later one to retrying', async () => {
     const first = await execution('queued', { queuedAt: new Date() });
     const attemptId = randomUUID();
-    expect((await claim(first, 'w1', attemptId)).kind).toBe('claimed');
+    expect((await claim(first, 'w1', attemptId)).kind).toBe('run');
     expect(await db.claims.giveBack(first, randomUUID(), 'not mine')).toBe(false);
     expect(await db.claims.giveBack(first, attemptId, 'confirmed too late')).toBe(true);
     expect(await row(first)).toMatchObject({ status: 'queued', attempt: 0, startedAt: null, leaseUntil: null });
-    expect((await claim(first)).kind === 'claimed' && (await row(first)).attempt).toBe(1);
+    expect((await claim(first)).kind === 'run' && (await row(first)).attempt).toBe(1);
     const later = await execution('retrying', { attempt: 1, startedAt: new Date(Date.now() - 5_000) });
     const second = randomUUID();
-    expect((await claim(later, 'w1', second)).kind).toBe('claimed');
+    expect((await claim(later, 'w1', second)).kind).toBe('run');
     expect(await db.claims.giveBack(later, second, 'confirmed too late')).toBe(true);
     expect(await row(later)).toMatchObject({ status: 'retrying', attempt: 1 });
     const history = (await db.queries.findById(later))!.events.map((e) => [e.fromStatus, e.toStatus, (e.detail as { reason?: string } | null)?.reason ?? null]);
@@ -124,20 +124,20 @@ describe('claiming an execution', () => {
   it('never early: a slot whose fire_at has not come by Postgres\' clock is not claimed, and is told when to come back', async () => {
     const id = await execution('queued', { at: Date.now() - 1_000, fireAt: Date.now() + 800 });
     const result = await claim(id);
-    expect(result.kind).toBe('early');
-    expect(result.kind === 'early' && result.retryInMs).toBeGreaterThan(0);
+    expect(result.kind === 'later' && result.why).toBe('early');
+    expect(result.kind === 'later' && result.afterMs).toBeGreaterThan(0);
     expect((await row(id)).status).toBe('queued');
     // A retry waits for its next attempt's instant.
     const retry = await execution('retrying', { attempt: 1, startedAt: new Date(Date.now() - 2_000), nextAttemptAt: new Date(Date.now() + 800) });
-    expect((await claim(retry)).kind).toBe('early');
+    expect(await claim(retry)).toMatchObject({ kind: 'later', why: 'early' });
   });
 
   it('a first attempt past its maxDelay is left to the leader (late), not claimed; a catch-up run is never late', async () => {
     const late = await execution('queued', { at: Date.now() - 2 * 3_600_000 });
-    expect(await claim(late)).toEqual({ kind: 'late' });
+    expect(await claim(late)).toEqual({ kind: 'later', why: 'late', afterMs: 2_000 });
     expect((await row(late)).status).toBe('queued');
     const catchup = await execution('queued', { at: Date.now() - 2 * 3_600_000 + 1_000, trigger: 'catchup' });
-    expect((await claim(catchup)).kind).toBe('claimed');
+    expect((await claim(catchup)).kind).toBe('run');
   });
 
   describe('a slot being retried still holds its task', () => {
@@ -145,7 +145,7 @@ describe('claiming an execution', () => {
       const due = Date.now() - 3_000;
       const a = await execution('queued', { exclusive: true, at: due });
       const attemptId = randomUUID();
-      expect((await claim(a, 'w1', attemptId)).kind).toBe('claimed');
+      expect((await claim(a, 'w1', attemptId)).kind).toBe('run');
       await startedAt(a, due);
       expect(await db.attempts.markFailed(a, attemptId, 'boom', new Date())).toBe(true);
       // The next slot comes while `a` waits for its retry.
@@ -153,7 +153,7 @@ describe('claiming an execution', () => {
       expect(await claim(b, 'w2')).toEqual({ kind: 'skipped', reason: 'overlap' });
       expect(await row(b)).toMatchObject({ status: 'skipped', skipReason: 'overlap' });
       const retry = await claim(a, 'w1');
-      expect(retry.kind === 'claimed' && retry.execution.attempt).toBe(2);
+      expect(retry.kind === 'run' && retry.execution.attempt).toBe(2);
     });
 
     it('a retry whose next slot started first (before the fix it was skipped(overlap)) waits for it, never skipped', async () => {
@@ -161,10 +161,11 @@ describe('claiming an execution', () => {
       const a = await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 20_000, startedAt: new Date(Date.now() - 19_000) });
       const b = await execution('running', { exclusive: true, attempt: 1, at: Date.now() - 10_000, startedAt: new Date(Date.now() - 10_000), leaseUntil: new Date(Date.now() + 60_000) });
       await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip', version: { increment: 1 } } });
-      expect((await claim(a)).kind).toBe('wait');
-      expect((await row(a)).status).toBe('retrying');
+      expect((await claim(a)).kind).toBe('parked');
+      expect(await row(a)).toMatchObject({ status: 'retrying', parkedAt: expect.any(Date) });
+      expect((await row(b)).waitedOn).toBe(true);
       await db.prisma.taskExecution.update({ where: { id: b }, data: { status: 'succeeded' } });
-      expect((await claim(a)).kind).toBe('claimed');
+      expect((await claim(a)).kind).toBe('run');
     });
 
     it('after a worker crash (an expired lease) the next attempt takes over without being judged by the overlap policy', async () => {
@@ -172,7 +173,7 @@ describe('claiming an execution', () => {
       // A slot that came after `a` started: pending behind it.
       await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
       const takeover = await claim(a, 'w2');
-      expect(takeover.kind === 'claimed' && takeover.execution.attempt).toBe(2);
+      expect(takeover.kind === 'run' && takeover.execution.attempt).toBe(2);
     });
 
     it.each([
@@ -188,30 +189,40 @@ describe('claiming an execution', () => {
     });
   });
 
-  describe('a claim read during the hold before the slot', () => {
-    it('a run in progress when it was read and ended since is not held against the slot: it is read again, and runs', async () => {
+  describe('the one-statement claim', () => {
+    const reads = async () => (await db.metrics.claimReads.get()).values[0]?.value ?? 0;
+
+    it('starts a due slot of a free task in one statement: no read, no judgement', async () => {
+      const before = await reads();
+      const slot = await execution('queued', { exclusive: true, at: Date.now() - 1_000 });
+      const result = await claim(slot);
+      expect(result.kind === 'run' && [result.execution.status, result.execution.attempt]).toEqual(['running', 1]);
+      expect(await reads()).toBe(before);
+    });
+
+    it('a run of the task that ended before the slot\'s instant is not held against it: started in one statement', async () => {
       const holder = await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
       const attemptId = randomUUID();
-      expect((await claim(holder, 'w1', attemptId)).kind).toBe('claimed');
+      expect((await claim(holder, 'w1', attemptId)).kind).toBe('run');
       await startedAt(holder, Date.now() - 2_000);
       const at = Date.now() + 300;
       const slot = await execution('queued', { exclusive: true, at });
-      const early = db.claimer().readEarly(slot);
-      expect((await early)!.read.holders).toHaveLength(1);
       expect(await db.attempts.markSucceeded(holder, attemptId, null)).toBe(true);
       await db.clockPasses(at, "the slot's instant");
-      expect((await db.claimer().claim({ id: slot, attemptId: randomUUID(), workerId: 'w2' }, early)).kind).toBe('claimed');
+      const before = await reads();
+      expect((await claim(slot)).kind).toBe('run');
+      expect(await reads()).toBe(before);
     });
 
-    it('found free when read, no longer free when written (a run of the task went retrying meanwhile): the write starts nothing and the slot is judged again', async () => {
+    it('a task not free (a run went retrying before the slot\'s time) starts nothing: the slot is read and judged (skipped for the overlap)', async () => {
       const at = Date.now() + 300;
       const slot = await execution('queued', { exclusive: true, at });
-      const early = db.claimer().readEarly(slot);
-      expect((await early)!.read.holders).toEqual([]);
       // A run that started before the slot's time fails and waits for its retry: it holds the task.
       await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 5_000, startedAt: new Date(Date.now() - 5_000), nextAttemptAt: new Date(Date.now() + 60_000) });
       await db.clockPasses(at, "the slot's instant");
-      expect(await db.claimer().claim({ id: slot, attemptId: randomUUID(), workerId: 'w2' }, early)).toEqual({ kind: 'skipped', reason: 'overlap' });
+      const before = await reads();
+      expect(await claim(slot)).toEqual({ kind: 'skipped', reason: 'overlap' });
+      expect(await reads()).toBe(before + 1);
     });
   });
 
@@ -219,7 +230,7 @@ describe('claiming an execution', () => {
     it('overlap=skip: a slot that finds the previous run still running at its own time ends skipped(overlap)', async () => {
       const due = Date.now() - 2_000;
       const a = await execution('queued', { exclusive: true, at: due });
-      expect((await claim(a)).kind).toBe('claimed');
+      expect((await claim(a)).kind).toBe('run');
       // Started on time: the overlap is the task's, not a late release's.
       await startedAt(a, due);
       const b = await execution('queued', { exclusive: true, at: Date.now() - 10, queuedAt: new Date() });
@@ -230,14 +241,15 @@ describe('claiming an execution', () => {
       const now = Date.now();
       // Released 1 s after its fire_at, just before the next slot.
       const late = await execution('queued', { exclusive: true, at: now - 1_100, queuedAt: new Date(now - 100) });
-      expect((await claim(late)).kind).toBe('claimed');
+      expect((await claim(late)).kind).toBe('run');
       await startedAt(late, now - 100);
       const nextAt = now - 50;
       const next = await execution('queued', { exclusive: true, at: nextAt, queuedAt: new Date(now) });
-      // It asks again as any waiting slot does (the run may end first), until it has waited 1 s.
-      expect((await claim(next)).kind).toBe('wait');
+      // It comes back once it has waited 1 s (or sooner, should the run end on the same worker).
+      const first = await claim(next);
+      expect(first.kind === 'later' && [first.why, first.afterMs! > 0 && first.afterMs! <= 1_000]).toEqual(['allowance', true]);
       await db.clockPasses(nextAt + 350, 'a third of the wait');
-      expect((await claim(next)).kind).toBe('wait');
+      expect((await claim(next)).kind).toBe('later');
       await db.clockPasses(nextAt + 1_000, 'the end of the wait');
       expect(await claim(next)).toEqual({ kind: 'skipped', reason: 'overlap' });
     });
@@ -247,23 +259,28 @@ describe('claiming an execution', () => {
       const [a, b, c] = await Promise.all(backlog);
       // Claimed together (one read, one write): the earliest starts, the others wait.
       const results = await Promise.all([claim(a!), claim(b!), claim(c!)]);
-      expect(results.map((r) => r.kind)).toEqual(['claimed', 'wait', 'wait']);
-      const attemptOf = (r: (typeof results)[number]) => (r.kind === 'claimed' ? r.execution.attemptId! : '');
+      expect(results.map((r) => r.kind)).toEqual(['run', 'parked', 'parked']);
+      const attemptOf = (r: (typeof results)[number]) => (r.kind === 'run' ? r.execution.attemptId! : '');
       // Long after, b and c still wait for their turn rather than being judged by the policy.
       await db.prisma.taskExecution.update({ where: { id: a! }, data: { startedAt: new Date(Date.now() - 1_000) } });
-      expect((await claim(c!)).kind).toBe('wait');
-      expect(await db.attempts.markSucceeded(a!, attemptOf(results[0]!), null)).toBe(true);
+      expect((await claim(c!)).kind).toBe('parked');
+      // The end of a's run hands the turn to b (the earliest parked), and only to b.
+      const first = await db.attempts.succeed([{ id: a!, attemptId: attemptOf(results[0]!), result: null }]);
+      expect(first.current).toEqual([true]);
+      expect(first.handed.map((h) => h.id)).toEqual([b]);
+      expect((await row(b!)).parkedAt).toBeNull();
+      expect((await row(c!)).parkedAt).not.toBeNull();
       const second = await claim(b!);
-      expect(second.kind).toBe('claimed');
-      expect((await claim(c!)).kind).toBe('wait');
-      expect(await db.attempts.markSucceeded(b!, attemptOf(second), null)).toBe(true);
-      expect((await claim(c!)).kind).toBe('claimed');
+      expect(second.kind).toBe('run');
+      expect((await claim(c!)).kind).toBe('parked');
+      expect((await db.attempts.succeed([{ id: b!, attemptId: attemptOf(second), result: null }])).handed.map((h) => h.id)).toEqual([c]);
+      expect((await claim(c!)).kind).toBe('run');
     });
 
     it('an earlier slot whose fire_at has not come (jitter) does not hold a later one back', async () => {
       const jittered = await execution('scheduled', { exclusive: true, fireAt: Date.now() + 60_000 });
       const due = await execution('queued', { exclusive: true });
-      expect((await claim(due)).kind).toBe('claimed');
+      expect((await claim(due)).kind).toBe('run');
       expect((await row(jittered)).status).toBe('scheduled');
     });
   });
@@ -271,7 +288,7 @@ describe('claiming an execution', () => {
   describe('races with operators', () => {
     it('an edit committed between the claim\'s read and its write: the write changes nothing, the claim runs the new definition', async () => {
       const id = await execution('queued');
-      const read = (await db.claims.read([id])).get(id)!;
+      const read = (await db.claims.read([{ id }])).get(id)!;
       await db.prisma.$transaction(async (tx) => {
         await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
         await db.executions.lockUnfinished(taskId, tx);
@@ -281,7 +298,7 @@ describe('claiming an execution', () => {
       const write = { id, attemptId: randomUUID(), workerId: 'w1', free: false, seen: { status: read.execution.status, attempt: 0, fireAt: read.execution.fireAt, planVersion: read.task!.planVersion } };
       expect(await db.claims.claimOne(write, 30_000)).toEqual({ kind: 'changed' });
       const result = await claim(id);
-      expect(result.kind === 'claimed' && result.task.payload).toEqual({ v: 2 });
+      expect(result.kind === 'run' && result.task.payload).toEqual({ v: 2 });
     });
 
     it('an edit in progress holds the task\'s rows: its claim comes back later instead of waiting, and claims of other tasks go on', async () => {
@@ -304,14 +321,14 @@ describe('claiming an execution', () => {
       try {
         // Claimed together, in one read and one write: the other task's slot starts while the transaction is still open.
         const [a, b] = await Promise.all([claim(mine), claim(theirs)]);
-        expect(b.kind).toBe('claimed');
-        expect(a.kind).toBe('wait');
+        expect(b.kind).toBe('run');
+        expect(a.kind).toBe('later');
         expect((await row(mine)).status).toBe('queued');
       } finally {
         release();
         await edit;
       }
-      expect((await claim(mine)).kind).toBe('claimed');
+      expect((await claim(mine)).kind).toBe('run');
     });
   });
 
@@ -319,11 +336,11 @@ describe('claiming an execution', () => {
     const ids = [await execution('queued'), await execution('queued')];
     const attempts = [randomUUID(), randomUUID()];
     await Promise.all(ids.map((id, i) => claim(id, 'w1', attempts[i])));
-    const ok = await db.attempts.markSucceededMany([
+    const ok = await db.attempts.succeed([
       { id: ids[0]!, attemptId: attempts[0]!, result: { n: 1 } },
       { id: ids[1]!, attemptId: randomUUID(), result: { stale: true } },
     ]);
-    expect(ok).toEqual([true, false]);
+    expect(ok.current).toEqual([true, false]);
     const rows = await Promise.all(ids.map(async (id) => (await db.queries.findById(id))!));
     expect(rows[0]).toMatchObject({ status: 'succeeded', result: { n: 1 } });
     expect(rows[0]!.events.map((e) => e.toStatus).sort()).toEqual(['running', 'succeeded']);
@@ -336,7 +353,7 @@ describe('claiming an execution', () => {
     await Promise.all(ids.map((id, i) => claim(id, 'w1', attempts[i])));
     // jsonb refuses \u0000; the worker then records each success on its own (see Batcher).
     await expect(
-      db.attempts.markSucceededMany([
+      db.attempts.succeed([
         { id: ids[0]!, attemptId: attempts[0]!, result: { ok: true } },
         { id: ids[1]!, attemptId: attempts[1]!, result: { text: 'nul \u0000 here' } },
       ]),

@@ -45,15 +45,15 @@ describe('claiming under flow control', () => {
     const b = await due({ concurrencyKey: 'api', concurrencyLimit: 2 }, 1, 200, 1_000);
     // Claimed together, as two workers would: exactly two permits.
     const results = await Promise.all([...a, ...b].map(claim));
-    expect(results.map((r) => r.kind).sort()).toEqual(['claimed', 'claimed', 'wait']);
-    const held = [...a, ...b][results.findIndex((r) => r.kind === 'wait')]!;
-    const waiting = results.find((r) => r.kind === 'wait')!;
-    expect(waiting).toMatchObject({ kind: 'wait', flow: { key: 'api' } });
+    expect(results.map((r) => r.kind).sort()).toEqual(['later', 'run', 'run']);
+    const held = [...a, ...b][results.findIndex((r) => r.kind === 'later')]!;
+    const waiting = results.find((r) => r.kind === 'later')!;
+    expect(waiting).toMatchObject({ kind: 'later', why: 'held', waitsFor: { flowKey: 'api' } });
     expect(await row(held)).toMatchObject({ status: 'queued', concurrencyKey: 'api' });
     expect((await row(held)).heldAt).not.toBeNull();
     // Held for 10 s, far past fire_at + maxDelay (1 s): still not late — the leader's misfire pass skips it too.
     await db.prisma.$executeRaw`UPDATE task_execution SET fire_at = fire_at - interval '10 s', scheduled_for = scheduled_for - interval '10 s' WHERE id = ${held}::uuid`;
-    expect((await claim(held)).kind).toBe('wait');
+    expect((await claim(held)).kind).toBe('later');
     const [unheld] = await due({ concurrencyKey: 'api', concurrencyLimit: 2 }, 1, 5_000, 1_000);
     await db.state.adoptShardCount(1);
     const epoch = await db.state.bumpEpoch('test');
@@ -65,57 +65,57 @@ describe('claiming under flow control', () => {
     const running = [...a, ...b].filter((id) => id !== held);
     await finish(running[0]!);
     const started = await claim(held);
-    expect(started.kind).toBe('claimed');
+    expect(started.kind).toBe('run');
     expect(await row(held)).toMatchObject({ status: 'running', concurrencyKey: 'api', heldAt: null });
   });
 
   it('a permit is bound to its lease: a run whose lease ran out (its worker died) holds none', async () => {
     const [first, second] = await due({ concurrencyKey: 'leased', concurrencyLimit: 1 }, 2);
-    expect((await claim(first!)).kind).toBe('claimed');
-    expect((await claim(second!)).kind).toBe('wait');
+    expect((await claim(first!)).kind).toBe('run');
+    expect((await claim(second!)).kind).toBe('later');
     await db.prisma.taskExecution.update({ where: { id: first! }, data: { leaseUntil: new Date(Date.now() - 1) } });
-    expect((await claim(second!)).kind).toBe('claimed');
+    expect((await claim(second!)).kind).toBe('run');
   });
 
   it('runs go in fire_at order within a key: a later run with room waits behind an earlier held one', async () => {
     const [one, two, three] = await due({ concurrencyKey: 'fifo', concurrencyLimit: 1 }, 3);
-    expect((await claim(one!)).kind).toBe('claimed');
-    expect((await claim(two!)).kind).toBe('wait');
+    expect((await claim(one!)).kind).toBe('run');
+    expect((await claim(two!)).kind).toBe('later');
     await finish(one!);
     // Room again, but `two` was held first and is due: `three` waits behind it.
-    expect(await claim(three!)).toMatchObject({ kind: 'wait', flow: { key: 'fifo' } });
-    expect((await claim(two!)).kind).toBe('claimed');
+    expect(await claim(three!)).toMatchObject({ kind: 'later', why: 'held', waitsFor: { flowKey: 'fifo' } });
+    expect((await claim(two!)).kind).toBe('run');
   });
 
   it('keys do not block each other, nor tasks without a key', async () => {
     const [busy, blocked] = await due({ concurrencyKey: 'busy', concurrencyLimit: 1 }, 2);
-    expect((await claim(busy!)).kind).toBe('claimed');
-    expect((await claim(blocked!)).kind).toBe('wait');
+    expect((await claim(busy!)).kind).toBe('run');
+    expect((await claim(blocked!)).kind).toBe('later');
     const [other] = await due({ concurrencyKey: 'other', concurrencyLimit: 1 }, 1);
     const [plain] = await due({}, 1);
-    expect((await claim(other!)).kind).toBe('claimed');
-    expect((await claim(plain!)).kind).toBe('claimed');
+    expect((await claim(other!)).kind).toBe('run');
+    expect((await claim(plain!)).kind).toBe('run');
     expect((await row(plain!)).concurrencyKey).toBeNull();
   });
 
   it('a rate key: limit starts per window; the next is told when the window has room, the ones behind it later still', async () => {
     const ids = await due({ rateKey: 'mail', rateLimit: 2, ratePerMs: 60_000 }, 4);
-    expect((await claim(ids[0]!)).kind).toBe('claimed');
-    expect((await claim(ids[1]!)).kind).toBe('claimed');
+    expect((await claim(ids[0]!)).kind).toBe('run');
+    expect((await claim(ids[1]!)).kind).toBe('run');
     // Finished or not, the starts stay in the window.
     await finish(ids[0]!);
     const third = await claim(ids[2]!);
-    expect(third).toMatchObject({ kind: 'wait', flow: { key: 'mail' } });
+    expect(third).toMatchObject({ kind: 'later', why: 'held', waitsFor: { flowKey: 'mail' } });
     // About a minute from the first start (plus the window's small margin).
-    expect(third.kind === 'wait' && third.retryInMs).toBeGreaterThan(55_000);
-    expect(third.kind === 'wait' && third.retryInMs).toBeLessThan(61_000);
+    expect(third.kind === 'later' && third.afterMs).toBeGreaterThan(55_000);
+    expect(third.kind === 'later' && third.afterMs).toBeLessThan(61_000);
     const fourth = await claim(ids[3]!);
     // Behind the third: it may go when the second start leaves the window (a moment after the first).
-    expect(fourth.kind === 'wait' && fourth.retryInMs).toBeGreaterThanOrEqual(third.kind === 'wait' ? third.retryInMs! - 50 : Infinity);
-    expect(fourth.kind === 'wait' && fourth.retryInMs).toBeLessThan(61_000);
+    expect(fourth.kind === 'later' && fourth.afterMs).toBeGreaterThanOrEqual(third.kind === 'later' ? third.afterMs! - 50 : Infinity);
+    expect(fourth.kind === 'later' && fourth.afterMs).toBeLessThan(61_000);
     // The window moves on: once the first start is a minute old, the next goes.
     await db.prisma.$executeRaw`UPDATE flow_start SET at = at - interval '61 seconds' WHERE key = 'mail'`;
-    expect((await claim(ids[2]!)).kind).toBe('claimed');
+    expect((await claim(ids[2]!)).kind).toBe('run');
     const { count } = (await db.prisma.$queryRaw<{ count: number }[]>`SELECT count(*)::int AS count FROM flow_start WHERE key = 'mail'`)[0]!;
     expect(count).toBe(3);
   });

@@ -39,8 +39,8 @@ describe("an execution's history", () => {
   it('a first attempt that succeeds writes no history row, and shows release, claim and success', async () => {
     const id = await planned();
     const attemptId = randomUUID();
-    expect((await db.claim({ id, attemptId, workerId: 'w1', releasedAt: released() })).kind).toBe('claimed');
-    expect(await db.attempts.markSucceededMany([{ id, attemptId, result: { ok: true } }])).toEqual([true]);
+    expect((await db.claim({ id, attemptId, workerId: 'w1', releasedAt: released() })).kind).toBe('run');
+    expect((await db.attempts.succeed([{ id, attemptId, result: { ok: true } }])).current).toEqual([true]);
 
     expect(await storedEvents(id)).toBe(0);
     const row = (await db.queries.findById(id))!;
@@ -56,8 +56,8 @@ describe("an execution's history", () => {
     const id = await planned();
     const attemptId = randomUUID();
     const releasedAt = released();
-    expect((await db.claim({ id, attemptId, workerId: 'w1', releasedAt })).kind).toBe('claimed');
-    expect(await db.attempts.markSucceededMany([{ id, attemptId, result: null }])).toEqual([true]);
+    expect((await db.claim({ id, attemptId, workerId: 'w1', releasedAt })).kind).toBe('run');
+    expect((await db.attempts.succeed([{ id, attemptId, result: null }])).current).toEqual([true]);
 
     const row = (await db.queries.findById(id))!;
     expect(row.queuedAt!.getTime()).toBe(releasedAt);
@@ -70,7 +70,7 @@ describe("an execution's history", () => {
     slot += 1;
     const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
     await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
-    expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w1' })).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w1' })).kind).toBe('run');
     const row = (await db.queries.findById(id))!;
     expect(row.queuedAt!.getTime()).toBe(row.startedAt!.getTime());
     expect(row.events.map((e) => `${e.fromStatus}→${e.toStatus}`)).toEqual(['scheduled→queued', 'queued→running']);
@@ -83,7 +83,7 @@ describe("an execution's history", () => {
     const firstStart = (await db.queries.findById(id))!.startedAt!;
     expect(await db.attempts.markFailed(id, first, 'boom', new Date())).toBe(true);
     const second = randomUUID();
-    expect((await db.claim({ id, attemptId: second, workerId: 'w2' })).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId: second, workerId: 'w2' })).kind).toBe('run');
     expect(await db.attempts.markSucceeded(id, second, null)).toBe(true);
 
     expect(await history(id)).toEqual([
@@ -103,7 +103,7 @@ describe("an execution's history", () => {
     const id = await planned();
     await db.claim({ id, attemptId: randomUUID(), workerId: 'w1', releasedAt: released() }, { leaseMs: 1 });
     await db.clockPasses((await db.queries.findById(id))!.leaseUntil!, 'the first lease');
-    expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w2' })).kind).toBe('claimed');
+    expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w2' })).kind).toBe('run');
     expect((await history(id)).map((e) => `${e.from}→${e.to}@${e.worker}`)).toEqual(['scheduled→queued@null', 'queued→running@w1', 'running→running@w2']);
   });
 

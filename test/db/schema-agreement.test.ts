@@ -103,6 +103,8 @@ describe('schema.prisma agrees with the migrated database', () => {
       concurrencyKey: 'openai',
       rateKey: 'twitter:acct-42',
       heldAt: now,
+      parkedAt: later,
+      waitedOn: true,
       createdAt: now,
     };
     await db.prisma.taskExecution.create({ data: execution });
@@ -177,7 +179,7 @@ describe('schema.prisma agrees with the migrated database', () => {
     // `@unique` on a field: Prisma names the index <table>_<column>_key.
     declared.push('task_name_key', 'api_key_prefix_key');
     const sqlOnly = ['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_pending_idx', 'task_execution_retrying_idx', 'task_execution_waiting_idx', 'task_execution_running_idx', 'task_execution_dead_idx', 'task_execution_orphan_idx', 'task_one_off_due_idx', 'outbox_pending_idx', 'task_managed_by_idx',
-      'task_execution_concurrency_running_idx', 'task_execution_concurrency_held_idx', 'task_execution_rate_held_idx'];
+      'task_execution_concurrency_running_idx', 'task_execution_concurrency_held_idx', 'task_execution_rate_held_idx', 'task_execution_parked_idx'];
     const rows = await db.prisma.$queryRaw<{ indexname: string }[]>`
       SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' AND indexname NOT LIKE '%_pkey'`;
     expect(rows.map((r) => r.indexname).sort()).toEqual([...declared, ...sqlOnly].sort());

@@ -71,7 +71,7 @@ describe('fault: a worker cut off from Postgres', () => {
     proxy = await TcpProxy.start({ host: '127.0.0.1', port: Number(new URL(c.sandbox.databaseUrl).port || 5432) });
     await c.add('worker', { DATABASE_URL: proxy.urlFor(c.sandbox.databaseUrl) });
     // The claim's statement reaches Postgres and commits; its connection dies before the answer comes back.
-    const dropped = proxy.dropAnswerTo('Claimed before the leader marked it');
+    const dropped = proxy.dropAnswerTo('The row as the candidate saw it');
     await c.call('POST', '/v1/tasks', {
       name: 'answer-lost', handler: 'http', payload: { url: c.invocations.url() },
       schedule: { at: new Date(Date.now() + 1_500).toISOString() }, policy: { retry: { attempts: 1 } },

@@ -43,7 +43,8 @@ describe('a handler’s context', () => {
     const task = await db.prisma.task.create({ data: { name, handler, payload, scheduleKind: 'cron', cron: '* * * * *', secret: SECRET } });
     const id = randomUUID();
     await db.prisma.taskExecution.create({ data: { id, taskId: task.id, taskName: name, scheduledFor: new Date(), fireAt: new Date(), taskVersion: 1, status: 'queued' } });
-    return runner.runExecution(id, { workerId: 'w1' });
+    const done = await runner.runExecution({ executionId: id }, { workerId: 'w1' });
+    return done.kind === 'ended' ? done.outcome : done.kind;
   }
 
   it('holds the task without its secret, and a signer in its stead', async () => {

@@ -48,7 +48,8 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled', queuedAt: null } })).toBe(rows.length);
     expect(await queue.queue.getWaitingCount()).toBe(rows.length);
     const job = await queue.queue.getJob(rows[4_321]!.id);
-    expect(job?.data).toEqual({ executionId: rows[4_321]!.id, fireAt: fireAt.getTime(), releasedAt: expect.any(Number) });
+    // And its task: the worker's claim then need not read back a definition it keeps.
+    expect(job?.data).toEqual({ executionId: rows[4_321]!.id, taskId: task.id, fireAt: fireAt.getTime(), releasedAt: expect.any(Number) });
     expect(job!.data.releasedAt).toBeGreaterThanOrEqual(before);
   });
 
@@ -57,7 +58,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     await dispatcher.dispatch(rows);
     const job = (await queue.queue.getJob(rows[0]!.id))!;
     const claim = await db.claim({ id: job.data.executionId, attemptId: randomUUID(), workerId: 'w1', releasedAt: job.data.releasedAt });
-    expect(claim.kind).toBe('claimed');
+    expect(claim.kind).toBe('run');
     expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({ status: 'running', queuedAt: new Date(job.data.releasedAt!) });
     expect(await db.prisma.executionEvent.count({ where: { executionId: rows[0]!.id } })).toBe(0);
   });
@@ -68,8 +69,8 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const [first, second] = await Promise.all(rows.map((r) => queue.queue.getJob(r.id)));
     // A worker ran the first; its finished job was dropped.
     const attemptId = randomUUID();
-    expect((await db.claim({ id: first!.id!, attemptId, workerId: 'w1', releasedAt: first!.data.releasedAt })).kind).toBe('claimed');
-    expect(await db.attempts.markSucceededMany([{ id: first!.id!, attemptId, result: null }])).toEqual([true]);
+    expect((await db.claim({ id: first!.id!, attemptId, workerId: 'w1', releasedAt: first!.data.releasedAt })).kind).toBe('run');
+    expect((await db.attempts.succeed([{ id: first!.id!, attemptId, result: null }])).current).toEqual([true]);
     await first!.remove();
 
     await dispatcher.dispatch(rows);
@@ -77,7 +78,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect((await queue.queue.getJob(rows[1]!.id))!.timestamp).toBe(second!.timestamp);
     // The first gets a new job, and its claim finds the slot already run.
     const again = await queue.queue.getJob(rows[0]!.id);
-    expect((await db.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt })).kind).toBe('lost');
+    expect(await db.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt })).toEqual({ kind: 'dropped', why: 'lost' });
     expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({ status: 'succeeded', attempt: 1 });
   });
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayService } from '../../libs/scheduler/src/index.js';
 import { ExecutionsQueue } from '../../libs/queue/src/index.js';
+import { Metrics } from '../../libs/metrics/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
@@ -22,7 +23,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     db = await openRepositories(config);
     redis = new RedisService(config);
     queue = new ExecutionsQueue(redis);
-    relay = new RelayService(config, db.leader, queue);
+    relay = new RelayService(config, db.leader, queue, new Metrics());
     epoch = await db.state.bumpEpoch('relay-test');
     taskId = (await db.prisma.task.create({ data: { name: 'relayed', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } })).id;
   });
@@ -78,7 +79,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
       { id: waiting, status: 'scheduled' as const, attempt: 0 },
     ];
     // The run of `started` was claimed after the relay read it (its job then ended and was dropped).
-    expect((await db.claim({ id: started, attemptId: randomUUID(), workerId: 'w1' })).kind).toBe('claimed');
+    expect((await db.claim({ id: started, attemptId: randomUUID(), workerId: 'w1' })).kind).toBe('run');
     expect(await db.leader.stillAwaitingJob(found, epoch)).toEqual([waiting]);
     // A retry read at one attempt is not the same wait once another attempt failed.
     expect(await db.leader.stillAwaitingJob([{ id: waiting, status: 'scheduled', attempt: 1 }], epoch)).toEqual([]);

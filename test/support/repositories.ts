@@ -10,11 +10,13 @@ import {
   PrismaService,
   SchedulerStateRepository,
   TasksRepository,
+  TurnsRepository,
 } from '../../libs/db/src/index.js';
 import { HandlerRegistry, type TaskHandlerImpl } from '../../libs/handlers/src/index.js';
 import { Metrics } from '../../libs/metrics/src/index.js';
+import { ExecutionsQueue } from '../../libs/queue/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
-import { type ClaimRequest, type ClaimResult, ExecutionClaimer } from '../../libs/worker/src/index.js';
+import { type ClaimRequest, type Disposition, ExecutionClaimer } from '../../libs/worker/src/index.js';
 import { waitFor } from './processes.js';
 
 /** A worker that offers every handler: the claims these tests make are never sent elsewhere for one. */
@@ -24,6 +26,9 @@ class EveryHandler extends HandlerRegistry {
   }
   override get(): TaskHandlerImpl {
     return { run: async () => null };
+  }
+  override names(): string[] {
+    return ['noop', 'http', 'log', 'sleep', 'fail'];
   }
 }
 
@@ -37,18 +42,26 @@ export async function openRepositories(config: Config) {
   const claims = new ClaimsRepository(prisma);
   const executions = new ExecutionTransitionsRepository(prisma);
   const flow = new FlowControlRepository(prisma, claims);
+  const turns = new TurnsRepository(prisma);
   let redis: RedisService | null = null;
+  let queue: ExecutionsQueue | null = null;
   const claimers = new Map<number, ExecutionClaimer>();
+  const metrics = new Metrics();
   const claimer = (leaseMs = config.leaseMs) => {
     redis ??= new RedisService(config);
-    if (!claimers.has(leaseMs)) claimers.set(leaseMs, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, flow, redis, new Metrics(), new EveryHandler(), new WorkerDirectory(redis)));
+    queue ??= new ExecutionsQueue(redis);
+    if (!claimers.has(leaseMs)) {
+      claimers.set(leaseMs, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, flow, turns, redis, metrics, new EveryHandler(), new WorkerDirectory(redis), queue));
+    }
     return claimers.get(leaseMs)!;
   };
   return {
     prisma,
     claims,
     flow,
-    claim: (request: ClaimRequest, options: { leaseMs?: number } = {}): Promise<ClaimResult> => claimer(options.leaseMs).claim(request),
+    turns,
+    metrics,
+    claim: (request: ClaimRequest, options: { leaseMs?: number } = {}): Promise<Disposition> => claimer(options.leaseMs).claim(request),
     claimer,
     tasks: new TasksRepository(prisma),
     executions,
@@ -64,6 +77,7 @@ export async function openRepositories(config: Config) {
     clockPasses: (at: Date | number, what = 'the instant') =>
       waitFor(async () => (await prisma.$queryRaw<{ passed: boolean }[]>`SELECT clock_timestamp() > ${new Date(at).toISOString()}::timestamptz + interval '1 ms' AS passed`)[0]!.passed, 10_000, `Postgres' clock to pass ${what}`, 10),
     close: async () => {
+      await queue?.onApplicationShutdown();
       await prisma.onApplicationShutdown();
       await redis?.onApplicationShutdown();
     },

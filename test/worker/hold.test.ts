@@ -42,7 +42,7 @@ describe('a job pushed ahead of its slot', () => {
   it('is held until its fire_at, then claimed and run', async () => {
     const fireAt = new Date(Date.now() + 150);
     const id = await queuedExecution(fireAt);
-    expect(await runner.runExecution(id, { workerId: 'w1', fireAt: fireAt.getTime() })).toBe('succeeded');
+    expect(await runner.runExecution({ executionId: id, fireAt: fireAt.getTime() }, { workerId: 'w1' })).toEqual({ kind: 'ended', outcome: 'succeeded' });
     const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
     expect(row.status).toBe('succeeded');
     expect(row.startedAt!.getTime()).toBeGreaterThanOrEqual(fireAt.getTime());
@@ -51,9 +51,9 @@ describe('a job pushed ahead of its slot', () => {
   it('is not claimed when the worker hands its work back (shutdown) while holding it', async () => {
     const fireAt = new Date(Date.now() + 150);
     const id = await queuedExecution(fireAt);
-    const outcome = runner.runExecution(id, { workerId: 'w1', fireAt: fireAt.getTime() });
+    const outcome = runner.runExecution({ executionId: id, fireAt: fireAt.getTime() }, { workerId: 'w1' });
     runner.abortAll();
-    expect(await outcome).toBe('released');
+    expect(await outcome).toEqual({ kind: 'dropped', why: 'released' });
     expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id } })).status).toBe('queued');
   });
 });

@@ -31,7 +31,7 @@ describe('recording an outcome while Postgres drops the connection', () => {
         const killed = await cluster.waitFor(async () => {
           const { rows } = await cluster.db.query(
             `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity
-             WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%finished_at = now()%'`,
+             WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%SET status = ''succeeded''%'`,
           );
           return rows[0].n > 0 ? rows[0].n : null;
         }, 10_000, `success write ${round} waiting on the row`);

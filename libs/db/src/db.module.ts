@@ -5,6 +5,7 @@ import { FlowControlRepository } from './executions/flow-control.repository.js';
 import { ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 import { ExecutionTransitionsRepository } from './executions/execution-transitions.repository.js';
 import { LeaderExecutionsRepository } from './executions/leader-executions.repository.js';
+import { TurnsRepository } from './executions/turns.repository.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { AuditRepository } from './audit.repository.js';
 import { BacklogRepository } from './backlog.repository.js';
@@ -22,6 +23,7 @@ const REPOSITORIES = [
   ExecutionQueriesRepository,
   AttemptsRepository,
   ClaimsRepository,
+  TurnsRepository,
   FlowControlRepository,
   LeaderExecutionsRepository,
   SchedulerStateRepository,

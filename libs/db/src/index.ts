@@ -11,8 +11,20 @@ export { type AuditEntry, AuditRepository } from './audit.repository.js';
 export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
 export { epochFence, inShard, type LeaderFence, type ShardFence, shardFence, shardOfSql } from './epoch-fence.js';
-export { AttemptsRepository } from './executions/attempts.repository.js';
-export { type ClaimHolder, type ClaimRead, ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './executions/claims.repository.js';
+export { AttemptsRepository, type RecordedSuccesses } from './executions/attempts.repository.js';
+export {
+  type ClaimHolder,
+  type ClaimRead,
+  ClaimsRepository,
+  type ClaimWrite,
+  type ClaimWriteOutcome,
+  type DirectClaim,
+  executionFromClaimed,
+  type StartedAttempt,
+} from './executions/claims.repository.js';
+export { DEFINITIONS_KEPT, TaskDefinitions } from './executions/task-definitions.js';
+export { CLAIM_DIRECT, STARTS_WITHOUT_JUDGEMENT } from './executions/turn-statements.js';
+export { type HandedTurn, type ParkRequest, TurnsRepository } from './executions/turns.repository.js';
 export { FlowControlRepository, type FlowKeyLoad } from './executions/flow-control.repository.js';
 export { type FlowClaimOutcome, flowOrder, type FlowPolicy, rateWindowMs } from './executions/flow-plan.js';
 export { EXECUTION_HISTORY, type MovedExecution } from './executions/execution-transition.js';

@@ -27,6 +27,14 @@ export class Metrics {
   readonly startLag = new Histogram({ name: 'punctual_start_lag_seconds', help: 'started − fire_at (first attempts)', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly executions = new Counter({ name: 'punctual_executions_total', help: 'Attempts finished, by outcome', labelNames: ['status', 'handler'], registers: [this.registry] });
   readonly sentBack = new Counter({ name: 'punctual_runs_sent_back_total', help: 'Jobs this worker gave back to the queue because it lacks their handler and another live worker offers it', labelNames: ['handler'], registers: [this.registry] });
+  readonly claims = new Counter({
+    name: 'punctual_claims_total',
+    help: "Claims of attempts by how they were decided: claimed (one statement, no read), run (read and judged), parked (its turn not come), skipped, held (flow control), later (the job comes back), dropped",
+    labelNames: ['verdict'],
+    registers: [this.registry],
+  });
+  readonly claimReads = new Counter({ name: 'punctual_claim_reads_total', help: 'Reads of a claim for the judgement (a claim the one-statement claim did not start)', registers: [this.registry] });
+  readonly turnsHanded = new Counter({ name: 'punctual_turns_handed_total', help: 'Parked slots handed their turn: by the end of the run ahead, or by the relay', labelNames: ['by'], registers: [this.registry] });
   readonly skipped = new Counter({ name: 'punctual_skipped_total', help: 'Executions skipped, by reason', labelNames: ['reason'], registers: [this.registry] });
   readonly flowWaiting = new Gauge({ name: 'punctual_flow_waiting', help: 'Runs held back by flow control, by key (FLOW_METRICS_KEYS and the busiest FLOW_METRICS_TOP)', labelNames: ['key'], registers: [this.registry] });
   readonly flowRunning = new Gauge({ name: 'punctual_flow_running', help: 'Runs holding a concurrency permit, by key (the same keys as punctual_flow_waiting)', labelNames: ['key'], registers: [this.registry] });

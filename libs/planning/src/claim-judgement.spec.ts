@@ -91,7 +91,7 @@ describe('judgeClaim: a slot being retried still holds its task', () => {
       expect(judge({ slot: retry, task: task({ overlap }), earlierDue: true }, 12)).toEqual({ kind: 'run' });
       expect(judge({ slot: takeover, task: task({ overlap }) }, 12)).toEqual({ kind: 'run' });
       // Something else of the task is running (an edit turned `allow` into an exclusive policy): the retry waits for it, never skipped.
-      expect(judge({ slot: retry, task: task({ overlap }), holders: [holder(10)] }, 12)).toEqual({ kind: 'wait' });
+      expect(judge({ slot: retry, task: task({ overlap }), holders: [holder(10)] }, 12)).toEqual({ kind: 'park' });
       expect(judge({ slot: retry, task: task({ overlap }), holders: [retrying(3)] }, 12)).toEqual({ kind: 'run' });
     }
   });
@@ -108,30 +108,30 @@ describe('judgeClaim: overlap policy only against a run in progress at the slot\
 
   it('buffer_one: the buffered slot waits for the run; another newcomer is skipped while one is buffered', () => {
     const buffered = slot({ nextAttemptAt: s(10) });
-    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [holder(9)], slot: buffered }, 11)).toEqual({ kind: 'wait' });
+    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [holder(9)], slot: buffered }, 11)).toEqual({ kind: 'park' });
     expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [holder(9)], otherBuffered: true }, 11)).toEqual({ kind: 'skip', reason: 'overlap' });
     // The run ended: the buffered slot starts.
     expect(judge({ task: task({ overlap: 'buffer_one' }), slot: buffered }, 11)).toEqual({ kind: 'run' });
   });
 
-  it('a run released late (a failover adopted it) is judged as if it had been released on time: the slot asks again until it has waited as long', () => {
+  it('a run released late (a failover adopted it) is judged as if it had been released on time: the slot asks again once it has waited as long', () => {
     const adopted = holder(9, { fireAt: s(6), releasedAt: s(9) });
-    expect(judge({ holders: [adopted] }, 10.5)).toEqual({ kind: 'wait' });
-    expect(judge({ holders: [adopted] }, 12.9)).toEqual({ kind: 'wait' });
+    expect(judge({ holders: [adopted] }, 10.5)).toEqual({ kind: 'wait', retryInMs: 2_500 });
+    expect(judge({ holders: [adopted] }, 12.9)).toEqual({ kind: 'wait', retryInMs: 100 });
     expect(judge({ holders: [adopted] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
     // Released on time, it only started late (it waited its turn): no allowance.
     expect(judge({ holders: [holder(9, { fireAt: s(6), releasedAt: s(6) })] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
   });
 
-  it('a run that started after the slot\'s time is one the slot waits behind (a backlog): it waits its turn, and is never skipped for it', () => {
+  it('a run that started after the slot\'s time is one the slot waits behind (a backlog): it is parked for its turn, and never skipped for it', () => {
     for (const overlap of ['skip', 'buffer_one', 'replace'] as const) {
-      expect(judge({ task: task({ overlap }), holders: [holder(11)] }, 12)).toEqual({ kind: 'wait' });
-      expect(judge({ task: task({ overlap, maxDelayMs: 3_600_000 }), holders: [holder(11)] }, 600)).toEqual({ kind: 'wait' });
+      expect(judge({ task: task({ overlap }), holders: [holder(11)] }, 12)).toEqual({ kind: 'park' });
+      expect(judge({ task: task({ overlap, maxDelayMs: 3_600_000 }), holders: [holder(11)] }, 600)).toEqual({ kind: 'park' });
     }
   });
 
-  it('an earlier slot due and not started goes first (backlogs run in slot order); then the slot runs', () => {
-    expect(judge({ earlierDue: true }, 10)).toEqual({ kind: 'wait' });
+  it('an earlier slot due and not started goes first (backlogs run in slot order): parked; then the slot runs', () => {
+    expect(judge({ earlierDue: true }, 10)).toEqual({ kind: 'park' });
     expect(judge({}, 10)).toEqual({ kind: 'run' });
   });
 

@@ -63,7 +63,10 @@ export interface ClaimContext {
  * - `late`: a first attempt that can no longer start within `maxDelay`: the leader's misfire policy
  *   decides it (a catch-up run, or a slot recorded missed).
  * - `skip`: it ends `skipped` with the reason, never having started.
- * - `wait`: not its turn: ask again later (after `retryInMs` when the judgement knows when).
+ * - `park`: not its turn (an earlier slot of the task goes first, or a run of it is in progress):
+ *   it waits in Postgres, and the end of the run ahead of it hands it its turn (DESIGN §5
+ *   "Graceful under overload") — it never goes round the queue for it.
+ * - `wait`: ask again after `retryInMs` (a run released late is given the time it was late by).
  * - `buffer`: it becomes the one slot waiting behind the run in progress (`buffer_one`).
  * - `replace`: cancel the runs in progress (`replace`), then ask again.
  */
@@ -73,13 +76,14 @@ export type ClaimVerdict =
   | { kind: 'early'; retryInMs: number }
   | { kind: 'late' }
   | { kind: 'skip'; reason: (typeof SKIP_REASONS)[number] }
-  | { kind: 'wait'; retryInMs?: number }
+  | { kind: 'park' }
+  | { kind: 'wait'; retryInMs: number }
   | { kind: 'buffer' }
   | { kind: 'replace'; holderIds: string[] };
 
 const RUN: ClaimVerdict = { kind: 'run' };
 const LOST: ClaimVerdict = { kind: 'lost' };
-const WAIT: ClaimVerdict = { kind: 'wait' };
+const PARK: ClaimVerdict = { kind: 'park' };
 const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: 'skip', reason });
 
 /**
@@ -95,18 +99,17 @@ const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: '
  *    for its key is not lateness (its start lag shows it).
  * 4. An execution that is not exclusive (`overlap: allow`) runs.
  * 5. A slot being retried still holds its task: its next attempt — after a failure, a lease
- *    expiry, a crash — is never judged by the overlap policy; it only waits while another run of
- *    the task is actually running.
+ *    expiry, a crash — is never judged by the overlap policy; it only waits (parked) while another
+ *    run of the task is actually running.
  * 6. A newcomer slot is judged by the overlap policy only against a run that was already in
  *    progress (running or retrying) at the slot's own `scheduled_for`, and as if that run had been
  *    released on time: while the slot has waited less than the run was released late (a failover
  *    adopting it, the relay replacing a lost job), the overlap may be the late release's rather
- *    than the task's, and the slot asks again (as soon as any waiting slot would: the run may end
- *    first, and a slot held back the whole allowance would start late and hold up its successor).
- * 7. Otherwise a newcomer waits its turn while any run of the task is in progress or an earlier
- *    slot is due and has not started: backlogs run one after another, in slot order, and a slot
- *    that waited its turn is never skipped for it afterwards (every run it waits behind started
- *    after its time, so rule 6 cannot apply to it again).
+ *    than the task's, and the slot asks again once it has waited as long.
+ * 7. Otherwise a newcomer waits its turn (parked) while any run of the task is in progress or an
+ *    earlier slot is due and has not started: backlogs run one after another, in slot order, and a
+ *    slot that waited its turn is never skipped for it afterwards (every run it waits behind
+ *    started after its time, so rule 6 cannot apply to it again).
  */
 export function judgeClaim(context: ClaimContext, now: Date): ClaimVerdict {
   const { slot, task } = context;
@@ -129,7 +132,7 @@ export function judgeClaim(context: ClaimContext, now: Date): ClaimVerdict {
     if (canBeLate(slot) && slot.heldAt === null && isLate(slot.fireAt, task.maxDelayMs, now)) return { kind: 'late' };
   }
   if (!slot.exclusive) return RUN;
-  if (!first) return context.holders.some((h) => h.running) ? WAIT : RUN;
+  if (!first) return context.holders.some((h) => h.running) ? PARK : RUN;
   return judgeNewcomer(context, task, at);
 }
 
@@ -137,23 +140,22 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   const { slot, holders } = context;
   const slotAt = slot.scheduledFor.getTime();
   const atItsTime = holders.filter((h) => h.firstStartedAt.getTime() <= slotAt);
-  if (atItsTime.length === 0) return holders.length > 0 || context.earlierDue ? WAIT : RUN;
+  if (atItsTime.length === 0) return holders.length > 0 || context.earlierDue ? PARK : RUN;
 
   const releasedLate = Math.max(...atItsTime.map((h) => (h.releasedAt ?? h.firstStartedAt).getTime() - h.fireAt.getTime()));
-  // Asks again as any waiting slot does (not once the allowance is over): the run may end sooner,
-  // and a slot kept waiting longer than it must would start late itself.
-  if (at - slotAt < releasedLate) return WAIT;
+  // Asks again once the allowance is over (or sooner, when the run ends on the same worker).
+  if (at - slotAt < releasedLate) return { kind: 'wait', retryInMs: releasedLate - (at - slotAt) };
 
   switch (task.overlap) {
     case 'skip':
       return skip('overlap');
     case 'buffer_one':
-      if (slot.nextAttemptAt !== null) return WAIT;
+      if (slot.nextAttemptAt !== null) return PARK;
       return context.otherBuffered ? skip('overlap') : { kind: 'buffer' };
     case 'replace':
       return { kind: 'replace', holderIds: atItsTime.map((h) => h.id) };
     case 'allow':
       // A row planned exclusive under a policy since changed to allow: it runs once the task is free.
-      return WAIT;
+      return PARK;
   }
 }

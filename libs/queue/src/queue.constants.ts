@@ -8,6 +8,11 @@ export const EXECUTIONS_QUEUE = 'executions';
 export interface ExecutionJobData {
   executionId: string;
   /**
+   * The execution's task, when the producer knew it: the worker then tells its claim which version
+   * of the task's definition it keeps, and gets the definition back only when it moved on.
+   */
+  taskId?: string;
+  /**
    * The slot's `fire_at` (epoch ms) when the job was pushed ahead of it (FIRE_LEAD_MS): the worker
    * holds the job until then. Absent on retries and re-enqueued jobs, which run at once.
    */
@@ -31,14 +36,24 @@ export function executionJobId(executionId: string, attempt = 1): string {
 }
 
 /**
- * Retries are decided by Punctual (the execution row), not by BullMQ, so a job is tried once.
- * Finished jobs are dropped quickly: history lives in Postgres.
+ * Retries are decided by Punctual (the execution row), not by BullMQ, so a job is tried once. A
+ * finished job is dropped at once — history lives in Postgres, and a queue that keeps finished
+ * jobs trims them on every completion — except a failed one (an error the worker could not turn
+ * into an outcome), kept a day for Bull Board; the relay tells a finished job from a live one.
  */
 export const EXECUTION_JOB_OPTIONS: JobsOptions = {
   attempts: 1,
-  removeOnComplete: { age: 3600, count: 1000 },
+  removeOnComplete: true,
   removeOnFail: { age: 24 * 3600, count: 5000 },
 };
+
+/**
+ * The job of a slot handed its turn (see TurnsRepository): its own id — the job the slot had when
+ * it was parked may not have finished yet — named by the instant of the hand-over (µs).
+ */
+export function turnJobId(executionId: string, attempt: number, handedMs: number): string {
+  return `${executionJobId(executionId, attempt)}-t${Math.round(handedMs * 1000)}`;
+}
 
 /** Pub/sub channel (under the Redis prefix) telling workers to abort a running execution. */
 export const EXECUTION_CANCEL_CHANNEL = 'executions:cancel';
@@ -51,3 +66,20 @@ export const FLOW_WAKE_CHANNEL = 'flow:wake';
 
 /** Pub/sub channel (under the Redis prefix) on which the API announces task changes to the leader. */
 export const TASKS_CHANGED_CHANNEL = 'tasks-changed';
+
+/** Tasks named in one message at most; a change of more asks the leader to look at every planned row due. */
+const NAMED_TASKS_MAX = 100;
+
+/**
+ * A change's word to the leader: plan now, and fire the rows the API inserted for these tasks
+ * (`all`: every planned row due, as when too many are named). Empty: nothing was inserted.
+ */
+export function tasksChangedMessage(inserted: readonly string[] | 'all'): string {
+  return inserted === 'all' || inserted.length > NAMED_TASKS_MAX ? '*' : inserted.join(',');
+}
+
+/** The tasks a change's word names (see {@link tasksChangedMessage}); `all` for `*` and for an older scheduler's `1`. */
+export function tasksChangedBy(message: string): string[] | 'all' {
+  if (message === '*' || message === '1') return 'all';
+  return message === '' ? [] : message.split(',');
+}

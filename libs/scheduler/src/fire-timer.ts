@@ -2,6 +2,8 @@
 export interface Fireable {
   id: string;
   fireAt: Date;
+  /** The execution's task, carried by its job (see ExecutionJobData). */
+  taskId?: string;
 }
 
 /**

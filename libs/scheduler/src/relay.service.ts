@@ -1,10 +1,16 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { type AwaitingCursor, LeaderExecutionsRepository, type LeaderFence, shardFence } from '@punctual/db';
+import { Metrics } from '@punctual/metrics';
 import { ExecutionsQueue } from '@punctual/queue';
 
-/** Rows looked at per pass (reaped leases; executions whose job is checked). */
+/** Rows looked at per pass (reaped leases; executions whose job is checked; tasks with parked slots). */
 export const RELAY_PAGE = 1_000;
+/**
+ * A slot parked this long is looked at by the relay: the end of the run ahead of it hands it its
+ * turn at once, so one still parked after this waits behind a run that ended by another path.
+ */
+export const STRANDED_AFTER_MS = 2_000;
 
 /**
  * The leader's repair loop: Redis may lose its data and workers may die, Postgres stays right.
@@ -24,15 +30,20 @@ export class RelayService {
     @Inject(CONFIG) private readonly config: Config,
     private readonly executions: LeaderExecutionsRepository,
     private readonly queue: ExecutionsQueue,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Repairs the shard `fence` leads (a bare epoch: the one shard). `now`: the cluster's clock (Postgres'). */
-  async repair(fence: LeaderFence, now = new Date(), pageSize = RELAY_PAGE): Promise<{ reaped: number; requeued: number }> {
+  async repair(fence: LeaderFence, now = new Date(), pageSize = RELAY_PAGE): Promise<{ reaped: number; requeued: number; handed: number }> {
     const { shard } = shardFence(fence);
     const reaped = await this.executions.reapExpiredLeases(pageSize, fence);
     for (const execution of reaped) {
       if (execution.status === 'retrying') await this.queue.ensureJob(execution.id, execution.attempt + 1);
     }
+    // Parked slots whose turn came without a word get it now (their jobs go first, as any turn's).
+    const handed = await this.executions.handOverStranded(new Date(now.getTime() - STRANDED_AFTER_MS), pageSize, fence);
+    await this.queue.enqueueTurns(handed);
+    this.metrics.turnsHanded.inc({ by: 'relay' }, handed.length);
     const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - this.config.relayGraceMs), this.cursors.get(shard) ?? null, pageSize, fence);
     if (waiting.length < pageSize) this.cursors.delete(shard);
     else this.cursors.set(shard, waiting.at(-1)!);
@@ -45,10 +56,10 @@ export class RelayService {
     let requeued = 0;
     for (const m of missing.filter((a) => still.has(a.executionId))) {
       const first = m.found.status === 'retrying' ? undefined : { fireAt: m.found.fireAt, releasedAt: now.getTime() };
-      await this.queue.addAgain(m.executionId, m.attempt, first);
+      await this.queue.addAgain(m.executionId, m.attempt, first, m.found.taskId ?? undefined);
       requeued += 1;
     }
-    if (reaped.length || requeued) this.logger.warn({ reaped: reaped.length, requeued }, 'relay repaired executions');
-    return { reaped: reaped.length, requeued };
+    if (reaped.length || requeued || handed.length) this.logger.warn({ reaped: reaped.length, requeued, handed: handed.length }, 'relay repaired executions');
+    return { reaped: reaped.length, requeued, handed: handed.length };
   }
 }

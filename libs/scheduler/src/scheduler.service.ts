@@ -4,7 +4,7 @@ import { ClockService } from '@punctual/clock';
 import { LeaderExecutionsRepository, SchedulerStateRepository } from '@punctual/db';
 import { bestEffort, Metrics } from '@punctual/metrics';
 import { shardShare } from '@punctual/planning';
-import { ExecutionsQueue, TASKS_CHANGED_CHANNEL } from '@punctual/queue';
+import { ExecutionsQueue, TASKS_CHANGED_CHANNEL, tasksChangedBy } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import type { Redis } from 'ioredis';
 import { ExecutionDispatcher } from './execution-dispatcher.js';
@@ -87,7 +87,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     this.subscriber = this.redis.connect();
     await this.subscriber.subscribe(this.redis.key(TASKS_CHANGED_CHANNEL), this.redis.key('scheduler', 'released'));
     this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel === this.redis.key(TASKS_CHANGED_CHANNEL)) for (const leader of this.leaders) leader.onTasksChanged();
+      if (channel === this.redis.key(TASKS_CHANGED_CHANNEL)) for (const leader of this.leaders) leader.onTasksChanged(tasksChangedBy(message));
       else this.leaders[Number(message)]?.nudge();
     });
     await this.balance();

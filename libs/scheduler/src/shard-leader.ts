@@ -64,6 +64,9 @@ export class ShardLeader {
   private readonly pushed = new Map<string, number>();
   private planning: Promise<void> | null = null;
   private replanRequested = false;
+  /** The sweep of rows the API inserted, one at a time: what the next one looks at (tasks, or all). */
+  private sweeping: Promise<void> | null = null;
+  private sweepAsked: Set<string> | 'all' | null = null;
   private leading: Promise<void> | null = null;
 
   constructor(
@@ -131,10 +134,25 @@ export class ShardLeader {
     this.elector.start();
   }
 
-  /** The API announced a change of tasks: plan at once, and put newly due rows into the timer. */
-  onTasksChanged(): void {
+  /**
+   * The API announced a change of tasks: plan at once, and put the rows it inserted for `inserted`
+   * (`all`: any task) into the timer. Both coalesce: a burst of creates through the API costs a
+   * few passes, not one per create, and a sweep looks at the named tasks' rows only.
+   */
+  onTasksChanged(inserted: string[] | 'all' = 'all'): void {
     this.requestPlan();
-    void this.sweepScheduled();
+    if (inserted !== 'all' && inserted.length === 0) return;
+    this.sweepAsked = inserted === 'all' || this.sweepAsked === 'all' ? 'all' : new Set([...(this.sweepAsked ?? []), ...inserted]);
+    this.sweeping ??= (async () => {
+      while (this.sweepAsked !== null && this.fence !== null) {
+        const asked = this.sweepAsked;
+        this.sweepAsked = null;
+        await this.sweepScheduled({ tasks: asked === 'all' ? undefined : [...asked] });
+      }
+    })().finally(() => {
+      this.sweeping = null;
+      this.sweepAsked = null;
+    });
   }
 
   private async lead(): Promise<void> {
@@ -255,7 +273,7 @@ export class ShardLeader {
    * relay's to check — except when adopting what a previous leader left: then every due row goes,
    * page after page.
    */
-  private async sweepScheduled(options: { adopting?: boolean } = {}): Promise<void> {
+  private async sweepScheduled(options: { adopting?: boolean; tasks?: string[] } = {}): Promise<void> {
     const fence = this.fence;
     if (fence === null) return;
     const { config } = this.s;
@@ -264,7 +282,7 @@ export class ShardLeader {
       for (const [id, fireAt] of this.pushed) if (fireAt < now - 2 * config.relayGraceMs) this.pushed.delete(id);
       let after = options.adopting ? null : new Date(now - config.relayGraceMs);
       for (;;) {
-        const due = await this.s.executions.listScheduledDue(after, new Date(now + config.lookaheadMs), SWEEP_LIMIT, fence);
+        const due = await this.s.executions.listScheduledDue(after, new Date(now + config.lookaheadMs), SWEEP_LIMIT, fence, options.tasks);
         if (this.fence !== fence) return;
         this.timer.add(due.filter((e) => !this.pushed.has(e.id)));
         if (due.length < SWEEP_LIMIT) return;

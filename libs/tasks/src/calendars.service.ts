@@ -51,7 +51,7 @@ export class CalendarsService {
       // Re-planning every task of a busy calendar takes longer than Prisma's default of 5 s.
       { timeout: 60_000, maxWait: 10_000 },
     );
-    await this.changes.announce(cancelled);
+    await this.changes.announce(cancelled, 'all');
     return { calendar: await this.get(name), created };
   }
 

@@ -70,7 +70,7 @@ export class TaskApplyService {
       throw error;
     });
     const changedAny = [...result, ...calendarItems].some((item) => item.action !== 'unchanged');
-    if (!request.dryRun && changedAny) await this.changes.announce(cancelled);
+    if (!request.dryRun && changedAny) await this.changes.announce(cancelled, 'all');
     const count = (action: TaskApplyItem['action']) => result.filter((item) => item.action === action).length;
     const [created, updated, deleted] = [count('create'), count('update'), count('delete')];
     const handlers = request.tasks.filter((spec) => result.some((item) => item.name === spec.name && item.action !== 'unchanged')).map((spec) => spec.handler);

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { AuditRepository, type Db, type Prisma, type Task } from '@punctual/db';
 import { bestEffort } from '@punctual/metrics';
-import { EXECUTION_CANCEL_CHANNEL, TASKS_CHANGED_CHANNEL } from '@punctual/queue';
+import { EXECUTION_CANCEL_CHANNEL, TASKS_CHANGED_CHANNEL, tasksChangedMessage } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { presentDefinition } from './task.presenter.js';
 
@@ -30,13 +30,14 @@ export class TaskChanges {
   }
 
   /**
-   * Wakes the leader: plan at once, and fire what the API inserted (manual runs, catch-up). Tells
-   * the workers running `cancelled` executions to abort them. Best effort: the change is
+   * Wakes the leader: plan at once, and fire what the API inserted for the tasks `inserted` names
+   * (manual runs, backfills, catch-up; `all`: many tasks — the leader looks at every planned row due).
+   * Tells the workers running `cancelled` executions to abort them. Best effort: the change is
    * committed already, and the leader's tick and sweep catch up with a word that was lost.
    */
-  async announce(cancelled: string[] = []): Promise<void> {
+  async announce(cancelled: string[] = [], inserted: readonly string[] | 'all' = []): Promise<void> {
     for (const id of cancelled) await bestEffort(this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id), 'tasks.announce-cancel');
-    await bestEffort(this.redis.client.publish(this.redis.key(TASKS_CHANGED_CHANNEL), '1'), 'tasks.announce-change');
+    await bestEffort(this.redis.client.publish(this.redis.key(TASKS_CHANGED_CHANNEL), tasksChangedMessage(inserted)), 'tasks.announce-change');
   }
 }
 

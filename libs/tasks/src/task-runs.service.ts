@@ -48,7 +48,7 @@ export class TaskRunsService {
       const execution = await this.executions.insertManualRun(this.row(task, at, at, 'manual'), payload, this.prisma);
       if (execution) {
         await this.changes.record(this.prisma, actor, 'task.trigger', name, null, null);
-        await this.changes.announce();
+        await this.changes.announce([], [task.id]);
         return execution;
       }
     }
@@ -65,7 +65,7 @@ export class TaskRunsService {
     // One millisecond apart, in slot order: they run one after another, oldest first.
     const inserted = await this.executions.insertPlanned(slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill')), this.prisma);
     await this.changes.record(this.prisma, actor, 'task.backfill', name, null, null);
-    await this.changes.announce();
+    await this.changes.announce([], [task.id]);
     return inserted.length;
   }
 
@@ -84,7 +84,7 @@ export class TaskRunsService {
       await this.changes.record(tx, actor, action, name, existing, after.task);
       return after;
     });
-    await this.changes.announce(result.cancelledRunning);
+    await this.changes.announce(result.cancelledRunning, [result.task.id]);
     return result.task;
   }
 }

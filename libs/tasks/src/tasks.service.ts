@@ -42,7 +42,8 @@ export class TasksService {
       await this.changes.record(tx, actor, 'task.create', created.name, null, created);
       return created;
     });
-    await this.changes.announce();
+    // A new task has no executions yet: the leader plans it.
+    await this.changes.announce([], []);
     return { task, secret };
   }
 
@@ -89,7 +90,8 @@ export class TasksService {
       // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
       { timeout: 60_000, maxWait: 10_000 },
     );
-    await this.changes.announce(cancelled);
+    // Replaced tasks may have rows planned for slots already due; new ones have none.
+    await this.changes.announce(cancelled, results.filter((r) => !r.created).map((r) => r.task.id));
     return results;
   }
 
@@ -115,7 +117,7 @@ export class TasksService {
       return running;
     });
     if (!cancelled) throw new NotFoundError('task', name);
-    await this.changes.announce(cancelled);
+    await this.changes.announce(cancelled, []);
   }
 
   /**
@@ -134,7 +136,7 @@ export class TasksService {
       await this.changes.record(tx, actor, action, name, existing, changed.task);
       return changed;
     });
-    if (result) await this.changes.announce(result.cancelledRunning);
+    if (result) await this.changes.announce(result.cancelledRunning, [result.task.id]);
     return result?.task ?? null;
   }
 }

@@ -1,20 +1,13 @@
-/** Why an attempt's signal aborted. */
-export type AbortCause = 'timeout' | 'cancelled' | 'lease_lost' | 'shutdown';
+import type { AbortCause } from './failure-judgement.js';
+import type { LeasePolicy } from './lease-policy.js';
+
+export type { AbortCause };
 
 export class AttemptAbortedError extends Error {
   override readonly name = 'AttemptAbortedError';
   constructor(readonly reason: AbortCause) {
     super(`attempt aborted: ${reason}`);
   }
-}
-
-/**
- * How long before its lease ends an attempt that could not renew it is aborted: the reaper takes
- * an execution over only once Postgres' `lease_until` has passed, so the handler is no longer
- * running anywhere when the next attempt starts — with room for a timer that fires late.
- */
-export function leaseMarginMs(leaseMs: number): number {
-  return Math.min(1_000, Math.floor(leaseMs / 10));
 }
 
 /**
@@ -36,7 +29,7 @@ export class AttemptControl {
   constructor(
     readonly executionId: string,
     readonly attemptId: string,
-    private readonly leaseMs: number,
+    private readonly lease: Pick<LeasePolicy, 'leaseMs' | 'abortMarginMs'>,
     timeoutMs: number,
     leaseValidUntil: number,
   ) {
@@ -47,7 +40,7 @@ export class AttemptControl {
     // attempt that ends without anyone racing it from raising an unhandled rejection.
     this.aborted.catch(() => undefined);
     this.startedAt = performance.now();
-    this.renewedAt = leaseValidUntil - leaseMs;
+    this.renewedAt = leaseValidUntil - lease.leaseMs;
     this.timeoutTimer = setTimeout(() => this.abort('timeout'), timeoutMs);
     this.leaseHeldUntil(leaseValidUntil);
   }
@@ -62,9 +55,9 @@ export class AttemptControl {
 
   /** The lease holds at least until `validUntil`: the attempt aborts a margin before, unless extended again. */
   leaseHeldUntil(validUntil: number): void {
-    this.renewedAt = validUntil - this.leaseMs;
+    this.renewedAt = validUntil - this.lease.leaseMs;
     if (this.leaseTimer) clearTimeout(this.leaseTimer);
-    this.leaseTimer = setTimeout(() => this.abort('lease_lost'), Math.max(0, validUntil - leaseMarginMs(this.leaseMs) - performance.now()));
+    this.leaseTimer = setTimeout(() => this.abort('lease_lost'), Math.max(0, validUntil - this.lease.abortMarginMs - performance.now()));
   }
 
   abort(cause: AbortCause): void {

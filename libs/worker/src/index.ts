@@ -6,12 +6,15 @@
  * @imports @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/handlers, @punctual/logging, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/tracing
  * @packageDocumentation
  */
-export { AttemptAbortedError, AttemptControl, type AbortCause, leaseMarginMs } from './attempt-control.js';
+export { AttemptAbortedError, AttemptControl, type AbortCause } from './attempt-control.js';
 export { retryDelayMs } from './backoff.js';
 export { Batcher } from './batcher.js';
 export { holdBeforeSlotMs } from './claim-checks.js';
-export { claimContextOf, type ClaimRequest, type ClaimResult, type EarlyRead, ExecutionClaimer } from './execution-claimer.js';
-export { ExecutionRunner, type RunOptions, type RunOutcome } from './execution-runner.js';
+export { type ClaimRequest, type Disposition, type RunOutcome, type WaitsFor } from './disposition.js';
+export { claimContextOf, ExecutionClaimer } from './execution-claimer.js';
+export { ExecutionRunner, type RunOptions, type RunRequest } from './execution-runner.js';
+export { type FailedAttempt, type FailureVerdict, judgeFailure } from './failure-judgement.js';
+export { leasePolicy, type LeasePolicy } from './lease-policy.js';
 export { OutboxNotifier } from './outbox-notifier.js';
 export { LeaseKeeper } from './lease-keeper.js';
 export { type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';

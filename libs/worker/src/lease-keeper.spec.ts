@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { AttemptControl, leaseMarginMs } from './attempt-control.js';
+import { AttemptControl } from './attempt-control.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import { leasePolicy } from './lease-policy.js';
 
 type Key = { id: string; attemptId: string };
 
@@ -22,7 +23,7 @@ function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail
   };
 }
 
-const control = (id: string, leaseMs: number, validFor = leaseMs) => new AttemptControl(id, `${id}-attempt`, leaseMs, 60_000, performance.now() + validFor);
+const control = (id: string, leaseMs: number, validFor = leaseMs) => new AttemptControl(id, `${id}-attempt`, leasePolicy({ leaseMs }), 60_000, performance.now() + validFor);
 /** The attempts' clock (`performance.now()`) and their timers, moved by the test. */
 const fakeClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
 
@@ -33,7 +34,7 @@ describe('LeaseKeeper', () => {
 
   it('renews the leases due (a third of the lease old) in one statement and extends them', async () => {
     const repo = repository();
-    const keeper = new LeaseKeeper(repo, 30_000, () => undefined);
+    const keeper = new LeaseKeeper(repo, leasePolicy({ leaseMs: 30_000 }), () => undefined);
     const fresh = control('fresh', 30_000);
     const due = control('due', 30_000, 15_000);
     keeper.track(fresh);
@@ -50,7 +51,7 @@ describe('LeaseKeeper', () => {
   it('aborts an attempt that no longer owns its execution: cancelled elsewhere, or taken over', async () => {
     fakeClock();
     const repo = repository({ owned: (k) => k.id === 'mine', status: 'cancelled' });
-    const keeper = new LeaseKeeper(repo, 600, () => undefined);
+    const keeper = new LeaseKeeper(repo, leasePolicy({ leaseMs: 600 }), () => undefined);
     const [mine, gone] = [control('mine', 600), control('gone', 600)];
     keeper.track(mine);
     keeper.track(gone);
@@ -63,7 +64,7 @@ describe('LeaseKeeper', () => {
     expect([mine.cause, gone.cause]).toEqual([null, 'cancelled']);
     const taken = repository({ owned: () => false, status: 'running' });
     const other = control('other', 600, 150);
-    const keeper2 = new LeaseKeeper(taken, 600, () => undefined);
+    const keeper2 = new LeaseKeeper(taken, leasePolicy({ leaseMs: 600 }), () => undefined);
     keeper2.track(other);
     await keeper2.tick();
     expect(other.cause).toBe('lease_lost');
@@ -73,7 +74,7 @@ describe('LeaseKeeper', () => {
   it('an attempt whose lease cannot be renewed aborts a margin before it ends, whatever the renewal does', async () => {
     fakeClock();
     const errors: unknown[] = [];
-    const keeper = new LeaseKeeper(repository({ fail: true }), 3_000, (error) => errors.push(error));
+    const keeper = new LeaseKeeper(repository({ fail: true }), leasePolicy({ leaseMs: 3_000 }), (error) => errors.push(error));
     const attempt = control('cut-off', 3_000);
     keeper.track(attempt);
     // The keeper ticks (its renewals failing) every 10 ms until the attempt is aborted.
@@ -85,7 +86,7 @@ describe('LeaseKeeper', () => {
     }
     expect(attempt.cause).toBe('lease_lost');
     // Not before the margin, and before the lease's end (when a reaper could hand the slot on).
-    expect(abortedAfter).toBe(3_000 - leaseMarginMs(3_000));
+    expect(abortedAfter).toBe(3_000 - leasePolicy({ leaseMs: 3_000 }).abortMarginMs);
     expect(errors.length).toBeGreaterThan(0);
     attempt.finish();
   });

@@ -1,5 +1,6 @@
 import type { AttemptsRepository } from '@punctual/db';
 import type { AttemptControl } from './attempt-control.js';
+import type { LeasePolicy } from './lease-policy.js';
 
 /**
  * Keeps the leases of a worker's running attempts and tells each one when it is no longer its
@@ -18,11 +19,10 @@ export class LeaseKeeper {
 
   constructor(
     private readonly repository: Pick<AttemptsRepository, 'renewLeases' | 'notOwned'>,
-    private readonly leaseMs: number,
+    private readonly lease: Pick<LeasePolicy, 'leaseMs' | 'renewAfterMs' | 'keeperTickMs'>,
     private readonly onError: (error: unknown) => void,
   ) {
-    // Often enough that a cancel reaches a handler within a second even without its message.
-    this.tickMs = Math.max(50, Math.min(500, Math.floor(leaseMs / 6)));
+    this.tickMs = lease.keeperTickMs;
   }
 
   start(): void {
@@ -49,12 +49,12 @@ export class LeaseKeeper {
     try {
       const now = performance.now();
       const all = [...this.attempts];
-      const renew = all.filter((c) => now - c.renewedAt >= this.leaseMs / 3);
+      const renew = all.filter((c) => now - c.renewedAt >= this.lease.renewAfterMs);
       const check = all.filter((c) => !renew.includes(c) && now - c.startedAt >= this.tickMs);
       if (renew.length > 0) {
         const sentAt = performance.now();
-        const owned = await this.repository.renewLeases(renew.map(key), this.leaseMs);
-        for (const control of renew) if (owned.has(control.attemptId)) control.leaseHeldUntil(sentAt + this.leaseMs);
+        const owned = await this.repository.renewLeases(renew.map(key), this.lease.leaseMs);
+        for (const control of renew) if (owned.has(control.attemptId)) control.leaseHeldUntil(sentAt + this.lease.leaseMs);
         check.push(...renew.filter((c) => !owned.has(c.attemptId)));
       }
       const gone = await this.repository.notOwned(check.map(key));

@@ -7,13 +7,11 @@ import { RedisService } from '@punctual/redis';
 import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { HandlerRegistry } from '@punctual/handlers';
-import { ExecutionRunner, type WaitsFor } from './execution-runner.js';
+import { ExecutionRunner } from './execution-runner.js';
 import { WorkerDirectory } from '@punctual/cluster';
 import { ExecutionClaimer } from './execution-claimer.js';
 import { flowTurn, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 
-/** A late slot is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
-const LATE_RECHECK_MS = 2_000;
 /**
  * A job a worker holds is locked in BullMQ, the lock renewed every half of this while the worker
  * lives; a job whose worker died is handed back by the stalled-job check once its lock lapses.
@@ -78,13 +76,6 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     this.announcer = setInterval(announce, 15_000);
   }
 
-  /**
-   * Runs a job's execution. One that must come back — its turn has not come, its `fire_at` has not,
-   * or it is late and the leader's misfire pass decides it — goes back to the queue as a delayed job
-   * (its place in the worker's concurrency is not held meanwhile). One waiting for its task's turn
-   * comes back when a run of the task ends here, or after a short wait; one held by flow control
-   * when its key moves (see {@link WaitingRoom}), or after the wait its claim was given.
-   */
   /** A flow-control key moved: its first run held here asks again, and a run being held right now will not wait. */
   private flowMoved(key: string): void {
     if (this.flowMovedAt.size >= 10_000) this.flowMovedAt.clear();
@@ -92,30 +83,44 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     void this.waiting.wake(flowTurn(key), 1);
   }
 
+  /**
+   * Runs a job's execution and applies what became of it (the {@link Disposition}) to the job, in
+   * this one place: a job whose run ended, whose slot was parked until its turn, skipped or found
+   * nothing to do ends (it is removed: the history is in Postgres). One that must come back — a few
+   * milliseconds early, late (the leader's misfire policy decides it), held by flow control, its
+   * handler offered elsewhere, Postgres unreachable — goes back to the queue as a delayed job (its
+   * place in the worker's concurrency is not held meanwhile); one held by flow control comes back
+   * when its key moves (see {@link WaitingRoom}), or after the wait its claim was given.
+   */
   private async process(job: Job<ExecutionJobData>, token?: string): Promise<string> {
     this.waiting.remove(job.id);
     const startedAt = performance.now();
-    let comeBack: { retryInMs: number | undefined; waitsFor: WaitsFor | null } = { retryInMs: undefined, waitsFor: null };
     // One span per attempt, continuing the trace of whatever queued the job (a fire chunk, a failed attempt).
-    const outcome = await tracing.withSpan(
+    const disposition = await tracing.withSpan(
       'punctual.attempt',
       { 'punctual.execution.id': job.data.executionId },
-      () =>
-        this.runner.runExecution(job.data.executionId, {
-          workerId: this.config.instanceId,
-          fireAt: job.data.fireAt,
-          releasedAt: job.data.releasedAt,
-          progress: (value) => job.updateProgress(value),
-          onComeBack: (retryInMs, waitsFor) => (comeBack = { retryInMs, waitsFor }),
-        }),
+      () => this.runner.runExecution(job.data, { workerId: this.config.instanceId, progress: (value) => job.updateProgress(value) }),
       { parent: job.data.trace },
     );
-    if (outcome !== 'waiting' && outcome !== 'late' && outcome !== 'early') return outcome;
-    const waitsFor = outcome === 'waiting' ? comeBack.waitsFor : null;
+    switch (disposition.kind) {
+      case 'ended':
+        return disposition.outcome;
+      case 'skipped':
+        return `skipped: ${disposition.reason}`;
+      case 'parked':
+        return 'parked';
+      case 'dropped':
+        return disposition.why;
+      case 'run':
+        throw new Error('a claimed run came back unrun');
+      case 'later':
+        break;
+    }
+    const { waitsFor } = disposition;
     // Held on a key that moved while its claim was on its way: the word came before the job was
     // here to be woken, so it asks again at once rather than wait for the next one.
-    const missedWord = waitsFor !== null && 'flowKey' in waitsFor && (this.flowMovedAt.get(waitsFor.flowKey) ?? -1) >= startedAt;
-    const wait = outcome === 'late' ? LATE_RECHECK_MS : missedWord ? 1 : (comeBack.retryInMs ?? waitBeforeRetryMs(Date.now() - job.timestamp));
+    const missedWord = waitsFor !== undefined && 'flowKey' in waitsFor && (this.flowMovedAt.get(waitsFor.flowKey) ?? -1) >= startedAt;
+    const wait = missedWord ? 1 : (disposition.afterMs ?? waitBeforeRetryMs(Date.now() - job.timestamp));
     await job.moveToDelayed(Date.now() + Math.max(1, Math.ceil(wait)), token);
     if (waitsFor && 'taskId' in waitsFor) this.waiting.add(waitsFor.taskId, job);
     if (waitsFor && 'flowKey' in waitsFor) this.waiting.add(flowTurn(waitsFor.flowKey), job, waitsFor.order);

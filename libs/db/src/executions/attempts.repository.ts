@@ -1,21 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { type ExecutionStatus, Prisma, type SkipReason } from '../generated/prisma/client.js';
 import { PrismaService, type Db } from '../prisma.service.js';
-import { EVENT_CTE_TEXT, PENDING, transition } from './execution-transition.js';
+import { transition } from './execution-transition.js';
+import { SUCCEED_AND_HAND_OVER } from './turn-statements.js';
+import type { HandedTurn } from './turns.repository.js';
 
-const MARK_SUCCEEDED_MANY = `
-  WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::jsonb[]) AS r(id, attempt_id, result)),
-  prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id = ANY($1::uuid[]) ORDER BY e.id FOR UPDATE),
-  moved AS (
-    UPDATE task_execution e
-    SET status = 'succeeded', finished_at = now(), lease_until = NULL, error = NULL, result = req.result
-    FROM prev JOIN req USING (id)
-    WHERE e.id = ANY($1::uuid[]) AND e.id = prev.id AND prev.status = 'running' AND e.attempt_id = req.attempt_id
-    RETURNING e.id, e.attempt_id, e.status, e.attempt, e.worker_id, prev.status AS from_status
-  ),
-  ${EVENT_CTE_TEXT()}
-  SELECT attempt_id FROM moved`;
-
+/** Successes recorded together: which attempts were current, and the turns their ends handed on. */
+export interface RecordedSuccesses {
+  /** Per success asked for, in order: whether its attempt was current (false: stale, nothing written). */
+  current: boolean[];
+  /** Slots handed their turn by these ends: their jobs are to be pushed. */
+  handed: HandedTurn[];
+  /**
+   * Tasks whose ended run a parked slot waits behind, none of which was handed its turn here: the
+   * park committed while this statement ran; the caller hands over again (TurnsRepository).
+   */
+  waited: string[];
+}
 
 /**
  * A worker's side of `task_execution`: claiming an attempt, holding its lease, recording its
@@ -26,29 +27,31 @@ export class AttemptsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * {@link markSucceeded} for many attempts in one statement; true for each attempt that was
-   * current. Throws if the statement fails (the caller may then record each on its own).
+   * Successes of many attempts in one statement, each fenced by its `attempt_id`, with the hand-over
+   * of every task they free (see SUCCEED_AND_HAND_OVER). `db`: a connection inside a transaction (a
+   * success with its outbox notification), else the pool. Throws if the statement fails (the caller
+   * may then record each on its own).
    */
-  async markSucceededMany(successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[]): Promise<boolean[]> {
-    const { rows } = await this.prisma.pool.query<{ attempt_id: string }>({ name: 'punctual.succeeded.many', text: MARK_SUCCEEDED_MANY, values: [
+  async succeed(successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[], db: Db = this.prisma): Promise<RecordedSuccesses> {
+    const values = [
       successes.map((s) => s.id),
       successes.map((s) => s.attemptId),
       successes.map((s) => (s.result === null ? null : JSON.stringify(s.result))),
-    ] });
-    const current = new Set(rows.map((m) => m.attempt_id));
-    return successes.map((s) => current.has(s.attemptId));
+    ];
+    const rows =
+      db === this.prisma
+        ? (await this.prisma.pool.query<{ current: string[]; handed: HandedTurn[]; waited: string[] }>({ name: 'punctual.succeed', text: SUCCEED_AND_HAND_OVER, values })).rows
+        : await db.$queryRawUnsafe<{ current: string[]; handed: HandedTurn[]; waited: string[] }[]>(SUCCEED_AND_HAND_OVER, ...values);
+    const current = new Set(rows[0]?.current ?? []);
+    return { current: successes.map((s) => current.has(s.attemptId)), handed: rows[0]?.handed ?? [], waited: rows[0]?.waited ?? [] };
   }
 
-  /** `running` → `succeeded`, fenced by `attempt_id`. False when the attempt is stale. */
+  /**
+   * `running` → `succeeded`, fenced by `attempt_id`. False when the attempt is stale. A turn it hands
+   * on (see {@link succeed}) waits for the relay to push its job: a worker records through `succeed`.
+   */
   async markSucceeded(id: string, attemptId: string, result: Prisma.InputJsonValue | null, db: Db = this.prisma): Promise<boolean> {
-    const moved = await transition(db, {
-      ids: [id],
-      from: ['running'],
-      to: 'succeeded',
-      set: Prisma.sql`finished_at = now(), lease_until = NULL, error = NULL, result = ${result === null ? null : JSON.stringify(result)}::jsonb`,
-      guard: Prisma.sql`e.attempt_id = ${attemptId}::uuid`,
-    });
-    return moved.length === 1;
+    return (await this.succeed([{ id, attemptId, result }], db)).current[0]!;
   }
 
   /**

@@ -1,11 +1,14 @@
 import { EVENT_CTE_TEXT } from './execution-transition.js';
+import { CLAIMED_COLUMNS } from './turn-statements.js';
 
 // The two statements of a worker's claim (see ClaimsRepository), prepared once per connection.
 
 /**
- * The read: each execution, its task, the task's exclusive runs in progress (their first start
- * from the history once a later attempt replaced `started_at`), whether an earlier slot is due
- * and not started, whether another slot is buffered. No locks: the write re-checks what it relies on.
+ * The read of the claims the one-statement claim did not start (`$1` ids, `$2` the version of each
+ * one's task the worker keeps, 0 when none): each execution, its task (the definition only when
+ * the worker does not keep its version), the task's exclusive runs in progress (their first start
+ * from the history once a later attempt replaced `started_at`), whether an earlier slot is due and
+ * not started, whether another slot is buffered. No locks: the write re-checks what it relies on.
  */
 export const CLAIM_READ = `
   SELECT e.id, e.task_id, e.task_name, e.status, e.attempt, e.attempt_id, e.trigger, e.exclusive, e.task_version,
@@ -15,8 +18,10 @@ export const CLAIM_READ = `
     (extract(epoch FROM e.lease_until) * 1000)::float8 AS lease_ms, (extract(epoch FROM e.next_attempt_at) * 1000)::float8 AS next_attempt_ms,
     (extract(epoch FROM e.held_at) * 1000)::float8 AS held_ms,
     (extract(epoch FROM now()) * 1000)::float8 AS now_ms,
-    -- The task as text, parsed only when this worker has not seen its version yet (see definitionOf).
-    t.id AS t_id, t.version AS t_version, to_jsonb(t)::text AS t_json,
+    -- What the judgement reads of the task, and the whole definition only when this worker does not keep its version.
+    t.id AS t_id, t.version AS t_version, t.status AS t_status, t.plan_version AS t_plan_version, t.overlap AS t_overlap,
+    t.max_delay_ms AS t_max_delay_ms, t.max_attempts AS t_max_attempts,
+    CASE WHEN t.version = req.known_version THEN NULL ELSE to_jsonb(t)::text END AS t_json,
     COALESCE(h.holders, '[]'::json) AS holders,
     (e.exclusive AND EXISTS (
       SELECT 1 FROM task_execution o
@@ -26,7 +31,8 @@ export const CLAIM_READ = `
       SELECT 1 FROM task_execution o
       WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.id <> e.id AND o.next_attempt_at IS NOT NULL
     )) AS other_buffered
-  FROM task_execution e
+  FROM unnest($1::uuid[], $2::int[]) AS req(id, known_version)
+  CROSS JOIN LATERAL (SELECT * FROM task_execution x WHERE x.id = req.id OFFSET 0) e
   -- One index lookup per row, whatever the planner thinks of the tables' sizes (OFFSET 0 keeps it a subquery).
   LEFT JOIN LATERAL (SELECT * FROM task y WHERE y.id = e.task_id OFFSET 0) t ON true
   LEFT JOIN LATERAL (
@@ -40,8 +46,7 @@ export const CLAIM_READ = `
       SELECT * FROM task_execution x WHERE x.task_id = e.task_id AND x.status = 'retrying' AND x.exclusive AND x.id <> e.id
     ) r
     WHERE e.exclusive
-  ) h ON true
-  WHERE e.id = ANY($1::uuid[])`;
+  ) h ON true`;
 
 /**
  * The write: every requested row is locked without waiting (`SKIP LOCKED`: a transaction of the
@@ -70,7 +75,8 @@ export const CLAIM_WRITE = `
     SET status = 'running', attempt = e.attempt + 1, attempt_id = req.attempt_id, worker_id = req.worker_id,
         -- Claimed before the leader marked it: the release is recorded here (the history shows it).
         queued_at = CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(req.released_ms / 1000.0), statement_timestamp()), statement_timestamp()) ELSE e.queued_at END,
-        started_at = statement_timestamp(), heartbeat_at = statement_timestamp(), lease_until = statement_timestamp() + $9 * interval '1 millisecond', next_attempt_at = NULL
+        started_at = statement_timestamp(), heartbeat_at = statement_timestamp(), lease_until = statement_timestamp() + $9 * interval '1 millisecond', next_attempt_at = NULL,
+        parked_at = NULL
     FROM req JOIN locked USING (id)
     WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = req.status AND e.attempt = req.attempt AND e.fire_at = req.fire_at AND e.fire_at <= statement_timestamp()
       AND (e.status <> 'running' OR e.lease_until < statement_timestamp())
@@ -96,5 +102,5 @@ export const CLAIM_WRITE = `
       AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = m.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
   ),
   ${EVENT_CTE_TEXT(`jsonb_build_object('attempt', attempt)`)}
-  SELECT req.id AS request_id, req.attempt_id AS request_attempt_id, (l.id IS NULL) AS row_locked, m.*
+  SELECT req.id AS request_id, req.attempt_id AS request_attempt_id, (l.id IS NULL) AS row_locked, m.id IS NOT NULL AS claimed, ${CLAIMED_COLUMNS}
   FROM req LEFT JOIN locked l ON l.id = req.id LEFT JOIN moved m ON m.id = req.id`;

@@ -6,6 +6,8 @@ import { taskFromJson } from '../tasks.repository.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
 import { CLAIM_READ, CLAIM_WRITE } from './claim-statements.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
+import { TaskDefinitions } from './task-definitions.js';
+import { CLAIM_DIRECT } from './turn-statements.js';
 
 /** Another exclusive execution of the same task in progress (running, or between attempts). */
 export interface ClaimHolder {
@@ -87,67 +89,147 @@ type ReadRow = Pick<ExecutionRow, 'id' | 'task_id' | 'task_name' | 'status' | 'a
   other_buffered: boolean;
 };
 
-/** Task definitions this process has parsed, by id, at the version it saw (bounded). */
-const DEFINITIONS_KEPT = 10_000;
 const instant = (ms: number | null) => (ms === null ? null : new Date(ms));
-type WriteRow = ExecutionRow & { request_id: string; request_attempt_id: string; row_locked: boolean };
+
+/** A claimed attempt as the claim statements return it (see CLAIMED_COLUMNS). */
+export interface ClaimedRow {
+  id: string;
+  task_id: string | null;
+  task_name: string;
+  trigger: TaskExecution['trigger'];
+  attempt: number;
+  attempt_id: string;
+  worker_id: string;
+  exclusive: boolean;
+  task_version: number;
+  error: string | null;
+  payload: string | null;
+  pinned_definition: string | null;
+  concurrency_key: string | null;
+  rate_key: string | null;
+  scheduled_ms: number;
+  fire_ms: number;
+  queued_ms: number | null;
+  started_ms: number;
+  lease_ms: number;
+  created_ms: number;
+}
+
+/** The execution a claim started, as a whole row: every column it does not return is known from the claim. */
+export function executionFromClaimed(row: ClaimedRow): TaskExecution {
+  const startedAt = new Date(row.started_ms);
+  return {
+    id: row.id, taskId: row.task_id, taskName: row.task_name, scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), trigger: row.trigger,
+    status: 'running', skipReason: null, attempt: row.attempt, attemptId: row.attempt_id, taskVersion: row.task_version, exclusive: row.exclusive,
+    workerId: row.worker_id, queuedAt: instant(row.queued_ms), startedAt, heartbeatAt: startedAt, leaseUntil: new Date(row.lease_ms), finishedAt: null,
+    nextAttemptAt: null, error: row.error, result: null, payload: row.payload === null ? null : (JSON.parse(row.payload) as Prisma.JsonValue),
+    pinnedDefinition: row.pinned_definition === null ? null : (JSON.parse(row.pinned_definition) as Prisma.JsonValue),
+    concurrencyKey: row.concurrency_key, rateKey: row.rate_key, heldAt: null, parkedAt: null, waitedOn: false, createdAt: new Date(row.created_ms),
+  };
+}
+
+/** A claim to try in one statement (see {@link ClaimsRepository.claimDirect}). */
+export interface DirectClaim {
+  id: string;
+  attemptId: string;
+  workerId: string;
+  /** When the leader released the job (epoch ms, the cluster's clock): recorded as `queued_at` if the row has none. */
+  releasedAt?: number | null;
+  /** The execution's task when the job says (the definition kept for it need not come back). */
+  taskId?: string;
+}
+
+/** An attempt started, and the definition of its task at the version it started under. */
+export interface StartedAttempt {
+  execution: TaskExecution;
+  task: Task;
+}
+
+type WriteRow = ClaimedRow & { request_id: string; request_attempt_id: string; row_locked: boolean; claimed: boolean };
 
 /**
- * A worker's claim of an attempt, split where the judgement sits between (DESIGN §5, see
- * `judgeClaim`): a read of everything the judgement needs, in one statement for many executions,
- * and a fenced write that starts the attempts the judgement allowed, in one statement too. The
- * small writes of the other verdicts (skip, buffer, give back) are here as well.
+ * A worker's claim of an attempt (DESIGN §5): first {@link claimDirect}, one fenced statement that
+ * starts every attempt the judgement would start without asking it (see STARTS_WITHOUT_JUDGEMENT);
+ * for the rest, a {@link read} of everything the judgement needs and, when it says run, a fenced
+ * {@link claimMany} of what it read — each one statement for many executions. The small writes of
+ * the other verdicts (skip, buffer, give back) are here as well; parking is the TurnsRepository's.
  */
 @Injectable()
 export class ClaimsRepository {
-  private readonly definitions = new Map<string, Task>();
+  /** The task definitions this process has parsed (see TaskDefinitions). */
+  readonly definitions = new TaskDefinitions();
 
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Reads executions for their claims; an id with no row is absent from the answer. */
-  async read(ids: string[]): Promise<Map<string, ClaimRead>> {
-    const { rows } = await this.prisma.pool.query<ReadRow>({ name: 'punctual.claim.read', text: CLAIM_READ, values: [ids] });
-    return new Map(
-      rows.map((row) => [
-        row.id,
-        {
-          execution: {
-            id: row.id, taskId: row.task_id, taskName: row.task_name, status: row.status, attempt: row.attempt, attemptId: row.attempt_id,
-            trigger: row.trigger, exclusive: row.exclusive, taskVersion: row.task_version, pinned: row.pinned,
-            scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), leaseUntil: instant(row.lease_ms), nextAttemptAt: instant(row.next_attempt_ms),
-            heldAt: instant(row.held_ms),
-          },
-          task: this.definitionOf(row),
-          holders: row.holders.map((h) => ({
-            id: h.id,
-            running: h.running,
-            fireAt: new Date(h.fireAt),
-            firstStartedAt: new Date(h.firstStartedAt),
-            releasedAt: h.releasedAt === null ? null : new Date(h.releasedAt),
-          })),
-          earlierDue: row.earlier_due,
-          otherBuffered: row.other_buffered,
-          now: new Date(row.now_ms),
-        },
-      ]),
-    );
+  /**
+   * Starts, in one statement, the attempts that need no judgement (see CLAIM_DIRECT): by attempt
+   * id, the attempt started and its definition. A request absent from the answer was not started:
+   * it is read and judged.
+   */
+  async claimDirect(claims: DirectClaim[], leaseMs: number, handlers: readonly string[]): Promise<Map<string, StartedAttempt>> {
+    const { rows } = await this.prisma.pool.query<ClaimedRow & { t_version: number; t_json: string | null }>({
+      name: 'punctual.claim.direct',
+      text: CLAIM_DIRECT,
+      values: [
+        claims.map((c) => c.id),
+        claims.map((c) => c.attemptId),
+        claims.map((c) => c.releasedAt ?? null),
+        claims.map((c) => this.definitions.versionOf(c.taskId)),
+        claims.map((c) => c.workerId),
+        leaseMs,
+        handlers,
+      ],
+    });
+    const started = new Map<string, StartedAttempt>();
+    for (const row of rows) {
+      const task = this.definitions.resolve(row.task_id!, row.t_version, row.t_json);
+      const execution = executionFromClaimed(row);
+      // The definition kept when the statement left was dropped since (the cache is full of other
+      // tasks): the attempt is given back unspent and judged again with a read.
+      if (!task) await this.giveBack(row.id, row.attempt_id, 'the definition was not at hand');
+      else started.set(row.attempt_id, { execution, task });
+    }
+    return started;
   }
 
   /**
-   * The task of a read row, parsed once per version this process sees: under load a worker reads
-   * the same tasks' definitions over and over. The copy is shared: callers must not change it (a
-   * claim hands its handler a copy of its own). A task's `version` moves on every change of its
-   * definition; the columns the planner alone moves (cursor, counters) may be older in a kept copy,
-   * and the claim reads none of them.
+   * Reads executions for their claims; an id with no row is absent from the answer. `taskId`: the
+   * task the job names, whose kept definition need not come back.
    */
-  private definitionOf(row: ReadRow): Task | null {
-    if (row.t_id === null || row.t_json === null) return null;
-    const kept = this.definitions.get(row.t_id);
-    if (kept && kept.version === row.t_version) return kept;
-    const task = taskFromJson(row.t_json);
-    if (this.definitions.size >= DEFINITIONS_KEPT) this.definitions.clear();
-    this.definitions.set(task.id, task);
-    return task;
+  async read(requests: { id: string; taskId?: string }[]): Promise<Map<string, ClaimRead>> {
+    const known = requests.map((r) => this.definitions.versionOf(r.taskId));
+    const { rows } = await this.prisma.pool.query<ReadRow>({ name: 'punctual.claim.read', text: CLAIM_READ, values: [requests.map((r) => r.id), known] });
+    const out = new Map<string, ClaimRead>();
+    const again: { id: string }[] = [];
+    for (const row of rows) {
+      const task = row.t_id === null ? null : this.definitions.resolve(row.t_id, row.t_version!, row.t_json);
+      // The definition left out was dropped from the cache meanwhile: read once more, with none kept.
+      if (row.t_id !== null && task === null) {
+        again.push({ id: row.id });
+        continue;
+      }
+      out.set(row.id, {
+        execution: {
+          id: row.id, taskId: row.task_id, taskName: row.task_name, status: row.status, attempt: row.attempt, attemptId: row.attempt_id,
+          trigger: row.trigger, exclusive: row.exclusive, taskVersion: row.task_version, pinned: row.pinned,
+          scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), leaseUntil: instant(row.lease_ms), nextAttemptAt: instant(row.next_attempt_ms),
+          heldAt: instant(row.held_ms),
+        },
+        task,
+        holders: row.holders.map((h) => ({
+          id: h.id,
+          running: h.running,
+          fireAt: new Date(h.fireAt),
+          firstStartedAt: new Date(h.firstStartedAt),
+          releasedAt: h.releasedAt === null ? null : new Date(h.releasedAt),
+        })),
+        earlierDue: row.earlier_due,
+        otherBuffered: row.other_buffered,
+        now: new Date(row.now_ms),
+      });
+    }
+    if (again.length) for (const [id, read] of await this.read(again)) out.set(id, read);
+    return out;
   }
 
   /** An execution's whole row and its task, read again after a claim whose answer was lost (see the claimer's confirm). */
@@ -182,7 +264,7 @@ export class ClaimsRepository {
       const row = byId.get(w.id);
       // A second request for the same execution in the batch lost to the first.
       if (!row || row.request_attempt_id !== w.attemptId) return { kind: 'changed' };
-      if (row.id) return { kind: 'claimed', execution: executionFromRow(row) };
+      if (row.claimed) return { kind: 'claimed', execution: executionFromClaimed(row) };
       return row.row_locked ? { kind: 'locked' } : { kind: 'changed' };
     });
   }

@@ -28,6 +28,8 @@ export interface ExecutionRow {
   concurrency_key: string | null;
   rate_key: string | null;
   held_at: Date | null;
+  parked_at: Date | null;
+  waited_on: boolean;
   created_at: Date;
 }
 
@@ -60,6 +62,8 @@ export function executionFromRow(row: ExecutionRow): TaskExecution {
     concurrencyKey: row.concurrency_key,
     rateKey: row.rate_key,
     heldAt: row.held_at,
+    parkedAt: row.parked_at,
+    waitedOn: row.waited_on,
     createdAt: row.created_at,
   };
 }

@@ -3,11 +3,14 @@ import { epochFence, inShard, type LeaderFence } from '../epoch-fence.js';
 import { type MisfirePolicy, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
+import { HANDED_JSON, handOver } from './turn-statements.js';
+import type { HandedTurn } from './turns.repository.js';
 
 /** A planned execution as the leader's timer holds it. */
 export interface FireableRow {
   id: string;
   fireAt: Date;
+  taskId?: string;
 }
 
 /** An execution waiting on a queue job, as the relay pages through them. */
@@ -16,6 +19,7 @@ export interface AwaitingJob {
   status: 'scheduled' | 'queued' | 'retrying';
   attempt: number;
   fireAt: Date;
+  taskId: string | null;
 }
 
 /** Where the relay's paging stopped: the last row of its previous page. */
@@ -50,15 +54,16 @@ export class LeaderExecutionsRepository {
 
   /**
    * Planned rows whose `fire_at` lies in `(after, before]` (`after` null: no lower bound), oldest
-   * first: the leader's timer takes them. A row stays `scheduled` until a worker claims it (firing
+   * first, of the tasks `taskIds` when given: the leader's timer takes them. A row stays `scheduled` until a worker claims it (firing
    * writes nothing), so the leader tells the ones it already pushed apart itself.
    */
-  listScheduledDue(after: Date | null, before: Date, limit: number, fence: LeaderFence): Promise<FireableRow[]> {
+  listScheduledDue(after: Date | null, before: Date, limit: number, fence: LeaderFence, taskIds?: string[]): Promise<FireableRow[]> {
     const from = after ? Prisma.sql`AND fire_at > ${after.toISOString()}::timestamptz` : Prisma.empty;
+    const of = taskIds ? Prisma.sql`AND task_id = ANY(${taskIds}::uuid[])` : Prisma.empty;
     return this.prisma.$queryRaw<FireableRow[]>`
       WITH ${epochFence(fence)}
-      SELECT id, fire_at AS "fireAt" FROM task_execution
-      WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
+      SELECT id, fire_at AS "fireAt", task_id AS "taskId" FROM task_execution
+      WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} ${of} AND parked_at IS NULL ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
       ORDER BY fire_at LIMIT ${limit}`;
   }
 
@@ -135,18 +140,20 @@ export class LeaderExecutionsRepository {
   /**
    * Executions that have waited on a queue job since before `before`: planned or released first
    * attempts (`scheduled` past their `fire_at`, `queued` past their release) and retries whose next
-   * attempt is due. The relay checks their job still exists. One page in `(fire_at, id)` order after
-   * `cursor` (null: from the start), so successive pages reach every one of them however many there are.
+   * attempt is due — not parked ones, which wait for their turn without a job (see
+   * {@link handOverStranded}). The relay checks their job still exists. One page in `(fire_at, id)`
+   * order after `cursor` (null: from the start), so successive pages reach every one of them however
+   * many there are.
    */
   listAwaitingJob(before: Date, cursor: AwaitingCursor | null, limit: number, fence: LeaderFence): Promise<AwaitingJob[]> {
     const at = before.toISOString();
     const after = cursor ? Prisma.sql`AND (fire_at, id) > (${cursor.fireAt.toISOString()}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty;
     return this.prisma.$queryRaw`
       WITH ${epochFence(fence)}
-      SELECT id, status, attempt, fire_at AS "fireAt" FROM task_execution
+      SELECT id, status, attempt, fire_at AS "fireAt", task_id AS "taskId" FROM task_execution
       WHERE ((status = 'scheduled' AND fire_at < ${at}::timestamptz) OR (status = 'queued' AND queued_at < ${at}::timestamptz)
              OR (status = 'retrying' AND next_attempt_at < ${at}::timestamptz))
-        ${after} ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
+        AND parked_at IS NULL ${after} ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
       ORDER BY fire_at, id LIMIT ${limit}`;
   }
 
@@ -160,6 +167,27 @@ export class LeaderExecutionsRepository {
         AS f(id, status, attempt) ON f.id = e.id
       WHERE e.status = f.status AND e.attempt = f.attempt AND EXISTS (SELECT 1 FROM fence)`;
     return rows.map((r) => r.id);
+  }
+
+  /**
+   * Slots parked since before `before` whose turn came without a word (the run ahead ended by a
+   * path that does not hand over: a cancel, a misfire decision, a reaped lease, a worker gone between
+   * its write and the hand-over): each such task's next slot is handed its turn (see `handOver`).
+   * Fenced by the epoch; at most `limit` tasks a pass.
+   */
+  async handOverStranded(before: Date, limit: number, fence: LeaderFence): Promise<HandedTurn[]> {
+    const rows = await this.prisma.$queryRaw<{ handed: HandedTurn[] }[]>`
+      WITH ${epochFence(fence)},
+      asked AS (
+        SELECT DISTINCT task_id FROM task_execution
+        WHERE parked_at IS NOT NULL AND parked_at < ${before.toISOString()}::timestamptz AND status IN ('scheduled', 'queued', 'retrying')
+          ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
+        LIMIT ${limit}
+      ),
+      ended AS (SELECT NULL::uuid AS id WHERE false),
+      ${Prisma.raw(handOver('asked', 'ended'))}
+      SELECT ${Prisma.raw(HANDED_JSON)} AS handed`;
+    return rows[0]?.handed ?? [];
   }
 
   /**

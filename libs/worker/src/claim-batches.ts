@@ -1,0 +1,67 @@
+import { type ClaimRead, type ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome, type DirectClaim, isConnectionError, type ParkRequest, type StartedAttempt, type TurnsRepository } from '@punctual/db';
+import { Batcher } from './batcher.js';
+
+/**
+ * Claims read or written per statement, and statements of each kind in flight at once: a worker's
+ * concurrent jobs share a statement, and the next batch leaves while one is on its way.
+ */
+export const BATCH = 200;
+export const BATCHES_IN_FLIGHT = 3;
+
+/** Postgres answered with a unique violation: concurrent claims of one task both found it free. */
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * The statements of a worker's claims, each shared by the claims that arrive together (see
+ * {@link Batcher}): the one-statement claim, the read for the judgement, the write of a claim the
+ * judgement allowed, the park of a slot whose turn has not come. A batch that lost its connection
+ * may have committed: its claims each find out (the claimer's confirmation), none is retried blind.
+ */
+export class ClaimBatches {
+  readonly direct: Batcher<DirectClaim, StartedAttempt | null>;
+  readonly reads: Batcher<{ id: string; taskId?: string }, ClaimRead | null>;
+  readonly writes: Batcher<ClaimWrite, ClaimWriteOutcome>;
+  readonly parks: Batcher<ParkRequest, boolean>;
+
+  constructor(claims: ClaimsRepository, turns: TurnsRepository, options: { leaseMs: number; handlers: () => readonly string[] }) {
+    const retryAlone = (error: unknown) => !isConnectionError(error);
+    const claimDirect = async (batch: DirectClaim[]) => {
+      const started = await claims.claimDirect(batch, options.leaseMs, options.handlers());
+      return batch.map((c) => started.get(c.attemptId) ?? null);
+    };
+    this.direct = new Batcher(
+      claimDirect,
+      // Alone, a claim that meets another of its task's (a unique violation) is judged instead.
+      (claim) => claimDirect([claim]).then((started) => started[0]!, (error: { code?: string }) => (error?.code === UNIQUE_VIOLATION ? null : Promise.reject(error))),
+      BATCH,
+      BATCHES_IN_FLIGHT,
+      retryAlone,
+    );
+    this.reads = new Batcher(
+      async (requests) => {
+        const unique = [...new Map(requests.map((r) => [r.id, r])).values()];
+        const found = await claims.read(unique);
+        return requests.map((r) => found.get(r.id) ?? null);
+      },
+      null,
+      BATCH,
+      BATCHES_IN_FLIGHT,
+    );
+    this.writes = new Batcher(
+      (writes) => claims.claimMany(writes, options.leaseMs),
+      (write) => claims.claimOne(write, options.leaseMs),
+      BATCH,
+      BATCHES_IN_FLIGHT,
+      retryAlone,
+    );
+    this.parks = new Batcher(
+      async (requests) => {
+        const parked = await turns.park(requests);
+        return requests.map((r) => parked.has(r.id));
+      },
+      null,
+      BATCH,
+      BATCHES_IN_FLIGHT,
+    );
+  }
+}
