@@ -27,7 +27,7 @@ export interface ShardsResult {
 }
 
 const PLANNER = fileURLToPath(new URL('../support/shard-planner.js', import.meta.url));
-/** The planner plans a stride beyond the lookahead: 5 s of slots per every-second task in all. */
+/** The planner plans about a stride beyond the lookahead (each task to its phase of it): about 5 s of slots per every-second task in all. */
 const LOOKAHEAD_MS = 5_000 - PLAN_STRIDE_MS;
 
 /**

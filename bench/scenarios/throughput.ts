@@ -40,7 +40,7 @@ export async function benchThroughput(tasks: number, lookaheadS: number): Promis
   const sandbox = await openSandbox(undefined, 'bench');
   const db = new pg.Client({ connectionString: sandbox.databaseUrl });
   await db.connect();
-  // The planner plans a stride beyond the lookahead: together they make `lookaheadS`.
+  // The planner plans about a stride beyond the lookahead (each task to its phase of it): together they make about `lookaheadS`.
   const lookaheadMs = Math.max(0, lookaheadS * 1000 - PLAN_STRIDE_MS);
   const scheduler = await InProcessScheduler.open(sandbox.config({ LOOKAHEAD_MS: String(lookaheadMs), LOG_LEVEL: 'warn' }));
   try {

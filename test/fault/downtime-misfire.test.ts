@@ -7,8 +7,8 @@ import { insertTasks } from '../support/tasks.js';
 
 const CATCHUP_MAX = 3;
 const MAX_DELAY_MS = 5_000;
-/** Slots of an every-second task planned before they are due: the lookahead (default 2 s) and the planner's stride. */
-const PLANNED_AHEAD = (2_000 + PLAN_STRIDE_MS) / 1000 + 1;
+/** Slots of an every-second task planned before they are due: the lookahead (default 2 s) and up to one and a half of the planner's strides (its phase). */
+const PLANNED_AHEAD = Math.ceil((2_000 + 1.5 * PLAN_STRIDE_MS) / 1000) + 1;
 
 describe('fault: everything is down for longer than maxDelay', () => {
   let cluster: Cluster;

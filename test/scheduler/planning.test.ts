@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { phasedLookaheadMs } from '../../libs/planning/src/index.js';
 import { FencedOutError, PLAN_STRIDE_MS, PlannerService } from '../../libs/scheduler/src/index.js';
 import { Metrics } from '../../libs/metrics/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
@@ -33,8 +34,8 @@ describe('planning due slots into executions', () => {
     // Rewind the cursor as a crashed planner would leave it, and plan the same window again.
     await db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: t0 } });
     const second = await planner.planDueSlots(epoch, now);
-    // Due within the lookahead (2 s), planned a stride further: one cursor move for every slot of it.
-    const horizon = 500 + 2000 + PLAN_STRIDE_MS;
+    // Due within the lookahead (2 s), planned about a stride further (to the task's own phase of it): one cursor move for every slot of it.
+    const horizon = 500 + phasedLookaheadMs(task.id, t0.getTime() + 500, 2000, PLAN_STRIDE_MS);
     const window = Array.from({ length: Math.floor(horizon / 1000) + 1 }, (_, i) => t0.getTime() + i * 1000);
     expect(first.map((e) => e.scheduledFor.getTime())).toEqual(window);
     expect(second).toEqual([]);
@@ -118,7 +119,7 @@ describe('planning due slots into executions', () => {
     const now = () => new Date(t0.getTime() + 4500);
     await Promise.all([planner.planDueSlots(epoch, now), planner.planDueSlots(epoch, now)]);
     const slots = (await db.prisma.taskExecution.findMany({ where: { taskId: task.id } })).map((e) => e.scheduledFor.getTime());
-    const horizon = 4500 + 2000 + PLAN_STRIDE_MS;
+    const horizon = 4500 + phasedLookaheadMs(task.id, t0.getTime() + 4500, 2000, PLAN_STRIDE_MS);
     expect(slots.sort()).toEqual(Array.from({ length: Math.floor(horizon / 1000) + 1 }, (_, i) => t0.getTime() + i * 1000));
   });
 

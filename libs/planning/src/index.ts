@@ -10,6 +10,7 @@ export { type LateDecision, type LateSlot, resolveLateSlots } from './late-slots
 export { PINNED_FIELDS, type PinnedDefinition, pinnedDefinitionOf, withPinnedDefinition } from './pinned-definition.js';
 export { type CursorAdvance, type PlannedExecution, type Trigger } from './planned-execution.js';
 export { type KeptSlot, type ReplanDecision, replanUnstarted, type UnstartedSlot } from './replan.js';
+export { phasedLookaheadMs, phaseOf } from './planning-phase.js';
 export { type PlannableTask, planTaskSlots, type SlotPlannerOptions, type TaskSlotPlan } from './slot-planner.js';
 export { type CalendarSnapshot, excludedDaysOf, type ScheduledTask, scheduleSpecOf, successDeadline, taskSchedule } from './task-schedule.js';
 export { type ClaimContext, type ClaimSlot, type ClaimTask, type ClaimVerdict, type Holder, judgeClaim } from './claim-judgement.js';

@@ -4,7 +4,7 @@ import { CONFIG, type Config } from '@punctual/config';
 import { ExecutionTransitionsRepository, type LeaderFence, type PlanError, PrismaService, SchedulerStateRepository, shardFence, TasksRepository } from '@punctual/db';
 import { Metrics } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
-import { type CursorAdvance, type PlannedExecution, planTaskSlots, taskSchedule } from '@punctual/planning';
+import { type CursorAdvance, phasedLookaheadMs, type PlannedExecution, planTaskSlots, taskSchedule } from '@punctual/planning';
 import { FencedOutError } from './errors.js';
 
 /** Tasks locked per planning transaction. */
@@ -20,9 +20,11 @@ const MAX_SLOTS_PER_TASK_PER_PASS = 10_000;
  */
 const SLOTS_PER_BATCH = 50_000;
 /**
- * A task due for planning (its next slot within the lookahead) gets its slots this far beyond the
- * lookahead at once: its cursor then moves once per several slots of a frequent schedule instead
- * of once per slot (a task row rewritten each second costs as much as the slot's own row).
+ * A task due for planning (its next slot within the lookahead) gets its slots about this far beyond
+ * the lookahead at once: its cursor then moves once per several slots of a frequent schedule
+ * instead of once per slot (a task row rewritten each second costs as much as the slot's own row).
+ * Each task plans to its own phase of it (see `phasedLookaheadMs`), so tasks do not come due for
+ * planning all on one instant.
  */
 export const PLAN_STRIDE_MS = 5_000;
 /**
@@ -87,7 +89,8 @@ export class PlannerService {
           if (budget <= 0) break;
           try {
             const plan = planTaskSlots(task, taskSchedule(task), now, {
-              lookaheadMs: task.scheduleKind === 'at' ? Math.max(ONE_OFF_LOOKAHEAD_MS, this.config.lookaheadMs) : this.config.lookaheadMs + PLAN_STRIDE_MS,
+              lookaheadMs:
+                task.scheduleKind === 'at' ? Math.max(ONE_OFF_LOOKAHEAD_MS, this.config.lookaheadMs) : phasedLookaheadMs(task.id, now.getTime(), this.config.lookaheadMs, PLAN_STRIDE_MS),
               catchupMax: this.config.catchupMax,
               maxSlotsPerPass: Math.min(MAX_SLOTS_PER_TASK_PER_PASS, budget),
               newId: randomUUID,
