@@ -6,6 +6,8 @@ import { burstScenario } from './scenarios/burst.js';
 import { campaignScenario } from './scenarios/campaign.js';
 import { failoverScenario } from './scenarios/failover.js';
 import { flowScenario } from './scenarios/flow.js';
+import { loadApiScenario } from './scenarios/load-api.js';
+import { overloadScenario } from './scenarios/overload.js';
 import { loadScenario, precisionScenario } from './scenarios/precision.js';
 import { scaleScenario } from './scenarios/scale.js';
 import { scheduleMathScenario } from './scenarios/schedule-math.js';
@@ -25,6 +27,8 @@ import { markdownTable, type Row, type ScenarioOutcome, textTable } from './supp
 const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>> = {
   precision: precisionScenario,
   load: loadScenario,
+  'load-api': loadApiScenario,
+  overload: overloadScenario,
   burst: burstScenario,
   throughput: throughputScenario,
   'worker-overhead': workerOverheadScenario,

@@ -12,7 +12,8 @@ export interface PeerRecord {
 export class PeerWorker {
   private constructor(private readonly child: ChildProcess) {}
 
-  static async start(options: { redisUrl: string; prefix: string; queue: string; concurrency: number; jobMs?: number }): Promise<PeerWorker> {
+  /** `databaseUrl`: the fair ceiling (see peer-worker.ts), claiming and recording each job's `task_execution` row there. */
+  static async start(options: { redisUrl: string; prefix: string; queue: string; concurrency: number; jobMs?: number; databaseUrl?: string }): Promise<PeerWorker> {
     const child = fork(fileURLToPath(new URL('./peer-worker.js', import.meta.url)), [], {
       env: {
         PATH: process.env.PATH ?? '',
@@ -21,6 +22,7 @@ export class PeerWorker {
         PEER_QUEUE: options.queue,
         PEER_CONCURRENCY: String(options.concurrency),
         PEER_JOB_MS: String(options.jobMs ?? 0),
+        ...(options.databaseUrl ? { PEER_DATABASE_URL: options.databaseUrl } : {}),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -44,7 +46,13 @@ export class PeerWorker {
     return ((await this.next('count')) as { count: number }).count;
   }
 
+  /** Sends the peer's process a signal (SIGSTOP and SIGCONT freeze it and let it go). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.child.exitCode === null) this.child.kill(signal);
+  }
+
   async stop(): Promise<void> {
+    this.signal('SIGCONT');
     if (this.child.exitCode !== null) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     this.child.send({ kind: 'stop' });
