@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ExecutionDispatcher } from '../../libs/scheduler/src/index.js';
+import { ExecutionDispatcher, GROUP_FROM, GROUP_SIZE } from '../../libs/scheduler/src/index.js';
 import { Metrics } from '../../libs/metrics/src/index.js';
 import { ExecutionsQueue } from '../../libs/queue/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
@@ -29,11 +29,14 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     await sandbox?.dispose();
   });
 
-  /** `count` planned rows of a new every-second task, one a second back from `fireAt`, all firing at `fireAt`. */
-  async function planned(name: string, count: number, fireAt: Date) {
+  /**
+   * `count` planned rows of a new every-second task, one a second back from `fireAt`, all firing at
+   * `fireAt` — or, `spread`, each a millisecond after the one before (no instant crowded enough to fire in groups).
+   */
+  async function planned(name: string, count: number, fireAt: Date, spread = false) {
     const task = await db.prisma.task.create({ data: { name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
     const rows = Array.from({ length: count }, (_, i) => ({
-      id: randomUUID(), taskId: task.id, taskName: name, scheduledFor: new Date(fireAt.getTime() - i * 1000), fireAt,
+      id: randomUUID(), taskId: task.id, taskName: name, scheduledFor: new Date(fireAt.getTime() - i * 1000), fireAt: spread ? new Date(fireAt.getTime() + i) : fireAt,
       trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: false,
     }));
     await db.executions.insertPlanned(rows, db.prisma);
@@ -42,15 +45,29 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
 
   it('pushes every execution as a job carrying its fire_at and release instant, and writes nothing to the rows', async () => {
     const fireAt = new Date(Date.now() + 60_000);
-    const { task, rows } = await planned('fired', 4_500, fireAt);
+    const { task, rows } = await planned('fired', 4_500, fireAt, true);
     const before = Date.now();
     expect(await dispatcher.dispatch(rows)).toHaveLength(rows.length);
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled', queuedAt: null } })).toBe(rows.length);
     expect(await queue.queue.getWaitingCount()).toBe(rows.length);
     const job = await queue.queue.getJob(rows[4_321]!.id);
     // And its task: the worker's claim then need not read back a definition it keeps.
-    expect(job?.data).toEqual({ executionId: rows[4_321]!.id, taskId: task.id, fireAt: fireAt.getTime(), releasedAt: expect.any(Number) });
+    expect(job?.data).toEqual({ executionId: rows[4_321]!.id, taskId: task.id, fireAt: rows[4_321]!.fireAt.getTime(), releasedAt: expect.any(Number) });
     expect(job!.data.releasedAt).toBeGreaterThanOrEqual(before);
+  });
+
+  it('fires many executions due at one instant in groups (one job each few dozen, naming them), the few of another instant one job each', async () => {
+    await queue.queue.obliterate({ force: true });
+    const crowded = new Date(Date.now() + 60_000);
+    const { rows: many } = await planned('crowded', GROUP_FROM + 36, crowded);
+    const { rows: few } = await planned('quiet', 3, new Date(crowded.getTime() + 1_000));
+    expect(await dispatcher.dispatch([...many, ...few])).toHaveLength(many.length + few.length);
+    const jobs = await queue.queue.getJobs(['waiting']);
+    const groups = jobs.filter((j) => j.data.group);
+    expect(groups.map((g) => g.data.group!.length).sort((a, b) => a - b)).toEqual([GROUP_SIZE - (GROUP_SIZE * 4 - many.length), GROUP_SIZE, GROUP_SIZE, GROUP_SIZE]);
+    expect(new Set(groups.flatMap((g) => g.data.group!.map((m) => m.executionId)))).toEqual(new Set(many.map((r) => r.id)));
+    expect(groups.every((g) => g.data.fireAt === crowded.getTime() && g.data.group!.every((m) => m.taskId === many[0]!.taskId))).toBe(true);
+    expect(jobs.filter((j) => !j.data.group).map((j) => j.id).sort()).toEqual(few.map((r) => r.id).sort());
   });
 
   it('the claim records the release its job carries: the history shows it, with no history row written', async () => {
@@ -83,7 +100,8 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   });
 
   it('a leader deposed mid-dispatch pushes no further chunk', async () => {
-    const due = Array.from({ length: 4_500 }, () => ({ id: randomUUID(), fireAt: new Date() }));
+    const now = Date.now();
+    const due = Array.from({ length: 4_500 }, (_, i) => ({ id: randomUUID(), fireAt: new Date(now + i) }));
     let asked = 0;
     expect(await dispatcher.dispatch(due, { stillLeading: () => ++asked === 1 })).toHaveLength(2_000);
     expect(await queue.queue.getJob(due[0]!.id)).toBeTruthy();

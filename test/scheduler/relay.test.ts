@@ -71,6 +71,24 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     expect(states.filter((s) => s === 'waiting')).toHaveLength(25);
   });
 
+  it('an execution fired in a group has a job while the group\'s job lives: not pushed again; once that job is gone, it is', async () => {
+    await queue.queue.obliterate({ force: true });
+    await db.prisma.taskExecution.deleteMany({});
+    const fireAt = new Date(Date.now() - 30_000);
+    const ids = Array.from({ length: 3 }, () => randomUUID());
+    for (const [i, id] of ids.entries()) {
+      await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'relayed', scheduledFor: new Date(fireAt.getTime() - i), fireAt, taskVersion: 1, status: 'scheduled', exclusive: false } });
+    }
+    await queue.enqueueGroups([{ fireAt, executions: ids.map((id) => ({ id, taskId })) }], Date.now() - 30_000);
+    const group = (await queue.queue.getJobs(['waiting'])).find((j) => j.data.group);
+    expect(group?.data.group?.map((m) => m.executionId)).toEqual(ids);
+    expect((await relay.repair(epoch)).requeued).toBe(0);
+    // The group's job ended without its members (a worker lost with it, its job dropped): each gets a job of its own.
+    await group!.remove();
+    expect((await relay.repair(epoch)).requeued).toBe(3);
+    expect(await Promise.all(ids.map((id) => queue.queue.getJobState(id)))).toEqual(['waiting', 'waiting', 'waiting']);
+  });
+
   it('asks Postgres again before re-adding: an execution that started (or moved on) since it was read keeps its job gone', async () => {
     const { id: started } = await plannedRow(false);
     const { id: waiting } = await plannedRow(false);

@@ -12,16 +12,8 @@ export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
 export { epochFence, inShard, type LeaderFence, type ShardFence, shardFence, shardOfSql } from './epoch-fence.js';
 export { AttemptsRepository, type RecordedSuccesses } from './executions/attempts.repository.js';
-export {
-  type ClaimHolder,
-  type ClaimRead,
-  ClaimsRepository,
-  type ClaimWrite,
-  type ClaimWriteOutcome,
-  type DirectClaim,
-  executionFromClaimed,
-  type StartedAttempt,
-} from './executions/claims.repository.js';
+export { type ClaimHolder, type ClaimRead, executionFromClaimed } from './executions/claim.rows.js';
+export { ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome, type DirectClaim, type StartedAttempt } from './executions/claims.repository.js';
 export { DEFINITIONS_KEPT, TaskDefinitions } from './executions/task-definitions.js';
 export { CLAIM_DIRECT, STARTS_WITHOUT_JUDGEMENT } from './executions/turn-statements.js';
 export { type HandedTurn, type ParkRequest, TurnsRepository } from './executions/turns.repository.js';

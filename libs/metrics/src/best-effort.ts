@@ -16,6 +16,7 @@ export const BEST_EFFORT_SITES = {
   'scheduler.leave': 'this scheduler was not removed from the members; it counts toward the shares until its announcement runs out',
   'tasks.announce-cancel': 'a cancel was not published: a worker running that execution is not told to abort it (the row is cancelled already)',
   'tasks.announce-change': 'a task change was not published: the leader plans it at its next tick and fires inserted runs at its next sweep',
+  'worker.forget-group': "a fire group's membership was not forgotten; it expires within a day (the relay looks past it to the ended group job)",
   'worker.announce': "this worker's handlers were not announced; the directory keeps the last announce until it expires, the next comes in 15 s",
   'worker.requeue-at-shutdown': "an attempt handed back at shutdown was not queued again; the leader's relay finds the row without a job and queues it",
   'worker.withdraw': 'this worker was not withdrawn from the directory; its entry expires',

@@ -4,7 +4,13 @@ import { tracing } from '@punctual/tracing';
 import { RedisService } from '@punctual/redis';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE, type ExecutionJobData, executionJobId, turnJobId } from './queue.constants.js';
+import { EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE, type ExecutionJobData, executionJobId, groupJobId, groupsKey, turnJobId } from './queue.constants.js';
+
+/**
+ * How long a fire group's membership is kept: the worker that ends a group deletes its members, so
+ * this only bounds what a worker that died with a group in hand leaves behind.
+ */
+const GROUP_MEMBERSHIP_TTL_S = 24 * 3600;
 
 /** A slot handed its turn (see TurnsRepository in @punctual/db): its job goes first. */
 export interface TurnJob {
@@ -51,6 +57,38 @@ export class ExecutionsQueue implements OnApplicationShutdown {
     );
   }
 
+  /**
+   * Pushes fire groups — executions due at the same instant, several to a job (see
+   * ExecutionJobData.group) — and records which group each execution rides in (see groupsKey),
+   * both in one round trip. Each job carries the instant and the release, as a job of one does.
+   */
+  async enqueueGroups(groups: { fireAt: Date; executions: { id: string; taskId?: string }[] }[], releasedAt: number): Promise<void> {
+    if (groups.length === 0) return;
+    const trace = tracing.current();
+    const jobs = groups.map((g) => {
+      const members = g.executions.map((e) => ({ executionId: e.id, taskId: e.taskId }));
+      return {
+        name: 'executions',
+        data: { executionId: members[0]!.executionId, taskId: members[0]!.taskId, fireAt: g.fireAt.getTime(), releasedAt, trace, group: members },
+        opts: { jobId: groupJobId(g.fireAt.getTime(), members[0]!.executionId) },
+      };
+    });
+    // Membership first: a relay that finds an execution without a job of its own finds its group.
+    const pipeline = this.connection.pipeline();
+    for (const job of jobs) {
+      const key = this.queue.toKey(groupsKey(job.data.fireAt));
+      pipeline.hset(key, Object.fromEntries(job.data.group.map((m) => [m.executionId, job.opts.jobId])));
+      pipeline.expire(key, GROUP_MEMBERSHIP_TTL_S);
+    }
+    await execOrThrow(pipeline);
+    await this.queue.addBulk(jobs);
+  }
+
+  /** Forgets the members of a fire group that ended (best effort: the membership expires anyway). */
+  async forgetGroup(fireAtMs: number, executionIds: string[]): Promise<void> {
+    if (executionIds.length) await this.connection.hdel(this.queue.toKey(groupsKey(fireAtMs)), ...executionIds);
+  }
+
   /** Schedules a later attempt of an execution (a retry after backoff). */
   async enqueueAttempt(executionId: string, attempt: number, delayMs: number, taskId?: string): Promise<void> {
     await this.queue.add('execution', { executionId, taskId, trace: tracing.current() }, { jobId: executionJobId(executionId, attempt), delay: Math.max(0, delayMs) });
@@ -88,17 +126,32 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    * pipeline of constant-time reads of the jobs' own hashes — never BullMQ's `getState`, which
    * scans the wait list for each job (a cost that grows with the backlog the relay is checking).
    */
-  async withoutJob<T extends { executionId: string; attempt: number }>(attempts: T[]): Promise<T[]> {
-    if (attempts.length === 0) return [];
+  async withoutJob<T extends { executionId: string; attempt: number; fireAt?: Date }>(attempts: T[]): Promise<T[]> {
+    const missing = await this.notLive(attempts.map((a) => executionJobId(a.executionId, a.attempt)));
+    const orphans = attempts.filter((_, i) => missing[i]);
+    // A first attempt fired in a group rides in the group's job: it has a job if that one lives.
+    const grouped = orphans.filter((a) => a.attempt === 1 && a.fireAt);
+    if (grouped.length === 0) return orphans;
+    const lookup = this.connection.pipeline();
+    for (const a of grouped) lookup.hget(this.queue.toKey(groupsKey(a.fireAt!.getTime())), a.executionId);
+    const groupIds = (await execOrThrow(lookup)) as (string | null)[];
+    const named = grouped.flatMap((a, i) => (groupIds[i] ? [{ a, jobId: groupIds[i]! }] : []));
+    const groupMissing = await this.notLive(named.map((n) => n.jobId));
+    const riding = new Set(named.filter((_, i) => !groupMissing[i]).map((n) => n.a));
+    return orphans.filter((a) => !riding.has(a));
+  }
+
+  /**
+   * For each job id, whether no job lives under it: none at all, or one that already ended (a
+   * finished job keeps its hash only while retained, with `finishedOn` set). One pipeline of
+   * constant-time reads of the jobs' own hashes.
+   */
+  private async notLive(jobIds: string[]): Promise<boolean[]> {
+    if (jobIds.length === 0) return [];
     const pipeline = this.connection.pipeline();
-    for (const a of attempts) pipeline.hmget(this.queue.toKey(executionJobId(a.executionId, a.attempt)), 'timestamp', 'finishedOn');
-    const answers = (await pipeline.exec()) ?? [];
-    return attempts.filter((_, i) => {
-      const [error, fields] = answers[i] ?? [new Error('no answer'), null];
-      if (error) throw error;
-      const [timestamp, finishedOn] = fields as [string | null, string | null];
-      return timestamp === null || finishedOn !== null;
-    });
+    for (const id of jobIds) pipeline.hmget(this.queue.toKey(id), 'timestamp', 'finishedOn');
+    const answers = (await execOrThrow(pipeline)) as [string | null, string | null][];
+    return answers.map(([timestamp, finishedOn]) => timestamp === null || finishedOn !== null);
   }
 
   /**
@@ -116,4 +169,13 @@ export class ExecutionsQueue implements OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close();
   }
+}
+
+/** The answers of a pipeline, in order; the first error of any command is thrown. */
+async function execOrThrow(pipeline: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
+  const answers = (await pipeline.exec()) ?? [];
+  return answers.map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
 }

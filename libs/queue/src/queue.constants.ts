@@ -28,7 +28,28 @@ export interface ExecutionJobData {
    * attempt's span continues that trace. Absent when tracing is off.
    */
   trace?: TraceContext;
+  /**
+   * A fire group: several executions due at the same instant in one job (their first is
+   * `executionId`), each claimed and fenced on its own row as a job of its own would be. Absent on
+   * a job of one execution.
+   */
+  group?: { executionId: string; taskId?: string }[];
 }
+
+/**
+ * The job of a fire group (see ExecutionJobData.group): named by the instant and its first
+ * execution — the same group fired again (a leader adopting what its predecessor fired) is not added twice.
+ */
+export function groupJobId(fireAtMs: number, firstExecutionId: string): string {
+  return `g${fireAtMs}-${firstExecutionId}`;
+}
+
+/**
+ * The Redis hash (under the queue's keys) that names, per execution of the fire groups of one
+ * instant, the group job it rides in: the relay looks there before it pushes a job again for an
+ * execution whose own job it does not find.
+ */
+export const groupsKey = (fireAtMs: number): string => `groups:${fireAtMs}`;
 
 /** The BullMQ job id of an execution's attempt: the execution id for the first, suffixed after. */
 export function executionJobId(executionId: string, attempt = 1): string {

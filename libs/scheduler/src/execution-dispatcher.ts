@@ -5,9 +5,16 @@ import { tracing } from '@punctual/tracing';
 import { ExecutionsQueue } from '@punctual/queue';
 import type { Fireable } from './fire-timer.js';
 
-/** Jobs per `addBulk`: large enough to amortise the round trip, small enough to overlap with the next push. */
+/** Executions per push (`addBulk`): large enough to amortise the round trip, small enough to overlap with the next push. */
 const CHUNK = 2_000;
 const CHUNKS_IN_FLIGHT = 2;
+/**
+ * Executions due at one instant beyond this many are fired in groups (see ExecutionJobData.group):
+ * a campaign, or a thousand tasks of one schedule, costs a queue job per GROUP_SIZE executions, and
+ * a worker claims a group's executions in one statement. Fewer due together fire one job each.
+ */
+export const GROUP_FROM = 64;
+export const GROUP_SIZE = 25;
 
 export interface DispatchOptions {
   /** Asked before each chunk: a deposed leader pushes no more. */
@@ -18,7 +25,7 @@ export interface DispatchOptions {
 
 /**
  * Fires planned executions: pushes them to BullMQ as immediate jobs, each carrying its `fire_at`
- * and the instant it was released. Firing writes nothing per row (DESIGN §4): a row stays
+ * and the instant it was released — the many due at one instant in fire groups of a few dozen. Firing writes nothing per row (DESIGN §4): a row stays
  * `scheduled` until a worker claims it, and the claim records the release instant the job carries
  * as its `queued_at`. A row whose job never came (a leader gone mid-push) or went (Redis lost it)
  * is pushed again by the next sweep or the relay, under the same job id: a job already there is
@@ -42,16 +49,18 @@ export class ExecutionDispatcher {
     const lead = this.config.fireLeadMs;
     const chunks: Promise<Fireable[]>[] = [];
     const push = async (chunk: Fireable[]) => {
-      await tracing.withSpan('punctual.fire_chunk', { 'punctual.executions': chunk.length }, () => this.queue.enqueueNow(chunk, now()), { follows: chunk });
+      await tracing.withSpan('punctual.fire_chunk', { 'punctual.executions': chunk.length }, () => this.enqueue(chunk, now()), { follows: chunk });
       const queuedAt = now();
       this.metrics.fired.inc(chunk.length);
       // Lateness against the instant the push was meant for (fire_at − lead), not fire_at itself.
       for (const e of chunk) this.metrics.dispatchLag.observe(Math.max(0, queuedAt - (e.fireAt.getTime() - lead)) / 1000);
       return chunk;
     };
+    // Grouped executions stay together in a chunk: a chunk ends at an instant's edge or a group's.
+    const ordered = [...due].sort((a, b) => a.fireAt.getTime() - b.fireAt.getTime());
     try {
-      for (let i = 0; i < due.length && stillLeading(); i += CHUNK) {
-        chunks.push(push(due.slice(i, i + CHUNK)));
+      for (let i = 0; i < ordered.length && stillLeading(); i += CHUNK) {
+        chunks.push(push(ordered.slice(i, i + CHUNK)));
         if (chunks.length >= CHUNKS_IN_FLIGHT) await chunks[chunks.length - CHUNKS_IN_FLIGHT];
       }
       return (await Promise.all(chunks)).flat();
@@ -60,5 +69,23 @@ export class ExecutionDispatcher {
       await Promise.allSettled(chunks);
       throw error;
     }
+  }
+
+  /** Pushes a chunk: the executions of a crowded instant in groups, the others one job each. */
+  private async enqueue(chunk: Fireable[], releasedAt: number): Promise<void> {
+    const byInstant = new Map<number, Fireable[]>();
+    for (const e of chunk) {
+      const at = e.fireAt.getTime();
+      let list = byInstant.get(at);
+      if (!list) byInstant.set(at, (list = []));
+      list.push(e);
+    }
+    const singles: Fireable[] = [];
+    const groups: { fireAt: Date; executions: Fireable[] }[] = [];
+    for (const list of byInstant.values()) {
+      if (list.length < GROUP_FROM) singles.push(...list);
+      else for (let i = 0; i < list.length; i += GROUP_SIZE) groups.push({ fireAt: list[0]!.fireAt, executions: list.slice(i, i + GROUP_SIZE) });
+    }
+    await Promise.all([this.queue.enqueueNow(singles, releasedAt), this.queue.enqueueGroups(groups, releasedAt)]);
   }
 }

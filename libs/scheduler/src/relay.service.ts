@@ -48,7 +48,7 @@ export class RelayService {
     if (waiting.length < pageSize) this.cursors.delete(shard);
     else this.cursors.set(shard, waiting.at(-1)!);
     // The job of a retry carries its attempt; a first attempt's (planned, or given back) is the execution's own.
-    const attempts = waiting.map((e) => ({ executionId: e.id, attempt: e.status === 'retrying' ? e.attempt + 1 : 1, found: e }));
+    const attempts = waiting.map((e) => ({ executionId: e.id, attempt: e.status === 'retrying' ? e.attempt + 1 : 1, fireAt: e.fireAt, found: e }));
     const missing = await this.queue.withoutJob(attempts);
     // A job ends (and is dropped) when its run ends: one missing now may have run since the rows
     // were read. Only the ones still waiting, read again, get their job back.

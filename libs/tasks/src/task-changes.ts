@@ -24,7 +24,8 @@ export class TaskChanges {
   /** One audit entry per change, written together. */
   async recordMany(db: Db, actor: Principal, changes: { action: string; target: string; before: Task | null; after: Task | null }[]): Promise<void> {
     await this.audit.recordMany(
-      changes.map((c) => ({ actor: actor.actor, action: c.action, target: c.target, before: snapshot(c.before), after: snapshot(c.after) })),
+      // Written as one JSON document: each definition goes into it as it is, with no copy of its own.
+      changes.map((c) => ({ actor: actor.actor, action: c.action, target: c.target, before: definitionOf(c.before), after: definitionOf(c.after) })),
       db,
     );
   }
@@ -43,4 +44,9 @@ export class TaskChanges {
 
 function snapshot(task: Task | null): Prisma.InputJsonValue | null {
   return task ? (JSON.parse(JSON.stringify(presentDefinition(task))) as Prisma.InputJsonValue) : null;
+}
+
+/** A task's definition as the audit log keeps it, for an entry that is serialized whole (see AuditRepository.recordMany). */
+function definitionOf(task: Task | null): Prisma.InputJsonValue | null {
+  return task ? (presentDefinition(task) as unknown as Prisma.InputJsonValue) : null;
 }

@@ -82,7 +82,7 @@ export class ExecutionClaimer {
     private readonly claims: ClaimsRepository,
     private readonly executions: ExecutionTransitionsRepository,
     flow: FlowControlRepository,
-    turns: TurnsRepository,
+    private readonly turns: TurnsRepository,
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
     private readonly handlers: HandlerRegistry,
@@ -172,7 +172,7 @@ export class ExecutionClaimer {
       case 'buffer':
         if (this.stopping) return { kind: 'dropped', why: 'released' };
         // The one slot waiting behind the run in progress: marked, then parked like any slot whose turn has not come.
-        if (!(await this.claims.holdAsBuffered(execution.id, execution.taskId!))) return 'again';
+        if (!(await this.turns.holdAsBuffered(execution.id, execution.taskId!))) return 'again';
         return (await this.batches.parks.run({ id: execution.id, status: execution.status, attempt: execution.attempt, releasedAt: request.releasedAt })) ? { kind: 'parked' } : 'again';
       case 'wait':
         // A run ahead released late (a failover adopted it): judged by the overlap policy only once

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { bestEffort } from '@punctual/metrics';
-import { EXECUTION_CANCEL_CHANNEL, EXECUTIONS_QUEUE, type ExecutionJobData, FLOW_WAKE_CHANNEL } from '@punctual/queue';
+import { EXECUTION_CANCEL_CHANNEL, executionJobId, EXECUTIONS_QUEUE, type ExecutionJobData, ExecutionsQueue, FLOW_WAKE_CHANNEL } from '@punctual/queue';
 import { tracing } from '@punctual/tracing';
 import { RedisService } from '@punctual/redis';
 import { DelayedError, type Job, Worker } from 'bullmq';
@@ -50,6 +50,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly claimer: ExecutionClaimer,
     private readonly directory: WorkerDirectory,
     private readonly handlers: HandlerRegistry,
+    private readonly queue: ExecutionsQueue,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -93,6 +94,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
    * when its key moves (see {@link WaitingRoom}), or after the wait its claim was given.
    */
   private async process(job: Job<ExecutionJobData>, token?: string): Promise<string> {
+    if (job.data.group) return this.processGroup(job);
     this.waiting.remove(job.id);
     const startedAt = performance.now();
     // One span per attempt, continuing the trace of whatever queued the job (a fire chunk, a failed attempt).
@@ -125,6 +127,41 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     if (waitsFor && 'taskId' in waitsFor) this.waiting.add(waitsFor.taskId, job);
     if (waitsFor && 'flowKey' in waitsFor) this.waiting.add(flowTurn(waitsFor.flowKey), job, waitsFor.order);
     throw new DelayedError();
+  }
+
+  /**
+   * Runs a fire group's executions side by side, each claimed, run and recorded as a job of its own
+   * would be (sharing the worker's handler slots with every other run). One that must come back
+   * goes back to the queue as a job of its own; the group's job ends once every member is decided.
+   */
+  private async processGroup(job: Job<ExecutionJobData>): Promise<string> {
+    const { group = [], fireAt, releasedAt, trace } = job.data;
+    const dispositions = await Promise.all(
+      group.map((member) =>
+        tracing.withSpan(
+          'punctual.attempt',
+          { 'punctual.execution.id': member.executionId },
+          () => this.runner.runExecution({ ...member, fireAt, releasedAt }, { workerId: this.config.instanceId }),
+          { parent: trace },
+        ),
+      ),
+    );
+    const later = group.flatMap((member, i) => {
+      const d = dispositions[i]!;
+      return d.kind === 'later' ? [{ member, afterMs: Math.max(1, Math.ceil(d.afterMs ?? waitBeforeRetryMs(Date.now() - job.timestamp))) }] : [];
+    });
+    await Promise.all(
+      later.map(({ member, afterMs }) =>
+        this.queue.queue.add('execution', { executionId: member.executionId, taskId: member.taskId, releasedAt, trace }, { jobId: executionJobId(member.executionId), delay: afterMs }),
+      ),
+    );
+    if (fireAt !== undefined) await bestEffort(this.queue.forgetGroup(fireAt, group.map((m) => m.executionId)), 'worker.forget-group');
+    const counts = new Map<string, number>();
+    for (const d of dispositions) {
+      const key = d.kind === 'ended' ? d.outcome : d.kind;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -4,44 +4,11 @@ import { type ExecutionStatus, Prisma, type SkipReason, type Task, type TaskExec
 import { PrismaService } from '../prisma.service.js';
 import { taskFromJson } from '../tasks.repository.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
+import { type ClaimedRow, type ClaimRead, claimReadOf, executionFromClaimed, type ReadRow, type WriteRow } from './claim.rows.js';
 import { CLAIM_READ, CLAIM_WRITE } from './claim-statements.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
 import { TaskDefinitions } from './task-definitions.js';
 import { CLAIM_DIRECT } from './turn-statements.js';
-
-/** Another exclusive execution of the same task in progress (running, or between attempts). */
-export interface ClaimHolder {
-  id: string;
-  running: boolean;
-  fireAt: Date;
-  /** When its first attempt started. */
-  firstStartedAt: Date;
-  /** When it was released to the queue (null: not recorded). */
-  releasedAt: Date | null;
-}
-
-/** The execution as the judgement reads it (the attempt's whole row comes back from the write). */
-export type ClaimedExecution = Pick<
-  TaskExecution,
-  'id' | 'taskId' | 'taskName' | 'status' | 'attempt' | 'attemptId' | 'trigger' | 'scheduledFor' | 'fireAt' | 'exclusive' | 'taskVersion' | 'leaseUntil' | 'nextAttemptAt' | 'heldAt'
-> & {
-  /** An edit pinned the definition it started with on it. */
-  pinned: boolean;
-};
-
-/** What a claim is judged by: the execution, its task and the task's other runs, one snapshot. */
-export interface ClaimRead {
-  execution: ClaimedExecution;
-  /** The task as it is now (null once deleted). */
-  task: Task | null;
-  holders: ClaimHolder[];
-  /** An earlier exclusive slot of the task is due and has not started. */
-  earlierDue: boolean;
-  /** Another pending slot of the task is the one buffered behind the run in progress. */
-  otherBuffered: boolean;
-  /** Postgres' clock when the snapshot was taken. */
-  now: Date;
-}
 
 /** A claim to write: the attempt, and the state the judgement saw (the write happens only if it still holds). */
 export interface ClaimWrite {
@@ -73,61 +40,6 @@ export type ClaimWriteOutcome = { kind: 'claimed'; execution: TaskExecution } | 
 
 const UNIQUE_VIOLATION = '23505';
 
-type ReadRow = Pick<ExecutionRow, 'id' | 'task_id' | 'task_name' | 'status' | 'attempt' | 'attempt_id' | 'trigger' | 'exclusive' | 'task_version'> & {
-  pinned: boolean;
-  scheduled_ms: number;
-  fire_ms: number;
-  lease_ms: number | null;
-  next_attempt_ms: number | null;
-  held_ms: number | null;
-  now_ms: number;
-  t_id: string | null;
-  t_version: number | null;
-  t_json: string | null;
-  holders: { id: string; running: boolean; fireAt: string; firstStartedAt: string; releasedAt: string | null }[];
-  earlier_due: boolean;
-  other_buffered: boolean;
-};
-
-const instant = (ms: number | null) => (ms === null ? null : new Date(ms));
-
-/** A claimed attempt as the claim statements return it (see CLAIMED_COLUMNS). */
-export interface ClaimedRow {
-  id: string;
-  task_id: string | null;
-  task_name: string;
-  trigger: TaskExecution['trigger'];
-  attempt: number;
-  attempt_id: string;
-  worker_id: string;
-  exclusive: boolean;
-  task_version: number;
-  error: string | null;
-  payload: string | null;
-  pinned_definition: string | null;
-  concurrency_key: string | null;
-  rate_key: string | null;
-  scheduled_ms: number;
-  fire_ms: number;
-  queued_ms: number | null;
-  started_ms: number;
-  lease_ms: number;
-  created_ms: number;
-}
-
-/** The execution a claim started, as a whole row: every column it does not return is known from the claim. */
-export function executionFromClaimed(row: ClaimedRow): TaskExecution {
-  const startedAt = new Date(row.started_ms);
-  return {
-    id: row.id, taskId: row.task_id, taskName: row.task_name, scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), trigger: row.trigger,
-    status: 'running', skipReason: null, attempt: row.attempt, attemptId: row.attempt_id, taskVersion: row.task_version, exclusive: row.exclusive,
-    workerId: row.worker_id, queuedAt: instant(row.queued_ms), startedAt, heartbeatAt: startedAt, leaseUntil: new Date(row.lease_ms), finishedAt: null,
-    nextAttemptAt: null, error: row.error, result: null, payload: row.payload === null ? null : (JSON.parse(row.payload) as Prisma.JsonValue),
-    pinnedDefinition: row.pinned_definition === null ? null : (JSON.parse(row.pinned_definition) as Prisma.JsonValue),
-    concurrencyKey: row.concurrency_key, rateKey: row.rate_key, heldAt: null, parkedAt: null, waitedOn: false, createdAt: new Date(row.created_ms),
-  };
-}
-
 /** A claim to try in one statement (see {@link ClaimsRepository.claimDirect}). */
 export interface DirectClaim {
   id: string;
@@ -145,14 +57,12 @@ export interface StartedAttempt {
   task: Task;
 }
 
-type WriteRow = ClaimedRow & { request_id: string; request_attempt_id: string; row_locked: boolean; claimed: boolean };
-
 /**
  * A worker's claim of an attempt (DESIGN §5): first {@link claimDirect}, one fenced statement that
  * starts every attempt the judgement would start without asking it (see STARTS_WITHOUT_JUDGEMENT);
  * for the rest, a {@link read} of everything the judgement needs and, when it says run, a fenced
  * {@link claimMany} of what it read — each one statement for many executions. The small writes of
- * the other verdicts (skip, buffer, give back) are here as well; parking is the TurnsRepository's.
+ * the other verdicts (skip, give back) are here as well; parking and buffering are the TurnsRepository's.
  */
 @Injectable()
 export class ClaimsRepository {
@@ -208,25 +118,7 @@ export class ClaimsRepository {
         again.push({ id: row.id });
         continue;
       }
-      out.set(row.id, {
-        execution: {
-          id: row.id, taskId: row.task_id, taskName: row.task_name, status: row.status, attempt: row.attempt, attemptId: row.attempt_id,
-          trigger: row.trigger, exclusive: row.exclusive, taskVersion: row.task_version, pinned: row.pinned,
-          scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), leaseUntil: instant(row.lease_ms), nextAttemptAt: instant(row.next_attempt_ms),
-          heldAt: instant(row.held_ms),
-        },
-        task,
-        holders: row.holders.map((h) => ({
-          id: h.id,
-          running: h.running,
-          fireAt: new Date(h.fireAt),
-          firstStartedAt: new Date(h.firstStartedAt),
-          releasedAt: h.releasedAt === null ? null : new Date(h.releasedAt),
-        })),
-        earlierDue: row.earlier_due,
-        otherBuffered: row.other_buffered,
-        now: new Date(row.now_ms),
-      });
+      out.set(row.id, claimReadOf(row, task));
     }
     if (again.length) for (const [id, read] of await this.read(again)) out.set(id, read);
     return out;
@@ -298,28 +190,6 @@ export class ClaimsRepository {
       skipLocked: true,
     });
     return moved.length === 1;
-  }
-
-  /**
-   * Marks a pending execution as the one that waits for the task's run in progress
-   * (`overlap=buffer_one`). The task row lock (`FOR NO KEY UPDATE`: claims and the planner do not
-   * wait for it, an edit does) makes "at most one waiting" hold under races; the transaction is short
-   * and bounded. False when another one already waits.
-   */
-  async holdAsBuffered(id: string, taskId: string): Promise<boolean> {
-    return this.prisma.$transaction(async (tx) => {
-      await tx.$executeRaw`SET LOCAL idle_in_transaction_session_timeout = 2000`;
-      await tx.$executeRaw`SET LOCAL lock_timeout = 2000`;
-      await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR NO KEY UPDATE`;
-      const changed = await tx.$executeRaw`
-        UPDATE task_execution SET next_attempt_at = COALESCE(next_attempt_at, now())
-        WHERE id = ${id}::uuid AND status IN ('scheduled', 'queued')
-          AND NOT EXISTS (
-            SELECT 1 FROM task_execution o
-            WHERE o.task_id = ${taskId}::uuid AND o.id <> ${id}::uuid AND o.status IN ('scheduled', 'queued') AND o.next_attempt_at IS NOT NULL
-          )`;
-      return changed === 1;
-    });
   }
 
   /**

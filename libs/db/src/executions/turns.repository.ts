@@ -47,6 +47,28 @@ export class TurnsRepository {
     return new Set(rows.map((r) => r.id));
   }
 
+  /**
+   * Marks a pending execution as the one that waits for the task's run in progress
+   * (`overlap=buffer_one`). The task row lock (`FOR NO KEY UPDATE`: claims and the planner do not
+   * wait for it, an edit does) makes "at most one waiting" hold under races; the transaction is short
+   * and bounded. False when another one already waits.
+   */
+  async holdAsBuffered(id: string, taskId: string): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`SET LOCAL idle_in_transaction_session_timeout = 2000`;
+      await tx.$executeRaw`SET LOCAL lock_timeout = 2000`;
+      await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR NO KEY UPDATE`;
+      const changed = await tx.$executeRaw`
+        UPDATE task_execution SET next_attempt_at = COALESCE(next_attempt_at, now())
+        WHERE id = ${id}::uuid AND status IN ('scheduled', 'queued')
+          AND NOT EXISTS (
+            SELECT 1 FROM task_execution o
+            WHERE o.task_id = ${taskId}::uuid AND o.id <> ${id}::uuid AND o.status IN ('scheduled', 'queued') AND o.next_attempt_at IS NOT NULL
+          )`;
+      return changed === 1;
+    });
+  }
+
   /** Hands the next parked slot of each of these tasks its turn, where nothing of the task is in progress (see handOver). */
   async handOver(taskIds: string[]): Promise<HandedTurn[]> {
     if (taskIds.length === 0) return [];
