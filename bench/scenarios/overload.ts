@@ -15,9 +15,11 @@ import { CONCURRENCY } from './precision.js';
 interface Timing {
   onTimeMs: number;
   watchAfterMs: number;
+  /** How long after the watch the runs are read (the last slots of the watch finish). */
+  settleMs: number;
 }
-const FULL: Timing = { onTimeMs: 6_000, watchAfterMs: 25_000 };
-const QUICK: Timing = { onTimeMs: 3_000, watchAfterMs: 8_000 };
+const FULL: Timing = { onTimeMs: 6_000, watchAfterMs: 25_000, settleMs: 5_000 };
+const QUICK: Timing = { onTimeMs: 2_000, watchAfterMs: 6_000, settleMs: 2_000 };
 /** A slot second is on time when the p99 start lag of its slots is under this. */
 const ON_TIME_P99_MS = 1_000;
 
@@ -70,7 +72,7 @@ export function judgeOverload(starts: Start[], tasks: number, frozeAt: number, r
     recoveredAt = seconds[i]!;
   }
   // Recovered at that slot's start (its runs started within a second of it).
-  const recoveredAfterMs = recoveredAt === null || recoveredAt > end - 3_000 ? null : Math.max(0, recoveredAt - resumedAt);
+  const recoveredAfterMs = recoveredAt === null || recoveredAt > end - 2_000 ? null : Math.max(0, recoveredAt - resumedAt);
   const drainEnd = recoveredAt === null ? end : Math.max(resumedAt + 1_000, recoveredAt);
   const drain = starts.filter((s) => s.started >= resumedAt && s.started < drainEnd);
   const perSecond = new Map<number, number>();
@@ -78,8 +80,9 @@ export function judgeOverload(starts: Start[], tasks: number, frozeAt: number, r
   const wholeSeconds = Math.floor((drainEnd - resumedAt) / 1000);
   let drainPeak = 0;
   for (let i = 0; i < wholeSeconds; i += 1) drainPeak = Math.max(drainPeak, perSecond.get(i) ?? 0);
-  const dueSlots = starts.filter((s) => s.slot >= frozeAt && s.slot < end - 5_000);
-  const due = tasks * Math.ceil((end - 5_000 - Math.ceil(frozeAt / 1000) * 1000) / 1000);
+  // Slots due from the freeze to a few seconds before the end of the watch (all of them must have run).
+  const dueSlots = starts.filter((s) => s.slot >= frozeAt && s.slot < end - 3_000);
+  const due = tasks * Math.ceil((end - 3_000 - Math.ceil(frozeAt / 1000) * 1000) / 1000);
   return { onTimeRate, recoveredAfterMs, drainRate: drain.length / ((drainEnd - resumedAt) / 1000), drainPeak, due, ran: dueSlots.length };
 }
 
@@ -108,7 +111,7 @@ async function punctualOverload(tasks: number, freezeMs: number, timing: Timing)
     worker.signal('SIGCONT');
     const resumedAt = Date.now();
     const end = resumedAt + timing.watchAfterMs;
-    await sleep(end + 5_000 - Date.now());
+    await sleep(end + timing.settleMs - Date.now());
     const { rows } = await cluster.db.query<{ slot: number; started: number }>(
       `SELECT (extract(epoch FROM fire_at) * 1000)::float8 AS slot, (extract(epoch FROM started_at) * 1000)::float8 AS started
        FROM task_execution WHERE started_at IS NOT NULL AND attempt = 1 AND scheduled_for >= $1`,
@@ -136,7 +139,7 @@ async function bullmqOverload(tasks: number, freezeMs: number, timing: Timing): 
     peer.signal('SIGCONT');
     const resumedAt = Date.now();
     const end = resumedAt + timing.watchAfterMs;
-    await sleep(end + 2_000 - Date.now());
+    await sleep(end + Math.min(2_000, timing.settleMs) - Date.now());
     const records = await peer.records();
     return judgeOverload(records.map((r) => ({ slot: r.due, started: r.started })), tasks, frozeAt, resumedAt, end, timing);
   } finally {
