@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../support/api.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
-import { fieldPaths, pathLabel, REPLACEMENTS, withValueAt } from './fuzz-walk.js';
+import { type FieldPath, fieldPaths, pathLabel, REPLACEMENTS, withValueAt } from './fuzz-walk.js';
 
 const valid = { name: 'fuzz-target', handler: 'noop', payload: { a: 1 }, schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' } };
 
@@ -105,8 +105,8 @@ const ACCEPTED_BY_ROUTE: Record<string, Record<string, string[]>> = {
   'POST /v1/api-keys': { name: ['NaN', 'Infinity', '-0', '1e999'] },
 };
 
-/** Every field of every body, each replaced by each value of the wrong kind. */
-function walkedCases(): [string, string, unknown][] {
+/** A complete body for every route that takes one. */
+function completeBodies(): [string, string, object][] {
   const routes: [string, string, object][] = [];
   for (const [kind, body] of Object.entries(COMPLETE_TASKS)) {
     routes.push(['POST', '/v1/tasks', { name: `walk-${kind}`, ...body }], ['PUT', '/v1/tasks/existing', { name: 'existing', ...body }], ['PATCH', '/v1/tasks/existing', body]);
@@ -121,9 +121,14 @@ function walkedCases(): [string, string, unknown][] {
     ['POST', '/v1/schedules/preview', { schedule: COMPLETE_TASKS.at.schedule, from: '2026-03-28T00:00:00Z', count: 5 }],
     ['POST', '/v1/api-keys', { name: 'fuzz-key', role: 'viewer' }],
   );
+  return routes;
+}
+
+/** Every field of every body, each replaced by each value of the wrong kind. */
+function walkedCases(): [string, string, unknown][] {
   const cases: [string, string, unknown][] = [];
   const seen = new Set<string>();
-  for (const [method, path, body] of routes) {
+  for (const [method, path, body] of completeBodies()) {
     const accepted = ACCEPTED_BY_ROUTE[`${method} ${path}`] ?? {};
     for (const field of fieldPaths(body)) {
       for (const [label, value] of REPLACEMENTS) {
@@ -226,4 +231,41 @@ describe('fuzz: malformed requests', () => {
     expect(cases.length).toBeGreaterThan(1000);
     expect(await snapshot()).toEqual(before);
   }, 300_000);
+
+  it('refuses a NUL character or half a character in any string of any request — a body value or key, a payload, a query, a path — with 422 invalid_text naming the field, and changes nothing', async () => {
+    const before = await snapshot();
+    const cases: [method: string, path: string, body: unknown, field: string][] = [];
+    const stringAt = (body: unknown, at: FieldPath) => at.reduce<any>((node, key) => node?.[key], body);
+    for (const [method, path, body] of completeBodies()) {
+      for (const field of fieldPaths(body)) {
+        const value = stringAt(body, field);
+        if (typeof value !== 'string') continue;
+        for (const bad of ['\u0000', '\ud800']) cases.push([method, path, withValueAt(body, field, `${value}${bad}`), pathLabel(field)]);
+      }
+      // Inside a payload, in a label's key, in a concurrency key: wherever a string is stored.
+      const prefix = 'tasks' in body ? 'tasks[0].' : '';
+      const task = (b: object) => ('tasks' in b ? (b.tasks as object[])[0]! : b) as Record<string, unknown>;
+      if ('payload' in task(body)) {
+        cases.push([method, path, withValueAt(body, [...(prefix ? ['tasks', 0] : []), 'payload'], { note: 'a\u0000b' }), `${prefix}payload.note`]);
+        cases.push([method, path, withValueAt(body, [...(prefix ? ['tasks', 0] : []), 'payload'], { list: ['ok', '\udc00'] }), `${prefix}payload.list[1]`]);
+      }
+      if ('labels' in task(body)) cases.push([method, path, withValueAt(body, [...(prefix ? ['tasks', 0] : []), 'labels'], { 'te\u0000am': 'x' }), `${prefix}labels.te\u0000am`]);
+      if ('policy' in task(body)) {
+        cases.push([method, path, withValueAt(body, [...(prefix ? ['tasks', 0] : []), 'policy', 'concurrency'], { key: 'k\u0000', limit: 1 }), `${prefix}policy.concurrency.key`]);
+      }
+    }
+    cases.push(['GET', `/v1/tasks?q=${encodeURIComponent('a\u0000')}`, undefined, 'q']);
+    cases.push(['GET', `/v1/tasks/${encodeURIComponent('a\u0000')}`, undefined, 'name']);
+    cases.push(['PUT', `/v1/calendars/holidays`, { dates: ['2030-01-01'], description: 'x\u0000' }, 'description']);
+    const failures: string[] = [];
+    for (const [method, path, body, field] of cases) {
+      const res = await api.call(method, path, body);
+      const ok = res.status === 422 && res.body?.error?.code === 'invalid_text' && res.body.error.details?.[0]?.field === field;
+      if (!ok) failures.push(`${method} ${path} ${field} → ${res.status} ${JSON.stringify(res.body)?.slice(0, 200)}`);
+    }
+    console.log(`unstorable text: ${cases.length} requests, ${failures.length} not refused as invalid_text`);
+    expect(failures).toEqual([]);
+    expect(cases.length).toBeGreaterThan(150);
+    expect(await snapshot()).toEqual(before);
+  });
 });

@@ -34,7 +34,8 @@ export class Cluster {
   api: AppProcess | null = null;
   private constructor(
     readonly sandbox: Sandbox,
-    readonly db: pg.Client,
+    /** The test's own session (see {@link reconnect} after the server restarted). */
+    public db: pg.Client,
     private readonly env: Record<string, string>,
     /** The webhook that `http` tasks of this cluster call: handler invocations, counted outside Punctual. */
     readonly invocations: Invocations,
@@ -44,6 +45,8 @@ export class Cluster {
   static async start(options: { schedulers: number; workers: number; api?: boolean; env?: Record<string, string>; sandbox?: Sandbox }): Promise<Cluster> {
     const sandbox = options.sandbox ?? (await (await import('./isolation.js')).createSandbox());
     const db = new pg.Client({ connectionString: sandbox.databaseUrl });
+    // A fault test may stop the server under it: the session's death is seen at its next query.
+    db.on('error', () => undefined);
     await db.connect();
     const env = sandbox.env({ LEADER_TTL_MS: '1000', LOG_LEVEL: 'info', HTTP_ALLOW_HOSTS: '127.0.0.1', ...options.env });
     const cluster = new Cluster(sandbox, db, env, await Invocations.start());
@@ -104,6 +107,15 @@ export class Cluster {
       app.signal('SIGKILL');
       throw error;
     });
+  }
+
+  /** A new session for the test's own reads: the server restarted, and the old one died with it. */
+  async reconnect(): Promise<void> {
+    await this.db.end().catch(() => undefined);
+    const db = new pg.Client({ connectionString: this.sandbox.databaseUrl });
+    db.on('error', () => undefined);
+    await db.connect();
+    this.db = db;
   }
 
   /** The scheduler process that holds the newest epoch. */

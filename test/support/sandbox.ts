@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../libs/config/src/index.js';
 import { findMigrationsDir, migrate } from '../../libs/db/src/migrator.js';
-import { ADMIN_URL, databaseUrl, REDIS_URL } from './env.js';
+import { PG_BASE, REDIS_URL } from './env.js';
 
 /** A database and a Redis prefix of its own, and a config pointing at them. */
 export interface Sandbox {
@@ -18,10 +18,13 @@ export interface Sandbox {
 
 /**
  * Opens a sandbox: a clone of `template` when given (tests: one migrated template per run), else a
- * new database migrated from `prisma/migrations` (benchmarks, which run outside vitest).
+ * new database migrated from `prisma/migrations` (benchmarks, which run outside vitest; a test on a
+ * Postgres server of its own, at `base`).
  */
-export async function openSandbox(template?: string, label = 't'): Promise<Sandbox> {
+export async function openSandbox(template?: string, label = 't', base = PG_BASE): Promise<Sandbox> {
   const name = `punctual_${label}_${randomBytes(5).toString('hex')}`;
+  const databaseUrl = (db: string) => `${base}/${db}`;
+  const adminQuery = (sql: string) => query(databaseUrl('postgres'), sql);
   await adminQuery(template ? `CREATE DATABASE "${name}" TEMPLATE "${template}"` : `CREATE DATABASE "${name}"`);
   if (!template) await migrate(databaseUrl(name), findMigrationsDir());
   const redisPrefix = `${label}${randomBytes(5).toString('hex')}`;
@@ -49,8 +52,8 @@ export async function openSandbox(template?: string, label = 't'): Promise<Sandb
   };
 }
 
-async function adminQuery(sql: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
+async function query(url: string, sql: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
     await admin.query(sql);

@@ -13,6 +13,7 @@ import { ConsoleFiles } from './console/console-files.js';
 import { limitJsonDepth } from './http/json-depth.js';
 import { openApiDocument } from './http/openapi.js';
 import { expressPath } from './http/route.decorator.js';
+import { StorableTextPipe } from './http/storable-text.pipe.js';
 
 /**
  * Builds the API application: body limits, the console at / (DESIGN §13), OpenAPI at /docs (JSON
@@ -28,6 +29,8 @@ export async function createApiApp(config: Config, options: { logger?: false } =
   app.use([expressPath(routes.batchTasks.path), expressPath(routes.applyTasks.path)], express.json({ limit: BATCH_BODY_MAX_BYTES }));
   app.useBodyParser('json', { limit: BODY_MAX_BYTES });
   app.use(limitJsonDepth(JSON_MAX_DEPTH));
+  // Before every other pipe: a NUL or half a character in any request string is a 422, never a failed write.
+  app.useGlobalPipes(new StorableTextPipe());
   app.set('trust proxy', 'loopback');
   // Sessions are read from the cookie by the browser pages and, for the console, by the API guard.
   app.use(cookieParser());

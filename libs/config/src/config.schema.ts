@@ -43,6 +43,8 @@ export const configSchema = z.object({
   FIRE_LEAD_MS: int(50, 0, 1000),
   LEASE_MS: int(30_000, 1000, 86_400_000),
   WORKER_CONCURRENCY: int(50, 1, 10_000),
+  /** Postgres connections of a process's pool (a worker keeps one more, its own, for its leases). */
+  DB_POOL_SIZE: int(10, 2, 1_000),
   SHUTDOWN_GRACE_MS: int(25_000, 0, 3_600_000),
   CATCHUP_MAX: int(100, 1, 100_000),
   RELAY_GRACE_MS: int(5_000, 100, 3_600_000),

@@ -22,6 +22,8 @@ export interface Config {
   readonly fireLeadMs: number;
   readonly leaseMs: number;
   readonly workerConcurrency: number;
+  /** Connections of the process's Postgres pool; a worker's lease renewals use one more of their own. */
+  readonly dbPoolSize: number;
   readonly shutdownGraceMs: number;
   readonly catchupMax: number;
   /** How long past its `fire_at` (a retry: its due instant) an execution may wait for a worker before the relay checks its job exists. */
@@ -79,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fireLeadMs: c.FIRE_LEAD_MS,
     leaseMs: c.LEASE_MS,
     workerConcurrency: c.WORKER_CONCURRENCY,
+    dbPoolSize: c.DB_POOL_SIZE,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
     catchupMax: c.CATCHUP_MAX,
     relayGraceMs: c.RELAY_GRACE_MS,

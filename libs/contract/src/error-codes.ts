@@ -15,7 +15,7 @@ export const ERROR_CODES = [
   'payload_too_large', 'unsupported_media_type',
   // 422: well-formed, but the meaning is impossible; a batch refused for one reason carries that reason's code
   'validation_failed', 'invalid_task', 'invalid_tasks', 'invalid_name', 'name_mismatch', 'duplicate_name', 'managed_by_mismatch', 'invalid_schedule',
-  'ambiguous_local_time', 'unknown_calendar', 'invalid_calendar', 'invalid_payload', 'invalid_duration', 'invalid_range',
+  'ambiguous_local_time', 'unknown_calendar', 'invalid_calendar', 'invalid_payload', 'invalid_duration', 'invalid_range', 'invalid_text',
   // 429, 500
   'too_many_failures', 'internal',
 ] as const;

@@ -19,3 +19,4 @@ export * from './routes.js';
 export * from './issues.js';
 export * from './suggest.js';
 export * from './task.js';
+export * from './storable-text.js';

@@ -33,15 +33,33 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
    * batched claims and successes) where Prisma's per-statement overhead shows.
    */
   readonly pool: pg.Pool;
+  private readonly poolOptions: pg.PoolConfig;
+  private ownLeasePool: pg.Pool | null = null;
 
   constructor(@Inject(CONFIG) config: Config, @Optional() @Inject(DB_SESSION) session: DbSessionSettings = DEFAULT_DB_SESSION) {
-    const pool = new pg.Pool({
+    const options: pg.PoolConfig = {
       connectionString: config.databaseUrl,
       application_name: `punctual ${config.instanceId}`.slice(0, 63),
       options: `-c idle_in_transaction_session_timeout=${session.idleInTransactionTimeoutMs} -c lock_timeout=${session.lockTimeoutMs}`,
-    });
+    };
+    const pool = new pg.Pool({ ...options, max: config.dbPoolSize });
     super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     this.pool = pool;
+    this.poolOptions = options;
+  }
+
+  /**
+   * A connection of its own for a worker's leases (renewals, ownership checks), opened on first use:
+   * they never queue behind the claims and successes of a busy pool, so a slow database does not
+   * cost a run its lease (see the connection budget in docs/configuration.md).
+   */
+  get leasePool(): pg.Pool {
+    if (!this.ownLeasePool) {
+      this.ownLeasePool = new pg.Pool({ ...this.poolOptions, max: 1, application_name: `${this.poolOptions.application_name} leases`.slice(0, 63) });
+      // An idle connection that dies (a restart) is replaced on the next use; nothing to report.
+      this.ownLeasePool.on('error', () => undefined);
+    }
+    return this.ownLeasePool;
   }
 
   async onModuleInit(): Promise<void> {
@@ -51,6 +69,7 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
 
   async onApplicationShutdown(): Promise<void> {
     await this.$disconnect();
+    await this.ownLeasePool?.end();
   }
 }
 

@@ -20,6 +20,7 @@ export class AttemptControl {
   private readonly timeoutTimer: NodeJS.Timeout;
   private leaseTimer: NodeJS.Timeout | null = null;
   private abortCause: AbortCause | null = null;
+  private ownershipLost = false;
   /** Rejects with {@link AttemptAbortedError} when the attempt is aborted; never resolves otherwise. */
   readonly aborted: Promise<never>;
   readonly startedAt: number;
@@ -58,6 +59,20 @@ export class AttemptControl {
     this.renewedAt = validUntil - this.lease.leaseMs;
     if (this.leaseTimer) clearTimeout(this.leaseTimer);
     this.leaseTimer = setTimeout(() => this.abort('lease_lost'), Math.max(0, validUntil - this.lease.abortMarginMs - performance.now()));
+  }
+
+  /**
+   * Postgres answered that the execution is no longer this attempt's (taken over, cancelled, ended
+   * elsewhere): the handler is aborted, and an outcome not yet written need not be tried again.
+   */
+  disown(cause: Extract<AbortCause, 'cancelled' | 'lease_lost'>): void {
+    this.ownershipLost = true;
+    this.abort(cause);
+  }
+
+  /** Whether Postgres said the execution is no longer this attempt's (see {@link disown}). */
+  get disowned(): boolean {
+    return this.ownershipLost;
   }
 
   abort(cause: AbortCause): void {

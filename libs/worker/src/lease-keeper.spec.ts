@@ -68,6 +68,8 @@ describe('LeaseKeeper', () => {
     keeper2.track(other);
     await keeper2.tick();
     expect(other.cause).toBe('lease_lost');
+    // Postgres said so: an outcome not yet written is dropped, not tried again.
+    expect([mine.disowned, gone.disowned, other.disowned]).toEqual([false, true, true]);
     [mine, gone, other].forEach((c) => c.finish());
   });
 
@@ -85,6 +87,8 @@ describe('LeaseKeeper', () => {
       abortedAfter += 10;
     }
     expect(attempt.cause).toBe('lease_lost');
+    // Only this worker's timer: Postgres never said the execution went, so an outcome is still tried.
+    expect(attempt.disowned).toBe(false);
     // Not before the margin, and before the lease's end (when a reaper could hand the slot on).
     expect(abortedAfter).toBe(3_000 - leasePolicy({ leaseMs: 3_000 }).abortMarginMs);
     expect(errors.length).toBeGreaterThan(0);

@@ -60,7 +60,7 @@ export class LeaseKeeper {
       const gone = await this.repository.notOwned(check.map(key));
       for (const control of check) {
         if (!gone.has(control.attemptId)) continue;
-        control.abort(gone.get(control.attemptId) === 'cancelled' ? 'cancelled' : 'lease_lost');
+        control.disown(gone.get(control.attemptId) === 'cancelled' ? 'cancelled' : 'lease_lost');
       }
     } catch (error) {
       this.onError(error);

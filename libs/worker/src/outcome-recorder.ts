@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { ClockService } from '@punctual/clock';
-import { RESULT_MAX_BYTES } from '@punctual/contract';
+import { RESULT_MAX_BYTES, storableJson, storablePrefix } from '@punctual/contract';
 import { type AttemptsRepository, type Db, isConnectionError, type OutboxRepository, type Prisma, type PrismaService, type Task, type TaskExecution } from '@punctual/db';
 import { bestEffort, type Metrics } from '@punctual/metrics';
 import type { ExecutionsQueue } from '@punctual/queue';
@@ -13,9 +13,14 @@ import { judgeFailure } from './failure-judgement.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
 import type { TurnHandover } from './turn-handover.js';
 
-/** Tries at writing an outcome while Postgres is unreachable: about five seconds in all. */
-const RECORD_TRIES = 6;
+/**
+ * Waits between tries at writing an outcome while Postgres is unreachable: growing from the first
+ * to the last, then steady. The tries go on while the attempt may still own its execution.
+ */
 const RECORD_RETRY_MS = 250;
+const RECORD_RETRY_MAX_MS = 2_000;
+/** An attempt's error is kept to this many characters. */
+const ERROR_MAX_CHARS = 4_000;
 
 /** Successes recorded together (see {@link Batcher}). */
 interface Success {
@@ -65,19 +70,27 @@ export class OutcomeRecorder {
   }
 
   /**
-   * Writes an attempt's outcome, again while the write fails for want of a connection (a session
-   * killed, Postgres restarting): every write is fenced by `attempt_id`, so one that committed
-   * before its connection died makes the next one `stale`, not a second outcome. Past the last try
-   * the error stands: the lease runs out and another attempt takes the execution over.
+   * Writes an attempt's outcome, again and again while the write fails for want of a connection (a
+   * session killed, Postgres restarting or failing over, the network down): an outcome given up on
+   * would leave the row `running`, and once its lease ran out the reaper would run a handler that
+   * already ran once more. The tries go on while the attempt may still own its execution — the
+   * lease keeper keeps renewing its lease meanwhile, and `disowned` says when Postgres answered that
+   * the execution is no longer this attempt's (taken over, cancelled): then the outcome is `stale`.
+   * Every write is fenced by `attempt_id`, so one that committed before its connection died makes
+   * the next one `stale`, not a second outcome.
    */
-  async record(write: () => Promise<RunOutcome>, fields: object): Promise<RunOutcome> {
+  async record(write: () => Promise<RunOutcome>, fields: object, disowned: () => boolean = () => false): Promise<RunOutcome> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await tracing.withSpan('punctual.record', {}, write);
       } catch (error) {
-        if (!isConnectionError(error) || attempt >= RECORD_TRIES) throw error;
+        if (!isConnectionError(error)) throw error;
+        if (disowned()) {
+          this.logger.warn({ ...fields, err: error }, 'could not record the outcome, and the execution is no longer this attempt\'s; outcome dropped');
+          return 'stale';
+        }
         this.logger.warn({ ...fields, err: error, try: attempt }, 'could not record the outcome; trying again');
-        await new Promise((resolve) => setTimeout(resolve, RECORD_RETRY_MS * attempt));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RECORD_RETRY_MAX_MS, RECORD_RETRY_MS * attempt)));
       }
     }
   }
@@ -90,7 +103,8 @@ export class OutcomeRecorder {
   }
 
   async recordSuccess(execution: TaskExecution, task: Task, attemptId: string, result: unknown, fields: object): Promise<RunOutcome> {
-    const json = result === undefined ? null : (JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
+    // What Postgres can store: a NUL or half a character in a result would fail the write itself.
+    const json = result === undefined ? null : storableJson(JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
     const stored = json !== null && Buffer.byteLength(JSON.stringify(json)) > RESULT_MAX_BYTES ? { truncated: true } : json;
     const success = { id: execution.id, attemptId, result: stored };
     const ok = await this.withNotification(
@@ -137,9 +151,10 @@ export class OutcomeRecorder {
     }
     const retry = verdict.kind === 'retry';
     const delay = retry ? verdict.delayMs : 0;
-    const message = cause === 'timeout' ? `timed out after ${task.timeoutMs} ms` : describe(error);
+    // Stored as Postgres can (a 5xx body may hold a NUL; a cut may halve a character).
+    const message = storablePrefix(cause === 'timeout' ? `timed out after ${task.timeoutMs} ms` : describe(error), ERROR_MAX_CHARS);
     const ok = await this.withNotification(task, execution, retry ? 'failed' : 'dead', message, async (db) => ({
-      ok: await this.attempts.markFailed(execution.id, attemptId, message.slice(0, 4000), retry ? new Date(this.clock.now() + delay) : null, db),
+      ok: await this.attempts.markFailed(execution.id, attemptId, message, retry ? new Date(this.clock.now() + delay) : null, db),
     }));
     if (!ok) return 'stale';
     this.metrics.executions.inc({ status: retry ? 'retrying' : 'dead', handler: task.handler });

@@ -79,7 +79,7 @@ export class AttemptsRepository {
    */
   async renewLeases(attempts: { id: string; attemptId: string }[], leaseMs: number): Promise<Set<string>> {
     if (attempts.length === 0) return new Set();
-    const { rows } = await this.prisma.pool.query<{ attempt_id: string }>(
+    const { rows } = await this.prisma.leasePool.query<{ attempt_id: string }>(
       `UPDATE task_execution e SET lease_until = now() + $3 * interval '1 millisecond', heartbeat_at = now()
        FROM unnest($1::uuid[], $2::uuid[]) AS a(id, attempt_id)
        WHERE e.id = a.id AND e.attempt_id = a.attempt_id AND e.status = 'running'
@@ -95,7 +95,7 @@ export class AttemptsRepository {
    */
   async notOwned(attempts: { id: string; attemptId: string }[]): Promise<Map<string, ExecutionStatus | null>> {
     if (attempts.length === 0) return new Map();
-    const { rows } = await this.prisma.pool.query<{ attempt_id: string; status: ExecutionStatus | null }>(
+    const { rows } = await this.prisma.leasePool.query<{ attempt_id: string; status: ExecutionStatus | null }>(
       `SELECT a.attempt_id, e.status FROM unnest($1::uuid[], $2::uuid[]) AS a(id, attempt_id)
        LEFT JOIN task_execution e ON e.id = a.id
        WHERE e.id IS NULL OR e.attempt_id IS DISTINCT FROM a.attempt_id OR e.status <> 'running'`,
