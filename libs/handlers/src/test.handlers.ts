@@ -3,15 +3,19 @@ import { CONFIG, type Config } from '@punctual/config';
 import { HandlerRegistry } from './handler-registry.js';
 import { type TaskHandlerContext, type TaskHandlerImpl, UnrecoverableError } from './task-handler.js';
 
-/** Waits `payload.ms` (default 1000), or until the attempt is aborted: a stand-in for slow work. */
+/**
+ * Waits `payload.ms` (default 1000), or until the attempt is aborted: a stand-in for slow work.
+ * `payload.ignoreAbort` makes it a handler that does not honour its signal: it sleeps on.
+ */
 export class SleepHandler implements TaskHandlerImpl {
   async run({ payload, signal, progress }: TaskHandlerContext): Promise<{ slept: number }> {
-    const ms = Math.max(0, Math.min(Number((payload as { ms?: unknown })?.ms ?? 1000) || 0, 86_400_000));
+    const p = (payload ?? {}) as { ms?: unknown; ignoreAbort?: unknown };
+    const ms = Math.max(0, Math.min(Number(p.ms ?? 1000) || 0, 86_400_000));
     const started = Date.now();
     await progress(0);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(resolve, ms);
-      signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+      if (p.ignoreAbort !== true) signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
     });
     await progress(100);
     return { slept: Date.now() - started };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher } from './batcher.js';
+import { AbandonedError, Batcher } from './batcher.js';
 
 /** A batch function that records its batches and answers when `release` is called. */
 function gated() {
@@ -16,6 +16,29 @@ function gated() {
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 describe('Batcher', () => {
+  it('never sends a call given up on while it waited for its batch; the others of that batch go', async () => {
+    const g = gated();
+    const given = new Set<number>();
+    const batcher = new Batcher(g.run, null, 100, 1, () => true, (n: number) => given.has(n));
+    const first = batcher.run(1);
+    await tick();
+    const waiting = Promise.allSettled([2, 3, 4].map((n) => batcher.run(n)));
+    await tick();
+    // 3 waits behind the batch in flight, and its caller stops waiting (a claim's answer timed out).
+    given.add(3);
+    g.release();
+    await tick();
+    expect(g.batches).toEqual([[1], [2, 4]]);
+    g.release();
+    expect(await first).toBe(10);
+    const settled = await waiting;
+    expect(settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).name))).toEqual([20, AbandonedError.name, 40]);
+    // All given up on: nothing is sent at all.
+    given.add(5);
+    await expect(batcher.run(5)).rejects.toBeInstanceOf(AbandonedError);
+    expect(g.batches).toHaveLength(2);
+  });
+
   it('sends the calls of one turn together, and gathers later ones while that batch runs', async () => {
     const g = gated();
     const batcher = new Batcher(g.run, null, 100, 1);

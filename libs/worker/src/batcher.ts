@@ -1,3 +1,11 @@
+/** What a call given up on before its batch left is rejected with: it was never sent. */
+export class AbandonedError extends Error {
+  override readonly name = 'AbandonedError';
+  constructor() {
+    super('given up on before it was sent');
+  }
+}
+
 interface Pending<I, O> {
   input: I;
   resolve: (output: O) => void;
@@ -17,6 +25,9 @@ interface Pending<I, O> {
  * gets its own answer or error; without `runOne`, or when `runAlone` says the error is not one to
  * retry alone (a lost connection: the batch may have committed), every call of the batch rejects
  * with the error.
+ *
+ * A call whose input `abandoned` says was given up on (its caller stopped waiting) before its batch
+ * leaves is not sent: it rejects with {@link AbandonedError}.
  */
 export class Batcher<I, O> {
   private readonly pending: Pending<I, O>[] = [];
@@ -29,6 +40,7 @@ export class Batcher<I, O> {
     private readonly maxBatch = 100,
     private readonly maxInFlight = 1,
     private readonly runAlone: (error: unknown) => boolean = () => true,
+    private readonly abandoned: (input: I) => boolean = () => false,
   ) {}
 
   run(input: I): Promise<O> {
@@ -45,7 +57,8 @@ export class Batcher<I, O> {
 
   private flush(): void {
     while (this.inFlight < this.maxInFlight && this.pending.length > 0) {
-      const batch = this.pending.splice(0, this.maxBatch);
+      const batch = this.pending.splice(0, this.maxBatch).filter((p) => !this.abandoned(p.input) || (p.reject(new AbandonedError()), false));
+      if (batch.length === 0) continue;
       this.inFlight += 1;
       this.runBatch(batch.map((p) => p.input))
         .then(
@@ -60,6 +73,9 @@ export class Batcher<I, O> {
   }
 
   private async runEachAlone(batch: Pending<I, O>[], runOne: (input: I) => Promise<O>): Promise<void> {
-    for (const p of batch) await runOne(p.input).then(p.resolve, p.reject);
+    for (const p of batch) {
+      if (this.abandoned(p.input)) p.reject(new AbandonedError());
+      else await runOne(p.input).then(p.resolve, p.reject);
+    }
   }
 }

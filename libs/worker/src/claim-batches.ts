@@ -25,17 +25,21 @@ export class ClaimBatches {
 
   constructor(claims: ClaimsRepository, turns: TurnsRepository, options: { leaseMs: number; handlers: () => readonly string[] }) {
     const retryAlone = (error: unknown) => !isConnectionError(error);
+    // A claim given up on before its statement left is never sent: sent later, it could start an
+    // attempt nobody waits for (and spend it, its handler never run).
+    const abandoned = (claim: DirectClaim | ClaimWrite) => claim.abandoned?.() === true;
     const claimDirect = async (batch: DirectClaim[]) => {
       const started = await claims.claimDirect(batch, options.leaseMs, options.handlers());
       return batch.map((c) => started.get(c.attemptId) ?? null);
     };
-    this.direct = new Batcher(
+    this.direct = new Batcher<DirectClaim, StartedAttempt | null>(
       claimDirect,
       // Alone, a claim that meets another of its task's (a unique violation) is judged instead.
       (claim) => claimDirect([claim]).then((started) => started[0]!, (error: { code?: string }) => (error?.code === UNIQUE_VIOLATION ? null : Promise.reject(error))),
       BATCH,
       BATCHES_IN_FLIGHT,
       retryAlone,
+      abandoned,
     );
     this.reads = new Batcher(
       async (requests) => {
@@ -47,12 +51,13 @@ export class ClaimBatches {
       BATCH,
       BATCHES_IN_FLIGHT,
     );
-    this.writes = new Batcher(
+    this.writes = new Batcher<ClaimWrite, ClaimWriteOutcome>(
       (writes) => claims.claimMany(writes, options.leaseMs),
       (write) => claims.claimOne(write, options.leaseMs),
       BATCH,
       BATCHES_IN_FLIGHT,
       retryAlone,
+      abandoned,
     );
     this.parks = new Batcher(
       async (requests) => {

@@ -42,7 +42,7 @@ export function answeredWithin<T>(promise: Promise<T>, ms: number, gaveUp?: () =
 export class ClaimConfirmation {
   constructor(
     private readonly claims: ClaimsRepository,
-    private readonly lease: Pick<LeasePolicy, 'answerWithinMs' | 'minLeaseLeftMs'>,
+    private readonly lease: Pick<LeasePolicy, 'answerWithinMs' | 'minLeaseLeftMs' | 'leaseMs'>,
     private readonly logger: Logger,
   ) {}
 
@@ -56,8 +56,12 @@ export class ClaimConfirmation {
         read = await answeredWithin(this.claims.readClaimed(request.id), this.lease.answerWithinMs);
       } catch (error) {
         if (!isConnectionError(error)) throw error;
-        // Still unreachable: if the claim did commit, its lease runs out and the reaper hands the slot on.
-        if (performance.now() > deadline) return { kind: 'later', why: 'unreachable', afterMs: UNREACHABLE_RETRY_MS };
+        // Still unreachable. If the claim commits after all (it was on its way), it is given back
+        // unspent as soon as Postgres answers — not left to lapse and spend the attempt unrun.
+        if (performance.now() > deadline) {
+          void this.giveBackIfCommitted(request);
+          return { kind: 'later', why: 'unreachable', afterMs: UNREACHABLE_RETRY_MS };
+        }
         continue;
       }
       const e = read?.execution;
@@ -68,6 +72,27 @@ export class ClaimConfirmation {
       }
       await this.claims.giveBack(e.id, request.attemptId, 'the claim was confirmed too late to run within its lease');
       return 'again';
+    }
+  }
+
+  /**
+   * A claim given up on may still commit (its statement reached Postgres): for as long as its lease
+   * would last, gives it back whenever it has — fenced by its `attempt_id`, so a claim that never
+   * committed changes nothing. After 1 s, then less and less often (a struggling database is not
+   * asked much), only for claims given up on unanswered.
+   */
+  private async giveBackIfCommitted(request: ClaimRequest): Promise<void> {
+    const until = performance.now() + this.lease.leaseMs;
+    for (let wait = 1_000; performance.now() < until; wait = Math.min(8_000, wait * 2)) {
+      await sleep(wait);
+      try {
+        if (await answeredWithin(this.claims.giveBack(request.id, request.attemptId, 'the claim committed after the worker gave up on it'), this.lease.answerWithinMs)) {
+          this.logger.warn({ executionId: request.id }, 'a claim given up on committed after all; given back unspent');
+          return;
+        }
+      } catch (error) {
+        if (!isConnectionError(error)) return;
+      }
     }
   }
 }

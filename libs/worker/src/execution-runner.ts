@@ -7,7 +7,7 @@ import { Metrics } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
 import { ExecutionsQueue } from '@punctual/queue';
 import { ClockService } from '@punctual/clock';
-import { AttemptControl } from './attempt-control.js';
+import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
 import { holdBeforeSlotMs } from './claim-checks.js';
 import type { Disposition, RunOutcome } from './disposition.js';
 import { ExecutionClaimer } from './execution-claimer.js';
@@ -126,8 +126,11 @@ export class ExecutionRunner implements OnModuleDestroy {
     while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
     if (this.handingBack) return { kind: 'dropped', why: 'released' };
     const turn = await this.localTurns.take(request.taskId);
-    // A handler slot is held from the claim to the end of the handler; the outcome is written after.
+    // A handler slot is held from the claim to the end of the handler — an aborted handler's real
+    // end, however late it honours its signal; the outcome is written after.
     const release = await this.slots.acquire();
+    let overrun: Promise<void> | null = null;
+    const releaseSlot = () => (overrun ? void overrun.then(release) : release());
     try {
       if (this.handingBack) return { kind: 'dropped', why: 'released' };
       const attemptId = randomUUID();
@@ -141,14 +144,15 @@ export class ExecutionRunner implements OnModuleDestroy {
       if (!execution.exclusive) turn.settle();
       tracing.annotate({ 'punctual.task': execution.taskName, 'punctual.attempt': execution.attempt });
       try {
-        return { kind: 'ended', outcome: await this.runClaimed(execution, task, attemptId, claim.leaseValidUntil, options, () => (turn.handled(), release())) };
+        const outcome = await this.runClaimed(execution, task, attemptId, claim.leaseValidUntil, options, () => (turn.handled(), releaseSlot()), (settled) => (overrun = settled));
+        return { kind: 'ended', outcome };
       } finally {
         if (execution.exclusive && execution.taskId) for (const listener of this.turnListeners) listener(execution.taskId);
         if (task.concurrencyKey !== null) for (const listener of this.permitListeners) listener(task.concurrencyKey);
       }
     } finally {
       turn.settle();
-      release();
+      releaseSlot();
     }
   }
 
@@ -159,6 +163,7 @@ export class ExecutionRunner implements OnModuleDestroy {
     leaseValidUntil: number,
     options: RunOptions,
     releaseSlot: () => void,
+    onOverrun: (settled: Promise<void>) => void,
   ): Promise<RunOutcome> {
     if (execution.attempt === 1 && execution.startedAt) {
       const lagMs = execution.startedAt.getTime() - execution.fireAt.getTime();
@@ -175,13 +180,14 @@ export class ExecutionRunner implements OnModuleDestroy {
     if (this.cancelled.delete(execution.id)) control.abort('cancelled');
     this.logger.log({ ...fields, status: 'running' }, 'execution started');
     const stopTimer = this.metrics.handlerDuration.startTimer({ handler: task.handler });
+    let run: Promise<unknown> | undefined;
     try {
       let result: unknown;
       try {
         const handler = this.handlers.get(task.handler);
         // The claim sends a run to a worker that offers its handler; here none did when it was claimed.
         if (!handler) throw new UnrecoverableError(`no live worker offers a handler named "${task.handler}"`);
-        const run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () => handler.run({
+        run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () => handler.run({
           execution,
           task: handlerTaskOf(task),
           sign: hmacSigner(task.secret),
@@ -194,19 +200,47 @@ export class ExecutionRunner implements OnModuleDestroy {
         // A handler that ignores its signal cannot hold the attempt past an abort.
         result = await Promise.race([run, control.aborted]);
       } catch (error) {
+        if (run && error instanceof AttemptAbortedError) {
+          const settled = this.overrunning(run, fields, error.reason);
+          onOverrun(settled);
+          // Timed out: the attempt stays `running` — counted against its concurrency key's limit and
+          // its task's overlap, its lease renewed — until the handler honours its signal (at most a
+          // lease more), so no retry or other run of the key starts beside a handler still at work.
+          if (error.reason === 'timeout') await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, this.lease.leaseMs))]);
+        }
         releaseSlot();
-        return await this.outcomes.record(() => this.outcomes.recordFailure(execution, task, attemptId, error, fields), fields);
+        return await this.outcomes.record(() => this.outcomes.recordFailure(execution, task, attemptId, error, fields), fields, () => control.disowned);
       }
       releaseSlot();
       // Only the handler's own errors are failures: a success that cannot be written is not retried
       // as a failure (that would run the handler again), it is written again.
-      return await this.outcomes.record(() => this.outcomes.recordSuccess(execution, task, attemptId, result, fields), fields);
+      return await this.outcomes.record(() => this.outcomes.recordSuccess(execution, task, attemptId, result, fields), fields, () => control.disowned);
     } finally {
       stopTimer();
       control.finish();
       this.leases.untrack(control);
       this.active.delete(execution.id);
     }
+  }
+
+  /**
+   * A handler whose attempt was aborted may still be running (it honours its signal late, or
+   * never): counted in `punctual_handlers_overrunning` until it settles. Resolves when it does.
+   */
+  private overrunning(run: Promise<unknown>, fields: object, cause: string): Promise<void> {
+    let settled = false;
+    const done = run.then(
+      () => undefined,
+      () => undefined,
+    ).finally(() => (settled = true));
+    // A handler that honours its signal settles within the same turn or the next few: not worth a word.
+    setImmediate(() => {
+      if (settled) return;
+      this.metrics.handlersOverrunning.inc();
+      this.logger.warn({ ...fields, cause }, 'the handler runs on after its attempt was aborted; its slot is held until it ends');
+      void done.then(() => this.metrics.handlersOverrunning.dec());
+    });
+    return done;
   }
 
   private handlerLog(fields: object): HandlerLog {

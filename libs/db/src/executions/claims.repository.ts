@@ -49,6 +49,8 @@ export interface DirectClaim {
   releasedAt?: number | null;
   /** The execution's task when the job says (the definition kept for it need not come back). */
   taskId?: string;
+  /** True once the claim gave up waiting for its answer: a claim still queued then is never sent. */
+  abandoned?: () => boolean;
 }
 
 /** An attempt started, and the definition of its task at the version it started under. */

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Cluster } from '../support/cluster.js';
+
+/**
+ * A handler that does not honour its signal runs on after its attempt timed out. Its handler slot
+ * is held, and its run stays `running` — counted against its concurrency key's limit — until it
+ * really ends: no second run of the key starts beside it.
+ */
+describe('a handler that runs on after its timeout', () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("keeps its key's permit until it ends: a key of limit 1 never has two handlers really running, and the overrun is counted", async () => {
+    const at = new Date(Date.now() + 2_000).toISOString();
+    // Each sleeps 3 s whatever its signal says; the attempt times out after 1 s.
+    const policy = { concurrency: { key: 'one-by-one', limit: 1 }, timeout: '1s', retry: { attempts: 1 } };
+    for (const name of ['overrun-a', 'overrun-b']) {
+      const res = await cluster.call('POST', '/v1/tasks', { name, handler: 'sleep', payload: { ms: 3_000, ignoreAbort: true }, schedule: { at }, policy });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    }
+    const worker = cluster.workers[0]!;
+    const gauge = async () => Number(/^punctual_handlers_overrunning (\d+)/m.exec(await (await fetch(`${worker.url}/metrics`)).text())?.[1] ?? -1);
+    // Between its timeout (1 s) and its real end (3 s), the first handler is counted as overrunning.
+    await cluster.waitFor(async () => (await gauge()) === 1, 15_000, 'a handler counted as overrunning');
+    const ended = await cluster.waitFor(async () => {
+      const rows = [...(await cluster.executionsOf('overrun-a')), ...(await cluster.executionsOf('overrun-b'))];
+      return rows.length === 2 && rows.every((r) => r.status === 'dead') && rows;
+    }, 30_000, 'both runs to end');
+    const [first, second] = ended.sort((a, b) => a.started_at!.getTime() - b.started_at!.getTime());
+    console.log(`second run started ${second!.started_at!.getTime() - first!.started_at!.getTime()} ms after the first (whose handler sleeps 3 s, timed out at 1 s)`);
+    // The first handler really ran 3 s: the second started only after it.
+    expect(second!.started_at!.getTime() - first!.started_at!.getTime()).toBeGreaterThanOrEqual(2_900);
+    expect(first!.error).toMatch(/timed out after 1000 ms/);
+    expect(await gauge()).toBe(0);
+  });
+});
