@@ -5,7 +5,7 @@ import { useApiSandbox } from '../support/api-sandbox.js';
 describe('GET /v1/cluster', () => {
   const ctx = useApiSandbox();
 
-  it('shows the leader and epoch, the live workers, queue depth and the published clock offsets', async () => {
+  it('shows the leader and epoch, the live workers, the handlers due runs wait for in vain, queue depth and the published clock offsets', async () => {
     const redis = new Redis(ctx.sandbox.config().redisUrl);
     const prefix = ctx.sandbox.redisPrefix;
     try {
@@ -19,6 +19,10 @@ describe('GET /v1/cluster', () => {
       await ctx.db.prisma.taskExecution.createMany({
         data: (['scheduled', 'scheduled', 'queued', 'succeeded'] as const).map((status, i) => ({ id: crypto.randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: new Date(1000 * (i + 1)), fireAt: new Date(), taskVersion: 1, status })),
       });
+      // A retry due since 10:00 pinned (by an edit) to a handler no live worker offers: it waits for one.
+      await ctx.db.prisma.taskExecution.create({
+        data: { id: crypto.randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: new Date(9000), fireAt: new Date(9000), taskVersion: 1, status: 'retrying', attempt: 1, nextAttemptAt: new Date('2026-11-23T10:00:00Z'), pinnedDefinition: { handler: 'send-email' } },
+      });
 
       const viewer = (await ctx.api.call('POST', '/v1/api-keys', { name: 'cluster-viewer', role: 'viewer' })).body.key;
       const res = await ctx.api.call('GET', '/v1/cluster', undefined, {}, viewer);
@@ -27,7 +31,9 @@ describe('GET /v1/cluster', () => {
       // Unsharded: one shard, the same leader.
       expect(res.body.shards).toEqual([{ shard: 0, leader: 'sched-1:42', epoch: 7, acquiredAt: '2026-11-23T10:00:00.000Z', heartbeatAt: '2026-11-23T10:00:01.000Z' }]);
       expect(res.body.workers).toEqual([{ instance: 'host-a:1', handlers: ['http', 'noop'], concurrency: 50, seenAt: '2026-11-23T10:00:00.000Z' }]);
-      expect(res.body.queue.executions).toEqual({ scheduled: 2, queued: 1, running: 0, retrying: 0 });
+      expect(res.body.queue.executions).toEqual({ scheduled: 2, queued: 1, running: 0, retrying: 1 });
+      // The noop runs due now have a worker (host-a offers noop); the pinned retry's handler has none.
+      expect(res.body.waitingForWorker).toEqual([{ handler: 'send-email', runs: 1, since: '2026-11-23T10:00:00.000Z' }]);
       expect(res.body.queue.jobs).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
       // The API measures its own offset at start and publishes it too.
       const api = ctx.api.config.instanceId;

@@ -121,6 +121,7 @@ describe('alert rules', () => {
       'PunctualLeaderFlapping',
       'PunctualMissedSlots',
       'PunctualNoLeader',
+      'PunctualNoWorkerForHandler',
       'PunctualOutboxStuck',
       'PunctualRedisEvictionPolicy',
       'PunctualStartLagHigh',

@@ -10,7 +10,8 @@ const BUSIEST_KEYS = 20;
 
 /**
  * What the cluster looks like now, for operators: each shard's leader and epoch (scheduler_state), the
- * live workers (their directory entries), queue depth (BullMQ job counts and pending executions),
+ * live workers (their directory entries) and the handlers due runs wait for that none of them
+ * offers, queue depth (BullMQ job counts and pending executions),
  * the busiest flow-control keys and the clock offsets each process publishes under `<prefix>:clock:<role>:<instance>`.
  */
 @Injectable()
@@ -25,14 +26,16 @@ export class ClusterService {
   ) {}
 
   async snapshot(): Promise<Cluster> {
-    const [shards, workers, jobs, executions, flow, clockOffsets] = await Promise.all([
+    const [shards, workers, jobs, executions, flow, clockOffsets, due] = await Promise.all([
       this.state.shards(),
       this.directory.workers(),
       this.queue.queue.getJobCounts(),
       this.executions.countUnfinished(),
       this.flow.busiestKeys(BUSIEST_KEYS),
       this.clockOffsets(),
+      this.executions.dueByHandler(),
     ]);
+    const offered = new Set(workers.flatMap((w) => w.handlers));
     const state = shards[0];
     return {
       leader: {
@@ -49,6 +52,7 @@ export class ClusterService {
         heartbeatAt: s.heartbeatAt?.toISOString() ?? null,
       })),
       workers,
+      waitingForWorker: due.filter((d) => !offered.has(d.handler)).map((d) => ({ handler: d.handler, runs: d.runs, since: d.since.toISOString() })),
       queue: { jobs, executions },
       flow,
       clockOffsets,

@@ -8,4 +8,4 @@
  */
 export { ClusterModule } from './cluster.module.js';
 export { ClusterService } from './cluster.service.js';
-export { WorkerDirectory } from './worker-directory.js';
+export { ANNOUNCE_MS, WorkerDirectory } from './worker-directory.js';

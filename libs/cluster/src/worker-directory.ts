@@ -9,6 +9,11 @@ interface Entry {
 
 /** How long a worker's entry lives without a refresh. */
 const ENTRY_TTL_S = 45;
+/**
+ * How often a live worker refreshes its entry (and at once when its Redis connection comes back):
+ * a directory emptied by a Redis restart or `FLUSHALL` is whole again within this.
+ */
+export const ANNOUNCE_MS = 5_000;
 
 /**
  * Which handlers the live workers offer. Each worker refreshes an entry under

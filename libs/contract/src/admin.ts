@@ -57,6 +57,15 @@ export const Cluster = z
         seenAt: Timestamp.nullable(),
       }),
     ),
+    waitingForWorker: z
+      .array(
+        z.object({
+          handler: z.string(),
+          runs: z.number().int().meta({ description: 'runs due now, not started, of this handler' }),
+          since: Timestamp.meta({ description: 'when the oldest of them came due' }),
+        }),
+      )
+      .meta({ description: 'handlers that due runs wait for and that no live worker offers: each such run waits (its misfire policy decides it past maxDelay) until a worker offering the handler is back' }),
     queue: z.object({
       jobs: z.record(z.string(), z.number().int()).meta({ description: 'BullMQ job counts by state (waiting, active, delayed, …)' }),
       executions: z.object(Object.fromEntries(PENDING_EXECUTION_STATUSES.map((s) => [s, z.number().int()])) as Record<(typeof PENDING_EXECUTION_STATUSES)[number], z.ZodNumber>),

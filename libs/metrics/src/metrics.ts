@@ -26,6 +26,17 @@ export class Metrics {
   readonly dispatchLag = new Histogram({ name: 'punctual_dispatch_lag_seconds', help: 'queued − (fire_at − FIRE_LEAD_MS): how late a job reached the queue', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly startLag = new Histogram({ name: 'punctual_start_lag_seconds', help: 'started − fire_at (first attempts)', buckets: LAG_BUCKETS, registers: [this.registry] });
   readonly executions = new Counter({ name: 'punctual_executions_total', help: 'Attempts finished, by outcome', labelNames: ['status', 'handler'], registers: [this.registry] });
+  readonly handlersOverrunning = new Gauge({
+    name: 'punctual_handlers_overrunning',
+    help: 'Handlers still running after their attempt was aborted (timeout, cancel, lease lost, shutdown): each keeps its handler slot until it settles',
+    registers: [this.registry],
+  });
+  readonly waitingForWorker = new Counter({
+    name: 'punctual_runs_waiting_for_worker_total',
+    help: 'Claims of runs whose handler no live worker offers (or the worker directory could not be read): the run waits for one, its job back in a second',
+    labelNames: ['handler'],
+    registers: [this.registry],
+  });
   readonly sentBack = new Counter({ name: 'punctual_runs_sent_back_total', help: 'Jobs this worker gave back to the queue because it lacks their handler and another live worker offers it', labelNames: ['handler'], registers: [this.registry] });
   readonly claims = new Counter({
     name: 'punctual_claims_total',

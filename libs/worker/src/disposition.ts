@@ -28,7 +28,7 @@ export type Disposition =
   | { kind: 'parked' }
   | { kind: 'skipped'; reason: SkipReason }
   | { kind: 'dropped'; why: 'lost' | 'released' }
-  | { kind: 'later'; why: 'early' | 'late' | 'unreachable' | 'allowance' | 'held' | 'elsewhere' | 'contended'; afterMs?: number; waitsFor?: WaitsFor };
+  | { kind: 'later'; why: 'early' | 'late' | 'unreachable' | 'allowance' | 'held' | 'elsewhere' | 'no_worker' | 'contended'; afterMs?: number; waitsFor?: WaitsFor };
 
 /** A claim of an attempt: the job's execution and the attempt's fencing token. */
 export interface ClaimRequest {

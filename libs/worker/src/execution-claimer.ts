@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { WorkerDirectory } from '@punctual/cluster';
+import { ANNOUNCE_MS, WorkerDirectory } from '@punctual/cluster';
 import { CONFIG, type Config } from '@punctual/config';
 import {
   type ClaimRead,
@@ -40,12 +40,23 @@ const FLOW_POLL_MS = 1_000;
 const FLOW_POLL_MAX_MS = 15_000;
 /** A first attempt found late is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
 const LATE_RECHECK_MS = 2_000;
+/**
+ * A run whose handler no live worker offers waits; it asks again after this. A retry ends dead
+ * naming the handler only once no worker has offered it for this long — several announce periods,
+ * so an emptied directory (Redis restarted, flushed) has filled again — and its `maxDelay` passed.
+ */
+const NO_WORKER_RETRY_MS = 1_000;
+const NO_WORKER_FOR_MS = 3 * ANNOUNCE_MS;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** What the judgement reads of a claim's snapshot. */
+/**
+ * What the judgement reads of a claim's snapshot: the task as the execution runs it (an edit that
+ * pinned the execution's definition keeps its attempts, say, for the takeover of an expired lease).
+ */
 export function claimContextOf(read: ClaimRead): ClaimContext {
-  const { execution: e, task } = read;
+  const { execution: e } = read;
+  const task = read.task && e.pinnedMaxAttempts !== null ? { ...read.task, maxAttempts: e.pinnedMaxAttempts } : read.task;
   return {
     slot: {
       status: e.status, attempt: e.attempt, trigger: e.trigger, scheduledFor: e.scheduledFor, fireAt: e.fireAt, exclusive: e.exclusive,
@@ -111,8 +122,10 @@ export class ExecutionClaimer {
 
   private async decide(request: ClaimRequest): Promise<Disposition> {
     const sentAt = performance.now();
+    // Given up on before it leaves (queued behind slow batches), the claim is never sent.
+    let gaveUp = false;
     try {
-      const started = await answeredWithin(this.batches.direct.run(request), this.lease.answerWithinMs);
+      const started = await answeredWithin(this.batches.direct.run({ ...request, abandoned: () => gaveUp }), this.lease.answerWithinMs, () => (gaveUp = true));
       if (started) return this.run(started.execution, started.task, sentAt);
     } catch (error) {
       if (!isConnectionError(error)) throw error;
@@ -197,13 +210,23 @@ export class ExecutionClaimer {
   private async write(request: ClaimRequest, read: ClaimRead): Promise<Disposition | 'again'> {
     const { execution } = read;
     const task = read.task!;
-    // Every worker takes jobs from the one queue: a run whose handler this worker lacks goes back
-    // for a worker that offers it (one in the host app of PunctualWorkerModule, say), its row
-    // untouched. When no live worker offers it, it is claimed here and ends dead, naming the handler.
-    // (A retry pinned by an edit runs the handler it started with, which the read does not carry: it is claimed here.)
-    if (!execution.pinned && !this.handlers.get(task.handler) && (await this.offered.offered(task.handler))) {
-      this.metrics.sentBack.inc({ handler: task.handler });
-      return { kind: 'later', why: 'elsewhere' };
+    // Every worker takes jobs from the one queue: a run whose handler this worker lacks (the one it
+    // started with, if an edit pinned it) goes back for a worker that offers it (one in the host app
+    // of PunctualWorkerModule, say), its row untouched.
+    const handler = execution.pinnedHandler ?? task.handler;
+    if (!this.handlers.get(handler)) {
+      const offer = await this.offered.lookup(handler);
+      if (offer === 'elsewhere') {
+        this.metrics.sentBack.inc({ handler });
+        return { kind: 'later', why: 'elsewhere' };
+      }
+      // No live worker offers it (or the directory cannot be read): the run waits for one. A first
+      // attempt waits until its maxDelay makes it late (the leader's misfire policy decides it); a
+      // retry ends dead, naming the handler, only once no worker has offered it for a long while.
+      if (!this.noWorkerForGood(handler, execution, task, read.now)) {
+        this.metrics.waitingForWorker.inc({ handler });
+        return { kind: 'later', why: 'no_worker', afterMs: NO_WORKER_RETRY_MS };
+      }
     }
     const write: ClaimWrite = {
       ...request,
@@ -212,9 +235,10 @@ export class ExecutionClaimer {
       free: execution.exclusive && execution.attempt === 0,
     };
     const flow = flowPolicyOf(task);
-    // A flow-controlled write waits its turn in its key's lane: given up on before its turn, it is never sent.
+    // A write waits for its batch (a flow-controlled one for its turn in its key's lane): given up on
+    // before it leaves, it is never sent.
     let gaveUp = false;
-    if (flow) write.abandoned = () => gaveUp;
+    write.abandoned = () => gaveUp;
     const sentAt = performance.now();
     let outcome: FlowClaimOutcome;
     try {
@@ -235,6 +259,17 @@ export class ExecutionClaimer {
       if (outcome.roomLeft && flow?.concurrency) void this.flowClaims.wake(flow.concurrency.key);
     }
     return this.run(outcome.execution, task, sentAt);
+  }
+
+  /**
+   * Whether a run whose handler no live worker offers is given up (claimed here, to end dead naming
+   * the handler): only a retry, past its due instant by its `maxDelay`, whose handler this worker has
+   * seen offered by no one for {@link NO_WORKER_FOR_MS}.
+   */
+  private noWorkerForGood(handler: string, execution: ClaimRead['execution'], task: Task, now: Date): boolean {
+    if (execution.status !== 'retrying' || execution.attempt === 0) return false;
+    const dueAt = execution.nextAttemptAt?.getTime() ?? execution.fireAt.getTime();
+    return this.offered.missingForMs(handler) >= NO_WORKER_FOR_MS && now.getTime() > dueAt + task.maxDelayMs;
   }
 
   /** Tells every worker that a run of `key` started or ended: each brings its first run held on the key forward. */

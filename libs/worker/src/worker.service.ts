@@ -8,7 +8,7 @@ import { DelayedError, type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { HandlerRegistry } from '@punctual/handlers';
 import { ExecutionRunner } from './execution-runner.js';
-import { WorkerDirectory } from '@punctual/cluster';
+import { ANNOUNCE_MS, WorkerDirectory } from '@punctual/cluster';
 import { ExecutionClaimer } from './execution-claimer.js';
 import { flowTurn, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 
@@ -72,9 +72,11 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       stalledInterval: STALLED_CHECK_MS,
     });
     this.worker.on('error', (error) => this.logger.error({ err: error }, 'worker error'));
-    const announce = () => bestEffort(this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency), 'worker.announce');
+    const announce = () => (this.announcer ? bestEffort(this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency), 'worker.announce') : Promise.resolve());
+    this.announcer = setInterval(announce, ANNOUNCE_MS);
     await announce();
-    this.announcer = setInterval(announce, 15_000);
+    // Redis back after a restart (its directory empty): this worker is in it again at once.
+    this.redis.client.on('ready', () => void announce());
   }
 
   /** A flow-control key moved: its first run held here asks again, and a run being held right now will not wait. */
@@ -167,6 +169,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     if (!this.worker) return;
     if (this.announcer) clearInterval(this.announcer);
+    this.announcer = null;
     await bestEffort(this.directory.withdraw(this.config.instanceId), 'worker.withdraw');
     this.claimer.stop();
     const closing = this.worker.close();

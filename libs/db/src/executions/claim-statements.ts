@@ -13,6 +13,7 @@ import { CLAIMED_COLUMNS } from './turn-statements.js';
 export const CLAIM_READ = `
   SELECT e.id, e.task_id, e.task_name, e.status, e.attempt, e.attempt_id, e.trigger, e.exclusive, e.task_version,
     e.pinned_definition IS NOT NULL AS pinned,
+    e.pinned_definition->>'handler' AS pinned_handler, (e.pinned_definition->>'maxAttempts')::int AS pinned_max_attempts,
     -- Instants as epoch milliseconds: a number the driver reads for free, where a timestamp costs a parse.
     (extract(epoch FROM e.scheduled_for) * 1000)::float8 AS scheduled_ms, (extract(epoch FROM e.fire_at) * 1000)::float8 AS fire_ms,
     (extract(epoch FROM e.lease_until) * 1000)::float8 AS lease_ms, (extract(epoch FROM e.next_attempt_at) * 1000)::float8 AS next_attempt_ms,

@@ -22,6 +22,9 @@ export type ClaimedExecution = Pick<
 > & {
   /** An edit pinned the definition it started with on it. */
   pinned: boolean;
+  /** Of that pinned definition (null: not pinned), what the claim needs: the handler it runs, the attempts it has. */
+  pinnedHandler: string | null;
+  pinnedMaxAttempts: number | null;
 };
 
 /** What a claim is judged by: the execution, its task and the task's other runs, one snapshot. */
@@ -43,6 +46,8 @@ export interface ClaimRead {
 /** A row of CLAIM_READ. */
 export type ReadRow = Pick<ExecutionRow, 'id' | 'task_id' | 'task_name' | 'status' | 'attempt' | 'attempt_id' | 'trigger' | 'exclusive' | 'task_version'> & {
   pinned: boolean;
+  pinned_handler: string | null;
+  pinned_max_attempts: number | null;
   scheduled_ms: number;
   fire_ms: number;
   lease_ms: number | null;
@@ -103,6 +108,7 @@ export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
     execution: {
       id: row.id, taskId: row.task_id, taskName: row.task_name, status: row.status, attempt: row.attempt, attemptId: row.attempt_id,
       trigger: row.trigger, exclusive: row.exclusive, taskVersion: row.task_version, pinned: row.pinned,
+      pinnedHandler: row.pinned_handler, pinnedMaxAttempts: row.pinned_max_attempts,
       scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), leaseUntil: instant(row.lease_ms), nextAttemptAt: instant(row.next_attempt_ms),
       heldAt: instant(row.held_ms),
     },

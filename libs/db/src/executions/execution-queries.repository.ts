@@ -111,6 +111,19 @@ export class ExecutionQueriesRepository {
    * `task_execution_waiting_idx`, the running ones on `task_execution_running_idx` (a finished
    * run is in neither).
    */
+  /**
+   * Runs due now and not started, by the handler they run (a pinned run's own): what the cluster
+   * view compares with the handlers the live workers offer. Few rows: one per handler.
+   */
+  async dueByHandler(): Promise<{ handler: string; runs: number; since: Date }[]> {
+    return this.prisma.$queryRaw<{ handler: string; runs: number; since: Date }[]>`
+      SELECT COALESCE(e.pinned_definition->>'handler', t.handler) AS handler, count(*)::int AS runs,
+             min(CASE WHEN e.status = 'retrying' THEN e.next_attempt_at ELSE e.fire_at END) AS since
+      FROM task_execution e JOIN task t ON t.id = e.task_id
+      WHERE e.status IN ('scheduled', 'queued', 'retrying') AND CASE WHEN e.status = 'retrying' THEN e.next_attempt_at ELSE e.fire_at END <= now()
+      GROUP BY 1 ORDER BY 1`;
+  }
+
   async countUnfinished(): Promise<Record<'scheduled' | 'queued' | 'running' | 'retrying', number>> {
     const rows = await this.prisma.$queryRaw<{ status: 'scheduled' | 'queued' | 'running' | 'retrying'; n: bigint }[]>`
       SELECT status, count(*) AS n FROM task_execution WHERE status IN ('scheduled', 'queued', 'retrying') GROUP BY status
