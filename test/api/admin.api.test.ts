@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { ClockService } from '@punctual/clock';
+import { describe, expect, it, vi } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
 
 describe('operator and admin routes', () => {
@@ -28,6 +29,20 @@ describe('operator and admin routes', () => {
     expect((await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: res.body.id } })).payload).toEqual({ b: 2 });
     const twice = await Promise.all([ctx.api.call('POST', '/v1/tasks/manual/trigger', {}), ctx.api.call('POST', '/v1/tasks/manual/trigger', {})]);
     expect(new Set(twice.map((r) => r.body.id)).size).toBe(2);
+  });
+
+  it("a trigger on an instant of the task's schedule takes the next millisecond: the slot keeps its own run", async () => {
+    await ctx.api.call('POST', '/v1/tasks', { name: 'every-second', handler: 'noop', schedule: { cron: '* * * * * *' } });
+    // Asked exactly on a whole second — a slot of the schedule, planned or not yet.
+    const slot = Math.ceil(Date.now() / 1000) * 1000 + 60_000;
+    const clock = vi.spyOn(ctx.api.app.get(ClockService), 'now').mockReturnValue(slot);
+    try {
+      const res = await ctx.api.call('POST', '/v1/tasks/every-second/trigger', {});
+      expect(res.status).toBe(202);
+      expect(Date.parse(res.body.scheduledFor)).toBe(slot + 1);
+    } finally {
+      clock.mockRestore();
+    }
   });
 
   it('backfill plans the slots of a past window once, capped by maxRuns', async () => {

@@ -58,17 +58,28 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     expect((await queue.queue.getJob(kept.id))!.data.releasedAt).toBeLessThan(Date.now() - 20_000);
   });
 
-  it('pages through every execution waiting for a job, however many: none is starved behind the oldest page', async () => {
+  it('pages through every execution waiting for a job, however many: a backlog whose jobs Redis lost gets them all back in one pass', async () => {
     await queue.queue.obliterate({ force: true });
     await db.prisma.taskExecution.deleteMany({});
     const rows = [];
     for (let i = 0; i < 25; i += 1) rows.push(await plannedRow(false, 60_000 - i * 100));
-    // Pages of 10: the oldest page must not be read over and over while the rest wait.
-    let requeued = 0;
-    for (let pass = 0; pass < 3; pass += 1) requeued += (await relay.repair(epoch, new Date(), 10)).requeued;
-    expect(requeued).toBe(25);
+    // Pages of 10, every one full of rows without a job: the pass goes on to the next page at once.
+    expect((await relay.repair(epoch, new Date(), 10)).requeued).toBe(25);
     const states = await Promise.all(rows.map((r) => queue.queue.getJobState(r.id)));
     expect(states.filter((s) => s === 'waiting')).toHaveLength(25);
+  });
+
+  it('a backlog that has its jobs is paged one page a pass, from where the last pass stopped: none is starved behind the oldest page', async () => {
+    await queue.queue.obliterate({ force: true });
+    await db.prisma.taskExecution.deleteMany({});
+    const rows = [];
+    for (let i = 0; i < 25; i += 1) rows.push(await plannedRow(false, 60_000 - i * 100));
+    expect((await relay.repair(epoch, new Date(), 10)).requeued).toBe(25);
+    // Jobs lost for the newest five only: the passes reach them although the older pages have theirs.
+    for (const r of rows.slice(20)) await queue.queue.remove(r.id);
+    let requeued = 0;
+    for (let pass = 0; pass < 3; pass += 1) requeued += (await relay.repair(epoch, new Date(), 10)).requeued;
+    expect(requeued).toBe(5);
   });
 
   it('an execution fired in a group has a job while the group\'s job lives: not pushed again; once that job is gone, it is', async () => {

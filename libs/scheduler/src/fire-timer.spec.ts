@@ -25,6 +25,18 @@ describe('FireTimer', () => {
     expect(timer.size).toBe(0);
   });
 
+  it('an item added again with another instant fires at the new one, once (a jitter lowered or raised by an edit)', () => {
+    vi.useFakeTimers({ now: 0 });
+    const fired: [string, number][] = [];
+    const timer = new FireTimer<{ id: string; fireAt: Date }>((due) => fired.push(...due.map((d): [string, number] => [d.id, Date.now()])));
+    timer.add([{ id: 'lowered', fireAt: new Date(900) }, { id: 'raised', fireAt: new Date(200) }]);
+    timer.add([{ id: 'lowered', fireAt: new Date(300) }, { id: 'raised', fireAt: new Date(600) }]);
+    expect(timer.size).toBe(2);
+    vi.advanceTimersByTime(1_000);
+    expect(fired).toEqual([['lowered', 300], ['raised', 600]]);
+    expect(timer.size).toBe(0);
+  });
+
   it('with a lead, hands each item over that long before its instant', () => {
     vi.useFakeTimers({ now: 0 });
     const fired: [string, number][] = [];

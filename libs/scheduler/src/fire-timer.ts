@@ -8,13 +8,16 @@ export interface Fireable {
 
 /**
  * An in-memory min-heap of planned executions with a single `setTimeout` armed for the earliest.
- * At each due instant it hands every due item to `onFire` in one batch. An id is held once.
+ * At each due instant it hands every due item to `onFire` in one batch. An id is held once: added
+ * again with another instant (an edit of the task's jitter moved its `fire_at`), it fires at the new
+ * one, not the old.
  * With `leadMs`, an item is due `leadMs` before its `fireAt`: the queue round trip and the worker's
  * pick-up happen ahead of the slot, and the worker holds the job until `fireAt`.
  */
 export class FireTimer<T extends Fireable> {
   private readonly heap: T[] = [];
-  private readonly ids = new Set<string>();
+  /** Each id held, with the instant (epoch ms) it fires at; heap entries of another instant are stale. */
+  private readonly ids = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
   private armedFor = Infinity;
 
@@ -25,15 +28,18 @@ export class FireTimer<T extends Fireable> {
   ) {}
 
   get size(): number {
-    return this.heap.length;
+    return this.ids.size;
   }
 
   add(items: Iterable<T>): void {
     for (const item of items) {
-      if (this.ids.has(item.id)) continue;
-      this.ids.add(item.id);
+      const at = item.fireAt.getTime();
+      if (this.ids.get(item.id) === at) continue;
+      // New, or moved: the entry at the old instant (if any) is skipped when it comes up.
+      this.ids.set(item.id, at);
       this.push(item);
     }
+    this.dropStaleTop();
     this.arm();
   }
 
@@ -67,11 +73,18 @@ export class FireTimer<T extends Fireable> {
     const due: T[] = [];
     while (this.heap.length > 0 && this.heap[0]!.fireAt.getTime() <= horizon) {
       const item = this.pop();
+      if (this.ids.get(item.id) !== item.fireAt.getTime()) continue;
       this.ids.delete(item.id);
       due.push(item);
     }
+    this.dropStaleTop();
     if (due.length > 0) this.onFire(due);
     this.arm();
+  }
+
+  /** Entries of an instant their id no longer fires at, at the top: dropped, so the timer is armed for a live one. */
+  private dropStaleTop(): void {
+    while (this.heap.length > 0 && this.ids.get(this.heap[0]!.id) !== this.heap[0]!.fireAt.getTime()) this.pop();
   }
 
   private push(item: T): void {

@@ -11,6 +11,13 @@ export const RELAY_PAGE = 1_000;
  * turn at once, so one still parked after this waits behind a run that ended by another path.
  */
 export const STRANDED_AFTER_MS = 2_000;
+/**
+ * Pages of executions whose job is checked in one pass while every page comes back full (a backlog
+ * whose jobs Redis lost): they are pushed again at full speed, not a page per pass.
+ */
+const PAGES_PER_PASS = 50;
+/** Jobs pushed again at once (their commands pipelined on the connection). */
+const REQUEUE_TOGETHER = 200;
 
 /**
  * The leader's repair loop: Redis may lose its data and workers may die, Postgres stays right.
@@ -44,20 +51,29 @@ export class RelayService {
     const handed = await this.executions.handOverStranded(new Date(now.getTime() - STRANDED_AFTER_MS), pageSize, fence);
     await this.queue.enqueueTurns(handed);
     this.metrics.turnsHanded.inc({ by: 'relay' }, handed.length);
-    const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - this.config.relayGraceMs), this.cursors.get(shard) ?? null, pageSize, fence);
-    if (waiting.length < pageSize) this.cursors.delete(shard);
-    else this.cursors.set(shard, waiting.at(-1)!);
-    // The job of a retry carries its attempt; a first attempt's (planned, or given back) is the execution's own.
-    const attempts = waiting.map((e) => ({ executionId: e.id, attempt: e.status === 'retrying' ? e.attempt + 1 : 1, fireAt: e.fireAt, found: e }));
-    const missing = await this.queue.withoutJob(attempts);
-    // A job ends (and is dropped) when its run ends: one missing now may have run since the rows
-    // were read. Only the ones still waiting, read again, get their job back.
-    const still = new Set(await this.executions.stillAwaitingJob(missing.map((m) => m.found), fence));
     let requeued = 0;
-    for (const m of missing.filter((a) => still.has(a.executionId))) {
-      const first = m.found.status === 'retrying' ? undefined : { fireAt: m.found.fireAt, releasedAt: now.getTime() };
-      await this.queue.addAgain(m.executionId, m.attempt, first, m.found.taskId ?? undefined);
-      requeued += 1;
+    for (let page = 0; page < PAGES_PER_PASS; page += 1) {
+      const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - this.config.relayGraceMs), this.cursors.get(shard) ?? null, pageSize, fence);
+      if (waiting.length < pageSize) this.cursors.delete(shard);
+      else this.cursors.set(shard, waiting.at(-1)!);
+      // The job of a retry carries its attempt; a first attempt's (planned, or given back) is the execution's own.
+      const attempts = waiting.map((e) => ({ executionId: e.id, attempt: e.status === 'retrying' ? e.attempt + 1 : 1, fireAt: e.fireAt, found: e }));
+      const missing = await this.queue.withoutJob(attempts);
+      // A job ends (and is dropped) when its run ends: one missing now may have run since the rows
+      // were read. Only the ones still waiting, read again, get their job back.
+      const still = new Set(await this.executions.stillAwaitingJob(missing.map((m) => m.found), fence));
+      const again = missing.filter((a) => still.has(a.executionId));
+      for (let i = 0; i < again.length; i += REQUEUE_TOGETHER) {
+        await Promise.all(
+          again.slice(i, i + REQUEUE_TOGETHER).map((m) => {
+            const first = m.found.status === 'retrying' ? undefined : { fireAt: m.found.fireAt, releasedAt: now.getTime() };
+            return this.queue.addAgain(m.executionId, m.attempt, first, m.found.taskId ?? undefined);
+          }),
+        );
+      }
+      requeued += again.length;
+      // A page with jobs for all its rows, or the last page: the rest waits for the next pass.
+      if (waiting.length < pageSize || again.length === 0) break;
     }
     if (reaped.length || requeued || handed.length) this.logger.warn({ reaped: reaped.length, requeued, handed: handed.length }, 'relay repaired executions');
     return { reaped: reaped.length, requeued, handed: handed.length };

@@ -280,13 +280,14 @@ export class ShardLeader {
     try {
       const now = this.s.clock.now();
       for (const [id, fireAt] of this.pushed) if (fireAt < now - 2 * config.relayGraceMs) this.pushed.delete(id);
-      let after = options.adopting ? null : new Date(now - config.relayGraceMs);
+      let after: Date | { fireAt: Date; id: string } | null = options.adopting ? null : new Date(now - config.relayGraceMs);
       for (;;) {
         const due = await this.s.executions.listScheduledDue(after, new Date(now + config.lookaheadMs), SWEEP_LIMIT, fence, options.tasks);
         if (this.fence !== fence) return;
         this.timer.add(due.filter((e) => !this.pushed.has(e.id)));
         if (due.length < SWEEP_LIMIT) return;
-        after = due.at(-1)!.fireAt;
+        // By (fire_at, id): a page that ends among rows due at one instant goes on with the rest.
+        after = due.at(-1)!;
       }
     } catch (error) {
       this.logger.error({ err: error }, 'sweep of planned executions failed');

@@ -42,9 +42,12 @@ export class TaskRunsService {
   async trigger(name: string, actor: Principal, payload?: unknown): Promise<TaskExecution> {
     const task = await this.tasks.findByName(name);
     if (!task) throw new NotFoundError('task', name);
-    // The slot of a manual run is the instant it was asked for; a same-millisecond twin moves on.
+    // The slot of a manual run is the instant it was asked for; a same-millisecond twin moves on,
+    // and so does one on an instant of the schedule (planned yet or not): the slot keeps its own run.
+    const schedule = taskSchedule(task);
     for (let offset = 0; ; offset += 1) {
       const at = new Date(this.clock.now() + offset);
+      if (slotsBetween(schedule, new Date(at.getTime() - 1), at, 1).some((slot) => slot.getTime() === at.getTime())) continue;
       const execution = await this.executions.insertManualRun(this.row(task, at, at, 'manual'), payload, this.prisma);
       if (execution) {
         await this.changes.record(this.prisma, actor, 'task.trigger', name, null, null);

@@ -53,18 +53,25 @@ export class LeaderExecutionsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * Planned rows whose `fire_at` lies in `(after, before]` (`after` null: no lower bound), oldest
-   * first, of the tasks `taskIds` when given: the leader's timer takes them. A row stays `scheduled` until a worker claims it (firing
-   * writes nothing), so the leader tells the ones it already pushed apart itself.
+   * Planned rows due up to `before`, after `after` (null: no lower bound; an instant: `fire_at`
+   * later than it; a row: the rows after it in `(fire_at, id)` order, so that a page ending inside
+   * a crowd of rows due at one instant goes on with the rest of them), oldest first, of the tasks
+   * `taskIds` when given: the leader's timer takes them. A row stays `scheduled` until a worker
+   * claims it (firing writes nothing), so the leader tells the ones it already pushed apart itself.
    */
-  listScheduledDue(after: Date | null, before: Date, limit: number, fence: LeaderFence, taskIds?: string[]): Promise<FireableRow[]> {
-    const from = after ? Prisma.sql`AND fire_at > ${after.toISOString()}::timestamptz` : Prisma.empty;
+  listScheduledDue(after: Date | { fireAt: Date; id: string } | null, before: Date, limit: number, fence: LeaderFence, taskIds?: string[]): Promise<FireableRow[]> {
+    const from =
+      after === null
+        ? Prisma.empty
+        : after instanceof Date
+          ? Prisma.sql`AND fire_at > ${after.toISOString()}::timestamptz`
+          : Prisma.sql`AND (fire_at, id) > (${after.fireAt.toISOString()}::timestamptz, ${after.id}::uuid)`;
     const of = taskIds ? Prisma.sql`AND task_id = ANY(${taskIds}::uuid[])` : Prisma.empty;
     return this.prisma.$queryRaw<FireableRow[]>`
       WITH ${epochFence(fence)}
       SELECT id, fire_at AS "fireAt", task_id AS "taskId" FROM task_execution
       WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} ${of} AND parked_at IS NULL ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
-      ORDER BY fire_at LIMIT ${limit}`;
+      ORDER BY fire_at, id LIMIT ${limit}`;
   }
 
   /**
@@ -192,14 +199,15 @@ export class LeaderExecutionsRepository {
 
   /**
    * Reaps `running` executions whose lease expired (their worker died or hung): `retrying` at once
-   * when attempts remain, else `dead`. Fenced twice: by the epoch, and by the attempt — a worker
+   * when attempts remain — by the definition the execution is pinned to, if an edit pinned it, else
+   * its task's — else `dead`. Fenced twice: by the epoch, and by the attempt — a worker
    * that renews its lease meanwhile keeps it.
    */
   reapExpiredLeases(limit: number, fence: LeaderFence): Promise<{ id: string; status: 'retrying' | 'dead'; attempt: number }[]> {
     return this.prisma.$queryRaw`
       WITH ${epochFence(fence)},
       expired AS (
-        SELECT e.id, e.attempt_id, e.attempt < COALESCE(t.max_attempts, 0) AS retry
+        SELECT e.id, e.attempt_id, e.attempt < COALESCE((e.pinned_definition->>'maxAttempts')::int, t.max_attempts, 0) AS retry
         FROM task_execution e LEFT JOIN task t ON t.id = e.task_id
         WHERE e.status = 'running' AND e.lease_until < now() ${inShard(Prisma.sql`e.task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
         ORDER BY e.lease_until
