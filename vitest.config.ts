@@ -7,6 +7,9 @@ const lib = (name: string) => fileURLToPath(new URL(`./libs/${name}/src/index.ts
 /** Every lib, by its folder: `@punctual/<name>` is `libs/<name>/src/index.ts`, as tsconfig.json's paths say. */
 const libs = readdirSync(new URL('./libs/', import.meta.url)).filter((name) => existsSync(lib(name)));
 
+/** Fault tests judged by outcomes and counts only, never by how long something took. */
+const OUTCOME_FAULTS = ['bench-quick', 'chaos', 'database-blink', 'backlog-cost', 'edits', 'postgres-kill', 'redis-flush', 'outbox'].map((name) => `test/fault/${name}.test.ts`);
+
 /** SWC keeps `emitDecoratorMetadata`, which Nest's dependency injection needs (esbuild drops it). */
 export default defineConfig({
   plugins: [swc.vite({ module: { type: 'es6' } })],
@@ -37,10 +40,25 @@ export default defineConfig({
       },
       {
         extends: true,
-        // Fault tests run one file at a time: each starts several processes and measures failover.
+        // Fault tests that time what they judge (a failover within the lease, a misfire at maxDelay,
+        // an abort before the lease ends) run one file at a time: each starts several processes.
         test: {
           name: 'fault',
           include: ['test/fault/**/*.test.ts'],
+          exclude: OUTCOME_FAULTS,
+          globalSetup: ['./test/support/global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        extends: true,
+        // Fault tests that judge only outcomes (every slot once, counts of work) run one file at a
+        // time beside them: a second lane, so the suite's length is not their sum.
+        test: {
+          name: 'fault-outcomes',
+          include: OUTCOME_FAULTS,
           globalSetup: ['./test/support/global-setup.ts'],
           fileParallelism: false,
           testTimeout: 180_000,

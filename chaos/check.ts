@@ -46,6 +46,8 @@ export interface ChaosVerdict {
   wrongSkips: string[];
   /** Attempts that started, or webhook calls that arrived, before their execution's `fire_at`. */
   early: string[];
+  /** Executions that ended `dead` although their handler never ran (no call at all): dead for want of a worker, or an attempt spent unrun. */
+  deadUnrun: string[];
   byStatus: Record<string, number>;
   /** Worst start delay (first start − fire_at) of scheduled slots due within 10 s after each kind of fault. */
   worstStartDelayMs: Record<string, number>;
@@ -78,7 +80,7 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
   const { rows: tasks } = await db.query(`SELECT id, name, overlap, misfire, created_at FROM task`);
   const { rows: audit } = await db.query<AuditRow>(`SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`);
   const { rows: executions } = await db.query(
-    `SELECT e.id, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.status, e.skip_reason, e.started_at, e.finished_at, e.attempt, e.exclusive,
+    `SELECT e.id, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.status, e.skip_reason, e.started_at, e.finished_at, e.attempt, e.exclusive, e.error,
             h.first_start, h.starts, h.successes, h.lost_attempts
      FROM task_execution e CROSS JOIN LATERAL (
        SELECT min(ev.at) FILTER (WHERE ev.to_status = 'running') AS first_start,
@@ -91,7 +93,7 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
   );
   const verdict: ChaosVerdict = {
     tasks: tasks.length, expected: 0, ambiguous: 0, rows: executions.length, runs: 0, lost: [], unfinished: [], doubleSuccess: [],
-    duplicates: [], rerunsAfterCrash: 0, wrongSkips: [], early: [], byStatus: {}, worstStartDelayMs: {}, startDelayMs: { p50: 0, p99: 0 }, lateStartsByTask: [],
+    duplicates: [], rerunsAfterCrash: 0, wrongSkips: [], early: [], deadUnrun: [], byStatus: {}, worstStartDelayMs: {}, startDelayMs: { p50: 0, p99: 0 }, lateStartsByTask: [],
   };
 
   const byTask = new Map<string, typeof executions>();
@@ -143,6 +145,7 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
       if (runs - 1 <= e.lost_attempts) verdict.rerunsAfterCrash += runs - 1;
       else verdict.duplicates.push(`${slot}: ${runs} successful calls, ${e.lost_attempts} attempt(s) lost to a crash`);
     }
+    if (e.status === 'dead' && mine.length === 0) verdict.deadUnrun.push(`${slot}: dead after ${e.attempt} attempt(s), its handler never called: ${String(e.error).slice(0, 200)}`);
     const fireAt = e.fire_at.getTime();
     const earlyStart = (e.starts as Date[]).find((at) => at.getTime() < fireAt);
     if (earlyStart) verdict.early.push(`${slot}: an attempt started ${fireAt - earlyStart.getTime()} ms before its fire_at`);

@@ -1,4 +1,7 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { Cluster } from '../test/support/cluster.js';
+import type { OwnPostgres } from '../test/support/postgres-server.js';
 import { sleep } from '../test/support/processes.js';
 import type { OwnRedis } from '../test/support/redis-server.js';
 import type { FaultEvent } from './check.js';
@@ -13,9 +16,33 @@ interface Fault {
 }
 
 /**
+ * A user's application (chaos/app-worker.ts) as a process: the only worker offering `app-hook`.
+ * Restarted as a deploy restarts it — SIGTERM, a few seconds away, started again.
+ */
+export class AppWorker {
+  private child: ChildProcess | null = null;
+  constructor(private readonly env: Record<string, string>) {}
+
+  start(): void {
+    const script = fileURLToPath(new URL('./app-worker.js', import.meta.url));
+    this.child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? '', ...this.env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    await exited;
+  }
+}
+
+/**
  * The faults of a chaos run, each as a user or an operator would meet it: processes killed or
- * frozen, Redis emptied, Postgres sessions cut, and ordinary operations (edits, pauses, triggers)
- * at any moment. Killed processes are replaced, so the fleet stays two schedulers and two workers.
+ * frozen, Redis emptied or restarted, Postgres sessions cut or the server restarted, the
+ * application offering a handler of its own restarted, and ordinary operations (edits, pauses,
+ * triggers) at any moment. Killed processes are replaced, so the fleet stays two schedulers and
+ * two workers.
  */
 export class FaultInjector {
   readonly log: FaultEvent[] = [];
@@ -27,6 +54,8 @@ export class FaultInjector {
     private readonly random: Random,
     private readonly tasks: ChaosTask[],
     private readonly url: (query: { delay?: number; failFirst?: number }) => string,
+    private readonly postgres: OwnPostgres,
+    private readonly app: AppWorker,
   ) {
     this.faults = [
       { kind: 'leader kill -9', weight: 3, inject: () => this.killLeader() },
@@ -38,6 +67,9 @@ export class FaultInjector {
       { kind: 'jitter edited', weight: 2, inject: () => this.editJitter() },
       { kind: 'pause/resume', weight: 2, inject: () => this.pauseResume() },
       { kind: 'trigger', weight: 2, inject: () => this.trigger() },
+      { kind: 'Postgres restart', weight: 1, inject: () => this.restartPostgres() },
+      { kind: 'Redis restart', weight: 1, inject: () => this.redis.restart(this.random.int(500, 3_000)) },
+      { kind: 'app worker restart', weight: 2, inject: () => this.restartApp() },
     ];
   }
 
@@ -80,6 +112,21 @@ export class FaultInjector {
     worker.signal('SIGKILL');
     this.cluster.workers.splice(this.cluster.workers.indexOf(worker), 1);
     void this.cluster.add('worker').catch(() => undefined);
+  }
+
+  /** Postgres stops (fast: sessions ended), stays away 2–8 s, and starts again: a restart or a failover. */
+  private async restartPostgres(): Promise<void> {
+    this.postgres.stop();
+    await sleep(this.random.int(2_000, 8_000));
+    this.postgres.start();
+    await this.cluster.reconnect();
+  }
+
+  /** The application is redeployed: a clean stop, 1–5 s with no worker offering its handler, a start. */
+  private async restartApp(): Promise<void> {
+    await this.app.stop('SIGTERM');
+    await sleep(this.random.int(1_000, 5_000));
+    this.app.start();
   }
 
   private async killSessions(): Promise<void> {

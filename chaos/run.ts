@@ -2,18 +2,21 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Cluster } from '../test/support/cluster.js';
+import { OwnPostgres } from '../test/support/postgres-server.js';
 import { sleep } from '../test/support/processes.js';
 import { OwnRedis } from '../test/support/redis-server.js';
 import { openSandbox } from '../test/support/sandbox.js';
 import { checkChaos, type ChaosVerdict } from './check.js';
-import { FaultInjector } from './faults.js';
+import { AppWorker, FaultInjector } from './faults.js';
 import { Random } from './random.js';
 import { chaosTasks } from './workload.js';
 
 /**
  * `npm run chaos -- [--minutes N] [--seed S] [--schedulers N] [--shards N] [--out DIR]`: the whole
- * system — two schedulers (or `--schedulers`, leading `--shards` shards between them), two workers and the API, on a Postgres database and a Redis server of its own — runs 52 tasks of
- * mixed schedules and policies while faults are injected at random (see FaultInjector). Then it
+ * system — two schedulers (or `--schedulers`, leading `--shards` shards between them), two workers,
+ * the API and an application's worker offering a handler of its own, on a Postgres server and a
+ * Redis server of its own (both restarted among the faults) — runs 56 tasks of mixed schedules
+ * and policies while faults are injected at random (see FaultInjector). Then it
  * lets the system settle and checks every slot against DESIGN §1 (see checkChaos), prints the
  * table and writes it as JSON. Exits 1 when a promise broke: a slot lost or left unfinished, a
  * success recorded twice, a handler run twice without a crash to explain it, a wrong skip, an early start.
@@ -40,19 +43,24 @@ if (!(minutes > 0 && minutes <= 600) || !Number.isInteger(seed) || !whole(schedu
 const random = new Random(seed);
 const runMs = minutes * 60_000;
 const redis = await OwnRedis.start();
+const postgres = await OwnPostgres.start();
 let verdict: ChaosVerdict;
 let faults: FaultInjector | null = null;
+let app: AppWorker | null = null;
 try {
+  const sandbox = await openSandbox(undefined, 'chaos', postgres.base);
   const cluster = await Cluster.start({
     schedulers,
     workers: 2,
     api: true,
-    sandbox: await openSandbox(undefined, 'chaos'),
+    sandbox,
     // A killed worker's run is taken back after 5 s, not the default 30 s. CATCHUP_MAX is above any
     // backlog a run can make: every slot a misfire policy drops gets a `missed` row, so the check
     // counts a slot without a row as lost, with no counter to excuse it.
     env: { REDIS_URL: redis.url, LEASE_MS: '5000', LOG_LEVEL: 'info', CATCHUP_MAX: '100000', SCHEDULER_SHARDS: String(shards) },
   });
+  app = new AppWorker(sandbox.env({ REDIS_URL: redis.url, LEASE_MS: '5000', HTTP_ALLOW_HOSTS: '127.0.0.1' }));
+  app.start();
   try {
     const url = (query: { delay?: number; failFirst?: number }) => cluster.invocations.url(query);
     const tasks = chaosTasks(random, url, runMs);
@@ -61,7 +69,7 @@ try {
       if (res.status !== 201) throw new Error(`could not create ${task.name}: ${res.status} ${JSON.stringify(res.body)}`);
     }
     console.log(`chaos: seed ${seed}, ${minutes} min, ${tasks.length} tasks, ${schedulers} schedulers, ${shards} shard(s), 2 workers`);
-    faults = new FaultInjector(cluster, redis, random, tasks, url);
+    faults = new FaultInjector(cluster, redis, random, tasks, url, postgres, app);
     await faults.run(Date.now() + runMs);
     const end = Date.now();
     // Let the last faults heal: a leader, workers, leases taken back, the queue rebuilt.
@@ -70,10 +78,12 @@ try {
     await cluster.settle(end, 60_000);
     verdict = await checkChaos(cluster.db, cluster.invocations.calls, faults.log, end - 2_000);
   } finally {
+    await app.stop('SIGKILL');
     await cluster.stop();
   }
 } finally {
   await redis.stop();
+  postgres.dispose();
 }
 
 const faultCounts: Record<string, number> = {};
@@ -85,6 +95,7 @@ const problems = [
   ...verdict.duplicates.map((d) => `ran twice: ${d}`),
   ...verdict.wrongSkips.map((w) => `wrongly skipped(overlap): ${w}`),
   ...verdict.early.map((e) => `early: ${e}`),
+  ...verdict.deadUnrun.map((d) => `dead without a handler run: ${d}`),
 ];
 console.log(table(verdict, faultCounts));
 const dir = values.out ?? fileURLToPath(new URL('../../bench/results', import.meta.url));
@@ -109,6 +120,7 @@ function table(v: ChaosVerdict, counts: Record<string, number>): string {
     ['ran again after a worker crash (at-least-once)', String(v.rerunsAfterCrash)],
     ['wrongly skipped(overlap) (a retry, a turn waited, nothing in progress)', String(v.wrongSkips.length)],
     ['started or called before fire_at', String(v.early.length)],
+    ['dead without a handler run', String(v.deadUnrun.length)],
     ['start delay of scheduled slots, p50 / p99', `${v.startDelayMs.p50} / ${v.startDelayMs.p99} ms`],
     ...v.lateStartsByTask.map((line) => ['  started over 1 s late', line]),
     ...Object.entries(v.byStatus).sort().map(([status, n]) => [`  ${status}`, String(n)]),

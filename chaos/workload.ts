@@ -3,7 +3,7 @@ import type { Random } from './random.js';
 /** A task of the chaos run as the API receives it. */
 export interface ChaosTask {
   name: string;
-  handler: 'http';
+  handler: 'http' | 'app-hook';
   payload: { url: string };
   schedule: Record<string, unknown>;
   policy: Record<string, unknown>;
@@ -13,11 +13,11 @@ export interface ChaosTask {
 export const SWITCHABLE = ['*/2 * * * * *', '*/3 * * * * *', '*/4 * * * * *'];
 
 /**
- * The 52 tasks of a chaos run: every-second and every-few-seconds crons, intervals, an RRULE and
+ * The 56 tasks of a chaos run: every-second and every-few-seconds crons, intervals, an RRULE and
  * one-off runs spread over the run, under every overlap and misfire policy; each calls the
  * counting webhook (`url(delayMs, failFirst)`), a few of them slowly, a few failing once before
  * they succeed (retried after a short backoff), two under the default policies with a retry that
- * lands after their next slot.
+ * lands after their next slot; four of a handler that only the application's worker offers.
  */
 export function chaosTasks(random: Random, url: (query: { delay?: number; failFirst?: number }) => string, runMs: number): ChaosTask[] {
   const tasks: ChaosTask[] = [];
@@ -48,6 +48,17 @@ export function chaosTasks(random: Random, url: (query: { delay?: number; failFi
       payload: { url: url({ delay: 1_500, failFirst: 1 }) },
       schedule: { cron: '*/2 * * * * *', timezone: random.pick(zones) },
       policy: { retry: { attempts: 5, backoff: '1s', maxBackoff: '2s' }, timeout: '10s' },
+    });
+  }
+  // Runs of a handler only the application's worker offers (chaos/app-worker.ts): they wait
+  // through its restarts and Redis' — never ending dead — and store results Postgres must clean.
+  for (let i = 0; i < 4; i += 1) {
+    tasks.push({
+      name: `app-${i}`,
+      handler: 'app-hook',
+      payload: { url: url({ delay: random.pick([0, 5, 20]), failFirst: i === 3 ? 1 : 0 }) },
+      schedule: { cron: i % 2 === 0 ? '* * * * * *' : '*/2 * * * * *', timezone: random.pick(zones) },
+      policy: { retry: { attempts: 5, backoff: '500ms', maxBackoff: '2s' }, timeout: '10s' },
     });
   }
   return tasks;

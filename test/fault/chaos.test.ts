@@ -32,7 +32,7 @@ describe('npm run chaos -- --minutes 0.75', () => {
     expect(Object.values(faults as Record<string, number>).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(10);
     expect(verdict.expected).toBeGreaterThan(1_000);
     expect(verdict.runs).toBeGreaterThan(verdict.expected / 2);
-    expect([verdict.lost, verdict.unfinished, verdict.doubleSuccess, verdict.duplicates, verdict.wrongSkips, verdict.early]).toEqual([[], [], [], [], [], []]);
+    expect([verdict.lost, verdict.unfinished, verdict.doubleSuccess, verdict.duplicates, verdict.wrongSkips, verdict.early, verdict.deadUnrun]).toEqual([[], [], [], [], [], [], []]);
   }, 300_000);
 
   it('refuses a bad flag with a usage line', async () => {

@@ -47,6 +47,14 @@ export class OwnRedis {
     }
   }
 
+  /** Restarts the server on its port, `downMs` later, with nothing kept (as a restart without persistence does). */
+  async restart(downMs: number): Promise<void> {
+    await this.stop();
+    await sleep(downMs);
+    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await this.ready();
+  }
+
   async stop(): Promise<void> {
     if (this.child.exitCode !== null) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));

@@ -61,10 +61,13 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
     expect(dead).toMatchObject({ attempt: 1, error: expect.stringMatching(/nobody to greet/) });
   });
 
-  it('a run whose handler no live worker offers ends dead after one attempt, naming the handler', async () => {
-    await cluster.call('POST', '/v1/tasks', { name: 'plain-nowhere', handler: 'nowhere-greet', payload: {}, schedule: { at: new Date(Date.now() + 1_000).toISOString() } });
-    const dead = await cluster.waitFor(async () => (await cluster.executionsOf('plain-nowhere')).find((e) => e.status === 'dead'), 15_000, 'dead');
-    expect(dead).toMatchObject({ attempt: 1, error: expect.stringMatching(/no live worker offers a handler named "nowhere-greet"/) });
+  it('a run whose handler no live worker offers waits for one — listed in the cluster view, never ended dead — until its maxDelay makes it late: then its misfire policy decides', async () => {
+    await cluster.call('POST', '/v1/tasks', { name: 'plain-nowhere', handler: 'nowhere-greet', payload: {}, schedule: { at: new Date(Date.now() + 1_000).toISOString() }, policy: { maxDelay: '4s', misfire: 'skip' } });
+    const waiting = await cluster.waitFor(async () => (await cluster.call('GET', '/v1/cluster')).body.waitingForWorker?.find((w: { handler: string }) => w.handler === 'nowhere-greet'), 10_000, 'the run listed as waiting for a worker');
+    expect(waiting).toMatchObject({ handler: 'nowhere-greet', runs: 1 });
+    expect((await cluster.executionsOf('plain-nowhere'))[0]).toMatchObject({ attempt: 0 });
+    const missed = await cluster.waitFor(async () => (await cluster.executionsOf('plain-nowhere')).find((e) => e.status !== 'scheduled' && e.status !== 'queued'), 20_000, 'the slot decided');
+    expect(missed).toMatchObject({ status: 'missed', attempt: 0 });
   });
 
   it('close() drains and withdraws the worker from the cluster view', async () => {
