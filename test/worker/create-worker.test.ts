@@ -34,6 +34,9 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
           const { to } = payload as { to: string };
           calls.push({ execution: execution.id, attempt, to });
           if (to === 'nobody') throw new UnrecoverableError('nobody to greet');
+          // Text Postgres cannot store as it is: a NUL, and half of a character (a cut emoji).
+          if (to === 'bytes') return { text: 'a\u0000b \ud83d', [`k\u0000`]: 1 };
+          if (to === 'bad bytes') throw new UnrecoverableError('failed with \u0000 and \ud83d');
           return { greeted: to };
         },
       },
@@ -53,6 +56,18 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
     const runs = (id: string) => calls.filter((c) => c.execution === id).length;
     expect(rows.map((r) => `${r.status} ${runs(r.id)}`)).toEqual(rows.map(() => 'succeeded 1'));
     expect((await cluster.call('GET', `/v1/executions/${rows[0]!.id}`)).body.result).toEqual({ greeted: 'Grace' });
+  });
+
+  it('a result or an error holding a NUL or half a character is stored, those made U+FFFD: written once, the handler not run again', async () => {
+    for (const [name, to] of [['plain-bytes', 'bytes'], ['plain-bad-bytes', 'bad bytes']]) {
+      await cluster.call('POST', '/v1/tasks', { name, handler: 'plain-greet', payload: { to }, schedule: { at: new Date(Date.now() + 1_000).toISOString() } });
+    }
+    const ended = async (name: string) => cluster.waitFor(async () => (await cluster.executionsOf(name)).find((e) => e.status === 'succeeded' || e.status === 'dead'), 15_000, `${name} to end`);
+    const [ok, failed] = [await ended('plain-bytes'), await ended('plain-bad-bytes')];
+    expect((await cluster.call('GET', `/v1/executions/${ok.id}`)).body).toMatchObject({ status: 'succeeded', attempt: 1, result: { text: 'a\uFFFDb \uFFFD', 'k\uFFFD': 1 } });
+    expect(failed).toMatchObject({ status: 'dead', attempt: 1, error: 'UnrecoverableError: failed with \uFFFD and \uFFFD' });
+    // Each handler ran once: the write did not fail and leave the lease to lapse into a second run.
+    expect([ok.id, failed.id].map((id) => calls.filter((c) => c.execution === id).length)).toEqual([1, 1]);
   });
 
   it('an UnrecoverableError from a function handler ends the execution dead, after one attempt', async () => {
