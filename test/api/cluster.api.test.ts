@@ -34,6 +34,12 @@ describe('GET /v1/cluster', () => {
       expect(res.body.queue.executions).toEqual({ scheduled: 2, queued: 1, running: 0, retrying: 1 });
       // The noop runs due now have a worker (host-a offers noop); the pinned retry's handler has none.
       expect(res.body.waitingForWorker).toEqual([{ handler: 'send-email', runs: 1, since: '2026-11-23T10:00:00.000Z' }]);
+      // A task's health says so too: its handler offered by no live worker, its runs wait for one.
+      await ctx.api.call('POST', '/v1/tasks', { name: 'mail-task', handler: 'send-email', schedule: { cron: '0 9 * * *' } });
+      expect((await ctx.api.call('GET', '/v1/tasks/mail-task')).body.health).toMatchObject({ waitingForWorker: true });
+      expect((await ctx.api.call('GET', '/v1/tasks/cluster-task')).body.health).toMatchObject({ waitingForWorker: false });
+      const listed = (await ctx.api.call('GET', '/v1/tasks')).body.items as { name: string; health: { waitingForWorker?: boolean } }[];
+      expect(Object.fromEntries(listed.map((t) => [t.name, t.health.waitingForWorker]))).toMatchObject({ 'mail-task': true, 'cluster-task': false });
       expect(res.body.queue.jobs).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
       // The API measures its own offset at start and publishes it too.
       const api = ctx.api.config.instanceId;

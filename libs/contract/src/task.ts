@@ -168,6 +168,10 @@ export const TaskHealth = z
     lastSuccessAt: Timestamp.nullable().meta({ description: 'when its latest successful run finished' }),
     lastSlotAt: Timestamp.nullable().meta({ description: 'its latest slot that has come (scheduled_for ≤ now)' }),
     consecutiveFailures: z.number().int().meta({ description: 'dead slots since its latest success' }),
+    waitingForWorker: z
+      .boolean()
+      .optional()
+      .meta({ description: 'true when the task is active and no live worker offers its handler: its due runs wait for one (GET /v1/cluster lists them under waitingForWorker); shown by GET /v1/tasks and GET /v1/tasks/{name}' }),
   })
   .meta({ id: 'TaskHealth' });
 

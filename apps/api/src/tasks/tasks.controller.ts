@@ -21,8 +21,9 @@ export class TasksController {
   ) {}
 
   @Route(routes.listTasks)
-  list(@ValidQuery(routes.listTasks) query: z.output<typeof routes.listTasks.query>) {
-    return this.views.list(query);
+  async list(@ValidQuery(routes.listTasks) query: z.output<typeof routes.listTasks.query>) {
+    const page = await this.views.list(query);
+    return { ...page, items: await this.withWorkers(page.items) };
   }
 
   @Route(routes.createTask)
@@ -64,7 +65,21 @@ export class TasksController {
 
   @Route(routes.getTask)
   async get(@Param('name') name: string, @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>): Promise<TaskDetail> {
-    return this.views.detail(await this.tasks.get(name), query.upcoming);
+    const [detail] = await this.withWorkers([await this.views.detail(await this.tasks.get(name), query.upcoming)]);
+    return detail!;
+  }
+
+  /**
+   * Each task's health says whether its runs wait for a worker: active, and its handler offered by
+   * no live worker. Left out when the worker directory cannot be read.
+   */
+  private async withWorkers<T extends TaskJson>(items: T[]): Promise<T[]> {
+    const offered = await this.directory.handlers().then(
+      (handlers) => new Set(handlers.map((h) => h.name)),
+      () => null,
+    );
+    if (!offered) return items;
+    return items.map((task) => ({ ...task, health: { ...task.health, waitingForWorker: task.status === 'active' && !offered.has(task.handler) } }));
   }
 
   @Route(routes.deleteTask)
