@@ -8,7 +8,7 @@ const lib = (name: string) => fileURLToPath(new URL(`./libs/${name}/src/index.ts
 const libs = readdirSync(new URL('./libs/', import.meta.url)).filter((name) => existsSync(lib(name)));
 
 /** Fault tests judged by outcomes and counts only, never by how long something took. */
-const OUTCOME_FAULTS = ['bench-quick', 'chaos', 'database-blink', 'backlog-cost', 'edits', 'postgres-kill', 'redis-flush', 'outbox'].map((name) => `test/fault/${name}.test.ts`);
+const OUTCOME_FAULTS = ['bench-quick', 'chaos', 'database-blink', 'backlog-cost', 'edits', 'postgres-kill', 'redis-flush', 'outbox', 'slow-claim'].map((name) => `test/fault/${name}.test.ts`);
 
 /** SWC keeps `emitDecoratorMetadata`, which Nest's dependency injection needs (esbuild drops it). */
 export default defineConfig({

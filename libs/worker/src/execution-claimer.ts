@@ -143,6 +143,13 @@ export class ExecutionClaimer {
       }
       if (!read) return { kind: 'dropped', why: 'lost' };
       this.metrics.claimReads.inc();
+      // This claim's own statement, given up on, committed meanwhile: the attempt is this one's —
+      // run it while enough of its lease is left, else give it back unspent (never judge it `lost`).
+      if (read.execution.status === 'running' && read.execution.attemptId === request.attemptId) {
+        const confirmed = await this.confirmation.confirm(request, 'its own claim committed after it was given up on');
+        if (confirmed !== 'again') return confirmed;
+        continue;
+      }
       const result = await this.follow(judgeClaim(claimContextOf(read), read.now), read, request);
       if (result !== 'again') return result;
       if (round > 1) await sleep(5 * round);
