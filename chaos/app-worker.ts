@@ -17,7 +17,8 @@ const worker = await createWorker({
   // It offers the built-in handlers too: with the settings the cluster's workers have (the webhook is on loopback).
   env: { HTTP_ALLOW_HOSTS: env.HTTP_ALLOW_HOSTS ?? '' },
   instanceId: env.INSTANCE_ID ?? `app-worker:${process.pid}`,
-  logger: { log: () => undefined, warn: () => undefined, error: (message: unknown) => console.error(message) },
+  // Errors in one line each: a chaos run restarts Postgres and Redis under it on purpose.
+  logger: { log: () => undefined, warn: () => undefined, error: (message: unknown) => console.error(`app worker: ${String((message as Error)?.message ?? message).split('\n').find((line) => line.trim()) ?? ''}`) },
   handlers: {
     'app-hook': async ({ payload, execution, signal }) => {
       const { url } = payload as { url: string };
