@@ -41,11 +41,14 @@ const FLOW_POLL_MAX_MS = 15_000;
 /** A first attempt found late is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
 const LATE_RECHECK_MS = 2_000;
 /**
- * A run whose handler no live worker offers waits; it asks again after this. A retry ends dead
- * naming the handler only once no worker has offered it for this long — several announce periods,
- * so an emptied directory (Redis restarted, flushed) has filled again — and its `maxDelay` passed.
+ * A run whose handler no live worker offers waits; it asks again after a second at first, less
+ * often the longer it has waited (a quarter of it, at most 15 s): a thousand runs waiting an hour
+ * for an application cost a few claims a second, not a thousand. A retry ends dead naming the
+ * handler only once no worker has offered it for NO_WORKER_FOR_MS — several announce periods, so
+ * an emptied directory (Redis restarted, flushed) has filled again — and its `maxDelay` passed.
  */
 const NO_WORKER_RETRY_MS = 1_000;
+const NO_WORKER_RETRY_MAX_MS = 15_000;
 const NO_WORKER_FOR_MS = 3 * ANNOUNCE_MS;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -232,7 +235,8 @@ export class ExecutionClaimer {
       // retry ends dead, naming the handler, only once no worker has offered it for a long while.
       if (!this.noWorkerForGood(handler, execution, task, read.now)) {
         this.metrics.waitingForWorker.inc({ handler });
-        return { kind: 'later', why: 'no_worker', afterMs: NO_WORKER_RETRY_MS };
+        const waitedMs = read.now.getTime() - (execution.nextAttemptAt ?? execution.fireAt).getTime();
+        return { kind: 'later', why: 'no_worker', afterMs: Math.min(NO_WORKER_RETRY_MAX_MS, Math.max(NO_WORKER_RETRY_MS, waitedMs / 4)) };
       }
     }
     const write: ClaimWrite = {
