@@ -206,7 +206,11 @@ export class ExecutionRunner implements OnModuleDestroy {
           // Timed out: the attempt stays `running` — counted against its concurrency key's limit and
           // its task's overlap, its lease renewed — until the handler honours its signal (at most a
           // lease more), so no retry or other run of the key starts beside a handler still at work.
-          if (error.reason === 'timeout') await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, this.lease.leaseMs))]);
+          if (error.reason === 'timeout') {
+            let timer: NodeJS.Timeout | undefined;
+            await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, this.lease.leaseMs)))]);
+            clearTimeout(timer);
+          }
         }
         releaseSlot();
         return await this.outcomes.record(() => this.outcomes.recordFailure(execution, task, attemptId, error, fields), fields, () => control.disowned);
