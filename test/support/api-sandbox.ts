@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import { startApi } from './api.js';
 import { createSandbox, type Sandbox } from './isolation.js';
@@ -19,6 +20,30 @@ export function useApiSandbox(overrides: Record<string, string> = {}): ApiSandbo
   });
   afterAll(async () => {
     await ctx.api?.close();
+    await ctx.db?.close();
+    await ctx.sandbox?.dispose();
+  });
+  return ctx;
+}
+
+export interface RepositorySandbox {
+  sandbox: Sandbox;
+  db: Awaited<ReturnType<typeof openRepositories>>;
+  /** A plain session of the test's own, for rows inserted and read by hand. */
+  client: pg.Client;
+}
+
+/** Registers hooks that give the file's tests the repositories over a database of their own (no API). */
+export function useRepositorySandbox(overrides: Record<string, string> = {}): RepositorySandbox {
+  const ctx = {} as RepositorySandbox;
+  beforeAll(async () => {
+    ctx.sandbox = await createSandbox();
+    ctx.db = await openRepositories(ctx.sandbox.config(overrides));
+    ctx.client = new pg.Client({ connectionString: ctx.sandbox.databaseUrl });
+    await ctx.client.connect();
+  });
+  afterAll(async () => {
+    await ctx.client?.end();
     await ctx.db?.close();
     await ctx.sandbox?.dispose();
   });
