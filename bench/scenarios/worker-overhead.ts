@@ -76,7 +76,7 @@ async function punctualThroughput(count: number) {
     const rows = await dueSlots(cluster.db, count);
     const started = Date.now();
     for (let i = 0; i < rows.length; i += PUSH_CHUNK) {
-      await queue.enqueueNow(rows.slice(i, i + PUSH_CHUNK).map((r) => ({ id: r.id, fireAt: r.fire_at, taskId: r.task_id })), Date.now());
+      await queue.enqueueNow(rows.slice(i, i + PUSH_CHUNK).map((r) => ({ id: r.id, fireAt: r.fire_at, taskId: r.task_id, handler: 'noop' })), Date.now());
     }
     await allDone(cluster.db, count, started);
     return { perSecond: count / ((Date.now() - started) / 1000), byStatus: await statusCounts(cluster.db) };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../libs/config/src/index.js';
-import { EXECUTIONS_QUEUE } from '../../libs/queue/src/queue.constants.js';
+import { executionsQueueName } from '../../libs/queue/src/queue.constants.js';
 import { alertRules } from '../support/promql.js';
 import { configData, deployment, EXAMPLE_SECRET, type K8sObject, RENDERS, ROLES, selects, unknownFields, validateModel } from './manifests.js';
 
@@ -10,16 +10,19 @@ const withComponent = (component: string) => RENDERS.filter((r) => r.components.
 describe.each(withComponent('keda'))('kubernetes: $label', ({ objects }) => {
   const config = loadConfig(configData(objects));
 
-  it('scales workers on the BullMQ wait list of this REDIS_PREFIX (KEDA)', () => {
+  it("scales workers on the BullMQ wait lists of the built-in handlers' queues under this REDIS_PREFIX (KEDA)", () => {
     const scaled = objects.find((o) => o.kind === 'ScaledObject')!;
     expect(scaled.apiVersion).toBe('keda.sh/v1alpha1');
     expect(scaled.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: deployment(objects, 'worker').metadata.name });
     expect(scaled.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
     expect(scaled.spec.maxReplicaCount).toBeGreaterThan(scaled.spec.minReplicaCount);
-    const [trigger] = scaled.spec.triggers;
-    expect(trigger).toMatchObject({ type: 'redis', metadata: { listName: `${config.redisPrefix}:${EXECUTIONS_QUEUE}:wait` } });
-    const auth = objects.find((o) => o.kind === 'TriggerAuthentication' && o.metadata.name === trigger.authenticationRef.name);
-    expect(auth?.spec.secretTargetRef.map((r: { parameter: string }) => r.parameter)).toContain('address');
+    const triggers = scaled.spec.triggers as { type: string; metadata: { listName: string }; authenticationRef: { name: string } }[];
+    expect(triggers.map((t) => t.type)).toEqual(['redis', 'redis', 'redis']);
+    expect(triggers.map((t) => t.metadata.listName)).toEqual(['http', 'log', 'noop'].map((h) => `${config.redisPrefix}:${executionsQueueName(h)}:wait`));
+    for (const trigger of triggers) {
+      const auth = objects.find((o) => o.kind === 'TriggerAuthentication' && o.metadata.name === trigger.authenticationRef.name);
+      expect(auth?.spec.secretTargetRef.map((r: { parameter: string }) => r.parameter)).toContain('address');
+    }
   });
 });
 

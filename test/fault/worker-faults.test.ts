@@ -49,7 +49,7 @@ describe('fault: workers that die, freeze or are stopped mid-run', () => {
       // Its job active in BullMQ, its row not claimed: the worker is holding it until its fire_at.
       const held = await c.waitFor(async () => {
         const row = (await c.executionsOf('held'))[0];
-        return row && ['scheduled', 'queued'].includes(row.status) && (await queue.queue.getJobState(row.id)) === 'active' ? row : null;
+        return row && ['scheduled', 'queued'].includes(row.status) && (await queue.queueFor('http').getJobState(row.id)) === 'active' ? row : null;
       }, 15_000, 'held job');
       c.workers[0]!.signal('SIGKILL');
       expect(held.scheduled_for.getTime()).toBeGreaterThan(Date.now());

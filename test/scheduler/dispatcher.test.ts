@@ -13,6 +13,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   let redis: RedisService;
   let queue: ExecutionsQueue;
   let dispatcher: ExecutionDispatcher;
+  const noop = () => queue.queueFor('noop');
 
   beforeAll(async () => {
     sandbox = await createSandbox();
@@ -33,11 +34,11 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
    * `count` planned rows of a new every-second task, one a second back from `fireAt`, all firing at
    * `fireAt` — or, `spread`, each a millisecond after the one before (no instant crowded enough to fire in groups).
    */
-  async function planned(name: string, count: number, fireAt: Date, spread = false) {
-    const task = await db.prisma.task.create({ data: { name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
+  async function planned(name: string, count: number, fireAt: Date, spread = false, handler = 'noop') {
+    const task = await db.prisma.task.create({ data: { name, handler, scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
     const rows = Array.from({ length: count }, (_, i) => ({
       id: randomUUID(), taskId: task.id, taskName: name, scheduledFor: new Date(fireAt.getTime() - i * 1000), fireAt: spread ? new Date(fireAt.getTime() + i) : fireAt,
-      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: false,
+      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: false, handler,
     }));
     await db.executions.insertPlanned(rows, db.prisma);
     return { task, rows };
@@ -49,20 +50,20 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const before = Date.now();
     expect(await dispatcher.dispatch(rows)).toHaveLength(rows.length);
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled', queuedAt: null } })).toBe(rows.length);
-    expect(await queue.queue.getWaitingCount()).toBe(rows.length);
-    const job = await queue.queue.getJob(rows[4_321]!.id);
+    expect(await noop().getWaitingCount()).toBe(rows.length);
+    const job = await noop().getJob(rows[4_321]!.id);
     // And its task: the worker's claim then need not read back a definition it keeps.
     expect(job?.data).toEqual({ executionId: rows[4_321]!.id, taskId: task.id, fireAt: rows[4_321]!.fireAt.getTime(), releasedAt: expect.any(Number) });
     expect(job!.data.releasedAt).toBeGreaterThanOrEqual(before);
   });
 
   it('fires many executions due at one instant in groups (one job each few dozen, naming them), the few of another instant one job each', async () => {
-    await queue.queue.obliterate({ force: true });
+    await noop().obliterate({ force: true });
     const crowded = new Date(Date.now() + 60_000);
     const { rows: many } = await planned('crowded', GROUP_FROM + 36, crowded);
     const { rows: few } = await planned('quiet', 3, new Date(crowded.getTime() + 1_000));
     expect(await dispatcher.dispatch([...many, ...few])).toHaveLength(many.length + few.length);
-    const jobs = await queue.queue.getJobs(['waiting']);
+    const jobs = await noop().getJobs(['waiting']);
     const groups = jobs.filter((j) => j.data.group);
     expect(groups.map((g) => g.data.group!.length).sort((a, b) => a - b)).toEqual([GROUP_SIZE - (GROUP_SIZE * 4 - many.length), GROUP_SIZE, GROUP_SIZE, GROUP_SIZE]);
     expect(new Set(groups.flatMap((g) => g.data.group!.map((m) => m.executionId)))).toEqual(new Set(many.map((r) => r.id)));
@@ -70,10 +71,24 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect(jobs.filter((j) => !j.data.group).map((j) => j.id).sort()).toEqual(few.map((r) => r.id).sort());
   });
 
+  it("pushes each execution to its handler's queue only — a crowded instant of two handlers in groups of each — and nothing to another's", async () => {
+    await noop().obliterate({ force: true });
+    const at = new Date(Date.now() + 60_000);
+    const { rows: mails } = await planned('mails', GROUP_FROM, at, false, 'send-mail');
+    const { rows: noops } = await planned('noops', GROUP_FROM, at);
+    const { rows: one } = await planned('one-report', 1, new Date(at.getTime() + 1_000), false, 'report');
+    expect(await dispatcher.dispatch([...mails, ...noops, ...one])).toHaveLength(2 * GROUP_FROM + 1);
+    const members = async (handler: string) => (await queue.queueFor(handler).getJobs(['waiting'])).flatMap((j) => (j.data.group ?? [{ executionId: j.data.executionId }]).map((m) => m.executionId));
+    expect(new Set(await members('send-mail'))).toEqual(new Set(mails.map((r) => r.id)));
+    expect(new Set(await members('noop'))).toEqual(new Set(noops.map((r) => r.id)));
+    expect(await members('report')).toEqual([one[0]!.id]);
+    expect(await queue.queueFor('send-mail').getJobCounts('waiting')).toEqual({ waiting: Math.ceil(GROUP_FROM / GROUP_SIZE) });
+  });
+
   it('the claim records the release its job carries: the history shows it, with no history row written', async () => {
     const { rows } = await planned('claimed', 1, new Date());
     await dispatcher.dispatch(rows);
-    const job = (await queue.queue.getJob(rows[0]!.id))!;
+    const job = (await noop().getJob(rows[0]!.id))!;
     const claim = await db.claim({ id: job.data.executionId, attemptId: randomUUID(), workerId: 'w1', releasedAt: job.data.releasedAt });
     expect(claim.kind).toBe('run');
     expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({ status: 'running', queuedAt: new Date(job.data.releasedAt!) });
@@ -83,7 +98,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
   it('pushed again (a new leader adopting what its predecessor pushed), a waiting job is not added twice and a slot that ran does not run again', async () => {
     const { rows } = await planned('orphaned', 2, new Date());
     await dispatcher.dispatch(rows);
-    const [first, second] = await Promise.all(rows.map((r) => queue.queue.getJob(r.id)));
+    const [first, second] = await Promise.all(rows.map((r) => noop().getJob(r.id)));
     // A worker ran the first; its finished job was dropped.
     const attemptId = randomUUID();
     expect((await db.claim({ id: first!.id!, attemptId, workerId: 'w1', releasedAt: first!.data.releasedAt })).kind).toBe('run');
@@ -92,19 +107,19 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
 
     await dispatcher.dispatch(rows);
     // The second's job was still waiting: not added again.
-    expect((await queue.queue.getJob(rows[1]!.id))!.timestamp).toBe(second!.timestamp);
+    expect((await noop().getJob(rows[1]!.id))!.timestamp).toBe(second!.timestamp);
     // The first gets a new job, and its claim finds the slot already run.
-    const again = await queue.queue.getJob(rows[0]!.id);
+    const again = await noop().getJob(rows[0]!.id);
     expect(await db.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt })).toEqual({ kind: 'dropped', why: 'lost' });
     expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({ status: 'succeeded', attempt: 1 });
   });
 
   it('a leader deposed mid-dispatch pushes no further chunk', async () => {
     const now = Date.now();
-    const due = Array.from({ length: 4_500 }, (_, i) => ({ id: randomUUID(), fireAt: new Date(now + i) }));
+    const due = Array.from({ length: 4_500 }, (_, i) => ({ id: randomUUID(), fireAt: new Date(now + i), handler: 'noop' }));
     let asked = 0;
     expect(await dispatcher.dispatch(due, { stillLeading: () => ++asked === 1 })).toHaveLength(2_000);
-    expect(await queue.queue.getJob(due[0]!.id)).toBeTruthy();
-    expect(await queue.queue.getJob(due[2_000]!.id)).toBeFalsy();
+    expect(await noop().getJob(due[0]!.id)).toBeTruthy();
+    expect(await noop().getJob(due[2_000]!.id)).toBeFalsy();
   });
 });

@@ -13,6 +13,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
   let redis: RedisService;
   let queue: ExecutionsQueue;
   let relay: RelayService;
+  const noop = () => queue.queueFor('noop');
   let epoch: bigint;
   let taskId: string;
   let slot = 0;
@@ -40,7 +41,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     slot += 1;
     const fireAt = new Date(Date.now() - agoMs + slot);
     await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'relayed', scheduledFor: fireAt, fireAt, taskVersion: 1, status: 'scheduled', exclusive: false } });
-    if (withJob) await queue.enqueueNow([{ id, fireAt }], Date.now() - agoMs);
+    if (withJob) await queue.enqueueNow([{ id, fireAt, handler: 'noop' }], Date.now() - agoMs);
     return { id, fireAt };
   }
 
@@ -50,54 +51,66 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     const before = Date.now();
     const { requeued } = await relay.repair(epoch);
     expect(requeued).toBe(1);
-    const job = (await queue.queue.getJob(lost.id))!;
+    const job = (await noop().getJob(lost.id))!;
     expect(await job.getState()).toBe('waiting');
     // A worker holds it until its fire_at (an edit may have moved it ahead), and its claim records when it was released.
     expect(job.data).toMatchObject({ executionId: lost.id, fireAt: lost.fireAt.getTime() });
     expect(job.data.releasedAt).toBeGreaterThanOrEqual(before - 1_000);
-    expect((await queue.queue.getJob(kept.id))!.data.releasedAt).toBeLessThan(Date.now() - 20_000);
+    expect((await noop().getJob(kept.id))!.data.releasedAt).toBeLessThan(Date.now() - 20_000);
   });
 
   it('pages through every execution waiting for a job, however many: a backlog whose jobs Redis lost gets them all back in one pass', async () => {
-    await queue.queue.obliterate({ force: true });
+    await noop().obliterate({ force: true });
     await db.prisma.taskExecution.deleteMany({});
     const rows = [];
     for (let i = 0; i < 25; i += 1) rows.push(await plannedRow(false, 60_000 - i * 100));
     // Pages of 10, every one full of rows without a job: the pass goes on to the next page at once.
     expect((await relay.repair(epoch, new Date(), 10)).requeued).toBe(25);
-    const states = await Promise.all(rows.map((r) => queue.queue.getJobState(r.id)));
+    const states = await Promise.all(rows.map((r) => noop().getJobState(r.id)));
     expect(states.filter((s) => s === 'waiting')).toHaveLength(25);
   });
 
   it('a backlog that has its jobs is paged one page a pass, from where the last pass stopped: none is starved behind the oldest page', async () => {
-    await queue.queue.obliterate({ force: true });
+    await noop().obliterate({ force: true });
     await db.prisma.taskExecution.deleteMany({});
     const rows = [];
     for (let i = 0; i < 25; i += 1) rows.push(await plannedRow(false, 60_000 - i * 100));
     expect((await relay.repair(epoch, new Date(), 10)).requeued).toBe(25);
     // Jobs lost for the newest five only: the passes reach them although the older pages have theirs.
-    for (const r of rows.slice(20)) await queue.queue.remove(r.id);
+    for (const r of rows.slice(20)) await noop().remove(r.id);
     let requeued = 0;
     for (let pass = 0; pass < 3; pass += 1) requeued += (await relay.repair(epoch, new Date(), 10)).requeued;
     expect(requeued).toBe(5);
   });
 
   it('an execution fired in a group has a job while the group\'s job lives: not pushed again; once that job is gone, it is', async () => {
-    await queue.queue.obliterate({ force: true });
+    await noop().obliterate({ force: true });
     await db.prisma.taskExecution.deleteMany({});
     const fireAt = new Date(Date.now() - 30_000);
     const ids = Array.from({ length: 3 }, () => randomUUID());
     for (const [i, id] of ids.entries()) {
       await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'relayed', scheduledFor: new Date(fireAt.getTime() - i), fireAt, taskVersion: 1, status: 'scheduled', exclusive: false } });
     }
-    await queue.enqueueGroups([{ fireAt, executions: ids.map((id) => ({ id, taskId })) }], Date.now() - 30_000);
-    const group = (await queue.queue.getJobs(['waiting'])).find((j) => j.data.group);
+    await queue.enqueueGroups([{ fireAt, handler: 'noop', executions: ids.map((id) => ({ id, taskId })) }], Date.now() - 30_000);
+    const group = (await noop().getJobs(['waiting'])).find((j) => j.data.group);
     expect(group?.data.group?.map((m) => m.executionId)).toEqual(ids);
     expect((await relay.repair(epoch)).requeued).toBe(0);
     // The group's job ended without its members (a worker lost with it, its job dropped): each gets a job of its own.
     await group!.remove();
     expect((await relay.repair(epoch)).requeued).toBe(3);
-    expect(await Promise.all(ids.map((id) => queue.queue.getJobState(id)))).toEqual(['waiting', 'waiting', 'waiting']);
+    expect(await Promise.all(ids.map((id) => noop().getJobState(id)))).toEqual(['waiting', 'waiting', 'waiting']);
+  });
+
+  it("gives a job back in the queue of the handler the run runs: its pinned definition's, else its task's", async () => {
+    await noop().obliterate({ force: true });
+    await db.prisma.taskExecution.deleteMany({});
+    const plain = await plannedRow(false);
+    const pinned = await plannedRow(false);
+    await db.prisma.taskExecution.update({ where: { id: pinned.id }, data: { pinnedDefinition: { handler: 'send-mail' } } });
+    expect((await relay.repair(epoch)).requeued).toBe(2);
+    expect((await noop().getJob(plain.id))?.data.executionId).toBe(plain.id);
+    expect(await noop().getJob(pinned.id)).toBeUndefined();
+    expect((await queue.queueFor('send-mail').getJob(pinned.id))?.data.executionId).toBe(pinned.id);
   });
 
   it('asks Postgres again before re-adding: an execution that started (or moved on) since it was read keeps its job gone', async () => {

@@ -19,16 +19,18 @@ import { RedisService } from '../../libs/redis/src/index.js';
 import { type ClaimRequest, type Disposition, ExecutionClaimer } from '../../libs/worker/src/index.js';
 import { waitFor } from './processes.js';
 
-/** A worker that offers every handler: the claims these tests make are never sent elsewhere for one. */
-class EveryHandler extends HandlerRegistry {
-  constructor() {
+const EVERY_HANDLER = ['noop', 'http', 'log', 'sleep', 'fail'];
+
+/** A worker that offers these handlers (by default every handler the tests' tasks name: no claim is moved to another's queue). */
+class Offering extends HandlerRegistry {
+  constructor(private readonly offered: readonly string[] | null) {
     super(null as never); // nothing to discover: no Nest here
   }
-  override get(): TaskHandlerImpl {
-    return { run: async () => null };
+  override get(name: string): TaskHandlerImpl | undefined {
+    return this.offered === null || this.offered.includes(name) ? { run: async () => null } : undefined;
   }
   override names(): string[] {
-    return ['noop', 'http', 'log', 'sleep', 'fail'];
+    return [...(this.offered ?? EVERY_HANDLER)];
   }
 }
 
@@ -45,15 +47,17 @@ export async function openRepositories(config: Config) {
   const turns = new TurnsRepository(prisma);
   let redis: RedisService | null = null;
   let queue: ExecutionsQueue | null = null;
-  const claimers = new Map<number, ExecutionClaimer>();
   const metrics = new Metrics();
-  const claimer = (leaseMs = config.leaseMs) => {
+  const claimers = new Map<string, ExecutionClaimer>();
+  /** The claimer of a worker with this lease, offering these handlers (default: every one). */
+  const claimer = (leaseMs = config.leaseMs, offers: readonly string[] | null = null) => {
     redis ??= new RedisService(config);
     queue ??= new ExecutionsQueue(redis);
-    if (!claimers.has(leaseMs)) {
-      claimers.set(leaseMs, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, flow, turns, redis, metrics, new EveryHandler(), new WorkerDirectory(redis), queue));
+    const key = `${leaseMs} ${offers?.join(',') ?? '*'}`;
+    if (!claimers.has(key)) {
+      claimers.set(key, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, flow, turns, redis, metrics, new Offering(offers), queue));
     }
-    return claimers.get(leaseMs)!;
+    return claimers.get(key)!;
   };
   return {
     prisma,
@@ -61,7 +65,7 @@ export async function openRepositories(config: Config) {
     flow,
     turns,
     metrics,
-    claim: (request: ClaimRequest, options: { leaseMs?: number } = {}): Promise<Disposition> => claimer(options.leaseMs).claim(request),
+    claim: (request: ClaimRequest, options: { leaseMs?: number; offers?: string[] } = {}): Promise<Disposition> => claimer(options.leaseMs, options.offers).claim(request),
     claimer,
     tasks: new TasksRepository(prisma),
     executions,

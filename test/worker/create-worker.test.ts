@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../libs/config/src/index.js';
+import { ConfigError, loadConfig } from '../../libs/config/src/index.js';
 import { UnrecoverableError } from '../../libs/handlers/src/index.js';
-import { createWorker, PunctualWorkerModule, type PunctualWorker } from '../../libs/worker/src/index.js';
+import { createWorker, PunctualWorkerModule, type PunctualWorker, workerConfig } from '../../libs/worker/src/index.js';
 import { Cluster } from '../support/cluster.js';
 import { REDIS_URL } from '../support/env.js';
 import { sleep } from '../support/processes.js';
@@ -19,7 +19,7 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
   const calls: { execution: string; attempt: number; to: unknown }[] = [];
 
   beforeAll(async () => {
-    // Beside a built-in worker, which lacks plain-greet: its runs that worker takes go back for this one.
+    // Beside a built-in worker, which lacks plain-greet: it never takes this worker's runs (a queue per handler).
     cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true });
     const { databaseUrl, redisPrefix } = cluster.sandbox;
     worker = await createWorker({
@@ -49,8 +49,9 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
 
   const workers = async () => (await cluster.call('GET', '/v1/cluster')).body.workers as { instance: string; handlers: string[]; concurrency: number | null }[];
 
-  it('announces its handlers, runs each slot of an every-second task once, and records the return value', async () => {
-    await cluster.waitFor(async () => (await workers()).some((w) => w.instance === 'plain-node' && w.handlers.includes('plain-greet') && w.concurrency === 2), 15_000, 'the worker in the cluster view');
+  it('announces its handlers — its own only, no built-in one unless asked — runs each slot of an every-second task once, and records the return value', async () => {
+    const me = await cluster.waitFor(async () => (await workers()).find((w) => w.instance === 'plain-node' && w.handlers.includes('plain-greet') && w.concurrency === 2), 15_000, 'the worker in the cluster view');
+    expect(me.handlers).toEqual(['plain-greet']);
     expect((await cluster.call('POST', '/v1/tasks', { name: 'plain', handler: 'plain-greet', payload: { to: 'Grace' }, schedule: { cron: '* * * * * *' } })).status).toBe(201);
     const rows = await cluster.runsUntilPaused('plain', 3, 20_000);
     const runs = (id: string) => calls.filter((c) => c.execution === id).length;
@@ -94,6 +95,15 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
 });
 
 describe('worker options', () => {
+  it('an embedded worker offers the built-in handlers (http, noop, log) only when asked; the built-in worker does by default', () => {
+    const urls = { databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost' };
+    expect(workerConfig(urls).builtinHandlers).toBe(false);
+    expect(workerConfig({ ...urls, builtinHandlers: true }).builtinHandlers).toBe(true);
+    expect(workerConfig({ ...urls, env: { WORKER_BUILTIN_HANDLERS: 'true' } }).builtinHandlers).toBe(true);
+    expect(loadConfig({}).builtinHandlers).toBe(true);
+    expect(() => loadConfig({ WORKER_BUILTIN_HANDLERS: 'yes' })).toThrow(/WORKER_BUILTIN_HANDLERS must be true or false/);
+  });
+
   it('a bad option is refused before anything starts, naming the option', () => {
     expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', concurrency: 0 })).toThrow(ConfigError);
     expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', concurrency: 0 })).toThrow(/^PunctualWorkerModule: Invalid configuration: concurrency \(WORKER_CONCURRENCY\) /);

@@ -57,8 +57,10 @@ describe('retries, the dead letter, replay and cancel', () => {
     await cluster.call('POST', '/v1/tasks', { name: 'long', handler: 'sleep', payload: { ms: 60_000 }, schedule: { at: inAFewSeconds() } });
     const running = await waitStatus('long', 'running');
     // The handler's progress reaches Bull Board (the sleep handler reports 0 % as it starts).
-    const board = await cluster.call('GET', '/admin/queues/api/queues?activeQueue=executions&status=active&page=1&jobsPerPage=10');
-    const job = board.body.queues[0].jobs.find((j: { id: string }) => j.id === running.id);
+    // It is shown in the queue of its handler, `executions.sleep`.
+    const board = await cluster.call('GET', '/admin/queues/api/queues?activeQueue=executions.sleep&status=active&page=1&jobsPerPage=10');
+    const queue = board.body.queues.find((q: { name: string }) => q.name === 'executions.sleep');
+    const job = queue.jobs.find((j: { id: string }) => j.id === running.id);
     expect(job?.progress).toBe(0);
     const res = await cluster.call('POST', `/v1/executions/${running.id}/cancel`);
     expect(res.status).toBe(200);

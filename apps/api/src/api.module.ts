@@ -19,6 +19,7 @@ import { CalendarsController } from './calendars/calendars.controller.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { SchedulesController } from './schedules/schedules.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
+import { BoardQueues } from './admin/bull-board.js';
 import { TasksController } from './tasks/tasks.controller.js';
 
 /** The admin HTTP API. */
@@ -32,6 +33,7 @@ export class ApiModule {
       providers: [
         ApiKeyPresenceCheck,
         BrowserSessionStore,
+        BoardQueues,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
       ],

@@ -1,9 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { ClockOffset, Cluster } from '@punctual/contract';
 import { ExecutionQueriesRepository, FlowControlRepository, SchedulerStateRepository } from '@punctual/db';
-import { ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
+import type { JobType } from 'bullmq';
+import { HandlerQueues } from './handler-queues.js';
 import { WorkerDirectory } from './worker-directory.js';
+
+/** The job states counted in the view, summed over every handler's queue. */
+const JOB_STATES: JobType[] = ['active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children'];
 
 /** Flow-control keys listed: the busiest. */
 const BUSIEST_KEYS = 20;
@@ -21,7 +25,7 @@ export class ClusterService {
     private readonly executions: ExecutionQueriesRepository,
     private readonly flow: FlowControlRepository,
     private readonly directory: WorkerDirectory,
-    private readonly queue: ExecutionsQueue,
+    private readonly queues: HandlerQueues,
     private readonly redis: RedisService,
   ) {}
 
@@ -29,7 +33,8 @@ export class ClusterService {
     const [shards, workers, jobs, executions, flow, clockOffsets, due] = await Promise.all([
       this.state.shards(),
       this.directory.workers(),
-      this.queue.queue.getJobCounts(),
+      // Read afresh: a task created a moment ago has its handler's queue counted.
+      this.queues.jobCounts(JOB_STATES, 0),
       this.executions.countUnfinished(),
       this.flow.busiestKeys(BUSIEST_KEYS),
       this.clockOffsets(),

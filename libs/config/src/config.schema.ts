@@ -59,6 +59,15 @@ export const configSchema = z.object({
     .transform((value) => value.split(',').map((key) => key.trim()).filter(Boolean))
     .refine((keys) => keys.length <= 100 && keys.every((key) => key.length <= 200), 'must list at most 100 keys of at most 200 characters'),
   FLOW_METRICS_TOP: int(10, 0, 100),
+  /**
+   * Whether a worker offers the built-in handlers `http`, `noop` and `log`: on for Punctual's own
+   * worker; a worker embedded in an application (createWorker, PunctualWorkerModule) has it off
+   * unless told (`builtinHandlers: true`).
+   */
+  WORKER_BUILTIN_HANDLERS: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default('true')
+    .transform((value) => value === 'true'),
   /** Registers the `sleep` and `fail` handlers, for tests and benchmarks; a production worker offers neither. */
   ENABLE_TEST_HANDLERS: z
     .enum(['true', 'false'], { error: 'must be true or false' })

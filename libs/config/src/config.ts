@@ -32,6 +32,8 @@ export interface Config {
   /** Flow-control keys with a `key` label in the metrics: these, and the busiest `flowMetricsTop` others (bounded cardinality). */
   readonly flowMetricsKeys: readonly string[];
   readonly flowMetricsTop: number;
+  /** Whether a worker offers the built-in `http`, `noop` and `log` handlers (WORKER_BUILTIN_HANDLERS). */
+  readonly builtinHandlers: boolean;
   /** Whether workers register the `sleep` and `fail` handlers (tests and benchmarks only; off by default). */
   readonly enableTestHandlers: boolean;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpAllowHosts: Object.freeze([...c.HTTP_ALLOW_HOSTS]),
     flowMetricsKeys: Object.freeze([...c.FLOW_METRICS_KEYS]),
     flowMetricsTop: c.FLOW_METRICS_TOP,
+    builtinHandlers: c.WORKER_BUILTIN_HANDLERS,
     enableTestHandlers: c.ENABLE_TEST_HANDLERS,
     logLevel: c.LOG_LEVEL,
     otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT,

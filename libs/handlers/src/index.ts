@@ -1,13 +1,14 @@
 /**
  * What runs an execution's work: `@TaskHandler` providers found at start (`HandlerRegistry`), the
- * built-in handlers (`http` with its SSRF guard and signed requests, `noop`, `log`; `sleep` and
+ * built-in handlers (`http` with its SSRF guard and signed requests, `noop`, `log`, with
+ * WORKER_BUILTIN_HANDLERS; `sleep` and
  * `fail` for tests, with ENABLE_TEST_HANDLERS), and `redactPayload`, which hides a task's secret
  * fields wherever a payload is shown or logged.
  *
  * @imports @punctual/config, @punctual/contract, @punctual/db, @punctual/tracing
  * @packageDocumentation
  */
-export { LogHandler, NoopHandler } from './builtin.handlers.js';
+export { BuiltinHandlers, LogHandler, NoopHandler } from './builtin.handlers.js';
 export { FailHandler, SleepHandler, TestHandlers } from './test.handlers.js';
 export { HandlerRegistry } from './handler-registry.js';
 export { type HandlerTask, handlerTaskOf, hmacSigner, type RequestSigner } from './handler-task.js';

@@ -31,13 +31,18 @@ export class Metrics {
     help: 'Handlers still running after their attempt was aborted (timeout, cancel, lease lost, shutdown): each keeps its handler slot until it settles',
     registers: [this.registry],
   });
-  readonly waitingForWorker = new Counter({
-    name: 'punctual_runs_waiting_for_worker_total',
-    help: 'Claims of runs whose handler no live worker offers (or the worker directory could not be read): the run waits for one, its job back in a second',
+  readonly waitingForWorker = new Gauge({
+    name: 'punctual_runs_waiting_for_worker',
+    help: "Due runs of a handler no live worker offers, waiting in its queue for one (set by shard 0's leader)",
     labelNames: ['handler'],
     registers: [this.registry],
   });
-  readonly sentBack = new Counter({ name: 'punctual_runs_sent_back_total', help: 'Jobs this worker gave back to the queue because it lacks their handler and another live worker offers it', labelNames: ['handler'], registers: [this.registry] });
+  readonly sentBack = new Counter({
+    name: 'punctual_runs_sent_back_total',
+    help: "Jobs this worker moved to the queue of their run's handler, which it does not offer: the task's handler was changed after the job was pushed",
+    labelNames: ['handler'],
+    registers: [this.registry],
+  });
   readonly claims = new Counter({
     name: 'punctual_claims_total',
     help: "Claims of attempts by how they were decided: claimed (one statement, no read), run (read and judged), parked (its turn not come), skipped, held (flow control), later (the job comes back), dropped",
@@ -51,7 +56,7 @@ export class Metrics {
   readonly flowRunning = new Gauge({ name: 'punctual_flow_running', help: 'Runs holding a concurrency permit, by key (the same keys as punctual_flow_waiting)', labelNames: ['key'], registers: [this.registry] });
   readonly flowWait = new Histogram({ name: 'punctual_flow_wait_seconds', help: 'How long a run was held back by flow control before it started', buckets: [...LAG_BUCKETS, 120, 300, 900, 3600], registers: [this.registry] });
   readonly handlerDuration = new Histogram({ name: 'punctual_handler_duration_seconds', help: 'Handler run time', labelNames: ['handler'], registers: [this.registry] });
-  readonly queueDepth = new Gauge({ name: 'punctual_queue_depth', help: 'Jobs in the executions queue, by state (set by the leader)', labelNames: ['state'], registers: [this.registry] });
+  readonly queueDepth = new Gauge({ name: 'punctual_queue_depth', help: "Jobs in the executions queues (one per handler), by state (set by shard 0's leader)", labelNames: ['state'], registers: [this.registry] });
   readonly outboxPending = new Gauge({ name: 'punctual_outbox_pending', help: 'Notifications not yet delivered', registers: [this.registry] });
   readonly outboxOldestPending = new Gauge({ name: 'punctual_outbox_oldest_pending_seconds', help: 'Age of the oldest notification not yet delivered (0 when none)', registers: [this.registry] });
   readonly deadLetters = new Gauge({ name: 'punctual_dead_letters', help: 'Executions in the dead state (the dead letter), counted in Postgres', registers: [this.registry] });

@@ -15,6 +15,8 @@ export interface PlannedExecution {
   status: 'scheduled' | 'missed';
   taskVersion: number;
   exclusive: boolean;
+  /** The handler it runs (its task's): its job goes to that handler's queue. */
+  handler: string;
 }
 
 /** The cursor move the planner made for one task. */

@@ -15,6 +15,7 @@ function task(overrides: Partial<PlannableTask> = {}): PlannableTask {
     misfire: 'run_once',
     maxDelayMs: 60_000,
     jitterMs: 0,
+    handler: 'noop',
     nextRunAt: new Date(T0),
     ...overrides,
   };

@@ -28,6 +28,7 @@ export interface PlannableTask {
   misfire: (typeof MISFIRE_POLICIES)[number];
   maxDelayMs: number;
   jitterMs: number;
+  handler: string;
   /** The cursor: the first slot not yet planned. */
   nextRunAt: Date | null;
 }
@@ -65,6 +66,7 @@ export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date
     status,
     taskVersion: task.planVersion,
     exclusive: task.overlap !== 'allow',
+    handler: task.handler,
   });
   const fireAtOf = (slot: Date) => new Date(slot.getTime() + jitterOffset(task.id, slot, task.jitterMs));
 

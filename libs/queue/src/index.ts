@@ -1,11 +1,11 @@
 /**
- * The executions queue, defined once: its name, job payload type, job options and pub/sub
+ * The executions queues (one per handler), defined once: their names, job payload type, job options and pub/sub
  * channels, and `ExecutionsQueue`, the producer every role adds jobs through (each job carrying
  * the active trace context).
  *
  * @imports @punctual/metrics, @punctual/redis, @punctual/tracing
  * @packageDocumentation
  */
-export { ExecutionsQueue } from './executions.queue.js';
-export { EXECUTION_CANCEL_CHANNEL, EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE, type ExecutionJobData, executionJobId, FLOW_WAKE_CHANNEL, groupJobId, groupsKey, TASKS_CHANGED_CHANNEL, tasksChangedBy, tasksChangedMessage, turnJobId } from './queue.constants.js';
+export { ExecutionsQueue, type JobCounts, type ReleasedExecution, type TurnJob } from './executions.queue.js';
+export { EXECUTION_CANCEL_CHANNEL, EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE_PREFIX, type ExecutionJobData, executionJobId, executionsQueueName, handlerOfQueue, FLOW_WAKE_CHANNEL, groupJobId, groupsKey, TASKS_CHANGED_CHANNEL, tasksChangedBy, tasksChangedMessage, turnJobId } from './queue.constants.js';
 export { QueueModule } from './queue.module.js';

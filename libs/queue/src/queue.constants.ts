@@ -1,8 +1,24 @@
 import type { TraceContext } from '@punctual/tracing';
 import type { JobsOptions } from 'bullmq';
 
-/** The one queue executions run through. */
-export const EXECUTIONS_QUEUE = 'executions';
+/**
+ * Executions run through a queue per handler, `executions.<handler>` (`executions.http`,
+ * `executions.send-report`): a worker takes jobs only from the queues of the handlers it offers,
+ * so a run goes only to a worker that can run it — none is taken and sent back by one that cannot.
+ * The queue is chosen when the job is pushed, by the handler the run runs (its pinned definition's,
+ * else its task's).
+ */
+export const EXECUTIONS_QUEUE_PREFIX = 'executions.';
+
+/** The queue of the runs of `handler`. */
+export function executionsQueueName(handler: string): string {
+  return `${EXECUTIONS_QUEUE_PREFIX}${handler}`;
+}
+
+/** The handler whose queue `queueName` is (see {@link executionsQueueName}); null for another queue. */
+export function handlerOfQueue(queueName: string): string | null {
+  return queueName.startsWith(EXECUTIONS_QUEUE_PREFIX) ? queueName.slice(EXECUTIONS_QUEUE_PREFIX.length) : null;
+}
 
 /** A job carries only the execution id: Postgres holds the truth (and the payload, which may be secret). */
 export interface ExecutionJobData {

@@ -24,7 +24,8 @@ export interface DispatchOptions {
 }
 
 /**
- * Fires planned executions: pushes them to BullMQ as immediate jobs, each carrying its `fire_at`
+ * Fires planned executions: pushes them to BullMQ as immediate jobs — each to the queue of the
+ * handler it runs, so only a worker that offers it takes it — each carrying its `fire_at`
  * and the instant it was released — the many due at one instant in fire groups of a few dozen. Firing writes nothing per row (DESIGN §4): a row stays
  * `scheduled` until a worker claims it, and the claim records the release instant the job carries
  * as its `queued_at`. A row whose job never came (a leader gone mid-push) or went (Redis lost it)
@@ -71,20 +72,23 @@ export class ExecutionDispatcher {
     }
   }
 
-  /** Pushes a chunk: the executions of a crowded instant in groups, the others one job each. */
+  /**
+   * Pushes a chunk, each execution to its handler's queue: the executions of one handler crowding
+   * an instant in groups, the others one job each.
+   */
   private async enqueue(chunk: Fireable[], releasedAt: number): Promise<void> {
-    const byInstant = new Map<number, Fireable[]>();
+    const crowds = new Map<string, Fireable[]>();
     for (const e of chunk) {
-      const at = e.fireAt.getTime();
-      let list = byInstant.get(at);
-      if (!list) byInstant.set(at, (list = []));
+      const key = `${e.fireAt.getTime()} ${e.handler}`;
+      let list = crowds.get(key);
+      if (!list) crowds.set(key, (list = []));
       list.push(e);
     }
     const singles: Fireable[] = [];
-    const groups: { fireAt: Date; executions: Fireable[] }[] = [];
-    for (const list of byInstant.values()) {
+    const groups: { fireAt: Date; handler: string; executions: Fireable[] }[] = [];
+    for (const list of crowds.values()) {
       if (list.length < GROUP_FROM) singles.push(...list);
-      else for (let i = 0; i < list.length; i += GROUP_SIZE) groups.push({ fireAt: list[0]!.fireAt, executions: list.slice(i, i + GROUP_SIZE) });
+      else for (let i = 0; i < list.length; i += GROUP_SIZE) groups.push({ fireAt: list[0]!.fireAt, handler: list[0]!.handler, executions: list.slice(i, i + GROUP_SIZE) });
     }
     await Promise.all([this.queue.enqueueNow(singles, releasedAt), this.queue.enqueueGroups(groups, releasedAt)]);
   }

@@ -1,9 +1,15 @@
 /** An item the timer fires: anything with an id and an instant. */
-export interface Fireable {
+export interface Timed {
   id: string;
   fireAt: Date;
+}
+
+/** A planned execution the leader fires. */
+export interface Fireable extends Timed {
   /** The execution's task, carried by its job (see ExecutionJobData). */
   taskId?: string;
+  /** The handler it runs: its job goes to that handler's queue. */
+  handler: string;
 }
 
 /**
@@ -14,7 +20,7 @@ export interface Fireable {
  * With `leadMs`, an item is due `leadMs` before its `fireAt`: the queue round trip and the worker's
  * pick-up happen ahead of the slot, and the worker holds the job until `fireAt`.
  */
-export class FireTimer<T extends Fireable> {
+export class FireTimer<T extends Timed> {
   private readonly heap: T[] = [];
   /** Each id held, with the instant (epoch ms) it fires at; heap entries of another instant are stale. */
   private readonly ids = new Map<string, number>();

@@ -45,7 +45,7 @@ export class RelayService {
     const { shard } = shardFence(fence);
     const reaped = await this.executions.reapExpiredLeases(pageSize, fence);
     for (const execution of reaped) {
-      if (execution.status === 'retrying') await this.queue.ensureJob(execution.id, execution.attempt + 1);
+      if (execution.status === 'retrying' && execution.handler) await this.queue.ensureJob(execution.handler, execution.id, execution.attempt + 1);
     }
     // Parked slots whose turn came without a word get it now (their jobs go first, as any turn's).
     const handed = await this.executions.handOverStranded(new Date(now.getTime() - STRANDED_AFTER_MS), pageSize, fence);
@@ -56,8 +56,9 @@ export class RelayService {
       const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - this.config.relayGraceMs), this.cursors.get(shard) ?? null, pageSize, fence);
       if (waiting.length < pageSize) this.cursors.delete(shard);
       else this.cursors.set(shard, waiting.at(-1)!);
-      // The job of a retry carries its attempt; a first attempt's (planned, or given back) is the execution's own.
-      const attempts = waiting.map((e) => ({ executionId: e.id, attempt: e.status === 'retrying' ? e.attempt + 1 : 1, fireAt: e.fireAt, found: e }));
+      // The job of a retry carries its attempt; a first attempt's (planned, or given back) is the
+      // execution's own. A row without a handler lost its task (the delete ends its runs): no queue takes it.
+      const attempts = waiting.flatMap((e) => (e.handler ? [{ handler: e.handler, executionId: e.id, attempt: e.status === 'retrying' ? e.attempt + 1 : 1, fireAt: e.fireAt, found: e }] : []));
       const missing = await this.queue.withoutJob(attempts);
       // A job ends (and is dropped) when its run ends: one missing now may have run since the rows
       // were read. Only the ones still waiting, read again, get their job back.
@@ -67,7 +68,7 @@ export class RelayService {
         await Promise.all(
           again.slice(i, i + REQUEUE_TOGETHER).map((m) => {
             const first = m.found.status === 'retrying' ? undefined : { fireAt: m.found.fireAt, releasedAt: now.getTime() };
-            return this.queue.addAgain(m.executionId, m.attempt, first, m.found.taskId ?? undefined);
+            return this.queue.addAgain(m.handler, m.executionId, m.attempt, first, m.found.taskId ?? undefined);
           }),
         );
       }

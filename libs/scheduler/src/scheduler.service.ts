@@ -1,3 +1,4 @@
+import { HandlerQueues } from '@punctual/cluster';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
@@ -52,6 +53,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly dispatcher: ExecutionDispatcher,
     private readonly clock: ClockService,
     private readonly metrics: Metrics,
+    private readonly handlerQueues: HandlerQueues,
   ) {
     this.share = config.schedulerShards;
     // A dead scheduler leaves the count before its shard locks run out (announced every ttl/3, kept
@@ -79,8 +81,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
       );
       process.exit(78);
     }
-    const { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics } = this;
-    const services = { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics };
+    const { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics, handlerQueues } = this;
+    const services = { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics, handlerQueues };
     for (let shard = 0; shard < shards; shard += 1) {
       this.leaders.push(new ShardLeader(services, { shard, shards, mayAcquire: () => this.mayAcquire(shard) }));
     }

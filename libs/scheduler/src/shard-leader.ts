@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Config } from '@punctual/config';
 import type { ClockService } from '@punctual/clock';
+import type { HandlerQueues } from '@punctual/cluster';
 import { isLockTimeout, type LeaderExecutionsRepository, type SchedulerStateRepository, type ShardFence } from '@punctual/db';
 import type { Metrics } from '@punctual/metrics';
 import { resolveLateSlots } from '@punctual/planning';
@@ -17,6 +18,8 @@ import type { RelayService } from './relay.service.js';
 const SWEEP_LIMIT = 100_000;
 const LATE_LIMIT = 10_000;
 const RELAY_INTERVAL_MS = 2_000;
+/** Shard 0's leader sets the queues' gauges (depth, runs waiting for a worker) every this many relay passes. */
+const OBSERVE_EVERY = 3;
 
 /** What every shard's leader of one scheduler process shares. */
 export interface ShardServices {
@@ -30,6 +33,7 @@ export interface ShardServices {
   dispatcher: ExecutionDispatcher;
   clock: ClockService;
   metrics: Metrics;
+  handlerQueues: HandlerQueues;
 }
 
 export interface ShardLeaderOptions {
@@ -56,6 +60,8 @@ export class ShardLeader {
   private planTimer: NodeJS.Timeout | null = null;
   private relayTimer: NodeJS.Timeout | null = null;
   private repairing = false;
+  /** Relay passes since this leader last set the queues' gauges. */
+  private observed = 0;
   /**
    * What this leader pushed, by id, with its `fire_at`: firing writes nothing (see
    * ExecutionDispatcher), so a row stays `scheduled` until claimed and a sweep must not push it
@@ -325,10 +331,7 @@ export class ShardLeader {
       await this.resolveLate();
       await this.sweepScheduled();
       await this.s.relay.repair(fence, this.s.clock.date());
-      if (this.shard === 0) {
-        const counts = await this.s.queue.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed');
-        for (const [state, count] of Object.entries(counts)) this.s.metrics.queueDepth.set({ state }, count);
-      }
+      if (this.shard === 0 && (this.observed += 1) % OBSERVE_EVERY === 1) await this.s.handlerQueues.observe(this.s.metrics);
     } catch (error) {
       this.onLeaderError(fence, error, 'relay failed; retrying next interval');
     } finally {

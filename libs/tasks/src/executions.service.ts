@@ -18,8 +18,10 @@ export class ExecutionsService {
   async retry(id: string): Promise<TaskExecution> {
     const replayed = await this.executions.retryDead(id);
     if (!replayed) throw await this.stateError(id, 'a dead execution can be retried');
-    await this.queue.enqueueAttempt(id, replayed.attempt + 1, 0);
-    return replayed;
+    const { handler, ...execution } = replayed;
+    // A replay of a run whose task is gone has no handler to run: it ends as the claim finds it.
+    if (handler) await this.queue.enqueueAttempt(handler, id, execution.attempt + 1, 0);
+    return execution;
   }
 
   /**

@@ -75,7 +75,7 @@ export class TaskRunsService {
   private row(task: Task, slot: Date, fireAt: Date, trigger: 'manual' | 'backfill'): PlannedExecution {
     return {
       id: randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: slot, fireAt, trigger,
-      status: 'scheduled', taskVersion: task.planVersion, exclusive: task.overlap !== 'allow',
+      status: 'scheduled', taskVersion: task.planVersion, exclusive: task.overlap !== 'allow', handler: task.handler,
     };
   }
 

@@ -19,8 +19,10 @@ export type RunOutcome = 'succeeded' | 'retrying' | 'dead' | 'cancelled' | 'rele
  * - `dropped`: nothing to do (finished, another worker's, the worker stopping). The job ends.
  * - `later`: the job comes back after `afterMs` (unset: the worker's own backoff), earlier when
  *   what it `waitsFor` moves here: a few milliseconds early, late (the leader's misfire policy
- *   decides it), Postgres unreachable, a run released late ahead of it, held by flow control, or
- *   its handler offered by another worker.
+ *   decides it), Postgres unreachable, a run released late ahead of it, or held by flow control.
+ * - `moved`: the run's handler is not this queue's (an edit changed the task's handler after the
+ *   job was pushed): the job moves to the queue of `handler`, where a worker that offers it takes it
+ *   (or, while none does, it waits). This job ends.
  */
 export type Disposition =
   | { kind: 'run'; execution: TaskExecution; task: Task; leaseValidUntil: number }
@@ -28,7 +30,8 @@ export type Disposition =
   | { kind: 'parked' }
   | { kind: 'skipped'; reason: SkipReason }
   | { kind: 'dropped'; why: 'lost' | 'released' }
-  | { kind: 'later'; why: 'early' | 'late' | 'unreachable' | 'allowance' | 'held' | 'elsewhere' | 'no_worker' | 'contended'; afterMs?: number; waitsFor?: WaitsFor };
+  | { kind: 'later'; why: 'early' | 'late' | 'unreachable' | 'allowance' | 'held' | 'contended'; afterMs?: number; waitsFor?: WaitsFor }
+  | { kind: 'moved'; handler: string; attempt: number };
 
 /** A claim of an attempt: the job's execution and the attempt's fencing token. */
 export interface ClaimRequest {

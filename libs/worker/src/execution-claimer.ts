@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { ANNOUNCE_MS, WorkerDirectory } from '@punctual/cluster';
 import { CONFIG, type Config } from '@punctual/config';
 import {
   type ClaimRead,
@@ -24,7 +23,6 @@ import { answeredWithin, ClaimConfirmation, UNREACHABLE_RETRY_MS } from './claim
 import type { ClaimRequest, Disposition } from './disposition.js';
 import { FlowClaims, flowPolicyOf } from './flow-claims.js';
 import { leasePolicy, type LeasePolicy } from './lease-policy.js';
-import { OfferedHandlers } from './offered-handlers.js';
 import { TurnHandover } from './turn-handover.js';
 
 /** Reads and writes of one claim before a job that keeps losing races is told to come back later. */
@@ -40,17 +38,6 @@ const FLOW_POLL_MS = 1_000;
 const FLOW_POLL_MAX_MS = 15_000;
 /** A first attempt found late is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
 const LATE_RECHECK_MS = 2_000;
-/**
- * A run whose handler no live worker offers waits; it asks again after a second at first, less
- * often the longer it has waited (a quarter of it, at most 15 s): a thousand runs waiting an hour
- * for an application cost a few claims a second, not a thousand. A retry ends dead naming the
- * handler only once no worker has offered it for NO_WORKER_FOR_MS — several announce periods, so
- * an emptied directory (Redis restarted, flushed) has filled again — and its `maxDelay` passed.
- */
-const NO_WORKER_RETRY_MS = 1_000;
-const NO_WORKER_RETRY_MAX_MS = 15_000;
-const NO_WORKER_FOR_MS = 3 * ANNOUNCE_MS;
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -88,7 +75,6 @@ export class ExecutionClaimer {
   private readonly batches: ClaimBatches;
   private readonly flowClaims: FlowClaims;
   private readonly confirmation: ClaimConfirmation;
-  private readonly offered: OfferedHandlers;
   readonly handover: TurnHandover;
 
   constructor(
@@ -100,14 +86,12 @@ export class ExecutionClaimer {
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
     private readonly handlers: HandlerRegistry,
-    directory: WorkerDirectory,
     queue: ExecutionsQueue,
   ) {
     this.lease = leasePolicy(config);
     this.batches = new ClaimBatches(claims, turns, { leaseMs: config.leaseMs, handlers: () => handlers.names() });
     this.flowClaims = new FlowClaims(flow, redis, config.leaseMs, this.logger);
     this.confirmation = new ClaimConfirmation(claims, this.lease, this.logger);
-    this.offered = new OfferedHandlers(directory, this.logger);
     this.handover = new TurnHandover(turns, queue, metrics, this.logger);
   }
 
@@ -220,24 +204,14 @@ export class ExecutionClaimer {
   private async write(request: ClaimRequest, read: ClaimRead): Promise<Disposition | 'again'> {
     const { execution } = read;
     const task = read.task!;
-    // Every worker takes jobs from the one queue: a run whose handler this worker lacks (the one it
-    // started with, if an edit pinned it) goes back for a worker that offers it (one in the host app
-    // of PunctualWorkerModule, say), its row untouched.
+    // A job is pushed to the queue of the handler its run runs, and a worker takes jobs only from
+    // the queues of handlers it offers: a run whose handler this worker lacks had its handler
+    // changed after its job was pushed (an edit). It moves to that handler's queue, its row
+    // untouched, and waits there for a worker that offers it — never ended for want of one.
     const handler = execution.pinnedHandler ?? task.handler;
     if (!this.handlers.get(handler)) {
-      const offer = await this.offered.lookup(handler);
-      if (offer === 'elsewhere') {
-        this.metrics.sentBack.inc({ handler });
-        return { kind: 'later', why: 'elsewhere' };
-      }
-      // No live worker offers it (or the directory cannot be read): the run waits for one. A first
-      // attempt waits until its maxDelay makes it late (the leader's misfire policy decides it); a
-      // retry ends dead, naming the handler, only once no worker has offered it for a long while.
-      if (!this.noWorkerForGood(handler, execution, task, read.now)) {
-        this.metrics.waitingForWorker.inc({ handler });
-        const waitedMs = read.now.getTime() - (execution.nextAttemptAt ?? execution.fireAt).getTime();
-        return { kind: 'later', why: 'no_worker', afterMs: Math.min(NO_WORKER_RETRY_MAX_MS, Math.max(NO_WORKER_RETRY_MS, waitedMs / 4)) };
-      }
+      this.metrics.sentBack.inc({ handler });
+      return { kind: 'moved', handler, attempt: execution.status === 'retrying' ? execution.attempt + 1 : 1 };
     }
     const write: ClaimWrite = {
       ...request,
@@ -270,17 +244,6 @@ export class ExecutionClaimer {
       if (outcome.roomLeft && flow?.concurrency) void this.flowClaims.wake(flow.concurrency.key);
     }
     return this.run(outcome.execution, task, sentAt);
-  }
-
-  /**
-   * Whether a run whose handler no live worker offers is given up (claimed here, to end dead naming
-   * the handler): only a retry, past its due instant by its `maxDelay`, whose handler this worker has
-   * seen offered by no one for {@link NO_WORKER_FOR_MS}.
-   */
-  private noWorkerForGood(handler: string, execution: ClaimRead['execution'], task: Task, now: Date): boolean {
-    if (execution.status !== 'retrying' || execution.attempt === 0) return false;
-    const dueAt = execution.nextAttemptAt?.getTime() ?? execution.fireAt.getTime();
-    return this.offered.missingForMs(handler) >= NO_WORKER_FOR_MS && now.getTime() > dueAt + task.maxDelayMs;
   }
 
   /** Tells every worker that a run of `key` started or ended: each brings its first run held on the key forward. */

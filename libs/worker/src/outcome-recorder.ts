@@ -141,7 +141,7 @@ export class OutcomeRecorder {
         return verdict.kind;
       case 'release': {
         const released = await this.attempts.releaseAttempt(execution.id, attemptId, 'worker shut down mid-run');
-        if (released) await bestEffort(this.queue.enqueueAttempt(execution.id, execution.attempt + 1, 0, execution.taskId ?? undefined), 'worker.requeue-at-shutdown');
+        if (released) await bestEffort(this.queue.enqueueAttempt(task.handler, execution.id, execution.attempt + 1, 0, execution.taskId ?? undefined), 'worker.requeue-at-shutdown');
         this.logger.warn({ ...fields, status: 'retrying' }, 'attempt handed back at shutdown');
         return released ? 'released' : 'stale';
       }
@@ -158,7 +158,7 @@ export class OutcomeRecorder {
     }));
     if (!ok) return 'stale';
     this.metrics.executions.inc({ status: retry ? 'retrying' : 'dead', handler: task.handler });
-    if (retry) await this.queue.enqueueAttempt(execution.id, execution.attempt + 1, delay, execution.taskId ?? undefined);
+    if (retry) await this.queue.enqueueAttempt(task.handler, execution.id, execution.attempt + 1, delay, execution.taskId ?? undefined);
     // A dead run no longer holds its task: a slot parked behind it gets its turn.
     else if (execution.exclusive && execution.taskId) await this.handover.handOverAndPush([execution.taskId]);
     this.logger.warn({ ...fields, status: retry ? 'retrying' : 'dead', error: message }, 'execution failed');

@@ -23,6 +23,11 @@ export interface PunctualWorkerOptions {
   instanceId?: string;
   /** Handlers by name, added to the discovered `@TaskHandler` providers. */
   handlers?: HandlerMap;
+  /**
+   * Whether this worker also offers the built-in handlers `http`, `noop` and `log`
+   * (WORKER_BUILTIN_HANDLERS; default false: it runs only the app's own handlers).
+   */
+  builtinHandlers?: boolean;
   /** Further settings by their variable names, as the built-in worker reads them (default none). */
   env?: NodeJS.ProcessEnv;
 }
@@ -36,6 +41,7 @@ const OPTION_VARIABLES = {
   leaseMs: 'LEASE_MS',
   shutdownGraceMs: 'SHUTDOWN_GRACE_MS',
   instanceId: 'INSTANCE_ID',
+  builtinHandlers: 'WORKER_BUILTIN_HANDLERS',
 } as const satisfies Partial<Record<keyof PunctualWorkerOptions, string>>;
 
 /** The worker {@link Config} of `options`; a bad option throws a {@link ConfigError} naming it. */
@@ -45,6 +51,8 @@ export function workerConfig(options: PunctualWorkerOptions): Config {
     const value = options[option as keyof typeof OPTION_VARIABLES];
     if (value !== undefined) env[variable] = String(value);
   }
+  // An app's worker runs the app's handlers; the built-in ones only when asked.
+  env.WORKER_BUILTIN_HANDLERS ??= 'false';
   try {
     return loadConfig(env);
   } catch (error) {

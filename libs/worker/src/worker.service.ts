@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { bestEffort } from '@punctual/metrics';
-import { EXECUTION_CANCEL_CHANNEL, executionJobId, EXECUTIONS_QUEUE, type ExecutionJobData, ExecutionsQueue, FLOW_WAKE_CHANNEL } from '@punctual/queue';
+import { EXECUTION_CANCEL_CHANNEL, executionJobId, type ExecutionJobData, ExecutionsQueue, executionsQueueName, FLOW_WAKE_CHANNEL, handlerOfQueue } from '@punctual/queue';
 import { tracing } from '@punctual/tracing';
 import { RedisService } from '@punctual/redis';
 import { DelayedError, type Job, Worker } from 'bullmq';
@@ -29,14 +29,16 @@ const STALLED_CHECK_MS = 5_000;
 const JOBS_PER_HANDLER_SLOT = 2;
 
 /**
- * The worker role: a BullMQ worker on the executions queue that hands each job to the runner, and
- * a subscriber that aborts executions cancelled elsewhere. On shutdown it stops taking jobs, lets
+ * The worker role: a BullMQ worker on the queue of each handler this process offers (see
+ * executionsQueueName) that hands each job to the runner — so it only ever takes runs it can run —
+ * and a subscriber that aborts executions cancelled elsewhere. On shutdown it stops taking jobs, lets
  * running handlers finish for up to SHUTDOWN_GRACE_MS, then aborts and hands back the rest.
  */
 @Injectable()
 export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(WorkerService.name);
-  private worker: Worker<ExecutionJobData> | null = null;
+  /** One BullMQ worker per handler offered here, on that handler's queue. */
+  private workers: Worker<ExecutionJobData>[] = [];
   private subscriber: Redis | null = null;
   private announcer: NodeJS.Timeout | null = null;
   private readonly waiting = new WaitingRoom();
@@ -64,14 +66,21 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     });
     this.runner.onTurnFreed((taskId) => void this.waiting.wake(taskId));
     this.runner.onPermitFreed((key) => void this.claimer.wakeFlow(key));
-    this.worker = new Worker<ExecutionJobData>(EXECUTIONS_QUEUE, (job, token) => this.process(job, token), {
-      connection: this.redis.connect(),
-      prefix: this.redis.prefix,
-      concurrency: this.config.workerConcurrency * JOBS_PER_HANDLER_SLOT,
-      lockDuration: JOB_LOCK_MS,
-      stalledInterval: STALLED_CHECK_MS,
-    });
-    this.worker.on('error', (error) => this.logger.error({ err: error }, 'worker error'));
+    // The handler slots (WORKER_CONCURRENCY) are shared by every handler; each queue may hold as
+    // many jobs as the slots would take, so one handler's runs can use them all.
+    const connection = this.redis.connect();
+    for (const handler of this.handlers.names()) {
+      const worker = new Worker<ExecutionJobData>(executionsQueueName(handler), (job, token) => this.process(job, token), {
+        connection,
+        prefix: this.redis.prefix,
+        concurrency: this.config.workerConcurrency * JOBS_PER_HANDLER_SLOT,
+        lockDuration: JOB_LOCK_MS,
+        stalledInterval: STALLED_CHECK_MS,
+      });
+      worker.on('error', (error) => this.logger.error({ err: error, handler }, 'worker error'));
+      this.workers.push(worker);
+    }
+    if (this.workers.length === 0) this.logger.warn('this worker offers no handlers: it takes no runs');
     const announce = () => (this.announcer ? bestEffort(this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency), 'worker.announce') : Promise.resolve());
     this.announcer = setInterval(announce, ANNOUNCE_MS);
     await announce();
@@ -117,6 +126,9 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
         return disposition.why;
       case 'run':
         throw new Error('a claimed run came back unrun');
+      case 'moved':
+        await this.move(job.data, disposition);
+        return `moved to ${executionsQueueName(disposition.handler)}`;
       case 'later':
         break;
     }
@@ -138,6 +150,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private async processGroup(job: Job<ExecutionJobData>): Promise<string> {
     const { group = [], fireAt, releasedAt, trace } = job.data;
+    const handler = handlerOfQueue(job.queueName)!;
     const dispositions = await Promise.all(
       group.map((member) =>
         tracing.withSpan(
@@ -148,16 +161,20 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
         ),
       ),
     );
+    await Promise.all(group.map((member, i) => {
+      const d = dispositions[i]!;
+      return d.kind === 'moved' ? this.move({ ...member, fireAt, releasedAt, trace }, d) : undefined;
+    }));
     const later = group.flatMap((member, i) => {
       const d = dispositions[i]!;
       return d.kind === 'later' ? [{ member, afterMs: Math.max(1, Math.ceil(d.afterMs ?? waitBeforeRetryMs(Date.now() - job.timestamp))) }] : [];
     });
     await Promise.all(
       later.map(({ member, afterMs }) =>
-        this.queue.queue.add('execution', { executionId: member.executionId, taskId: member.taskId, releasedAt, trace }, { jobId: executionJobId(member.executionId), delay: afterMs }),
+        this.queue.queueFor(handler).add('execution', { executionId: member.executionId, taskId: member.taskId, releasedAt, trace }, { jobId: executionJobId(member.executionId), delay: afterMs }),
       ),
     );
-    if (fireAt !== undefined) await bestEffort(this.queue.forgetGroup(fireAt, group.map((m) => m.executionId)), 'worker.forget-group');
+    if (fireAt !== undefined) await bestEffort(this.queue.forgetGroup(handler, fireAt, group.map((m) => m.executionId)), 'worker.forget-group');
     const counts = new Map<string, number>();
     for (const d of dispositions) {
       const key = d.kind === 'ended' ? d.outcome : d.kind;
@@ -166,13 +183,23 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     return [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
   }
 
+  /**
+   * Pushes the job of a run whose handler is not this queue's to its handler's queue (see the
+   * `moved` disposition), as it was: a first attempt keeps its instant and its release.
+   */
+  private async move(data: ExecutionJobData, moved: { handler: string; attempt: number }): Promise<void> {
+    const { executionId, taskId, fireAt, releasedAt, trace } = data;
+    const timing = moved.attempt === 1 ? { fireAt, releasedAt } : {};
+    await this.queue.queueFor(moved.handler).add('execution', { executionId, taskId, ...timing, trace }, { jobId: executionJobId(executionId, moved.attempt) });
+  }
+
   async onModuleDestroy(): Promise<void> {
-    if (!this.worker) return;
+    if (this.workers.length === 0) return;
     if (this.announcer) clearInterval(this.announcer);
     this.announcer = null;
     await bestEffort(this.directory.withdraw(this.config.instanceId), 'worker.withdraw');
     this.claimer.stop();
-    const closing = this.worker.close();
+    const closing = Promise.all(this.workers.map((w) => w.close()));
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), this.config.shutdownGraceMs)));
     if ((await Promise.race([closing.then(() => 'closed' as const), graceOver])) === 'grace-over') {

@@ -124,6 +124,16 @@ export class ExecutionQueriesRepository {
       GROUP BY 1 ORDER BY 1`;
   }
 
+  /** Every handler a task names or an unfinished run is pinned to: the queues that may hold jobs. */
+  async handlersInUse(): Promise<string[]> {
+    const rows = await this.prisma.$queryRaw<{ handler: string }[]>`
+      SELECT DISTINCT handler FROM task
+      UNION
+      SELECT DISTINCT pinned_definition->>'handler' FROM task_execution
+      WHERE pinned_definition IS NOT NULL AND status IN ('scheduled', 'queued', 'running', 'retrying') AND pinned_definition->>'handler' IS NOT NULL`;
+    return rows.map((r) => r.handler);
+  }
+
   async countUnfinished(): Promise<Record<'scheduled' | 'queued' | 'running' | 'retrying', number>> {
     const rows = await this.prisma.$queryRaw<{ status: 'scheduled' | 'queued' | 'running' | 'retrying'; n: bigint }[]>`
       SELECT status, count(*) AS n FROM task_execution WHERE status IN ('scheduled', 'queued', 'retrying') GROUP BY status

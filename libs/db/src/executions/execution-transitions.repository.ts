@@ -3,6 +3,7 @@ import { type ExecutionTrigger, Prisma, type SkipReason, type TaskExecution } fr
 import { PrismaService, type Db } from '../prisma.service.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
 import { type MovedExecution, PENDING, transition } from './execution-transition.js';
+import { HANDLER_OF_ROW } from './turn-statements.js';
 
 /** An execution row to insert: a planned slot, or an operator's trigger, backfill or resume. */
 export interface NewExecution {
@@ -186,7 +187,7 @@ export class ExecutionTransitionsRepository {
   }
 
   /** Replays a dead execution: `retrying`, due now. Null when it is not dead. */
-  async retryDead(id: string): Promise<TaskExecution | null> {
+  async retryDead(id: string): Promise<(TaskExecution & { handler: string | null }) | null> {
     const moved = await transition(this.prisma, {
       ids: [id],
       from: ['dead'],
@@ -194,6 +195,9 @@ export class ExecutionTransitionsRepository {
       set: Prisma.sql`finished_at = NULL, next_attempt_at = now()`,
       detail: { reason: 'replayed' },
     });
-    return moved[0] ?? null;
+    if (!moved[0]) return null;
+    // The handler the replay runs (its pinned definition's, else its task's): its job goes to that handler's queue.
+    const [row] = await this.prisma.$queryRaw<{ handler: string | null }[]>`SELECT ${Prisma.raw(HANDLER_OF_ROW('e'))} AS handler FROM task_execution e WHERE e.id = ${id}::uuid`;
+    return { ...moved[0], handler: row?.handler ?? null };
   }
 }

@@ -3,7 +3,10 @@ import { epochFence, inShard, type LeaderFence } from '../epoch-fence.js';
 import { type MisfirePolicy, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
-import { HANDED_JSON, handOver } from './turn-statements.js';
+import { HANDED_JSON, HANDLER_OF_ROW, handOver } from './turn-statements.js';
+
+/** The handler a row `e` runs, as SQL (see HANDLER_OF_ROW). */
+const HANDLER_OF = Prisma.raw(HANDLER_OF_ROW('e'));
 import type { HandedTurn } from './turns.repository.js';
 
 /** A planned execution as the leader's timer holds it. */
@@ -11,7 +14,12 @@ export interface FireableRow {
   id: string;
   fireAt: Date;
   taskId?: string;
+  /** The handler it runs (see HANDLER_OF): its job goes to that handler's queue. */
+  handler: string;
 }
+
+/** A late slot the misfire policy runs now, at `fireAt`. */
+export type CatchupRow = Pick<FireableRow, 'id' | 'fireAt'>;
 
 /** An execution waiting on a queue job, as the relay pages through them. */
 export interface AwaitingJob {
@@ -20,6 +28,8 @@ export interface AwaitingJob {
   attempt: number;
   fireAt: Date;
   taskId: string | null;
+  /** The handler it runs (see HANDLER_OF); null only for a row whose task is gone. */
+  handler: string | null;
 }
 
 /** Where the relay's paging stopped: the last row of its previous page. */
@@ -69,7 +79,7 @@ export class LeaderExecutionsRepository {
     const of = taskIds ? Prisma.sql`AND task_id = ANY(${taskIds}::uuid[])` : Prisma.empty;
     return this.prisma.$queryRaw<FireableRow[]>`
       WITH ${epochFence(fence)}
-      SELECT id, fire_at AS "fireAt", task_id AS "taskId" FROM task_execution
+      SELECT id, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler FROM task_execution e
       WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} ${of} AND parked_at IS NULL ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
       ORDER BY fire_at, id LIMIT ${limit}`;
   }
@@ -109,10 +119,10 @@ export class LeaderExecutionsRepository {
    * in their task's `missed_count`. One transaction, fenced; a row that started meanwhile is left
    * alone.
    */
-  async resolveLate(fence: LeaderFence, catchup: FireableRow[], missed: string[]): Promise<{ caughtUp: FireableRow[]; missed: number }> {
+  async resolveLate(fence: LeaderFence, catchup: CatchupRow[], missed: string[]): Promise<{ caughtUp: CatchupRow[]; missed: number }> {
     return this.prisma.$transaction(async (tx) => {
       const caughtUp = catchup.length
-        ? await tx.$queryRaw<FireableRow[]>`
+        ? await tx.$queryRaw<CatchupRow[]>`
             WITH ${epochFence(fence)},
             req AS (SELECT * FROM unnest(${catchup.map((c) => c.id)}::uuid[], ${catchup.map((c) => c.fireAt.toISOString())}::timestamptz[]) AS r(id, fire_at)),
             prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) AND EXISTS (SELECT 1 FROM fence) ORDER BY e.id FOR UPDATE),
@@ -157,7 +167,7 @@ export class LeaderExecutionsRepository {
     const after = cursor ? Prisma.sql`AND (fire_at, id) > (${cursor.fireAt.toISOString()}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty;
     return this.prisma.$queryRaw`
       WITH ${epochFence(fence)}
-      SELECT id, status, attempt, fire_at AS "fireAt", task_id AS "taskId" FROM task_execution
+      SELECT id, status, attempt, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler FROM task_execution e
       WHERE ((status = 'scheduled' AND fire_at < ${at}::timestamptz) OR (status = 'queued' AND queued_at < ${at}::timestamptz)
              OR (status = 'retrying' AND next_attempt_at < ${at}::timestamptz))
         AND parked_at IS NULL ${after} ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
@@ -203,7 +213,7 @@ export class LeaderExecutionsRepository {
    * its task's — else `dead`. Fenced twice: by the epoch, and by the attempt — a worker
    * that renews its lease meanwhile keeps it.
    */
-  reapExpiredLeases(limit: number, fence: LeaderFence): Promise<{ id: string; status: 'retrying' | 'dead'; attempt: number }[]> {
+  reapExpiredLeases(limit: number, fence: LeaderFence): Promise<{ id: string; status: 'retrying' | 'dead'; attempt: number; handler: string | null }[]> {
     return this.prisma.$queryRaw`
       WITH ${epochFence(fence)},
       expired AS (
@@ -223,9 +233,9 @@ export class LeaderExecutionsRepository {
           error = 'lease expired: the worker stopped renewing it'
         FROM expired x
         WHERE e.id = x.id AND e.status = 'running' AND e.attempt_id = x.attempt_id
-        RETURNING e.id, e.status, e.attempt, e.worker_id, 'running'::execution_status AS from_status
+        RETURNING e.id, e.status, e.attempt, e.worker_id, 'running'::execution_status AS from_status, ${HANDLER_OF} AS handler
       ),
       ${EVENT_CTE(Prisma.sql`'{"reason":"lease_expired"}'::jsonb`)}
-      SELECT id, status, attempt FROM moved`;
+      SELECT id, status, attempt, handler FROM moved`;
   }
 }

@@ -148,6 +148,12 @@ export const PARK = `
   RETURNING e.id`;
 
 /**
+ * The handler the execution row `alias` runs, as SQL: the one its pinned definition names (an edit
+ * pinned a run in progress), else its task's — the handler whose queue its jobs go to.
+ */
+export const HANDLER_OF_ROW = (alias: string) => `COALESCE(${alias}.pinned_definition->>'handler', (SELECT t.handler FROM task t WHERE t.id = ${alias}.task_id))`;
+
+/**
  * The hand-over, as CTEs after `ended` (rows whose end frees their task: `id`, `task_id`,
  * `exclusive`; their own statement still sees them as they were): for each task of `tasks` (a CTE
  * of `task_id`), its next slot — a parked retry first (a retry finishes its slot before newcomers
@@ -185,11 +191,11 @@ export const handOver = (tasks: string, ended: string) => `
     UPDATE task_execution p SET parked_at = NULL
     FROM next WHERE p.id = next.id AND p.parked_at IS NOT NULL
     RETURNING p.id, p.task_id, p.status, p.attempt, (extract(epoch FROM p.fire_at) * 1000)::float8 AS fire_ms,
-      (extract(epoch FROM statement_timestamp()) * 1000)::float8 AS handed_ms
+      (extract(epoch FROM statement_timestamp()) * 1000)::float8 AS handed_ms, ${HANDLER_OF_ROW('p')} AS handler
   )`;
 
 /** The hand-over's answer: the slots handed their turn, as JSON (one row per statement). */
-export const HANDED_JSON = `(SELECT COALESCE(json_agg(json_build_object('id', id, 'taskId', task_id, 'status', status, 'attempt', attempt, 'fireMs', fire_ms, 'handedMs', handed_ms)), '[]') FROM handed)`;
+export const HANDED_JSON = `(SELECT COALESCE(json_agg(json_build_object('id', id, 'taskId', task_id, 'status', status, 'attempt', attempt, 'fireMs', fire_ms, 'handedMs', handed_ms, 'handler', handler)), '[]') FROM handed)`;
 
 /**
  * Successes of many attempts in one statement, each fenced by its `attempt_id` (no history row:

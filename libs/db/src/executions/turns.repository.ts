@@ -12,6 +12,8 @@ export interface HandedTurn {
   fireMs: number;
   /** When it was handed its turn (Postgres' clock, epoch ms): the job of this turn is named by it. */
   handedMs: number;
+  /** The handler it runs: its job goes to that handler's queue. */
+  handler: string;
 }
 
 /** A slot to park, as the judgement read it. */

@@ -1,6 +1,6 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { TaskHandler, type TaskHandlerContext, type TaskHandlerImpl, UnrecoverableError } from '../task-handler.js';
+import { type TaskHandlerContext, type TaskHandlerImpl, UnrecoverableError } from '../task-handler.js';
 import { failureOf, type HttpResult, resultOf } from './http-outcome.js';
 import { parseHttpPayload } from './http-payload.js';
 import { secretScrubber } from './secret-scrubber.js';
@@ -13,8 +13,9 @@ import { BlockedDestinationError } from './ssrf-guard.js';
  * receiver can recognise a retried attempt. 2xx succeeds with `{ status, headers, body, truncated }`.
  * 408, 429, 5xx, network errors and timeouts are retried; other 4xx, 3xx (redirects are not
  * followed), a bad payload and a destination refused by the SSRF guard go straight to `dead`.
+ * Offered by a worker with WORKER_BUILTIN_HANDLERS (see BuiltinHandlers).
  */
-@TaskHandler('http')
+@Injectable()
 export class HttpHandler implements TaskHandlerImpl {
   constructor(@Inject(CONFIG) private readonly config: Config) {}
 
