@@ -7,12 +7,6 @@ const lib = (name: string) => fileURLToPath(new URL(`./libs/${name}/src/index.ts
 /** Every lib, by its folder: `@punctual/<name>` is `libs/<name>/src/index.ts`, as tsconfig.json's paths say. */
 const libs = readdirSync(new URL('./libs/', import.meta.url)).filter((name) => existsSync(lib(name)));
 
-/**
- * Fault tests judged by outcomes and counts only, never by how long something took: the second lane.
- * (Two more of the kind, postgres-kill and outbox, run in the first: the lanes take about as long.)
- */
-const OUTCOME_FAULTS = ['bench-quick', 'chaos', 'database-blink', 'backlog-cost', 'edits', 'redis-flush', 'slow-claim'].map((name) => `test/fault/${name}.test.ts`);
-
 /** SWC keeps `emitDecoratorMetadata`, which Nest's dependency injection needs (esbuild drops it). */
 export default defineConfig({
   plugins: [swc.vite({ module: { type: 'es6' } })],
@@ -22,7 +16,7 @@ export default defineConfig({
     ),
   },
   test: {
-    // Two workers, one per core: the integration files two at a time, and the two fault lanes side by side.
+    // Two workers, one per core: the integration files two at a time, and the two fault files side by side.
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
@@ -45,27 +39,16 @@ export default defineConfig({
       },
       {
         extends: true,
-        // Fault tests that time what they judge (a failover within the lease, a misfire at maxDelay,
-        // an abort before the lease ends) run one file at a time: each starts several processes.
+        // The fault tests, in two files of about the same length run side by side (one per worker):
+        // timed.test.ts (judged by timings: a failover within the lease) and outcomes.test.ts
+        // (judged by counts only). Each imports its tests (test/fault/*.fault.ts) and runs them one
+        // after another, so no two timed tests ever share the machine.
         test: {
           name: 'fault',
-          include: ['test/fault/**/*.test.ts'],
-          exclude: OUTCOME_FAULTS,
+          include: ['test/fault/timed.test.ts', 'test/fault/outcomes.test.ts'],
           globalSetup: ['./test/support/global-setup.ts'],
-          fileParallelism: false,
-          testTimeout: 180_000,
-          sequence: { groupOrder: 2 },
-        },
-      },
-      {
-        extends: true,
-        // Fault tests that judge only outcomes (every slot once, counts of work) run one file at a
-        // time beside them: a second lane, so the suite's length is not their sum.
-        test: {
-          name: 'fault-outcomes',
-          include: OUTCOME_FAULTS,
-          globalSetup: ['./test/support/global-setup.ts'],
-          fileParallelism: false,
+          fileParallelism: true,
+          maxWorkers: 2,
           testTimeout: 180_000,
           sequence: { groupOrder: 2 },
         },

@@ -29,7 +29,10 @@ describe('npm run chaos -- --minutes 0.75', () => {
     const { code, output } = await chaos(['--minutes', '0.75', '--out', out]);
     expect(code, output).toBe(0);
     const { verdict, faults } = JSON.parse(readFileSync(join(out, 'chaos.json'), 'utf8'));
-    expect(Object.values(faults as Record<string, number>).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(10);
+    // A fault is followed by 1.5–4 s of quiet and may itself last ~10 s (Postgres away 2–8 s, then
+    // every process reconnecting): 45 s usually hold 10 or more, and 5 even when a seed draws several
+    // long ones (one CI run drew 9).
+    expect(Object.values(faults as Record<string, number>).reduce((a, b) => a + b, 0), JSON.stringify(faults)).toBeGreaterThanOrEqual(5);
     expect(verdict.expected).toBeGreaterThan(1_000);
     expect(verdict.runs).toBeGreaterThan(verdict.expected / 2);
     expect([verdict.lost, verdict.unfinished, verdict.doubleSuccess, verdict.duplicates, verdict.wrongSkips, verdict.early, verdict.deadUnrun]).toEqual([[], [], [], [], [], [], []]);

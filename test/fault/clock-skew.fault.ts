@@ -8,10 +8,6 @@ const SKEWED_CLOCK = fileURLToPath(new URL('../support/skewed-clock.cjs', import
 const skewed = (ms: number) => ({ NODE_OPTIONS: `--require ${SKEWED_CLOCK}`, PUNCTUAL_TEST_CLOCK_SKEW_MS: String(ms) });
 
 let cluster: Cluster | undefined;
-afterEach(async () => {
-  await cluster?.stop();
-  cluster = undefined;
-});
 
 async function runFor(c: Cluster, seconds: number, columns: Record<string, unknown> = {}) {
   await c.waitForLeader();
@@ -32,6 +28,10 @@ async function runFor(c: Cluster, seconds: number, columns: Record<string, unkno
  * lateness by it.
  */
 describe('fault: a leader and a worker with skewed clocks', () => {
+  afterEach(async () => {
+    await cluster?.stop();
+    cluster = undefined;
+  });
   it('clocks 3 s ahead: nothing starts before its fire_at', async () => {
     cluster = await Cluster.start({ schedulers: 0, workers: 0 });
     const leader = await cluster.add('scheduler', skewed(3_000));

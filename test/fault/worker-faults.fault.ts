@@ -5,10 +5,6 @@ import { RedisService } from '../../libs/redis/src/index.js';
 import type { AppProcess } from '../support/processes.js';
 
 let cluster: Cluster | undefined;
-afterEach(async () => {
-  await cluster?.stop();
-  cluster = undefined;
-});
 
 const soon = () => new Date(Date.now() + 1_500).toISOString();
 const workerOf = (c: Cluster, workerId: string | null) => c.workers.find((w) => `${w.label}-${w.port}` === workerId)!;
@@ -19,6 +15,10 @@ async function runningOn(c: Cluster, task: string): Promise<{ id: string; worker
 }
 
 describe('fault: workers that die, freeze or are stopped mid-run', () => {
+  afterEach(async () => {
+    await cluster?.stop();
+    cluster = undefined;
+  });
   it('kill -9 a worker mid-run: another worker runs attempt 2 once the lease expires; the handler ran once per attempt', async () => {
     cluster = await Cluster.start({ schedulers: 1, workers: 2, api: true, env: { LEASE_MS: '3000' } });
     // The handler calls a webhook that answers after 4 s: the calls it counts are the handler's runs.

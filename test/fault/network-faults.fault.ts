@@ -30,13 +30,13 @@ async function hangingWebhook() {
 
 let cluster: Cluster | undefined;
 let proxy: TcpProxy | undefined;
-afterEach(async () => {
-  await cluster?.stop();
-  await proxy?.close();
-  cluster = proxy = undefined;
-});
 
 describe('fault: a worker cut off from Postgres', () => {
+  afterEach(async () => {
+    await cluster?.stop();
+    await proxy?.close();
+    cluster = proxy = undefined;
+  });
   it('a worker that cannot renew its lease aborts its handler before the lease ends: the next attempt never runs beside it', async () => {
     cluster = await Cluster.start({ schedulers: 1, workers: 0, api: true, env: { LEASE_MS: '3000' } });
     const c = cluster;

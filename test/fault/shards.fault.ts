@@ -11,11 +11,6 @@ const env = { SCHEDULER_SHARDS: String(SHARDS), LEADER_TTL_MS: String(TTL_MS) };
 
 let cluster: Cluster | undefined;
 let proxy: TcpProxy | undefined;
-afterEach(async () => {
-  await cluster?.stop();
-  await proxy?.close();
-  cluster = proxy = undefined;
-});
 
 /** The shards each running scheduler says it leads (its health endpoint), by scheduler. */
 async function ledShards(c: Cluster, skip: AppProcess[] = []): Promise<Map<AppProcess, number[]>> {
@@ -65,6 +60,11 @@ async function expectEverySlotRunOnce(c: Cluster, ids: string[], firstSlot: numb
 }
 
 describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
+  afterEach(async () => {
+    await cluster?.stop();
+    await proxy?.close();
+    cluster = proxy = undefined;
+  });
   it('kill -9 the scheduler leading the most shards, twice: every shard is led again within TTL + 2 s, shards spread again, every slot runs once', async () => {
     cluster = await Cluster.start({ schedulers: 3, workers: 2, env });
     const c = cluster;

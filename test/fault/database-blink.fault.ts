@@ -15,12 +15,6 @@ const BLINK_MS = 10_000;
 let cluster: Cluster | undefined;
 let server: OwnPostgres | undefined;
 let proxy: TcpProxy | undefined;
-afterEach(async () => {
-  await cluster?.stop();
-  await proxy?.close();
-  server?.dispose();
-  cluster = server = proxy = undefined;
-});
 
 /**
  * Every slot of the window, counted at the webhook: none lost, none whose handler ran twice —
@@ -47,6 +41,12 @@ async function whileHandlersRun(c: Cluster): Promise<void> {
 }
 
 describe.skipIf(ownPostgresUnavailable() !== null)('fault: the database blinks right after handlers return', () => {
+  afterEach(async () => {
+    await cluster?.stop();
+    await proxy?.close();
+    server?.dispose();
+    cluster = server = proxy = undefined;
+  });
   it(`the network to Postgres stops forwarding for ${BLINK_MS / 1000} s, then Postgres is restarted and kept down ${BLINK_MS / 1000} s, while ${TASKS} tasks' 2 s webhooks run: every success is written once it is back, none runs twice, none is lost`, async () => {
     server = await OwnPostgres.start();
     const sandbox = await openSandbox(undefined, 'blink', server.base);
