@@ -55,6 +55,11 @@ describe('due runs and planned slots', () => {
     // The planned slots come first: the cursor (the next slot not yet planned) is third.
     expect(detail.upcoming).toEqual([planned[0], planned[1], cursor, cursor + MINUTE, cursor + 2 * MINUTE].map(iso));
     expect(detail.upcoming.every((at: string) => Date.parse(at) > before)).toBe(true);
+    // The next run is the first of them — in the detail, in the list and in a batch's answer — and
+    // the planner's cursor, shown apart, is the first slot not planned yet.
+    expect([detail.nextRunAt, detail.planCursor]).toEqual([iso(planned[0]!), iso(cursor)]);
+    const listed = (await ctx.api.call('GET', '/v1/tasks?q=hello')).body.items.find((t: { name: string }) => t.name === 'hello');
+    expect([listed.nextRunAt, listed.planCursor]).toEqual([iso(planned[0]!), iso(cursor)]);
 
     // Due is by the fire time: this slot's has come, and no worker has taken it yet.
     const waiting = await record(base, 'scheduled');
@@ -71,6 +76,7 @@ describe('due runs and planned slots', () => {
     const detail = (await ctx.api.call('GET', '/v1/tasks/all-dead')).body;
     expect(detail.lastExecution).toMatchObject({ id: last, status: 'dead' });
     expect(detail.upcoming[0]).toBe(iso(planned[0]!));
+    expect(detail.nextRunAt).toBe(iso(planned[0]!));
     expect(detail.health.state).toBe('failing');
   });
 
@@ -81,6 +87,7 @@ describe('due runs and planned slots', () => {
     const detail = (await ctx.api.call('GET', '/v1/tasks/jittery?upcoming=3')).body;
     expect(detail.lastExecution).toBeNull();
     expect(detail.upcoming).toEqual([iso(base), iso(cursor), iso(cursor + MINUTE)]);
+    expect(detail.nextRunAt).toBe(iso(base));
     expect((await ctx.api.call('GET', '/v1/tasks/jittery/executions')).body).toEqual({ items: [], nextCursor: null });
     const planned = (await ctx.api.call('GET', '/v1/tasks/jittery/executions?planned=true')).body.items;
     expect(planned).toMatchObject([{ id: held, status: 'scheduled', scheduledFor: iso(base), fireAt: iso(base + 4 * MINUTE), taskDeleted: false }]);

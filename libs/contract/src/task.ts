@@ -200,7 +200,10 @@ export const Task = z
     slo: z.object({ startWithin: z.string() }).nullable(),
     health: TaskHealth,
     status: TaskStatus,
-    nextRunAt: Timestamp.nullable().meta({ description: 'the next slot not yet planned' }),
+    nextRunAt: Timestamp.nullable().meta({
+      description: "the task's next run: the first slot `upcoming` lists (a slot planned and not yet fired, else the schedule's next); null while paused, once completed, or when its schedule has no more slots",
+    }),
+    planCursor: Timestamp.nullable().meta({ description: "the planner's cursor: the first slot of the schedule not yet planned as an execution (slots are planned a moment ahead, so it is usually a slot or two after nextRunAt); null once the schedule has no more" }),
     lastScheduledFor: Timestamp.nullable(),
     missedCount: z.number().int(),
     lastError: z.string().nullable().meta({ description: "why the planner cannot compute the task's slots (it stays active with its cursor, and is tried again every minute); null when it can" }),
@@ -237,7 +240,7 @@ export const TaskBatchItem = z.object({
   name: z.string(),
   created: z.boolean(),
   version: z.number().int(),
-  nextRunAt: Timestamp.nullable(),
+  nextRunAt: Timestamp.nullable().meta({ description: "the task's next run, as the task's own nextRunAt" }),
   secret: z.string().optional().meta({ description: 'only for a created task: shown this once' }),
 });
 export const TaskBatchResponse = z.object({ items: z.array(TaskBatchItem), created: z.number().int(), replaced: z.number().int(), warnings: Warnings }).meta({ id: 'TaskBatchResponse' });

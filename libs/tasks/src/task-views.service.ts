@@ -17,10 +17,26 @@ export class TaskViews {
     private readonly clock: ClockService,
   ) {}
 
-  /** Each task with its health, read from the executions of all of them at once. */
+  /** Each task with its health and its next run, read from the executions of all of them at once. */
   async present(tasks: Task[]): Promise<TaskJson[]> {
-    const health = await this.health.of(tasks.map((t) => t.id));
-    return tasks.map((task) => presentTask(task, health.get(task.id)));
+    const [health, next] = await Promise.all([this.health.of(tasks.map((t) => t.id)), this.nextRuns(tasks)]);
+    return tasks.map((task) => presentTask(task, health.get(task.id), next.get(task.id) ?? null));
+  }
+
+  /**
+   * Each task's next run: the first slot its `upcoming` would list — a slot planned and not yet
+   * fired, else the schedule's next from the cursor — not the planner's cursor, which runs a
+   * moment ahead of it. Null while paused, once completed, or when no slot is left.
+   */
+  async nextRuns(tasks: Task[]): Promise<Map<string, string | null>> {
+    const now = this.clock.date();
+    const planned = await this.executions.firstPlannedSlots(tasks.map((t) => t.id), now);
+    return new Map(
+      tasks.map((task) => {
+        const slot = planned.get(task.id);
+        return [task.id, upcomingFireTimes(task, 1, now, slot ? [slot] : [])[0] ?? null];
+      }),
+    );
   }
 
   async presentOne(task: Task): Promise<TaskJson> {

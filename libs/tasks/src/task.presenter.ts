@@ -5,9 +5,12 @@ import { redactPayload } from '@punctual/handlers';
 /** A task's definition and state as the API shows them, all but its health (read from its executions). */
 export type TaskDefinitionJson = Omit<TaskJson, 'health'>;
 
-/** The task JSON of DESIGN §7 with its health. The secret is never part of it (it is shown once, on create). */
-export function presentTask(task: Task, health: TaskHealthRow | undefined): TaskJson {
-  return { ...presentDefinition(task), health: presentHealth(health) };
+/**
+ * The task JSON of DESIGN §7 with its health and its next run (see TaskViews: the first slot its
+ * `upcoming` lists). The secret is never part of it (it is shown once, on create).
+ */
+export function presentTask(task: Task, health: TaskHealthRow | undefined, nextRunAt: string | null): TaskJson {
+  return { ...presentDefinition(task), nextRunAt, health: presentHealth(health) };
 }
 
 /** A task's health as the API shows it; a task just written has no row read yet: `never_ran` or its status. */
@@ -57,7 +60,9 @@ export function presentDefinition(task: Task): TaskDefinitionJson {
     managedBy: task.managedBy,
     slo: task.sloStartWithinMs === null ? null : { startWithin: formatDuration(task.sloStartWithinMs) },
     status: task.status,
-    nextRunAt: task.nextRunAt?.toISOString() ?? null,
+    // The definition alone knows only the cursor; TaskViews shows the next run itself.
+    nextRunAt: task.status === 'active' ? (task.nextRunAt?.toISOString() ?? null) : null,
+    planCursor: task.nextRunAt?.toISOString() ?? null,
     lastScheduledFor: task.lastScheduledFor?.toISOString() ?? null,
     missedCount: Number(task.missedCount),
     /** Why the planner could not compute the task's slots (it tries again every minute), or null. */

@@ -35,7 +35,8 @@ export class TasksController {
   @Route(routes.batchTasks)
   async batch(@ValidBody(routes.batchTasks) body: TaskBatchRequest, @CurrentPrincipal() actor: Principal): Promise<TaskBatchResponse> {
     const results = await this.tasks.batch(body.tasks, actor);
-    const items = results.map(({ index, task, created, secret }) => ({ index, name: task.name, created, version: task.version, nextRunAt: task.nextRunAt?.toISOString() ?? null, ...(secret ? { secret } : {}) }));
+    const next = await this.views.nextRuns(results.map((r) => r.task));
+    const items = results.map(({ index, task, created, secret }) => ({ index, name: task.name, created, version: task.version, nextRunAt: next.get(task.id) ?? null, ...(secret ? { secret } : {}) }));
     const created = items.filter((i) => i.created).length;
     return { items, created, replaced: items.length - created, warnings: await missingHandlerWarnings(this.directory, results.map((r) => r.task.handler)) };
   }

@@ -99,6 +99,21 @@ export class ExecutionQueriesRepository {
     return rows.map((r) => r.slot);
   }
 
+  /**
+   * Of each task, the first slot of its executions planned and not yet due whose fire time (the
+   * slot plus its jitter) may still be after `now` — the first of what `plannedSlotsOfTask` lists —
+   * for many tasks in one statement.
+   */
+  async firstPlannedSlots(taskIds: string[], now: Date): Promise<Map<string, Date>> {
+    if (taskIds.length === 0) return new Map();
+    const rows = await this.prisma.$queryRaw<{ taskId: string; slot: Date }[]>`
+      SELECT DISTINCT ON (task_id) task_id AS "taskId", scheduled_for AS slot FROM task_execution
+      WHERE task_id = ANY(${taskIds}::uuid[]) AND NOT ${dueBy(now)}
+        AND scheduled_for > ${now.toISOString()}::timestamptz - (SELECT t.jitter_ms FROM task t WHERE t.id = task_execution.task_id) * interval '1 millisecond'
+      ORDER BY task_id, scheduled_for`;
+    return new Map(rows.map((r) => [r.taskId, r.slot]));
+  }
+
   /** Whether a deleted task left executions under `name`: its history outlives it. */
   async hasHistoryOfDeleted(name: string): Promise<boolean> {
     const rows = await this.prisma.$queryRaw<{ found: boolean }[]>`
