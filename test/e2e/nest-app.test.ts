@@ -169,6 +169,10 @@ describe('your handlers in your own Nest app (examples/nest-app, from packed tar
     await waitFor(worker, 30_000, `the example app to join the cluster again:\n${app.output}`);
   });
 
+  it('an npm install in the example leaves no lock file for git to pick up (it names the tarballs of one build)', () => {
+    expect(execFileSync('git', ['check-ignore', 'examples/nest-app/package-lock.json'], { cwd: ROOT, encoding: 'utf8' }).trim()).toBe('examples/nest-app/package-lock.json');
+  });
+
   it('on SIGTERM lets the running handler finish, then exits 0', async () => {
     const execution = await oneOff('greet-drain', cluster.invocations.url({ delay: 2_000 }));
     const call = await cluster.waitFor(async () => cluster.invocations.calls.find((c) => c.executionId === execution.id), 15_000, 'the handler to call');
