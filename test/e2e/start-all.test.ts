@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,5 +91,15 @@ describe('npm start', () => {
     expect(refused).toContain('npm start exited (78)');
     expect(refused).toContain('Invalid configuration: SCHEDULER_PORT must be a port number from 1 to 65535 (got "soon")');
     await stop(run.child);
+  });
+});
+
+describe('npm run build (npm start runs it first)', () => {
+  it('builds nothing when nothing changed since the last build: every step is up to date and dist is left as it is', () => {
+    const main = join(ROOT, 'dist/apps/api/src/main.js');
+    const before = statSync(main).mtimeMs;
+    const output = execFileSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, encoding: 'utf8' });
+    expect(output.trim().split('\n')).toEqual(['build: prisma is up to date', 'build: server is up to date', 'build: console is up to date']);
+    expect(statSync(main).mtimeMs).toBe(before);
   });
 });
