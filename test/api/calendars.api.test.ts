@@ -41,6 +41,21 @@ describe('calendars API', () => {
     expect((await ctx.api.call('GET', '/v1/calendars/bad')).status).toBe(404);
   });
 
+  it("refuses a PUT over a calendar or task a manager owns unless it names that manager (409 not_managed), and changes nothing", async () => {
+    expect((await ctx.api.call('PUT', '/v1/calendars/owned', { dates: ['2027-07-04'], managedBy: 'example-repo' })).status).toBe(201);
+    const taken = await ctx.api.call('PUT', '/v1/calendars/owned', { dates: ['2027-12-25'] });
+    expect(taken.status).toBe(409);
+    expect(taken.body.error).toMatchObject({ code: 'not_managed', details: [{ field: 'managedBy', message: expect.stringContaining('calendar "owned" is managed by "example-repo"') }] });
+    expect((await ctx.api.call('GET', '/v1/calendars/owned')).body).toMatchObject({ dates: ['2027-07-04'], version: 1, managedBy: 'example-repo' });
+    // Named, the manager's own write goes through.
+    expect((await ctx.api.call('PUT', '/v1/calendars/owned', { dates: ['2027-12-25'], managedBy: 'example-repo' })).body).toMatchObject({ dates: ['2027-12-25'], version: 2 });
+
+    expect((await ctx.api.call('POST', '/v1/tasks', { ...daily('owned-task'), managedBy: 'example-repo' })).status).toBe(201);
+    const replaced = await ctx.api.call('PUT', '/v1/tasks/owned-task', { ...daily('owned-task'), handler: 'log' });
+    expect([replaced.status, replaced.body.error?.code]).toEqual([409, 'not_managed']);
+    expect((await ctx.api.call('GET', '/v1/tasks/owned-task')).body).toMatchObject({ handler: 'noop', managedBy: 'example-repo', version: 1 });
+  });
+
   it('answers 400 to a wrong type or an unknown field, and a bad name with 422', async () => {
     expect((await ctx.api.call('PUT', '/v1/calendars/bad', { dates: '2026-12-25' })).status).toBe(400);
     expect((await ctx.api.call('PUT', '/v1/calendars/bad', { dates: [], holidays: true })).status).toBe(400);

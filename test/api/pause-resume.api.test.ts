@@ -20,7 +20,9 @@ describe('pause and resume', () => {
     expect(paused.body).toMatchObject({ status: 'paused', paused: true });
     // A slot planned ahead that has not come is withdrawn: the resume decides it with the others.
     expect(await ctx.db.prisma.taskExecution.findUnique({ where: { id: planned } })).toBeNull();
-    expect(Date.parse(paused.body.nextRunAt)).toBe(task.nextRunAt!.getTime());
+    // Paused, it has no next run; the planner's cursor stays where the pause found it.
+    expect(paused.body.nextRunAt).toBeNull();
+    expect(Date.parse(paused.body.planCursor)).toBe(task.nextRunAt!.getTime());
     const minute = 60_000;
     const cursor = new Date(Math.floor(Date.now() / minute) * minute - minutesAgo * minute);
     await ctx.db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: cursor } });

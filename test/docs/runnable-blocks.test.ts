@@ -10,7 +10,9 @@ import { documentationFiles, type FencedBlock, fencedBlocks, headingAnchors, mar
 
 /**
  * The docs' commands, run: every shell block of README.md and docs/ tagged `runnable` runs with bash
- * against one Punctual started as `npm start` starts it, and every other shell block must say it is
+ * against one Punctual started as `npm start` starts it — all of them in one sequence, page after
+ * page, nothing deleted in between, as a reader following the docs in order would run them (so an
+ * example that breaks another page's fails here) — and every other shell block must say it is
  * `not-runnable` and why (docs/architecture.md, "Commands in the docs"). Relative links and the
  * README's length are checked here too.
  */
@@ -47,9 +49,11 @@ const outcomes: Record<string, (run: BlockRun, api: Api) => Promise<void>> = {
     expect(history.body.items.filter((e: { status: string }) => e.status === 'succeeded').length).toBeGreaterThanOrEqual(1);
   },
   calendar: async (_run, api) => {
-    const calendar = await api('GET', '/v1/calendars/us-holidays');
+    const calendar = await api('GET', '/v1/calendars/ny-office-closed');
     expect(calendar.status).toBe(200);
-    expect(calendar.body).toMatchObject({ timezone: 'America/New_York', dates: ['2026-12-25', '2027-01-01'], rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'] });
+    expect(calendar.body).toMatchObject({ timezone: 'America/New_York', dates: ['2026-12-25', '2027-01-01'], rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'], managedBy: null });
+    // The calendar the CLI page applied from examples/tasks.yaml is still its manager's.
+    expect((await api('GET', '/v1/calendars/us-holidays')).body).toMatchObject({ managedBy: 'example-repo' });
   },
   // The DST example: the 02:30 of the night the clocks go forward runs at 03:30.
   preview: async (run) => {
@@ -198,7 +202,6 @@ describe('the docs’ runnable blocks, against a running Punctual', () => {
     it(`${where(block)}${tag.id ? ` (${tag.id})` : ''} runs`, async (ctx) => {
       const missing = tag.requires.filter((command) => spawnSync('bash', ['-c', `command -v ${command}`]).status !== 0);
       if (missing.length) return ctx.skip(`${missing.join(', ')} not installed here`);
-      await deleteEverything(api);
       const run = await runBlock(block, env);
       writeFileSync(join(ARTIFACTS, `${block.file.replace(/\W+/g, '_')}-${block.line}.log`), `${block.code}\n\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}\n--- exit ${run.code}\n`);
       expect(run.code, `${where(block)} exited ${run.code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`).toBe(0);
@@ -307,13 +310,3 @@ function runBlock(block: FencedBlock, env: Record<string, string>): Promise<Bloc
   });
 }
 
-/** Every task, then every calendar (a calendar a task excludes cannot go first): each block starts clean. */
-async function deleteEverything(api: Api): Promise<void> {
-  for (let cursor: string | null = ''; cursor !== null; ) {
-    const page = await api('GET', `/v1/tasks?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    for (const task of page.body.items as { name: string }[]) expect((await api('DELETE', `/v1/tasks/${task.name}`)).status).toBe(204);
-    cursor = page.body.nextCursor;
-  }
-  const calendars = await api('GET', '/v1/calendars');
-  for (const calendar of calendars.body.items as { name: string }[]) expect((await api('DELETE', `/v1/calendars/${calendar.name}`)).status).toBe(204);
-}

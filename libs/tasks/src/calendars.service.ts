@@ -4,7 +4,7 @@ import { ClockService } from '@punctual/clock';
 import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type CalendarPutBody, TASK_DEFAULTS } from '@punctual/contract';
 import { AuditRepository, type Calendar, type CalendarFields, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
 import { checkExcludedDays, InvalidScheduleError } from '@punctual/time';
-import { CalendarInUseError, InvalidTaskError, NotFoundError } from './errors.js';
+import { CalendarInUseError, InvalidTaskError, ManagedElsewhereError, NotFoundError } from './errors.js';
 import { TaskChanges } from './task-changes.js';
 import { toTaskDefinition } from './task-definition.js';
 import { TaskLifecycle } from './task-lifecycle.js';
@@ -47,7 +47,12 @@ export class CalendarsService {
     const fields = calendarFields(body);
     const now = this.clock.date();
     const { created, cancelled } = await this.prisma.$transaction(
-      (tx) => this.write(tx, actor, name, fields, now),
+      async (tx) => {
+        // A calendar an apply manages is changed by that apply, not taken from it by a plain PUT.
+        const owner = (await tx.calendar.findUnique({ where: { name }, select: { managedBy: true } }))?.managedBy ?? null;
+        if (owner !== null && fields.managedBy !== owner) throw new ManagedElsewhereError('calendar', name, owner);
+        return this.write(tx, actor, name, fields, now);
+      },
       // Re-planning every task of a busy calendar takes longer than Prisma's default of 5 s.
       { timeout: 60_000, maxWait: 10_000 },
     );

@@ -89,6 +89,21 @@ export class TaskNotManagedError extends Error {
   }
 }
 
+/**
+ * A PUT over a task or calendar that a manager owns (`managedBy`, set by `punctual apply`) and that
+ * does not name that manager: it would take the resource from its manager, whose next apply fails.
+ */
+export class ManagedElsewhereError extends Error {
+  override readonly name = 'ManagedElsewhereError';
+  constructor(
+    readonly kind: 'task' | 'calendar',
+    readonly resource: string,
+    readonly managedBy: string,
+  ) {
+    super(`${kind} "${resource}" is managed by "${managedBy}": change it where it is declared (punctual apply with that manager), or send "managedBy": "${managedBy}" to replace it all the same`);
+  }
+}
+
 /** A calendar some tasks still exclude cannot be deleted: answered 409, naming them. */
 export class CalendarInUseError extends Error {
   override readonly name = 'CalendarInUseError';

@@ -6,7 +6,7 @@
  * @imports @punctual/auth, @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/handlers, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/time
  * @packageDocumentation
  */
-export { CalendarInUseError, ExecutionStateError, InvalidBatchError, InvalidCursorError, InvalidTaskError, NotFoundError, PayloadTooLargeError, TaskNotManagedError, VersionConflictError } from './errors.js';
+export { CalendarInUseError, ExecutionStateError, InvalidBatchError, InvalidCursorError, InvalidTaskError, ManagedElsewhereError, NotFoundError, PayloadTooLargeError, TaskNotManagedError, VersionConflictError } from './errors.js';
 export { ExecutionViews } from './execution-views.service.js';
 export { ExecutionsService } from './executions.service.js';
 export { decodeCursor, nextCursor } from './page-cursor.js';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
 import { CalendarsRepository, type Db, PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
-import { NotFoundError, VersionConflictError } from './errors.js';
+import { ManagedElsewhereError, NotFoundError, VersionConflictError } from './errors.js';
 import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
 import { excludedCalendars, newTaskSecret, toTaskDefinition } from './task-definition.js';
 import type { TaskPatch, TaskSpec as TaskInput } from '@punctual/contract';
@@ -49,7 +49,11 @@ export class TasksService {
 
   /** Creates or replaces the task named `name` (idempotent). */
   async put(name: string, input: TaskInput, actor: Principal): Promise<{ task: Task; created: boolean; secret?: string }> {
-    const replaced = await this.change(name, actor, 'task.replace', undefined, () => ({ ...input, name }));
+    const replaced = await this.change(name, actor, 'task.replace', undefined, (existing) => {
+      // A task an apply manages is changed by that apply, not taken from it by a plain PUT.
+      if (existing.managedBy !== null && input.managedBy !== existing.managedBy) throw new ManagedElsewhereError('task', name, existing.managedBy);
+      return { ...input, name };
+    });
     if (replaced) return { task: replaced, created: false };
     try {
       return { ...(await this.create({ ...input, name }, actor)), created: true };

@@ -1,7 +1,7 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@punctual/contract';
 import { TaskNameTakenError } from '@punctual/db';
-import { CalendarInUseError, ExecutionStateError, InvalidBatchError, InvalidCursorError, InvalidTaskError, NotFoundError, PayloadTooLargeError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
+import { CalendarInUseError, ExecutionStateError, InvalidBatchError, InvalidCursorError, InvalidTaskError, ManagedElsewhereError, NotFoundError, PayloadTooLargeError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import type { Response } from 'express';
 import { ApiError } from './api-error.js';
@@ -36,6 +36,7 @@ export class ErrorFilter implements ExceptionFilter {
     if (e instanceof TaskNotManagedError) {
       return new ApiError(409, 'not_managed', e.message, e.tasks.map((t) => ({ field: TaskNotManagedError.field(t), message: TaskNotManagedError.describe(t, e.managedBy) })));
     }
+    if (e instanceof ManagedElsewhereError) return new ApiError(409, 'not_managed', e.message, [{ field: 'managedBy', message: e.message }]);
     if (e instanceof VersionConflictError) return new ApiError(409, 'version_conflict', e.message);
     if (e instanceof ExecutionStateError) return new ApiError(409, 'invalid_state', e.message);
     if (e instanceof TaskNameTakenError) return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);
