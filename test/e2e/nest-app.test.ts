@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,13 @@ function installExample(): string {
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: dir, stdio: 'pipe' });
   execFileSync(process.execPath, [join(dir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: dir, stdio: 'pipe' });
   return dir;
+}
+
+/** Runs a command to its end without blocking the event loop: its exit status and output. */
+function run(command: string, args: string[], cwd: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd, encoding: 'utf8' }, (error, stdout, stderr) => resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+  });
 }
 
 /** The example app as a process: its own Nest app, configured through its ConfigService. */
@@ -167,6 +174,28 @@ describe('your handlers in your own Nest app (examples/nest-app, from packed tar
     console.log(`greet-wait: ${rows.length} slots ${JSON.stringify(Object.fromEntries(['succeeded', 'skipped'].map((s) => [s, rows.filter((r) => r.status === s).length])))}, none dead`);
     await cluster.call('DELETE', '/v1/tasks/greet-wait');
     await waitFor(worker, 30_000, `the example app to join the cluster again:\n${app.output}`);
+  });
+
+  it('the worker package installs into a plain Node project with no warning, given the lines docs/handlers.md states', async () => {
+    const plain = mkdtempSync(join(tmpdir(), 'punctual-plain-'));
+    try {
+      // What docs/handlers.md ("On Node 20") tells a plain Node project to carry: nothing else.
+      const manifest = {
+        name: 'plain-app', private: true, type: 'module',
+        dependencies: { '@punctual/worker': `file:${join(ROOT, '.packs/punctual-worker-0.1.0.tgz')}`, '@punctual/contract': `file:${join(ROOT, '.packs/punctual-contract-0.1.0.tgz')}` },
+        overrides: { 'file-type': '21.3.4' },
+        allowScripts: { 'msgpackr-extract': false, protobufjs: false },
+      };
+      writeFileSync(join(plain, 'package.json'), JSON.stringify(manifest, null, 2));
+      // Not spawnSync: a blocked event loop lets the API's idle keep-alive sockets close unseen, and the next call fails.
+      const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline'], plain);
+      expect(install.status, install.stderr).toBe(0);
+      expect(install.stderr.split('\n').filter((line) => /warn/i.test(line))).toEqual([]);
+      const loaded = execFileSync(process.execPath, ['--input-type=module', '-e', "const m = await import('@punctual/worker'); console.log(typeof m.createWorker, typeof m.PunctualWorkerModule)"], { cwd: plain, encoding: 'utf8' });
+      expect(loaded.trim()).toBe('function function');
+    } finally {
+      rmSync(plain, { recursive: true, force: true });
+    }
   });
 
   it('an npm install in the example leaves no lock file for git to pick up (it names the tarballs of one build)', () => {
