@@ -38,8 +38,6 @@ export interface Holder {
   fireAt: Date;
   /** When its first attempt started. */
   firstStartedAt: Date;
-  /** When it was released to the queue; null when unknown (taken as its first start). */
-  releasedAt: Date | null;
   running: boolean;
 }
 
@@ -102,10 +100,11 @@ const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: '
  *    expiry, a crash — is never judged by the overlap policy; it only waits (parked) while another
  *    run of the task is actually running.
  * 6. A newcomer slot is judged by the overlap policy only against a run that was already in
- *    progress (running or retrying) at the slot's own `scheduled_for`, and as if that run had been
- *    released on time: while the slot has waited less than the run was released late (a failover
- *    adopting it, the relay replacing a lost job), the overlap may be the late release's rather
- *    than the task's, and the slot asks again once it has waited as long.
+ *    progress (running or retrying) at the slot's own `scheduled_for`, and as if that run had
+ *    started on time: while the slot has waited less than the run started late — released late (a
+ *    failover adopting it, the relay replacing a lost job), or waiting its own turn behind such a
+ *    backlog — the overlap may be that lateness's rather than the task's, and the slot asks again
+ *    once it has waited as long.
  * 7. Otherwise a newcomer waits its turn (parked) while any run of the task is in progress or an
  *    earlier slot is due and has not started: backlogs run one after another, in slot order, and a
  *    slot that waited its turn is never skipped for it afterwards (every run it waits behind
@@ -142,9 +141,11 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   const atItsTime = holders.filter((h) => h.firstStartedAt.getTime() <= slotAt);
   if (atItsTime.length === 0) return holders.length > 0 || context.earlierDue ? PARK : RUN;
 
-  const releasedLate = Math.max(...atItsTime.map((h) => (h.releasedAt ?? h.firstStartedAt).getTime() - h.fireAt.getTime()));
+  // A run released on time may still start late: parked behind the late runs of a failover's
+  // backlog, its own start is that backlog's lateness, not the task's overlap.
+  const startedLate = Math.max(...atItsTime.map((h) => h.firstStartedAt.getTime() - h.fireAt.getTime()));
   // Asks again once the allowance is over (or sooner, when the run ends on the same worker).
-  if (at - slotAt < releasedLate) return { kind: 'wait', retryInMs: releasedLate - (at - slotAt) };
+  if (at - slotAt < startedLate) return { kind: 'wait', retryInMs: startedLate - (at - slotAt) };
 
   switch (task.overlap) {
     case 'skip':
