@@ -110,7 +110,7 @@ describe('punctual diff and apply', () => {
     expect(applied.stderr).toBe('warning: no live worker offers handler "http"\nwarning: no live worker offers handler "noop"\nwarning: no live worker offers handler "log"\n');
     expect(await managed()).toEqual(['cli-once@1', 'cli-report@1', 'cli-sync@1']);
     const again = await cli(['apply', '-f', path]);
-    expect([again.code, again.stdout]).toEqual([0, '0 changed, 3 unchanged\n']);
+    expect([again.code, again.stdout]).toEqual([0, '0 changed (0 created, 0 updated, 0 deleted), 3 unchanged\n']);
     const diff = await cli(['diff', '-f', path]);
     expect([diff.code, diff.stdout]).toEqual([0, '0 to change (0 to create, 0 to update, 0 to delete), 3 unchanged\n']);
     expect(await managed()).toEqual(['cli-once@1', 'cli-report@1', 'cli-sync@1']);
@@ -132,7 +132,7 @@ describe('punctual diff and apply', () => {
     expect(result).toMatchObject({ managedBy: 'cli-test', dryRun: false, changed: 2, updated: 2, unchanged: 1 });
     expect(result.items[1]).toEqual({ name: 'cli-sync', action: 'update', changes: [{ field: 'payload.apiKey', before: null, after: null, secret: true }], version: 2 });
     expect(await managed()).toEqual(['cli-once@1', 'cli-report@2', 'cli-sync@2']);
-    expect((await cli(['apply', '-f', path], changed)).stdout).toBe('0 changed, 3 unchanged\n');
+    expect((await cli(['apply', '-f', path], changed)).stdout).toBe('0 changed (0 created, 0 updated, 0 deleted), 3 unchanged\n');
   });
 
   it('prune deletes only what the file manages and no longer declares; other tasks are never touched', async () => {
@@ -140,7 +140,7 @@ describe('punctual diff and apply', () => {
     await admin().tasks.apply({ managedBy: 'other-repo', tasks: [{ name: 'cli-theirs', handler: 'noop', schedule: { cron: '0 0 * * *' } }] });
     const changed = { REPORT_TOKEN: SECRETS.second, SYNC_KEY: SECRETS.syncSecond };
     const path = file('v3.yaml', tasksYaml({ cron: '30 9 * * 1-5', once: false }));
-    expect((await cli(['apply', '-f', path], changed)).stdout).toBe('0 changed, 2 unchanged\n');
+    expect((await cli(['apply', '-f', path], changed)).stdout).toBe('0 changed (0 created, 0 updated, 0 deleted), 2 unchanged\n');
     expect(await managed()).toEqual(['cli-once@1', 'cli-report@2', 'cli-sync@2']);
     // Without --prune, diff names what --prune would delete, and has nothing to change.
     const plain = await cli(['diff', '-f', path], changed);
@@ -205,7 +205,7 @@ ${options.ledger === false ? '' : `  - name: cli-ledger
     const json = JSON.parse((await cli(['apply', '-f', v1, '-o', 'json'])).stdout);
     expect(json.calendars).toEqual([{ name: 'cli-holidays', action: 'unchanged', changes: [], version: 1 }]);
     const again = await cli(['apply', '-f', v1]);
-    expect([again.code, again.stdout]).toEqual([0, 'tasks: 0 changed, 2 unchanged\ncalendars: 0 changed, 1 unchanged\n']);
+    expect([again.code, again.stdout]).toEqual([0, 'tasks: 0 changed (0 created, 0 updated, 0 deleted), 2 unchanged\ncalendars: 0 changed (0 created, 0 updated, 0 deleted), 1 unchanged\n']);
     const noDiff = await cli(['diff', '-f', v1]);
     expect([noDiff.code, lines(noDiff.stdout)]).toEqual([0, ['tasks: 0 to change (0 to create, 0 to update, 0 to delete), 2 unchanged', 'calendars: 0 to change (0 to create, 0 to update, 0 to delete), 1 unchanged']]);
 
@@ -215,13 +215,13 @@ ${options.ledger === false ? '' : `  - name: cli-ledger
     const diff2 = await cli(['diff', '-f', v2]);
     expect([diff2.code, lines(diff2.stdout)]).toEqual([3, [...update, 'tasks: 0 to change (0 to create, 0 to update, 0 to delete), 2 unchanged', 'calendars: 1 to change (0 to create, 1 to update, 0 to delete), 0 unchanged']]);
     const updated = await cli(['apply', '-f', v2]);
-    expect([updated.code, lines(updated.stdout)]).toEqual([0, [...update, 'tasks: 0 changed, 2 unchanged', 'calendars: 1 changed (0 created, 1 updated, 0 deleted), 0 unchanged']]);
+    expect([updated.code, lines(updated.stdout)]).toEqual([0, [...update, 'tasks: 0 changed (0 created, 0 updated, 0 deleted), 2 unchanged', 'calendars: 1 changed (0 created, 1 updated, 0 deleted), 0 unchanged']]);
     expect(await calendar()).toMatchObject({ dates: ['2026-12-25', '2027-01-01', '2027-05-31'], version: 2 });
 
     // Without the key the file says nothing about calendars: even --prune leaves them alone.
     const silent = file('cal-silent.yaml', calendarsYaml({ dates: '', calendars: false }));
     const left = await cli(['apply', '-f', silent, '--prune']);
-    expect([left.code, left.stdout]).toEqual([0, '0 changed, 2 unchanged\n']);
+    expect([left.code, left.stdout]).toEqual([0, '0 changed (0 created, 0 updated, 0 deleted), 2 unchanged\n']);
     expect(await calendar()).toMatchObject({ version: 2 });
 
     // The calendar and the task that excludes it leave the file: --prune deletes both.

@@ -51,6 +51,36 @@ describe('punctual runs and executions', () => {
     expect((await cli(['runs', 'runs-utc', '--status', 'dead'])).stdout).toMatch(new RegExp(`^${dead}\\s`, 'm'));
   });
 
+  it('cuts a long error to one line, says how to read it whole, and shows it whole with --wide and with executions get', async () => {
+    await admin().tasks.create({ name: 'runs-long-error', handler: 'noop', schedule: { cron: '0 * * * *' } });
+    const id = await insertDeadRun('runs-long-error', new Date('2026-03-01T10:00:00Z'));
+    const error = 'failed: cannot reach https://billing.internal/exports: connect ECONNREFUSED 10.0.0.7:443\nafter 3 attempts';
+    await ctx.db.prisma.taskExecution.update({ where: { id }, data: { error, result: { partial: true } } });
+
+    const cut = await cli(['runs', 'runs-long-error']);
+    const [, row] = cells(cut.stdout);
+    expect(row!.at(-1)).toBe(`${error.replace(/\s+/g, ' ').slice(0, 59)}…`);
+    expect(cut.stdout).toMatch(/^errors cut to one line: --wide shows them whole, punctual executions get <id> one with its history$/m);
+    const wide = await cli(['runs', 'runs-long-error', '--wide']);
+    expect(wide.stdout).toContain(error);
+    expect(wide.stdout).not.toContain('errors cut');
+
+    const get = await cli(['executions', 'get', id]);
+    expect(get.code).toBe(0);
+    expect(get.stdout).toMatch(new RegExp(`^id: +${id}$`, 'm'));
+    expect(get.stdout).toMatch(/^task: +runs-long-error$/m);
+    expect(get.stdout).toMatch(/^status: +dead$/m);
+    expect(get.stdout).toMatch(/^attempt: +3$/m);
+    expect(get.stdout).toMatch(/^worker: +host-a:1$/m);
+    // The error whole, its second line indented under the first.
+    expect(get.stdout).toMatch(/^error: +failed: cannot reach https:\/\/billing\.internal\/exports: connect ECONNREFUSED 10\.0\.0\.7:443\n +after 3 attempts$/m);
+    expect(get.stdout).toMatch(/^result: +\{"partial":true\}$/m);
+    expect(get.stdout).toMatch(/^AT +CHANGE +WORKER +DETAIL\n2026-03-01 10:00:00Z +scheduled → queued +-\n2026-03-01 10:00:01Z +running → dead +host-a:1$/m);
+    expect(JSON.parse((await cli(['executions', 'get', id, '-o', 'json'])).stdout)).toMatchObject({ id, error, events: [{ from: 'scheduled', to: 'queued' }, { from: 'running', to: 'dead' }] });
+    const unknown = await cli(['executions', 'get', randomUUID()]);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringMatching(/^error: no execution with .+ \(404 not_found\)\n$/)]);
+  });
+
   it('retries a dead run and cancels a pending one by id, as the API then says', async () => {
     await admin().tasks.create({ name: 'runs-ops', handler: 'noop', schedule: { cron: '0 * * * *' } });
     const dead = await insertDeadRun('runs-ops', new Date('2026-02-01T10:00:00Z'));

@@ -77,6 +77,9 @@ const outcomes: Record<string, (run: BlockRun, api: Api) => Promise<void>> = {
   // The dead run was replayed (a second attempt), the run waiting an hour between attempts was cancelled.
   'cli-runs': async (run, api) => {
     expect(run.stdout).toMatch(/retrying execution [0-9a-f-]{36} of flaky-export/);
+    // `executions get` prints the run whole: the error uncut, then its history.
+    expect(run.stdout).toMatch(/^error: +.*exports\.punctual-demo\.invalid/m);
+    expect(run.stdout).toMatch(/^AT +CHANGE +WORKER +DETAIL$/m);
     const flaky = await api('GET', '/v1/tasks/flaky-export/executions?limit=10');
     expect(flaky.body.items.some((e: { attempt: number }) => e.attempt >= 2)).toBe(true);
     const patient = await api('GET', '/v1/tasks/patient-export/executions?limit=10');
@@ -84,7 +87,7 @@ const outcomes: Record<string, (run: BlockRun, api: Api) => Promise<void>> = {
   },
   apply: async (run, api) => {
     expect(run.stdout).toContain('(dry run: nothing was changed)');
-    expect(run.stdout).toMatch(/^tasks: 0 changed, 5 unchanged$/m);
+    expect(run.stdout).toMatch(/^tasks: 0 changed \(0 created, 0 updated, 0 deleted\), 5 unchanged$/m);
     const managed = await api('GET', '/v1/tasks?managedBy=example-repo&limit=100');
     expect(managed.body.items.map((t: { name: string }) => t.name).sort()).toEqual(['cache-warmer', 'ledger-close', 'migration-cutover', 'monthly-invoices', 'nightly-report']);
   },

@@ -95,11 +95,10 @@ export function diffText(result: TaskApplyResponse, mode: 'apply' | 'plan'): str
       if (item.action === 'update') return [`~ update ${kind}${item.name}: ${item.changes.map(changeText).join(', ')}`];
       return [];
     });
+  // diff and apply say it in the same words and the same shape, a plan in the future, an apply done.
   const summary = (c: Counts) =>
     mode === 'apply'
-      ? c.changed === 0
-        ? `0 changed, ${c.unchanged} unchanged`
-        : `${c.changed} changed (${c.created} created, ${c.updated} updated, ${c.deleted} deleted), ${c.unchanged} unchanged`
+      ? `${c.changed} changed (${c.created} created, ${c.updated} updated, ${c.deleted} deleted), ${c.unchanged} unchanged`
       : `${c.changed} to change (${c.created} to create, ${c.updated} to update, ${c.deleted} to delete), ${c.unchanged} unchanged`;
   const calendars = result.calendars ?? [];
   const lines = [...itemLines(calendars, 'calendar '), ...itemLines(result.items, '')];

@@ -16,7 +16,8 @@ export function runsCommand(program: Command, run: CliRun): void {
     .argument('<task>', 'the task')
     .addOption(new Option('--status <status>', 'only executions in this status (dead: the dead letter)').choices(EXECUTION_STATUSES))
     .option('--limit <n>', `at most this many (default ${RUNS_DEFAULT})`, positiveInt)
-    .action(async (name: string, options: { status?: ExecutionStatus; limit?: number }, command: Command) => {
+    .option('--wide', 'show each error whole (by default one line of at most 60 characters)')
+    .action(async (name: string, options: { status?: ExecutionStatus; limit?: number; wide?: boolean }, command: Command) => {
       const client = run.client();
       // A deleted task's history is still listed under its name: its slots are shown in UTC.
       const task = await client.tasks.get(name).catch((error: unknown) => {
@@ -35,16 +36,20 @@ export function runsCommand(program: Command, run: CliRun): void {
       const slots = (iso: string) => (isUtc(zone) ? [inUtc(iso)] : [inZone(iso, zone), inUtc(iso)]);
       const rows = items.map((e) => [
         e.id, ...slots(e.scheduledFor), e.trigger, e.skipReason ? `${e.status} (${e.skipReason})` : e.status,
-        String(e.attempt), e.durationMs === null ? '-' : `${e.durationMs}ms`, oneLine(e.error),
+        String(e.attempt), e.durationMs === null ? '-' : `${e.durationMs}ms`, options.wide ? (e.error ?? '-') : oneLine(e.error),
       ]);
+      // A cut error says where to read it whole.
+      const cut = !options.wide && items.some((e) => e.error !== null && e.error.replace(/\s+/g, ' ').length > 60);
+      const more = cut ? '\nerrors cut to one line: --wide shows them whole, punctual executions get <id> one with its history' : '';
       const header = ['ID', ...(isUtc(zone) ? ['SLOT (UTC)'] : [`SLOT (${zone})`, 'SLOT (UTC)']), 'TRIGGER', 'STATUS', 'ATTEMPT', 'DURATION', 'ERROR'];
       const title = task ? '' : `${name} was deleted; its history:\n`;
-      print(run, command, items.length ? `${title}${table(header, rows)}` : `no runs of ${name} yet`, { items });
+      print(run, command, items.length ? `${title}${table(header, rows)}${more}` : `no runs of ${name} yet`, { items });
     });
 }
 
+/** An error on one line of at most 60 characters (`…` where it was cut), or `-`. */
 function oneLine(text: string | null): string {
   if (!text) return '-';
   const line = text.replace(/\s+/g, ' ');
-  return line.length > 60 ? `${line.slice(0, 57)}...` : line;
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
 }
