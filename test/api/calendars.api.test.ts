@@ -56,6 +56,19 @@ describe('calendars API', () => {
     expect((await ctx.api.call('GET', '/v1/tasks/owned-task')).body).toMatchObject({ handler: 'noop', managedBy: 'example-repo', version: 1 });
   });
 
+  it("lists a year's excluded days (its dates and its rules' days), refuses a bad year, and 404s an unknown calendar", async () => {
+    await ctx.api.call('PUT', '/v1/calendars/days-of', { timezone: 'America/New_York', dates: ['2027-01-01', '2026-12-25'], rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4', 'FREQ=YEARLY;BYMONTH=11;BYDAY=4TH'] });
+    const days = await ctx.api.call('GET', '/v1/calendars/days-of/days?year=2027');
+    expect(days.status).toBe(200);
+    expect(days.body).toEqual({ name: 'days-of', year: 2027, timezone: 'America/New_York', days: ['2027-01-01', '2027-07-04', '2027-11-25'] });
+    for (const year of ['', 'soon', '1969', '2027.5']) {
+      const refused = await ctx.api.call('GET', `/v1/calendars/days-of/days?year=${year}`);
+      // Not a number: 400 (a wrong type); a number out of range or not whole: 422. Either names the field.
+      expect([[400, 422].includes(refused.status), refused.body.error.details?.[0]?.field], year).toEqual([true, 'year']);
+    }
+    expect((await ctx.api.call('GET', '/v1/calendars/nowhere/days?year=2027')).status).toBe(404);
+  });
+
   it('answers 400 to a wrong type or an unknown field, and a bad name with 422', async () => {
     expect((await ctx.api.call('PUT', '/v1/calendars/bad', { dates: '2026-12-25' })).status).toBe(400);
     expect((await ctx.api.call('PUT', '/v1/calendars/bad', { dates: [], holidays: true })).status).toBe(400);

@@ -83,7 +83,7 @@ describe('the console', () => {
     await page.screenshot({ path: `${SCREENSHOTS}/login.png` });
     await signIn(page, ctx.api.base, ctx.api.config.adminApiKey!);
     await page.getByRole('heading', { name: 'Tasks' }).waitFor();
-    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Tasks', 'Dead letters', 'Cluster', 'Bull Board', 'API docs']);
+    expect(await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents()).toEqual(['Tasks', 'Calendars', 'Dead letters', 'Cluster', 'Bull Board', 'API docs']);
   });
 
   it('lists tasks with their health first, schedule in words, next fire in both zones, last run and labels; filters, searches and pages', async () => {
@@ -225,6 +225,22 @@ describe('the console', () => {
     expect(definition).toContain('starts within 5m of its fire time');
     expect(await page.getByRole('list', { name: 'Excluded calendars' }).getByRole('listitem').allTextContents()).toEqual(['console-holidays']);
     await page.screenshot({ path: `${SCREENSHOTS}/task-excluded-days.png`, fullPage: true });
+
+    // The chip leads to the calendar: its year of excluded days, the two marked, and the task that uses it.
+    await page.getByRole('list', { name: 'Excluded calendars' }).getByRole('link', { name: 'console-holidays' }).click();
+    await page.waitForURL(/\/calendars\/console-holidays$/);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('console-holidays');
+    const year = Number(excludedDates[0]!.slice(0, 4));
+    if (year !== new Date().getUTCFullYear()) await page.getByRole('button', { name: 'Next year' }).click();
+    const marked = page.getByRole('table', { name: /^(January|February|March|April|May|June|July|August|September|October|November|December) \d{4}$/ }).locator('td.excluded-day time');
+    await expect.poll(async () => (await marked.evaluateAll((cells) => cells.map((c) => c.getAttribute('datetime')))).filter((d) => d!.startsWith(String(year)))).toEqual(excludedDates.filter((d) => d.startsWith(String(year))));
+    expect(await page.getByRole('list', { name: 'Tasks that exclude it' }).getByRole('link').allTextContents()).toEqual(['holiday-report']);
+    await page.screenshot({ path: `${SCREENSHOTS}/calendar.png`, fullPage: true });
+    // And the list of calendars names it, with what it holds and who uses it.
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Calendars' }).click();
+    const listed = row(page, 'console-holidays');
+    await expect.poll(() => listed.locator('td[data-label="Days"]').textContent()).toBe('2 dates, 0 rules');
+    expect(await listed.locator('td[data-label="Used by"]').textContent()).toBe('holiday-report');
   });
 
   it("pauses, resumes with the catch-up chosen, triggers, backfills and deletes, as the API then shows; a deleted task's page keeps its runs", async () => {
@@ -403,6 +419,8 @@ describe('the console', () => {
       ['/tasks/nightly-report', 'task', () => narrow.page.locator('.chart canvas').first().waitFor()],
       ['/dead-letters', 'dead-letters', () => narrow.page.getByRole('heading', { name: 'Dead letters' }).waitFor()],
       ['/cluster', 'cluster', () => narrow.page.getByText('sched-1:42').first().waitFor()],
+      ['/calendars', 'calendars', () => narrow.page.locator('tbody tr').first().waitFor()],
+      ['/calendars/console-holidays', 'calendar', () => narrow.page.locator('td.excluded-day').first().waitFor()],
     ];
     for (const [path, name, ready] of pages) {
       await narrow.page.goto(`${ctx.api.base}${path}`);

@@ -1,5 +1,6 @@
 import type { Me } from '@punctual/contract';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
+import { CalendarPage, CalendarsPage } from './pages/calendars-page.js';
 import { ClusterPage } from './pages/cluster-page.js';
 import { DeadLettersPage } from './pages/dead-letters-page.js';
 import { TaskPage } from './pages/task-page.js';
@@ -20,6 +21,7 @@ function Nav({ me }: { me: Me }) {
       </a>
       <nav aria-label="Console">
         <a href="/" {...current(path === '/' || path.startsWith('/tasks/'))}>Tasks</a>
+        <a href="/calendars" {...current(path === '/calendars' || path.startsWith('/calendars/'))}>Calendars</a>
         <a href="/dead-letters" {...current(path === '/dead-letters')}>Dead letters</a>
         <a href="/cluster" {...current(path === '/cluster')}>Cluster</a>
         {/* Bull Board is admin-only on the server: an operator or viewer is not offered a link it would refuse. */}
@@ -55,6 +57,8 @@ export function App({ me }: { me: Me }) {
         <Router>
           <Route path="/" component={TasksPage} />
           <Route path="/tasks/:name" component={TaskPage} />
+          <Route path="/calendars" component={CalendarsPage} />
+          <Route path="/calendars/:name" component={CalendarPage} />
           <Route path="/dead-letters" component={DeadLettersPage} />
           <Route path="/cluster" component={ClusterPage} />
           <Route default component={NotFound} />

@@ -48,7 +48,23 @@ export const Calendar = z
   .meta({ id: 'Calendar' });
 export const CalendarList = z.object({ items: z.array(Calendar) }).meta({ id: 'CalendarList' });
 
+/** `GET /v1/calendars/{name}/days`: the year whose days to list. */
+export const CalendarDaysQuery = z.strictObject({
+  year: z.coerce.number().int().min(1970).max(2200).meta({ description: 'the year whose excluded days to list (1970–2200)' }),
+});
+/** Every local date of one year a calendar excludes: its dates and its rules' days. */
+export const CalendarDays = z
+  .object({
+    name: z.string(),
+    year: z.number().int(),
+    timezone: z.string().nullable().meta({ description: "the zone whose local dates these are (null: each task's own)" }),
+    days: z.array(z.string()).meta({ description: 'the excluded local dates of the year, `YYYY-MM-DD`, in order' }),
+  })
+  .meta({ id: 'CalendarDays' });
+
 export type CalendarPutBody = z.infer<typeof CalendarPutBody>;
 export type CalendarSpec = z.infer<typeof CalendarSpec>;
 export type Calendar = z.infer<typeof Calendar>;
 export type CalendarList = z.infer<typeof CalendarList>;
+export type CalendarDays = z.infer<typeof CalendarDays>;
+export type CalendarDaysQuery = z.input<typeof CalendarDaysQuery>;

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { BackfillBody, BackfillResponse, PauseBody, PreviewRequest, PreviewResponse, ResumeBody, TriggerBody } from './actions.js';
 import { TaskApplyRequest, TaskApplyResponse } from './apply.js';
-import { Calendar, CalendarList, CalendarPutBody } from './calendar.js';
+import { Calendar, CalendarDays, CalendarDaysQuery, CalendarList, CalendarPutBody } from './calendar.js';
 import { ApiKeyList, AuditPage, AuditQuery, Cluster, CreateApiKeyBody, CreatedApiKey, HandlerList, Me } from './admin.js';
 import type { Role } from './enums.js';
 import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
@@ -71,6 +71,11 @@ export const routes = {
   previewSchedule: route({ method: 'POST', path: '/v1/schedules/preview', tag: 'schedules', role: 'viewer', summary: 'Preview fire times', description: 'The next `count` fire times after `from`: `at` in UTC, `local` with the zone offset.', body: PreviewRequest, status: 200, response: PreviewResponse }),
   listCalendars: route({ method: 'GET', path: '/v1/calendars', tag: 'calendars', role: 'viewer', summary: 'List calendars of excluded days', status: 200, response: CalendarList }),
   getCalendar: route({ method: 'GET', path: '/v1/calendars/{name}', tag: 'calendars', role: 'viewer', summary: 'A calendar and the tasks that exclude it', status: 200, response: Calendar }),
+  calendarDays: route({
+    method: 'GET', path: '/v1/calendars/{name}/days', tag: 'calendars', role: 'viewer', summary: "A calendar's excluded days of one year",
+    description: "Every local date of `year` the calendar excludes — its dates and the days of its rules — as a schedule excluding it skips them.",
+    query: CalendarDaysQuery, status: 200, response: CalendarDays,
+  }),
   putCalendar: route({
     method: 'PUT', path: '/v1/calendars/{name}', tag: 'calendars', role: 'admin', summary: 'Create or replace a calendar',
     description: "201 when created, 200 when replaced. A replaced calendar re-plans the tasks that exclude it, as a schedule edit does: no slot lost or doubled. A calendar a manager owns (`managedBy`, set by `punctual apply`) is replaced only by a body naming that manager: 409 `not_managed` otherwise.",

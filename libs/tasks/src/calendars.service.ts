@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type CalendarPutBody, TASK_DEFAULTS } from '@punctual/contract';
+import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type CalendarDays as CalendarDaysJson, type CalendarPutBody, TASK_DEFAULTS } from '@punctual/contract';
 import { AuditRepository, type Calendar, type CalendarFields, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
-import { checkExcludedDays, InvalidScheduleError } from '@punctual/time';
+import { checkExcludedDays, excludedDatesOfYear, InvalidScheduleError } from '@punctual/time';
 import { CalendarInUseError, InvalidTaskError, ManagedElsewhereError, NotFoundError } from './errors.js';
 import { TaskChanges } from './task-changes.js';
 import { toTaskDefinition } from './task-definition.js';
@@ -34,6 +34,12 @@ export class CalendarsService {
 
   async get(name: string): Promise<CalendarInUse> {
     return (await this.calendars.get(name)) ?? Promise.reject(new NotFoundError('calendar', name));
+  }
+
+  /** Every local date of `year` the calendar excludes. */
+  async days(name: string, year: number): Promise<CalendarDaysJson> {
+    const calendar = await this.get(name);
+    return { name, year, timezone: calendar.timezone, days: excludedDatesOfYear({ timezone: calendar.timezone ?? 'UTC', dates: calendar.dates, rrules: calendar.rrules }, year) };
   }
 
   /** The named calendars that exist, as a preview of a schedule excluding them reads them (no lock). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidScheduleError } from './errors.js';
-import { checkExcludedDays, type ExcludedDays } from './excluded-days.js';
+import { checkExcludedDays, excludedDatesOfYear, type ExcludedDays } from './excluded-days.js';
 import { compileSchedule, countSlots, slotsBetween } from './schedule.js';
 import type { ScheduleSpec } from './schedule-spec.js';
 import { formatLocal } from './zone.js';
@@ -84,5 +84,12 @@ describe('excluded days (calendars)', () => {
     expect(refusal({ timezone: 'UTC', dates: [], rrules: ['FREQ=YEARLY;COUNT=3'] })).toMatch(/^rrules\[0\]: .*COUNT/);
     expect(refusal({ timezone: 'UTC', dates: [], rrules: ['nonsense'] })).toMatch(/^rrules\[0\]: /);
     expect(refusal({ timezone: 'UTC', dates: ['2026-12-25'], rrules: ['FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=25'] })).toBe('accepted');
+  });
+
+  it("lists a year's excluded dates: its dates and its rules' days, in order", () => {
+    const days = { timezone: 'America/New_York', dates: ['2027-01-01', '2026-12-25', '2027-12-24'], rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4', 'FREQ=YEARLY;BYMONTH=11;BYDAY=4TH'] };
+    expect(excludedDatesOfYear(days, 2027)).toEqual(['2027-01-01', '2027-07-04', '2027-11-25', '2027-12-24']);
+    expect(excludedDatesOfYear(days, 2026)).toEqual(['2026-07-04', '2026-11-26', '2026-12-25']);
+    expect(excludedDatesOfYear({ timezone: 'UTC', dates: [], rrules: ['FREQ=WEEKLY;BYDAY=SA,SU'] }, 2027)).toHaveLength(104);
   });
 });

@@ -49,6 +49,19 @@ export function checkExcludedDays(days: Omit<ExcludedDays, 'key'>): void {
   compileDays({ ...days, key: '' });
 }
 
+/**
+ * Every local date of `year` a calendar excludes (`2026-12-25`, in date order): its dates and its
+ * rules' days, as a schedule excluding it skips them (local dates: the zone does not move them).
+ */
+export function excludedDatesOfYear(days: Omit<ExcludedDays, 'key'>, year: number): string[] {
+  const set = compileDays({ ...days, key: '' });
+  const dates: string[] = [];
+  for (let day = Date.UTC(year, 0, 1) / DAY; day < Date.UTC(year + 1, 0, 1) / DAY; day += 1) {
+    if (set.has(day)) dates.push(new Date(day * DAY).toISOString().slice(0, 10));
+  }
+  return dates;
+}
+
 /** `schedule` without the slots whose local date one of `calendars` excludes. */
 export function excludingDays(schedule: Schedule, calendars: readonly ExcludedDays[]): Schedule {
   if (calendars.length === 0) return schedule;

@@ -9,7 +9,7 @@ export { compileCron } from './cron.js';
 export { type CronFields, parseCron, usesHash } from './cron-expression.js';
 export { type DstPolicy, ELAPSED_TIME_RULE, FIXED_TIME_RULE, resolveDstRule } from './dst-policy.js';
 export * from './errors.js';
-export { checkExcludedDays, type ExcludedDays, excludingDays } from './excluded-days.js';
+export { checkExcludedDays, excludedDatesOfYear, type ExcludedDays, excludingDays } from './excluded-days.js';
 export * from './jitter.js';
 export { type Disambiguation, parseAt, resolveLocalTime } from './local-time.js';
 export { compileRrule } from './rrule.js';

@@ -1,10 +1,11 @@
 import { Controller, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
-import { type Calendar, type CalendarList, type CalendarPutBody, routes } from '@punctual/contract';
+import { type Calendar, type CalendarDays, type CalendarList, type CalendarPutBody, routes } from '@punctual/contract';
+import type { z } from 'zod';
 import { CalendarsService, presentCalendar } from '@punctual/tasks';
 import type { Response } from 'express';
 import { CurrentPrincipal } from '../auth/roles.js';
-import { Route, ValidBody } from '../http/route.decorator.js';
+import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
 @Controller()
 export class CalendarsController {
@@ -18,6 +19,11 @@ export class CalendarsController {
   @Route(routes.getCalendar)
   async get(@Param('name') name: string): Promise<Calendar> {
     return presentCalendar(await this.calendars.get(name));
+  }
+
+  @Route(routes.calendarDays)
+  async days(@Param('name') name: string, @ValidQuery(routes.calendarDays) query: z.output<typeof routes.calendarDays.query>): Promise<CalendarDays> {
+    return this.calendars.days(name, query.year);
   }
 
   @Route(routes.putCalendar)

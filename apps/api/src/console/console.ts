@@ -4,7 +4,7 @@ import type { BrowserSessions } from '../admin/browser-sessions.js';
 import type { ConsoleFiles } from './console-files.js';
 
 /** The console's own pages; every other path under them is the API's (and 404s there). */
-export const CONSOLE_PAGES = ['/', '/tasks/:name', '/dead-letters', '/cluster'];
+export const CONSOLE_PAGES = ['/', '/tasks/:name', '/calendars', '/calendars/:name', '/dead-letters', '/cluster'];
 
 /**
  * The web console (DESIGN §13): its pages for anyone signed in (a viewer at least; a browser

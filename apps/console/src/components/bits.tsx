@@ -39,7 +39,7 @@ export function Time({ at, zone, withRelative = false }: { at: string | null | u
   return (
     <time dateTime={at} title={at}>
       {formatInZone(at, zone)}
-      {withRelative ? <span class="muted"> · {relative(at)}</span> : null}
+      {withRelative ? <span class="muted nowrap"> · {relative(at)}</span> : null}
     </time>
   );
 }

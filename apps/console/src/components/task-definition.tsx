@@ -75,7 +75,9 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
           <ul class="labels" aria-label="Excluded calendars">
             {s.exclude.map((name) => (
               <li key={name} class="chip">
-                {name}
+                <a href={`/calendars/${encodeURIComponent(name)}`} title={`the days calendar ${name} excludes`}>
+                  {name}
+                </a>
               </li>
             ))}
           </ul>
@@ -94,7 +96,7 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
         {task.policy.misfire}, late after {task.policy.maxDelay}
       </Row>
       <Row term="Retries">
-        {task.policy.retry.attempts} attempts, backoff {task.policy.retry.backoff} up to {task.policy.retry.maxBackoff}; timeout {task.policy.timeout}
+        {task.policy.retry.attempts} {task.policy.retry.attempts === 1 ? 'attempt' : 'attempts'}, backoff {task.policy.retry.backoff} up to {task.policy.retry.maxBackoff}; timeout {task.policy.timeout}
       </Row>
       <Row term="Flow control">
         <FlowControl policy={task.policy} />

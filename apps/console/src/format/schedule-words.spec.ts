@@ -23,5 +23,7 @@ describe('schedules in words', () => {
     expect(scheduleWords({ ...base, rrule: 'FREQ=DAILY;BYHOUR=9' })).toBe('Every day at 9 (Europe/Berlin)');
     expect(rruleWords('not a rule')).toBeNull();
     expect(scheduleExpression({ ...base, every: '15m' })).toBe('every 15m');
+    // A one-off's expression is its wall time in its zone, not the UTC instant it is stored as.
+    expect(scheduleExpression({ ...base, at: '2035-06-01T02:00:00.000Z' })).toMatch(/^2035-06-01 04:00:00 GMT\+2$/);
   });
 });

@@ -54,7 +54,11 @@ export function scheduleWords(schedule: Schedule): string {
   return 'No schedule';
 }
 
-/** The expression as written: `0 9 * * 1-5`, `every 15m`, the instant, or the rule. */
+/**
+ * The expression as written: `0 9 * * 1-5`, `every 15m`, the rule — or a one-off's instant as its
+ * wall time in the task's zone (`2035-06-01 04:00:00 GMT+2`), never the bare UTC instant.
+ */
 export function scheduleExpression(schedule: Schedule): string {
-  return schedule.cron ?? (schedule.every !== undefined ? `every ${schedule.every}` : undefined) ?? schedule.at ?? schedule.rrule ?? '';
+  if (schedule.at !== undefined) return formatInZone(schedule.at, schedule.timezone);
+  return schedule.cron ?? (schedule.every !== undefined ? `every ${schedule.every}` : undefined) ?? schedule.rrule ?? '';
 }
