@@ -61,16 +61,25 @@ describe('the stretch of time the run chart draws', () => {
     expect(odd.from % MINUTE).toBe(0);
     expect(odd.to % MINUTE).toBe(0);
     expect(odd.from).toBeLessThanOrEqual(NOW - 2 * HOUR + 17_321 - 0.1 * odd.spanMs);
-    expect(odd.to).toBeGreaterThanOrEqual(NOW - 7_777 + 0.1 * odd.spanMs);
+    // Its padding would reach past now: it ends at now.
+    expect(odd.to).toBe(NOW);
   });
 
-  it('draws a single run, or runs at one instant, in the hour around them', () => {
+  it('draws a single run, or runs at one instant, in the ten minutes around them', () => {
     const at = NOW - 5 * HOUR;
-    expect(chartWindow([at], NOW)).toEqual({ from: at - 30 * MINUTE, to: at + 30 * MINUTE, scaled: true, spanMs: 0 });
+    expect(chartWindow([at], NOW)).toEqual({ from: at - 5 * MINUTE, to: at + 5 * MINUTE, scaled: true, spanMs: 0 });
     expect(chartWindow([at, at, at], NOW).to - chartWindow([at, at, at], NOW).from).toBe(MIN_WINDOW_MS);
-    // Twenty minutes of runs: widened to the hour, not a tenth either side.
-    const short = chartWindow([at, at + 20 * MINUTE], NOW);
+    // Four minutes of runs: widened to ten, not a tenth either side.
+    const short = chartWindow([at, at + 4 * MINUTE], NOW);
     expect(short.to - short.from).toBe(MIN_WINDOW_MS);
+  });
+
+  it('never draws the future: runs of the last three minutes are shown up to now, in a window as wide as they need', () => {
+    const now = NOW + 20_000;
+    const recent = chartWindow([now - 3 * MINUTE, now - 2 * MINUTE, now - 5_000], now);
+    expect(recent).toEqual({ from: NOW + MINUTE - MIN_WINDOW_MS, to: NOW + MINUTE, scaled: true, spanMs: 3 * MINUTE - 5_000 });
+    // Its caption names exactly that stretch.
+    expect(windowWords(recent, 'UTC')).toBe('The chart is scaled to the runs, which span 2 min 55 s: it shows 2026-06-01 11:51:00 UTC to 2026-06-01 12:01:00 UTC.');
   });
 
   it('never starts before the 24 hours the runs were asked for', () => {
@@ -88,7 +97,7 @@ describe('the stretch of time the run chart draws', () => {
   it('says in words what it draws, in 24-hour times with the zone', () => {
     const scaled = chartWindow([NOW - 3 * HOUR, NOW - HOUR], NOW);
     expect(windowWords(scaled, 'Europe/Berlin')).toBe('The chart is scaled to the runs, which span 2 h: it shows 2026-06-01 10:48:00 GMT+2 to 2026-06-01 13:12:00 GMT+2.');
-    expect(windowWords(chartWindow([NOW - HOUR], NOW), 'UTC')).toBe('The chart is scaled to the runs: it shows 2026-06-01 10:30:00 UTC to 2026-06-01 11:30:00 UTC.');
+    expect(windowWords(chartWindow([NOW - HOUR], NOW), 'UTC')).toBe('The chart is scaled to the runs: it shows 2026-06-01 10:55:00 UTC to 2026-06-01 11:05:00 UTC.');
     expect(windowWords(chartWindow([], NOW), 'America/New_York')).toBe('The chart shows the whole 24 hours, 2026-05-31 08:00:00 EDT to 2026-06-01 08:00:00 EDT.');
   });
 });

@@ -2,8 +2,8 @@ import { formatClock, formatInZone, formatSpan, localDate, zoneName } from '../f
 
 /** The run chart shows the last 24 hours. */
 export const CHART_WINDOW_MS = 24 * 3_600_000;
-/** The narrowest window the chart scales to: a single run is drawn in the hour around it. */
-export const MIN_WINDOW_MS = 3_600_000;
+/** The narrowest window the chart scales to: a single run is drawn in the ten minutes around it. */
+export const MIN_WINDOW_MS = 10 * 60_000;
 /** The room left either side of the runs, as a share of the time they span. */
 const PADDING = 0.1;
 const MINUTE = 60_000;
@@ -21,8 +21,9 @@ export interface ChartWindow {
 /**
  * The time axis for runs at `times` (epoch ms): the last 24 hours up to `now`, unless the runs
  * fill much less of it (a new task, a one-off). Then the axis fits them, with a tenth of their
- * span either side, whole minutes at the ends, at least {@link MIN_WINDOW_MS} wide and never
- * before the 24 hours the runs were asked for. A padded window of 24 hours or more is the full one.
+ * span either side, whole minutes at the ends, at least {@link MIN_WINDOW_MS} wide, never before
+ * the 24 hours the runs were asked for and never past `now` (the minute it is in): no stretch of
+ * the future is drawn. A padded window of 24 hours or more is the full one.
  */
 export function chartWindow(times: number[], now: number): ChartWindow {
   let first = Infinity;
@@ -36,8 +37,10 @@ export function chartWindow(times: number[], now: number): ChartWindow {
   if (!Number.isFinite(first)) return full;
   const span = last - first;
   const pad = Math.max(span * PADDING, (MIN_WINDOW_MS - span) / 2);
-  const from = Math.max(Math.floor((first - pad) / MINUTE) * MINUTE, full.from);
-  const to = Math.ceil((last + pad) / MINUTE) * MINUTE;
+  const end = Math.ceil(now / MINUTE) * MINUTE;
+  const to = Math.min(Math.ceil((last + pad) / MINUTE) * MINUTE, end);
+  // Held back at now, the window keeps its width by reaching further into the past.
+  const from = Math.max(Math.min(Math.floor((first - pad) / MINUTE) * MINUTE, to - MIN_WINDOW_MS), full.from);
   if (to - from >= CHART_WINDOW_MS) return full;
   return { from, to, scaled: true, spanMs: span };
 }
