@@ -10,9 +10,9 @@ const slot = (over: Partial<ClaimSlot> = {}): ClaimSlot => ({
   leaseUntil: null, nextAttemptAt: null, heldAt: null, ...over,
 });
 const task = (over: Partial<ClaimTask> = {}): ClaimTask => ({ status: 'active', planVersion: 1, overlap: 'skip', maxDelayMs: 60_000, maxAttempts: 3, ...over });
-/** A run of the task that started at `started` s (on time unless its `fireAt` says otherwise). */
+/** A run of the task that started at `started` s (released on time unless `released` says when). */
 const holder = (started: number, over: Partial<Holder> = {}): Holder => ({
-  id: `h${started}`, fireAt: s(started), firstStartedAt: s(started), running: true, ...over,
+  id: `h${started}`, fireAt: s(started), firstStartedAt: s(started), releasedAt: s(started), running: true, ...over,
 });
 const judge = (over: Partial<ClaimContext>, nowSeconds: number): ClaimVerdict =>
   judgeClaim({ slot: slot(), task: task(), holders: [], earlierDue: false, otherBuffered: false, ...over }, s(nowSeconds));
@@ -114,13 +114,23 @@ describe('judgeClaim: overlap policy only against a run in progress at the slot\
     expect(judge({ task: task({ overlap: 'buffer_one' }), slot: buffered }, 11)).toEqual({ kind: 'run' });
   });
 
-  it('a run that started late — released late by a failover, or waiting its turn behind such a backlog — is judged as if it had started on time: the slot asks again once it has waited as long', () => {
-    const late = holder(9, { fireAt: s(6) });
-    expect(judge({ holders: [late] }, 10.5)).toEqual({ kind: 'wait', retryInMs: 2_500 });
-    expect(judge({ holders: [late] }, 12.9)).toEqual({ kind: 'wait', retryInMs: 100 });
-    expect(judge({ holders: [late] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
+  it('a run released late (a failover adopted it) is judged as if it had been released on time: the slot asks again once it has waited as long', () => {
+    const adopted = holder(9, { fireAt: s(6), releasedAt: s(9) });
+    expect(judge({ holders: [adopted] }, 10.5)).toEqual({ kind: 'wait', retryInMs: 2_500 });
+    expect(judge({ holders: [adopted] }, 12.9)).toEqual({ kind: 'wait', retryInMs: 100 });
+    expect(judge({ holders: [adopted] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
+  });
+
+  it('a run released on time that started late (parked behind a backlog) is judged as if it had started on time too — but not under buffer_one, whose waiting slot starts late by design', () => {
+    const behindBacklog = holder(9, { fireAt: s(6), releasedAt: s(6) });
+    expect(judge({ holders: [behindBacklog] }, 10)).toEqual({ kind: 'wait', retryInMs: 3_000 });
+    expect(judge({ holders: [behindBacklog] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
+    expect(judge({ task: task({ overlap: 'replace' }), holders: [behindBacklog] }, 10)).toEqual({ kind: 'wait', retryInMs: 3_000 });
+    // buffer_one: the buffered run started when the one before it ended; the newcomer is buffered (or skipped) at once.
+    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [behindBacklog] }, 10)).toEqual({ kind: 'buffer' });
+    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [behindBacklog], otherBuffered: true }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
     // One that started on time and runs on past the slot's time is the task's own overlap: skipped at once.
-    expect(judge({ holders: [holder(6)] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
+    expect(judge({ holders: [holder(6, { releasedAt: s(6) })] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
   });
 
   it('a run that started after the slot\'s time is one the slot waits behind (a backlog): it is parked for its turn, and never skipped for it', () => {

@@ -38,6 +38,8 @@ export interface Holder {
   fireAt: Date;
   /** When its first attempt started. */
   firstStartedAt: Date;
+  /** When it was released to the queue; null when unknown (taken as its first start). */
+  releasedAt: Date | null;
   running: boolean;
 }
 
@@ -102,9 +104,10 @@ const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: '
  * 6. A newcomer slot is judged by the overlap policy only against a run that was already in
  *    progress (running or retrying) at the slot's own `scheduled_for`, and as if that run had
  *    started on time: while the slot has waited less than the run started late — released late (a
- *    failover adopting it, the relay replacing a lost job), or waiting its own turn behind such a
- *    backlog — the overlap may be that lateness's rather than the task's, and the slot asks again
- *    once it has waited as long.
+ *    failover adopting it, the relay replacing a lost job), or parked behind such a backlog — the
+ *    overlap may be that lateness's rather than the task's, and the slot asks again once it has
+ *    waited as long. Under `buffer_one` a run's late start is its own policy's doing (the waiting
+ *    slot starts when the running one ends, late by design): there only a late release counts.
  * 7. Otherwise a newcomer waits its turn (parked) while any run of the task is in progress or an
  *    earlier slot is due and has not started: backlogs run one after another, in slot order, and a
  *    slot that waited its turn is never skipped for it afterwards (every run it waits behind
@@ -142,10 +145,12 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   if (atItsTime.length === 0) return holders.length > 0 || context.earlierDue ? PARK : RUN;
 
   // A run released on time may still start late: parked behind the late runs of a failover's
-  // backlog, its own start is that backlog's lateness, not the task's overlap.
-  const startedLate = Math.max(...atItsTime.map((h) => h.firstStartedAt.getTime() - h.fireAt.getTime()));
+  // backlog, its start is that backlog's lateness, not the task's overlap — except under
+  // buffer_one, whose waiting slot starts late because of the very overlap the policy judges.
+  const late = (h: Holder) => (task.overlap === 'buffer_one' ? (h.releasedAt ?? h.firstStartedAt) : h.firstStartedAt).getTime() - h.fireAt.getTime();
+  const allowance = Math.max(...atItsTime.map(late));
   // Asks again once the allowance is over (or sooner, when the run ends on the same worker).
-  if (at - slotAt < startedLate) return { kind: 'wait', retryInMs: startedLate - (at - slotAt) };
+  if (at - slotAt < allowance) return { kind: 'wait', retryInMs: allowance - (at - slotAt) };
 
   switch (task.overlap) {
     case 'skip':

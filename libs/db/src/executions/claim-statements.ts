@@ -38,7 +38,7 @@ export const CLAIM_READ = `
   LEFT JOIN LATERAL (SELECT * FROM task y WHERE y.id = e.task_id OFFSET 0) t ON true
   LEFT JOIN LATERAL (
     SELECT json_agg(json_build_object(
-      'id', r.id, 'running', r.status = 'running', 'fireAt', r.fire_at,
+      'id', r.id, 'running', r.status = 'running', 'fireAt', r.fire_at, 'releasedAt', r.queued_at,
       'firstStartedAt', LEAST(r.started_at, (SELECT min(ev.at) FROM execution_event ev WHERE ev.execution_id = r.id AND ev.to_status = 'running'))
     )) AS holders
     FROM (

@@ -11,6 +11,8 @@ export interface ClaimHolder {
   fireAt: Date;
   /** When its first attempt started. */
   firstStartedAt: Date;
+  /** When it was released to the queue (null: not recorded). */
+  releasedAt: Date | null;
 }
 
 /** The execution as the judgement reads it (the attempt's whole row comes back from the write). */
@@ -55,7 +57,7 @@ export type ReadRow = Pick<ExecutionRow, 'id' | 'task_id' | 'task_name' | 'statu
   t_id: string | null;
   t_version: number | null;
   t_json: string | null;
-  holders: { id: string; running: boolean; fireAt: string; firstStartedAt: string }[];
+  holders: { id: string; running: boolean; fireAt: string; firstStartedAt: string; releasedAt: string | null }[];
   earlier_due: boolean;
   other_buffered: boolean;
 };
@@ -116,6 +118,7 @@ export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
       running: h.running,
       fireAt: new Date(h.fireAt),
       firstStartedAt: new Date(h.firstStartedAt),
+      releasedAt: h.releasedAt === null ? null : new Date(h.releasedAt),
     })),
     earlierDue: row.earlier_due,
     otherBuffered: row.other_buffered,
