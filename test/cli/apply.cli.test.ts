@@ -239,11 +239,12 @@ ${options.ledger === false ? '' : `  - name: cli-ledger
     expect(await managed('cli-cal')).toEqual(['cli-plain@1']);
   });
 
-  it('refuses a task excluding a calendar that neither the file nor the API has, and a calendar the API cannot read, naming file, line and field', async () => {
+  it("refuses a task excluding a calendar that neither the file nor the API has, and a calendar the API cannot read, naming file, the field's own line and field", async () => {
     const unknown = file('cal-unknown.yaml', 'managedBy: cli-cal\ntasks:\n  - name: cli-excluding\n    handler: noop\n    schedule: { cron: "0 9 * * *", exclude: [cli-nowhere] }\n');
     const refused = await cli(['apply', '-f', unknown]);
     expect([refused.code, refused.stdout]).toEqual([1, '']);
-    expect(refused.stderr).toBe(`error: ${unknown}:3: task "cli-excluding": schedule.exclude[0]: no calendar named "cli-nowhere"\n`);
+    // The line of the field the API names (the schedule's), not the task's first line.
+    expect(refused.stderr).toBe(`error: ${unknown}:5: task "cli-excluding": schedule.exclude[0]: no calendar named "cli-nowhere"\n`);
     const json = await cli(['diff', '-f', unknown, '-o', 'json']);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'unknown_calendar', details: [{ field: 'tasks[0].schedule.exclude[0]', message: expect.stringContaining('no calendar named "cli-nowhere"') }] });
@@ -251,7 +252,7 @@ ${options.ledger === false ? '' : `  - name: cli-ledger
 
     const badDate = file('cal-bad-date.yaml', 'managedBy: cli-cal\ntasks: []\ncalendars:\n  - { name: cli-ok-cal, dates: [] }\n  - name: cli-bad-cal\n    dates: ["2026-02-30"]\n');
     const bad = await cli(['apply', '-f', badDate]);
-    expect([bad.code, bad.stderr]).toEqual([1, `error: ${badDate}:5: calendar "cli-bad-cal": dates[0]: must be a date such as 2026-12-25, got "2026-02-30"\n`]);
+    expect([bad.code, bad.stderr]).toEqual([1, `error: ${badDate}:6: calendar "cli-bad-cal": dates[0]: must be a date such as 2026-12-25, got "2026-02-30"\n`]);
     expect((await admin().calendars.list()).map((c) => c.name)).toEqual([]);
   });
 
@@ -265,7 +266,7 @@ ${options.ledger === false ? '' : `  - name: cli-ledger
       ['no-handler.yaml', `tasks:\n${spec('cli-ok')}  - name: cli-x\n    schedule: { every: 1h }\n`, /^no-handler\.yaml:5: task "cli-x": handler is required$/],
       ['duplicate.yaml', `tasks:\n${spec('cli-ok')}${spec('cli-ok')}`, /^duplicate\.yaml:5: task "cli-ok": the name is declared twice \(first at line 2\)$/],
       ['env.yaml', `tasks:\n${spec('cli-ok', '    payload: { token: "${MISSING_VAR}" }\n')}`, /^env\.yaml:5: task "cli-ok": payload\.token: environment variable MISSING_VAR is not set$/],
-      ['cron.yaml', `tasks:\n${spec('cli-ok')}  - name: cli-bad-cron\n    handler: noop\n    schedule: { cron: "61 * * * *" }\n`, /^cron\.yaml:5: task "cli-bad-cron": schedule\.cron: minute field "61": 61 is outside 0-59$/],
+      ['cron.yaml', `tasks:\n${spec('cli-ok')}  - name: cli-bad-cron\n    handler: noop\n    schedule: { cron: "61 * * * *" }\n`, /^cron\.yaml:7: task "cli-bad-cron": schedule\.cron: minute field "61": 61 is outside 0-59$/], // the API's word, at the field's own line
       ['past.json', JSON.stringify({ tasks: [{ name: 'cli-ok', handler: 'noop', schedule: { every: '1h' } }, { name: 'cli-past', handler: 'noop', schedule: { at: '2001-01-01T00:00:00Z' } }] }), /^past\.json:1: task "cli-past": schedule\.at: is in the past$/],
     ];
     for (const [name, text, expected] of cases) {

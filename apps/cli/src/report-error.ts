@@ -75,7 +75,9 @@ function itemLine(detail: { field: string; message: string }, origins: FileOrigi
   if (!origin) return null;
   const kind = list === 'tasks' ? 'task' : 'calendar';
   const field = path ?? 'name';
-  const where = `${origin.file}:${origin.line}: ${kind} "${origin.name}"`;
+  // The line of the field the API names (`schedule.exclude[0]`), not the item's first line.
+  const line = path && origin.lineOf ? origin.lineOf(fieldSegments(path)) : origin.line;
+  const where = `${origin.file}:${line}: ${kind} "${origin.name}"`;
   // The API's messages are whole sentences: they start with what the detail is about — its field
   // (`tasks[3].schedule.cron: schedule.cron …`) or the item (`task "nightly" …`). The line names
   // each once, so those known words (the detail's own field, the file's item) are not repeated.
@@ -85,4 +87,12 @@ function itemLine(detail: { field: string; message: string }, origins: FileOrigi
   if (message.startsWith(about)) return `${where}: ${message.slice(about.length)}`;
   while (message.startsWith(field)) message = message.slice(field.length).replace(/^:?\s*/, '');
   return `${where}: ${field}: ${message}`;
+}
+
+/** `schedule.exclude[0]` → `['schedule', 'exclude', 0]`. */
+function fieldSegments(path: string): (string | number)[] {
+  return path.split('.').flatMap((part) => {
+    const [key, ...indexes] = part.split('[');
+    return [...(key ? [key] : []), ...indexes.map((i) => Number(i.replace(']', '')))];
+  });
 }

@@ -12,6 +12,8 @@ export interface TaskOrigin {
   file: string;
   line: number;
   name: string;
+  /** The line of one of its fields (`['schedule', 'cron']`), or of the nearest node holding it: where the API's word about that field points. */
+  lineOf?: (path: (string | number)[]) => number;
 }
 
 /** Where the items an apply sends were declared, by their index in the request's `tasks` and `calendars`. */
@@ -172,7 +174,7 @@ class TaskFileReader {
         continue;
       }
       into.specs.push(spec);
-      into.origins.push({ file: this.file, line, name: spec.name });
+      into.origins.push({ file: this.file, line, name: spec.name, lineOf: (path) => this.lineOf(doc, [...at, ...path]) });
       into.secretPaths.set(spec.name, substituted.paths.map((path) => fieldPath(path)));
       out.secretValues.push(...substituted.values.filter((v) => !out.secretValues.includes(v)));
     }
