@@ -98,7 +98,7 @@ describe('the stretch of time the run chart draws', () => {
     const scaled = chartWindow([NOW - 3 * HOUR, NOW - HOUR], NOW);
     expect(windowWords(scaled, 'Europe/Berlin')).toBe('The chart is scaled to the runs, which span 2 h: it shows 2026-06-01 10:48:00 GMT+2 to 2026-06-01 13:12:00 GMT+2.');
     expect(windowWords(chartWindow([NOW - HOUR], NOW), 'UTC')).toBe('The chart is scaled to the runs: it shows 2026-06-01 10:55:00 UTC to 2026-06-01 11:05:00 UTC.');
-    expect(windowWords(chartWindow([], NOW), 'America/New_York')).toBe('The chart shows the whole 24 hours, 2026-05-31 08:00:00 EDT to 2026-06-01 08:00:00 EDT.');
+    expect(windowWords(chartWindow([], NOW), 'America/New_York')).toBe('The chart shows the whole 24 hours, 2026-05-31 08:00:00 GMT-4 to 2026-06-01 08:00:00 GMT-4.');
   });
 });
 

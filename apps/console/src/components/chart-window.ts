@@ -62,7 +62,7 @@ export function axisTimes(ticks: number[], stepMs: number, zone: string): string
   });
 }
 
-/** `EDT (America/New_York)`, `GMT+1/GMT+2 (Europe/Berlin)` across a clock change, `UTC`: the zone of the axis. */
+/** `GMT-4 (America/New_York)`, `GMT+1/GMT+2 (Europe/Berlin)` across a clock change, `UTC`: the zone of the axis. */
 export function axisZone(shown: Pick<ChartWindow, 'from' | 'to'>, zone: string): string {
   const names = [...new Set([zoneName(shown.from, zone), zoneName(shown.to, zone)])].join('/');
   return names === zone ? zone : `${names} (${zone})`;

@@ -7,7 +7,7 @@ export function browserZone(): string {
 }
 
 const formats = new Map<string, Intl.DateTimeFormat>();
-function formatter(zone: string, zoneName: 'short' | 'longOffset'): Intl.DateTimeFormat {
+function formatter(zone: string, zoneName: 'shortOffset' | 'longOffset'): Intl.DateTimeFormat {
   const key = `${zone}|${zoneName}`;
   let format = formats.get(key);
   if (!format) {
@@ -22,19 +22,19 @@ function formatter(zone: string, zoneName: 'short' | 'longOffset'): Intl.DateTim
   return format;
 }
 
-function parts(at: Date, zone: string, zoneName: 'short' | 'longOffset'): Record<string, string> {
+function parts(at: Date, zone: string, zoneName: 'shortOffset' | 'longOffset'): Record<string, string> {
   return Object.fromEntries(formatter(zone, zoneName).formatToParts(at).map((p) => [p.type, p.value]));
 }
 
-/** `2026-03-29 09:00:00 GMT+2`: the wall time in `zone`, to the second, with the zone's short name. */
+/** `2026-03-29 09:00:00 GMT+2`: the wall time in `zone`, to the second, with its offset (see {@link zoneName}). */
 export function formatInZone(at: Date | string, zone: string): string {
-  const p = parts(new Date(at), zone, 'short');
-  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName}`;
+  const p = parts(new Date(at), zone, 'shortOffset');
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${zoneName(at, zone)}`;
 }
 
 /** `2026-03-29`: the local date of `at` in `zone`. */
 export function localDate(at: Date | string, zone: string): string {
-  const p = parts(new Date(at), zone, 'short');
+  const p = parts(new Date(at), zone, 'shortOffset');
   return `${p.year}-${p.month}-${p.day}`;
 }
 
@@ -79,13 +79,18 @@ export function relative(at: Date | string, now: number = Date.now()): string {
 
 /** `09:00`, or `09:00:05` with `seconds`: the 24-hour wall clock of `at` in `zone`. */
 export function formatClock(at: Date | string | number, zone: string, seconds = false): string {
-  const p = parts(new Date(at), zone, 'short');
+  const p = parts(new Date(at), zone, 'shortOffset');
   return `${p.hour}:${p.minute}${seconds ? `:${p.second}` : ''}`;
 }
 
-/** `GMT+2`, `EDT`, `UTC`: the short name of `zone` at `at`, as the console writes it after a time. */
+/**
+ * `GMT+2`, `GMT-4`, `GMT+5:30`, `UTC`: how the console names `zone` at `at` after a time — its
+ * offset, written the same way for every zone (never `EDT` beside `GMT+1`: English has
+ * abbreviations for some zones only), and `UTC` for UTC itself.
+ */
 export function zoneName(at: Date | string | number, zone: string): string {
-  return parts(new Date(at), zone, 'short').timeZoneName ?? zone;
+  if (new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone === 'UTC') return 'UTC';
+  return parts(new Date(at), zone, 'shortOffset').timeZoneName ?? zone;
 }
 
 /** The canonical form of `tag` when `Intl` accepts it and has its data, else null. */
