@@ -39,7 +39,7 @@ export class CalendarsService {
   /** Every local date of `year` the calendar excludes. */
   async days(name: string, year: number): Promise<CalendarDaysJson> {
     const calendar = await this.get(name);
-    return { name, year, timezone: calendar.timezone, days: excludedDatesOfYear({ timezone: calendar.timezone ?? 'UTC', dates: calendar.dates, rrules: calendar.rrules }, year) };
+    return { name, year, timezone: calendar.timezone, days: excludedDatesOfYear({ timezone: calendar.timezone ?? TASK_DEFAULTS.timezone, dates: calendar.dates, rrules: calendar.rrules }, year) };
   }
 
   /** The named calendars that exist, as a preview of a schedule excluding them reads them (no lock). */
