@@ -256,6 +256,30 @@ ${options.ledger === false ? '' : `  - name: cli-ledger
     expect((await admin().calendars.list()).map((c) => c.name)).toEqual([]);
   });
 
+  it("says in one round what the file's own checks and the API find wrong, each at its field's line, in the file's order, and applies nothing", async () => {
+    const both = file('both.yaml', [
+      'managedBy: cli-round',
+      'tasks:',
+      '  - name: cli-round-cron',
+      '    handler: noop',
+      '    schedule: { cron: "61 * * * *" }',
+      '  - name: cli-round-typo',
+      '    handler: noop',
+      '    schedule: { cron: "0 9 * * *" }',
+      '    paylod: {}',
+      '',
+    ].join('\n'));
+    for (const command of ['apply', 'diff']) {
+      const result = await cli([command, '-f', both]);
+      expect([result.code, result.stdout], command).toEqual([1, '']);
+      expect(lines(result.stderr), command).toEqual([
+        `error: ${both}:5: task "cli-round-cron": schedule.cron: minute field "61": 61 is outside 0-59`,
+        `error: ${both}:9: task "cli-round-typo": paylod: unknown field, did you mean "payload"?`,
+      ]);
+    }
+    expect((await admin().tasks.list({ managedBy: 'cli-round' }).all()).length).toBe(0);
+  });
+
   it('refuses bad files with one clear line each, a non-zero exit and nothing applied', async () => {
     const before = await ctx.db.prisma.task.count();
     const spec = (name: string, extra = '') => `  - name: ${name}\n    handler: noop\n    schedule: { cron: "0 9 * * *" }\n${extra}`;

@@ -10,7 +10,14 @@ export type CliErrorCode = 'invalid_file' | 'usage' | 'timeout' | 'unreachable' 
 /** A task file that cannot be applied: one line per problem, each naming the file, line, task and field. */
 export class TaskFileError extends Error {
   override readonly name = 'TaskFileError';
-  constructor(readonly problems: string[]) {
+  /**
+   * `problems`: one line each. `valid`: what of the file was read without a problem (absent when
+   * the file could not be read at all), which the API may still judge in the same round.
+   */
+  constructor(
+    readonly problems: string[],
+    readonly valid?: unknown,
+  ) {
     super(problems.join('\n'));
   }
 }

@@ -67,7 +67,7 @@ function describeApiError(error: PunctualApiError, context: ReportContext): Desc
  * `tasks[3].schedule.cron` → `tasks.yaml:12: task "nightly": schedule.cron: …` (and `calendars[0].dates[2]`
  * → `tasks.yaml:40: calendar "us-holidays": dates[2]: …`); null when the detail is about no item of the file.
  */
-function itemLine(detail: { field: string; message: string }, origins: FileOrigins): string | null {
+export function itemLine(detail: { field: string; message: string }, origins: FileOrigins): string | null {
   const match = /^(tasks|calendars)\[(\d+)\](?:\.(.*))?$/.exec(detail.field);
   if (!match) return null;
   const [, list, index, path] = match as unknown as [string, 'tasks' | 'calendars', string, string | undefined];

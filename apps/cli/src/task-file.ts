@@ -76,7 +76,7 @@ export function readTaskFile(file: string, env: Record<string, string | undefine
     out.calendars = [];
     reader.read(calendars, 'calendar', CalendarSpec, env, out, { specs: out.calendars, origins: out.calendarOrigins, secretPaths: out.calendarSecretPaths });
   }
-  if (reader.problems.length) throw new TaskFileError(reader.problems);
+  if (reader.problems.length) throw new TaskFileError(reader.problems, out);
   return out;
 }
 

@@ -1,7 +1,9 @@
+import { PunctualApiError } from '@punctual/client';
 import type { FieldChange, TaskApplyResponse } from '@punctual/contract';
 import type { Command } from 'commander';
 import { type CliRun, print } from '../context.js';
-import { EXIT } from '../errors.js';
+import { EXIT, TaskFileError } from '../errors.js';
+import { itemLine } from '../report-error.js';
 import { changesAnything, diffText } from '../format.js';
 import { SecretsFile } from '../secrets-file.js';
 import { readTaskFile, type TaskFile } from '../task-file.js';
@@ -70,13 +72,42 @@ export function applyCommands(program: Command, run: CliRun): void {
 
 /** Reads the file, sends it to the API in one call and answers what changed, secret values masked. */
 async function applyFile(run: CliRun, path: string, options: { prune: boolean; dryRun: boolean }): Promise<{ result: TaskApplyResponse; file: TaskFile }> {
-  const file = readTaskFile(path, run.io.env);
+  let file: TaskFile;
+  try {
+    file = readTaskFile(path, run.io.env);
+  } catch (error) {
+    throw await withApiProblems(run, error);
+  }
   run.secrets.push(...file.secretValues);
   run.origins = { tasks: file.origins, calendars: file.calendarOrigins };
   // Without a `calendars` key the file says nothing about calendars: they are left as they are (and never pruned).
   const calendars = file.calendars === undefined ? {} : { calendars: file.calendars };
   const result = await run.client().tasks.apply({ managedBy: file.managedBy, tasks: file.tasks, ...calendars, prune: options.prune, dryRun: options.dryRun });
   return { result: maskFromEnvironment(result, file), file };
+}
+
+/**
+ * A file its own checks refused: the items they passed are shown to the API too (a dry run, no
+ * prune), so that what only the API can judge — a cron field out of range, an unknown calendar —
+ * is said in the same round, each at its field's own line, in the order of the file's lines. The
+ * error as it was when the API cannot be asked or finds nothing more.
+ */
+async function withApiProblems(run: CliRun, error: unknown): Promise<unknown> {
+  if (!(error instanceof TaskFileError) || error.valid === undefined) return error;
+  const valid = error.valid as TaskFile;
+  if (valid.tasks.length === 0 && !valid.calendars?.length) return error;
+  run.secrets.push(...valid.secretValues);
+  const calendars = valid.calendars?.length ? { calendars: valid.calendars } : {};
+  const more = await run
+    .client()
+    .tasks.apply({ managedBy: valid.managedBy, tasks: valid.tasks, ...calendars, prune: false, dryRun: true })
+    .then(
+      () => [],
+      (refused: unknown) => (refused instanceof PunctualApiError ? refused.details.map((d) => itemLine(d, { tasks: valid.origins, calendars: valid.calendarOrigins })).filter((l): l is string => l !== null) : []),
+    );
+  if (more.length === 0) return error;
+  const lineOf = (problem: string) => Number(/^[^:]*:(\d+):/.exec(problem)?.[1] ?? 0);
+  return new TaskFileError([...error.problems, ...more].sort((a, b) => lineOf(a) - lineOf(b)));
 }
 
 /**
