@@ -61,6 +61,8 @@ describe('calendars API', () => {
     const days = await ctx.api.call('GET', '/v1/calendars/days-of/days?year=2027');
     expect(days.status).toBe(200);
     expect(days.body).toEqual({ name: 'days-of', year: 2027, timezone: 'America/New_York', days: ['2027-01-01', '2027-07-04', '2027-11-25'] });
+    // Without a year, this one (UTC).
+    expect((await ctx.api.call('GET', '/v1/calendars/days-of/days')).body.year).toBe(new Date().getUTCFullYear());
     for (const year of ['', 'soon', '1969', '2027.5']) {
       const refused = await ctx.api.call('GET', `/v1/calendars/days-of/days?year=${year}`);
       // Not a number: 400 (a wrong type); a number out of range or not whole: 422. Either names the field.

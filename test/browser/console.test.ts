@@ -110,6 +110,11 @@ describe('the console', () => {
     expect(text).toContain('team=billing');
     expect(text).toMatch(/\d{4}-\d{2}-\d{2} 09:00:00 GMT\+[12]/);
     expect(text).toMatch(/yours: \d{4}-\d{2}-\d{2} 0[2-4]:00:00 GMT-[45]/);
+    // The countdown beside the next fire stays on one line.
+    const countdown = nightly.locator('td[data-label="Next fire"] .nowrap').first();
+    expect(await countdown.textContent()).toMatch(/ · in \d+/);
+    const whiteSpace = (el: unknown) => (globalThis as unknown as { getComputedStyle: (e: unknown) => { whiteSpace: string } }).getComputedStyle(el).whiteSpace;
+    expect(await countdown.evaluate(whiteSpace)).toBe('nowrap');
     expect(await row(page, 'paused-sync').textContent()).toContain('Every 15 minutes');
     await page.screenshot({ path: `${SCREENSHOTS}/tasks.png` });
 
@@ -241,6 +246,20 @@ describe('the console', () => {
     const listed = row(page, 'console-holidays');
     await expect.poll(() => listed.locator('td[data-label="Days"]').textContent()).toBe('2 dates, 0 rules');
     expect(await listed.locator('td[data-label="Used by"]').textContent()).toBe('holiday-report');
+  });
+
+  it("shows a one-off at its wall time in its own zone, never the bare UTC instant, and one attempt in the singular", async () => {
+    const { page } = admin;
+    expect((await call('POST', '/v1/tasks', { name: 'launch-once', handler: 'noop', schedule: { at: '2035-06-01T02:00:00Z', timezone: 'Europe/Berlin' }, policy: { retry: { attempts: 1 } } })).status).toBe(201);
+    await page.goto(`${ctx.api.base}/tasks/launch-once`);
+    const definition = page.locator('.definition');
+    await expect.poll(() => definition.textContent()).toContain('1 attempt,');
+    const text = (await definition.textContent())!;
+    expect(text).toContain('Once, at 2035-06-01 04:00:00 GMT+2');
+    expect(await definition.locator('code').first().textContent()).toBe('2035-06-01 04:00:00 GMT+2');
+    expect(text).not.toContain('2035-06-01T02:00:00');
+    expect(text).not.toContain('1 attempts');
+    expect((await call('DELETE', '/v1/tasks/launch-once')).status).toBe(204);
   });
 
   it("pauses, resumes with the catch-up chosen, triggers, backfills and deletes, as the API then shows; a deleted task's page keeps its runs", async () => {

@@ -72,8 +72,8 @@ export class PunctualClient {
     list: async () => (await this.http.call(routes.listCalendars)).items,
     /** The calendar and the tasks that exclude it. */
     get: (name: string) => this.http.call(routes.getCalendar, { params: { name } }),
-    /** Every local date of `year` the calendar excludes. */
-    days: (name: string, year: number) => this.http.call(routes.calendarDays, { params: { name }, query: { year } }),
+    /** Every local date of `year` (default: this year, UTC) the calendar excludes. */
+    days: (name: string, year?: number) => this.http.call(routes.calendarDays, { params: { name }, query: { year } }),
     /** Creates or replaces a calendar; the tasks that exclude it are re-planned. */
     put: (name: string, body: CalendarPutBody) => this.http.call(routes.putCalendar, { params: { name }, body }),
     /** Refused (409) while a task excludes it. */

@@ -50,7 +50,7 @@ export const CalendarList = z.object({ items: z.array(Calendar) }).meta({ id: 'C
 
 /** `GET /v1/calendars/{name}/days`: the year whose days to list. */
 export const CalendarDaysQuery = z.strictObject({
-  year: z.coerce.number().int().min(1970).max(2200).meta({ description: 'the year whose excluded days to list (1970–2200)' }),
+  year: z.coerce.number().int().min(1970).max(2200).optional().meta({ description: 'the year whose excluded days to list (1970–2200; default: this year, UTC)' }),
 });
 /** Every local date of one year a calendar excludes: its dates and its rules' days. */
 export const CalendarDays = z

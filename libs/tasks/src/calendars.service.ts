@@ -36,9 +36,10 @@ export class CalendarsService {
     return (await this.calendars.get(name)) ?? Promise.reject(new NotFoundError('calendar', name));
   }
 
-  /** Every local date of `year` the calendar excludes. */
-  async days(name: string, year: number): Promise<CalendarDaysJson> {
+  /** Every local date of `year` (default: this year, UTC) the calendar excludes. */
+  async days(name: string, asked?: number): Promise<CalendarDaysJson> {
     const calendar = await this.get(name);
+    const year = asked ?? this.clock.date().getUTCFullYear();
     return { name, year, timezone: calendar.timezone, days: excludedDatesOfYear({ timezone: calendar.timezone ?? TASK_DEFAULTS.timezone, dates: calendar.dates, rrules: calendar.rrules }, year) };
   }
 
