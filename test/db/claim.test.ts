@@ -31,6 +31,9 @@ describe('claiming an execution', () => {
     await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip', planVersion: 1, version: { increment: 1 } } });
   });
 
+  /** The instants of the task's slots so far (`scheduled_for` is unique per task). */
+  const used = new Set<number>();
+
   /** An execution of the task; slots are one second apart in the last ten minutes, in creation order, unless `at` is given. */
   async function execution(
     status: ExecutionStatus,
@@ -39,7 +42,12 @@ describe('claiming an execution', () => {
     const id = randomUUID();
     slot += 1;
     const { at, fireAt, ...rest } = extra;
-    const scheduledFor = new Date(at ?? BASE + slot * 1000);
+    // One slot per instant of the task: an instant asked for twice (two tests a few seconds apart
+    // can land on the same millisecond) moves on by a millisecond.
+    let instant = at ?? BASE + slot * 1000;
+    while (used.has(instant)) instant += 1;
+    used.add(instant);
+    const scheduledFor = new Date(instant);
     await db.prisma.taskExecution.create({
       data: { id, taskId, taskName: 'claims', scheduledFor, fireAt: new Date(fireAt ?? scheduledFor.getTime()), taskVersion: 1, status, exclusive: false, ...rest },
     });

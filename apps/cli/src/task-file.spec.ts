@@ -165,10 +165,12 @@ describe('readTaskFile: calendars', () => {
       { name: 'us-holidays', timezone: 'America/New_York', dates: ['2026-12-25', '2027-01-01'], rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'] },
       { name: 'freeze', dates: ['2026-12-24'] },
     ]);
-    expect(file.calendarOrigins).toEqual([
+    expect(file.calendarOrigins.map(({ file: f, line, name }) => ({ file: f, line, name }))).toEqual([
       { file: path, line: 3, name: 'us-holidays' },
       { file: path, line: 7, name: 'freeze' },
     ]);
+    // And the line of each field, for what the API says about one: a calendar's dates.
+    expect(file.calendarOrigins.map((o) => o.lineOf?.(['dates', 0]))).toEqual([5, 7]);
     expect(file.calendarSecretPaths.get('freeze')).toEqual(['dates[0]']);
     expect(file.tasks[0]!.schedule.exclude).toEqual(['us-holidays', 'freeze']);
     expect(file.origins.map((o) => o.line)).toEqual([9]);
