@@ -27,6 +27,19 @@ const STALLED_CHECK_MS = 5_000;
  * `fire_at`, read their claims and write their outcomes while the slots run handlers.
  */
 const JOBS_PER_HANDLER_SLOT = 2;
+/**
+ * How long a worker that could not reach Postgres for a claim stops taking jobs: the job it gave
+ * back (in a second) goes to a worker that can reach Postgres, not again to this one, which would
+ * take it and give it back again, and again — a partitioned worker beside a healthy one delayed a
+ * retry by 20 s and more that way. Running handlers go on meanwhile.
+ */
+const UNREACHABLE_HOLD_OFF_MS = 3_000;
+/**
+ * How long an idle BullMQ worker waits on its queue before it looks again (BullMQ's default is 5 s).
+ * A job handed back with a delay wakes one waiting worker; when that one is holding off (above), the
+ * others see the job within this.
+ */
+const DRAIN_DELAY_S = 1;
 
 /**
  * The worker role: a BullMQ worker on the queue of each handler this process offers (see
@@ -41,6 +54,8 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private workers: Worker<ExecutionJobData>[] = [];
   private subscriber: Redis | null = null;
   private announcer: NodeJS.Timeout | null = null;
+  /** While set, this worker takes no jobs (see UNREACHABLE_HOLD_OFF_MS); it resumes when it fires. */
+  private holdingOff: NodeJS.Timeout | null = null;
   private readonly waiting = new WaitingRoom();
   /** When each flow-control key last moved (`performance.now()`), as heard here: see {@link flowMoved}. */
   private readonly flowMovedAt = new Map<string, number>();
@@ -76,6 +91,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
         concurrency: this.config.workerConcurrency * JOBS_PER_HANDLER_SLOT,
         lockDuration: JOB_LOCK_MS,
         stalledInterval: STALLED_CHECK_MS,
+        drainDelay: DRAIN_DELAY_S,
       });
       worker.on('error', (error) => this.logger.error({ err: error, handler }, 'worker error'));
       this.workers.push(worker);
@@ -132,6 +148,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       case 'later':
         break;
     }
+    if (disposition.why === 'unreachable') this.holdOff();
     const { waitsFor } = disposition;
     // Held on a key that moved while its claim was on its way: the word came before the job was
     // here to be woken, so it asks again at once rather than wait for the next one.
@@ -165,6 +182,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       const d = dispositions[i]!;
       return d.kind === 'moved' ? this.move({ ...member, fireAt, releasedAt, trace }, d) : undefined;
     }));
+    if (dispositions.some((d) => d.kind === 'later' && d.why === 'unreachable')) this.holdOff();
     const later = group.flatMap((member, i) => {
       const d = dispositions[i]!;
       return d.kind === 'later' ? [{ member, afterMs: Math.max(1, Math.ceil(d.afterMs ?? waitBeforeRetryMs(Date.now() - job.timestamp))) }] : [];
@@ -184,6 +202,20 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
+   * Postgres did not answer a claim: this worker takes no jobs for UNREACHABLE_HOLD_OFF_MS (its
+   * running handlers go on), so what it gives back goes to a worker that can claim it.
+   */
+  private holdOff(): void {
+    if (this.holdingOff || this.workers.length === 0) return;
+    this.logger.warn({ forMs: UNREACHABLE_HOLD_OFF_MS }, 'Postgres does not answer claims: taking no jobs for a while, so that another worker takes them');
+    for (const worker of this.workers) void worker.pause(true).catch(() => undefined);
+    this.holdingOff = setTimeout(() => {
+      this.holdingOff = null;
+      if (this.announcer) for (const worker of this.workers) void Promise.resolve(worker.resume()).catch(() => undefined);
+    }, UNREACHABLE_HOLD_OFF_MS);
+  }
+
+  /**
    * Pushes the job of a run whose handler is not this queue's to its handler's queue (see the
    * `moved` disposition), as it was: a first attempt keeps its instant and its release.
    */
@@ -197,6 +229,8 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     if (this.workers.length === 0) return;
     if (this.announcer) clearInterval(this.announcer);
     this.announcer = null;
+    if (this.holdingOff) clearTimeout(this.holdingOff);
+    this.holdingOff = null;
     await bestEffort(this.directory.withdraw(this.config.instanceId), 'worker.withdraw');
     this.claimer.stop();
     const closing = Promise.all(this.workers.map((w) => w.close()));
