@@ -30,7 +30,7 @@ export class ClusterService {
   ) {}
 
   async snapshot(): Promise<Cluster> {
-    const [shards, workers, jobs, executions, flow, clockOffsets, due] = await Promise.all([
+    const [shards, workers, jobs, executions, flow, clockOffsets, waiting] = await Promise.all([
       this.state.shards(),
       this.directory.workers(),
       // Read afresh: a task created a moment ago has its handler's queue counted.
@@ -38,9 +38,8 @@ export class ClusterService {
       this.executions.countUnfinished(),
       this.flow.busiestKeys(BUSIEST_KEYS),
       this.clockOffsets(),
-      this.executions.dueByHandler(),
+      this.queues.waitingForWorker(),
     ]);
-    const offered = new Set(workers.flatMap((w) => w.handlers));
     const state = shards[0];
     return {
       leader: {
@@ -57,7 +56,7 @@ export class ClusterService {
         heartbeatAt: s.heartbeatAt?.toISOString() ?? null,
       })),
       workers,
-      waitingForWorker: due.filter((d) => !offered.has(d.handler)).map((d) => ({ handler: d.handler, runs: d.runs, since: d.since.toISOString() })),
+      waitingForWorker: waiting.map((d) => ({ handler: d.handler, runs: d.runs, since: d.since.toISOString() })),
       queue: { jobs, executions },
       flow,
       clockOffsets,
