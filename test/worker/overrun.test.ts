@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../support/cluster.js';
 
 /**
- * A handler that does not honour its signal runs on after its attempt timed out. Its handler slot
- * is held, and its run stays `running` — counted against its concurrency key's limit — until it
- * really ends: no second run of the key starts beside it.
+ * A handler that does not honour its signal runs on after its attempt timed out or was cancelled.
+ * Its handler slot is held, and its key's permit — its run stays `running` after a timeout; after
+ * a cancel the permit outlives the row — until it really ends: no second run of the key starts beside it.
  */
-describe('a handler that runs on after its timeout', () => {
+describe('a handler that runs on after its attempt ended', () => {
   let cluster: Cluster;
   beforeAll(async () => {
     cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true });
@@ -37,5 +37,32 @@ describe('a handler that runs on after its timeout', () => {
     expect(second!.started_at!.getTime() - first!.started_at!.getTime()).toBeGreaterThanOrEqual(2_900);
     expect(first!.error).toMatch(/timed out after 1000 ms/);
     expect(await gauge()).toBe(0);
+  });
+
+  it("keeps its key's permit after its run is cancelled: the key's next run starts only when the handler really ends", async () => {
+    const soon = Date.now() + 2_000;
+    // The first sleeps 4 s whatever its signal says and is cancelled as soon as it runs; the second, due
+    // half a second later, waits for the key.
+    const policy = { concurrency: { key: 'cancelled-one-by-one', limit: 1 }, retry: { attempts: 1 } };
+    for (const [name, ms, at] of [['cancelled-a', 4_000, soon], ['cancelled-b', 100, soon + 500]] as const) {
+      const res = await cluster.call('POST', '/v1/tasks', { name, handler: 'sleep', payload: { ms, ignoreAbort: true }, schedule: { at: new Date(at).toISOString() }, policy });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    }
+    const first = await cluster.waitFor(async () => (await cluster.executionsOf('cancelled-a')).find((r) => r.status === 'running') ?? false, 15_000, 'the first run of the key to start');
+    const cancel = await cluster.call('POST', `/v1/executions/${first.id}/cancel`);
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
+    const ended = await cluster.waitFor(async () => {
+      const rows = [...(await cluster.executionsOf('cancelled-a')), ...(await cluster.executionsOf('cancelled-b'))];
+      return rows.length === 2 && rows.every((r) => r.status === 'cancelled' || r.status === 'succeeded') && rows;
+    }, 30_000, 'both runs to end');
+    const second = ended.find((r) => r.id !== first.id)!;
+    const gap = second.started_at!.getTime() - first.started_at!.getTime();
+    console.log(`second run started ${gap} ms after the cancelled first (whose handler sleeps 4 s, cancelled at once)`);
+    expect(ended.find((r) => r.id === first.id)!.status).toBe('cancelled');
+    expect(gap).toBeGreaterThanOrEqual(3_900);
+    // The permit was given back when the handler ended, not left to lapse with its lease (30 s).
+    expect(gap).toBeLessThan(10_000);
+    const { rows } = await cluster.db.query('SELECT count(*)::int AS n FROM overrun_permit');
+    expect(rows).toEqual([{ n: 0 }]);
   });
 });

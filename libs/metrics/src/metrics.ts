@@ -28,7 +28,7 @@ export class Metrics {
   readonly executions = new Counter({ name: 'punctual_executions_total', help: 'Attempts finished, by outcome', labelNames: ['status', 'handler'], registers: [this.registry] });
   readonly handlersOverrunning = new Gauge({
     name: 'punctual_handlers_overrunning',
-    help: 'Handlers still running after their attempt was aborted (timeout, cancel, lease lost, shutdown): each keeps its handler slot until it settles',
+    help: 'Handlers still running after their attempt was aborted (timeout, cancel, lease lost, shutdown): each keeps its handler slot and its concurrency key permit until it settles',
     registers: [this.registry],
   });
   readonly waitingForWorker = new Gauge({

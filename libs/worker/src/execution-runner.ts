@@ -13,7 +13,7 @@ import type { Disposition, RunOutcome } from './disposition.js';
 import { ExecutionClaimer } from './execution-claimer.js';
 import { leasePolicy, type LeasePolicy } from './lease-policy.js';
 import { HandlerSlots } from './handler-slots.js';
-import { LeaseKeeper } from './lease-keeper.js';
+import { LeaseKeeper, type OverrunPermit } from './lease-keeper.js';
 import { LocalTurns } from './local-turns.js';
 import { OutcomeRecorder } from './outcome-recorder.js';
 
@@ -201,16 +201,19 @@ export class ExecutionRunner implements OnModuleDestroy {
         result = await Promise.race([run, control.aborted]);
       } catch (error) {
         if (run && error instanceof AttemptAbortedError) {
-          const settled = this.overrunning(run, fields, error.reason);
-          onOverrun(settled);
+          const permit = task.concurrencyKey === null ? null : { attemptId, executionId: execution.id, key: task.concurrencyKey };
+          const overrun = this.overrunning(run, fields, error.reason, permit);
+          onOverrun(overrun.settled);
           // Timed out: the attempt stays `running` — counted against its concurrency key's limit and
           // its task's overlap, its lease renewed — until the handler honours its signal (at most a
           // lease more), so no retry or other run of the key starts beside a handler still at work.
           if (error.reason === 'timeout') {
             let timer: NodeJS.Timeout | undefined;
-            await Promise.race([settled, new Promise((resolve) => (timer = setTimeout(resolve, this.lease.leaseMs)))]);
+            await Promise.race([overrun.settled, new Promise((resolve) => (timer = setTimeout(resolve, this.lease.leaseMs)))]);
             clearTimeout(timer);
           }
+          // A handler still at work past its row's end keeps its key's permit: written before the end is.
+          await overrun.permitHeld;
         }
         releaseSlot();
         return await this.outcomes.record(() => this.outcomes.recordFailure(execution, task, attemptId, error, fields), fields, () => control.disowned);
@@ -229,22 +232,33 @@ export class ExecutionRunner implements OnModuleDestroy {
 
   /**
    * A handler whose attempt was aborted may still be running (it honours its signal late, or
-   * never): counted in `punctual_handlers_overrunning` until it settles. Resolves when it does.
+   * never): counted in `punctual_handlers_overrunning` until it settles, and holding its
+   * concurrency key's permit meanwhile (`permitHeld` resolves once that is written), so the key's
+   * limit counts it after its row has ended. When it settles the permit is given back — also the
+   * one a cancel kept for it (see `TransitionSpec.keepPermit`) — and the key's held runs are woken.
    */
-  private overrunning(run: Promise<unknown>, fields: object, cause: string): Promise<void> {
+  private overrunning(run: Promise<unknown>, fields: object, cause: string, permit: OverrunPermit | null): { settled: Promise<void>; permitHeld: Promise<void> } {
     let settled = false;
     const done = run.then(
       () => undefined,
       () => undefined,
     ).finally(() => (settled = true));
+    const warn = (message: string) => (error: unknown) => this.logger.warn({ ...fields, err: error }, message);
     // A handler that honours its signal settles within the same turn or the next few: not worth a word.
-    setImmediate(() => {
+    const permitHeld = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       if (settled) return;
       this.metrics.handlersOverrunning.inc();
       this.logger.warn({ ...fields, cause }, 'the handler runs on after its attempt was aborted; its slot is held until it ends');
       void done.then(() => this.metrics.handlersOverrunning.dec());
+      if (permit) await this.leases.holdPermit(permit).catch(warn("could not hold the overrunning handler's concurrency permit"));
     });
-    return done;
+    if (permit) {
+      void Promise.all([done, permitHeld]).then(async () => {
+        await this.leases.dropPermit(permit.attemptId).catch(warn("could not give back the handler's concurrency permit; it lapses with its lease"));
+        for (const listener of this.permitListeners) listener(permit.key);
+      });
+    }
+    return { settled: done, permitHeld };
   }
 
   private handlerLog(fields: object): HandlerLog {

@@ -7,7 +7,7 @@ type Key = { id: string; attemptId: string };
 
 /** A repository that answers as told: which attempts still own their execution, and what the others became. */
 function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail?: boolean } = {}) {
-  const calls = { renew: [] as Key[][], check: [] as Key[][] };
+  const calls = { renew: [] as Key[][], check: [] as Key[][], permits: [] as string[][], dropped: [] as string[] };
   return {
     calls,
     renewLeases: async (keys: Key[]) => {
@@ -19,6 +19,12 @@ function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail
       calls.check.push(keys);
       if (answer.fail) throw new Error('connection terminated');
       return new Map(keys.filter((k) => !(answer.owned?.(k) ?? true)).map((k) => [k.attemptId, (answer.status ?? 'running') as never]));
+    },
+    holdPermits: async (permits: { attemptId: string }[]) => {
+      calls.permits.push(permits.map((p) => p.attemptId));
+    },
+    dropPermit: async (attemptId: string) => {
+      calls.dropped.push(attemptId);
     },
   };
 }
@@ -93,5 +99,25 @@ describe('LeaseKeeper', () => {
     expect(abortedAfter).toBe(3_000 - leasePolicy({ leaseMs: 3_000 }).abortMarginMs);
     expect(errors.length).toBeGreaterThan(0);
     attempt.finish();
+  });
+
+  it("keeps an overrunning handler's permit like a lease, with no attempt running, until it is dropped", async () => {
+    fakeClock();
+    const repo = repository();
+    const keeper = new LeaseKeeper(repo, leasePolicy({ leaseMs: 600 }), () => undefined);
+    await keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', key: 'k' });
+    expect(repo.calls.permits).toEqual([['ran-on']]);
+    // Renewed every third of the lease, though the keeper tracks no attempt.
+    vi.advanceTimersByTime(leasePolicy({ leaseMs: 600 }).renewAfterMs - 1);
+    await keeper.tick();
+    expect(repo.calls.permits).toHaveLength(1);
+    vi.advanceTimersByTime(1);
+    await keeper.tick();
+    expect(repo.calls.permits).toEqual([['ran-on'], ['ran-on']]);
+    await keeper.dropPermit('ran-on');
+    vi.advanceTimersByTime(600);
+    await keeper.tick();
+    expect(repo.calls.permits).toHaveLength(2);
+    expect(repo.calls.dropped).toEqual(['ran-on']);
   });
 });

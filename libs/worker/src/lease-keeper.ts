@@ -13,12 +13,14 @@ import type { LeasePolicy } from './lease-policy.js';
  */
 export class LeaseKeeper {
   private readonly attempts = new Set<AttemptControl>();
+  /** Permits of handlers running on after their attempts ended (see AttemptsRepository.holdPermits), by attempt id. */
+  private readonly permits = new Map<string, { permit: OverrunPermit; renewedAt: number }>();
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
   readonly tickMs: number;
 
   constructor(
-    private readonly repository: Pick<AttemptsRepository, 'renewLeases' | 'notOwned'>,
+    private readonly repository: Pick<AttemptsRepository, 'renewLeases' | 'notOwned' | 'holdPermits' | 'dropPermit'>,
     private readonly lease: Pick<LeasePolicy, 'leaseMs' | 'renewAfterMs' | 'keeperTickMs'>,
     private readonly onError: (error: unknown) => void,
   ) {
@@ -42,12 +44,32 @@ export class LeaseKeeper {
     this.attempts.delete(control);
   }
 
+  /**
+   * Holds the concurrency permit of a handler running on after its attempt ended, renewed with
+   * the leases until {@link dropPermit}: its key counts it. Resolves once it is written.
+   */
+  async holdPermit(permit: OverrunPermit): Promise<void> {
+    this.permits.set(permit.attemptId, { permit, renewedAt: performance.now() });
+    await this.repository.holdPermits([permit], this.lease.leaseMs);
+  }
+
+  /** The handler settled: its permit (held here, or kept by the cancel that ended its attempt) is given back. */
+  async dropPermit(attemptId: string): Promise<void> {
+    this.permits.delete(attemptId);
+    await this.repository.dropPermit(attemptId);
+  }
+
   /** One round: renew what is due, check the rest. Skipped while the previous round still runs. */
   async tick(): Promise<void> {
-    if (this.ticking || this.attempts.size === 0) return;
+    if (this.ticking || (this.attempts.size === 0 && this.permits.size === 0)) return;
     this.ticking = true;
     try {
       const now = performance.now();
+      const permits = [...this.permits.values()].filter((p) => now - p.renewedAt >= this.lease.renewAfterMs);
+      if (permits.length > 0) {
+        await this.repository.holdPermits(permits.map((p) => p.permit), this.lease.leaseMs);
+        for (const p of permits) p.renewedAt = now;
+      }
       const all = [...this.attempts];
       const renew = all.filter((c) => now - c.renewedAt >= this.lease.renewAfterMs);
       const check = all.filter((c) => !renew.includes(c) && now - c.startedAt >= this.tickMs);
@@ -68,6 +90,13 @@ export class LeaseKeeper {
       this.ticking = false;
     }
   }
+}
+
+/** A concurrency permit held past its attempt's end. */
+export interface OverrunPermit {
+  attemptId: string;
+  executionId: string;
+  key: string;
 }
 
 const key = (control: AttemptControl) => ({ id: control.executionId, attemptId: control.attemptId });

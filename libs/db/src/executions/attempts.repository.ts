@@ -90,6 +90,29 @@ export class AttemptsRepository {
   }
 
   /**
+   * Holds (or renews) the concurrency permits of handlers that run on after their attempts ended
+   * (see `overrun_permit`): each until a lease from now. One statement for all of a worker's.
+   */
+  async holdPermits(permits: { attemptId: string; executionId: string; key: string }[], leaseMs: number): Promise<void> {
+    if (permits.length === 0) return;
+    await this.prisma.leasePool.query(
+      `INSERT INTO overrun_permit (attempt_id, key, execution_id, until)
+       SELECT a.attempt_id, a.key, a.execution_id, now() + $4 * interval '1 millisecond' FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS a(attempt_id, key, execution_id)
+       ON CONFLICT (attempt_id) DO UPDATE SET until = GREATEST(overrun_permit.until, EXCLUDED.until)`,
+      [permits.map((p) => p.attemptId), permits.map((p) => p.key), permits.map((p) => p.executionId), leaseMs],
+    );
+  }
+
+  /** Gives back the permit of a handler that has settled; expired permits (their workers died) are pruned on the way. */
+  async dropPermit(attemptId: string): Promise<void> {
+    await this.prisma.leasePool.query(
+      `WITH pruned AS (DELETE FROM overrun_permit WHERE until < now() - interval '1 hour')
+       DELETE FROM overrun_permit WHERE attempt_id = $1`,
+      [attemptId],
+    );
+  }
+
+  /**
    * Of these running attempts, the ones that no longer own their execution, with what it is now
    * (`cancelled`, or the state another attempt left it in): one read for all of a worker's attempts.
    */

@@ -62,6 +62,15 @@ export const EVENT_CTE = (detail: Prisma.Sql = Prisma.sql`NULL::jsonb`) => Prism
 /** {@link EVENT_INSERT} in a statement written by hand for the `pg` pool; `detail` is SQL text. */
 export const EVENT_CTE_TEXT = (detail = 'NULL::jsonb') => EVENT_INSERT.join(detail);
 
+/** {@link TransitionSpec.keepPermit}: the permits of the running rows moved, kept until their leases' end. */
+const KEEP_PERMIT = Prisma.sql`
+    permits AS (
+      INSERT INTO overrun_permit (attempt_id, key, execution_id, until)
+      SELECT p.attempt_id, p.concurrency_key, p.id, p.lease_until FROM prev p JOIN moved m ON m.id = p.id
+      WHERE p.status = 'running' AND p.concurrency_key IS NOT NULL AND p.attempt_id IS NOT NULL AND p.lease_until > clock_timestamp()
+      ON CONFLICT (attempt_id) DO NOTHING
+    ),`;
+
 /** An execution as a transition left it, and the state it left. */
 export type MovedExecution = TaskExecution & { fromStatus: ExecutionStatus };
 
@@ -80,6 +89,12 @@ export interface TransitionSpec {
   detail?: Record<string, unknown> | null;
   /** Rows another transaction holds are left alone instead of waited for (a worker's claim must not wait). */
   skipLocked?: boolean;
+  /**
+   * A running row ended by someone other than its worker (a cancel, a replace): its concurrency
+   * key's permit stays held, as an `overrun_permit` until its lease's end, while its handler may
+   * still be running; the worker drops it when the handler settles (see AttemptsRepository.holdPermits).
+   */
+  keepPermit?: boolean;
 }
 
 /**
@@ -94,13 +109,17 @@ export async function transition(db: Db, spec: TransitionSpec): Promise<MovedExe
   const detail = spec.detail ? JSON.stringify(spec.detail) : null;
   const rows = await db.$queryRaw<(ExecutionRow & { from_status: ExecutionStatus })[]>`
     WITH ${fence}
-    prev AS (SELECT id, status FROM task_execution WHERE id = ANY(${spec.ids}::uuid[]) ${fenced} ORDER BY id FOR UPDATE ${spec.skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty}),
+    prev AS (
+      SELECT id, status, attempt_id, concurrency_key, lease_until FROM task_execution
+      WHERE id = ANY(${spec.ids}::uuid[]) ${fenced} ORDER BY id FOR UPDATE ${spec.skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty}
+    ),
     moved AS (
       UPDATE task_execution e SET status = ${spec.to}::execution_status, ${spec.set}
       FROM prev
       WHERE e.id = prev.id AND prev.status = ANY(${statusList(spec.from)}) AND ${spec.guard ?? Prisma.sql`TRUE`}
       RETURNING e.*, prev.status AS from_status
     ),
+    ${spec.keepPermit ? KEEP_PERMIT : Prisma.empty}
     ${EVENT_CTE(Prisma.sql`${detail}::jsonb`)}
     SELECT * FROM moved`;
   return rows.map((row) => ({ ...executionFromRow(row), fromStatus: row.from_status }));

@@ -166,6 +166,7 @@ export class ExecutionTransitionsRepository {
       to: 'cancelled',
       set: Prisma.sql`finished_at = now(), lease_until = NULL`,
       detail: { reason },
+      keepPermit: true,
     });
     return moved.filter((e) => e.fromStatus === 'running');
   }
@@ -182,6 +183,7 @@ export class ExecutionTransitionsRepository {
       to: 'cancelled',
       set: Prisma.sql`finished_at = now(), lease_until = NULL`,
       detail: { reason },
+      keepPermit: true,
     });
     return moved[0] ?? null;
   }

@@ -3,6 +3,17 @@ import { AHEAD_COUNTED } from './flow-plan.js';
 // The statements of flow control's claim (see FlowControlRepository), prepared once per connection.
 
 /**
+ * The permits of concurrency key `key` held by handlers that run on after their run ended (see
+ * `overrun_permit`), beside the key's running runs: a permit whose attempt still runs its row
+ * (a timed-out attempt keeps its row `running` a while) is the row's, not counted twice.
+ */
+const OVERRUNNING = (key: string) => `(
+      SELECT count(*) FROM overrun_permit p
+      WHERE p.key = ${key} AND p.until > clock_timestamp()
+        AND NOT EXISTS (SELECT 1 FROM task_execution r WHERE r.id = p.execution_id AND r.attempt_id = p.attempt_id AND r.status = 'running')
+    )`;
+
+/**
  * Everything a batch of flow-controlled claims (same keys) decides by, read after the keys' locks
  * are taken (so it sees every claim of the keys that committed before): the permits in use, the
  * first run held on the keys outside the batch (earlier `fire_at`, due: it goes first) and how many
@@ -23,7 +34,7 @@ export const FLOW_CHECK = `
     CASE WHEN $1::text IS NULL THEN 0 ELSE (
       SELECT count(*) FROM task_execution r
       WHERE r.concurrency_key = $1 AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> ALL($3::uuid[])
-    ) END::int AS running,
+    ) + ${OVERRUNNING('$1')} END::int AS running,
     (SELECT json_build_object('fireMs', (extract(epoch FROM h.fire_at) * 1000)::float8, 'id', h.id) FROM held h ORDER BY h.fire_at, h.id LIMIT 1) AS first_held,
     (SELECT count(*) FROM (SELECT 1 FROM held h WHERE (h.fire_at, h.id) < ($6::timestamptz, $7::uuid) LIMIT ${AHEAD_COUNTED}) a)::int AS held,
     CASE WHEN $2::text IS NULL THEN '{}'::float8[] ELSE ARRAY(
@@ -61,8 +72,8 @@ export const FLOW_HOLD_IF_FULL = `
   ckeys AS (SELECT DISTINCT ckey AS key FROM req WHERE ckey IS NOT NULL),
   rkeys AS (SELECT DISTINCT rkey AS key, rlimit, window_ms FROM req WHERE rkey IS NOT NULL),
   running AS (
-    SELECT k.key, (SELECT count(*) FROM task_execution x
-      WHERE x.concurrency_key = k.key AND x.status = 'running' AND x.lease_until > clock_timestamp() AND x.id <> ALL($1::uuid[]))::int AS n
+    SELECT k.key, ((SELECT count(*) FROM task_execution x
+      WHERE x.concurrency_key = k.key AND x.status = 'running' AND x.lease_until > clock_timestamp() AND x.id <> ALL($1::uuid[])) + ${OVERRUNNING('k.key')})::int AS n
     FROM ckeys k
   ),
   windows AS (
