@@ -18,7 +18,17 @@ const worker = await createWorker({
   env: { HTTP_ALLOW_HOSTS: env.HTTP_ALLOW_HOSTS ?? '' },
   instanceId: env.INSTANCE_ID ?? `app-worker:${process.pid}`,
   // Errors in one line each: a chaos run restarts Postgres and Redis under it on purpose.
-  logger: { log: () => undefined, warn: () => undefined, error: (message: unknown) => console.error(`app worker: ${String((message as Error)?.message ?? message).split('\n').find((line) => line.trim()) ?? ''}`) },
+  // A line is `(text)`, `(error)` or `({ err, ...fields }, text)`: the text and the error's first line.
+  logger: {
+    log: () => undefined,
+    warn: () => undefined,
+    error: (first: unknown, ...rest: unknown[]) => {
+      const text = [first, ...rest].find((part) => typeof part === 'string') ?? '';
+      const error = first instanceof Error ? first : (first as { err?: unknown } | null)?.err;
+      const cause = error instanceof Error ? error.message.split('\n').find((line) => line.trim()) ?? '' : '';
+      console.error(`app worker: ${[text, cause].filter(Boolean).join(': ')}`);
+    },
+  },
   handlers: {
     'app-hook': async ({ payload, execution, signal }) => {
       const { url } = payload as { url: string };
