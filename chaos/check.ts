@@ -122,13 +122,14 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
     }
   }
 
+  const nameOf = new Map<string, string>(tasks.map((t) => [t.id, t.name]));
   const callsOf = new Map<string, Invocation[]>();
   for (const call of calls) callsOf.set(call.executionId, [...(callsOf.get(call.executionId) ?? []), call]);
   for (const e of executions) {
     const key = e.skip_reason ? `${e.status}:${e.skip_reason}` : e.status;
     verdict.byStatus[key] = (verdict.byStatus[key] ?? 0) + 1;
     // Slots after the end were planned while the run settled; they are not due yet.
-    if (!TERMINAL.has(e.status) && e.scheduled_for.getTime() <= end) verdict.unfinished.push(`${e.id} ${e.status} (${e.scheduled_for.toISOString()})`);
+    if (!TERMINAL.has(e.status) && e.scheduled_for.getTime() <= end) verdict.unfinished.push(`${nameOf.get(e.task_id) ?? e.task_id} ${e.id} ${e.status} (${e.scheduled_for.toISOString()})`);
     if (e.successes > 1) verdict.doubleSuccess.push(e.id);
     // Slots after the end still run while the check reads: their rows and calls are not one moment's.
     if (e.scheduled_for.getTime() > end) continue;

@@ -15,7 +15,7 @@ const holder = (started: number, over: Partial<Holder> = {}): Holder => ({
   id: `h${started}`, fireAt: s(started), firstStartedAt: s(started), releasedAt: s(started), running: true, ...over,
 });
 const judge = (over: Partial<ClaimContext>, nowSeconds: number): ClaimVerdict =>
-  judgeClaim({ slot: slot(), task: task(), holders: [], earlierDue: false, otherBuffered: false, ...over }, s(nowSeconds));
+  judgeClaim({ slot: slot(), task: task(), holders: [], earlierDue: false, otherBuffered: false, previousSlotAt: null, ...over }, s(nowSeconds));
 
 describe('judgeClaim: which executions can start at all', () => {
   it.each([
@@ -131,6 +131,21 @@ describe('judgeClaim: overlap policy only against a run in progress at the slot\
     expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [behindBacklog], otherBuffered: true }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
     // One that started on time and runs on past the slot's time is the task's own overlap: skipped at once.
     expect(judge({ holders: [holder(6, { releasedAt: s(6) })] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
+  });
+
+  it('a late run that has lasted longer than the gap from the slot before is a slow task\'s own overlap: judged at once, so a task slower than its schedule never parks new slots behind its backlog', () => {
+    // Slots every 2 s; the run ahead (its slot at 2 s, late in a backlog) started at 9 s, 7 s late.
+    const late = holder(9, { fireAt: s(2), releasedAt: s(2) });
+    const previousSlotAt = s(8);
+    // It has run 1 s: a quick run would end soon — the slot asks again when it has run the gap (2 s).
+    expect(judge({ holders: [late], previousSlotAt }, 10)).toEqual({ kind: 'wait', retryInMs: 1_000 });
+    // Still running after 2 s: on time it would still have been running at this slot's time.
+    expect(judge({ holders: [late], previousSlotAt }, 11)).toEqual({ kind: 'skip', reason: 'overlap' });
+    expect(judge({ task: task({ overlap: 'replace' }), holders: [late], previousSlotAt }, 11)).toEqual({ kind: 'replace', holderIds: ['h9'] });
+    // A run between two attempts (a retry's backoff) still holds the task: its time counts from its first start.
+    expect(judge({ holders: [holder(9, { fireAt: s(2), releasedAt: s(2), running: false })], previousSlotAt }, 11.5)).toEqual({ kind: 'skip', reason: 'overlap' });
+    // No slot before (the first of the task): only the allowance counts.
+    expect(judge({ holders: [late] }, 11)).toEqual({ kind: 'wait', retryInMs: 6_000 });
   });
 
   it('a run that started after the slot\'s time is one the slot waits behind (a backlog): it is parked for its turn, and never skipped for it', () => {

@@ -54,6 +54,8 @@ export interface ClaimContext {
   earlierDue: boolean;
   /** Another slot of the task is already the one waiting behind the run in progress (`buffer_one`). */
   otherBuffered: boolean;
+  /** The task's scheduled slot before this one (null: none known): a run lasting longer than the gap is a slow task's own overlap. */
+  previousSlotAt: Date | null;
 }
 
 /**
@@ -108,6 +110,10 @@ const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: '
  *    overlap may be that lateness's rather than the task's, and the slot asks again once it has
  *    waited as long. Under `buffer_one` a run's late start is its own policy's doing (the waiting
  *    slot starts when the running one ends, late by design): there only a late release counts.
+ *    But a run that has lasted longer than the gap from the slot before this one to this one
+ *    would overlap this slot had it started on time: the overlap is the task's own (a slow task),
+ *    and the policy judges it at once — else a task slower than its schedule, once late, would
+ *    park every new slot behind its backlog and never catch up.
  * 7. Otherwise a newcomer waits its turn (parked) while any run of the task is in progress or an
  *    earlier slot is due and has not started: backlogs run one after another, in slot order, and a
  *    slot that waited its turn is never skipped for it afterwards (every run it waits behind
@@ -149,8 +155,11 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   // buffer_one, whose waiting slot starts late because of the very overlap the policy judges.
   const late = (h: Holder) => (task.overlap === 'buffer_one' ? (h.releasedAt ?? h.firstStartedAt) : h.firstStartedAt).getTime() - h.fireAt.getTime();
   const allowance = Math.max(...atItsTime.map(late));
-  // Asks again once the allowance is over (or sooner, when the run ends on the same worker).
-  if (at - slotAt < allowance) return { kind: 'wait', retryInMs: allowance - (at - slotAt) };
+  const gap = context.previousSlotAt === null ? Infinity : slotAt - context.previousSlotAt.getTime();
+  const ranFor = Math.max(...atItsTime.map((h) => at - h.firstStartedAt.getTime()));
+  // Asks again once the allowance is over, or once the run ahead has lasted the gap (or sooner,
+  // when the run ends on the same worker: then it was quick, and the slot waits its turn).
+  if (at - slotAt < allowance && ranFor < gap) return { kind: 'wait', retryInMs: Math.min(allowance - (at - slotAt), gap - ranFor) };
 
   switch (task.overlap) {
     case 'skip':

@@ -56,6 +56,7 @@ export function claimContextOf(read: ClaimRead): ClaimContext {
     holders: read.holders,
     earlierDue: read.earlierDue,
     otherBuffered: read.otherBuffered,
+    previousSlotAt: read.previousSlotAt,
   };
 }
 

@@ -8,7 +8,7 @@ import { CLAIMED_COLUMNS } from './turn-statements.js';
  * one's task the worker keeps, 0 when none): each execution, its task (the definition only when
  * the worker does not keep its version), the task's exclusive runs in progress (their first start
  * from the history once a later attempt replaced `started_at`), whether an earlier slot is due and
- * not started, whether another slot is buffered. No locks: the write re-checks what it relies on.
+ * not started, whether another slot is buffered, the task's scheduled slot before it (when a run is in progress). No locks: the write re-checks what it relies on.
  */
 export const CLAIM_READ = `
   SELECT e.id, e.task_id, e.task_name, e.status, e.attempt, e.attempt_id, e.trigger, e.exclusive, e.task_version,
@@ -31,7 +31,13 @@ export const CLAIM_READ = `
     (e.exclusive AND EXISTS (
       SELECT 1 FROM task_execution o
       WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.id <> e.id AND o.next_attempt_at IS NOT NULL
-    )) AS other_buffered
+    )) AS other_buffered,
+    -- The task's scheduled slot before this one: how long a run may last before it overlaps the next.
+    CASE WHEN e.exclusive AND h.holders IS NOT NULL THEN (
+      SELECT (extract(epoch FROM o.scheduled_for) * 1000)::float8 FROM task_execution o
+      WHERE o.task_id = e.task_id AND o.scheduled_for < e.scheduled_for AND o.trigger = 'schedule'
+      ORDER BY o.scheduled_for DESC LIMIT 1
+    ) END AS previous_slot_ms
   FROM unnest($1::uuid[], $2::int[]) AS req(id, known_version)
   CROSS JOIN LATERAL (SELECT * FROM task_execution x WHERE x.id = req.id OFFSET 0) e
   -- One index lookup per row, whatever the planner thinks of the tables' sizes (OFFSET 0 keeps it a subquery).

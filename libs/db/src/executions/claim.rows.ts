@@ -37,6 +37,8 @@ export interface ClaimRead {
   earlierDue: boolean;
   /** Another pending slot of the task is the one buffered behind the run in progress. */
   otherBuffered: boolean;
+  /** The task's scheduled slot before this one; null when there is none, or no run of the task is in progress. */
+  previousSlotAt: Date | null;
   /** Postgres' clock when the snapshot was taken. */
   now: Date;
 }
@@ -60,6 +62,7 @@ export type ReadRow = Pick<ExecutionRow, 'id' | 'task_id' | 'task_name' | 'statu
   holders: { id: string; running: boolean; fireAt: string; firstStartedAt: string; releasedAt: string | null }[];
   earlier_due: boolean;
   other_buffered: boolean;
+  previous_slot_ms: number | null;
 };
 
 export const instant = (ms: number | null) => (ms === null ? null : new Date(ms));
@@ -122,6 +125,7 @@ export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
     })),
     earlierDue: row.earlier_due,
     otherBuffered: row.other_buffered,
+    previousSlotAt: instant(row.previous_slot_ms),
     now: new Date(row.now_ms),
   };
 }
