@@ -252,6 +252,8 @@ describe('claiming an execution', () => {
       expect((await claim(late)).kind).toBe('run');
       await startedAt(late, now - 100);
       const nextAt = now - 50;
+      // The late run's slot is the one before the next (the tests share a task: earlier tests' slots of the last second go).
+      await db.prisma.taskExecution.deleteMany({ where: { taskId, scheduledFor: { gt: new Date(now - 1_100), lt: new Date(nextAt) } } });
       const next = await execution('queued', { exclusive: true, at: nextAt, queuedAt: new Date(now) });
       // It comes back once it has waited 1 s (or sooner, should the run end on the same worker).
       const first = await claim(next);
