@@ -50,7 +50,7 @@ export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, Migratio
 export { OutboxRepository } from './outbox.repository.js';
 export { isConnectionError, isLockTimeout } from './db-errors.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';
-export { SchedulerStateRepository, type ShardState } from './scheduler-state.repository.js';
+export { type Leadership, SchedulerStateRepository, type ShardState, unledPeriods } from './scheduler-state.repository.js';
 export { TaskHealthRepository, type TaskHealthRow } from './task-health.repository.js';
 export { type CalendarFields, type CalendarInUse, CalendarsRepository } from './calendars.repository.js';
 export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';

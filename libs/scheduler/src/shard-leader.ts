@@ -121,9 +121,14 @@ export class ShardLeader {
 
   /** Stops leading and campaigning; releases the lock if held. */
   async stop(): Promise<void> {
+    const fence = this.fence;
     this.stopPlanning();
     // Waits only: a planning pass logs its own failure (planOnce), there is nothing left to report.
     await this.planning?.catch(() => undefined);
+    // Its leadership ends now in the shard's history, before the lock goes to the next leader.
+    if (fence !== null) {
+      await this.s.state.release(fence).catch((error: unknown) => this.logger.warn({ err: error, shard: this.shard }, 'could not record the end of the leadership; it ends at its last heartbeat'));
+    }
     await this.elector.stop();
   }
 
