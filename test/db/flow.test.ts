@@ -77,6 +77,23 @@ describe('claiming under flow control', () => {
     expect((await claim(second!)).kind).toBe('run');
   });
 
+  it('a cancelled run keeps its permit until its lease ends or its worker gives it back; a renewal never brings a dropped one back', async () => {
+    const [first, second] = await due({ concurrencyKey: 'cancelled', concurrencyLimit: 1 }, 2);
+    const started = await claim(first!);
+    expect(started.kind).toBe('run');
+    const attemptId = started.kind === 'run' ? started.execution.attemptId! : '';
+    // Cancelled while its handler runs: the row ends, its permit stays (moved by the cancel itself).
+    expect((await db.executions.cancel(first!, 'test'))?.fromStatus).toBe('running');
+    const permits = await db.prisma.$queryRaw<{ key: string; attempt_id: string }[]>`SELECT key, attempt_id::text FROM overrun_permit WHERE execution_id = ${first!}::uuid`;
+    expect(permits).toEqual([{ key: 'cancelled', attempt_id: attemptId }]);
+    expect((await claim(second!)).kind).toBe('later');
+    // The handler settled: its worker gives the permit back, and a renewal already on its way does not restore it.
+    await db.attempts.dropPermit(attemptId);
+    await db.attempts.renewPermits([attemptId], 30_000);
+    expect(await db.prisma.$queryRaw<unknown[]>`SELECT 1 FROM overrun_permit WHERE attempt_id = ${attemptId}::uuid`).toEqual([]);
+    expect((await claim(second!)).kind).toBe('run');
+  });
+
   it('runs go in fire_at order within a key: a later run with room waits behind an earlier held one', async () => {
     const [one, two, three] = await due({ concurrencyKey: 'fifo', concurrencyLimit: 1 }, 3);
     expect((await claim(one!)).kind).toBe('run');

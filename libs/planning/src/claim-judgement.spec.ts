@@ -146,6 +146,8 @@ describe('judgeClaim: overlap policy only against a run in progress at the slot\
     expect(judge({ holders: [holder(9, { fireAt: s(2), releasedAt: s(2), running: false })], previousSlotAt }, 11.5)).toEqual({ kind: 'skip', reason: 'overlap' });
     // No slot before (the first of the task): only the allowance counts.
     expect(judge({ holders: [late] }, 11)).toEqual({ kind: 'wait', retryInMs: 6_000 });
+    // A backfill has no place in the schedule: the time since the last scheduled slot is no gap.
+    expect(judge({ slot: slot({ trigger: 'backfill' }), holders: [late], previousSlotAt }, 11)).toEqual({ kind: 'wait', retryInMs: 6_000 });
   });
 
   it('a run that started after the slot\'s time is one the slot waits behind (a backlog): it is parked for its turn, and never skipped for it', () => {

@@ -155,7 +155,8 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   // buffer_one, whose waiting slot starts late because of the very overlap the policy judges.
   const late = (h: Holder) => (task.overlap === 'buffer_one' ? (h.releasedAt ?? h.firstStartedAt) : h.firstStartedAt).getTime() - h.fireAt.getTime();
   const allowance = Math.max(...atItsTime.map(late));
-  const gap = context.previousSlotAt === null ? Infinity : slotAt - context.previousSlotAt.getTime();
+  // A scheduled slot's gap from the one before; a manual run or a backfill has no place in the schedule.
+  const gap = context.previousSlotAt === null || slot.trigger !== 'schedule' ? Infinity : slotAt - context.previousSlotAt.getTime();
   const ranFor = Math.max(...atItsTime.map((h) => at - h.firstStartedAt.getTime()));
   // Asks again once the allowance is over, or once the run ahead has lasted the gap (or sooner,
   // when the run ends on the same worker: then it was quick, and the slot waits its turn).

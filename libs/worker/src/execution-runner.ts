@@ -76,8 +76,10 @@ export class ExecutionRunner implements OnModuleDestroy {
     this.outcomes = new OutcomeRecorder({ prisma, attempts, outbox, queue, handover: claimer.handover, clock, metrics, logger: this.logger });
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.leases.stop();
+    // Its overrunning handlers end with it (or run on unsupervised): their permits are not held past it.
+    await this.leases.dropPermits().catch((error: unknown) => this.logger.warn({ err: error }, 'could not give back the concurrency permits of overrunning handlers; they lapse with their leases'));
   }
 
   /** Called with the task id whenever an exclusive attempt ends here: a slot of the task waiting on this worker may go. */
@@ -145,6 +147,11 @@ export class ExecutionRunner implements OnModuleDestroy {
       tracing.annotate({ 'punctual.task': execution.taskName, 'punctual.attempt': execution.attempt });
       try {
         const outcome = await this.runClaimed(execution, task, attemptId, claim.leaseValidUntil, options, () => (turn.handled(), releaseSlot()), (settled) => (overrun = settled));
+        // Ended by a cancel (or replace) that raced the handler's own end: the permit the cancel kept
+        // for it is given back here, as an overrunning handler's is when it settles.
+        if (task.concurrencyKey !== null && overrun === null && (outcome === 'cancelled' || outcome === 'stale')) {
+          await this.leases.dropPermit(attemptId).catch((error: unknown) => this.logger.warn({ err: error, executionId: execution.id }, "could not give back the run's concurrency permit; it lapses with its lease"));
+        }
         return { kind: 'ended', outcome };
       } finally {
         if (execution.exclusive && execution.taskId) for (const listener of this.turnListeners) listener(execution.taskId);

@@ -23,6 +23,9 @@ function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail
     holdPermits: async (permits: { attemptId: string }[]) => {
       calls.permits.push(permits.map((p) => p.attemptId));
     },
+    renewPermits: async (attemptIds: string[]) => {
+      calls.permits.push(attemptIds);
+    },
     dropPermit: async (attemptId: string) => {
       calls.dropped.push(attemptId);
     },

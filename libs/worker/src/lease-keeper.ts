@@ -20,7 +20,7 @@ export class LeaseKeeper {
   readonly tickMs: number;
 
   constructor(
-    private readonly repository: Pick<AttemptsRepository, 'renewLeases' | 'notOwned' | 'holdPermits' | 'dropPermit'>,
+    private readonly repository: Pick<AttemptsRepository, 'renewLeases' | 'notOwned' | 'holdPermits' | 'renewPermits' | 'dropPermit'>,
     private readonly lease: Pick<LeasePolicy, 'leaseMs' | 'renewAfterMs' | 'keeperTickMs'>,
     private readonly onError: (error: unknown) => void,
   ) {
@@ -53,6 +53,13 @@ export class LeaseKeeper {
     await this.repository.holdPermits([permit], this.lease.leaseMs);
   }
 
+  /** Gives back every permit held here (the worker stops). */
+  async dropPermits(): Promise<void> {
+    const held = [...this.permits.keys()];
+    this.permits.clear();
+    for (const attemptId of held) await this.repository.dropPermit(attemptId);
+  }
+
   /** The handler settled: its permit (held here, or kept by the cancel that ended its attempt) is given back. */
   async dropPermit(attemptId: string): Promise<void> {
     this.permits.delete(attemptId);
@@ -64,7 +71,8 @@ export class LeaseKeeper {
     const permits = [...this.permits.values()].filter((p) => now - p.renewedAt >= this.lease.renewAfterMs);
     if (permits.length === 0) return;
     try {
-      await this.repository.holdPermits(permits.map((p) => p.permit), this.lease.leaseMs);
+      // Renews only (never inserts): a permit dropped while this was on its way stays dropped.
+      await this.repository.renewPermits(permits.map((p) => p.permit.attemptId), this.lease.leaseMs);
       for (const p of permits) p.renewedAt = now;
     } catch (error) {
       this.onError(error);

@@ -103,6 +103,15 @@ export class AttemptsRepository {
     );
   }
 
+  /** Extends the permits still held (see {@link holdPermits}); one that was dropped meanwhile is not brought back. */
+  async renewPermits(attemptIds: string[], leaseMs: number): Promise<void> {
+    if (attemptIds.length === 0) return;
+    await this.prisma.leasePool.query(
+      `UPDATE overrun_permit SET until = GREATEST(until, now() + $2 * interval '1 millisecond') WHERE attempt_id = ANY($1::uuid[])`,
+      [attemptIds, leaseMs],
+    );
+  }
+
   /** Gives back the permit of a handler that has settled; expired permits (their workers died) are pruned on the way. */
   async dropPermit(attemptId: string): Promise<void> {
     await this.prisma.leasePool.query(

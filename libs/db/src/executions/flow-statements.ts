@@ -10,7 +10,10 @@ import { AHEAD_COUNTED } from './flow-plan.js';
 const OVERRUNNING = (key: string) => `(
       SELECT count(*) FROM overrun_permit p
       WHERE p.key = ${key} AND p.until > clock_timestamp()
-        AND NOT EXISTS (SELECT 1 FROM task_execution r WHERE r.id = p.execution_id AND r.attempt_id = p.attempt_id AND r.status = 'running')
+        AND NOT EXISTS (
+          SELECT 1 FROM task_execution r
+          WHERE r.id = p.execution_id AND r.attempt_id = p.attempt_id AND r.status = 'running' AND r.lease_until > clock_timestamp()
+        )
     )`;
 
 /**
