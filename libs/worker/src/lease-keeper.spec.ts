@@ -123,4 +123,20 @@ describe('LeaseKeeper', () => {
     expect(repo.calls.permits).toHaveLength(2);
     expect(repo.calls.dropped).toEqual(['ran-on']);
   });
+
+  it('writes again at the next tick a permit whose first write failed', async () => {
+    const repo = repository();
+    let fail = true;
+    const failing = { ...repo, holdPermits: async (permits: { attemptId: string }[]) => {
+      if (fail) throw new Error('connection terminated');
+      return repo.holdPermits(permits);
+    } };
+    const errors: unknown[] = [];
+    const keeper = new LeaseKeeper(failing, leasePolicy({ leaseMs: 600 }), (error) => errors.push(error));
+    await expect(keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', key: 'k' })).rejects.toThrow('connection terminated');
+    fail = false;
+    await keeper.tick();
+    expect(repo.calls.permits).toEqual([['ran-on']]);
+    expect(errors).toEqual([]);
+  });
 });

@@ -14,7 +14,7 @@ import type { LeasePolicy } from './lease-policy.js';
 export class LeaseKeeper {
   private readonly attempts = new Set<AttemptControl>();
   /** Permits of handlers running on after their attempts ended (see AttemptsRepository.holdPermits), by attempt id. */
-  private readonly permits = new Map<string, { permit: OverrunPermit; renewedAt: number }>();
+  private readonly permits = new Map<string, { permit: OverrunPermit; renewedAt: number; written: boolean }>();
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
   readonly tickMs: number;
@@ -49,8 +49,10 @@ export class LeaseKeeper {
    * the leases until {@link dropPermit}: its key counts it. Resolves once it is written.
    */
   async holdPermit(permit: OverrunPermit): Promise<void> {
-    this.permits.set(permit.attemptId, { permit, renewedAt: performance.now() });
+    const entry = { permit, renewedAt: performance.now(), written: false };
+    this.permits.set(permit.attemptId, entry);
     await this.repository.holdPermits([permit], this.lease.leaseMs);
+    entry.written = true;
   }
 
   /** Gives back every permit held here (the worker stops). */
@@ -68,12 +70,19 @@ export class LeaseKeeper {
 
   /** Renews the permits due; a failure is reported and tried again next tick, never in the way of the leases. */
   private async renewPermits(now: number): Promise<void> {
-    const permits = [...this.permits.values()].filter((p) => now - p.renewedAt >= this.lease.renewAfterMs);
-    if (permits.length === 0) return;
+    // One whose first write failed is written again at once.
+    const unwritten = [...this.permits.values()].filter((p) => !p.written);
+    const due = [...this.permits.values()].filter((p) => p.written && now - p.renewedAt >= this.lease.renewAfterMs);
     try {
+      if (unwritten.length > 0) {
+        await this.repository.holdPermits(unwritten.map((p) => p.permit), this.lease.leaseMs);
+        for (const p of unwritten) Object.assign(p, { written: true, renewedAt: now });
+      }
       // Renews only (never inserts): a permit dropped while this was on its way stays dropped.
-      await this.repository.renewPermits(permits.map((p) => p.permit.attemptId), this.lease.leaseMs);
-      for (const p of permits) p.renewedAt = now;
+      if (due.length > 0) {
+        await this.repository.renewPermits(due.map((p) => p.permit.attemptId), this.lease.leaseMs);
+        for (const p of due) p.renewedAt = now;
+      }
     } catch (error) {
       this.onError(error);
     }
