@@ -264,6 +264,20 @@ describe('claiming an execution', () => {
       expect(await claim(next)).toEqual({ kind: 'skipped', reason: 'overlap' });
     });
 
+    it("a late run that has lasted longer than the gap from the slot before is the task's own overlap: the next slot is judged at once", async () => {
+      const now = Date.now();
+      // The slots of the last 5 s are this test's: a late run ahead (slot 5 s ago, started 2.5 s ago, still running)
+      // and the slot before the next one (1 s before it), as a slow task behind its schedule has them.
+      await db.prisma.taskExecution.deleteMany({ where: { taskId, scheduledFor: { gt: new Date(now - 5_100), lt: new Date(now) } } });
+      const ahead = await execution('queued', { exclusive: true, at: now - 5_000, queuedAt: new Date(now - 5_000) });
+      expect((await claim(ahead)).kind).toBe('run');
+      await startedAt(ahead, now - 2_500);
+      await execution('skipped', { exclusive: true, at: now - 1_050 });
+      const next = await execution('queued', { exclusive: true, at: now - 50, queuedAt: new Date(now) });
+      // Its lateness (2.5 s) would have the slot wait; but it has run 2.5 s, longer than the gap (1 s).
+      expect(await claim(next)).toEqual({ kind: 'skipped', reason: 'overlap' });
+    });
+
     it('a backlog runs one after another in slot order, and a slot that waited its turn is never skipped for it', async () => {
       const backlog = [0, 1, 2].map((i) => execution('queued', { exclusive: true, at: Date.now() - 8_000 + i * 1_000, queuedAt: new Date() }));
       const [a, b, c] = await Promise.all(backlog);
