@@ -88,7 +88,7 @@ describe('claiming under flow control', () => {
     expect(permits).toEqual([{ key: 'cancelled', attempt_id: attemptId }]);
     expect((await claim(second!)).kind).toBe('later');
     // The handler settled: its worker gives the permit back, and a renewal already on its way does not restore it.
-    await db.attempts.dropPermit(attemptId);
+    await db.attempts.dropPermits([attemptId]);
     await db.attempts.renewPermits([attemptId], 30_000);
     expect(await db.prisma.$queryRaw<unknown[]>`SELECT 1 FROM overrun_permit WHERE attempt_id = ${attemptId}::uuid`).toEqual([]);
     expect((await claim(second!)).kind).toBe('run');

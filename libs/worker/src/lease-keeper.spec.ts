@@ -26,8 +26,8 @@ function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail
     renewPermits: async (attemptIds: string[]) => {
       calls.permits.push(attemptIds);
     },
-    dropPermit: async (attemptId: string) => {
-      calls.dropped.push(attemptId);
+    dropPermits: async (attemptIds: string[]) => {
+      calls.dropped.push(...attemptIds);
     },
   };
 }

@@ -20,7 +20,7 @@ export class LeaseKeeper {
   readonly tickMs: number;
 
   constructor(
-    private readonly repository: Pick<AttemptsRepository, 'renewLeases' | 'notOwned' | 'holdPermits' | 'renewPermits' | 'dropPermit'>,
+    private readonly repository: Pick<AttemptsRepository, 'renewLeases' | 'notOwned' | 'holdPermits' | 'renewPermits' | 'dropPermits'>,
     private readonly lease: Pick<LeasePolicy, 'leaseMs' | 'renewAfterMs' | 'keeperTickMs'>,
     private readonly onError: (error: unknown) => void,
   ) {
@@ -59,13 +59,13 @@ export class LeaseKeeper {
   async dropPermits(): Promise<void> {
     const held = [...this.permits.keys()];
     this.permits.clear();
-    for (const attemptId of held) await this.repository.dropPermit(attemptId);
+    await this.repository.dropPermits(held);
   }
 
   /** The handler settled: its permit (held here, or kept by the cancel that ended its attempt) is given back. */
   async dropPermit(attemptId: string): Promise<void> {
     this.permits.delete(attemptId);
-    await this.repository.dropPermit(attemptId);
+    await this.repository.dropPermits([attemptId]);
   }
 
   /** Renews the permits due; a failure is reported and tried again next tick, never in the way of the leases. */

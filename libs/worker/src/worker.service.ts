@@ -208,10 +208,11 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private holdOff(): void {
     if (this.holdingOff || this.workers.length === 0) return;
     this.logger.warn({ forMs: UNREACHABLE_HOLD_OFF_MS }, 'Postgres does not answer claims: taking no jobs for a while, so that another worker takes them');
-    for (const worker of this.workers) void worker.pause(true).catch(() => undefined);
+    const warn = (error: unknown) => this.logger.warn({ err: error }, 'could not pause or resume taking jobs');
+    for (const worker of this.workers) void worker.pause(true).catch(warn);
     this.holdingOff = setTimeout(() => {
       this.holdingOff = null;
-      if (this.announcer) for (const worker of this.workers) void Promise.resolve(worker.resume()).catch(() => undefined);
+      if (this.announcer) for (const worker of this.workers) void Promise.resolve(worker.resume()).catch(warn);
     }, UNREACHABLE_HOLD_OFF_MS);
   }
 

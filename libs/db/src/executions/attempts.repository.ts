@@ -112,12 +112,13 @@ export class AttemptsRepository {
     );
   }
 
-  /** Gives back the permit of a handler that has settled; expired permits (their workers died) are pruned on the way. */
-  async dropPermit(attemptId: string): Promise<void> {
+  /** Gives back the permits of handlers that have settled, in one statement; expired ones (their workers died) are pruned on the way. */
+  async dropPermits(attemptIds: string[]): Promise<void> {
+    if (attemptIds.length === 0) return;
     await this.prisma.leasePool.query(
       `WITH pruned AS (DELETE FROM overrun_permit WHERE until < now() - interval '1 hour')
-       DELETE FROM overrun_permit WHERE attempt_id = $1`,
-      [attemptId],
+       DELETE FROM overrun_permit WHERE attempt_id = ANY($1::uuid[])`,
+      [attemptIds],
     );
   }
 
