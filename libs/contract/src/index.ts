@@ -19,4 +19,5 @@ export * from './routes.js';
 export * from './issues.js';
 export * from './suggest.js';
 export * from './task.js';
+export * from './timeline.js';
 export * from './storable-text.js';

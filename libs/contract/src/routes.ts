@@ -5,6 +5,7 @@ import { Calendar, CalendarDays, CalendarDaysQuery, CalendarList, CalendarPutBod
 import { ApiKeyList, AuditPage, AuditQuery, Cluster, CreateApiKeyBody, CreatedApiKey, HandlerList, Me } from './admin.js';
 import type { Role } from './enums.js';
 import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
+import { TimelinePage, TimelineQuery } from './timeline.js';
 import { CreatedTask, TaskBatchRequest, TaskBatchResponse, TaskDetail, TaskDetailQuery, TaskListQuery, TaskPage, TaskPatch, TaskPutBody, TaskSpec, Task, WrittenTask } from './task.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -63,6 +64,11 @@ export const routes = {
     method: 'GET', path: '/v1/tasks/{name}/executions', tag: 'tasks', role: 'viewer', summary: "A task's executions, newest first",
     description: "The due executions recorded under the name, newest slot first; `planned=true` adds the planned ones still to come. A deleted task's history stays here under its name: 404 only when no task has the name and nothing was ever recorded under it. When a new task takes the name, its executions and the deleted task's are listed together, the deleted task's marked `taskDeleted`.",
     query: TaskExecutionsQuery, status: 200, response: ExecutionPage,
+  }),
+  taskTimeline: route({
+    method: 'GET', path: '/v1/tasks/{name}/timeline', tag: 'tasks', role: 'viewer', summary: 'Every slot of a task in a range, each with its outcome and why',
+    description: "Every slot the task's schedule defines in [from, to] (at most 31 days), computed by the versions of the task in force at each time, merged with its executions (runs by hand, backfills and catch-up runs included), oldest first: an `outcome`, a `reason` code and a `detail` sentence naming the cause. A deleted task's timeline is read by its name. Pass `nextCursor` back as `cursor` with the same range.",
+    query: TimelineQuery, status: 200, response: TimelinePage,
   }),
   listExecutions: route({ method: 'GET', path: '/v1/executions', tag: 'executions', role: 'viewer', summary: 'Executions across tasks, newest first', description: 'Due executions, newest slot first; `planned=true` adds the planned ones still to come. `status=dead` is the dead letter; `task` also finds the history of deleted tasks of that name.', query: ExecutionListQuery, status: 200, response: ExecutionPage }),
   getExecution: route({ method: 'GET', path: '/v1/executions/{id}', tag: 'executions', role: 'viewer', summary: 'One execution and its history of state changes', status: 200, response: ExecutionDetail }),

@@ -15,6 +15,7 @@ import { SchedulerStateRepository } from './scheduler-state.repository.js';
 import { TasksRepository } from './tasks.repository.js';
 import { CalendarsRepository } from './calendars.repository.js';
 import { TaskHealthRepository } from './task-health.repository.js';
+import { TimelineRepository } from './timeline.repository.js';
 
 const REPOSITORIES = [
   PrismaService,
@@ -33,6 +34,7 @@ const REPOSITORIES = [
   BacklogRepository,
   CalendarsRepository,
   TaskHealthRepository,
+  TimelineRepository,
 ];
 
 /** Postgres access: the Prisma client and the repositories that own each table's SQL. */

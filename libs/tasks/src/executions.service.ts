@@ -29,8 +29,8 @@ export class ExecutionsService {
    * moved it from — not by a read before it, which a claim may overtake — and its handler's signal
    * aborts; a worker that misses the message sees the cancel within a second anyway (LeaseKeeper).
    */
-  async cancel(id: string): Promise<TaskExecution> {
-    const cancelled = await this.executions.cancel(id, 'cancelled by an operator');
+  async cancel(id: string, by?: string): Promise<TaskExecution> {
+    const cancelled = await this.executions.cancel(id, 'cancelled by an operator', undefined, by);
     if (!cancelled) throw await this.stateError(id, 'a scheduled, queued, retrying or running execution can be cancelled');
     if (cancelled.fromStatus === 'running') await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id);
     const { fromStatus: _, ...execution } = cancelled;

@@ -24,3 +24,4 @@ export { TasksCoreModule } from './tasks.module.js';
 export { TasksService } from './tasks.service.js';
 export { calendarFields, CalendarsService, presentCalendar } from './calendars.service.js';
 export { TaskViews } from './task-views.service.js';
+export { TimelineService } from './timeline/timeline.service.js';

@@ -10,11 +10,12 @@ import { TaskLifecycle } from './task-lifecycle.js';
 import { TaskRunsService } from './task-runs.service.js';
 import { TasksService } from './tasks.service.js';
 import { TaskViews } from './task-views.service.js';
+import { TimelineService } from './timeline/timeline.service.js';
 
 /** Task lifecycle and operator actions for the admin API. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
   imports: [QueueModule, ClockModule.forRole('api')],
-  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ExecutionViews],
-  exports: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ExecutionViews, ClockModule],
+  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ExecutionViews, TimelineService],
+  exports: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ExecutionViews, TimelineService, ClockModule],
 })
 export class TasksCoreModule {}

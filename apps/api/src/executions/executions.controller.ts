@@ -1,7 +1,9 @@
 import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
+import type { Principal } from '@punctual/auth';
 import { type Execution, type ExecutionDetail, routes } from '@punctual/contract';
 import { ExecutionsService, ExecutionViews, presentExecution } from '@punctual/tasks';
 import type { z } from 'zod';
+import { CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
 import { Route, ValidQuery } from '../http/route.decorator.js';
 
@@ -30,7 +32,7 @@ export class ExecutionsController {
   }
 
   @Route(routes.cancelExecution)
-  async cancel(@Param('id', uuid()) id: string): Promise<Execution> {
-    return presentExecution(await this.service.cancel(id));
+  async cancel(@Param('id', uuid()) id: string, @CurrentPrincipal() actor: Principal): Promise<Execution> {
+    return presentExecution(await this.service.cancel(id, actor.actor));
   }
 }

@@ -2,7 +2,7 @@ import { Controller, Headers, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { WorkerDirectory } from '@punctual/cluster';
 import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, TASK_NAME_PATTERN, TaskName, type WrittenTask } from '@punctual/contract';
-import { ExecutionViews, missingHandlerWarnings, presentExecution, TaskApplyService, TaskRunsService, TasksService, TaskViews } from '@punctual/tasks';
+import { ExecutionViews, missingHandlerWarnings, presentExecution, TaskApplyService, TaskRunsService, TasksService, TaskViews, TimelineService } from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
@@ -18,6 +18,7 @@ export class TasksController {
     private readonly directory: WorkerDirectory,
     private readonly views: TaskViews,
     private readonly executionViews: ExecutionViews,
+    private readonly timeline: TimelineService,
   ) {}
 
   @Route(routes.listTasks)
@@ -111,6 +112,10 @@ export class TasksController {
   @Route(routes.taskExecutions)
   executionsOf(@Param('name') name: string, @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>) {
     return this.executionViews.ofTask(name, query);
+  }
+  @Route(routes.taskTimeline)
+  timelineOf(@Param('name') name: string, @ValidQuery(routes.taskTimeline) query: z.output<typeof routes.taskTimeline.query>) {
+    return this.timeline.page(name, query, async () => new Set((await this.directory.handlers()).map((h) => h.name)));
   }
 }
 

@@ -100,7 +100,7 @@ export function executionFromClaimed(row: ClaimedRow): TaskExecution {
     workerId: row.worker_id, queuedAt: instant(row.queued_ms), startedAt, heartbeatAt: startedAt, leaseUntil: new Date(row.lease_ms), finishedAt: null,
     nextAttemptAt: null, error: row.error, result: null, payload: row.payload === null ? null : (JSON.parse(row.payload) as Prisma.JsonValue),
     pinnedDefinition: row.pinned_definition === null ? null : (JSON.parse(row.pinned_definition) as Prisma.JsonValue),
-    concurrencyKey: row.concurrency_key, rateKey: row.rate_key, heldAt: null, parkedAt: null, waitedOn: false, createdAt: new Date(row.created_ms),
+    concurrencyKey: row.concurrency_key, rateKey: row.rate_key, heldAt: null, flowWaitedMs: null, parkedAt: null, waitedOn: false, createdAt: new Date(row.created_ms),
   };
 }
 

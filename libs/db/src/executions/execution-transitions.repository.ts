@@ -174,15 +174,15 @@ export class ExecutionTransitionsRepository {
   /**
    * Cancels one execution: a pending one, or a running one (its worker is told separately and its
    * late writes are fenced out). Returns the row as it was cancelled (with the state it left: a
-   * running one's worker must be told), or null if it was not cancellable.
+   * running one's worker must be told), or null if it was not cancellable. `by`: the key that asked (its event says so).
    */
-  async cancel(id: string, reason: string, db: Db = this.prisma): Promise<MovedExecution | null> {
+  async cancel(id: string, reason: string, db: Db = this.prisma, by?: string): Promise<MovedExecution | null> {
     const moved = await transition(db, {
       ids: [id],
       from: [...PENDING, 'running'],
       to: 'cancelled',
       set: Prisma.sql`finished_at = now(), lease_until = NULL`,
-      detail: { reason },
+      detail: by === undefined ? { reason } : { reason, by },
       keepPermit: true,
     });
     return moved[0] ?? null;

@@ -28,6 +28,7 @@ export interface ExecutionRow {
   concurrency_key: string | null;
   rate_key: string | null;
   held_at: Date | null;
+  flow_waited_ms: number | null;
   parked_at: Date | null;
   waited_on: boolean;
   created_at: Date;
@@ -62,6 +63,7 @@ export function executionFromRow(row: ExecutionRow): TaskExecution {
     concurrencyKey: row.concurrency_key,
     rateKey: row.rate_key,
     heldAt: row.held_at,
+    flowWaitedMs: row.flow_waited_ms,
     parkedAt: row.parked_at,
     waitedOn: row.waited_on,
     createdAt: row.created_at,

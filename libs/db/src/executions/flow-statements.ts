@@ -55,7 +55,10 @@ export const FLOW_CHECK = `
 export const FLOW_FINISH = `
   WITH started AS (INSERT INTO flow_start (key, at, execution_id) SELECT $2, clock_timestamp(), id FROM unnest($3::uuid[]) AS u(id) WHERE $2::text IS NOT NULL),
   pruned AS (DELETE FROM flow_start WHERE $2::text IS NOT NULL AND cardinality($3::uuid[]) > 0 AND key = $2 AND at < clock_timestamp() - interval '1 day'),
-  keyed AS (UPDATE task_execution SET concurrency_key = $1, rate_key = $2, held_at = NULL WHERE id = ANY($3::uuid[]))
+  keyed AS (
+    UPDATE task_execution SET concurrency_key = $1, rate_key = $2, held_at = NULL,
+      flow_waited_ms = CASE WHEN held_at IS NULL THEN flow_waited_ms ELSE (extract(epoch FROM clock_timestamp() - held_at) * 1000)::int END
+    WHERE id = ANY($3::uuid[]))
   UPDATE task_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = $1, rate_key = $2
   FROM unnest($4::uuid[], $5::execution_status[], $6::int[]) AS h(id, status, attempt)
   WHERE e.id = h.id AND e.status = h.status AND e.attempt = h.attempt`;
