@@ -25,7 +25,7 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     return ctx.db.prisma.task.findUniqueOrThrow({ where: { name: body.name as string } });
   };
   const timeline = async (name: string, query: Record<string, string | number>) => {
-    const res = await ctx.api.call('GET', `/v1/tasks/${name}/timeline?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`);
+    const res = await ctx.api.call('GET', `/v1/tasks/${name}/timeline?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body as { items: Item[]; nextCursor: string | null; timezone: string };
   };

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { applyCommands } from './commands/apply.command.js';
 import { calendarsCommand } from './commands/calendars.command.js';
 import { executionsCommand } from './commands/executions.command.js';
+import { explainCommand } from './commands/explain.command.js';
 import { previewCommand } from './commands/preview.command.js';
 import { runsCommand } from './commands/runs.command.js';
 import { tasksCommand } from './commands/tasks.command.js';
@@ -43,11 +44,12 @@ function buildProgram(run: CliRun): Command {
     .configureHelp({ showGlobalOptions: true })
     .configureOutput({ writeOut: (text) => run.io.stdout(text), writeErr: (text) => run.io.stderr(text) })
     .showHelpAfterError('(add --help for usage)')
-    .addHelpText('after', '\nExit codes: 0 success (diff: no changes), 1 error, 2 bad usage, 3 diff found changes.');
+    .addHelpText('after', '\nExit codes: 0 success (diff: no changes), 1 error, 2 bad usage, 3 diff found changes or explain found a slot that did not succeed.');
   tasksCommand(program, run);
   calendarsCommand(program, run);
   runsCommand(program, run);
   executionsCommand(program, run);
+  explainCommand(program, run);
   previewCommand(program, run);
   applyCommands(program, run);
   return program;

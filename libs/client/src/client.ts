@@ -1,6 +1,6 @@
 import {
   type AuditEntry, type AuditQuery, type BackfillBody, type CalendarPutBody, type CatchUp, type CreateApiKeyBody, type Execution, type ExecutionListQuery, type PreviewRequest, routes, type TaskApplyRequest,
-  type Task, type TaskDetailQuery, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec,
+  type Task, type TaskDetailQuery, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec, type TimelineItem, type TimelineQuery,
 } from '@punctual/contract';
 import { Paginated } from './paginated.js';
 import { type PunctualClientOptions, Transport } from './transport.js';
@@ -46,6 +46,12 @@ export class PunctualClient {
      */
     executions: (name: string, query: Omit<TaskExecutionsQuery, 'cursor'> = {}) =>
       new Paginated<Execution>((cursor) => this.http.call(routes.taskExecutions, { params: { name }, query: { ...query, cursor } })),
+    /**
+     * Every slot of the task in `[from, to]` (at most 31 days; default the day up to now), oldest
+     * first, each with its outcome, a reason code and a sentence naming the cause — a deleted task's too.
+     */
+    timeline: (name: string, query: Omit<TimelineQuery, 'cursor'> = {}) =>
+      new Paginated<TimelineItem>((cursor) => this.http.call(routes.taskTimeline, { params: { name }, query: { ...query, cursor } })),
     /** Creates or replaces up to 1,000 tasks in one transaction, all or nothing. */
     batch: (specs: TaskSpec[]) => this.http.call(routes.batchTasks, { body: { tasks: specs } }),
     /**

@@ -102,26 +102,26 @@ function explainSkip(row: SlotRow, span: VersionSpan | undefined, ctx: ExplainCo
         outcome: 'skipped',
         reason,
         detail: other
-          ? `skipped: execution ${other.id} (slot ${when(other.scheduledFor.getTime(), ctx)}) was still running${other.startedAt ? ` since ${when(other.startedAt.getTime(), ctx)}` : ''} (overlap ${policy})`
-          : `skipped: a run of the task was still running (overlap ${policy})`,
+          ? `execution ${other.id} (slot ${when(other.scheduledFor.getTime(), ctx)}) was still running${other.startedAt ? ` since ${when(other.startedAt.getTime(), ctx)}` : ''} (overlap ${policy})`
+          : `a run of the task was still running (overlap ${policy})`,
       };
     }
     case 'late': {
       const unled = unledAt(row.scheduledFor.getTime(), ctx);
-      if (unled) return { outcome: 'skipped', reason: 'no_leader', detail: `skipped as late: ${noLeader(unled, ctx)}` };
+      if (unled) return { outcome: 'skipped', reason: 'no_leader', detail: `${noLeader(unled, ctx)}` };
       const held = row.heldAt ? `, held back by flow control on key ${flowKey(row)} since ${when(row.heldAt.getTime(), ctx)}` : '';
-      return { outcome: 'skipped', reason, detail: `skipped: it could not start within maxDelay ${maxDelayOf(span)} of its slot${held}` };
+      return { outcome: 'skipped', reason, detail: `it could not start within maxDelay ${maxDelayOf(span)} of its slot${held}` };
     }
     case 'paused':
-      return { outcome: 'skipped', reason, detail: `skipped: ${pausedWords(decided, ctx)}` };
+      return { outcome: 'skipped', reason, detail: `${pausedWords(decided, ctx)}` };
     case 'edited': {
       const by = spanAt(ctx.spans, decided);
-      return { outcome: 'skipped', reason, detail: by?.at ? `skipped: version ${by.definition.version} of the task (${by.action?.replace('task.', '')} at ${when(by.at.getTime(), ctx)} by key ${ctx.keyName(by.changedBy ?? '')}) replaced it` : 'skipped: a new version of the task replaced it' };
+      return { outcome: 'skipped', reason, detail: by?.at ? `version ${by.definition.version} of the task (${by.action?.replace('task.', '')} at ${when(by.at.getTime(), ctx)} by key ${ctx.keyName(by.changedBy ?? '')}) replaced it` : 'a new version of the task replaced it' };
     }
     case 'deleted':
-      return { outcome: 'skipped', reason, detail: `skipped: ${deletedWords(decided, ctx)}` };
+      return { outcome: 'skipped', reason, detail: `${deletedWords(decided, ctx)}` };
     default:
-      return { outcome: 'skipped', reason, detail: `skipped (${row.skipReason ?? 'no reason recorded'})` };
+      return { outcome: 'skipped', reason, detail: `skip reason ${row.skipReason ?? 'not recorded'}` };
   }
 }
 
@@ -129,35 +129,35 @@ function explainMissed(at: number, row: SlotRow | undefined, span: VersionSpan |
   const catchUp = ctx.catchUpOf(at);
   if (catchUp && (!row || catchUp.id !== row.id)) {
     const pausedTo = span?.state === 'paused' ? `; ${pausedWords(at, ctx)}` : '';
-    return { outcome: 'missed', reason: 'catch_up', detail: `not run: catch-up run ${catchUp.id} (slot ${when(catchUp.scheduledFor.getTime(), ctx)}) ran in its place under misfire ${span?.definition.policy.misfire ?? 'run_once'}${pausedTo}` };
+    return { outcome: 'missed', reason: 'catch_up', detail: `catch-up run ${catchUp.id} (slot ${when(catchUp.scheduledFor.getTime(), ctx)}) ran in its place under misfire ${span?.definition.policy.misfire ?? 'run_once'}${pausedTo}` };
   }
-  if (span?.state === 'paused') return { outcome: 'missed', reason: 'paused', detail: `not run: ${pausedWords(at, ctx)}` };
+  if (span?.state === 'paused') return { outcome: 'missed', reason: 'paused', detail: `${pausedWords(at, ctx)}` };
   const unled = unledAt(at, ctx);
-  if (unled) return { outcome: 'missed', reason: 'no_leader', detail: `not run: ${noLeader(unled, ctx)}` };
-  return { outcome: 'missed', reason: 'late', detail: `not run: it was more than maxDelay ${maxDelayOf(span)} late when the scheduler came to it (misfire ${span?.definition.policy.misfire ?? 'run_once'})${row ? '' : '; only counted (missedCount)'}` };
+  if (unled) return { outcome: 'missed', reason: 'no_leader', detail: `${noLeader(unled, ctx)}` };
+  return { outcome: 'missed', reason: 'late', detail: `it was more than maxDelay ${maxDelayOf(span)} late when the scheduler came to it (misfire ${span?.definition.policy.misfire ?? 'run_once'})${row ? '' : '; only counted (missedCount)'}` };
 }
 
 function explainCancel(row: SlotRow, ctx: ExplainContext): Explained {
   const event = [...(ctx.events.get(row.id) ?? [])].reverse().find((e) => e.toStatus === 'cancelled');
   const detail = (event?.detail ?? {}) as { reason?: string; by?: string };
   const at = event?.at.getTime() ?? row.finishedAt?.getTime() ?? ctx.now;
-  if (detail.reason === 'task deleted') return { outcome: 'cancelled', reason: 'deleted', detail: `cancelled: ${deletedWords(at, ctx)}` };
-  if (detail.reason === 'cancelled by a pause') return { outcome: 'cancelled', reason: 'paused', detail: `cancelled: ${pausedWords(at, ctx)} (with cancel)` };
+  if (detail.reason === 'task deleted') return { outcome: 'cancelled', reason: 'deleted', detail: `${deletedWords(at, ctx)}` };
+  if (detail.reason === 'cancelled by a pause') return { outcome: 'cancelled', reason: 'paused', detail: `${pausedWords(at, ctx)} (with cancel)` };
   return { outcome: 'cancelled', reason: 'cancelled_by', detail: `cancelled at ${when(at, ctx)} by ${detail.by ? `key ${ctx.keyName(detail.by)}` : 'an operator'}` };
 }
 
 /** A slot the schedule defines with no execution: not planned (and why), still to come, or given up. */
 function explainUnrecorded(at: number, candidate: SlotCandidate, ctx: ExplainContext): Explained {
   const { span } = candidate;
-  if (span.state === 'absent') return { outcome: 'not_planned', reason: 'before_created', detail: `not planned: the task was created later, at ${when(span.to, ctx)}` };
-  if (span.state === 'deleted') return { outcome: 'not_planned', reason: 'deleted', detail: `not planned: ${deletedWords(at, ctx)}` };
+  if (span.state === 'absent') return { outcome: 'not_planned', reason: 'before_created', detail: `the task was created later, at ${when(span.to, ctx)}` };
+  if (span.state === 'deleted') return { outcome: 'not_planned', reason: 'deleted', detail: `${deletedWords(at, ctx)}` };
   if (candidate.notPlanned) return { outcome: 'not_planned', reason: candidate.notPlanned.reason, detail: notPlannedWords(at, candidate, ctx) };
-  if (span.state === 'paused' && !(at <= ctx.now && ctx.catchUpOf(at))) return { outcome: 'not_planned', reason: 'paused', detail: `did not run: ${pausedWords(at, ctx)}` };
+  if (span.state === 'paused' && !(at <= ctx.now && ctx.catchUpOf(at))) return { outcome: 'not_planned', reason: 'paused', detail: `${pausedWords(at, ctx)}` };
   if (at > ctx.now && candidate.shifted) return { outcome: 'upcoming', reason: 'dst_gap', detail: `to fire at ${when(at, ctx)}: its wall time does not exist that day (clocks go forward), dst.gap moves it` };
   if (at > ctx.now) return { outcome: 'upcoming', reason: null, detail: `to fire at ${when(at, ctx)}` };
   const unled = unledAt(at, ctx);
   const maxDelay = durationMs(span.definition.policy.maxDelay) || 3_600_000;
-  if (unled && at + maxDelay > ctx.now) return { outcome: 'pending', reason: 'no_leader', detail: `due, not planned yet: ${noLeader(unled, ctx)}` };
+  if (unled && at + maxDelay > ctx.now) return { outcome: 'pending', reason: 'no_leader', detail: `${noLeader(unled, ctx)}` };
   if (at > ctx.now - ctx.planningGraceMs) return { outcome: 'pending', reason: null, detail: 'due, being planned' };
   if (ctx.catchUpOf(at) || unled || ctx.missedAfter(at)) return explainMissed(at, undefined, span, ctx);
   return { outcome: 'missed', reason: 'unrecorded', detail: 'the schedule defines this slot and no execution records what became of it' };
@@ -169,13 +169,13 @@ function notPlannedWords(at: number, candidate: SlotCandidate, ctx: ExplainConte
   const dst = span.definition.schedule.dst;
   switch (notPlanned!.reason) {
     case 'after_end':
-      return `not planned: the schedule ended at ${when(span.schedule.endAt!.getTime(), ctx)} (schedule.endAt)`;
+      return `the schedule ended at ${when(span.schedule.endAt!.getTime(), ctx)} (schedule.endAt)`;
     case 'calendar':
-      return `not planned: calendar "${notPlanned!.calendar}" excludes ${date}`;
+      return `calendar "${notPlanned!.calendar}" excludes ${date}`;
     case 'dst_gap':
-      return `not planned: its wall time does not exist on ${date} in ${ctx.timezone} (clocks go forward); dst.gap ${dst?.gap ?? 'skip'} drops it`;
+      return `its wall time does not exist on ${date} in ${ctx.timezone} (clocks go forward); dst.gap ${dst?.gap ?? 'skip'} drops it`;
     case 'dst_fold':
-      return `not planned: its wall time occurs twice on ${date} in ${ctx.timezone} (clocks go back); dst.overlap ${dst?.overlap ?? 'first'} runs it once`;
+      return `its wall time occurs twice on ${date} in ${ctx.timezone} (clocks go back); dst.overlap ${dst?.overlap ?? 'first'} runs it once`;
     default:
       return 'not planned';
   }

@@ -1,0 +1,74 @@
+import type { PunctualClient } from '@punctual/client';
+import type { SlotOutcome, TimelineItem, TimelinePage } from '@punctual/contract';
+import type { Command } from 'commander';
+import { type CliRun, print } from '../context.js';
+import { EXIT } from '../errors.js';
+import { instant } from './arguments.js';
+
+const DAY = 86_400_000;
+/** How far around `--at` the nearest slot is looked for, widening until one is found. */
+const NEAR = [60_000, 3_600_000, DAY, 15 * DAY];
+
+/** What each outcome is called on a line of `punctual explain`. */
+const WORDS: Record<SlotOutcome, string> = {
+  succeeded: 'ran',
+  failed: 'failed',
+  running: 'running',
+  pending: 'pending',
+  skipped: 'skipped',
+  missed: 'missed',
+  cancelled: 'cancelled',
+  not_planned: 'did not run',
+  upcoming: 'upcoming',
+};
+
+/**
+ * `punctual explain <task>`: why each slot of a task ran or did not — one line per slot in the
+ * task's zone, from its timeline. Exit code 0 when every slot that came due in the range
+ * succeeded, 3 when one did not.
+ */
+export function explainCommand(program: Command, run: CliRun): void {
+  program
+    .command('explain')
+    .description("why each slot of a task ran or did not: one line per slot in the task's zone (default: the last day); exit code 3 when a slot that came due did not succeed")
+    .argument('<task>', 'the task (a deleted one too)')
+    .option('--at <time>', 'only the slot nearest this instant, e.g. 2026-06-01T09:00:00+02:00', instant)
+    .option('--from <time>', 'start of the range (default: a day before --to)', instant)
+    .option('--to <time>', 'end of the range (default: now, or a day after --from)', instant)
+    .addHelpText('after', '\nExit codes: 0 every slot that came due succeeded, 1 error, 2 bad usage, 3 a slot did not succeed.')
+    .action(async (name: string, options: { at?: string; from?: string; to?: string }, command: Command) => {
+      const client = run.client();
+      const { items, zone } = options.at ? await nearest(client, name, Date.parse(options.at)) : await slots(client, name, options.from, options.to);
+      const lines = items.map((item) => `${slotLabel(item, zone)}  ${WORDS[item.outcome]} — ${item.detail}`);
+      print(run, command, lines.length ? lines.join('\n') : `${name} has no slots in that range`, { items });
+      run.exitCode = items.every((i) => i.outcome === 'succeeded' || i.outcome === 'upcoming') ? EXIT.ok : EXIT.changes;
+    });
+}
+
+/** Every slot of the range, page by page, and the zone they are shown in. */
+async function slots(client: PunctualClient, name: string, from?: string, to?: string): Promise<{ items: TimelineItem[]; zone: string }> {
+  const items: TimelineItem[] = [];
+  let zone = 'UTC';
+  for await (const page of client.tasks.timeline(name, { from, to, limit: 1000 }).pages()) {
+    zone = (page as TimelinePage).timezone;
+    items.push(...page.items);
+  }
+  return { items, zone };
+}
+
+/** The slot nearest `at` (a wider range each time none is found), as a list of at most one. */
+async function nearest(client: PunctualClient, name: string, at: number): Promise<{ items: TimelineItem[]; zone: string }> {
+  for (const reach of NEAR) {
+    const page = (await client.tasks.timeline(name, { from: new Date(at - reach).toISOString(), to: new Date(at + reach).toISOString(), limit: 1000 }).page()) as TimelinePage;
+    const best = page.items.reduce<TimelineItem | null>((b, i) => (b && Math.abs(Date.parse(b.scheduledFor) - at) <= Math.abs(Date.parse(i.scheduledFor) - at) ? b : i), null);
+    if (best) return { items: [best], zone: page.timezone };
+  }
+  return { items: [], zone: 'UTC' };
+}
+
+/** `Mon 2026-03-30 09:00 Europe/Berlin`: the slot's wall time in the task's zone (seconds when it has them). */
+export function slotLabel(item: Pick<TimelineItem, 'local'>, zone: string): string {
+  const [date, time] = item.local.slice(0, 19).split('T') as [string, string];
+  const weekday = new Date(`${date}T00:00:00Z`).toLocaleDateString('en-GB', { weekday: 'short', timeZone: 'UTC' });
+  return `${weekday} ${date} ${time.endsWith(':00') ? time.slice(0, 5) : time} ${zone}`;
+}
