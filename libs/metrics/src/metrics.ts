@@ -51,6 +51,12 @@ export class Metrics {
   });
   readonly claimReads = new Counter({ name: 'punctual_claim_reads_total', help: 'Reads of a claim for the judgement (a claim the one-statement claim did not start)', registers: [this.registry] });
   readonly turnsHanded = new Counter({ name: 'punctual_turns_handed_total', help: 'Parked slots handed their turn: by the end of the run ahead, or by the relay', labelNames: ['by'], registers: [this.registry] });
+  readonly slots = new Counter({
+    name: 'punctual_slots_total',
+    help: "Slots whose outcome was decided, where it was decided, by outcome and reason: the codes of a task's timeline (reason none when nothing needs explaining)",
+    labelNames: ['outcome', 'reason'],
+    registers: [this.registry],
+  });
   readonly skipped = new Counter({ name: 'punctual_skipped_total', help: 'Executions skipped, by reason', labelNames: ['reason'], registers: [this.registry] });
   readonly flowWaiting = new Gauge({ name: 'punctual_flow_waiting', help: 'Runs held back by flow control, by key (FLOW_METRICS_KEYS and the busiest FLOW_METRICS_TOP)', labelNames: ['key'], registers: [this.registry] });
   readonly flowRunning = new Gauge({ name: 'punctual_flow_running', help: 'Runs holding a concurrency permit, by key (the same keys as punctual_flow_waiting)', labelNames: ['key'], registers: [this.registry] });
@@ -77,6 +83,11 @@ export class Metrics {
       if (this.workerLoad) this.workerRunning.set({ worker: this.workerLoad.worker }, this.workerLoad.running());
     },
   });
+  /** Counts `n` slots decided with `outcome` (`punctual_slots_total`); `reason` null: nothing needs explaining. */
+  slotsDecided(outcome: string, reason: string | null, n = 1): void {
+    if (n > 0) this.slots.inc({ outcome, reason: reason ?? 'none' }, n);
+  }
+
   readonly workerConcurrency = new Gauge({ name: 'punctual_worker_concurrency', help: 'Executions this worker may run at once (WORKER_CONCURRENCY)', labelNames: ['worker'], registers: [this.registry] });
   /** The process's one counter of failures {@link bestEffort} let pass (see there why it is shared). */
   readonly bestEffortFailures = bestEffortFailures;

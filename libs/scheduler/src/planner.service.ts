@@ -118,6 +118,7 @@ export class PlannerService {
     // Counted after commit: a fenced-out batch planned nothing.
     this.metrics.planned.inc(result.inserted.length);
     this.metrics.missed.inc(result.missed);
+    this.metrics.slotsDecided('missed', 'late', result.missed);
     for (const m of result.sloMissed) this.metrics.observeTaskSlot(m.task, Infinity, m.startWithinMs, m.missed);
     this.metrics.taskErrors.inc(result.errors);
     // An idle tick (nothing due) is not worth a trace; a batch's span is where its rows' traces start.

@@ -315,6 +315,7 @@ export class ShardLeader {
       const decision = resolveLateSlots(late, this.s.clock.date(), this.s.config.catchupMax);
       const { caughtUp, missed } = await this.s.executions.resolveLate(fence, decision.catchup, decision.missed);
       this.s.metrics.missed.inc(missed);
+      this.s.metrics.slotsDecided('missed', 'late', missed);
       // Written only as a whole (the leader's fence): every slot decided missed was recorded missed.
       if (missed === decision.missed.length) {
         const missedIds = new Set(decision.missed);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ExecutionQueriesRepository, ExecutionTransitionsRepository, type TaskExecution } from '@punctual/db';
 import { EXECUTION_CANCEL_CHANNEL, ExecutionsQueue } from '@punctual/queue';
+import { Metrics } from '@punctual/metrics';
 import { RedisService } from '@punctual/redis';
 import { ExecutionStateError, NotFoundError } from './errors.js';
 
@@ -12,6 +13,7 @@ export class ExecutionsService {
     private readonly queries: ExecutionQueriesRepository,
     private readonly queue: ExecutionsQueue,
     private readonly redis: RedisService,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Replays a dead execution: a new attempt, now. */
@@ -32,6 +34,7 @@ export class ExecutionsService {
   async cancel(id: string, by?: string): Promise<TaskExecution> {
     const cancelled = await this.executions.cancel(id, 'cancelled by an operator', undefined, by);
     if (!cancelled) throw await this.stateError(id, 'a scheduled, queued, retrying or running execution can be cancelled');
+    this.metrics.slotsDecided('cancelled', 'cancelled_by');
     if (cancelled.fromStatus === 'running') await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id);
     const { fromStatus: _, ...execution } = cancelled;
     return execution;

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import type { CatchUp } from '@punctual/contract';
 import { type Db, ExecutionTransitionsRepository, type Prisma, type Task, TasksRepository } from '@punctual/db';
+import { Metrics } from '@punctual/metrics';
 import { PINNED_FIELDS, pinnedDefinitionOf, planTaskSlots, replanUnstarted, taskSchedule } from '@punctual/planning';
 import type { TaskDefinition } from './task-definition.js';
 
@@ -47,6 +48,7 @@ export class TaskLifecycle {
     @Inject(CONFIG) private readonly config: Config,
     private readonly tasks: TasksRepository,
     private readonly executions: ExecutionTransitionsRepository,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Applies a new definition to `before` (locked) as of `now`; `paused` in it pauses or resumes. */
@@ -93,9 +95,10 @@ export class TaskLifecycle {
     const unstarted = await this.executions.unstartedOfTask(task.id, tx);
     const due = unstarted.filter((e) => e.scheduledFor.getTime() <= now.getTime() && e.trigger !== 'manual');
     const ahead = unstarted.filter((e) => e.scheduledFor.getTime() > now.getTime() && e.trigger === 'schedule');
-    await this.executions.skipUnstarted(due.map((e) => e.id), 'paused', tx);
+    this.metrics.slotsDecided('skipped', 'paused', await this.executions.skipUnstarted(due.map((e) => e.id), 'paused', tx));
     await this.executions.withdraw(ahead.map((e) => e.id), tx);
-    const cancelled = cancel ? await this.executions.cancelOfTask(task.id, 'cancelled by a pause', tx) : [];
+    const { cancelled: count, running: cancelled } = cancel ? await this.executions.cancelOfTask(task.id, 'cancelled by a pause', tx) : { cancelled: 0, running: [] };
+    this.metrics.slotsDecided('cancelled', 'paused', count);
     const cursor = firstSlotAfter(task, now) ?? task.nextRunAt;
     const paused = await this.tasks.update(task.id, { status: 'paused', nextRunAt: cursor }, { replans: false, at: now }, tx);
     return { task: paused, cancelledRunning: cancelled.map((e) => e.id) };
@@ -121,7 +124,9 @@ export class TaskLifecycle {
 
   /** Before a delete: every unfinished execution is cancelled. Returns the running ones. */
   async cancelAll(tx: Db, task: Task): Promise<string[]> {
-    return (await this.executions.cancelOfTask(task.id, 'task deleted', tx)).map((e) => e.id);
+    const { cancelled, running } = await this.executions.cancelOfTask(task.id, 'task deleted', tx);
+    this.metrics.slotsDecided('cancelled', 'deleted', cancelled);
+    return running.map((e) => e.id);
   }
 
   /**

@@ -15,6 +15,7 @@ import {
 } from '@punctual/db';
 import { HandlerRegistry } from '@punctual/handlers';
 import { Metrics } from '@punctual/metrics';
+import { reasonOfSkip } from '@punctual/contract';
 import { type ClaimContext, type ClaimVerdict, judgeClaim, withPinnedDefinition } from '@punctual/planning';
 import { EXECUTION_CANCEL_CHANNEL, ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
@@ -165,6 +166,7 @@ export class ExecutionClaimer {
         const seen = { status: execution.status, attempt: execution.attempt, taskVersion: execution.taskVersion, task: task && { planVersion: task.planVersion, status: task.status } };
         if (!(await this.claims.skipUnstarted(execution.id, verdict.reason, seen))) return 'again';
         this.metrics.skipped.inc({ reason: verdict.reason });
+        this.metrics.slotsDecided('skipped', reasonOfSkip(verdict.reason) ?? verdict.reason);
         this.logger.log({ executionId: execution.id, task: execution.taskName, status: 'skipped', reason: verdict.reason }, 'execution skipped');
         // A slot behind this one may be parked: its turn has come.
         if (execution.exclusive && execution.taskId) await this.handover.handOverAndPush([execution.taskId]);
@@ -174,7 +176,10 @@ export class ExecutionClaimer {
         for (const holderId of verdict.holderIds) {
           const cancelled = await this.executions.cancel(holderId, `replaced by ${execution.id}`);
           if (cancelled?.fromStatus === 'running') await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), holderId);
-          if (cancelled) this.logger.log({ executionId: holderId, replacedBy: execution.id }, 'execution cancelled: replaced');
+          if (cancelled) {
+            this.metrics.slotsDecided('cancelled', 'overlap');
+            this.logger.log({ executionId: holderId, replacedBy: execution.id }, 'execution cancelled: replaced');
+          }
         }
         return 'again';
       case 'buffer':

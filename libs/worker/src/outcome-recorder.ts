@@ -13,6 +13,9 @@ import { judgeFailure } from './failure-judgement.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
 import type { TurnHandover } from './turn-handover.js';
 
+/** The timeline's reason for a run that needs no other explanation, by how it came about. */
+const TRIGGER_REASONS: Record<TaskExecution['trigger'], string | null> = { schedule: null, catchup: 'catch_up', manual: 'manual', backfill: 'backfill' };
+
 /**
  * Waits between tries at writing an outcome while Postgres is unreachable: growing from the first
  * to the last, then steady. The tries go on while the attempt may still own its execution.
@@ -118,7 +121,10 @@ export class OutcomeRecorder {
       },
       () => this.successes.run(success),
     );
-    if (ok) this.metrics.executions.inc({ status: 'succeeded', handler: task.handler });
+    if (ok) {
+      this.metrics.executions.inc({ status: 'succeeded', handler: task.handler });
+      this.metrics.slotsDecided('succeeded', execution.attempt > 1 ? 'retried' : TRIGGER_REASONS[execution.trigger]);
+    }
     this.logger.log({ ...fields, status: ok ? 'succeeded' : 'stale' }, ok ? 'execution succeeded' : 'stale attempt; result dropped');
     return ok ? 'succeeded' : 'stale';
   }
@@ -158,6 +164,7 @@ export class OutcomeRecorder {
     }));
     if (!ok) return 'stale';
     this.metrics.executions.inc({ status: retry ? 'retrying' : 'dead', handler: task.handler });
+    if (!retry) this.metrics.slotsDecided('failed', execution.attempt > 1 ? 'retried' : 'handler_error');
     if (retry) await this.queue.enqueueAttempt(task.handler, execution.id, execution.attempt + 1, delay, execution.taskId ?? undefined);
     // A dead run no longer holds its task: a slot parked behind it gets its turn.
     else if (execution.exclusive && execution.taskId) await this.handover.handOverAndPush([execution.taskId]);

@@ -155,9 +155,9 @@ export class ExecutionTransitionsRepository {
 
   /**
    * Cancels every unfinished execution of a task — pending and running alike (delete, pause with
-   * cancel). Returns the ones that were running: their workers must be told to abort.
+   * cancel). Returns how many it cancelled and the ones that were running: their workers must be told to abort.
    */
-  async cancelOfTask(taskId: string, reason: string, db: Db): Promise<TaskExecution[]> {
+  async cancelOfTask(taskId: string, reason: string, db: Db): Promise<{ cancelled: number; running: TaskExecution[] }> {
     const ids = await db.$queryRaw<{ id: string }[]>`
       SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued', 'retrying', 'running')`;
     const moved = await transition(db, {
@@ -168,7 +168,7 @@ export class ExecutionTransitionsRepository {
       detail: { reason },
       keepPermit: true,
     });
-    return moved.filter((e) => e.fromStatus === 'running');
+    return { cancelled: moved.length, running: moved.filter((e) => e.fromStatus === 'running') };
   }
 
   /**

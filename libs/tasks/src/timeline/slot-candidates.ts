@@ -20,6 +20,17 @@ export interface SlotCandidate {
 /** How far back a DST gap's moved slot can lie from where `shift` would put it. */
 const GAP_REACH_MS = 3 * 3_600_000;
 
+/** How long after an edit the slots of the version it replaced are listed (as `edited`) where the new one has none. */
+const EDIT_REACH_MS = 86_400_000;
+
+/** The schedule of the version an edit replaced (the span before `index`, when an edit began it and the task existed), or null. */
+function replacedSchedule(spans: readonly VersionSpan[], index: number): Schedule | null {
+  const span = spans[index]!;
+  const before = spans[index - 1];
+  if (!before || (span.action !== 'task.update' && span.action !== 'task.replace') || (before.state !== 'active' && before.state !== 'paused')) return null;
+  return schedulesOf(before)?.actual ?? null;
+}
+
 /** The schedules a version's slots are judged by (see {@link candidatesOf}), compiled once per span. */
 interface SpanSchedules {
   /** What the planner plans: bounds, calendars, DST policy. */
@@ -80,7 +91,7 @@ function slotsIn(schedule: Schedule, after: number, until: number, limit: number
  */
 export function candidatesOf(spans: readonly VersionSpan[], after: number, until: number, limit: number): { slots: SlotCandidate[]; through: number } {
   const slots: SlotCandidate[] = [];
-  for (const span of spans) {
+  for (const [index, span] of spans.entries()) {
     if (span.to <= after + 1 || span.from > until) continue;
     const schedules = schedulesOf(span);
     if (!schedules) continue;
@@ -89,7 +100,12 @@ export function candidatesOf(spans: readonly VersionSpan[], after: number, until
     const room = limit + 1 - slots.length;
     const all = slotsIn(schedules.all, lo, hi, room);
     const actual = slotsIn(schedules.actual, lo, hi, room);
-    const times = [...new Set([...all, ...actual])].sort((a, b) => a - b).slice(0, room);
+    // An edit's first day: the slots the version it replaced would have run there.
+    const replaced = replacedSchedule(spans, index);
+    const inAll = new Set(all);
+    const dropped = replaced ? slotsIn(replaced, lo, Math.min(hi, span.from + EDIT_REACH_MS), room).filter((t) => !inAll.has(t)) : [];
+    const inDropped = new Set(dropped);
+    const times = [...new Set([...all, ...actual, ...dropped])].sort((a, b) => a - b).slice(0, room);
     if (times.length === 0) continue;
     const last = times[times.length - 1]!;
     const inActual = new Set(actual.filter((t) => t <= last));
@@ -107,7 +123,8 @@ export function candidatesOf(spans: readonly VersionSpan[], after: number, until
         slots.push({ at, span, planned: true, shifted: inActualNoGap !== undefined && !inActualNoGap.has(at) });
         continue;
       }
-      if (at > endAt) slots.push({ at, span, planned: false, notPlanned: { reason: 'after_end' } });
+      if (inDropped.has(at)) slots.push({ at, span, planned: false, notPlanned: { reason: 'edited' } });
+      else if (at > endAt) slots.push({ at, span, planned: false, notPlanned: { reason: 'after_end' } });
       else if (calendarOf(at) !== undefined) slots.push({ at, span, planned: false, notPlanned: { reason: 'calendar', calendar: calendarOf(at) } });
       else if (inAllNoGap && !inAllNoGap.has(at)) {
         // A wall time in a gap: planned moved (shift, end) — listed where it was planned — or dropped (skip).

@@ -128,7 +128,8 @@ function explainSkip(row: SlotRow, span: VersionSpan | undefined, ctx: ExplainCo
 function explainMissed(at: number, row: SlotRow | undefined, span: VersionSpan | undefined, ctx: ExplainContext): Explained {
   const catchUp = ctx.catchUpOf(at);
   if (catchUp && (!row || catchUp.id !== row.id)) {
-    const pausedTo = span?.state === 'paused' ? `; ${pausedWords(at, ctx)}` : '';
+    const unled = unledAt(at, ctx);
+    const pausedTo = span?.state === 'paused' ? `; ${pausedWords(at, ctx)}` : unled ? `; ${noLeader(unled, ctx)}` : '';
     return { outcome: 'missed', reason: 'catch_up', detail: `catch-up run ${catchUp.id} (slot ${when(catchUp.scheduledFor.getTime(), ctx)}) ran in its place under misfire ${span?.definition.policy.misfire ?? 'run_once'}${pausedTo}` };
   }
   if (span?.state === 'paused') return { outcome: 'missed', reason: 'paused', detail: `${pausedWords(at, ctx)}` };
@@ -142,6 +143,7 @@ function explainCancel(row: SlotRow, ctx: ExplainContext): Explained {
   const detail = (event?.detail ?? {}) as { reason?: string; by?: string };
   const at = event?.at.getTime() ?? row.finishedAt?.getTime() ?? ctx.now;
   if (detail.reason === 'task deleted') return { outcome: 'cancelled', reason: 'deleted', detail: `${deletedWords(at, ctx)}` };
+  if (detail.reason?.startsWith('replaced by ')) return { outcome: 'cancelled', reason: 'overlap', detail: `${detail.reason.replace('replaced by ', 'replaced by execution ')}, a later slot (overlap replace)` };
   if (detail.reason === 'cancelled by a pause') return { outcome: 'cancelled', reason: 'paused', detail: `${pausedWords(at, ctx)} (with cancel)` };
   return { outcome: 'cancelled', reason: 'cancelled_by', detail: `cancelled at ${when(at, ctx)} by ${detail.by ? `key ${ctx.keyName(detail.by)}` : 'an operator'}` };
 }
@@ -174,6 +176,8 @@ function notPlannedWords(at: number, candidate: SlotCandidate, ctx: ExplainConte
       return `calendar "${notPlanned!.calendar}" excludes ${date}`;
     case 'dst_gap':
       return `its wall time does not exist on ${date} in ${ctx.timezone} (clocks go forward); dst.gap ${dst?.gap ?? 'skip'} drops it`;
+    case 'edited':
+      return `version ${span.definition.version} of the task (${span.action?.replace('task.', '')} at ${when(span.from, ctx)} by key ${ctx.keyName(span.changedBy ?? '')}) has no slot here; the version before it had`;
     case 'dst_fold':
       return `its wall time occurs twice on ${date} in ${ctx.timezone} (clocks go back); dst.overlap ${dst?.overlap ?? 'first'} runs it once`;
     default:

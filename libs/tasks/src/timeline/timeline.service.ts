@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
 import type { TimelineItem, TimelinePage, TimelineQuery } from '@punctual/contract';
 import { ApiKeysRepository, CalendarsRepository, SchedulerStateRepository, type SlotEvent, type SlotRow, TasksRepository, TimelineRepository, unledPeriods } from '@punctual/db';
@@ -17,6 +18,8 @@ const DAY_MS = 86_400_000;
 const PLANNING_GRACE_MS = 30_000;
 /** How far past a missed slot a catch-up run that superseded it is looked for. */
 const CATCH_UP_REACH_MS = 32 * DAY_MS;
+/** A leader's heartbeat (its repair pass) comes every 2 s: two of them may be missed before a shard counts as unled. */
+const HEARTBEAT_GRACE_MS = 4_000;
 
 /**
  * A task's timeline (DESIGN §7): every slot its schedule defines in a range — by the versions of
@@ -33,6 +36,7 @@ export class TimelineService {
     private readonly schedulers: SchedulerStateRepository,
     private readonly clock: ClockService,
     private readonly apiKeys: ApiKeysRepository,
+    @Inject(CONFIG) private readonly config: Config,
   ) {}
 
   /** One page of the timeline of the task named `name` (a deleted one's too). `offered`: the handlers live workers offer, or null when unknown. */
@@ -136,8 +140,8 @@ export class TimelineService {
     const leaderships = await this.schedulers.leaderships(shard, new Date(from - DAY_MS), new Date(to));
     const first = leaderships[0]?.from.getTime();
     if (first === undefined) return [];
-    // A heartbeat is missed only when a leader stops: allow two of them before calling it unled.
-    return unledPeriods(leaderships, new Date(Math.max(from, first)), new Date(to), 10_000);
+    // A leader beats every 2 s (its repair pass) and holds its lock for LEADER_TTL_MS: only a longer silence is a time unled.
+    return unledPeriods(leaderships, new Date(Math.max(from, first)), new Date(to), Math.max(2 * this.config.leaderTtlMs, HEARTBEAT_GRACE_MS));
   }
 
   private shardCountMemo: Promise<number> | null = null;
