@@ -201,6 +201,64 @@ describe('the console', () => {
     if (mark.includes('forward')) expect(mark).toContain('03:30:00');
   });
 
+  it('draws a timeline strip of the day and the week, explains a slot on hover and on click, and answers "why?" beside a run that did not succeed', async () => {
+    expect((await call('POST', '/v1/tasks', { name: 'strip-report', handler: 'noop', schedule: { cron: '0 * * * *', timezone: 'Europe/Berlin' } })).status).toBe(201);
+    const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'strip-report' } });
+    // Created three days ago (its task row and its audit entry), so the day's every hour is its own.
+    const created = new Date(Date.now() - 3 * 86_400_000);
+    await ctx.db.prisma.task.update({ where: { id: task.id }, data: { createdAt: created } });
+    await ctx.db.prisma.$executeRaw`UPDATE audit_log SET at = ${created}, after = jsonb_set(after, '{createdAt}', to_jsonb(${created.toISOString()}::text)) WHERE target = 'strip-report'`;
+    const hour = 3_600_000;
+    const slot = (hoursAgo: number) => new Date(Math.floor(Date.now() / hour) * hour - hoursAgo * hour);
+    const base = { taskId: task.id, taskName: 'strip-report', taskVersion: task.version };
+    const deadId = randomUUID();
+    await ctx.db.prisma.taskExecution.createMany({
+      data: [
+        { ...base, id: randomUUID(), scheduledFor: slot(3), fireAt: slot(3), status: 'succeeded', attempt: 1, startedAt: slot(3), finishedAt: new Date(slot(3).getTime() + 500) },
+        { ...base, id: deadId, scheduledFor: slot(2), fireAt: slot(2), status: 'dead', attempt: 1, startedAt: slot(2), finishedAt: new Date(slot(2).getTime() + 500), error: 'export service said 503' },
+        { ...base, id: randomUUID(), scheduledFor: slot(1), fireAt: slot(1), status: 'skipped', skipReason: 'overlap', finishedAt: slot(1) },
+      ],
+    });
+
+    const { page } = admin;
+    await page.goto(`${ctx.api.base}/tasks/strip-report`);
+    const strip = page.getByRole('region', { name: 'Timeline' });
+    const cells = strip.locator('.slot-cell');
+    // The day: 24 hourly slots back and two ahead (the strip looks 2 h past now).
+    await expect.poll(() => cells.count()).toBeGreaterThanOrEqual(25);
+    const dead = strip.locator('.slot-cell.outcome-failed');
+    await expect.poll(() => dead.count()).toBe(1);
+    expect(await dead.getAttribute('title')).toMatch(/failed \(handler error\): the handler failed: export service said 503/);
+    expect(await strip.locator('.slot-cell.outcome-succeeded').count()).toBe(1);
+    expect(await strip.locator('.slot-cell.outcome-skipped').count()).toBe(1);
+    expect(await strip.locator('.slot-cell.outcome-upcoming').count()).toBeGreaterThanOrEqual(1);
+    expect(await strip.textContent()).toMatch(/1 succeeded · 1 failed · 1 skipped/);
+    await dead.click();
+    const explained = strip.getByRole('region', { name: 'Slot explanation' });
+    await expect.poll(() => explained.textContent()).toContain('the handler failed: export service said 503');
+    expect(await explained.textContent()).toContain(`run ${deadId}`);
+    await explained.getByText('Events').click();
+    await expect.poll(() => explained.locator('.event-list li').count()).toBeGreaterThan(0);
+
+    await strip.getByRole('button', { name: 'Week' }).click();
+    await expect.poll(() => cells.count()).toBeGreaterThanOrEqual(7 * 24);
+    // Before its creation three days ago, the week's slots say the task did not exist yet.
+    expect(await strip.locator('.slot-cell.outcome-not_planned').first().getAttribute('title')).toContain('before created');
+
+    const history = page.getByRole('region', { name: 'Run history' });
+    const deadRow = history.locator('tbody tr').filter({ hasText: 'dead' });
+    await deadRow.getByRole('button', { name: 'why?' }).click();
+    await expect.poll(() => deadRow.getByRole('note').textContent()).toContain('failed (handler error): the handler failed: export service said 503');
+    const skippedRow = history.locator('tbody tr').filter({ hasText: 'skipped' });
+    await skippedRow.getByRole('button', { name: 'why?' }).click();
+    await expect.poll(() => skippedRow.getByRole('note').textContent()).toContain('skipped (overlap)');
+    expect(await history.locator('tbody tr').filter({ hasText: 'succeeded' }).getByRole('button', { name: 'why?' }).count()).toBe(0);
+    await page.screenshot({ path: `${SCREENSHOTS}/timeline.png`, fullPage: true });
+    // The dead letter pages below count the dead runs the file seeded: this one is not theirs.
+    await ctx.db.prisma.task.delete({ where: { id: task.id } });
+    await ctx.db.prisma.taskExecution.deleteMany({ where: { taskName: 'strip-report' } });
+  });
+
   it('strikes through the fire times a calendar of excluded days leaves out, and shows health, SLO and the calendar in the definition', async () => {
     const { page } = admin;
     // What the API plans: 20 fire times, none on an excluded day.

@@ -6,6 +6,10 @@ import { useMayCall } from '../session.js';
 import { startLagMs, Status, Time } from './bits.js';
 import { Table } from './table.js';
 import type { Say } from './task-actions.js';
+import { WhyButton } from './timeline-strip.js';
+
+/** Runs that ended (or for now stand) without succeeding: each has a "why?". */
+const NOT_SUCCEEDED: readonly string[] = ['dead', 'skipped', 'missed', 'cancelled', 'retrying'];
 
 const PENDING: readonly string[] = PENDING_EXECUTION_STATUSES;
 
@@ -15,7 +19,7 @@ function Span({ ms }: { ms: number | null }) {
 }
 
 /** An execution's history of state changes, loaded when its row is opened. */
-function Events({ id, zone }: { id: string; zone: string }) {
+export function Events({ id, zone }: { id: string; zone: string }) {
   const [state, setState] = useState<{ events?: Awaited<ReturnType<typeof api.executions.get>>['events']; error?: string } | null>(null);
   const load = async (event: Event) => {
     if (!(event.currentTarget as HTMLDetailsElement).open || state?.events) return;
@@ -115,6 +119,7 @@ export function RunHistory({ runs, zone, onChanged, say, markDeleted = true }: {
           cell: (run) => (
             <>
               {run.error ? <p class="error-text small">{run.error}</p> : null}
+              {NOT_SUCCEEDED.includes(run.status) ? <WhyButton task={run.task} scheduledFor={run.scheduledFor} /> : null}
               <div class="row-actions">
                 <ExecutionButtons execution={run} onChanged={onChanged} say={say} />
               </div>

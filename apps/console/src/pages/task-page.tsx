@@ -10,6 +10,7 @@ import { LazyRunChart } from '../components/lazy-run-chart.js';
 import { RunHistory } from '../components/run-history.js';
 import { type Say, TaskActions } from '../components/task-actions.js';
 import { FireTimes, TaskDefinition } from '../components/task-definition.js';
+import { TimelineStrip } from '../components/timeline-strip.js';
 import { useLoad } from '../load.js';
 
 const UPCOMING = 20;
@@ -107,6 +108,9 @@ export function TaskPage() {
           <FireTimes task={t} now={Date.now()} count={UPCOMING} />
         </Section>
       </div>
+      <Section title="Timeline">
+        <TimelineStrip name={t.name} zone={t.schedule.timezone} />
+      </Section>
       <Section title="Last 24 hours">
         <ErrorText error={chart.error} />
         {chart.data ? <LazyRunChart runs={chart.data.runs} now={chart.data.now} truncated={chart.data.truncated} /> : <p class="muted">Loading…</p>}
