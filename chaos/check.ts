@@ -221,3 +221,95 @@ function expectedSlots(task: { name: string; created_at: Date }, audit: AuditRow
   });
   return { expected, boundaries: changes.map((c) => c.at) };
 }
+
+/** One slot of a task's timeline, as the API lists it. */
+interface TimelineSlot {
+  scheduledFor: string;
+  outcome: string;
+  reason: string | null;
+  executionId?: string;
+  trigger: string | null;
+}
+
+/** The reasons an execution's row allows its slot's item to give, by the row (see the timeline's rules). */
+function reasonsFor(row: { status: string; skip_reason: string | null; trigger: string; attempt: number }): (string | null)[] {
+  const trigger = row.trigger === 'catchup' ? 'catch_up' : row.trigger === 'schedule' ? null : row.trigger;
+  switch (row.status) {
+    case 'succeeded':
+    case 'running':
+      return row.attempt > 1 ? ['retried'] : [trigger, 'flow_control', 'dst_gap'];
+    case 'dead':
+      return row.attempt > 1 ? ['retried'] : ['handler_error'];
+    case 'retrying':
+      return ['retried'];
+    case 'scheduled':
+    case 'queued':
+      return [trigger, 'flow_control', 'no_worker', 'overlap', 'no_leader'];
+    case 'skipped':
+      return row.skip_reason === 'late' ? ['late', 'no_leader'] : [{ task_changed: 'edited', task_deleted: 'deleted', dst: 'dst_fold' }[row.skip_reason ?? ''] ?? row.skip_reason];
+    case 'missed':
+      return ['catch_up', 'paused', 'no_leader', 'late'];
+    case 'cancelled':
+      return ['cancelled_by', 'deleted', 'paused', 'overlap'];
+    default:
+      return [];
+  }
+}
+
+const OUTCOME_OF: Record<string, string[]> = {
+  succeeded: ['succeeded'], dead: ['failed'], running: ['running'], retrying: ['pending'], scheduled: ['pending', 'upcoming'], queued: ['pending', 'upcoming'],
+  skipped: ['skipped'], missed: ['missed'], cancelled: ['cancelled'],
+};
+
+/**
+ * Every slot of every task has exactly one outcome on its timeline (DESIGN §7), read through the
+ * API over `[from, end]`: a slot the task's definitions define with no item (zero outcomes) or two
+ * items at one instant (two), an item nobody can explain (`unrecorded`), an execution's item whose
+ * outcome or reason contradicts its row, or an execution missing from the timeline, is a problem.
+ */
+export async function checkTimelines(db: pg.Client, get: (path: string) => Promise<{ status: number; body: any }>, from: number, end: number): Promise<{ slots: number; problems: string[] }> {
+  const { rows: tasks } = await db.query(`SELECT id, name, created_at FROM task`);
+  const { rows: audit } = await db.query<AuditRow>(`SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`);
+  const { rows: executions } = await db.query(
+    `SELECT id, task_id, scheduled_for, status, skip_reason, trigger, attempt FROM task_execution WHERE scheduled_for >= $1 AND scheduled_for <= $2`,
+    [new Date(from), new Date(end)],
+  );
+  const problems: string[] = [];
+  let slots = 0;
+  for (const task of tasks) {
+    const items: TimelineSlot[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `from=${new Date(from).toISOString()}&to=${new Date(end).toISOString()}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`;
+      const res = await get(`/v1/tasks/${encodeURIComponent(task.name)}/timeline?${query}`);
+      if (res.status !== 200) {
+        problems.push(`${task.name}: the timeline answered ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        break;
+      }
+      items.push(...(res.body.items as TimelineSlot[]));
+      cursor = res.body.nextCursor;
+    } while (cursor);
+    slots += items.length;
+    const at = new Map<number, TimelineSlot>();
+    for (const item of items) {
+      const t = Date.parse(item.scheduledFor);
+      if (at.has(t)) problems.push(`${task.name} @ ${item.scheduledFor}: two outcomes (${at.get(t)!.outcome}, ${item.outcome})`);
+      at.set(t, item);
+      if (item.reason === 'unrecorded') problems.push(`${task.name} @ ${item.scheduledFor}: no outcome recorded (unrecorded)`);
+    }
+    const { expected, boundaries } = expectedSlots(task, audit.filter((a) => a.target === task.name), end);
+    for (const slot of expected) {
+      if (slot < from || at.has(slot) || boundaries.some((b) => Math.abs(slot - b) < BOUNDARY_MS)) continue;
+      problems.push(`${task.name} @ ${new Date(slot).toISOString()}: a slot of its schedule with no outcome on its timeline`);
+    }
+    for (const row of executions.filter((e) => e.task_id === task.id)) {
+      const item = at.get(row.scheduled_for.getTime());
+      const where = `${task.name} @ ${row.scheduled_for.toISOString()} (${row.status}${row.skip_reason ? `:${row.skip_reason}` : ''}, ${row.trigger}, attempt ${row.attempt})`;
+      if (!item) problems.push(`${where}: an execution missing from the timeline`);
+      else if (item.executionId !== row.id) problems.push(`${where}: the timeline shows ${item.executionId ?? 'no execution'} at its slot`);
+      else if (!(OUTCOME_OF[row.status] ?? []).includes(item.outcome)) problems.push(`${where}: outcome ${item.outcome} contradicts the row`);
+      else if (!reasonsFor(row).includes(item.reason)) problems.push(`${where}: reason ${item.reason} contradicts the row`);
+    }
+  }
+  return { slots, problems };
+}

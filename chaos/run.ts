@@ -6,7 +6,7 @@ import { OwnPostgres } from '../test/support/postgres-server.js';
 import { sleep } from '../test/support/processes.js';
 import { OwnRedis } from '../test/support/redis-server.js';
 import { openSandbox } from '../test/support/sandbox.js';
-import { checkChaos, type ChaosVerdict } from './check.js';
+import { checkChaos, type ChaosVerdict, checkTimelines } from './check.js';
 import { AppWorker, FaultInjector } from './faults.js';
 import { Random } from './random.js';
 import { chaosTasks } from './workload.js';
@@ -45,6 +45,7 @@ const runMs = minutes * 60_000;
 const redis = await OwnRedis.start();
 const postgres = await OwnPostgres.start();
 let verdict: ChaosVerdict;
+let timeline: { slots: number; problems: string[] } = { slots: 0, problems: [] };
 let faults: FaultInjector | null = null;
 let app: AppWorker | null = null;
 try {
@@ -63,6 +64,7 @@ try {
   app.start();
   try {
     const url = (query: { delay?: number; failFirst?: number }) => cluster.invocations.url(query);
+    const started = Date.now();
     const tasks = chaosTasks(random, url, runMs);
     for (const task of tasks) {
       const res = await cluster.call('POST', '/v1/tasks', task);
@@ -77,6 +79,7 @@ try {
     await sleep(8_000);
     await cluster.settle(end, 60_000);
     verdict = await checkChaos(cluster.db, cluster.invocations.calls, faults.log, end - 2_000);
+    timeline = await checkTimelines(cluster.db, (path) => cluster.call('GET', path), started, end - 2_000);
   } finally {
     await app.stop('SIGKILL');
     await cluster.stop();
@@ -96,11 +99,13 @@ const problems = [
   ...verdict.wrongSkips.map((w) => `wrongly skipped(overlap): ${w}`),
   ...verdict.early.map((e) => `early: ${e}`),
   ...verdict.deadUnrun.map((d) => `dead without a handler run: ${d}`),
+  ...timeline.problems.map((p) => `timeline: ${p}`),
 ];
 console.log(table(verdict, faultCounts));
+console.log(`timeline: ${timeline.slots} slots read through the API, ${timeline.problems.length} problem(s) (a slot with no or two outcomes, one unexplained, or a reason that contradicts its row)`);
 const dir = values.out ?? fileURLToPath(new URL('../../bench/results', import.meta.url));
 mkdirSync(dir, { recursive: true });
-writeFileSync(`${dir}/chaos.json`, JSON.stringify({ at: new Date().toISOString(), seed, minutes, schedulers, shards, faults: faultCounts, verdict, problems }, null, 2));
+writeFileSync(`${dir}/chaos.json`, JSON.stringify({ at: new Date().toISOString(), seed, minutes, schedulers, shards, faults: faultCounts, verdict, timeline, problems }, null, 2));
 if (problems.length) {
   console.error(`\n${problems.length} problem(s):\n${problems.slice(0, 50).map((p) => `- ${p}`).join('\n')}`);
   process.exitCode = 1;

@@ -28,7 +28,7 @@ describe('npm run chaos -- --minutes 0.75', () => {
     const out = mkdtempSync(join(tmpdir(), 'punctual-chaos-'));
     const { code, output } = await chaos(['--minutes', '0.75', '--out', out]);
     expect(code, output).toBe(0);
-    const { verdict, faults } = JSON.parse(readFileSync(join(out, 'chaos.json'), 'utf8'));
+    const { verdict, faults, timeline } = JSON.parse(readFileSync(join(out, 'chaos.json'), 'utf8'));
     // A fault is followed by 1.5–4 s of quiet and may itself last ~10 s (Postgres away 2–8 s, then
     // every process reconnecting): 45 s usually hold 10 or more, and 5 even when a seed draws several
     // long ones (one CI run drew 9).
@@ -36,6 +36,9 @@ describe('npm run chaos -- --minutes 0.75', () => {
     expect(verdict.expected).toBeGreaterThan(1_000);
     expect(verdict.runs).toBeGreaterThan(verdict.expected / 2);
     expect([verdict.lost, verdict.unfinished, verdict.doubleSuccess, verdict.duplicates, verdict.wrongSkips, verdict.early, verdict.deadUnrun]).toEqual([[], [], [], [], [], [], []]);
+    // Every slot read back through the timeline API: one outcome each, none contradicting its row.
+    expect(timeline.slots).toBeGreaterThanOrEqual(verdict.expected);
+    expect(timeline.problems).toEqual([]);
   }, 300_000);
 
   it('refuses a bad flag with a usage line', async () => {
