@@ -13,6 +13,7 @@ import { scaleScenario } from './scenarios/scale.js';
 import { scheduleMathScenario } from './scenarios/schedule-math.js';
 import { shardsScenario } from './scenarios/shards.js';
 import { throughputScenario } from './scenarios/throughput.js';
+import { timelineScenario } from './scenarios/timeline.js';
 import { workerOverheadScenario } from './scenarios/worker-overhead.js';
 import type { BenchOptions } from './support/options.js';
 import { markdownTable, type Row, type ScenarioOutcome, textTable } from './support/report.js';
@@ -38,6 +39,7 @@ const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>
   campaign: campaignScenario,
   shards: shardsScenario,
   flow: flowScenario,
+  timeline: timelineScenario,
 };
 
 let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };
