@@ -56,6 +56,12 @@ describe('fault: the timeline explains every slot of real runs', () => {
     }
     await create('tl-no-worker', { handler: 'nobody-offers-this' });
     await create('tl-leader', { policy: { maxDelay: '1s', misfire: 'skip' } });
+    // Today and tomorrow (UTC) excluded: the scheduler plans none of its slots.
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    expect((await cluster.call('PUT', '/v1/calendars/tl-days-off', { dates: [today, tomorrow] })).status).toBe(201);
+    await create('tl-calendar', { schedule: { cron: '* * * * * *', exclude: ['tl-days-off'] } });
+    await create('tl-dst', { schedule: { cron: '30 2 * * *', timezone: 'Europe/Berlin', dst: { gap: 'skip', overlap: 'first' } } });
 
     await sleep(5_000);
     pausedAt = Date.now();
@@ -75,7 +81,7 @@ describe('fault: the timeline explains every slot of real runs', () => {
     await cluster.waitForLeader(15_000);
     // Let the new leader decide the outage's slots and the worker run what is due.
     await sleep(6_000);
-    for (const name of ['tl-overlap', 'tl-pause', 'tl-edit', 'tl-catchup', 'tl-flow-a', 'tl-flow-b', 'tl-no-worker', 'tl-leader']) timelines.set(name, await timelineOf(name));
+    for (const name of ['tl-overlap', 'tl-pause', 'tl-edit', 'tl-catchup', 'tl-flow-a', 'tl-flow-b', 'tl-no-worker', 'tl-leader', 'tl-calendar']) timelines.set(name, await timelineOf(name));
   }, 180_000);
   afterAll(async () => {
     await cluster?.stop();
@@ -159,6 +165,24 @@ describe('fault: the timeline explains every slot of real runs', () => {
     expect(outage[0]!.detail).toMatch(/no scheduler led shard 0 from \d{4}-\d\d-\d\d \d\d:\d\d:\d\d to \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
     const before = items('tl-leader').filter((i) => Date.parse(i.scheduledFor) < killedAt - 2_000 && i.reason !== 'before_created');
     expect(before.every((i) => i.outcome === 'succeeded')).toBe(true);
+  });
+
+  it('calendar: a day the calendar excludes has no run, and every slot of it names the calendar', async () => {
+    const list = items('tl-calendar').filter((i) => i.reason !== 'before_created');
+    expect(list.length).toBeGreaterThan(20);
+    expect(new Set(list.map((i) => `${i.outcome}/${i.reason}`))).toEqual(new Set(['not_planned/calendar']));
+    expect(list[0]!.detail).toMatch(/calendar "tl-days-off" excludes \d{4}-\d\d-\d\d/);
+    expect(await cluster.executionsOf('tl-calendar')).toEqual([]);
+  });
+
+  it('DST in Europe/Berlin: the gap and the fold of the coming clock changes, as the task\'s policy decides them', async () => {
+    const around = async (from: string, to: string) => (await cluster.call('GET', `/v1/tasks/tl-dst/timeline?from=${from}&to=${to}`)).body.items as (Item & { local: string })[];
+    const spring = await around('2027-03-27T00:00:00Z', '2027-03-29T23:00:00Z');
+    expect(spring.map((i) => `${i.local.slice(0, 16)} ${i.outcome}/${i.reason}`)).toEqual(['2027-03-27T02:30 upcoming/null', '2027-03-28T03:30 not_planned/dst_gap', '2027-03-29T02:30 upcoming/null']);
+    expect(spring[1]!.detail).toContain('dst.gap skip');
+    const autumn = await around('2027-10-31T00:00:00Z', '2027-10-31T03:00:00Z');
+    expect(autumn.map((i) => `${i.local.slice(0, 26)} ${i.outcome}/${i.reason}`)).toEqual(['2027-10-31T02:30:00.000+02 upcoming/null', '2027-10-31T02:30:00.000+01 not_planned/dst_fold']);
+    expect(autumn[1]!.detail).toContain('dst.overlap first');
   });
 
   it('punctual_slots_total counts the outcomes where they were decided', async () => {
