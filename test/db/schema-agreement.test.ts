@@ -103,6 +103,7 @@ describe('schema.prisma agrees with the migrated database', () => {
       concurrencyKey: 'openai',
       rateKey: 'twitter:acct-42',
       heldAt: now,
+      flowWaitedMs: 1_500,
       parkedAt: later,
       waitedOn: true,
       createdAt: now,

@@ -1,4 +1,4 @@
-import { durationMs, formatDuration, outcomeOfStatus, reasonOfSkip, type SlotOutcome, type SlotReason } from '@punctual/contract';
+import { durationMs, formatDuration, outcomeOfStatus, TASK_DEFAULTS, reasonOfSkip, type SlotOutcome, type SlotReason } from '@punctual/contract';
 import type { SlotEvent, SlotRow } from '@punctual/db';
 import { formatLocal } from '@punctual/time';
 import type { SlotCandidate } from './slot-candidates.js';
@@ -97,7 +97,7 @@ function explainSkip(row: SlotRow, span: VersionSpan | undefined, ctx: ExplainCo
   switch (reason) {
     case 'overlap': {
       const other = ctx.overlapped.get(row.id);
-      const policy = span?.definition.policy.overlap ?? 'skip';
+      const policy = span?.definition.policy.overlap ?? TASK_DEFAULTS.overlap;
       return {
         outcome: 'skipped',
         reason,
@@ -130,12 +130,12 @@ function explainMissed(at: number, row: SlotRow | undefined, span: VersionSpan |
   if (catchUp && (!row || catchUp.id !== row.id)) {
     const unled = unledAt(at, ctx);
     const pausedTo = span?.state === 'paused' ? `; ${pausedWords(at, ctx)}` : unled ? `; ${noLeader(unled, ctx)}` : '';
-    return { outcome: 'missed', reason: 'catch_up', detail: `catch-up run ${catchUp.id} (slot ${when(catchUp.scheduledFor.getTime(), ctx)}) ran in its place under misfire ${span?.definition.policy.misfire ?? 'run_once'}${pausedTo}` };
+    return { outcome: 'missed', reason: 'catch_up', detail: `catch-up run ${catchUp.id} (slot ${when(catchUp.scheduledFor.getTime(), ctx)}) ran in its place under misfire ${span?.definition.policy.misfire ?? TASK_DEFAULTS.misfire}${pausedTo}` };
   }
   if (span?.state === 'paused') return { outcome: 'missed', reason: 'paused', detail: `${pausedWords(at, ctx)}` };
   const unled = unledAt(at, ctx);
   if (unled) return { outcome: 'missed', reason: 'no_leader', detail: `${noLeader(unled, ctx)}` };
-  return { outcome: 'missed', reason: 'late', detail: `it was more than maxDelay ${maxDelayOf(span)} late when the scheduler came to it (misfire ${span?.definition.policy.misfire ?? 'run_once'})${row ? '' : '; only counted (missedCount)'}` };
+  return { outcome: 'missed', reason: 'late', detail: `it was more than maxDelay ${maxDelayOf(span)} late when the scheduler came to it (misfire ${span?.definition.policy.misfire ?? TASK_DEFAULTS.misfire})${row ? '' : '; only counted (missedCount)'}` };
 }
 
 function explainCancel(row: SlotRow, ctx: ExplainContext): Explained {
@@ -175,7 +175,7 @@ function notPlannedWords(at: number, candidate: SlotCandidate, ctx: ExplainConte
     case 'calendar':
       return `calendar "${notPlanned!.calendar}" excludes ${date}`;
     case 'dst_gap':
-      return `its wall time does not exist on ${date} in ${ctx.timezone} (clocks go forward); dst.gap ${dst?.gap ?? 'skip'} drops it`;
+      return `its wall time does not exist on ${date} in ${ctx.timezone} (clocks go forward); dst.gap skip drops it`;
     case 'edited':
       return `version ${span.definition.version} of the task (${span.action?.replace('task.', '')} at ${when(span.from, ctx)} by key ${ctx.keyName(span.changedBy ?? '')}) has no slot here; the version before it had`;
     case 'dst_fold':
@@ -216,7 +216,7 @@ function triggerReason(row: SlotRow): SlotReason | null {
 }
 
 function misfireOf(row: SlotRow, ctx: ExplainContext): string {
-  return spanAt(ctx.spans, row.scheduledFor.getTime())?.definition.policy.misfire ?? 'run_once';
+  return spanAt(ctx.spans, row.scheduledFor.getTime())?.definition.policy.misfire ?? TASK_DEFAULTS.misfire;
 }
 
 function maxDelayOf(span: VersionSpan | undefined): string {

@@ -1,4 +1,4 @@
-import { durationMs, type Task as TaskJson } from '@punctual/contract';
+import { durationMs, TASK_DEFAULTS, type Task as TaskJson } from '@punctual/contract';
 import type { TaskChange } from '@punctual/db';
 import type { CalendarSnapshot, ScheduledTask } from '@punctual/planning';
 
@@ -80,7 +80,7 @@ export function scheduledTaskOf(definition: DefinitionJson, calendars: ReadonlyM
     rrule: s.rrule ?? null,
     runAt: instant(s.at),
     everyMs: s.every !== undefined ? BigInt(durationMs(s.every)) : null,
-    timezone: s.timezone ?? 'UTC',
+    timezone: s.timezone ?? TASK_DEFAULTS.timezone,
     startAt: instant(s.startAt),
     endAt: instant(s.endAt),
     dstGap: s.dst?.gap ?? null,

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
-import type { TimelineItem, TimelinePage, TimelineQuery } from '@punctual/contract';
+import { TASK_DEFAULTS, type TimelineItem, type TimelinePage, type TimelineQuery } from '@punctual/contract';
 import { ApiKeysRepository, CalendarsRepository, SchedulerStateRepository, type SlotEvent, type SlotRow, TasksRepository, TimelineRepository, unledPeriods } from '@punctual/db';
 import { type CalendarSnapshot, shardOf } from '@punctual/planning';
 import { formatLocal } from '@punctual/time';
@@ -51,7 +51,7 @@ export class TimelineService {
       const rows = await this.timeline.rowsOf(name, null, new Date(0), new Date(8.64e15), 1);
       if (rows.length === 0) throw new NotFoundError('task', name);
     }
-    const timezone = task?.timezone ?? spans[spans.length - 1]?.schedule.timezone ?? 'UTC';
+    const timezone = task?.timezone ?? spans[spans.length - 1]?.schedule.timezone ?? TASK_DEFAULTS.timezone;
 
     const { slots, through } = candidatesOf(spans, after, to, query.limit);
     const rows = await this.timeline.rowsOf(name, task?.id ?? null, new Date(after), new Date(through), query.limit + 1);
