@@ -25,6 +25,21 @@ describe('error messages of the API', () => {
     expect((await ctx.db.prisma.task.count())).toBe(0);
   });
 
+  it('refuses a query parameter a route does not read (400 naming it) and changes nothing, on every route', async () => {
+    expect((await ctx.api.call('POST', '/v1/tasks', { ...daily, name: 'errors-query' })).status).toBe(201);
+    const patched = await ctx.api.call('PATCH', '/v1/tasks/errors-query?force=true', { description: 'changed' });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'force', message: 'force is not a query parameter of PATCH /v1/tasks/{name}' }] });
+    expect((await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'errors-query' } })).description).toBeNull();
+    expect((await ctx.api.call('DELETE', '/v1/tasks/errors-query?cascade=1')).status).toBe(400);
+    expect((await ctx.api.call('POST', '/v1/tasks/errors-query/pause?note=x')).status).toBe(400);
+    expect(await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'errors-query' } })).toMatchObject({ status: 'active' });
+    // Routes that read a query refuse what they do not read through their schema.
+    expect((await ctx.api.call('GET', '/v1/tasks?sort=name')).status).toBe(400);
+    expect((await ctx.api.call('GET', '/v1/tasks/errors-query/timeline?span=day')).status).toBe(400);
+    await ctx.api.call('DELETE', '/v1/tasks/errors-query');
+  });
+
   it('suggests the nearest known field for an unknown one (400), and none when nothing is near', async () => {
     const typo = await ctx.api.call('POST', '/v1/tasks', { ...daily, schedule: { cron: '0 9 * * *', timezon: 'Europe/Berlin' } });
     expect(typo.status).toBe(400);

@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { AuthModule } from '@punctual/auth';
 import { ClusterModule } from '@punctual/cluster';
 import { type Config, ConfigModule } from '@punctual/config';
@@ -19,6 +19,7 @@ import { CalendarsController } from './calendars/calendars.controller.js';
 import { ExecutionsController } from './executions/executions.controller.js';
 import { SchedulesController } from './schedules/schedules.controller.js';
 import { ErrorFilter } from './http/error.filter.js';
+import { UnknownQueryInterceptor } from './http/unknown-query.interceptor.js';
 import { BoardQueues } from './admin/bull-board.js';
 import { TasksController } from './tasks/tasks.controller.js';
 
@@ -36,6 +37,7 @@ export class ApiModule {
         BoardQueues,
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: APP_FILTER, useClass: ErrorFilter },
+        { provide: APP_INTERCEPTOR, useClass: UnknownQueryInterceptor },
       ],
     };
   }
