@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Instant, Timestamp } from './common.js';
+import { FireTime, Instant, Timestamp } from './common.js';
 import { CatchUp } from './enums.js';
 import { BACKFILL_DEFAULT, BACKFILL_MAX, PREVIEW_DEFAULT, PREVIEW_MAX } from './limits.js';
 import { ScheduleSpec } from './task.js';
@@ -39,7 +39,6 @@ export const PreviewRequest = z
     count: z.number().int().min(1).max(PREVIEW_MAX).optional().meta({ default: PREVIEW_DEFAULT, examples: [5] }),
   })
   .meta({ id: 'PreviewRequest' });
-export const FireTime = z.object({ at: Timestamp, local: z.string().meta({ description: "the same instant in the schedule's zone, with its offset", examples: ['2026-03-29T09:00:00.000+02:00'] }) });
 export const PreviewResponse = z.object({ fireTimes: z.array(FireTime) }).meta({ id: 'PreviewResponse' });
 
 export type PauseBody = z.infer<typeof PauseBody>;
@@ -48,4 +47,3 @@ export type TriggerBody = z.infer<typeof TriggerBody>;
 export type BackfillBody = z.infer<typeof BackfillBody>;
 export type PreviewRequest = z.infer<typeof PreviewRequest>;
 export type PreviewResponse = z.infer<typeof PreviewResponse>;
-export type FireTime = z.infer<typeof FireTime>;

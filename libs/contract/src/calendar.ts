@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TaskChanges } from './changes.js';
 import { Timestamp } from './common.js';
 import { CALENDAR_DATES_MAX, CALENDAR_RRULES_MAX, DESCRIPTION_MAX, RRULE_MAX, TIMEZONE_MAX } from './limits.js';
 import { CalendarName, ManagedBy } from './task.js';
@@ -46,6 +47,11 @@ export const Calendar = z
     updatedAt: Timestamp,
   })
   .meta({ id: 'Calendar' });
+/** `PUT /v1/calendars/{name}`: the calendar, and on a dry run what it would do to each task that excludes it. */
+export const WrittenCalendar = Calendar.extend({
+  dryRun: z.literal(true).optional().meta({ description: 'present on a dry run: nothing was stored' }),
+  changes: z.record(z.string(), TaskChanges).optional().meta({ description: 'on a dry run: by task name, what the change would do to each task that excludes the calendar' }),
+}).meta({ id: 'WrittenCalendar' });
 export const CalendarList = z.object({ items: z.array(Calendar) }).meta({ id: 'CalendarList' });
 
 /** `GET /v1/calendars/{name}/days`: the year whose days to list. */
@@ -65,6 +71,7 @@ export const CalendarDays = z
 export type CalendarPutBody = z.infer<typeof CalendarPutBody>;
 export type CalendarSpec = z.infer<typeof CalendarSpec>;
 export type Calendar = z.infer<typeof Calendar>;
+export type WrittenCalendar = z.infer<typeof WrittenCalendar>;
 export type CalendarList = z.infer<typeof CalendarList>;
 export type CalendarDays = z.infer<typeof CalendarDays>;
 export type CalendarDaysQuery = z.input<typeof CalendarDaysQuery>;

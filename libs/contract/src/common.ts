@@ -46,6 +46,9 @@ export const Timestamp = z.string().meta({ format: 'date-time', examples: ['2026
  */
 export const QueryFlag = z.preprocess((value: boolean | 'true' | 'false') => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
 
+/** A fire time: the instant in UTC and in the schedule's zone. */
+export const FireTime = z.object({ at: Timestamp, local: z.string().meta({ description: "the same instant in the schedule's zone, with its offset", examples: ['2026-03-29T09:00:00.000+02:00'] }) });
+
 export const ErrorDetail = z.object({ field: z.string(), message: z.string() });
 
 /** Every error the API answers: `{ error: { code, message, details } }` (DESIGN §7). */
@@ -69,5 +72,6 @@ export const PageQuery = z.strictObject({
 });
 
 export type ErrorDetail = z.infer<typeof ErrorDetail>;
+export type FireTime = z.infer<typeof FireTime>;
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 export type Page<T> = { items: T[]; nextCursor: string | null };

@@ -10,6 +10,7 @@ export * from './actions.js';
 export * from './apply.js';
 export * from './admin.js';
 export * from './calendar.js';
+export * from './changes.js';
 export * from './common.js';
 export * from './enums.js';
 export * from './error-codes.js';

@@ -1,12 +1,13 @@
 import type { z } from 'zod';
 import { BackfillBody, BackfillResponse, PauseBody, PreviewRequest, PreviewResponse, ResumeBody, TriggerBody } from './actions.js';
 import { TaskApplyRequest, TaskApplyResponse } from './apply.js';
-import { Calendar, CalendarDays, CalendarDaysQuery, CalendarList, CalendarPutBody } from './calendar.js';
+import { Calendar, CalendarDays, CalendarDaysQuery, CalendarList, CalendarPutBody, WrittenCalendar } from './calendar.js';
+import { ChangeQuery } from './changes.js';
 import { ApiKeyList, AuditPage, AuditQuery, Cluster, CreateApiKeyBody, CreatedApiKey, HandlerList, Me } from './admin.js';
 import type { Role } from './enums.js';
 import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
 import { TimelinePage, TimelineQuery } from './timeline.js';
-import { CreatedTask, TaskBatchRequest, TaskBatchResponse, TaskDetail, TaskDetailQuery, TaskListQuery, TaskPage, TaskPatch, TaskPutBody, TaskSpec, Task, WrittenTask } from './task.js';
+import { CreatedTask, PatchedTask, TaskBatchRequest, TaskBatchResponse, TaskDetail, TaskDetailQuery, TaskListQuery, TaskPage, TaskPatch, TaskPutBody, TaskSpec, Task, WrittenTask } from './task.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -46,15 +47,15 @@ export const CONSOLE_HEADER = 'x-punctual-console';
 export const routes = {
   listTasks: route({ method: 'GET', path: '/v1/tasks', tag: 'tasks', role: 'viewer', summary: 'List tasks', description: 'Keyset-paginated by name: pass nextCursor back as cursor.', query: TaskListQuery, status: 200, response: TaskPage }),
   createTask: route({ method: 'POST', path: '/v1/tasks', tag: 'tasks', role: 'admin', summary: 'Create a task', description: 'Returns the task with its HMAC `secret`, shown this once. 409 if the name exists.', body: TaskSpec, status: 201, response: CreatedTask, errors: [409, 413] }),
-  batchTasks: route({ method: 'POST', path: '/v1/tasks:batch', tag: 'tasks', role: 'admin', summary: 'Create or replace up to 1,000 tasks', description: 'One transaction, all or nothing; errors name the item, e.g. `tasks[3].schedule.cron`.', body: TaskBatchRequest, status: 200, response: TaskBatchResponse, errors: [409, 413] }),
+  batchTasks: route({ method: 'POST', path: '/v1/tasks:batch', tag: 'tasks', role: 'admin', summary: 'Create or replace up to 1,000 tasks', description: 'One transaction, all or nothing; errors name the item, e.g. `tasks[3].schedule.cron`. `?dryRun=true` stores nothing and answers each task\'s `changes`.', body: TaskBatchRequest, query: ChangeQuery, status: 200, response: TaskBatchResponse, errors: [409, 413] }),
   applyTasks: route({
     method: 'POST', path: '/v1/tasks:apply', tag: 'tasks', role: 'admin', summary: 'Make the managed tasks what a file declares',
     description: 'Creates, updates (only what differs) and, with `prune`, deletes the tasks `managedBy` manages, in one transaction with one audit entry per task; `dryRun` only answers the diff. Tasks managed by nobody or someone else are never touched: declaring one is a 409. Admin only, dry run too: a diff would tell whether a guessed secret matches.',
     body: TaskApplyRequest, status: 200, response: TaskApplyResponse, errors: [409, 413],
   }),
   getTask: route({ method: 'GET', path: '/v1/tasks/{name}', tag: 'tasks', role: 'viewer', summary: 'A task, its next fire times and its last execution', description: '`upcoming`: the next slots to fire from now (five unless `upcoming` asks for more), the planned ones included; `lastExecution`: the latest due one, never a slot still to come.', query: TaskDetailQuery, status: 200, response: TaskDetail }),
-  putTask: route({ method: 'PUT', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Create or replace a task', description: "201 when created (with its secret), 200 when replaced. A task a manager owns (`managedBy`, set by `punctual apply`) is replaced only by a body naming that manager: 409 `not_managed` otherwise.", body: TaskPutBody, status: 200, alsoStatus: [201], response: WrittenTask, errors: [409, 413] }),
-  patchTask: route({ method: 'PATCH', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Update part of a task', description: 'Send `If-Match: <version>` to refuse (409) if the task changed meanwhile.', body: TaskPatch, status: 200, response: Task, errors: [409, 413], headers: [{ name: 'If-Match', description: 'the task version this change is based on; 409 if it moved on' }] }),
+  putTask: route({ method: 'PUT', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Create or replace a task', description: "201 when created (with its secret), 200 when replaced. A task a manager owns (`managedBy`, set by `punctual apply`) is replaced only by a body naming that manager: 409 `not_managed` otherwise. `?dryRun=true` stores nothing and answers the task as it would be with `changes`: the next `horizon` fire times before and after, what becomes of its planned executions, warnings.", body: TaskPutBody, query: ChangeQuery, status: 200, alsoStatus: [201], response: WrittenTask, errors: [409, 413] }),
+  patchTask: route({ method: 'PATCH', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Update part of a task', description: 'Send `If-Match: <version>` to refuse (409) if the task changed meanwhile. `?dryRun=true` stores nothing and answers the task as it would be with `changes`.', body: TaskPatch, query: ChangeQuery, status: 200, response: PatchedTask, errors: [409, 413], headers: [{ name: 'If-Match', description: 'the task version this change is based on; 409 if it moved on' }] }),
   deleteTask: route({ method: 'DELETE', path: '/v1/tasks/{name}', tag: 'tasks', role: 'admin', summary: 'Delete a task', description: 'Pending executions are cancelled; the history is kept, still listed under the name by `GET /v1/tasks/{name}/executions`.', status: 204 }),
   pauseTask: route({ method: 'POST', path: '/v1/tasks/{name}/pause', tag: 'tasks', role: 'operator', summary: 'Pause a task', description: 'No new slots; slots due and not started end skipped(paused); planned slots still to come are withdrawn. Executions in progress finish their slot unless `cancel` is true.', body: PauseBody, status: 200, response: Task }),
   resumeTask: route({ method: 'POST', path: '/v1/tasks/{name}/resume', tag: 'tasks', role: 'operator', summary: 'Resume a task', description: 'catchUp: skip | latest | all — what to do with the slots of the pause.', body: ResumeBody, status: 200, response: Task }),
@@ -84,8 +85,8 @@ export const routes = {
   }),
   putCalendar: route({
     method: 'PUT', path: '/v1/calendars/{name}', tag: 'calendars', role: 'admin', summary: 'Create or replace a calendar',
-    description: "201 when created, 200 when replaced. A replaced calendar re-plans the tasks that exclude it, as a schedule edit does: no slot lost or doubled. A calendar a manager owns (`managedBy`, set by `punctual apply`) is replaced only by a body naming that manager: 409 `not_managed` otherwise.",
-    body: CalendarPutBody, status: 200, alsoStatus: [201], response: Calendar, errors: [409, 413],
+    description: "201 when created, 200 when replaced. A replaced calendar re-plans the tasks that exclude it, as a schedule edit does: no slot lost or doubled. A calendar a manager owns (`managedBy`, set by `punctual apply`) is replaced only by a body naming that manager: 409 `not_managed` otherwise. `?dryRun=true` stores nothing and answers, for each task that excludes it, what the change would do (`changes`).",
+    body: CalendarPutBody, query: ChangeQuery, status: 200, alsoStatus: [201], response: WrittenCalendar, errors: [409, 413],
   }),
   deleteCalendar: route({ method: 'DELETE', path: '/v1/calendars/{name}', tag: 'calendars', role: 'admin', summary: 'Delete a calendar', description: '409 while a task excludes it.', status: 204, errors: [409] }),
   listHandlers: route({ method: 'GET', path: '/v1/handlers', tag: 'handlers', role: 'viewer', summary: 'Handlers offered by the live workers', status: 200, response: HandlerList }),

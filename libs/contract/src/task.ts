@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TaskChanges } from './changes.js';
 import { Duration, durationMs, Instant, Page, PageQuery, Timestamp } from './common.js';
 import { Disambiguation, DstGap, DstOverlap, HealthState, MisfirePolicy, NotifyEvent, OverlapPolicy, TaskStatus } from './enums.js';
 import { DUE_WORDS, Execution } from './execution.js';
@@ -220,7 +221,9 @@ export const Warnings = z.array(z.string()).meta({ description: 'e.g. no live wo
 /** `POST /v1/tasks` (and `PUT` when it creates): the task, its HMAC secret (shown this once) and warnings. */
 export const CreatedTask = Task.extend({ secret: z.string(), warnings: Warnings }).meta({ id: 'CreatedTask' });
 /** `PUT /v1/tasks/{name}`: 201 with the secret when created, 200 without when replaced. */
-export const WrittenTask = Task.extend({ secret: z.string().optional(), warnings: Warnings }).meta({ id: 'WrittenTask' });
+export const WrittenTask = Task.extend({ secret: z.string().optional(), warnings: Warnings, dryRun: z.literal(true).optional().meta({ description: 'present on a dry run: nothing was stored' }), changes: TaskChanges.optional().meta({ description: 'on a dry run: what the change would do' }) }).meta({ id: 'WrittenTask' });
+/** `PATCH /v1/tasks/{name}`: the task, and on a dry run what the change would do. */
+export const PatchedTask = Task.extend({ dryRun: z.literal(true).optional().meta({ description: 'present on a dry run: nothing was stored' }), changes: TaskChanges.optional().meta({ description: 'on a dry run: what the change would do' }) }).meta({ id: 'PatchedTask' });
 /** `GET /v1/tasks/{name}`: the task, its next fire times and its last execution. */
 export const TaskDetail = Task.extend({
   upcoming: z.array(Timestamp).meta({
@@ -242,8 +245,9 @@ export const TaskBatchItem = z.object({
   version: z.number().int(),
   nextRunAt: Timestamp.nullable().meta({ description: "the task's next run, as the task's own nextRunAt" }),
   secret: z.string().optional().meta({ description: 'only for a created task: shown this once' }),
+  changes: TaskChanges.optional().meta({ description: 'on a dry run: what the change would do to this task' }),
 });
-export const TaskBatchResponse = z.object({ items: z.array(TaskBatchItem), created: z.number().int(), replaced: z.number().int(), warnings: Warnings }).meta({ id: 'TaskBatchResponse' });
+export const TaskBatchResponse = z.object({ items: z.array(TaskBatchItem), created: z.number().int(), replaced: z.number().int(), warnings: Warnings, dryRun: z.literal(true).optional() }).meta({ id: 'TaskBatchResponse' });
 
 /** `?label=team=billing` (repeat for AND). */
 export const LabelSelector = z
@@ -273,6 +277,7 @@ export type RateLimitSpec = z.infer<typeof RateLimitSpec>;
 export type Task = z.infer<typeof Task>;
 export type CreatedTask = z.infer<typeof CreatedTask>;
 export type WrittenTask = z.infer<typeof WrittenTask>;
+export type PatchedTask = z.infer<typeof PatchedTask>;
 export type TaskDetail = z.infer<typeof TaskDetail>;
 export type TaskBatchRequest = z.infer<typeof TaskBatchRequest>;
 export type TaskBatchItem = z.infer<typeof TaskBatchItem>;

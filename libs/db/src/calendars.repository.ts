@@ -30,9 +30,9 @@ export class CalendarsRepository {
       FROM calendar c ORDER BY c.name`;
   }
 
-  async get(name: string): Promise<CalendarInUse | null> {
-    const calendar = await this.prisma.calendar.findUnique({ where: { name } });
-    return calendar && { ...calendar, tasks: await this.users(name, this.prisma) };
+  async get(name: string, db: Db = this.prisma): Promise<CalendarInUse | null> {
+    const calendar = await db.calendar.findUnique({ where: { name } });
+    return calendar && { ...calendar, tasks: await this.users(name, db) };
   }
 
   /** The named calendars that exist (no lock: for a preview). */

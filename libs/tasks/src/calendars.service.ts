@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type CalendarDays as CalendarDaysJson, type CalendarPutBody, TASK_DEFAULTS } from '@punctual/contract';
+import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type TaskChanges as Changes, type CalendarDays as CalendarDaysJson, type CalendarPutBody, TASK_DEFAULTS } from '@punctual/contract';
 import { AuditRepository, type Calendar, type CalendarFields, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
 import { checkExcludedDays, excludedDatesOfYear, InvalidScheduleError } from '@punctual/time';
 import { CalendarInUseError, InvalidTaskError, ManagedElsewhereError, NotFoundError } from './errors.js';
 import { TaskChanges } from './task-changes.js';
 import { toTaskDefinition } from './task-definition.js';
-import { TaskLifecycle } from './task-lifecycle.js';
+import { type LifecycleResult, TaskLifecycle } from './task-lifecycle.js';
+import { ChangePreviews, compareSnapshots } from './change-preview.js';
 import { mergeTaskPatch } from './task-patch.js';
 import { presentDefinition } from './task.presenter.js';
 
@@ -26,6 +27,7 @@ export class CalendarsService {
     private readonly changes: TaskChanges,
     private readonly audit: AuditRepository,
     private readonly clock: ClockService,
+    private readonly previews: ChangePreviews,
   ) {}
 
   list(): Promise<CalendarInUse[]> {
@@ -49,20 +51,24 @@ export class CalendarsService {
   }
 
   /** Creates or replaces a calendar and re-plans the tasks that exclude it. */
-  async put(name: string, body: CalendarPutBody, actor: Principal): Promise<{ calendar: CalendarInUse; created: boolean }> {
+  async put(name: string, body: CalendarPutBody, actor: Principal, dryRun?: { horizon: number }): Promise<{ calendar: CalendarInUse; created: boolean; changes?: Record<string, Changes> }> {
     if (!CALENDAR_NAME_PATTERN.test(name)) throw new InvalidTaskError('name', `name must match ${CALENDAR_NAME_PATTERN.source}`, 'invalid_name');
     const fields = calendarFields(body);
     const now = this.clock.date();
-    const { created, cancelled } = await this.prisma.$transaction(
-      async (tx) => {
-        // A calendar an apply manages is changed by that apply, not taken from it by a plain PUT.
-        const owner = (await tx.calendar.findUnique({ where: { name }, select: { managedBy: true } }))?.managedBy ?? null;
-        if (owner !== null && fields.managedBy !== owner) throw new ManagedElsewhereError('calendar', name, owner);
-        return this.write(tx, actor, name, fields, now);
-      },
-      // Re-planning every task of a busy calendar takes longer than Prisma's default of 5 s.
-      { timeout: 60_000, maxWait: 10_000 },
-    );
+    const change = async (tx: Db) => {
+      // A calendar an apply manages is changed by that apply, not taken from it by a plain PUT.
+      const owner = (await tx.calendar.findUnique({ where: { name }, select: { managedBy: true } }))?.managedBy ?? null;
+      if (owner !== null && fields.managedBy !== owner) throw new ManagedElsewhereError('calendar', name, owner);
+      const written = await this.write(tx, actor, name, fields, now, dryRun);
+      return { ...written, calendar: dryRun ? await this.calendars.get(name, tx) : null };
+    };
+    // Re-planning every task of a busy calendar takes longer than Prisma's default of 5 s.
+    const options = { timeout: 60_000, maxWait: 10_000 };
+    if (dryRun) {
+      const previewed = await this.previews.rolledBack(change, options);
+      return { calendar: previewed.calendar!, created: previewed.created, changes: previewed.changes };
+    }
+    const { created, cancelled } = await this.prisma.$transaction(change, options);
     await this.changes.announce(cancelled, 'all');
     return { calendar: await this.get(name), created };
   }
@@ -76,15 +82,28 @@ export class CalendarsService {
    * Inside the caller's transaction: writes a calendar (checked, see {@link calendarFields}) and
    * re-plans the tasks that exclude it; returns the running executions a re-plan cancelled.
    */
-  async write(tx: Db, actor: Principal, name: string, fields: CalendarFields, now: Date): Promise<{ calendar: Calendar; created: boolean; cancelled: string[] }> {
+  async write(
+    tx: Db,
+    actor: Principal,
+    name: string,
+    fields: CalendarFields,
+    now: Date,
+    dryRun?: { horizon: number },
+  ): Promise<{ calendar: Calendar; created: boolean; cancelled: string[]; changes?: Record<string, Changes> }> {
     const { calendar, created, before } = await this.calendars.put(name, fields, now, tx);
     const users = await this.calendars.lockUsers(name, tx);
     // Every calendar the users exclude, read (and locked) once for all of them.
     const excluded = await this.calendars.lockForUse([...new Set(users.flatMap((task) => task.exclude))], tx);
     const cancelled: string[] = [];
-    for (const task of users) cancelled.push(...(await this.replan(tx, task, now, excluded)));
+    const changes: Record<string, Changes> = {};
+    for (const task of users) {
+      const was = dryRun && (await this.previews.snapshot(tx, task));
+      const changed = await this.replan(tx, task, now, excluded);
+      cancelled.push(...changed.cancelledRunning);
+      if (was) changes[task.name] = compareSnapshots(was, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon);
+    }
     await this.audit.record({ actor: actor.actor, action: 'calendar.put', target: name, before: before && snapshot(before), after: snapshot(calendar) }, tx);
-    return { calendar, created, cancelled };
+    return { calendar, created, cancelled, ...(dryRun && { changes }) };
   }
 
   /** Inside the caller's transaction: deletes a calendar no task excludes (else `CalendarInUseError`). */
@@ -96,10 +115,10 @@ export class CalendarsService {
   }
 
   /** The task's definition with the calendars' new content, applied as an edit of its schedule. */
-  private async replan(tx: Db, task: Task, now: Date, calendars: Calendar[]): Promise<string[]> {
+  private async replan(tx: Db, task: Task, now: Date, calendars: Calendar[]): Promise<LifecycleResult> {
     const spec = mergeTaskPatch({ ...presentDefinition(task), payload: task.payload }, {}, task.name);
     const definition = toTaskDefinition(spec, now, task.startAt ?? task.createdAt, task, calendars);
-    return (await this.lifecycle.edit(tx, task, definition, now)).cancelledRunning;
+    return this.lifecycle.edit(tx, task, definition, now);
   }
 }
 

@@ -11,11 +11,12 @@ import { TaskRunsService } from './task-runs.service.js';
 import { TasksService } from './tasks.service.js';
 import { TaskViews } from './task-views.service.js';
 import { TimelineService } from './timeline/timeline.service.js';
+import { ChangePreviews } from './change-preview.js';
 
 /** Task lifecycle and operator actions for the admin API. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
   imports: [QueueModule, ClockModule.forRole('api')],
-  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ExecutionViews, TimelineService],
+  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ExecutionViews, TimelineService, ChangePreviews],
   exports: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ExecutionViews, TimelineService, ClockModule],
 })
 export class TasksCoreModule {}

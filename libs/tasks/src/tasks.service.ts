@@ -10,6 +10,13 @@ import { TaskLifecycle } from './task-lifecycle.js';
 import { mergeTaskPatch } from './task-patch.js';
 import { presentDefinition } from './task.presenter.js';
 import { TaskChanges } from './task-changes.js';
+import { ChangePreviews, compareSnapshots } from './change-preview.js';
+import type { TaskChanges as Changes } from '@punctual/contract';
+
+/** A dry run's reach: how many of the next fire times it compares. */
+export interface DryRun {
+  horizon: number;
+}
 
 /** Task definitions for the admin API: create, replace, patch, delete — audited and announced. */
 @Injectable()
@@ -21,6 +28,7 @@ export class TasksService {
     private readonly changes: TaskChanges,
     private readonly clock: ClockService,
     private readonly calendars: CalendarsRepository,
+    private readonly previews: ChangePreviews,
   ) {}
 
   /** The calendars `specs` exclude, locked against a delete until the transaction ends. */
@@ -33,28 +41,33 @@ export class TasksService {
   }
 
   /** Creates a task; the HMAC secret is returned once, here. Throws `TaskNameTakenError`. */
-  async create(input: TaskInput, actor: Principal): Promise<{ task: Task; secret: string }> {
+  async create(input: TaskInput, actor: Principal): Promise<{ task: Task; secret: string }>;
+  async create(input: TaskInput, actor: Principal, dryRun: DryRun): Promise<{ task: Task; changes: Changes }>;
+  async create(input: TaskInput, actor: Principal, dryRun?: DryRun): Promise<{ task: Task; secret?: string; changes?: Changes }> {
     const now = this.clock.date();
     const secret = newTaskSecret();
-    const task = await this.prisma.$transaction(async (tx) => {
+    const body = async (tx: Db) => {
       const definition = toTaskDefinition(input, now, now, null, await this.calendarsOf([input], tx));
       const created = await this.tasks.create({ ...definition, secret, createdAt: now, updatedAt: now }, tx);
       await this.changes.record(tx, actor, 'task.create', created.name, null, created);
-      return created;
-    });
+      return { task: created, changes: dryRun && compareSnapshots(null, await this.previews.snapshot(tx, created), now, dryRun.horizon) };
+    };
+    if (dryRun) return this.previews.rolledBack(body) as Promise<{ task: Task; changes: Changes }>;
+    const { task } = await this.prisma.$transaction(body);
     // A new task has no executions yet: the leader plans it.
     await this.changes.announce([], []);
     return { task, secret };
   }
 
   /** Creates or replaces the task named `name` (idempotent). */
-  async put(name: string, input: TaskInput, actor: Principal): Promise<{ task: Task; created: boolean; secret?: string }> {
+  async put(name: string, input: TaskInput, actor: Principal, dryRun?: DryRun): Promise<{ task: Task; created: boolean; secret?: string; changes?: Changes }> {
     const replaced = await this.change(name, actor, 'task.replace', undefined, (existing) => {
       // A task an apply manages is changed by that apply, not taken from it by a plain PUT.
       if (existing.managedBy !== null && input.managedBy !== existing.managedBy) throw new ManagedElsewhereError('task', name, existing.managedBy);
       return { ...input, name };
-    });
-    if (replaced) return { task: replaced, created: false };
+    }, dryRun);
+    if (replaced) return { ...replaced, created: false };
+    if (dryRun) return { ...(await this.create({ ...input, name }, actor, dryRun)), created: true };
     try {
       return { ...(await this.create({ ...input, name }, actor)), created: true };
     } catch (error) {
@@ -69,42 +82,46 @@ export class TasksService {
    * one multi-row insert, replaced ones as `put` replaces them (see {@link TaskLifecycle.edit});
    * one audit entry per task.
    */
-  async batch(specs: TaskInput[], actor: Principal): Promise<BatchItemResult[]> {
+  async batch(specs: TaskInput[], actor: Principal, dryRun?: DryRun): Promise<(BatchItemResult & { changes?: Changes })[]> {
     checkDistinctNames(specs);
     const now = this.clock.date();
     const cancelled: string[] = [];
-    const results = await this.prisma.$transaction(
-      async (tx) => {
-        const existing = new Map((await this.tasks.lockByNames(specs.map((s) => s.name), tx)).map((t) => [t.name, t]));
-        const definitions = batchDefinitions(specs, existing, now, await this.calendarsOf(specs, tx));
-        const fresh = specs.flatMap((spec, index) => (existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }]));
-        await this.tasks.insertMany(fresh.map((f) => f.task), tx);
-        const out: BatchItemResult[] = fresh.map(({ index, task }) => ({ index, task, created: true, secret: task.secret }));
-        for (const [index, spec] of specs.entries()) {
-          const before = existing.get(spec.name);
-          if (!before) continue;
-          const changed = await this.lifecycle.edit(tx, before, definitions[index]!, now);
-          cancelled.push(...changed.cancelledRunning);
-          out.push({ index, task: changed.task, created: false });
-        }
-        out.sort((a, b) => a.index - b.index);
-        await this.changes.recordMany(tx, actor, out.map((r) => ({ action: r.created ? 'task.create' : 'task.replace', target: r.task.name, before: existing.get(r.task.name) ?? null, after: r.task })));
-        return out;
-      },
-      // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
-      { timeout: 60_000, maxWait: 10_000 },
-    );
+    const body = async (tx: Db) => {
+      const existing = new Map((await this.tasks.lockByNames(specs.map((s) => s.name), tx)).map((t) => [t.name, t]));
+      const definitions = batchDefinitions(specs, existing, now, await this.calendarsOf(specs, tx));
+      const fresh = specs.flatMap((spec, index) => (existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }]));
+      await this.tasks.insertMany(fresh.map((f) => f.task), tx);
+      const out: BatchItemResult[] = fresh.map(({ index, task }) => ({ index, task, created: true, secret: task.secret }));
+      const changes = new Map<string, Changes>();
+      if (dryRun) for (const f of out) changes.set(f.task.name, compareSnapshots(null, await this.previews.snapshot(tx, f.task), now, dryRun.horizon));
+      for (const [index, spec] of specs.entries()) {
+        const before = existing.get(spec.name);
+        if (!before) continue;
+        const snapshot = dryRun && (await this.previews.snapshot(tx, before));
+        const changed = await this.lifecycle.edit(tx, before, definitions[index]!, now);
+        if (snapshot) changes.set(before.name, compareSnapshots(snapshot, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon));
+        cancelled.push(...changed.cancelledRunning);
+        out.push({ index, task: changed.task, created: false });
+      }
+      out.sort((a, b) => a.index - b.index);
+      await this.changes.recordMany(tx, actor, out.map((r) => ({ action: r.created ? 'task.create' : 'task.replace', target: r.task.name, before: existing.get(r.task.name) ?? null, after: r.task })));
+      return dryRun ? out.map(({ secret: _, ...r }) => ({ ...r, changes: changes.get(r.task.name) })) : out;
+    };
+    // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
+    const options = { timeout: 60_000, maxWait: 10_000 };
+    if (dryRun) return this.previews.rolledBack(body, options);
+    const results = await this.prisma.$transaction(body, options);
     // Replaced tasks may have rows planned for slots already due; new ones have none.
     await this.changes.announce(cancelled, results.filter((r) => !r.created).map((r) => r.task.id));
     return results;
   }
 
   /** Applies a partial update; with `expectedVersion` (If-Match) a concurrent change is a conflict. */
-  async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number): Promise<Task> {
+  async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number, dryRun?: DryRun): Promise<{ task: Task; changes?: Changes }> {
     // Merge over the stored payload, not the shown one: secret fields are masked when shown.
-    const task = await this.change(name, actor, 'task.update', expectedVersion, (existing) => mergeTaskPatch({ ...presentDefinition(existing), payload: existing.payload }, patch, name));
-    if (!task) throw new NotFoundError('task', name);
-    return task;
+    const changed = await this.change(name, actor, 'task.update', expectedVersion, (existing) => mergeTaskPatch({ ...presentDefinition(existing), payload: existing.payload }, patch, name), dryRun);
+    if (!changed) throw new NotFoundError('task', name);
+    return changed;
   }
 
   /**
@@ -128,19 +145,29 @@ export class TasksService {
    * Replaces an existing task's definition under its row lock, as of one instant (see
    * {@link TaskLifecycle.edit}); null when there is no such task.
    */
-  private async change(name: string, actor: Principal, action: string, expectedVersion: number | undefined, input: (existing: Task) => TaskInput): Promise<Task | null> {
+  private async change(
+    name: string,
+    actor: Principal,
+    action: string,
+    expectedVersion: number | undefined,
+    input: (existing: Task) => TaskInput,
+    dryRun?: DryRun,
+  ): Promise<{ task: Task; changes?: Changes } | null> {
     const now = this.clock.date();
-    const result = await this.prisma.$transaction(async (tx) => {
+    const body = async (tx: Db) => {
       const existing = await this.tasks.lockByName(name, tx);
       if (!existing) return null;
       if (expectedVersion !== undefined && existing.version !== expectedVersion) throw new VersionConflictError(name, existing.version, expectedVersion);
+      const before = dryRun && (await this.previews.snapshot(tx, existing));
       const spec = input(existing);
       const definition = toTaskDefinition(spec, now, existing.startAt ?? existing.createdAt, existing, await this.calendarsOf([spec], tx));
       const changed = await this.lifecycle.edit(tx, existing, definition, now);
       await this.changes.record(tx, actor, action, name, existing, changed.task);
-      return changed;
-    });
+      return { ...changed, changes: before ? compareSnapshots(before, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon) : undefined };
+    };
+    if (dryRun) return this.previews.rolledBack(body);
+    const result = await this.prisma.$transaction(body);
     if (result) await this.changes.announce(result.cancelledRunning, [result.task.id]);
-    return result?.task ?? null;
+    return result && { task: result.task };
   }
 }

@@ -1,11 +1,12 @@
 import { Controller, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
-import { type Calendar, type CalendarDays, type CalendarList, type CalendarPutBody, routes } from '@punctual/contract';
+import { type Calendar, type CalendarDays, type CalendarList, type CalendarPutBody, routes, type WrittenCalendar } from '@punctual/contract';
 import type { z } from 'zod';
 import { CalendarsService, presentCalendar } from '@punctual/tasks';
 import type { Response } from 'express';
 import { CurrentPrincipal } from '../auth/roles.js';
 import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
+import { dryRunOf } from '../tasks/tasks.controller.js';
 
 @Controller()
 export class CalendarsController {
@@ -27,8 +28,16 @@ export class CalendarsController {
   }
 
   @Route(routes.putCalendar)
-  async put(@Param('name') name: string, @ValidBody(routes.putCalendar) body: CalendarPutBody, @CurrentPrincipal() actor: Principal, @Res({ passthrough: true }) res: Response): Promise<Calendar> {
-    const { calendar, created } = await this.calendars.put(name, body, actor);
+  async put(
+    @Param('name') name: string,
+    @ValidBody(routes.putCalendar) body: CalendarPutBody,
+    @ValidQuery(routes.putCalendar) query: z.output<typeof routes.putCalendar.query>,
+    @CurrentPrincipal() actor: Principal,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<WrittenCalendar> {
+    const dryRun = dryRunOf(query);
+    const { calendar, created, changes } = await this.calendars.put(name, body, actor, dryRun);
+    if (dryRun) return { ...presentCalendar(calendar), dryRun: true, changes };
     res.status(created ? 201 : 200);
     return presentCalendar(calendar);
   }

@@ -1,7 +1,7 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { WorkerDirectory } from '@punctual/cluster';
-import { type BackfillBody, type CreatedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, TASK_NAME_PATTERN, TaskName, type WrittenTask } from '@punctual/contract';
+import { type BackfillBody, type CreatedTask, HORIZON_DEFAULT, type TaskChanges as TaskChangesJson, type PatchedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, TASK_NAME_PATTERN, TaskName, type WrittenTask } from '@punctual/contract';
 import { ExecutionViews, missingHandlerWarnings, presentExecution, TaskApplyService, TaskRunsService, TasksService, TaskViews, TimelineService } from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
@@ -34,12 +34,15 @@ export class TasksController {
   }
 
   @Route(routes.batchTasks)
-  async batch(@ValidBody(routes.batchTasks) body: TaskBatchRequest, @CurrentPrincipal() actor: Principal): Promise<TaskBatchResponse> {
-    const results = await this.tasks.batch(body.tasks, actor);
-    const next = await this.views.nextRuns(results.map((r) => r.task));
-    const items = results.map(({ index, task, created, secret }) => ({ index, name: task.name, created, version: task.version, nextRunAt: next.get(task.id) ?? null, ...(secret ? { secret } : {}) }));
+  async batch(@ValidBody(routes.batchTasks) body: TaskBatchRequest, @ValidQuery(routes.batchTasks) query: z.output<typeof routes.batchTasks.query>, @CurrentPrincipal() actor: Principal): Promise<TaskBatchResponse> {
+    const dryRun = dryRunOf(query);
+    const results = await this.tasks.batch(body.tasks, actor, dryRun);
+    const next = dryRun ? new Map<string, string>() : await this.views.nextRuns(results.map((r) => r.task));
+    const items = results.map(({ index, task, created, secret, changes }) => ({
+      index, name: task.name, created, version: task.version, nextRunAt: dryRun ? (changes?.fireTimes.after[0]?.at ?? null) : (next.get(task.id) ?? null), ...(secret ? { secret } : {}), ...(changes && { changes }),
+    }));
     const created = items.filter((i) => i.created).length;
-    return { items, created, replaced: items.length - created, warnings: await missingHandlerWarnings(this.directory, results.map((r) => r.task.handler)) };
+    return { items, created, replaced: items.length - created, warnings: await missingHandlerWarnings(this.directory, results.map((r) => r.task.handler)), ...(dryRun && { dryRun: true as const }) };
   }
 
   @Route(routes.applyTasks)
@@ -49,20 +52,37 @@ export class TasksController {
   }
 
   @Route(routes.putTask)
-  async put(@Param('name') name: string, @ValidBody(routes.putTask) body: TaskPutBody, @CurrentPrincipal() actor: Principal, @Res({ passthrough: true }) res: Response): Promise<WrittenTask> {
+  async put(
+    @Param('name') name: string,
+    @ValidBody(routes.putTask) body: TaskPutBody,
+    @ValidQuery(routes.putTask) query: z.output<typeof routes.putTask.query>,
+    @CurrentPrincipal() actor: Principal,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<WrittenTask> {
     // The name comes from the URL, which no body schema checked.
     if (!TaskName.safeParse(name).success) throw new ApiError(422, 'invalid_name', `name must match ${TASK_NAME_PATTERN.source}`, [{ field: 'name', message: `name must match ${TASK_NAME_PATTERN.source}` }]);
     if (body.name !== undefined && body.name !== name) throw new ApiError(422, 'name_mismatch', 'name in the body must match the URL', [{ field: 'name', message: 'must match the URL' }]);
-    const { task, created, secret } = await this.tasks.put(name, { ...body, name }, actor);
-    res.status(created ? 201 : 200);
+    const dryRun = dryRunOf(query);
+    const { task, created, secret, changes } = await this.tasks.put(name, { ...body, name }, actor, dryRun);
     const warnings = await missingHandlerWarnings(this.directory, [task.handler]);
+    if (dryRun) return { ...asPreviewed(await this.views.presentOne(task), changes), warnings, dryRun: true, changes };
+    res.status(created ? 201 : 200);
     const shown = await this.views.presentOne(task);
     return created ? { ...shown, secret, warnings } : { ...shown, warnings };
   }
 
   @Route(routes.patchTask)
-  async patch(@Param('name') name: string, @ValidBody(routes.patchTask) body: TaskPatch, @CurrentPrincipal() actor: Principal, @Headers('if-match') ifMatch?: string): Promise<TaskJson> {
-    return this.views.presentOne(await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch)));
+  async patch(
+    @Param('name') name: string,
+    @ValidBody(routes.patchTask) body: TaskPatch,
+    @ValidQuery(routes.patchTask) query: z.output<typeof routes.patchTask.query>,
+    @CurrentPrincipal() actor: Principal,
+    @Headers('if-match') ifMatch?: string,
+  ): Promise<PatchedTask> {
+    const dryRun = dryRunOf(query);
+    const { task, changes } = await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch), dryRun);
+    const shown = await this.views.presentOne(task);
+    return dryRun ? { ...asPreviewed(shown, changes), dryRun: true, changes } : shown;
   }
 
   @Route(routes.getTask)
@@ -117,6 +137,16 @@ export class TasksController {
   timelineOf(@Param('name') name: string, @ValidQuery(routes.taskTimeline) query: z.output<typeof routes.taskTimeline.query>) {
     return this.timeline.page(name, query, async () => new Set((await this.directory.handlers()).map((h) => h.name)));
   }
+}
+
+/** A task as a dry run would leave it: its next run is the first fire time after the change. */
+function asPreviewed<T extends TaskJson>(shown: T, changes: TaskChangesJson | undefined): T {
+  return { ...shown, nextRunAt: shown.status === 'active' ? (changes?.fireTimes.after[0]?.at ?? null) : null };
+}
+
+/** A dry run's reach when the query asks for one (see ChangeQuery), else undefined. */
+export function dryRunOf(query: { dryRun?: boolean; horizon?: number } | undefined): { horizon: number } | undefined {
+  return query?.dryRun ? { horizon: query.horizon ?? HORIZON_DEFAULT } : undefined;
 }
 
 function parseIfMatch(header: string | undefined): number | undefined {
