@@ -29,7 +29,7 @@ describe('error messages of the API', () => {
     expect((await ctx.api.call('POST', '/v1/tasks', { ...daily, name: 'errors-query' })).status).toBe(201);
     const patched = await ctx.api.call('PATCH', '/v1/tasks/errors-query?force=true', { description: 'changed' });
     expect(patched.status).toBe(400);
-    expect(patched.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'force', message: 'force is not a query parameter of PATCH /v1/tasks/{name}' }] });
+    expect(patched.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'force' }] });
     expect((await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'errors-query' } })).description).toBeNull();
     expect((await ctx.api.call('DELETE', '/v1/tasks/errors-query?cascade=1')).status).toBe(400);
     expect((await ctx.api.call('POST', '/v1/tasks/errors-query/pause?note=x')).status).toBe(400);

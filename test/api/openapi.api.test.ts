@@ -29,7 +29,7 @@ describe('OpenAPI document', () => {
       [
         'get /v1/tasks', 'post /v1/tasks', 'post /v1/tasks:batch', 'post /v1/tasks:apply', 'put /v1/tasks/{name}', 'patch /v1/tasks/{name}', 'get /v1/tasks/{name}', 'delete /v1/tasks/{name}',
         'post /v1/tasks/{name}/pause', 'post /v1/tasks/{name}/resume', 'post /v1/tasks/{name}/trigger', 'post /v1/tasks/{name}/backfill',
-        'get /v1/tasks/{name}/executions', 'get /v1/tasks/{name}/timeline', 'get /v1/executions', 'get /v1/executions/{id}', 'post /v1/executions/{id}/retry',
+        'get /v1/tasks/{name}/executions', 'get /v1/tasks/{name}/timeline', 'get /v1/tasks/{name}/versions', 'get /v1/tasks/{name}/versions/{version}', 'post /v1/tasks/{name}/rollback', 'get /v1/executions', 'get /v1/executions/{id}', 'post /v1/executions/{id}/retry',
         'post /v1/executions/{id}/cancel', 'post /v1/schedules/preview', 'get /v1/calendars', 'get /v1/calendars/{name}', 'get /v1/calendars/{name}/days', 'put /v1/calendars/{name}', 'delete /v1/calendars/{name}', 'get /v1/handlers', 'get /v1/cluster', 'get /v1/me', 'post /v1/api-keys', 'get /v1/api-keys',
         'delete /v1/api-keys/{id}', 'get /v1/audit',
       ].sort(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FieldChange } from './common.js';
 import { ApplyAction } from './enums.js';
 import { APPLY_MANAGED_BY_DEFAULT, BATCH_MAX, CALENDARS_APPLY_MAX } from './limits.js';
 import { CalendarSpec } from './calendar.js';
@@ -22,14 +23,6 @@ export const TaskApplyRequest = z
     dryRun: z.boolean().optional().meta({ description: 'answer what would change and change nothing', default: false }),
   })
   .meta({ id: 'TaskApplyRequest' });
-
-/** One field of a task that an apply changes, by its path in the task JSON (`schedule.cron`, `payload.headers.accept`). */
-export const FieldChange = z.object({
-  field: z.string().meta({ examples: ['schedule.cron'] }),
-  before: z.unknown().optional().meta({ description: 'absent when the field is new; null when secret' }),
-  after: z.unknown().optional().meta({ description: 'absent when the field goes; null when secret' }),
-  secret: z.boolean().meta({ description: 'a payload field named in secretFields: its values are not shown' }),
-});
 
 export const TaskApplyItem = z.object({
   name: z.string(),
@@ -63,7 +56,6 @@ export const TaskApplyResponse = z
   .meta({ id: 'TaskApplyResponse' });
 
 export type TaskApplyRequest = z.infer<typeof TaskApplyRequest>;
-export type FieldChange = z.infer<typeof FieldChange>;
 export type TaskApplyItem = z.infer<typeof TaskApplyItem>;
 export type CalendarApplyItem = z.infer<typeof CalendarApplyItem>;
 export type TaskApplyResponse = z.infer<typeof TaskApplyResponse>;

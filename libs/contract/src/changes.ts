@@ -9,6 +9,7 @@ export const HORIZON_DEFAULT = 20;
 export const ChangeQuery = z.strictObject({
   dryRun: QueryFlag.optional().meta({ description: '`true`: change nothing and answer what the change would do (`changes`)' }),
   horizon: z.coerce.number().int().min(1).max(HORIZON_MAX).optional().meta({ description: `how many of the next fire times a dry run compares (default ${HORIZON_DEFAULT}, at most ${HORIZON_MAX})` }),
+  reason: z.string().max(500).optional().meta({ description: 'why the change is made: kept with the version it makes (`GET /v1/tasks/{name}/versions`)' }),
 });
 
 /** A planned execution a change keeps, withdraws or re-times. */
@@ -35,3 +36,20 @@ export const TaskChanges = z
 export type ChangeQuery = z.input<typeof ChangeQuery>;
 export type PendingSlot = z.infer<typeof PendingSlot>;
 export type TaskChanges = z.infer<typeof TaskChanges>;
+
+/** `GET /v1/tasks/{name}/versions/{version}?against=`: the version to compare with (default: the one before). */
+export const TaskVersionQuery = z.strictObject({
+  against: z.coerce.number().int().min(1).optional().meta({ description: 'the version to compare with; default the version before it' }),
+});
+
+/** `POST /v1/tasks/{name}/rollback`: make a new version equal to an old one (a deleted task: restore it). */
+export const RollbackBody = z
+  .strictObject({
+    version: z.number().int().min(1).meta({ description: 'the version to go back to, as `GET /v1/tasks/{name}/versions` lists it' }),
+    dryRun: z.boolean().optional().meta({ description: '`true`: change nothing and answer what the rollback would do (`changes`)' }),
+    reason: z.string().max(500).optional().meta({ description: 'why, kept with the version it makes' }),
+  })
+  .meta({ id: 'RollbackBody' });
+
+export type TaskVersionQuery = z.input<typeof TaskVersionQuery>;
+export type RollbackBody = z.infer<typeof RollbackBody>;

@@ -49,6 +49,14 @@ export const QueryFlag = z.preprocess((value: boolean | 'true' | 'false') => (va
 /** A fire time: the instant in UTC and in the schedule's zone. */
 export const FireTime = z.object({ at: Timestamp, local: z.string().meta({ description: "the same instant in the schedule's zone, with its offset", examples: ['2026-03-29T09:00:00.000+02:00'] }) });
 
+/** One field of a task that a change (an apply, a version) changes, by its path in the task JSON (`schedule.cron`, `payload.headers.accept`). */
+export const FieldChange = z.object({
+  field: z.string().meta({ examples: ['schedule.cron'] }),
+  before: z.unknown().optional().meta({ description: 'absent when the field is new; null when secret' }),
+  after: z.unknown().optional().meta({ description: 'absent when the field goes; null when secret' }),
+  secret: z.boolean().meta({ description: 'a payload field named in secretFields: its values are not shown' }),
+});
+
 export const ErrorDetail = z.object({ field: z.string(), message: z.string() });
 
 /** Every error the API answers: `{ error: { code, message, details } }` (DESIGN §7). */
@@ -73,5 +81,6 @@ export const PageQuery = z.strictObject({
 
 export type ErrorDetail = z.infer<typeof ErrorDetail>;
 export type FireTime = z.infer<typeof FireTime>;
+export type FieldChange = z.infer<typeof FieldChange>;
 export type ErrorEnvelope = z.infer<typeof ErrorEnvelope>;
 export type Page<T> = { items: T[]; nextCursor: string | null };

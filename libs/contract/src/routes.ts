@@ -1,13 +1,14 @@
 import type { z } from 'zod';
+import { PageQuery } from './common.js';
 import { BackfillBody, BackfillResponse, PauseBody, PreviewRequest, PreviewResponse, ResumeBody, TriggerBody } from './actions.js';
 import { TaskApplyRequest, TaskApplyResponse } from './apply.js';
 import { Calendar, CalendarDays, CalendarDaysQuery, CalendarList, CalendarPutBody, WrittenCalendar } from './calendar.js';
-import { ChangeQuery } from './changes.js';
+import { ChangeQuery, RollbackBody, TaskVersionQuery } from './changes.js';
 import { ApiKeyList, AuditPage, AuditQuery, Cluster, CreateApiKeyBody, CreatedApiKey, HandlerList, Me } from './admin.js';
 import type { Role } from './enums.js';
 import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
 import { TimelinePage, TimelineQuery } from './timeline.js';
-import { CreatedTask, PatchedTask, TaskBatchRequest, TaskBatchResponse, TaskDetail, TaskDetailQuery, TaskListQuery, TaskPage, TaskPatch, TaskPutBody, TaskSpec, Task, WrittenTask } from './task.js';
+import { CreatedTask, PatchedTask, TaskVersionDetail, TaskVersionPage, TaskBatchRequest, TaskBatchResponse, TaskDetail, TaskDetailQuery, TaskListQuery, TaskPage, TaskPatch, TaskPutBody, TaskSpec, Task, WrittenTask } from './task.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -70,6 +71,21 @@ export const routes = {
     method: 'GET', path: '/v1/tasks/{name}/timeline', tag: 'tasks', role: 'viewer', summary: 'Every slot of a task in a range, each with its outcome and why',
     description: "Every slot the task's schedule defines in [from, to] (at most 31 days), computed by the versions of the task in force at each time, merged with its executions (runs by hand, backfills and catch-up runs included), oldest first: an `outcome`, a `reason` code and a `detail` sentence naming the cause. A deleted task's timeline is read by its name. Pass `nextCursor` back as `cursor` with the same range.",
     query: TimelineQuery, status: 200, response: TimelinePage,
+  }),
+  taskVersions: route({
+    method: 'GET', path: '/v1/tasks/{name}/versions', tag: 'tasks', role: 'viewer', summary: "A task's versions, newest first",
+    description: "Every change of the task — create, edit, pause, resume, rollback, a calendar's edit — kept whole with who made it, when and why; a deleted task's too, by its name. Version numbers go on across the tasks a name has had.",
+    query: PageQuery, status: 200, response: TaskVersionPage,
+  }),
+  taskVersion: route({
+    method: 'GET', path: '/v1/tasks/{name}/versions/{version}', tag: 'tasks', role: 'viewer', summary: 'One version of a task and how it differs from another',
+    description: 'The fields that differ from `against` (default: the version before it), secret fields without their values. 404 `not_found` for a version the name never had.',
+    query: TaskVersionQuery, status: 200, response: TaskVersionDetail,
+  }),
+  rollbackTask: route({
+    method: 'POST', path: '/v1/tasks/{name}/rollback', tag: 'tasks', role: 'admin', summary: 'Make a new version equal to an old one',
+    description: "Replaces the task's definition with the one `version` left (a deleted task is restored: created again, with a new secret shown once), as a PUT does: no slot lost or doubled; audited. `dryRun` answers what it would do (`changes`) and changes nothing. 404 `not_found` for a version the name never had.",
+    body: RollbackBody, status: 200, response: WrittenTask, errors: [409],
   }),
   listExecutions: route({ method: 'GET', path: '/v1/executions', tag: 'executions', role: 'viewer', summary: 'Executions across tasks, newest first', description: 'Due executions, newest slot first; `planned=true` adds the planned ones still to come. `status=dead` is the dead letter; `task` also finds the history of deleted tasks of that name.', query: ExecutionListQuery, status: 200, response: ExecutionPage }),
   getExecution: route({ method: 'GET', path: '/v1/executions/{id}', tag: 'executions', role: 'viewer', summary: 'One execution and its history of state changes', status: 200, response: ExecutionDetail }),

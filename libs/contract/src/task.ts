@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { TaskChanges } from './changes.js';
-import { Duration, durationMs, Instant, Page, PageQuery, Timestamp } from './common.js';
+import { Duration, durationMs, FieldChange, Instant, Page, PageQuery, Timestamp } from './common.js';
 import { Disambiguation, DstGap, DstOverlap, HealthState, MisfirePolicy, NotifyEvent, OverlapPolicy, TaskStatus } from './enums.js';
 import { DUE_WORDS, Execution } from './execution.js';
 import {
@@ -249,6 +249,25 @@ export const TaskBatchItem = z.object({
 });
 export const TaskBatchResponse = z.object({ items: z.array(TaskBatchItem), created: z.number().int(), replaced: z.number().int(), warnings: Warnings, dryRun: z.literal(true).optional() }).meta({ id: 'TaskBatchResponse' });
 
+/** One version of a task (DESIGN §7 "versions"): the definition a change left, who made it, when and why. */
+export const TaskVersion = z
+  .object({
+    version: z.number().int(),
+    action: z.string().meta({ description: 'the change that made it: task.create, task.update, task.replace, task.pause, task.resume, task.rollback, task.restore, calendar.put', examples: ['task.update'] }),
+    changedAt: Timestamp,
+    changedBy: z.string().meta({ description: 'the API key (its prefix) that made the change' }),
+    reason: z.string().nullable(),
+    current: z.boolean().meta({ description: "the version the task has now (false for every version of a deleted task)" }),
+    definition: Task.omit({ health: true }).meta({ description: 'the task as this version left it (secret fields redacted)' }),
+  })
+  .meta({ id: 'TaskVersion' });
+export const TaskVersionPage = z.object({ items: z.array(TaskVersion), nextCursor: z.string().nullable() }).meta({ id: 'TaskVersionPage' });
+/** A version and how it differs from another (by default the one before it). */
+export const TaskVersionDetail = TaskVersion.extend({
+  against: z.number().int().nullable().meta({ description: 'the version it is compared with; null for the first' }),
+  diff: z.array(FieldChange),
+}).meta({ id: 'TaskVersionDetail' });
+
 /** `?label=team=billing` (repeat for AND). */
 export const LabelSelector = z
   .string()
@@ -278,6 +297,9 @@ export type Task = z.infer<typeof Task>;
 export type CreatedTask = z.infer<typeof CreatedTask>;
 export type WrittenTask = z.infer<typeof WrittenTask>;
 export type PatchedTask = z.infer<typeof PatchedTask>;
+export type TaskVersion = z.infer<typeof TaskVersion>;
+export type TaskVersionPage = z.infer<typeof TaskVersionPage>;
+export type TaskVersionDetail = z.infer<typeof TaskVersionDetail>;
 export type TaskDetail = z.infer<typeof TaskDetail>;
 export type TaskBatchRequest = z.infer<typeof TaskBatchRequest>;
 export type TaskBatchItem = z.infer<typeof TaskBatchItem>;

@@ -16,6 +16,7 @@ import { TasksRepository } from './tasks.repository.js';
 import { CalendarsRepository } from './calendars.repository.js';
 import { TaskHealthRepository } from './task-health.repository.js';
 import { TimelineRepository } from './timeline.repository.js';
+import { TaskVersionsRepository } from './task-versions.repository.js';
 
 const REPOSITORIES = [
   PrismaService,
@@ -35,6 +36,7 @@ const REPOSITORIES = [
   CalendarsRepository,
   TaskHealthRepository,
   TimelineRepository,
+  TaskVersionsRepository,
 ];
 
 /** Postgres access: the Prisma client and the repositories that own each table's SQL. */

@@ -48,6 +48,7 @@ export {
 } from './generated/prisma/client.js';
 export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, MigrationError, readMigrations } from './migrator.js';
 export { OutboxRepository } from './outbox.repository.js';
+export { type TaskVersionRow, TaskVersionsRepository } from './task-versions.repository.js';
 export { type SlotEvent, type SlotRow, type TaskChange, TimelineRepository } from './timeline.repository.js';
 export { isConnectionError, isLockTimeout } from './db-errors.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';

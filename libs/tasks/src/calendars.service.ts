@@ -99,6 +99,7 @@ export class CalendarsService {
     for (const task of users) {
       const was = dryRun && (await this.previews.snapshot(tx, task));
       const changed = await this.replan(tx, task, now, excluded);
+      await this.changes.recordVersion(tx, actor, 'calendar.put', changed.task);
       cancelled.push(...changed.cancelledRunning);
       if (was) changes[task.name] = compareSnapshots(was, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon);
     }

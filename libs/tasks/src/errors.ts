@@ -4,10 +4,10 @@ import type { ErrorCode } from '@punctual/contract';
 export class NotFoundError extends Error {
   override readonly name = 'NotFoundError';
   constructor(
-    readonly what: 'task' | 'calendar' | 'execution',
+    readonly what: 'task' | 'calendar' | 'execution' | 'version',
     readonly key: string,
   ) {
-    super(what === 'execution' ? `no execution with id "${key}"` : `no ${what} named "${key}"`);
+    super(what === 'execution' ? `no execution with id "${key}"` : what === 'version' ? `no version ${key}` : `no ${what} named "${key}"`);
   }
 }
 

@@ -25,3 +25,4 @@ export { TasksService } from './tasks.service.js';
 export { calendarFields, CalendarsService, presentCalendar } from './calendars.service.js';
 export { TaskViews } from './task-views.service.js';
 export { TimelineService } from './timeline/timeline.service.js';
+export { TaskVersionsService } from './task-versions.service.js';

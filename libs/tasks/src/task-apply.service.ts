@@ -120,6 +120,8 @@ export class TaskApplyService {
     cancelled: string[],
   ): Promise<TaskApplyItem[]> {
     const fresh = plan.filter((item) => item.action === 'create').map((item) => desired.get(item.name)!.row);
+    const versions = await this.changes.firstVersions(fresh.map((t) => t.name), tx);
+    for (const task of fresh) task.version = versions.get(task.name) ?? 1;
     await this.tasks.insertMany(fresh, tx);
     const audit: Parameters<TaskChanges['recordMany']>[2] = fresh.map((task) => ({ action: 'task.create', target: task.name, before: null, after: task }));
     const items: TaskApplyItem[] = [];

@@ -12,11 +12,12 @@ import { TasksService } from './tasks.service.js';
 import { TaskViews } from './task-views.service.js';
 import { TimelineService } from './timeline/timeline.service.js';
 import { ChangePreviews } from './change-preview.js';
+import { TaskVersionsService } from './task-versions.service.js';
 
 /** Task lifecycle and operator actions for the admin API. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
   imports: [QueueModule, ClockModule.forRole('api')],
-  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ExecutionViews, TimelineService, ChangePreviews],
-  exports: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ExecutionViews, TimelineService, ClockModule],
+  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ExecutionViews, TimelineService, ChangePreviews, TaskVersionsService],
+  exports: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ExecutionViews, TimelineService, TaskVersionsService, ClockModule],
 })
 export class TasksCoreModule {}

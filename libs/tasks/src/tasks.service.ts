@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import { CalendarsRepository, type Db, PrismaService, type Task, TaskNameTakenError, TasksRepository } from '@punctual/db';
+import { CalendarsRepository, type Db, PrismaService, type Task, TaskNameTakenError, TasksRepository, TaskVersionsRepository } from '@punctual/db';
 import { ManagedElsewhereError, NotFoundError, VersionConflictError } from './errors.js';
 import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
 import { excludedCalendars, newTaskSecret, toTaskDefinition } from './task-definition.js';
 import type { TaskPatch, TaskSpec as TaskInput } from '@punctual/contract';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { mergeTaskPatch } from './task-patch.js';
-import { presentDefinition } from './task.presenter.js';
+import { presentDefinition, type TaskDefinitionJson } from './task.presenter.js';
 import { TaskChanges } from './task-changes.js';
 import { ChangePreviews, compareSnapshots } from './change-preview.js';
 import type { TaskChanges as Changes } from '@punctual/contract';
@@ -16,6 +16,12 @@ import type { TaskChanges as Changes } from '@punctual/contract';
 /** A dry run's reach: how many of the next fire times it compares. */
 export interface DryRun {
   horizon: number;
+}
+
+/** How a change is recorded: its action (default per method) and the request's reason. */
+export interface Recorded {
+  action?: string;
+  reason?: string;
 }
 
 /** Task definitions for the admin API: create, replace, patch, delete — audited and announced. */
@@ -29,6 +35,7 @@ export class TasksService {
     private readonly clock: ClockService,
     private readonly calendars: CalendarsRepository,
     private readonly previews: ChangePreviews,
+    private readonly versions: TaskVersionsRepository,
   ) {}
 
   /** The calendars `specs` exclude, locked against a delete until the transaction ends. */
@@ -41,15 +48,16 @@ export class TasksService {
   }
 
   /** Creates a task; the HMAC secret is returned once, here. Throws `TaskNameTakenError`. */
-  async create(input: TaskInput, actor: Principal): Promise<{ task: Task; secret: string }>;
-  async create(input: TaskInput, actor: Principal, dryRun: DryRun): Promise<{ task: Task; changes: Changes }>;
-  async create(input: TaskInput, actor: Principal, dryRun?: DryRun): Promise<{ task: Task; secret?: string; changes?: Changes }> {
+  async create(input: TaskInput, actor: Principal, dryRun?: undefined, how?: Recorded): Promise<{ task: Task; secret: string }>;
+  async create(input: TaskInput, actor: Principal, dryRun: DryRun, how?: Recorded): Promise<{ task: Task; changes: Changes }>;
+  async create(input: TaskInput, actor: Principal, dryRun?: DryRun, how: Recorded = {}): Promise<{ task: Task; secret?: string; changes?: Changes }> {
     const now = this.clock.date();
     const secret = newTaskSecret();
     const body = async (tx: Db) => {
       const definition = toTaskDefinition(input, now, now, null, await this.calendarsOf([input], tx));
-      const created = await this.tasks.create({ ...definition, secret, createdAt: now, updatedAt: now }, tx);
-      await this.changes.record(tx, actor, 'task.create', created.name, null, created);
+      const version = (await this.changes.firstVersions([input.name], tx)).get(input.name) ?? 1;
+      const created = await this.tasks.create({ ...definition, secret, version, createdAt: now, updatedAt: now }, tx);
+      await this.changes.record(tx, actor, how.action ?? 'task.create', created.name, null, created, how.reason);
       return { task: created, changes: dryRun && compareSnapshots(null, await this.previews.snapshot(tx, created), now, dryRun.horizon) };
     };
     if (dryRun) return this.previews.rolledBack(body) as Promise<{ task: Task; changes: Changes }>;
@@ -60,19 +68,19 @@ export class TasksService {
   }
 
   /** Creates or replaces the task named `name` (idempotent). */
-  async put(name: string, input: TaskInput, actor: Principal, dryRun?: DryRun): Promise<{ task: Task; created: boolean; secret?: string; changes?: Changes }> {
-    const replaced = await this.change(name, actor, 'task.replace', undefined, (existing) => {
+  async put(name: string, input: TaskInput, actor: Principal, dryRun?: DryRun, reason?: string): Promise<{ task: Task; created: boolean; secret?: string; changes?: Changes }> {
+    const replaced = await this.change(name, actor, { action: 'task.replace', reason }, undefined, (existing) => {
       // A task an apply manages is changed by that apply, not taken from it by a plain PUT.
       if (existing.managedBy !== null && input.managedBy !== existing.managedBy) throw new ManagedElsewhereError('task', name, existing.managedBy);
       return { ...input, name };
     }, dryRun);
     if (replaced) return { ...replaced, created: false };
-    if (dryRun) return { ...(await this.create({ ...input, name }, actor, dryRun)), created: true };
+    if (dryRun) return { ...(await this.create({ ...input, name }, actor, dryRun, { reason })), created: true };
     try {
-      return { ...(await this.create({ ...input, name }, actor)), created: true };
+      return { ...(await this.create({ ...input, name }, actor, undefined, { reason })), created: true };
     } catch (error) {
       // Lost a race with a concurrent create of the same name: replace what won.
-      if (error instanceof TaskNameTakenError) return this.put(name, input, actor);
+      if (error instanceof TaskNameTakenError) return this.put(name, input, actor, undefined, reason);
       throw error;
     }
   }
@@ -82,7 +90,7 @@ export class TasksService {
    * one multi-row insert, replaced ones as `put` replaces them (see {@link TaskLifecycle.edit});
    * one audit entry per task.
    */
-  async batch(specs: TaskInput[], actor: Principal, dryRun?: DryRun): Promise<(BatchItemResult & { changes?: Changes })[]> {
+  async batch(specs: TaskInput[], actor: Principal, dryRun?: DryRun, reason?: string): Promise<(BatchItemResult & { changes?: Changes })[]> {
     checkDistinctNames(specs);
     const now = this.clock.date();
     const cancelled: string[] = [];
@@ -90,6 +98,8 @@ export class TasksService {
       const existing = new Map((await this.tasks.lockByNames(specs.map((s) => s.name), tx)).map((t) => [t.name, t]));
       const definitions = batchDefinitions(specs, existing, now, await this.calendarsOf(specs, tx));
       const fresh = specs.flatMap((spec, index) => (existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }]));
+      const versions = await this.changes.firstVersions(fresh.map((f) => f.task.name), tx);
+      for (const f of fresh) f.task.version = versions.get(f.task.name) ?? 1;
       await this.tasks.insertMany(fresh.map((f) => f.task), tx);
       const out: BatchItemResult[] = fresh.map(({ index, task }) => ({ index, task, created: true, secret: task.secret }));
       const changes = new Map<string, Changes>();
@@ -104,7 +114,7 @@ export class TasksService {
         out.push({ index, task: changed.task, created: false });
       }
       out.sort((a, b) => a.index - b.index);
-      await this.changes.recordMany(tx, actor, out.map((r) => ({ action: r.created ? 'task.create' : 'task.replace', target: r.task.name, before: existing.get(r.task.name) ?? null, after: r.task })));
+      await this.changes.recordMany(tx, actor, out.map((r) => ({ action: r.created ? 'task.create' : 'task.replace', target: r.task.name, before: existing.get(r.task.name) ?? null, after: r.task })), reason);
       return dryRun ? out.map(({ secret: _, ...r }) => ({ ...r, changes: changes.get(r.task.name) })) : out;
     };
     // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
@@ -117,11 +127,25 @@ export class TasksService {
   }
 
   /** Applies a partial update; with `expectedVersion` (If-Match) a concurrent change is a conflict. */
-  async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number, dryRun?: DryRun): Promise<{ task: Task; changes?: Changes }> {
+  async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number, dryRun?: DryRun, reason?: string): Promise<{ task: Task; changes?: Changes }> {
     // Merge over the stored payload, not the shown one: secret fields are masked when shown.
-    const changed = await this.change(name, actor, 'task.update', expectedVersion, (existing) => mergeTaskPatch({ ...presentDefinition(existing), payload: existing.payload }, patch, name), dryRun);
+    const changed = await this.change(name, actor, { action: 'task.update', reason }, expectedVersion, (existing) => mergeTaskPatch({ ...presentDefinition(existing), payload: existing.payload }, patch, name), dryRun);
     if (!changed) throw new NotFoundError('task', name);
     return changed;
+  }
+
+  /**
+   * Makes a new version of the task equal to `version` (as `task_version` kept it, payload and all),
+   * as a PUT of that definition would; a deleted task is created again from it (restored).
+   */
+  async rollback(name: string, version: number, actor: Principal, dryRun?: DryRun, reason?: string): Promise<{ task: Task; created: boolean; secret?: string; changes?: Changes }> {
+    const kept = await this.versions.get(name, version);
+    if (!kept) throw new NotFoundError('version', `${version} of task "${name}"`);
+    const spec = mergeTaskPatch(kept.definition as unknown as TaskDefinitionJson, {}, name);
+    const replaced = await this.change(name, actor, { action: 'task.rollback', reason }, undefined, () => spec, dryRun);
+    if (replaced) return { ...replaced, created: false };
+    if (dryRun) return { ...(await this.create(spec, actor, dryRun, { action: 'task.restore', reason })), created: true };
+    return { ...(await this.create(spec, actor, undefined, { action: 'task.restore', reason })), created: true };
   }
 
   /**
@@ -148,7 +172,7 @@ export class TasksService {
   private async change(
     name: string,
     actor: Principal,
-    action: string,
+    how: Required<Pick<Recorded, 'action'>> & Recorded,
     expectedVersion: number | undefined,
     input: (existing: Task) => TaskInput,
     dryRun?: DryRun,
@@ -162,7 +186,7 @@ export class TasksService {
       const spec = input(existing);
       const definition = toTaskDefinition(spec, now, existing.startAt ?? existing.createdAt, existing, await this.calendarsOf([spec], tx));
       const changed = await this.lifecycle.edit(tx, existing, definition, now);
-      await this.changes.record(tx, actor, action, name, existing, changed.task);
+      await this.changes.record(tx, actor, how.action, name, existing, changed.task, how.reason);
       return { ...changed, changes: before ? compareSnapshots(before, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon) : undefined };
     };
     if (dryRun) return this.previews.rolledBack(body);

@@ -1,8 +1,8 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { WorkerDirectory } from '@punctual/cluster';
-import { type BackfillBody, type CreatedTask, HORIZON_DEFAULT, type TaskChanges as TaskChangesJson, type PatchedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, TASK_NAME_PATTERN, TaskName, type WrittenTask } from '@punctual/contract';
-import { ExecutionViews, missingHandlerWarnings, presentExecution, TaskApplyService, TaskRunsService, TasksService, TaskViews, TimelineService } from '@punctual/tasks';
+import { type BackfillBody, type CreatedTask, type RollbackBody, HORIZON_DEFAULT, type TaskChanges as TaskChangesJson, type PatchedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, TASK_NAME_PATTERN, TaskName, type WrittenTask } from '@punctual/contract';
+import { ExecutionViews, missingHandlerWarnings, presentExecution, TaskApplyService, TaskRunsService, TasksService, TaskVersionsService, TaskViews, TimelineService } from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
@@ -19,6 +19,7 @@ export class TasksController {
     private readonly views: TaskViews,
     private readonly executionViews: ExecutionViews,
     private readonly timeline: TimelineService,
+    private readonly versions: TaskVersionsService,
   ) {}
 
   @Route(routes.listTasks)
@@ -36,7 +37,7 @@ export class TasksController {
   @Route(routes.batchTasks)
   async batch(@ValidBody(routes.batchTasks) body: TaskBatchRequest, @ValidQuery(routes.batchTasks) query: z.output<typeof routes.batchTasks.query>, @CurrentPrincipal() actor: Principal): Promise<TaskBatchResponse> {
     const dryRun = dryRunOf(query);
-    const results = await this.tasks.batch(body.tasks, actor, dryRun);
+    const results = await this.tasks.batch(body.tasks, actor, dryRun, query.reason);
     const next = dryRun ? new Map<string, string>() : await this.views.nextRuns(results.map((r) => r.task));
     const items = results.map(({ index, task, created, secret, changes }) => ({
       index, name: task.name, created, version: task.version, nextRunAt: dryRun ? (changes?.fireTimes.after[0]?.at ?? null) : (next.get(task.id) ?? null), ...(secret ? { secret } : {}), ...(changes && { changes }),
@@ -63,7 +64,7 @@ export class TasksController {
     if (!TaskName.safeParse(name).success) throw new ApiError(422, 'invalid_name', `name must match ${TASK_NAME_PATTERN.source}`, [{ field: 'name', message: `name must match ${TASK_NAME_PATTERN.source}` }]);
     if (body.name !== undefined && body.name !== name) throw new ApiError(422, 'name_mismatch', 'name in the body must match the URL', [{ field: 'name', message: 'must match the URL' }]);
     const dryRun = dryRunOf(query);
-    const { task, created, secret, changes } = await this.tasks.put(name, { ...body, name }, actor, dryRun);
+    const { task, created, secret, changes } = await this.tasks.put(name, { ...body, name }, actor, dryRun, query.reason);
     const warnings = await missingHandlerWarnings(this.directory, [task.handler]);
     if (dryRun) return { ...asPreviewed(await this.views.presentOne(task), changes), warnings, dryRun: true, changes };
     res.status(created ? 201 : 200);
@@ -80,7 +81,7 @@ export class TasksController {
     @Headers('if-match') ifMatch?: string,
   ): Promise<PatchedTask> {
     const dryRun = dryRunOf(query);
-    const { task, changes } = await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch), dryRun);
+    const { task, changes } = await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch), dryRun, query.reason);
     const shown = await this.views.presentOne(task);
     return dryRun ? { ...asPreviewed(shown, changes), dryRun: true, changes } : shown;
   }
@@ -133,6 +134,28 @@ export class TasksController {
   executionsOf(@Param('name') name: string, @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>) {
     return this.executionViews.ofTask(name, query);
   }
+  @Route(routes.taskVersions)
+  versionsOf(@Param('name') name: string, @ValidQuery(routes.taskVersions) query: z.output<typeof routes.taskVersions.query>) {
+    return this.versions.list(name, query.limit, query.cursor);
+  }
+
+  @Route(routes.taskVersion)
+  versionOf(@Param('name') name: string, @Param('version') version: string, @ValidQuery(routes.taskVersion) query: z.output<typeof routes.taskVersion.query>) {
+    const v = Number(version);
+    if (!/^\d+$/.test(version) || !Number.isSafeInteger(v) || v < 1) throw new ApiError(404, 'not_found', `no version "${version}" of task "${name}"`);
+    return this.versions.get(name, v, query.against);
+  }
+
+  @Route(routes.rollbackTask)
+  async rollback(@Param('name') name: string, @ValidBody(routes.rollbackTask) body: RollbackBody, @CurrentPrincipal() actor: Principal): Promise<WrittenTask> {
+    const dryRun = body.dryRun ? { horizon: HORIZON_DEFAULT } : undefined;
+    const { task, created, secret, changes } = await this.tasks.rollback(name, body.version, actor, dryRun, body.reason);
+    const warnings = await missingHandlerWarnings(this.directory, [task.handler]);
+    if (dryRun) return { ...asPreviewed(await this.views.presentOne(task), changes), warnings, dryRun: true, changes };
+    const shown = await this.views.presentOne(task);
+    return created ? { ...shown, secret, warnings } : { ...shown, warnings };
+  }
+
   @Route(routes.taskTimeline)
   timelineOf(@Param('name') name: string, @ValidQuery(routes.taskTimeline) query: z.output<typeof routes.taskTimeline.query>) {
     return this.timeline.page(name, query, async () => new Set((await this.directory.handlers()).map((h) => h.name)));

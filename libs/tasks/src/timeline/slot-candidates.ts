@@ -27,7 +27,7 @@ const EDIT_REACH_MS = 86_400_000;
 function replacedSchedule(spans: readonly VersionSpan[], index: number): Schedule | null {
   const span = spans[index]!;
   const before = spans[index - 1];
-  if (!before || (span.action !== 'task.update' && span.action !== 'task.replace') || (before.state !== 'active' && before.state !== 'paused')) return null;
+  if (!before || (span.action !== 'task.update' && span.action !== 'task.replace' && span.action !== 'task.rollback') || (before.state !== 'active' && before.state !== 'paused')) return null;
   return schedulesOf(before)?.actual ?? null;
 }
 

@@ -22,7 +22,7 @@ export interface VersionSpan {
   at: Date | null;
 }
 
-const OPENING = new Set(['task.create', 'task.update', 'task.replace', 'task.resume', 'task.pause']);
+const OPENING = new Set(['task.create', 'task.update', 'task.replace', 'task.resume', 'task.pause', 'task.rollback', 'task.restore']);
 
 /**
  * The spans of a name's history, from its audit entries (oldest first). `calendars` are the copies

@@ -1,0 +1,15 @@
+-- Every version of every task, whole: each change (create, edit, pause, resume, rollback) stores
+-- the definition it left, with who made it, when and why. Kept by name, so a deleted task's
+-- versions stay readable and it can be restored; version numbers go on across a name's tasks.
+CREATE TABLE "task_version" (
+    "task_name" TEXT NOT NULL,
+    "version" INTEGER NOT NULL,
+    "task_id" UUID NOT NULL,
+    "action" TEXT NOT NULL,
+    "definition" JSONB NOT NULL,
+    "changed_at" TIMESTAMPTZ(3) NOT NULL,
+    "changed_by" TEXT NOT NULL,
+    "reason" TEXT,
+
+    CONSTRAINT "task_version_pkey" PRIMARY KEY ("task_name", "version")
+);
