@@ -1,6 +1,6 @@
 import {
   type AuditEntry, type AuditQuery, type BackfillBody, type CalendarPutBody, type CatchUp, type CreateApiKeyBody, type Execution, type ExecutionListQuery, type PreviewRequest, routes, type TaskApplyRequest,
-  type Task, type TaskDetailQuery, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec, type TimelineItem, type TimelineQuery,
+  type Task, type TaskDetailQuery, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec, type TimelineItem, type TimelineQuery, type TaskVersion, type TaskVersionQuery, type RollbackBody,
 } from '@punctual/contract';
 import { Paginated } from './paginated.js';
 import { type PunctualClientOptions, Transport } from './transport.js';
@@ -52,6 +52,13 @@ export class PunctualClient {
      */
     timeline: (name: string, query: Omit<TimelineQuery, 'cursor'> = {}) =>
       new Paginated<TimelineItem>((cursor) => this.http.call(routes.taskTimeline, { params: { name }, query: { ...query, cursor } })),
+    /** The task's versions, newest first — a deleted task's too — each whole, with who made it, when and why. */
+    versions: (name: string, query: { limit?: number } = {}) =>
+      new Paginated<TaskVersion>((cursor) => this.http.call(routes.taskVersions, { params: { name }, query: { ...query, cursor } })),
+    /** One version and the fields that differ from `against` (default: the version before it). */
+    version: (name: string, version: number, query: TaskVersionQuery = {}) => this.http.call(routes.taskVersion, { params: { name, version: String(version) }, query }),
+    /** A new version equal to `version` (a deleted task: restored); `dryRun` answers what it would do and changes nothing. */
+    rollback: (name: string, body: RollbackBody) => this.http.call(routes.rollbackTask, { params: { name }, body }),
     /** Creates or replaces up to 1,000 tasks in one transaction, all or nothing. */
     batch: (specs: TaskSpec[]) => this.http.call(routes.batchTasks, { body: { tasks: specs } }),
     /**

@@ -1,4 +1,4 @@
-import { CATCH_UPS, durationMs, HEALTH_STATES, type HealthState, type Task, TASK_STATUSES, type TaskDetail } from '@punctual/contract';
+import { CATCH_UPS, durationMs, HEALTH_STATES, type HealthState, type Task, type TaskChanges, TASK_STATUSES, type TaskDetail, type TaskVersion } from '@punctual/contract';
 import { type Command, Option } from 'commander';
 import { type CliRun, print } from '../context.js';
 import { bothZones, inUtc, inZone, scheduleText, table } from '../format.js';
@@ -6,7 +6,7 @@ import { jsonObject, positiveInt } from './arguments.js';
 
 /** `punctual tasks ls|get|pause|resume|trigger|delete`. */
 export function tasksCommand(program: Command, run: CliRun): void {
-  const tasks = program.command('tasks').description('list, show, pause, resume, trigger and delete tasks');
+  const tasks = program.command('tasks').description('list, show, pause, resume, trigger and delete tasks; their history of versions, and rollback');
 
   tasks
     .command('ls')
@@ -62,6 +62,42 @@ export function tasksCommand(program: Command, run: CliRun): void {
     });
 
   tasks
+    .command('history')
+    .description("a task's versions, newest first (a deleted task's too): who changed it, when, why, and what each change changed")
+    .argument('<name>', 'the task')
+    .option('--limit <n>', 'at most this many versions (default 20)', positiveInt)
+    .action(async (name: string, options: { limit?: number }, command: Command) => {
+      const client = run.client();
+      const items: TaskVersion[] = [];
+      for await (const version of client.tasks.versions(name, { limit: Math.min(options.limit ?? 20, 100) })) {
+        if (items.length >= (options.limit ?? 20)) break;
+        items.push(version);
+      }
+      const diffs = await Promise.all(items.map((v) => client.tasks.version(name, v.version).then((d) => d.diff)));
+      const rows = items.map((v, i) => [
+        `${v.version}${v.current ? '*' : ''}`, inUtc(v.changedAt), v.action.replace(/^task\./, ''), v.changedBy, v.reason ?? '-',
+        diffs[i]!.map((d) => (d.secret ? `${d.field} (secret)` : `${d.field}: ${short(d.before)} → ${short(d.after)}`)).join('; ') || '-',
+      ]);
+      print(run, command, `${table(['VERSION', 'CHANGED (UTC)', 'ACTION', 'BY', 'REASON', 'CHANGES'], rows)}\n* the task's version now`, { items });
+    });
+
+  tasks
+    .command('rollback')
+    .description('make a new version of the task equal to an old one (a deleted task is restored); --dry-run shows what it would do')
+    .argument('<name>', 'the task')
+    .requiredOption('--to <version>', 'the version to go back to (punctual tasks history lists them)', positiveInt)
+    .option('--dry-run', 'change nothing: show the fire times before and after and what becomes of the planned runs')
+    .option('--reason <text>', 'why, kept with the new version')
+    .action(async (name: string, options: { to: number; dryRun?: boolean; reason?: string }, command: Command) => {
+      const task = await run.client().tasks.rollback(name, { version: options.to, dryRun: options.dryRun, reason: options.reason });
+      if (task.dryRun && task.changes) {
+        print(run, command, changesText(task.changes, `rolling ${name} back to version ${options.to} would`), task);
+        return;
+      }
+      print(run, command, `${name} is now version ${task.version}, equal to version ${options.to}: next run ${bothZones(task.nextRunAt, task.schedule.timezone)}`, task);
+    });
+
+  tasks
     .command('trigger')
     .description('run a task now (even while paused)')
     .argument('<name>', 'the task')
@@ -82,6 +118,28 @@ export function tasksCommand(program: Command, run: CliRun): void {
 }
 
 /** `at most 3 at once under openai; at most 5 starts per 1s under mail`, or `-`. */
+/** A field's value on one line, cut at 40 characters. */
+function short(value: unknown): string {
+  const text = value === undefined ? '(none)' : JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text;
+}
+
+/** What a change would do, as `punctual tasks rollback --dry-run` and `punctual diff` print it. */
+export function changesText(changes: TaskChanges, lead: string): string {
+  const lines = [`${lead}:`];
+  const times = (list: { local: string }[]) => list.map((f) => f.local).join(', ');
+  if (changes.removed.length) lines.push(`  no longer fire at: ${times(changes.removed)}`);
+  if (changes.added.length) lines.push(`  newly fire at: ${times(changes.added)}`);
+  for (const m of changes.moved) lines.push(`  move ${m.from.local} → ${m.to.local}`);
+  if (!changes.removed.length && !changes.added.length && !changes.moved.length) lines.push(`  keep the next ${changes.fireTimes.after.length} fire times as they are`);
+  const { kept, withdrawn, retimed } = changes.pending;
+  if (kept.length + withdrawn.length + retimed.length) lines.push(`  planned runs: ${kept.length} kept, ${withdrawn.length} withdrawn, ${retimed.length} re-timed`);
+  if (changes.running.length) lines.push(`  runs in progress: ${changes.running.length} (they finish under the definition they started with)`);
+  for (const w of changes.warnings) lines.push(`  warning: ${w}`);
+  lines.push(`  next fire times after: ${times(changes.fireTimes.after.slice(0, 5)) || '(none)'}`);
+  return lines.join('\n');
+}
+
 function flowText({ concurrency, rateLimit }: TaskDetail['policy']): string {
   const parts = [
     concurrency && `at most ${concurrency.limit} at once under ${concurrency.key}`,
