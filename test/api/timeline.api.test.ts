@@ -100,10 +100,15 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     const key = await ctx.api.call('POST', '/v1/api-keys', { name: 'ops-ci', role: 'admin' });
     expect(key.status).toBe(201);
     await create({ name: 'tl-paused', schedule: { cron: '*/5 * * * *' } });
-    expect((await ctx.api.call('POST', '/v1/tasks/tl-paused/pause', {}, {}, key.body.key)).status).toBe(200);
+    const pause = await ctx.api.call('POST', '/v1/tasks/tl-paused/pause', { note: 'vendor outage, see INC-42' }, {}, key.body.key);
+    expect(pause.status).toBe(200);
+    expect(pause.body).toMatchObject({ status: 'paused', pauseNote: 'vendor outage, see INC-42' });
     const paused = await timeline('tl-paused', { from: iso(Date.now()), to: iso(Date.now() + HOUR) });
     expect(new Set(paused.items.map((i) => `${i.outcome}/${i.reason}`))).toEqual(new Set(['not_planned/paused']));
-    expect(paused.items[0]!.detail).toMatch(/paused at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d by key ops-ci/);
+    expect(paused.items[0]!.detail).toMatch(/paused at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d by key ops-ci: "vendor outage, see INC-42"/);
+    // A resume clears the note; a pause without one has none.
+    expect((await ctx.api.call('POST', '/v1/tasks/tl-paused/resume', {})).body.pauseNote).toBeNull();
+    expect((await ctx.api.call('POST', '/v1/tasks/tl-paused/pause', {}, {}, key.body.key)).body.pauseNote).toBeNull();
 
     expect((await ctx.api.call('DELETE', '/v1/tasks/tl-paused', undefined, {}, key.body.key)).status).toBe(204);
     const deleted = await timeline('tl-paused', { from: iso(Date.now()), to: iso(Date.now() + HOUR) });

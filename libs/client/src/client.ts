@@ -36,7 +36,7 @@ export class PunctualClient {
       this.http.call(routes.patchTask, { params: { name }, body: patch, headers: options.ifMatch === undefined ? {} : { 'if-match': String(options.ifMatch) } }),
     delete: (name: string) => this.http.call(routes.deleteTask, { params: { name } }),
     /** With `cancel`, executions in progress are cancelled too (by default they finish their slot). */
-    pause: (name: string, options: { cancel?: boolean } = {}) => this.http.call(routes.pauseTask, { params: { name }, body: options }),
+    pause: (name: string, options: { cancel?: boolean; note?: string } = {}) => this.http.call(routes.pauseTask, { params: { name }, body: options }),
     resume: (name: string, options: { catchUp?: CatchUp } = {}) => this.http.call(routes.resumeTask, { params: { name }, body: options }),
     trigger: (name: string, options: { payload?: Record<string, unknown> } = {}) => this.http.call(routes.triggerTask, { params: { name }, body: options }),
     backfill: (name: string, window: BackfillBody) => this.http.call(routes.backfillTask, { params: { name }, body: window }),

@@ -8,6 +8,7 @@ import { ScheduleSpec } from './task.js';
 export const PauseBody = z
   .strictObject({
     cancel: z.boolean().optional().meta({ description: 'also cancel the executions in progress (by default they finish their slot)', default: false }),
+    note: z.string().max(500).optional().meta({ description: 'why: shown as the task\'s pauseNote (and in its health and timeline) until it resumes', examples: ['waiting for the vendor fix'] }),
   })
   .meta({ id: 'PauseBody' });
 

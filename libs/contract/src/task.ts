@@ -196,6 +196,7 @@ export const Task = z
     }),
     notify: z.object({ url: z.string().nullable(), on: z.array(z.string()) }),
     paused: z.boolean(),
+    pauseNote: z.string().nullable().meta({ description: "why it was paused (the pause's note); null while active" }),
     labels: z.record(z.string(), z.string()),
     managedBy: z.string().nullable(),
     slo: z.object({ startWithin: z.string() }).nullable(),

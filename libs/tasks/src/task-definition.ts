@@ -6,7 +6,7 @@ import { compileSchedule, parseAt, type ScheduleSpec } from '@punctual/time';
 import { InvalidTaskError, PayloadTooLargeError } from './errors.js';
 
 /** The columns of a task its definition does not set: its identity and secret, and what runs and edits keep up. */
-type BookkeepingField = 'id' | 'secret' | 'lastScheduledFor' | 'missedCount' | 'version' | 'planVersion' | 'lastError' | 'lastErrorAt' | 'createdAt' | 'updatedAt';
+type BookkeepingField = 'id' | 'secret' | 'lastScheduledFor' | 'missedCount' | 'version' | 'planVersion' | 'lastError' | 'lastErrorAt' | 'createdAt' | 'updatedAt' | 'pauseNote';
 
 /** Every other column of a task, each set (a null where the definition has none): what a definition decides. */
 export type TaskDefinition = Required<Omit<Prisma.TaskCreateInput, BookkeepingField | 'executions'>>;

@@ -88,7 +88,7 @@ export class TaskLifecycle {
   }
 
   /** Pauses an active task; with `cancel`, its executions in progress are cancelled too. */
-  async pause(tx: Db, task: Task, now: Date, cancel: boolean): Promise<LifecycleResult> {
+  async pause(tx: Db, task: Task, now: Date, cancel: boolean, note?: string): Promise<LifecycleResult> {
     if (task.status !== 'active') return { task, cancelledRunning: [] };
     await this.executions.lockUnfinished(task.id, tx);
     await this.planDue(tx, task, now);
@@ -100,7 +100,7 @@ export class TaskLifecycle {
     const { cancelled: count, running: cancelled } = cancel ? await this.executions.cancelOfTask(task.id, 'cancelled by a pause', tx) : { cancelled: 0, running: [] };
     this.metrics.slotsDecided('cancelled', 'paused', count);
     const cursor = firstSlotAfter(task, now) ?? task.nextRunAt;
-    const paused = await this.tasks.update(task.id, { status: 'paused', nextRunAt: cursor }, { replans: false, at: now }, tx);
+    const paused = await this.tasks.update(task.id, { status: 'paused', nextRunAt: cursor, pauseNote: note ?? null }, { replans: false, at: now }, tx);
     return { task: paused, cancelledRunning: cancelled.map((e) => e.id) };
   }
 
@@ -119,7 +119,7 @@ export class TaskLifecycle {
     let cursor = plan.advance.nextRunAt;
     if (cursor && cursor.getTime() <= now.getTime()) cursor = taskSchedule(task).next(now);
     await this.tasks.advanceCursors([{ ...plan.advance, nextRunAt: cursor }], tx);
-    return this.tasks.update(task.id, { status: cursor === null ? 'completed' : 'active' }, { replans: false, at: now }, tx);
+    return this.tasks.update(task.id, { status: cursor === null ? 'completed' : 'active', pauseNote: null }, { replans: false, at: now }, tx);
   }
 
   /** Before a delete: every unfinished execution is cancelled. Returns the running ones. */

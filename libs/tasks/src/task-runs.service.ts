@@ -27,9 +27,9 @@ export class TaskRunsService {
    * Pauses a task: no new slots; slots due and not started end `skipped(paused)`. Executions in
    * progress finish their slot, unless `cancel` asks to cancel them too.
    */
-  async pause(name: string, actor: Principal, options: { cancel?: boolean } = {}): Promise<Task> {
+  async pause(name: string, actor: Principal, options: { cancel?: boolean; note?: string } = {}): Promise<Task> {
     const now = this.clock.date();
-    return this.locked(name, actor, 'task.pause', (tx, existing) => this.lifecycle.pause(tx, existing, now, options.cancel ?? false));
+    return this.locked(name, actor, 'task.pause', (tx, existing) => this.lifecycle.pause(tx, existing, now, options.cancel ?? false, options.note));
   }
 
   /** Resumes a paused task; `catchUp` decides the slots of the pause (see {@link TaskLifecycle.resume}). */

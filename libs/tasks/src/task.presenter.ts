@@ -56,6 +56,7 @@ export function presentDefinition(task: Task): TaskDefinitionJson {
     },
     notify: { url: task.notifyUrl, on: task.notifyOn },
     paused: task.status === 'paused',
+    pauseNote: task.status === 'paused' ? task.pauseNote : null,
     labels: task.labels as Record<string, string>,
     managedBy: task.managedBy,
     slo: task.sloStartWithinMs === null ? null : { startWithin: formatDuration(task.sloStartWithinMs) },

@@ -13,3 +13,6 @@ CREATE TABLE "task_version" (
 
     CONSTRAINT "task_version_pkey" PRIMARY KEY ("task_name", "version")
 );
+
+-- Why a task was paused (`POST /v1/tasks/:name/pause { note }`); cleared when it resumes.
+ALTER TABLE "task" ADD COLUMN "pause_note" TEXT;

@@ -112,7 +112,7 @@ export class TasksController {
 
   @Route(routes.pauseTask)
   async pause(@Param('name') name: string, @ValidBody(routes.pauseTask) body: PauseBody, @CurrentPrincipal() actor: Principal): Promise<TaskJson> {
-    return this.views.presentOne(await this.runs.pause(name, actor, { cancel: body.cancel }));
+    return this.views.presentOne(await this.runs.pause(name, actor, { cancel: body.cancel, note: body.note }));
   }
 
   @Route(routes.resumeTask)

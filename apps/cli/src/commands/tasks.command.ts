@@ -46,9 +46,10 @@ export function tasksCommand(program: Command, run: CliRun): void {
     .description('pause a task: no new runs until it is resumed')
     .argument('<name>', 'the task')
     .option('--cancel', 'also cancel its runs in progress (by default they finish)')
-    .action(async (name: string, options: { cancel?: boolean }, command: Command) => {
-      const task = await run.client().tasks.pause(name, { cancel: options.cancel });
-      print(run, command, `paused ${task.name}`, task);
+    .option('--note <text>', 'why: shown with the task (pauseNote) and its timeline until it resumes')
+    .action(async (name: string, options: { cancel?: boolean; note?: string }, command: Command) => {
+      const task = await run.client().tasks.pause(name, { cancel: options.cancel, note: options.note });
+      print(run, command, `paused ${task.name}${task.pauseNote ? `: ${task.pauseNote}` : ''}`, task);
     });
 
   tasks

@@ -53,6 +53,7 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
     <dl class="definition">
       <Row term="Health">
         <Health health={h} zone={zone} />
+        {task.pauseNote ? <span class="block pause-note">Paused: {task.pauseNote}</span> : null}
         <span class="muted small block">
           last success <Time at={h.lastSuccessAt} zone={zone} />; last slot <Time at={h.lastSlotAt} zone={zone} />; {h.consecutiveFailures} consecutive failure
           {h.consecutiveFailures === 1 ? '' : 's'}

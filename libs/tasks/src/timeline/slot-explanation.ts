@@ -187,7 +187,8 @@ function notPlannedWords(at: number, candidate: SlotCandidate, ctx: ExplainConte
 
 function pausedWords(at: number, ctx: ExplainContext): string {
   const pause = [...ctx.spans].reverse().find((s) => s.state === 'paused' && s.from <= at);
-  return pause?.at ? `the task was paused at ${when(pause.at.getTime(), ctx)} by key ${ctx.keyName(pause.changedBy ?? '')}` : 'the task was paused';
+  const note = pause?.definition.pauseNote ? `: "${pause.definition.pauseNote}"` : '';
+  return pause?.at ? `the task was paused at ${when(pause.at.getTime(), ctx)} by key ${ctx.keyName(pause.changedBy ?? '')}${note}` : `the task was paused${note}`;
 }
 
 function deletedWords(at: number, ctx: ExplainContext): string {
