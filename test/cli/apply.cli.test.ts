@@ -123,6 +123,8 @@ describe('punctual diff and apply', () => {
     expect(diff.code).toBe(3);
     expect(lines(diff.stdout)).toEqual([
       '~ update cli-report: payload.headers.authorization: ••• → •••, schedule.cron: "0 9 * * 1-5" → "30 9 * * 1-5"',
+      // Under the fields, what the change does to the next 20 fire times: each moves half an hour on its day.
+      expect.stringMatching(/^ {4}next 20 fire times: 1\d moved \(\d{4}-\d\d-\d\d 09:00:00\+0[12]:00 → \d{4}-\d\d-\d\d 09:30:00\+0[12]:00, …\)/),
       '~ update cli-sync: payload.apiKey: ••• → •••',
       '2 to change (0 to create, 2 to update, 0 to delete), 1 unchanged',
     ]);

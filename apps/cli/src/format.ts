@@ -1,4 +1,4 @@
-import type { ApplyAction, FieldChange, Task, TaskApplyResponse } from '@punctual/contract';
+import type { ApplyAction, FieldChange, Task, TaskApplyResponse, TaskChanges } from '@punctual/contract';
 
 /** What a secret value is shown as. */
 export const MASK = '•••';
@@ -87,12 +87,34 @@ export function changesAnything(result: TaskApplyResponse): boolean {
  * `- delete`; a calendar's line says `calendar`), and a summary: one line, or with calendars one
  * line for the tasks and one for the calendars.
  */
+/**
+ * What a change does to a task's fire times and planned runs, in indented lines under its diff: the
+ * slots it moves, drops and adds (the next 20 compared), its planned runs withdrawn or re-timed, and
+ * its warnings. Nothing when the fire times stay as they are.
+ */
+export function effectLines(effects: TaskChanges): string[] {
+  const lines: string[] = [];
+  const times = (list: { local: string }[]) => list.map((f) => f.local.replace('T', ' ').replace(/\.000/, '')).join(', ');
+  const parts = [
+    effects.moved.length ? `${effects.moved.length} moved (${times([effects.moved[0]!.from])} → ${times([effects.moved[0]!.to])}${effects.moved.length > 1 ? ', …' : ''})` : '',
+    effects.removed.length ? `${effects.removed.length} dropped (${times(effects.removed.slice(0, 1))}${effects.removed.length > 1 ? ', …' : ''})` : '',
+    effects.added.length ? `${effects.added.length} added (${times(effects.added.slice(0, 1))}${effects.added.length > 1 ? ', …' : ''})` : '',
+  ].filter(Boolean);
+  if (parts.length) lines.push(`    next ${effects.fireTimes.before.length} fire times: ${parts.join(', ')}`);
+  const { withdrawn, retimed } = effects.pending;
+  if (withdrawn.length || retimed.length) lines.push(`    planned runs: ${withdrawn.length} withdrawn, ${retimed.length} re-timed`);
+  for (const warning of effects.warnings) lines.push(`    warning: ${warning}`);
+  return lines;
+}
+
 export function diffText(result: TaskApplyResponse, mode: 'apply' | 'plan'): string {
-  const itemLines = (items: readonly { name: string; action: ApplyAction; changes: FieldChange[] }[], kind: string) =>
+  const itemLines = (items: readonly { name: string; action: ApplyAction; changes: FieldChange[]; effects?: TaskChanges }[], kind: string) =>
     items.flatMap((item) => {
-      if (item.action === 'create') return [`+ create ${kind}${item.name}`];
+      const effects = item.effects ? effectLines(item.effects) : [];
+      // A new task's fire times are all new: only its warnings are worth a line.
+      if (item.action === 'create') return [`+ create ${kind}${item.name}`, ...effects.filter((line) => line.startsWith('    warning:'))];
       if (item.action === 'delete') return [`- delete ${kind}${item.name}`];
-      if (item.action === 'update') return [`~ update ${kind}${item.name}: ${item.changes.map(changeText).join(', ')}`];
+      if (item.action === 'update') return [`~ update ${kind}${item.name}: ${item.changes.map(changeText).join(', ')}`, ...effects];
       return [];
     });
   // diff and apply say it in the same words and the same shape, a plan in the future, an apply done.

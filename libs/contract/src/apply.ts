@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TaskChanges } from './changes.js';
 import { FieldChange } from './common.js';
 import { ApplyAction } from './enums.js';
 import { APPLY_MANAGED_BY_DEFAULT, BATCH_MAX, CALENDARS_APPLY_MAX } from './limits.js';
@@ -30,6 +31,7 @@ export const TaskApplyItem = z.object({
   changes: z.array(FieldChange).meta({ description: 'for an update: the fields that differ' }),
   version: z.number().int().nullable().meta({ description: "the task's version after the apply (null once deleted, or not yet created)" }),
   secret: z.string().optional().meta({ description: 'only for a task created now (not in a dry run): its HMAC secret, shown this once' }),
+  effects: TaskChanges.optional().meta({ description: "only in a dry run, for a task created or updated: what the change does to its next fire times and planned runs" }),
 });
 
 export const CalendarApplyItem = z.object({

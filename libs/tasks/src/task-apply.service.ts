@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { APPLY_MANAGED_BY_DEFAULT, type CalendarApplyItem, type TaskApplyItem, type TaskApplyRequest, type TaskApplyResponse } from '@punctual/contract';
+import { APPLY_MANAGED_BY_DEFAULT, HORIZON_DEFAULT, type CalendarApplyItem, type TaskApplyItem, type TaskApplyRequest, type TaskApplyResponse } from '@punctual/contract';
 import { CalendarsRepository, PrismaService, type Task, TasksRepository } from '@punctual/db';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
@@ -8,6 +8,7 @@ import { CalendarsService } from './calendars.service.js';
 import { TaskNotManagedError } from './errors.js';
 import { batchDefinitions, checkDistinctNames, checkManager, newTaskRow } from './task-batch.js';
 import { TaskChanges } from './task-changes.js';
+import { ChangePreviews, compareSnapshots, type TaskSnapshot } from './change-preview.js';
 import { excludedCalendars, type TaskDefinition } from './task-definition.js';
 import { diffTasks, type TaskState } from './task-diff.js';
 import { TaskLifecycle } from './task-lifecycle.js';
@@ -31,6 +32,7 @@ export class TaskApplyService {
     private readonly clock: ClockService,
     private readonly calendars: CalendarsRepository,
     private readonly calendarWriter: CalendarsService,
+    private readonly previews: ChangePreviews,
   ) {}
 
   async apply(request: TaskApplyRequest, actor: Principal): Promise<TaskApplyResult> {
@@ -55,8 +57,19 @@ export class TaskApplyService {
         const diff = diffTasks(rows.map(stateOf), locked.map(stateOf), { managedBy, prune: request.prune ?? false });
         if (diff.notManaged.length) throw new TaskNotManagedError(managedBy, diff.notManaged);
         const byName = new Map(specs.map((spec, index) => [spec.name, { row: rows[index]!, definition: definitions[index]! }]));
-        // A dry run answers what the writes would be and rolls them back (the calendars it wrote).
-        if (request.dryRun) throw new DryRun(diff.items.map((item) => ({ ...item, version: existing.get(item.name)?.version ?? null })));
+        // A dry run makes the writes, answers what they did and rolls them back (the calendars it wrote too).
+        if (request.dryRun) {
+          const before = new Map<string, TaskSnapshot>();
+          for (const item of diff.items) if (item.action === 'update') before.set(item.name, await this.previews.snapshot(tx, existing.get(item.name)!));
+          await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
+          const items: TaskApplyItem[] = [];
+          for (const item of diff.items) {
+            const written = item.action === 'create' || item.action === 'update' ? await this.tasks.lockByName(item.name, tx) : null;
+            const effects = written ? compareSnapshots(before.get(item.name) ?? null, await this.previews.snapshot(tx, written), now, HORIZON_DEFAULT) : undefined;
+            items.push({ ...item, version: existing.get(item.name)?.version ?? null, ...(effects && { effects }) });
+          }
+          throw new DryRun(items);
+        }
         const items = await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
         // Pruned calendars go last, after the pruned tasks that excluded them.
         for (const item of calendarItems) if (item.action === 'delete') await this.calendarWriter.remove(tx, actor, item.name);
