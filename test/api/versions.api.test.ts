@@ -92,5 +92,17 @@ describe('every version kept, any one restored: GET /v1/tasks/{name}/versions[/{
     expect((await call('POST', '/v1/tasks/vs-bad/rollback', { version: 0 })).status).toBe(422);
     expect((await call('POST', '/v1/tasks/vs-bad/rollback', {})).status).toBe(400);
     expect((await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'vs-bad' } })).version).toBe(1);
+    // The breaker's and the window's bounds: 422 naming the field, nothing stored.
+    for (const [policy, field] of [[{ pauseAfter: { failures: 0, within: '1h' } }, 'policy.pauseAfter.failures'], [{ pauseAfter: { failures: 1_001, within: '1h' } }, 'policy.pauseAfter.failures'], [{ pauseAfter: { failures: 5, within: '0s' } }, 'policy.pauseAfter.within']] as const) {
+      const res = await call('PATCH', '/v1/tasks/vs-bad', { policy });
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual([field]);
+    }
+    const window = await call('PATCH', '/v1/tasks/vs-bad', { schedule: { cron: '* * * * *', startAt: '2031-01-02T00:00:00Z', endAt: '2031-01-01T00:00:00Z' } });
+    expect(window.status).toBe(422);
+    expect(window.body.error.details.map((d: { field: string }) => d.field)).toEqual(['schedule.endAt']);
+    expect((await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'vs-bad' } })).version).toBe(1);
+    const ok = await call('PATCH', '/v1/tasks/vs-bad', { policy: { pauseAfter: { failures: 5, within: '1h' } } });
+    expect(ok.body.policy.pauseAfter).toEqual({ failures: 5, within: '1h' });
   });
 });

@@ -96,6 +96,14 @@ export const RateLimitSpec = z
   })
   .meta({ id: 'RateLimitSpec', examples: [{ key: 'twitter:acct-42', limit: 5, per: '1s' }] });
 
+/** `policy.pauseAfter`: the failure breaker (slots that ended dead; cancels and overlap skips are not failures). */
+export const PauseAfterSpec = z
+  .strictObject({
+    failures: z.number().int().min(1).max(1_000).meta({ description: 'slots ended dead (after their retries)', examples: [5] }),
+    within: Duration.refine((value) => durationMs(value) >= 1_000, 'must be at least 1s').meta({ description: 'counted over this long back', examples: ['1h'] }),
+  })
+  .meta({ id: 'PauseAfterSpec' });
+
 export const PolicySpec = z.strictObject({
   overlap: OverlapPolicy.optional().meta({ default: TASK_DEFAULTS.overlap }),
   misfire: MisfirePolicy.optional().meta({ default: TASK_DEFAULTS.misfire }),
@@ -104,6 +112,7 @@ export const PolicySpec = z.strictObject({
   timeout: Duration.optional().meta({ default: TASK_DEFAULTS.timeout }),
   concurrency: ConcurrencySpec.nullable().optional().meta({ description: 'a concurrency key shared across tasks; null or absent: none' }),
   rateLimit: RateLimitSpec.nullable().optional().meta({ description: 'a rate limit shared across tasks; null or absent: none' }),
+  pauseAfter: PauseAfterSpec.nullable().optional().meta({ description: 'a failure breaker: pause the task once this many of its slots ended dead within this long; null or absent: never' }),
 });
 
 /** `slo`: what on time means for this task; a task with one gets per-task metric series. */
@@ -193,6 +202,7 @@ export const Task = z
       timeout: z.string(),
       concurrency: z.object({ key: z.string(), limit: z.number().int() }).nullable(),
       rateLimit: z.object({ key: z.string(), limit: z.number().int(), per: z.string() }).nullable(),
+      pauseAfter: z.object({ failures: z.number().int(), within: z.string() }).nullable(),
     }),
     notify: z.object({ url: z.string().nullable(), on: z.array(z.string()) }),
     paused: z.boolean(),

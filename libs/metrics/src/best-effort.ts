@@ -20,6 +20,7 @@ export const BEST_EFFORT_SITES = {
   'worker.announce': "this worker's handlers were not announced; the directory keeps the last announce until it expires, the next comes in 15 s",
   'worker.requeue-at-shutdown': "an attempt handed back at shutdown was not queued again; the leader's relay finds the row without a job and queues it",
   'worker.withdraw': 'this worker was not withdrawn from the directory; its entry expires',
+  'worker.breaker': 'the failure breaker could not check or pause the task; the next slot that ends dead checks again',
 } as const satisfies Record<string, string>;
 
 /** Where {@link bestEffort} is called: one of {@link BEST_EFFORT_SITES}. */

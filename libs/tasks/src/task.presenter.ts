@@ -53,6 +53,7 @@ export function presentDefinition(task: Task): TaskDefinitionJson {
       timeout: formatDuration(task.timeoutMs),
       concurrency: task.concurrencyKey === null ? null : { key: task.concurrencyKey, limit: task.concurrencyLimit! },
       rateLimit: task.rateKey === null ? null : { key: task.rateKey, limit: task.rateLimit!, per: formatDuration(task.ratePerMs!) },
+      pauseAfter: task.pauseAfterFailures === null ? null : { failures: task.pauseAfterFailures, within: formatDuration(task.pauseAfterWithinMs!) },
     },
     notify: { url: task.notifyUrl, on: task.notifyOn },
     paused: task.status === 'paused',

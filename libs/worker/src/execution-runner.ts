@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { AttemptsRepository, OutboxRepository, PrismaService, type Task, type TaskExecution } from '@punctual/db';
+import { AttemptsRepository, OutboxRepository, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
 import { type HandlerLog, HandlerRegistry, handlerTaskOf, hmacSigner, UnrecoverableError } from '@punctual/handlers';
 import { Metrics } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
@@ -62,6 +62,7 @@ export class ExecutionRunner implements OnModuleDestroy {
     prisma: PrismaService,
     attempts: AttemptsRepository,
     outbox: OutboxRepository,
+    tasks: TasksRepository,
     private readonly handlers: HandlerRegistry,
     queue: ExecutionsQueue,
     private readonly claimer: ExecutionClaimer,
@@ -73,7 +74,7 @@ export class ExecutionRunner implements OnModuleDestroy {
     this.leases = new LeaseKeeper(attempts, this.lease, (error) => this.logger.warn({ err: error }, 'could not renew or check leases; attempts abort before their lease ends'));
     this.leases.start();
     this.slots = new HandlerSlots(config.workerConcurrency);
-    this.outcomes = new OutcomeRecorder({ prisma, attempts, outbox, queue, handover: claimer.handover, clock, metrics, logger: this.logger });
+    this.outcomes = new OutcomeRecorder({ prisma, attempts, outbox, tasks, queue, handover: claimer.handover, clock, metrics, logger: this.logger });
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,9 +1,10 @@
 import type { Logger } from '@nestjs/common';
 import type { ClockService } from '@punctual/clock';
 import { RESULT_MAX_BYTES, storableJson, storablePrefix } from '@punctual/contract';
-import { type AttemptsRepository, type Db, isConnectionError, type OutboxRepository, type Prisma, type PrismaService, type Task, type TaskExecution } from '@punctual/db';
+import { type AttemptsRepository, type Db, isConnectionError, type OutboxRepository, type Prisma, type PrismaService, type Task, type TaskExecution, type TasksRepository } from '@punctual/db';
 import { bestEffort, type Metrics } from '@punctual/metrics';
 import type { ExecutionsQueue } from '@punctual/queue';
+import { formatDuration } from '@punctual/contract';
 import { tracing } from '@punctual/tracing';
 import { AttemptAbortedError } from './attempt-control.js';
 import { Batcher } from './batcher.js';
@@ -37,6 +38,7 @@ export interface OutcomeRecorderDeps {
   prisma: PrismaService;
   attempts: AttemptsRepository;
   outbox: OutboxRepository;
+  tasks: TasksRepository;
   queue: ExecutionsQueue;
   handover: TurnHandover;
   clock: ClockService;
@@ -62,6 +64,7 @@ export class OutcomeRecorder {
   private readonly prisma: PrismaService;
   private readonly attempts: AttemptsRepository;
   private readonly outbox: OutboxRepository;
+  private readonly tasks: TasksRepository;
   private readonly queue: ExecutionsQueue;
   private readonly handover: TurnHandover;
   private readonly clock: ClockService;
@@ -69,7 +72,7 @@ export class OutcomeRecorder {
   private readonly logger: Logger;
 
   constructor(deps: OutcomeRecorderDeps) {
-    ({ prisma: this.prisma, attempts: this.attempts, outbox: this.outbox, queue: this.queue, handover: this.handover, clock: this.clock, metrics: this.metrics, logger: this.logger } = deps);
+    ({ prisma: this.prisma, attempts: this.attempts, outbox: this.outbox, tasks: this.tasks, queue: this.queue, handover: this.handover, clock: this.clock, metrics: this.metrics, logger: this.logger } = deps);
   }
 
   /**
@@ -164,12 +167,30 @@ export class OutcomeRecorder {
     }));
     if (!ok) return 'stale';
     this.metrics.executions.inc({ status: retry ? 'retrying' : 'dead', handler: task.handler });
-    if (!retry) this.metrics.slotsDecided('failed', execution.attempt > 1 ? 'retried' : 'handler_error');
+    if (!retry) {
+      this.metrics.slotsDecided('failed', execution.attempt > 1 ? 'retried' : 'handler_error');
+      if (task.pauseAfterFailures !== null && task.pauseAfterWithinMs !== null) await bestEffort(this.tripBreaker(task, execution, message), 'worker.breaker');
+    }
     if (retry) await this.queue.enqueueAttempt(task.handler, execution.id, execution.attempt + 1, delay, execution.taskId ?? undefined);
     // A dead run no longer holds its task: a slot parked behind it gets its turn.
     else if (execution.exclusive && execution.taskId) await this.handover.handOverAndPush([execution.taskId]);
     this.logger.warn({ ...fields, status: retry ? 'retrying' : 'dead', error: message }, 'execution failed');
     return retry ? 'retrying' : 'dead';
+  }
+
+  /**
+   * The failure breaker (`policy.pauseAfter`), after a slot ended dead: pauses the task once enough
+   * of its slots did within the window, says why in its pause note, and tells its notify URL.
+   */
+  private async tripBreaker(task: Task, execution: TaskExecution, error: string): Promise<void> {
+    const within = formatDuration(task.pauseAfterWithinMs!);
+    const note = `paused by the failure breaker: ${task.pauseAfterFailures} slot(s) ended dead within ${within} (policy.pauseAfter); the last: ${error.slice(0, 200)}`;
+    const paused = await this.tasks.tripBreaker(task.id, task.pauseAfterFailures!, task.pauseAfterWithinMs!, note);
+    if (!paused) return;
+    this.logger.warn({ task: task.name, executionId: execution.id, failures: task.pauseAfterFailures, within }, 'task paused by its failure breaker');
+    if (task.notifyUrl) {
+      await this.outbox.add('task.paused', { url: task.notifyUrl, taskId: task.id, event: 'paused', execution: { id: execution.id, task: task.name, scheduledFor: execution.scheduledFor.toISOString(), status: 'dead', error, note } }, this.prisma);
+    }
   }
 
   /**

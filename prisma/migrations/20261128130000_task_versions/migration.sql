@@ -16,3 +16,7 @@ CREATE TABLE "task_version" (
 
 -- Why a task was paused (`POST /v1/tasks/:name/pause { note }`); cleared when it resumes.
 ALTER TABLE "task" ADD COLUMN "pause_note" TEXT;
+
+-- A failure breaker (`policy.pauseAfter`): this many slots ended dead within this long pause the task.
+ALTER TABLE "task" ADD COLUMN "pause_after_failures" INTEGER;
+ALTER TABLE "task" ADD COLUMN "pause_after_within_ms" INTEGER;
