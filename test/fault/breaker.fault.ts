@@ -7,7 +7,7 @@ import { sleep } from '../support/processes.js';
  * once three of its slots have ended dead within the window — with a note saying why, a version
  * made by the breaker, a notification — while overlap skips of a slow task are never failures.
  */
-describe('fault: the failure breaker', () => {
+describe('fault: the failure breaker, the run limit and the schedule window', () => {
   let cluster: Cluster;
   beforeAll(async () => {
     cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true });
@@ -59,6 +59,35 @@ describe('fault: the failure breaker', () => {
 
     // A resume clears the note and starts counting again.
     const resumed = await cluster.call('POST', '/v1/tasks/br-failing/resume', { catchUp: 'skip' });
-    expect(resumed.body).toMatchObject({ status: 'active', pauseNote: null });
+    expect(resumed.body, JSON.stringify(resumed.body)).toMatchObject({ status: 'active', pauseNote: null });
   }, 90_000);
+
+  it('runs a task with remainingRuns: 3 exactly three times, counting down, then completes it; a window [startAt, endAt] runs only its slots', async () => {
+    const limited = await cluster.call('POST', '/v1/tasks', { name: 'br-three', handler: 'http', payload: { url: cluster.invocations.url() }, schedule: { cron: '* * * * * *', remainingRuns: 3 } });
+    expect(limited.status, JSON.stringify(limited.body)).toBe(201);
+    expect(limited.body.schedule.remainingRuns).toBe(3);
+    const start = Math.ceil((Date.now() + 2_000) / 1000) * 1000;
+    const windowed = await cluster.call('POST', '/v1/tasks', {
+      name: 'br-window', handler: 'http', payload: { url: cluster.invocations.url() },
+      schedule: { cron: '* * * * * *', startAt: new Date(start).toISOString(), endAt: new Date(start + 3_000).toISOString() },
+    });
+    expect(windowed.status, JSON.stringify(windowed.body)).toBe(201);
+
+    const done = await cluster.waitFor(async () => {
+      const [three, window] = [await task('br-three'), await task('br-window')];
+      return three.status === 'completed' && window.status === 'completed' ? { three, window } : null;
+    }, 20_000, 'both tasks to complete');
+    expect(done.three.schedule.remainingRuns).toBe(0);
+    // Completed once its last slots are planned: they still run.
+    await cluster.waitFor(async () => (await cluster.executionsOf('br-window')).filter((r) => r.status === 'succeeded').length >= 4, 15_000, 'the window to run');
+    await sleep(2_000);
+    const runs = await cluster.executionsOf('br-three');
+    expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+    const inWindow = await cluster.executionsOf('br-window');
+    expect(inWindow.map((r) => r.scheduled_for.getTime())).toEqual([start, start + 1_000, start + 2_000, start + 3_000]);
+    expect(inWindow.every((r) => r.status === 'succeeded')).toBe(true);
+    // A negative run limit is refused, naming the field.
+    const bad = await cluster.call('PATCH', '/v1/tasks/br-three', { schedule: { cron: '* * * * * *', remainingRuns: -1 } });
+    expect([bad.status, bad.body.error.details[0].field]).toEqual([422, 'schedule.remainingRuns']);
+  }, 60_000);
 });

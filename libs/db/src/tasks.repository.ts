@@ -11,6 +11,8 @@ export interface CursorMove {
   nextRunAt: Date | null;
   lastScheduledFor: Date | null;
   missed: number;
+  /** Slots planned to run: counted down from a run limit (`remaining_runs`). */
+  runs?: number;
 }
 
 /** A task whose slots could not be computed: its cursor stays, the error is shown on it. */
@@ -234,6 +236,7 @@ export class TasksRepository {
         next_run_at = u.next_run_at,
         last_scheduled_for = COALESCE(u.last_scheduled_for, t.last_scheduled_for),
         missed_count = t.missed_count + u.missed,
+        remaining_runs = CASE WHEN t.remaining_runs IS NULL THEN NULL ELSE GREATEST(0, t.remaining_runs - u.runs) END,
         status = CASE WHEN u.next_run_at IS NULL THEN 'completed'::task_status ELSE t.status END,
         last_error = NULL,
         last_error_at = NULL
@@ -241,8 +244,9 @@ export class TasksRepository {
         ${advances.map((a) => a.id)}::uuid[],
         ${advances.map((a) => at(a.nextRunAt))}::timestamptz[],
         ${advances.map((a) => at(a.lastScheduledFor))}::timestamptz[],
-        ${advances.map((a) => a.missed)}::bigint[]
-      ) AS u(id, next_run_at, last_scheduled_for, missed)
+        ${advances.map((a) => a.missed)}::bigint[],
+        ${advances.map((a) => a.runs ?? 0)}::int[]
+      ) AS u(id, next_run_at, last_scheduled_for, missed, runs)
       WHERE t.id = u.id`;
   }
 

@@ -26,4 +26,6 @@ export interface CursorAdvance {
   nextRunAt: Date | null;
   lastScheduledFor: Date | null;
   missed: number;
+  /** Slots planned to run (a run limit counts them down). */
+  runs: number;
 }

@@ -34,6 +34,19 @@ describe('planTaskSlots', () => {
     expect(plan.advance.lastScheduledFor?.getTime()).toBe(T0 + 2000);
   });
 
+  it('under a run limit plans no more runs than remain, and ends the schedule once it is spent; missed slots are not runs', () => {
+    const two = planTaskSlots(task({ remainingRuns: 2 }), everySecond, new Date(T0 + 500), options);
+    expect(two.executions.map((e) => e.scheduledFor.getTime())).toEqual([T0, T0 + 1000]);
+    expect(two.advance).toMatchObject({ nextRunAt: null, runs: 2 });
+    const plenty = planTaskSlots(task({ remainingRuns: 10 }), everySecond, new Date(T0 + 500), options);
+    expect(plenty.advance).toMatchObject({ nextRunAt: new Date(T0 + 3000), runs: 3 });
+    expect(planTaskSlots(task({ remainingRuns: null }), everySecond, new Date(T0 + 500), options).advance.runs).toBe(3);
+    // A backlog under misfire skip: every slot missed, none counted against the limit.
+    const late = planTaskSlots(task({ remainingRuns: 1, misfire: 'skip', maxDelayMs: 1_000 }), everySecond, new Date(T0 + 3_500), { ...options, lookaheadMs: 0 });
+    expect(late.executions.filter((e) => e.status === 'missed')).toHaveLength(3);
+    expect(late.advance.runs).toBe(1);
+  });
+
   it('computes from the cursor, never from now: slots between the two are not skipped', () => {
     const plan = planTaskSlots(task({ maxDelayMs: 3_600_000 }), everySecond, new Date(T0 + 10_000), options);
     const slots = plan.executions.map((e) => e.scheduledFor.getTime());

@@ -31,6 +31,8 @@ export interface PlannableTask {
   handler: string;
   /** The cursor: the first slot not yet planned. */
   nextRunAt: Date | null;
+  /** A run limit (`schedule.remainingRuns`): the slots still to plan to run; null or absent: none. */
+  remainingRuns?: number | null;
 }
 
 /**
@@ -123,5 +125,16 @@ export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date
   });
   executions.sort((a, b) => a.scheduledFor.getTime() - b.scheduledFor.getTime());
 
-  return { executions, advance: { id: task.id, nextRunAt: cursor, lastScheduledFor, missed }, examined };
+  // A run limit: the first `remainingRuns` runs are planned, and once it is spent the schedule ends.
+  const limit = task.remainingRuns ?? null;
+  let runs = executions.filter((e) => e.status === 'scheduled').length;
+  if (limit !== null && runs >= limit) {
+    let kept = 0;
+    const within = executions.filter((e) => e.status !== 'scheduled' || (kept += 1) <= limit);
+    executions.length = 0;
+    executions.push(...within);
+    runs = limit;
+    cursor = null;
+  }
+  return { executions, advance: { id: task.id, nextRunAt: cursor, lastScheduledFor, missed, runs }, examined };
 }

@@ -36,7 +36,7 @@ export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now,
   const timezone = s.timezone ?? TASK_DEFAULTS.timezone;
   const startAt = spec.startAt ?? null;
   const endAt = spec.endAt ?? null;
-  const nextRunAt = compileSchedule(spec).next(now);
+  const nextRunAt = s.remainingRuns === 0 ? null : compileSchedule(spec).next(now);
   const p = input.policy ?? {};
   return {
     name: input.name,
@@ -52,6 +52,7 @@ export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now,
     timezone,
     startAt,
     endAt,
+    remainingRuns: s.remainingRuns ?? null,
     jitterMs: durationMs(s.jitter ?? TASK_DEFAULTS.jitter),
     dstGap: s.dst?.gap ?? null,
     dstOverlap: s.dst?.overlap ?? null,

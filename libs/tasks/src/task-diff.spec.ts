@@ -10,7 +10,7 @@ function task(name: string, extra: Partial<TaskState> = {}): TaskState {
     handler: 'noop',
     payload: {},
     secretFields: [],
-    schedule: { cron: '0 9 * * *', timezone: 'UTC', startAt: null, endAt: null, jitter: '0s' },
+    schedule: { cron: '0 9 * * *', timezone: 'UTC', startAt: null, endAt: null, remainingRuns: null, jitter: '0s' },
     policy: { overlap: 'skip', misfire: 'run_once', maxDelay: '1h', retry: { attempts: 3, backoff: '30s', maxBackoff: '1h' }, timeout: '5m', concurrency: null, rateLimit: null, pauseAfter: null },
     notify: { url: null, on: ['dead'] },
     paused: false,

@@ -10,7 +10,7 @@ import type { TaskDefinition } from './task-definition.js';
 const CATCH_UP_MISFIRE = { skip: 'skip', latest: 'run_once', all: 'run_all' } as const;
 
 /** What decides when a task's slots are. */
-const SCHEDULE_FIELDS = ['scheduleKind', 'cron', 'rrule', 'runAt', 'everyMs', 'timezone', 'startAt', 'endAt', 'jitterMs', 'dstGap', 'dstOverlap', 'exclude', 'calendars'] as const;
+const SCHEDULE_FIELDS = ['scheduleKind', 'cron', 'rrule', 'runAt', 'everyMs', 'timezone', 'startAt', 'endAt', 'remainingRuns', 'jitterMs', 'dstGap', 'dstOverlap', 'exclude', 'calendars'] as const;
 /**
  * What decides what a slot runs and how: what an execution in progress pins, and the policies that
  * judge a slot's start. Description, notification and labels are neither.

@@ -41,6 +41,7 @@ export function presentDefinition(task: Task): TaskDefinitionJson {
       timezone: task.timezone,
       startAt: task.startAt?.toISOString() ?? null,
       endAt: task.endAt?.toISOString() ?? null,
+      remainingRuns: task.remainingRuns,
       jitter: formatDuration(task.jitterMs),
       ...(task.dstGap || task.dstOverlap ? { dst: { gap: task.dstGap ?? undefined, overlap: task.dstOverlap ?? undefined } } : {}),
       ...(task.exclude.length > 0 ? { exclude: task.exclude } : {}),

@@ -20,3 +20,6 @@ ALTER TABLE "task" ADD COLUMN "pause_note" TEXT;
 -- A failure breaker (`policy.pauseAfter`): this many slots ended dead within this long pause the task.
 ALTER TABLE "task" ADD COLUMN "pause_after_failures" INTEGER;
 ALTER TABLE "task" ADD COLUMN "pause_after_within_ms" INTEGER;
+
+-- A run limit (`schedule.remainingRuns`): the slots still to plan to run, counting down; at 0 the task completes.
+ALTER TABLE "task" ADD COLUMN "remaining_runs" INTEGER;
