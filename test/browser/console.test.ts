@@ -259,6 +259,30 @@ describe('the console', () => {
     await ctx.db.prisma.taskExecution.deleteMany({ where: { taskName: 'strip-report' } });
   });
 
+  it('lists a task\'s versions with what each changed, and rolls back after showing what the rollback would do', async () => {
+    expect((await call('POST', '/v1/tasks', { name: 'ver-report', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' } })).status).toBe(201);
+    expect((await call('PATCH', '/v1/tasks/ver-report?reason=afternoons%20now', { schedule: { cron: '0 15 * * *' } })).status).toBe(200);
+    const { page } = admin;
+    await page.goto(`${ctx.api.base}/tasks/ver-report`);
+    const versions = page.getByRole('region', { name: 'Versions' });
+    const items = versions.locator('li.version');
+    await expect.poll(() => items.count()).toBe(2);
+    expect(await items.nth(0).textContent()).toMatch(/version 2 \(now\) · update · .* by admin-api-key — “afternoons now”/);
+    expect(await items.nth(0).textContent()).toContain('schedule.cron: "0 9 * * *" → "0 15 * * *"');
+    expect(await items.nth(0).getByRole('button').count()).toBe(0);
+    await versions.getByRole('button', { name: 'Roll back to version 1' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Roll back to version 1?' });
+    await expect.poll(() => dialog.textContent()).toMatch(/\d+ fire time\(s\) move, e\.g\. \S+ 15:00:00\+0[12]:00 → \S+ 09:00:00\+0[12]:00/);
+    expect((await call('GET', '/v1/tasks/ver-report')).body.schedule.cron).toBe('0 15 * * *');
+    await dialog.getByRole('button', { name: 'Roll back' }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Rolled ver-report back to version 1: it is now version 3.');
+    expect((await call('GET', '/v1/tasks/ver-report')).body.schedule.cron).toBe('0 9 * * *');
+    await expect.poll(() => items.count()).toBe(3);
+    expect(await items.nth(0).textContent()).toMatch(/version 3 \(now\) · rollback/);
+    await page.screenshot({ path: `${SCREENSHOTS}/versions.png`, fullPage: true });
+    expect((await call('DELETE', '/v1/tasks/ver-report')).status).toBe(204);
+  });
+
   it('strikes through the fire times a calendar of excluded days leaves out, and shows health, SLO and the calendar in the definition', async () => {
     const { page } = admin;
     // What the API plans: 20 fire times, none on an excluded day.

@@ -4,7 +4,7 @@ import { mergeExcluded, unexcludedPreview, unexcludedSchedule } from './excluded
 
 /** Noon UTC on each of `days` of June 2026. */
 const june = (...days: number[]) => days.map((d) => `2026-06-${String(d).padStart(2, '0')}T12:00:00.000Z`);
-const base = { timezone: 'UTC', startAt: null, endAt: null, jitter: '0s' };
+const base = { timezone: 'UTC', startAt: null, endAt: null, remainingRuns: null, jitter: '0s' };
 
 describe('excluded fire times', () => {
   it('puts the fire times the excluded days leave out among the real ones, in order', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cronWords, intervalWords, rruleWords, scheduleExpression, scheduleWords } from './schedule-words.js';
 
-const base = { timezone: 'Europe/Berlin', startAt: null, endAt: null, jitter: '0s' };
+const base = { timezone: 'Europe/Berlin', startAt: null, endAt: null, remainingRuns: null, jitter: '0s' };
 
 describe('schedules in words', () => {
   it('reads cron, with its zone, and falls back to the expression for what it cannot say', () => {

@@ -11,6 +11,7 @@ import { RunHistory } from '../components/run-history.js';
 import { type Say, TaskActions } from '../components/task-actions.js';
 import { FireTimes, TaskDefinition } from '../components/task-definition.js';
 import { TimelineStrip } from '../components/timeline-strip.js';
+import { TaskVersions } from '../components/task-versions.js';
 import { useLoad } from '../load.js';
 
 const UPCOMING = 20;
@@ -119,6 +120,9 @@ export function TaskPage() {
         <ErrorText error={history.error} />
         {history.data ? <RunHistory runs={history.data.items} zone={t.schedule.timezone} say={say} onChanged={() => void refresh()} /> : <p class="muted">Loading…</p>}
         {pager}
+      </Section>
+      <Section title="Versions">
+        <TaskVersions name={t.name} zone={t.schedule.timezone} say={say} onChanged={() => void refresh()} />
       </Section>
     </main>
   );
