@@ -76,6 +76,8 @@ const outcomes: Record<string, (run: BlockRun, api: Api) => Promise<void>> = {
   'cli-tasks': async (run, api) => {
     expect(run.stdout).toContain('paused nightly-report');
     expect(run.stdout).toContain('resumed nightly-report');
+    expect(run.stdout).toMatch(/^VERSION +CHANGED \(UTC\) +ACTION +BY/m);
+    expect(run.stdout).toContain('rolling nightly-report back to version 1 would:');
     expect(run.stdout).toMatch(/excluded by: +1\n +ledger-close/);
     expect((await api('GET', '/v1/tasks/nightly-report')).body).toMatchObject({ status: 'active', managedBy: 'example-repo' });
     expect((await api('GET', '/v1/tasks/migration-cutover')).status).toBe(404);
