@@ -259,7 +259,7 @@ describe('the console', () => {
     await ctx.db.prisma.taskExecution.deleteMany({ where: { taskName: 'strip-report' } });
   });
 
-  it('lists a task\'s versions with what each changed, and rolls back after showing what the rollback would do', async () => {
+  it('lists a task\'s versions with what each changed, and rolls back after showing what the rollback would do; shows a run limit, a breaker and a pause note', async () => {
     expect((await call('POST', '/v1/tasks', { name: 'ver-report', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' } })).status).toBe(201);
     expect((await call('PATCH', '/v1/tasks/ver-report?reason=afternoons%20now', { schedule: { cron: '0 15 * * *' } })).status).toBe(200);
     const { page } = admin;
@@ -281,6 +281,16 @@ describe('the console', () => {
     expect(await items.nth(0).textContent()).toMatch(/version 3 \(now\) · rollback/);
     await page.screenshot({ path: `${SCREENSHOTS}/versions.png`, fullPage: true });
     expect((await call('DELETE', '/v1/tasks/ver-report')).status).toBe(204);
+
+    // A run limit, a failure breaker and a pause with a note, as the definition shows them.
+    expect((await call('POST', '/v1/tasks', { name: 'lim-report', handler: 'noop', schedule: { cron: '0 9 * * *', remainingRuns: 7 }, policy: { pauseAfter: { failures: 5, within: '1h' } } })).status).toBe(201);
+    expect((await call('POST', '/v1/tasks/lim-report/pause', { note: 'vendor outage, see INC-42' })).body.health.pauseNote).toBe('vendor outage, see INC-42');
+    await page.goto(`${ctx.api.base}/tasks/lim-report`);
+    const definition = page.locator('.definition');
+    await expect.poll(() => definition.textContent()).toContain('Paused: vendor outage, see INC-42');
+    expect(await definition.textContent()).toContain('pauses the task after 5 failed slot(s) within 1h');
+    expect(await definition.textContent()).toContain('7 runs left');
+    expect((await call('DELETE', '/v1/tasks/lim-report')).status).toBe(204);
   });
 
   it('strikes through the fire times a calendar of excluded days leaves out, and shows health, SLO and the calendar in the definition', async () => {

@@ -63,6 +63,10 @@ describe('schema.prisma agrees with the migrated database', () => {
       sloStartWithinMs: 60_000,
       secret: 's',
       status: 'paused' as const,
+      pauseNote: 'vendor outage',
+      pauseAfterFailures: 5,
+      pauseAfterWithinMs: 3_600_000,
+      remainingRuns: 12,
       nextRunAt: now,
       lastScheduledFor: now,
       missedCount: 12n,
@@ -139,6 +143,11 @@ describe('schema.prisma agrees with the migrated database', () => {
     await expect(db.prisma.task.update({ where: { id: written.id }, data: { sloStartWithinMs: 0 } })).rejects.toThrow();
 
     const outbox = { topic: 'execution.dead', payload: { id: 1 }, availableAt: now, attempts: 2, lastError: 'x', deliveredAt: later, createdAt: now };
+    const version = { taskName: 'agreement', version: 7, taskId: written.id, action: 'task.update', definition: { name: 'agreement', payload: { token: 't' } }, changedAt: now, changedBy: 'pk_abc', reason: 'why' };
+    await db.prisma.taskVersion.create({ data: version });
+    expect(await db.prisma.taskVersion.findUniqueOrThrow({ where: { taskName_version: { taskName: 'agreement', version: 7 } } })).toEqual(version);
+    await expect(db.prisma.taskVersion.create({ data: version })).rejects.toThrow();
+
     const o = await db.prisma.outbox.create({ data: outbox });
     expect(await db.prisma.outbox.findUniqueOrThrow({ where: { id: o.id } })).toEqual({ ...outbox, id: o.id });
 

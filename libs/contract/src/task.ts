@@ -180,6 +180,7 @@ export const TaskHealth = z
     lastSuccessAt: Timestamp.nullable().meta({ description: 'when its latest successful run finished' }),
     lastSlotAt: Timestamp.nullable().meta({ description: 'its latest slot that has come (scheduled_for ≤ now)' }),
     consecutiveFailures: z.number().int().meta({ description: 'dead slots since its latest success' }),
+    pauseNote: z.string().optional().meta({ description: "while paused with a note (the pause's, or the failure breaker's): why" }),
     waitingForWorker: z
       .boolean()
       .optional()

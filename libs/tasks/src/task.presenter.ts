@@ -10,7 +10,8 @@ export type TaskDefinitionJson = Omit<TaskJson, 'health'>;
  * `upcoming` lists). The secret is never part of it (it is shown once, on create).
  */
 export function presentTask(task: Task, health: TaskHealthRow | undefined, nextRunAt: string | null): TaskJson {
-  return { ...presentDefinition(task), nextRunAt, health: presentHealth(health) };
+  const shown = presentHealth(health);
+  return { ...presentDefinition(task), nextRunAt, health: task.status === 'paused' && task.pauseNote ? { ...shown, pauseNote: task.pauseNote } : shown };
 }
 
 /** A task's health as the API shows it; a task just written has no row read yet: `never_ran` or its status. */

@@ -102,6 +102,10 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
       <Row term="Flow control">
         <FlowControl policy={task.policy} />
       </Row>
+      <Row term="Failure breaker">
+        {task.policy.pauseAfter ? `pauses the task after ${task.policy.pauseAfter.failures} failed slot(s) within ${task.policy.pauseAfter.within}` : <span class="muted">—</span>}
+      </Row>
+      {s.remainingRuns !== null ? <Row term="Run limit">{s.remainingRuns === 1 ? '1 run left' : `${s.remainingRuns} runs left`}</Row> : null}
       <Row term="Notify">{task.notify.url ? `${task.notify.url} on ${task.notify.on.join(', ')}` : <span class="muted">—</span>}</Row>
       <Row term="Labels">
         <Labels labels={task.labels} />
