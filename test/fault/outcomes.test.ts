@@ -11,6 +11,7 @@ import './slow-claim.fault.js';
 import './backlog-cost.fault.js';
 import './edits.fault.js';
 import './timeline.fault.js';
+import './breaker.fault.js';
 import './database-blink.fault.js';
 import './chaos.fault.js';
 import './bench-quick.fault.js';

@@ -14,5 +14,3 @@ import './worker-faults.fault.js';
 import './flow-control.fault.js';
 import './downtime-misfire.fault.js';
 import './shards.fault.js';
-// Judged by counts, not timings: here to even out the two files' lengths.
-import './breaker.fault.js';
