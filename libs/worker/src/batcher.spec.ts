@@ -13,7 +13,8 @@ function gated() {
   return { batches, run, release: () => gates.shift()?.() };
 }
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+/** A turn of the event loop: a timer, then the check phase, where the batcher sends (setImmediate) — in that order, whichever Node runs first. */
+const tick = () => new Promise((resolve) => setTimeout(() => setImmediate(resolve), 0));
 
 describe('Batcher', () => {
   it('never sends a call given up on while it waited for its batch; the others of that batch go', async () => {
