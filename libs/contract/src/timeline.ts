@@ -29,6 +29,19 @@ export const SLOT_REASONS = [
 export const SlotOutcome = z.enum(SLOT_OUTCOMES).meta({ id: 'SlotOutcome' });
 export const SlotReason = z.enum(SLOT_REASONS).meta({ id: 'SlotReason' });
 export type SlotOutcome = z.infer<typeof SlotOutcome>;
+
+/** Each outcome in words, as `punctual explain` and the console say it. */
+export const SLOT_OUTCOME_WORDS: Record<SlotOutcome, string> = {
+  succeeded: 'ran',
+  failed: 'failed',
+  running: 'running',
+  pending: 'pending',
+  skipped: 'skipped',
+  missed: 'missed',
+  cancelled: 'cancelled',
+  not_planned: 'did not run',
+  upcoming: 'upcoming',
+};
 export type SlotReason = z.infer<typeof SlotReason>;
 
 /** The longest range one timeline request may cover. */

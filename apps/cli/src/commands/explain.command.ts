@@ -1,5 +1,5 @@
 import type { PunctualClient } from '@punctual/client';
-import type { SlotOutcome, TimelineItem, TimelinePage } from '@punctual/contract';
+import { SLOT_OUTCOME_WORDS, type TimelineItem, type TimelinePage } from '@punctual/contract';
 import type { Command } from 'commander';
 import { type CliRun, print } from '../context.js';
 import { EXIT } from '../errors.js';
@@ -8,19 +8,6 @@ import { instant } from './arguments.js';
 const DAY = 86_400_000;
 /** How far around `--at` the nearest slot is looked for, widening until one is found. */
 const NEAR = [60_000, 3_600_000, DAY, 15 * DAY];
-
-/** What each outcome is called on a line of `punctual explain`. */
-const WORDS: Record<SlotOutcome, string> = {
-  succeeded: 'ran',
-  failed: 'failed',
-  running: 'running',
-  pending: 'pending',
-  skipped: 'skipped',
-  missed: 'missed',
-  cancelled: 'cancelled',
-  not_planned: 'did not run',
-  upcoming: 'upcoming',
-};
 
 /**
  * `punctual explain <task>`: why each slot of a task ran or did not — one line per slot in the
@@ -39,7 +26,7 @@ export function explainCommand(program: Command, run: CliRun): void {
     .action(async (name: string, options: { at?: string; from?: string; to?: string }, command: Command) => {
       const client = run.client();
       const { items, zone } = options.at ? await nearest(client, name, Date.parse(options.at)) : await slots(client, name, options.from, options.to);
-      const lines = items.map((item) => `${slotLabel(item, zone)}  ${WORDS[item.outcome]} — ${item.detail}`);
+      const lines = items.map((item) => `${slotLabel(item, zone)}  ${SLOT_OUTCOME_WORDS[item.outcome]} — ${item.detail}`);
       print(run, command, lines.length ? lines.join('\n') : `${name} has no slots in that range`, { items });
       run.exitCode = items.every((i) => i.outcome === 'succeeded' || i.outcome === 'upcoming') ? EXIT.ok : EXIT.changes;
     });

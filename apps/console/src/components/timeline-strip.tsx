@@ -1,4 +1,4 @@
-import type { SlotOutcome, TimelineItem } from '@punctual/contract';
+import { SLOT_OUTCOME_WORDS, type SlotOutcome, type TimelineItem } from '@punctual/contract';
 import { useState } from 'preact/hooks';
 import { api, errorText } from '../api.js';
 import { formatInZone } from '../format/time.js';
@@ -10,18 +10,8 @@ const SPANS = { day: 24 * HOUR, week: 7 * 24 * HOUR } as const;
 /** The most cells the strip draws: past that, only the latest slots of the span. */
 const CELLS_MAX = 1_000;
 
-/** What each outcome is called in the strip's legend and on hover. */
-export const OUTCOME_WORDS: Record<SlotOutcome, string> = {
-  succeeded: 'succeeded',
-  failed: 'failed',
-  running: 'running',
-  pending: 'pending',
-  skipped: 'skipped',
-  missed: 'missed',
-  cancelled: 'cancelled',
-  not_planned: 'did not run',
-  upcoming: 'upcoming',
-};
+/** What each outcome is called in the strip's legend and on hover: as `punctual explain` says it, but a success is "succeeded". */
+export const OUTCOME_WORDS: Record<SlotOutcome, string> = { ...SLOT_OUTCOME_WORDS, succeeded: 'succeeded' };
 
 /**
  * The slots of the last day (or week) up to a little ahead — the timeline of a span at most
