@@ -50,10 +50,10 @@ describe('fault: flow control — concurrency keys and rate limits shared across
   const rows = async (prefix: string) =>
     (
       await cluster.db.query(
-        `SELECT id, task_name, status, attempt, worker_id, fire_at, started_at, finished_at FROM task_execution WHERE task_name LIKE $1 ORDER BY fire_at, id`,
+        `SELECT id, task_name, status, attempt, worker_id, fire_at, started_at, finished_at, flow_waited_ms FROM task_execution WHERE task_name LIKE $1 ORDER BY fire_at, id`,
         [`${prefix}%`],
       )
-    ).rows as { id: string; task_name: string; status: string; attempt: number; worker_id: string; fire_at: Date; started_at: Date; finished_at: Date }[];
+    ).rows as { id: string; task_name: string; status: string; attempt: number; worker_id: string; fire_at: Date; started_at: Date; finished_at: Date; flow_waited_ms: number | null }[];
   /** Every one of `count` runs named `prefix…` succeeded (none missing: the planner may not have made them all yet). */
   const allSucceeded = (prefix: string, count: number, timeoutMs: number) =>
     cluster.waitFor(async () => {
@@ -102,9 +102,14 @@ describe('fault: flow control — concurrency keys and rate limits shared across
     // No window of 1 s at the webhook holds more than 5 starts, and the runs went in fire_at order.
     const rate = all.filter((r) => r.task_name.startsWith('rate-'));
     expect(mostWithin(callsOf(2), 1_000)).toBe(5);
-    // The first five fit the first window; every later one waited, and they went in fire_at order.
-    const byStart = [...rate].sort((a, b) => a.started_at.getTime() - b.started_at.getTime()).map((r) => r.task_name);
-    expect(byStart.slice(5)).toEqual(rate.slice(5).map((r) => r.task_name));
+    // At most five start in the first window; the runs that found it full were held (a wait is
+    // recorded) and were let go in fire_at order. Which runs reach the key first is the workers'
+    // race — on a busy machine one due early may come to the claim after one due later — so the
+    // order is judged among the held runs, by the wait each recorded, not by a start time.
+    const held = rate.filter((r) => r.flow_waited_ms !== null);
+    expect(held.length).toBeGreaterThanOrEqual(rate.length - 5 * 2);
+    const heldByStart = [...held].sort((a, b) => a.started_at.getTime() - b.started_at.getTime()).map((r) => r.task_name);
+    expect(heldByStart).toEqual(held.map((r) => r.task_name));
     expect(Math.max(...rate.map((r) => r.started_at.getTime())) - at.getTime()).toBeGreaterThan(2_500);
 
     // Another key and no key: on time while partner-api and mail-relay waited.
