@@ -72,6 +72,9 @@ describe('cron syntax: cron-parser decides what an expression means', () => {
   });
 
   it('refuses null and other non-strings with the typed error, never a TypeError', () => {
+    // Warm the caches with the text an array reads as: a cached schedule must not answer for it.
+    compileSchedule({ kind: 'cron', cron: '* * * * *', timezone: 'UTC', hashKey: KEY });
+    compileCron('* * * * *', 'UTC', KEY);
     for (const cron of [null, undefined, 5, {}, ['* * * * *']] as unknown as string[]) {
       expect(refusal(() => parseCron(cron, KEY)).field).toBe('schedule.cron');
       expect(refusal(() => compileCron(cron, 'UTC', KEY)).field).toBe('schedule.cron');

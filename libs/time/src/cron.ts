@@ -66,8 +66,9 @@ function countFireInstants(calendar: CronCalendar, timeline: ZoneTimeline, next:
 
 /** Parsed expressions are shared by every zone and task that uses them (their day masks too). */
 function calendarOf(expression: string, hashKey: string): { calendar: CronCalendar; wildcardHour: boolean } {
-  const key = `${usesHash(expression) ? hashKey : ''}\u0000${expression}`;
-  let entry = calendars.get(key);
+  // Only text is a key: `['* * * * *']` would read as `* * * * *` and find its calendar.
+  const key = typeof expression === 'string' ? `${usesHash(expression) ? hashKey : ''}\u0000${expression}` : null;
+  let entry = key === null ? undefined : calendars.get(key);
   if (!entry) {
     const fields = parseCron(expression, hashKey);
     const calendar = new CronCalendar(fields);
@@ -77,7 +78,7 @@ function calendarOf(expression: string, hashKey: string): { calendar: CronCalend
     }
     entry = { calendar, wildcardHour: fields.wildcardHour };
     if (calendars.size >= CALENDAR_LIMIT) calendars.clear();
-    calendars.set(key, entry);
+    if (key !== null) calendars.set(key, entry);
   }
   return entry;
 }

@@ -25,6 +25,10 @@ export function compileSchedule(spec: ScheduleSpec): Schedule {
 }
 
 function memoised(spec: Extract<ScheduleSpec, { kind: 'cron' | 'rrule' }>): Schedule {
+  const compile = () =>
+    spec.kind === 'cron' ? compileCron(spec.cron, spec.timezone, spec.hashKey ?? '', spec.dst) : compileRrule(spec.rrule, spec.timezone, rruleAnchor(spec), spec.dst);
+  // Only text is a key: an array `['* * * * *']` would read as `* * * * *` and find its schedule.
+  if (typeof (spec.kind === 'cron' ? spec.cron : spec.rrule) !== 'string') return compile();
   const dst = `${spec.dst?.gap ?? ''}/${spec.dst?.overlap ?? ''}`;
   const anchor = spec.kind === 'rrule' ? rruleAnchor(spec) : null;
   const key =
@@ -33,9 +37,7 @@ function memoised(spec: Extract<ScheduleSpec, { kind: 'cron' | 'rrule' }>): Sche
       : `rrule\u0000${spec.timezone}\u0000${anchor!.getTime()}\u0000${dst}\u0000${spec.rrule}`;
   let schedule = compiled.get(key);
   if (!schedule) {
-    schedule = spec.kind === 'cron'
-      ? compileCron(spec.cron, spec.timezone, spec.hashKey ?? '', spec.dst)
-      : compileRrule(spec.rrule, spec.timezone, anchor!, spec.dst);
+    schedule = compile();
     if (compiled.size >= CACHE_LIMIT) compiled.clear();
     compiled.set(key, schedule);
   }
