@@ -18,6 +18,11 @@ export default defineConfig({
   test: {
     // Two workers, one per core: the integration files two at a time, and the two fault files side by side.
     maxWorkers: 2,
+    // A worker keeps its loaded modules from one file to the next (Nest, Prisma and every lib are
+    // imported once per worker, not once per file: about two minutes of the suite). Each file still
+    // opens its own database, Redis prefix and application, and a test that stubs something
+    // restores it; module-level caches are shared, so they must answer only for what keyed them.
+    isolate: false,
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // A condition polled for (a chart drawn, a row shown) gets 10 s, not vitest's 1 s: on a machine
