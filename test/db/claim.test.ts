@@ -247,20 +247,22 @@ describe('claiming an execution', () => {
 
     it('a run released late (after a failover) makes the next slot ask again until it has waited as long, then the policy decides', async () => {
       const now = Date.now();
-      // Released 1 s after its fire_at, just before the next slot.
-      const late = await execution('queued', { exclusive: true, at: now - 1_100, queuedAt: new Date(now - 100) });
+      // Released 4 s after its fire_at, just before the next slot (4 s: wide enough that a busy
+      // machine's pauses between the steps below stay inside the wait they judge).
+      const LATE = 4_000;
+      const late = await execution('queued', { exclusive: true, at: now - LATE - 100, queuedAt: new Date(now - 100) });
       expect((await claim(late)).kind).toBe('run');
       await startedAt(late, now - 100);
       const nextAt = now - 50;
-      // The late run's slot is the one before the next (the tests share a task: earlier tests' slots of the last second go).
-      await db.prisma.taskExecution.deleteMany({ where: { taskId, scheduledFor: { gt: new Date(now - 1_100), lt: new Date(nextAt) } } });
+      // The late run's slot is the one before the next (the tests share a task: earlier tests' slots of the last seconds go).
+      await db.prisma.taskExecution.deleteMany({ where: { taskId, scheduledFor: { gt: new Date(now - LATE - 100), lt: new Date(nextAt) } } });
       const next = await execution('queued', { exclusive: true, at: nextAt, queuedAt: new Date(now) });
-      // It comes back once it has waited 1 s (or sooner, should the run end on the same worker).
+      // It comes back once it has waited as long as the run ahead was late (or sooner, should the run end on the same worker).
       const first = await claim(next);
-      expect(first.kind === 'later' && [first.why, first.afterMs! > 0 && first.afterMs! <= 1_000]).toEqual(['allowance', true]);
-      await db.clockPasses(nextAt + 350, 'a third of the wait');
+      expect(first.kind === 'later' && [first.why, first.afterMs! > 0 && first.afterMs! <= LATE]).toEqual(['allowance', true]);
+      await db.clockPasses(nextAt + LATE / 3, 'a third of the wait');
       expect((await claim(next)).kind).toBe('later');
-      await db.clockPasses(nextAt + 1_000, 'the end of the wait');
+      await db.clockPasses(nextAt + LATE, 'the end of the wait');
       expect(await claim(next)).toEqual({ kind: 'skipped', reason: 'overlap' });
     });
 

@@ -105,3 +105,33 @@ describe('docker-compose.yml', () => {
     }
   });
 });
+
+describe('docker-compose.sentinel.yml (with docker-compose.yml)', () => {
+  const override = parse(readFileSync(root('docker-compose.sentinel.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+  const sentinels = Object.keys(override.services).filter((name) => name.startsWith('sentinel-'));
+  /** A role's environment as Compose merges the two files: the override's keys over the base's. */
+  const merged = (role: string) => withDefaults({ ...services[role]!.environment, ...override.services[role]!.environment });
+
+  it('adds a replica of the redis service and three sentinels monitoring it as the primary', () => {
+    expect(sentinels).toHaveLength(3);
+    expect(words(override.services['redis-replica']!.command).join(' ')).toMatch(/--replicaof redis 6379\b.*--maxmemory-policy noeviction\b.*--appendonly yes\b/);
+    for (const name of sentinels) {
+      const script = words(override.services[name]!.command).join(' ');
+      expect(script, name).toMatch(/sentinel monitor mymaster redis 6379 2/);
+      expect(script, name).toMatch(/--sentinel$/);
+      expect(words(override.services[name]!.healthcheck!.test).join(' '), name).toMatch(/redis-cli -p 26379 ping/);
+    }
+    for (const [source] of (override.services['redis-replica']!.volumes ?? []).map((v) => String(v).split(':'))) expect(Object.keys(override.volumes ?? {})).toContain(source);
+  });
+
+  it('has every role reach Redis through those sentinels, after they are healthy', () => {
+    for (const role of APPS) {
+      const config = loadConfig(merged(role));
+      expect(config.redisTopology.kind, role).toBe('sentinel');
+      if (config.redisTopology.kind !== 'sentinel') continue;
+      expect(config.redisTopology.master, role).toBe('mymaster');
+      expect(config.redisTopology.sentinels.map((s) => `${s.host}:${s.port}`), role).toEqual(sentinels.map((name) => `${name}:26379`));
+      expect(Object.keys(override.services[role]!.depends_on ?? {}).sort(), role).toEqual(sentinels);
+    }
+  });
+});

@@ -7,8 +7,10 @@ import { configData, deployment, EXAMPLE_SECRET, type K8sObject, RENDERS, ROLES,
 // The optional components (KEDA, ServiceMonitor), what differs between overlays, and the checks themselves.
 const withComponent = (component: string) => RENDERS.filter((r) => r.components.includes(component));
 
-describe.each(withComponent('keda'))('kubernetes: $label', ({ objects }) => {
+describe.each(withComponent('keda'))('kubernetes: $label', ({ objects, components }) => {
   const config = loadConfig(configData(objects));
+  // Behind Sentinel KEDA reads the lists through the sentinels, from the primary they name.
+  const sentinel = components.includes('redis-sentinel');
 
   it("scales workers on the BullMQ wait lists of the built-in handlers' queues under this REDIS_PREFIX (KEDA)", () => {
     const scaled = objects.find((o) => o.kind === 'ScaledObject')!;
@@ -16,12 +18,25 @@ describe.each(withComponent('keda'))('kubernetes: $label', ({ objects }) => {
     expect(scaled.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: deployment(objects, 'worker').metadata.name });
     expect(scaled.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
     expect(scaled.spec.maxReplicaCount).toBeGreaterThan(scaled.spec.minReplicaCount);
-    const triggers = scaled.spec.triggers as { type: string; metadata: { listName: string }; authenticationRef: { name: string } }[];
-    expect(triggers.map((t) => t.type)).toEqual(['redis', 'redis', 'redis']);
+    const triggers = scaled.spec.triggers as { type: string; metadata: { listName: string; sentinelMaster?: string }; authenticationRef: { name: string } }[];
+    expect(triggers.map((t) => t.type)).toEqual(Array(3).fill(sentinel ? 'redis-sentinel' : 'redis'));
     expect(triggers.map((t) => t.metadata.listName)).toEqual(['http', 'log', 'noop'].map((h) => `${config.redisPrefix}:${executionsQueueName(h)}:wait`));
     for (const trigger of triggers) {
+      if (sentinel) expect(trigger.metadata.sentinelMaster).toBe(config.redisTopology.kind === 'sentinel' ? config.redisTopology.master : 'no sentinel configured');
       const auth = objects.find((o) => o.kind === 'TriggerAuthentication' && o.metadata.name === trigger.authenticationRef.name);
-      expect(auth?.spec.secretTargetRef.map((r: { parameter: string }) => r.parameter)).toContain('address');
+      expect(auth?.spec.secretTargetRef.map((r: { parameter: string }) => r.parameter)).toContain(sentinel ? 'addresses' : 'address');
+    }
+  });
+});
+
+describe.each(withComponent('redis-sentinel'))('kubernetes: $label', ({ objects }) => {
+  it('reaches Redis through the sentinels in every role: the config loads as a Sentinel topology, and no role names a Redis host of its own', () => {
+    const config = loadConfig({ ...configData(objects), ...EXAMPLE_SECRET.stringData });
+    expect(config.redisTopology).toMatchObject({ kind: 'sentinel', master: 'mymaster' });
+    expect(config.redisTopology.kind === 'sentinel' && config.redisTopology.sentinels).toHaveLength(3);
+    for (const role of ROLES) {
+      const env = deployment(objects, role).spec.template.spec.containers[0].env ?? [];
+      expect(env.map((e: { name: string }) => e.name).filter((n: string) => n.startsWith('REDIS_')), role).toEqual([]);
     }
   });
 });

@@ -103,11 +103,13 @@ describe('fault: workers that die, freeze or are stopped mid-run', () => {
   });
 
   it('SIGTERM mid-handler: a long handler is aborted after the grace and retried elsewhere; exit 0', async () => {
-    cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true, env: { SHUTDOWN_GRACE_MS: '1000' } });
+    // Both workers up before the run starts (one started meanwhile could take longer than the
+    // handler on a busy machine): the one running it is stopped, the other takes the retry.
+    cluster = await Cluster.start({ schedulers: 1, workers: 2, api: true, env: { SHUTDOWN_GRACE_MS: '1000' } });
     const c = cluster;
     await c.call('POST', '/v1/tasks', { name: 'handback', handler: 'sleep', payload: { ms: 6000 }, schedule: { at: soon() } });
     const { worker } = await runningOn(c, 'handback');
-    const other = await c.add('worker');
+    const other = c.workers.find((w) => w !== worker)!;
     const stoppedAt = Date.now();
     expect(await worker.stop('SIGTERM')).toBe(0);
     expect(Date.now() - stoppedAt).toBeLessThan(5_000);

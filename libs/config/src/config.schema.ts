@@ -20,15 +20,36 @@ const anyUrl = (protocols: string[]) =>
 
 const url = (protocols: string[], fallback: string) => anyUrl(protocols).default(fallback);
 
+/** A comma-separated list of `host:port` (a Sentinel's or a Redis Cluster node's address). */
+const hostPorts = z
+  .string()
+  .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))
+  .refine(
+    (items) => items.length > 0 && items.length <= 64 && items.every((item) => /^[0-9A-Za-z._-]{1,253}:\d{1,5}$/.test(item) && Number(item.split(':')[1]) <= 65535),
+    'must list host:port addresses, comma-separated (e.g. sentinel-0:26379,sentinel-1:26379)',
+  )
+  .transform((items) => items.map((item) => ({ host: item.split(':')[0]!, port: Number(item.split(':')[1]) })));
+
 /** Every environment variable Punctual reads, with its default. The manifests may set only these. */
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
   DATABASE_URL: url(['postgresql:', 'postgres:'], 'postgresql://postgres@127.0.0.1:5432/punctual'),
+  /** `transaction`: DATABASE_URL goes through a pooler in transaction mode (PgBouncer `pool_mode=transaction`). */
+  DATABASE_POOLING: z.enum(['session', 'transaction'], { error: 'must be session or transaction' }).default('session'),
+  /** Postgres itself, not a pooler: the schedulers (their fencing needs session settings) and the migrations use it. */
+  DATABASE_DIRECT_URL: anyUrl(['postgresql:', 'postgres:']).optional(),
   REDIS_URL: url(['redis:', 'rediss:'], 'redis://127.0.0.1:6379'),
+  /** Sentinels that know the Redis primary (REDIS_SENTINEL_MASTER); REDIS_URL then gives only its credentials, database and TLS. */
+  REDIS_SENTINELS: hostPorts.optional(),
+  REDIS_SENTINEL_MASTER: z.string().regex(/^[A-Za-z0-9_.-]{1,200}$/, 'must be the name the sentinels monitor the primary by, e.g. mymaster').optional(),
+  REDIS_SENTINEL_PASSWORD: z.string().min(1).optional(),
+  /** Nodes of a Redis Cluster to start from; REDIS_URL then gives only the credentials and TLS. */
+  REDIS_CLUSTER_NODES: hostPorts.optional(),
+  /** Unset: `punctual`, or `{punctual}` with REDIS_CLUSTER_NODES (a hash tag: every key in one slot). */
   REDIS_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 characters of letters, digits, _ . - { }')
-    .default('punctual'),
+    .optional(),
   PORT: int(3000, 0, 65535),
   /** The address every role listens on; unset: 127.0.0.1 in development, 0.0.0.0 otherwise. */
   HOST: z.string().regex(/^[0-9A-Za-z.:-]{1,253}$/, 'must be an IP address or a host name, e.g. 0.0.0.0 or 127.0.0.1').optional(),
@@ -76,6 +97,20 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** OTLP/HTTP collector base URL; traces go to `<url>/v1/traces`. Unset: tracing is off. */
   OTEL_EXPORTER_OTLP_ENDPOINT: anyUrl(['http:', 'https:']).optional(),
+}).superRefine((c, ctx) => {
+  // Rules between variables, each reported under the variable to change.
+  const issue = (name: string, message: string) => ctx.addIssue({ code: 'custom', path: [name], message });
+  if (c.DATABASE_POOLING === 'transaction' && !c.DATABASE_DIRECT_URL) {
+    issue('DATABASE_DIRECT_URL', 'must be set with DATABASE_POOLING=transaction: the schedulers and the migrations need a session of their own, past the pooler');
+  }
+  if (c.REDIS_SENTINELS && c.REDIS_CLUSTER_NODES) issue('REDIS_CLUSTER_NODES', 'must not be set with REDIS_SENTINELS: the Redis is either behind Sentinel or a Redis Cluster');
+  if (c.REDIS_SENTINELS && !c.REDIS_SENTINEL_MASTER) issue('REDIS_SENTINEL_MASTER', 'must be set with REDIS_SENTINELS: the name the sentinels monitor the primary by');
+  if (!c.REDIS_SENTINELS && (c.REDIS_SENTINEL_MASTER || c.REDIS_SENTINEL_PASSWORD)) {
+    issue(c.REDIS_SENTINEL_MASTER ? 'REDIS_SENTINEL_MASTER' : 'REDIS_SENTINEL_PASSWORD', 'is read only with REDIS_SENTINELS, which is not set');
+  }
+  if (c.REDIS_CLUSTER_NODES && c.REDIS_PREFIX !== undefined && !/\{[^{}]+\}/.test(c.REDIS_PREFIX)) {
+    issue('REDIS_PREFIX', 'must hold a hash tag such as {punctual} with REDIS_CLUSTER_NODES, so that every key Punctual writes is in one slot');
+  }
 });
 
 export type RawConfig = z.output<typeof configSchema>;

@@ -1,10 +1,17 @@
-import { configSchema, KNOWN_ENV_NAMES } from './config.schema.js';
+import { configSchema, KNOWN_ENV_NAMES, type RawConfig } from './config.schema.js';
 
 /** Punctual's configuration: read from the environment once, validated, frozen. */
 export interface Config {
   readonly nodeEnv: 'development' | 'production' | 'test';
   readonly databaseUrl: string;
+  /** Whether DATABASE_URL goes through a pooler in transaction mode: no session settings, no named statements on it. */
+  readonly databasePooling: 'session' | 'transaction';
+  /** Postgres itself (DATABASE_DIRECT_URL), past any pooler; set whenever `databasePooling` is `transaction`. */
+  readonly databaseDirectUrl: string | undefined;
+  /** REDIS_URL: the Redis itself, or only its credentials, database and TLS behind Sentinel or as a Redis Cluster. */
   readonly redisUrl: string;
+  /** How the Redis is reached: one server, its primary through Sentinel, or a Redis Cluster. */
+  readonly redisTopology: RedisTopology;
   readonly redisPrefix: string;
   readonly port: number;
   readonly healthPort: number;
@@ -41,6 +48,17 @@ export interface Config {
   readonly otlpEndpoint: string | undefined;
 }
 
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** How a process reaches Redis (REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES). */
+export type RedisTopology =
+  | { readonly kind: 'single' }
+  | { readonly kind: 'sentinel'; readonly sentinels: readonly HostPort[]; readonly master: string; readonly sentinelPassword: string | undefined }
+  | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[] };
+
 /** A bad environment: its message is one line naming the variable and what it expected. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -60,15 +78,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');
-    const shown = input[name] === undefined || /KEY|TOKEN|URL/.test(name) ? '' : ` (got "${input[name]}")`;
+    const shown = input[name] === undefined || /KEY|TOKEN|URL|PASSWORD/.test(name) ? '' : ` (got "${input[name]}")`;
     throw new ConfigError(`Invalid configuration: ${name} ${issue.message}${shown}`);
   }
   const c = parsed.data;
   return Object.freeze({
     nodeEnv: c.NODE_ENV,
     databaseUrl: c.DATABASE_URL,
+    databasePooling: c.DATABASE_POOLING,
+    databaseDirectUrl: c.DATABASE_DIRECT_URL,
     redisUrl: c.REDIS_URL,
-    redisPrefix: c.REDIS_PREFIX,
+    redisTopology: redisTopology(c),
+    redisPrefix: c.REDIS_PREFIX ?? (c.REDIS_CLUSTER_NODES ? '{punctual}' : 'punctual'),
     port: c.PORT,
     healthPort: c.HEALTH_PORT,
     // A development machine keeps its API to itself; an image or a pod listens on every interface.
@@ -95,6 +116,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: c.LOG_LEVEL,
     otlpEndpoint: c.OTEL_EXPORTER_OTLP_ENDPOINT,
   });
+}
+
+function redisTopology(c: RawConfig): RedisTopology {
+  if (c.REDIS_SENTINELS) {
+    return Object.freeze({ kind: 'sentinel', sentinels: Object.freeze(c.REDIS_SENTINELS), master: c.REDIS_SENTINEL_MASTER!, sentinelPassword: c.REDIS_SENTINEL_PASSWORD });
+  }
+  if (c.REDIS_CLUSTER_NODES) return Object.freeze({ kind: 'cluster', nodes: Object.freeze(c.REDIS_CLUSTER_NODES) });
+  return Object.freeze({ kind: 'single' });
 }
 
 /**

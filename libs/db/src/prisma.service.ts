@@ -10,6 +10,13 @@ export interface DbSessionSettings {
   idleInTransactionTimeoutMs: number;
   /** A statement waiting this long for a lock fails instead of waiting on. 0: no limit. */
   lockTimeoutMs: number;
+  /**
+   * Whether the role relies on these limits (a scheduler: its fencing does). Such a role connects
+   * to DATABASE_DIRECT_URL when DATABASE_URL goes through a pooler in transaction mode, which
+   * cannot keep a session's settings; the others connect through the pooler, whose own
+   * `idle_transaction_timeout` then ends a transaction left open.
+   */
+  needsSession?: boolean;
 }
 
 export const DB_SESSION = Symbol('punctual.db-session');
@@ -33,19 +40,36 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
    * batched claims and successes) where Prisma's per-statement overhead shows.
    */
   readonly pool: pg.Pool;
+  /** Whether this process's connections go through a pooler in transaction mode (see {@link statementName}). */
+  readonly throughPooler: boolean;
   private readonly poolOptions: pg.PoolConfig;
   private ownLeasePool: pg.Pool | null = null;
 
   constructor(@Inject(CONFIG) config: Config, @Optional() @Inject(DB_SESSION) session: DbSessionSettings = DEFAULT_DB_SESSION) {
+    const pooled = config.databasePooling === 'transaction';
+    const direct = pooled && session.needsSession === true;
+    const throughPooler = pooled && !direct;
     const options: pg.PoolConfig = {
-      connectionString: config.databaseUrl,
+      // The configuration requires DATABASE_DIRECT_URL whenever DATABASE_POOLING is transaction.
+      connectionString: direct ? config.databaseDirectUrl! : config.databaseUrl,
       application_name: `punctual ${config.instanceId}`.slice(0, 63),
-      options: `-c idle_in_transaction_session_timeout=${session.idleInTransactionTimeoutMs} -c lock_timeout=${session.lockTimeoutMs}`,
+      // A transaction-mode pooler refuses startup options (and could not keep them for the session).
+      options: throughPooler ? undefined : `-c idle_in_transaction_session_timeout=${session.idleInTransactionTimeoutMs} -c lock_timeout=${session.lockTimeoutMs}`,
     };
     const pool = new pg.Pool({ ...options, max: config.dbPoolSize });
     super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     this.pool = pool;
     this.poolOptions = options;
+    this.throughPooler = throughPooler;
+  }
+
+  /**
+   * The name a hot statement is prepared under, once per connection; none through a pooler in
+   * transaction mode, where the next transaction may run on another server connection that never
+   * saw it prepared (PgBouncer before 1.21 keeps no prepared statements).
+   */
+  statementName(name: string): string | undefined {
+    return this.throughPooler ? undefined : name;
   }
 
   /**

@@ -1,9 +1,8 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { bestEffort } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
-import { RedisService } from '@punctual/redis';
+import { RedisService, type RedisConnection } from '@punctual/redis';
 import { type JobType, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { EXECUTION_JOB_OPTIONS, type ExecutionJobData, executionJobId, executionsQueueName, groupJobId, groupsKey, turnJobId } from './queue.constants.js';
 
 /**
@@ -45,7 +44,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
   /** The queues of this process, by handler: made on first use, sharing one connection. */
   private readonly queues = new Map<string, Queue<ExecutionJobData>>();
   /** The queues' own connection, also for the relay's reads of job hashes. */
-  private readonly connection: Redis;
+  private readonly connection: RedisConnection;
   private readonly prefix: string;
 
   constructor(redis: RedisService) {
@@ -228,7 +227,7 @@ function byHandler<T extends { handler: string }>(items: T[]): Map<string, T[]> 
 }
 
 /** The answers of a pipeline, in order; the first error of any command is thrown. */
-async function execOrThrow(pipeline: ReturnType<Redis['pipeline']>): Promise<unknown[]> {
+async function execOrThrow(pipeline: ReturnType<RedisConnection['pipeline']>): Promise<unknown[]> {
   const answers = (await pipeline.exec()) ?? [];
   return answers.map(([error, value]) => {
     if (error) throw error;

@@ -6,4 +6,4 @@
  * @packageDocumentation
  */
 export { RedisModule } from './redis.module.js';
-export { RedisService } from './redis.service.js';
+export { connectRedis, type RedisConnection, RedisService } from './redis.service.js';

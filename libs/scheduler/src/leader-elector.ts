@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { bestEffort } from '@punctual/metrics';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@punctual/redis';
 
 // Compare-and-refresh / compare-and-delete: only the holder of the token may extend or release the
 // lock, so a paused ex-leader can never prolong or drop its successor's lease.
@@ -49,7 +49,7 @@ export class LeaderElector {
   private readonly now: () => number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly options: LeaderElectorOptions,
   ) {
     this.token = `${options.instanceId}:${randomBytes(8).toString('hex')}`;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '@punctual/redis';
 
 // Announces `member` until Redis' clock passes now + ttl, drops every member whose announcement ran
 // out, and returns how many are left. Redis' own clock: the schedulers' clocks may disagree.
@@ -16,7 +16,7 @@ return redis.call('ZCARD', KEYS[1])`;
  */
 export class SchedulerMembers {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly key: string,
     private readonly member: string,
     private readonly ttlMs: number,

@@ -6,8 +6,7 @@ import { LeaderExecutionsRepository, SchedulerStateRepository } from '@punctual/
 import { bestEffort, Metrics } from '@punctual/metrics';
 import { shardShare } from '@punctual/planning';
 import { ExecutionsQueue, TASKS_CHANGED_CHANNEL, tasksChangedBy } from '@punctual/queue';
-import { RedisService } from '@punctual/redis';
-import type { Redis } from 'ioredis';
+import { RedisService, type RedisConnection } from '@punctual/redis';
 import { ExecutionDispatcher } from './execution-dispatcher.js';
 import { PlannerService } from './planner.service.js';
 import { RelayService } from './relay.service.js';
@@ -30,7 +29,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
   private readonly logger = new Logger(SchedulerService.name);
   private readonly members: SchedulerMembers;
   private leaders: ShardLeader[] = [];
-  private subscriber: Redis | null = null;
+  private subscriber: RedisConnection | null = null;
   private balanceTimer: NodeJS.Timeout | null = null;
   private balancing = false;
   /** How many shards this scheduler should lead (until it first counts the live schedulers: all). */

@@ -3,9 +3,8 @@ import { CONFIG, type Config } from '@punctual/config';
 import { bestEffort } from '@punctual/metrics';
 import { EXECUTION_CANCEL_CHANNEL, executionJobId, type ExecutionJobData, ExecutionsQueue, executionsQueueName, FLOW_WAKE_CHANNEL, handlerOfQueue } from '@punctual/queue';
 import { tracing } from '@punctual/tracing';
-import { RedisService } from '@punctual/redis';
+import { RedisService, type RedisConnection } from '@punctual/redis';
 import { DelayedError, type Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { HandlerRegistry } from '@punctual/handlers';
 import { ExecutionRunner } from './execution-runner.js';
 import { ANNOUNCE_MS, WorkerDirectory } from '@punctual/cluster';
@@ -52,7 +51,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(WorkerService.name);
   /** One BullMQ worker per handler offered here, on that handler's queue. */
   private workers: Worker<ExecutionJobData>[] = [];
-  private subscriber: Redis | null = null;
+  private subscriber: RedisConnection | null = null;
   private announcer: NodeJS.Timeout | null = null;
   /** While set, this worker takes no jobs (see UNREACHABLE_HOLD_OFF_MS); it resumes when it fires. */
   private holdingOff: NodeJS.Timeout | null = null;

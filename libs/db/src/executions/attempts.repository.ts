@@ -40,7 +40,7 @@ export class AttemptsRepository {
     ];
     const rows =
       db === this.prisma
-        ? (await this.prisma.pool.query<{ current: string[]; handed: HandedTurn[]; waited: string[] }>({ name: 'punctual.succeed', text: SUCCEED_AND_HAND_OVER, values })).rows
+        ? (await this.prisma.pool.query<{ current: string[]; handed: HandedTurn[]; waited: string[] }>({ name: this.prisma.statementName('punctual.succeed'), text: SUCCEED_AND_HAND_OVER, values })).rows
         : await db.$queryRawUnsafe<{ current: string[]; handed: HandedTurn[]; waited: string[] }[]>(SUCCEED_AND_HAND_OVER, ...values);
     const current = new Set(rows[0]?.current ?? []);
     return { current: successes.map((s) => current.has(s.attemptId)), handed: rows[0]?.handed ?? [], waited: rows[0]?.waited ?? [] };

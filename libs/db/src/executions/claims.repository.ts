@@ -80,7 +80,7 @@ export class ClaimsRepository {
    */
   async claimDirect(claims: DirectClaim[], leaseMs: number, handlers: readonly string[]): Promise<Map<string, StartedAttempt>> {
     const { rows } = await this.prisma.pool.query<ClaimedRow & { t_version: number; t_json: string | null }>({
-      name: 'punctual.claim.direct',
+      name: this.prisma.statementName('punctual.claim.direct'),
       text: CLAIM_DIRECT,
       values: [
         claims.map((c) => c.id),
@@ -110,7 +110,7 @@ export class ClaimsRepository {
    */
   async read(requests: { id: string; taskId?: string }[]): Promise<Map<string, ClaimRead>> {
     const known = requests.map((r) => this.definitions.versionOf(r.taskId));
-    const { rows } = await this.prisma.pool.query<ReadRow>({ name: 'punctual.claim.read', text: CLAIM_READ, values: [requests.map((r) => r.id), known] });
+    const { rows } = await this.prisma.pool.query<ReadRow>({ name: this.prisma.statementName('punctual.claim.read'), text: CLAIM_READ, values: [requests.map((r) => r.id), known] });
     const out = new Map<string, ClaimRead>();
     const again: { id: string }[] = [];
     for (const row of rows) {
@@ -141,7 +141,7 @@ export class ClaimsRepository {
    * inside a transaction (flow control's claim), else the pool.
    */
   async claimMany(writes: ClaimWrite[], leaseMs: number, db: pg.Pool | pg.PoolClient = this.prisma.pool): Promise<ClaimWriteOutcome[]> {
-    const { rows } = await db.query<WriteRow>({ name: 'punctual.claim.write', text: CLAIM_WRITE, values: [
+    const { rows } = await db.query<WriteRow>({ name: this.prisma.statementName('punctual.claim.write'), text: CLAIM_WRITE, values: [
       writes.map((w) => w.id),
       writes.map((w) => w.attemptId),
       writes.map((w) => w.workerId),

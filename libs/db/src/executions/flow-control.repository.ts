@@ -58,7 +58,7 @@ export class FlowControlRepository {
    */
   async holdIfFull(claims: { write: ClaimWrite; flow: FlowPolicy }[]): Promise<(FlowClaimOutcome | null)[]> {
     const { rows } = await this.prisma.pool.query<{ n: number; cfull: boolean; rfull: boolean; behind: boolean; held_count: number; window_ms: number[]; marked: boolean; now_ms: number }>({
-      name: 'punctual.flow.hold-if-full',
+      name: this.prisma.statementName('punctual.flow.hold-if-full'),
       text: FLOW_HOLD_IF_FULL,
       values: [
         claims.map((c) => c.write.id),
@@ -125,7 +125,7 @@ export class FlowControlRepository {
       const held = plan.waiting.map((o) => o.w);
       if (claimed.length || held.length) {
         await client.query({
-          name: 'punctual.flow.finish',
+          name: this.prisma.statementName('punctual.flow.finish'),
           text: FLOW_FINISH,
           values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, claimed, held.map((w) => w.id), held.map((w) => w.seen.status), held.map((w) => w.seen.attempt)],
         });
@@ -153,7 +153,7 @@ export class FlowControlRepository {
     // The runs held ahead are counted ahead of the batch's first claim.
     const first = inOrder(writes)[0]!;
     const { rows } = await db.query<FlowCheck>({
-      name: 'punctual.flow.check',
+      name: this.prisma.statementName('punctual.flow.check'),
       text: FLOW_CHECK,
       values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, writes.map((w) => w.id), flow.rate?.limit ?? 1, flow.rate ? rateWindowMs(flow.rate.perMs) : 0, first.w.seen.fireAt.toISOString(), first.id],
     });
