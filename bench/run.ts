@@ -8,6 +8,7 @@ import { failoverScenario } from './scenarios/failover.js';
 import { flowScenario } from './scenarios/flow.js';
 import { loadApiScenario } from './scenarios/load-api.js';
 import { overloadScenario } from './scenarios/overload.js';
+import { pgbouncerScenario } from './scenarios/pgbouncer.js';
 import { loadScenario, precisionScenario } from './scenarios/precision.js';
 import { scaleScenario } from './scenarios/scale.js';
 import { scheduleMathScenario } from './scenarios/schedule-math.js';
@@ -40,6 +41,7 @@ const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>
   shards: shardsScenario,
   flow: flowScenario,
   timeline: timelineScenario,
+  pgbouncer: pgbouncerScenario,
 };
 
 let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };

@@ -43,9 +43,13 @@ export async function benchPrecision(tasks: number, seconds: number): Promise<Pr
   return { tasks, seconds, punctual: punctual.lag, bullmq: bullmq.lag, accounting: punctual.accounting, bullmqJobs: bullmq.jobs, cost: punctual.cost, bullmqCost: bullmq.cost };
 }
 
-async function punctualPrecision(tasks: number, seconds: number) {
+/**
+ * Punctual's side of scenario 1: one scheduler and one worker process over a sandbox of their own;
+ * `via` adds to their environment (the PgBouncer scenario points DATABASE_URL at a pooler).
+ */
+export async function punctualPrecision(tasks: number, seconds: number, via: (databaseUrl: string) => Record<string, string> = () => ({})) {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000' } });
+  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000', ...via(sandbox.databaseUrl) } });
   const meter = await CostMeter.open(sandbox.databaseUrl, REDIS_URL);
   try {
     await cluster.waitForLeader();

@@ -135,3 +135,29 @@ describe('docker-compose.sentinel.yml (with docker-compose.yml)', () => {
     }
   });
 });
+
+describe('docker-compose.pgbouncer.yml (with docker-compose.yml)', () => {
+  const override = parse(readFileSync(root('docker-compose.pgbouncer.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service> };
+  const merged = (role: string) => withDefaults({ ...services[role]!.environment, ...override.services[role]!.environment });
+
+  it('runs PgBouncer in transaction mode in front of the postgres service, ending a transaction left idle', () => {
+    const env = override.services.pgbouncer!.environment!;
+    expect([env.DB_HOST, env.DB_USER, env.DB_PASSWORD, env.POOL_MODE]).toEqual(['postgres', services.postgres!.environment!.POSTGRES_USER, services.postgres!.environment!.POSTGRES_PASSWORD, 'transaction']);
+    expect(Number(env.IDLE_TRANSACTION_TIMEOUT)).toBeGreaterThan(0);
+    expect(override.services.pgbouncer!.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+  });
+
+  it('sends every role through it with DATABASE_POOLING=transaction, and gives each Postgres itself as DATABASE_DIRECT_URL (the schedulers use it)', () => {
+    const port = override.services.pgbouncer!.environment!.LISTEN_PORT;
+    for (const role of APPS) {
+      const config = loadConfig(merged(role));
+      expect(config.databasePooling, role).toBe('transaction');
+      expect(new URL(config.databaseUrl).host, role).toBe(`pgbouncer:${port}`);
+      expect(new URL(config.databaseDirectUrl!).host, role).toBe('postgres:5432');
+      expect(new URL(config.databaseDirectUrl!).pathname, role).toBe(new URL(config.databaseUrl).pathname);
+      expect(override.services[role]!.depends_on, role).toEqual({ pgbouncer: { condition: 'service_healthy' } });
+    }
+    // The migrations keep connecting to Postgres directly (a session-level lock).
+    expect(override.services.migrate).toBeUndefined();
+  });
+});

@@ -1,8 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../libs/config/src/index.js';
 import { executionsQueueName } from '../../libs/queue/src/queue.constants.js';
 import { alertRules } from '../support/promql.js';
-import { configData, deployment, EXAMPLE_SECRET, type K8sObject, RENDERS, ROLES, selects, unknownFields, validateModel } from './manifests.js';
+import { configData, deployment, EXAMPLE_SECRET, type K8sObject, RENDERS, ROLES, ROOT, selects, unknownFields, validateModel } from './manifests.js';
 
 // The optional components (KEDA, ServiceMonitor), what differs between overlays, and the checks themselves.
 const withComponent = (component: string) => RENDERS.filter((r) => r.components.includes(component));
@@ -38,6 +40,19 @@ describe.each(withComponent('redis-sentinel'))('kubernetes: $label', ({ objects 
       const env = deployment(objects, role).spec.template.spec.containers[0].env ?? [];
       expect(env.map((e: { name: string }) => e.name).filter((n: string) => n.startsWith('REDIS_')), role).toEqual([]);
     }
+  });
+});
+
+describe.each(withComponent('pgbouncer'))('kubernetes: $label', ({ objects }) => {
+  it('sends the API and the workers through the pooler in transaction mode, and the schedulers and the migration Job past it (DATABASE_DIRECT_URL)', () => {
+    const config = loadConfig({ ...configData(objects), ...EXAMPLE_SECRET.stringData });
+    expect(config.databasePooling).toBe('transaction');
+    expect(config.databaseDirectUrl).toBeDefined();
+    // The Job runs `prisma migrate deploy`, whose prisma.config.ts takes DATABASE_DIRECT_URL first, from the same Secret.
+    const job = objects.find((o) => o.kind === 'Job')!;
+    const sources = job.spec.template.spec.containers[0].envFrom.map((e: { secretRef?: { name: string } }) => e.secretRef?.name);
+    expect(sources).toContain(EXAMPLE_SECRET.metadata.name);
+    expect(readFileSync(join(ROOT, 'prisma.config.ts'), 'utf8')).toMatch(/process\.env\.DATABASE_DIRECT_URL \|\| process\.env\.DATABASE_URL/);
   });
 });
 
@@ -79,7 +94,7 @@ describe('kubernetes: across renders', () => {
 
   it('never ships a Secret to production; the example one is clearly a placeholder', () => {
     expect(prod.filter((o) => o.kind === 'Secret')).toEqual([]);
-    expect(Object.keys(EXAMPLE_SECRET.stringData).sort()).toEqual(['ADMIN_API_KEY', 'DATABASE_URL', 'METRICS_TOKEN', 'REDIS_URL']);
+    expect(Object.keys(EXAMPLE_SECRET.stringData).sort()).toEqual(['ADMIN_API_KEY', 'DATABASE_DIRECT_URL', 'DATABASE_URL', 'METRICS_TOKEN', 'REDIS_URL']);
     for (const [key, value] of Object.entries(EXAMPLE_SECRET.stringData as Record<string, string>)) expect(value, key).toContain('CHANGE-ME');
   });
 

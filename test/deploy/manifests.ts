@@ -129,7 +129,7 @@ export const selects = (matchLabels: Record<string, string>, labels: Record<stri
 
 /** Every overlay, alone and with every combination of the optional components. */
 export const RENDERS = ['dev', 'prod'].flatMap((overlay) =>
-  [[], ['keda'], ['servicemonitor'], ['keda', 'servicemonitor'], ['redis-sentinel'], ['keda', 'redis-sentinel']].map((components) => ({
+  [[], ['keda'], ['servicemonitor'], ['keda', 'servicemonitor'], ['redis-sentinel'], ['keda', 'redis-sentinel'], ['pgbouncer']].map((components) => ({
     label: [`overlays/${overlay}`, ...components.map((c) => `components/${c}`)].join(' + '),
     overlay,
     components,

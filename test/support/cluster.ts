@@ -72,6 +72,11 @@ export class Cluster {
     });
   }
 
+  /** The admin key the API process was started with. */
+  get adminKey(): string {
+    return this.env.ADMIN_API_KEY!;
+  }
+
   /** Calls the API process with the admin key; JSON in, JSON out. */
   async call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
     if (!this.api) throw new Error('the cluster has no api process');

@@ -16,8 +16,8 @@ export const ERROR_CODES = [
   // 422: well-formed, but the meaning is impossible; a batch refused for one reason carries that reason's code
   'validation_failed', 'invalid_task', 'invalid_tasks', 'invalid_name', 'name_mismatch', 'duplicate_name', 'managed_by_mismatch', 'invalid_schedule',
   'ambiguous_local_time', 'unknown_calendar', 'invalid_calendar', 'invalid_payload', 'invalid_duration', 'invalid_range', 'invalid_text',
-  // 429, 500
-  'too_many_failures', 'internal',
+  // 429, 500, 503 (Postgres cannot be reached for now: a restart, a failover; try again)
+  'too_many_failures', 'internal', 'unavailable',
 ] as const;
 
 export const ErrorCode = z.enum(ERROR_CODES).meta({ id: 'ErrorCode', description: 'what went wrong, for a program to branch on (the message is for people)', examples: ['invalid_schedule'] });

@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@punctual/contract';
-import { TaskNameTakenError } from '@punctual/db';
+import { isConnectionError, TaskNameTakenError } from '@punctual/db';
 import { CalendarInUseError, ExecutionStateError, InvalidBatchError, InvalidCursorError, InvalidTaskError, ManagedElsewhereError, NotFoundError, PayloadTooLargeError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import type { Response } from 'express';
@@ -17,6 +17,8 @@ export class ErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const error = this.toApiError(exception);
+    // The database restarting or failing over: a client may try again in a few seconds.
+    if (error.getStatus() === 503) res.setHeader('Retry-After', String(RETRY_AFTER_S));
     res.status(error.getStatus()).json(error.getResponse());
   }
 
@@ -49,10 +51,17 @@ export class ErrorFilter implements ExceptionFilter {
       const status = e.getStatus();
       return new ApiError(status, codeOfStatus(status), status === 404 ? 'no such route' : e.message);
     }
+    if (isConnectionError(e)) {
+      this.logger.warn({ err: e }, 'the database cannot be reached');
+      return new ApiError(503, 'unavailable', 'the database cannot be reached right now (a restart or a failover); try again shortly');
+    }
     this.logger.error({ err: e }, 'unhandled error');
     return new ApiError(500, 'internal', 'internal error');
   }
 }
+
+/** What a 503 asks a client to wait before trying again, in seconds. */
+const RETRY_AFTER_S = 5;
 
 /** The codes of the statuses Nest and Express answer on their own: an unknown route, an unsupported charset or encoding. */
 const STATUS_CODES: Partial<Record<number, ErrorCode>> = { 400: 'invalid_request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 413: 'payload_too_large', 415: 'unsupported_media_type' };
