@@ -39,6 +39,8 @@ const UNREACHABLE_HOLD_OFF_MS = 3_000;
  * others see the job within this.
  */
 const DRAIN_DELAY_S = 1;
+/** How soon a BullMQ worker fetches again after Redis failed under it (a primary failing over). */
+const RUN_RETRY_MS = 1_000;
 
 /**
  * The worker role: a BullMQ worker on the queue of each handler this process offers (see
@@ -91,6 +93,8 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
         lockDuration: JOB_LOCK_MS,
         stalledInterval: STALLED_CHECK_MS,
         drainDelay: DRAIN_DELAY_S,
+        // After a Redis error (a failover, a restart) the worker fetches again within a second, not BullMQ's 15 s.
+        runRetryDelay: RUN_RETRY_MS,
       });
       worker.on('error', (error) => this.logger.error({ err: error, handler }, 'worker error'));
       this.workers.push(worker);
