@@ -1,21 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../support/cluster.js';
-import type { Invocation } from '../support/invocations.js';
+import { mostAtOnce } from '../support/invocations.js';
 import { OwnRedis } from '../support/redis-server.js';
-
-/** The most calls the webhook had open at once. */
-function mostAtOnce(calls: Invocation[]): number {
-  const edges = calls.flatMap((c) => [
-    { at: c.at, d: 1 },
-    { at: c.endedAt ?? Number.POSITIVE_INFINITY, d: -1 },
-  ]);
-  // An end and a start at the same millisecond: the end first (the permit was given back).
-  edges.sort((a, b) => a.at - b.at || a.d - b.d);
-  let open = 0;
-  let most = 0;
-  for (const e of edges) most = Math.max(most, (open += e.d));
-  return most;
-}
 
 /** The most of `instants` within any window of `ms`. */
 function mostWithin(instants: number[], ms: number): number {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Cluster } from '../support/cluster.js';
-import type { Invocation } from '../support/invocations.js';
+import { mostAtOnce } from '../support/invocations.js';
 import { createSandbox } from '../support/isolation.js';
 import { OwnPgBouncer, pgbouncerUnavailable } from '../support/pgbouncer.js';
 import { expectEveryPromiseKept } from '../support/promises.js';
@@ -9,19 +9,6 @@ import { sleep } from '../support/processes.js';
 const TASKS = 20;
 /** One-offs sharing a concurrency key of 2, each call 1 s. */
 const KEYED = 8;
-
-/** The most calls the webhook had open at once. */
-function mostAtOnce(calls: Invocation[]): number {
-  const edges = calls.flatMap((c) => [
-    { at: c.at, d: 1 },
-    { at: c.endedAt ?? Number.POSITIVE_INFINITY, d: -1 },
-  ]);
-  edges.sort((a, b) => a.at - b.at || a.d - b.d);
-  let open = 0;
-  let most = 0;
-  for (const e of edges) most = Math.max(most, (open += e.d));
-  return most;
-}
 
 let cluster: Cluster | undefined;
 let bouncer: OwnPgBouncer | undefined;

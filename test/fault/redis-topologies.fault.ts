@@ -36,6 +36,23 @@ async function expectEverySlotOnce(c: Cluster, ids: string[], firstSlot: number)
   return report;
 }
 
+/**
+ * After a promotion at `promotedAt`: waits until each shard's lock is on the new primary, held past
+ * a whole lease (a lock copied from the old primary and never refreshed would have run out by
+ * then), then until the tasks run again through it. Returns when every shard was led again.
+ */
+async function ledAndRunningAgain(c: Cluster, primary: { call(...args: [string, ...string[]]): Promise<unknown> }, prefix: string, promotedAt: number): Promise<number> {
+  await c.waitFor(async () => {
+    if (Date.now() < promotedAt + LEADER_TTL_MS) return false;
+    const values = await Promise.all(leaderKeys(prefix).map((key) => primary.call('GET', key).catch(() => null)));
+    return values.every((v) => typeof v === 'string');
+  }, 30_000, 'every shard led on the new primary');
+  const ledAt = Date.now();
+  const callsBefore = c.invocations.calls.length;
+  await c.waitFor(async () => c.invocations.calls.length >= callsBefore + TASKS * 2, 30_000, 'runs through the new primary');
+  return ledAt;
+}
+
 describe('fault: Redis behind Sentinel (one primary, one replica, three sentinels)', () => {
   it(`kill -9 the primary while ${TASKS} every-second tasks run: the sentinels promote the replica, every role follows it, every shard is led again; every slot runs once`, async () => {
     const redis = await SentinelRedis.start();
@@ -53,17 +70,7 @@ describe('fault: Redis behind Sentinel (one primary, one replica, three sentinel
       return port !== old ? port : null;
     }, 30_000, 'the sentinels to promote the replica');
     const promotedAt = Date.now();
-    // Led again: each shard's lock on the new primary, held past a whole lease after the promotion
-    // (a lock copied from the old primary and never refreshed would have run out by then).
-    const primary = redis.server(promoted);
-    await c.waitFor(async () => {
-      if (Date.now() < promotedAt + LEADER_TTL_MS) return false;
-      const values = await Promise.all(leaderKeys(c.sandbox.redisPrefix).map((key) => primary.call('GET', key).catch(() => null)));
-      return values.every((v) => typeof v === 'string');
-    }, 30_000, 'every shard led on the new primary');
-    const ledAt = Date.now();
-    const callsBefore = c.invocations.calls.length;
-    await c.waitFor(async () => c.invocations.calls.length >= callsBefore + TASKS * 2, 30_000, 'runs through the new primary');
+    const ledAt = await ledAndRunningAgain(c, redis.server(promoted), c.sandbox.redisPrefix, promotedAt);
 
     const report = await expectEverySlotOnce(c, ids, firstSlot);
     console.log(
@@ -103,14 +110,7 @@ describe('fault: a Redis Cluster (three primaries, each with a replica)', () => 
       return now !== home && now.alive ? now : null;
     }, 30_000, 'the replica to take over the slot');
     const promotedAt = Date.now();
-    await c.waitFor(async () => {
-      if (Date.now() < promotedAt + LEADER_TTL_MS) return false;
-      const values = await Promise.all(leaderKeys(prefix).map((key) => promoted.call('GET', key).catch(() => null)));
-      return values.every((v) => typeof v === 'string');
-    }, 30_000, 'every shard led on the new primary');
-    const ledAt = Date.now();
-    const callsBefore = c.invocations.calls.length;
-    await c.waitFor(async () => c.invocations.calls.length >= callsBefore + TASKS * 2, 30_000, 'runs through the new primary');
+    const ledAt = await ledAndRunningAgain(c, promoted, prefix, promotedAt);
 
     const report = await expectEverySlotOnce(c, ids, firstSlot);
     console.log(

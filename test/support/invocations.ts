@@ -89,3 +89,16 @@ export class Invocations {
     return call;
   }
 }
+
+/** The most calls the webhook had open at once (an end and a start at the same millisecond: the end first, its permit given back). */
+export function mostAtOnce(calls: Invocation[]): number {
+  const edges = calls.flatMap((c) => [
+    { at: c.at, d: 1 },
+    { at: c.endedAt ?? Number.POSITIVE_INFINITY, d: -1 },
+  ]);
+  edges.sort((a, b) => a.at - b.at || a.d - b.d);
+  let open = 0;
+  let most = 0;
+  for (const e of edges) most = Math.max(most, (open += e.d));
+  return most;
+}
