@@ -58,6 +58,18 @@ export default defineConfig({
           sequence: { groupOrder: 2 },
         },
       },
+      {
+        extends: true,
+        // Minutes of several processes at once (the quick benchmark): `npm run test:long`, not `npm test`.
+        test: {
+          name: 'long',
+          include: ['test/long/**/*.test.ts'],
+          globalSetup: ['./test/support/global-setup.ts'],
+          maxWorkers: 1,
+          testTimeout: 300_000,
+          sequence: { groupOrder: 3 },
+        },
+      },
     ],
   },
 });

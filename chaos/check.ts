@@ -3,6 +3,7 @@ import { EXECUTION_HISTORY } from '../libs/db/src/index.js';
 import { scheduleSpecFromInput } from '../libs/tasks/src/index.js';
 import { compileSchedule, slotsBetween } from '../libs/time/src/index.js';
 import type { Invocation } from '../test/support/invocations.js';
+import { wrongOverlapSkip } from '../test/support/overlap.js';
 
 /** A fault the run injected, and when. */
 export interface FaultEvent {
@@ -61,7 +62,6 @@ const TERMINAL = new Set(['succeeded', 'dead', 'skipped', 'missed', 'cancelled']
 const BOUNDARY_MS = 1_000;
 const AFTER_FAULT_MS = 10_000;
 const LATE_START_MS = 1_000;
-const COMMIT_SLACK_MS = 100;
 
 interface AuditRow {
   target: string;
@@ -111,7 +111,7 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
     verdict.expected += expected.size;
     if (absent > 0) verdict.lost.push(`${task.name}: ${absent} slot(s)`);
     for (const skipped of rows.filter((r) => r.skip_reason === 'overlap')) {
-      const why = wrongSkip(skipped, rows, task.overlap);
+      const why = wrongOverlapSkip(skipped, rows, task.overlap);
       if (!why) continue;
       // What ran around it, to tell why the claim found the task busy.
       const from = skipped.scheduled_for.getTime();
@@ -178,31 +178,6 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
     if (delays.length) verdict.worstStartDelayMs[fault.kind] = Math.max(verdict.worstStartDelayMs[fault.kind] ?? 0, ...delays);
   }
   return verdict;
-}
-
-/**
- * Why a `skipped(overlap)` execution should not have been skipped, or null when the policy was
- * right to: it never started, its task's policy is exclusive, and another exclusive run of the task
- * (running, or between attempts) was in progress at the skipped slot's own `scheduled_for`.
- */
-function wrongSkip(skipped: ExecutionRow, rows: ExecutionRow[], overlap: string): string | null {
-  if (overlap === 'allow') return 'its task allows overlaps';
-  if (skipped.first_start) return 'it had started: a retry is never judged by the overlap policy';
-  const at = skipped.scheduled_for.getTime();
-  // A run's `finished_at` is when its outcome's transaction began; a claim sees it end only once
-  // that commits, a few milliseconds later (more on a loaded machine).
-  const holder = rows.find(
-    (r) => r.id !== skipped.id && r.exclusive && r.first_start && r.first_start.getTime() <= at && (!r.finished_at || r.finished_at.getTime() >= at - COMMIT_SLACK_MS),
-  );
-  return holder ? null : 'no other run of its task was in progress at its own time';
-}
-
-interface ExecutionRow {
-  id: string;
-  scheduled_for: Date;
-  exclusive: boolean;
-  first_start: Date | null;
-  finished_at: Date | null;
 }
 
 /**

@@ -84,7 +84,13 @@ describe('fault: everything is down for longer than maxDelay', () => {
         if (run.status === 'missed') expect(ranCatchups.some((r) => r.scheduled_for.getTime() > run.scheduled_for.getTime())).toBe(true);
       }
       if (misfire === 'run_once') {
-        expect(catchup).toHaveLength(1);
+        // One run for the outage: the most recent late slot. A slot within a second of turning late
+        // when the leader came back may turn late while it waits (a loaded machine) and be judged
+        // by a later pass, as its own backlog: then the older catch-up is missed (above) or had run.
+        const ran = catchup.filter((r) => r.status === 'succeeded');
+        expect(ran.length).toBeGreaterThanOrEqual(1);
+        expect(ran.filter((r) => r.scheduled_for.getTime() < leaderBack - MAX_DELAY_MS - 1_000).length).toBeLessThanOrEqual(1);
+        expect(catchup.length - ran.length).toBe(catchup.filter((r) => r.status === 'missed').length);
         // …the most recent late slot (itself missed only when a newer catch-up ran, above).
         for (const m of missedOfOutage.filter((r) => r.trigger !== 'catchup')) expect(m.scheduled_for.getTime()).toBeLessThan(catchup[0].scheduled_for.getTime());
       }

@@ -1,8 +1,8 @@
 /**
  * The fault tests that judge outcomes and counts only — every slot once, the work per run — never
- * how long something took, one after another in this file, the heaviest (the quick benchmark,
- * itself two processes) last, when timed.test.ts beside it is done or nearly. It runs beside
- * timed.test.ts (see there). To run one, filter by its name: `npx vitest run test/fault/outcomes.test.ts -t chaos`.
+ * how long something took, one after another in this file. It runs beside timed.test.ts (see
+ * there); the two are about the same length. (The quick benchmark, two processes for three
+ * minutes, is in `npm run test:long`.) To run one, filter by its name: `npx vitest run test/fault/outcomes.test.ts -t chaos`.
  */
 import './redis-flush.fault.js';
 import './postgres-kill.fault.js';
@@ -14,4 +14,4 @@ import './timeline.fault.js';
 import './breaker.fault.js';
 import './database-blink.fault.js';
 import './chaos.fault.js';
-import './bench-quick.fault.js';
+import './redis-topologies.fault.js';

@@ -14,6 +14,5 @@ import './worker-faults.fault.js';
 import './flow-control.fault.js';
 import './downtime-misfire.fault.js';
 import './shards.fault.js';
-// Judged by counts, last: they run while outcomes.test.ts ends with its heaviest tests.
-import './redis-topologies.fault.js';
+// Judged by counts, last: it runs while outcomes.test.ts ends with its heaviest tests.
 import './pgbouncer.fault.js';

@@ -27,8 +27,9 @@ const HALVES = [SCENARIOS.slice(0, 4), SCENARIOS.slice(4)];
  * `npm run bench -- --quick` runs every scenario small and checks only correctness (every slot
  * accounted for, nothing doubled or lost). Its timings are not judged here: they are noise at
  * this size, and timings belong in the benchmark's report — so the scenarios run in two
- * processes side by side, each scenario in databases and key prefixes of its own. Runs with the
- * fault tests, alone.
+ * processes side by side, each scenario in databases and key prefixes of its own. It is the long
+ * project's (`npm run test:long`), not `npm test`'s: three minutes of two processes would crowd the
+ * fault tests' timings.
  */
 describe('npm run bench -- --quick', () => {
   it('runs every scenario beside its peer and breaks no promise', { timeout: 300_000 }, async () => {
