@@ -25,17 +25,20 @@ export default defineConfig({
     isolate: false,
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // The default report, then the ten slowest files (where the suite's minutes go).
+    reporters: ['default', './test/support/slowest-files.ts'],
     // A condition polled for (a chart drawn, a row shown) gets 10 s, not vitest's 1 s: on a machine
     // busy with the fault tests' processes a console page may take longer than a second to draw.
     expect: { poll: { timeout: 10_000 } },
     projects: [
-      { extends: true, test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts'], sequence: { groupOrder: 0 } } },
+      // The unit project needs no Postgres or Redis: the specs next to the code and the checks of the code's shape.
+      { extends: true, test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/architecture/**/*.test.ts'], sequence: { groupOrder: 0 } } },
       {
         extends: true,
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/fault/**'],
+          exclude: ['test/fault/**', 'test/long/**', 'test/architecture/**'],
           globalSetup: ['./test/support/global-setup.ts'],
           fileParallelism: true,
           maxWorkers: 2,
