@@ -28,7 +28,7 @@ describe('start-up refusals', () => {
   it('the API refuses to start in production without any API key', () => {
     const { code, stderr } = run('api', { ...sandbox.env({ NODE_ENV: 'production', PORT: '0' }), ADMIN_API_KEY: '' });
     expect(code).toBe(78);
-    expect(stderr).toContain('ADMIN_API_KEY is required');
-    expect(stderr.split('\n').filter((l) => l.includes(' at '))).toEqual([]);
+    // One line, as for a bad variable: the check needs Postgres, so it runs while the app starts.
+    expect(stderr).toBe('Invalid configuration: ADMIN_API_KEY is required (no API key exists) unless NODE_ENV=development');
   });
 });

@@ -1,5 +1,5 @@
 import { Injectable, type OnApplicationBootstrap } from '@nestjs/common';
-import type { Config } from '@punctual/config';
+import { type Config, ConfigError } from '@punctual/config';
 import { ApiKeysService } from '@punctual/auth';
 import { newDevelopmentKey } from './development-key.js';
 
@@ -22,7 +22,6 @@ export class ApiKeyPresenceCheck implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     if (await this.keys.anyConfigured()) return;
-    process.stderr.write('Invalid configuration: ADMIN_API_KEY is required (no API key exists) unless NODE_ENV=development\n');
-    process.exit(78);
+    throw new ConfigError('Invalid configuration: ADMIN_API_KEY is required (no API key exists) unless NODE_ENV=development');
   }
 }

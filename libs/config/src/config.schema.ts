@@ -1,6 +1,9 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 
+/** The most shards a cluster may have (`SCHEDULER_SHARDS`): the shard leaders of one process are as many. */
+export const MAX_SHARDS = 256;
+
 const int = (fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.coerce
     .number({ error: 'must be a whole number' })
@@ -58,7 +61,7 @@ export const configSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   INSTANCE_ID: z.string().min(1).max(200).default(`${hostname()}:${process.pid}`),
   LEADER_TTL_MS: int(5000, 500, 600_000),
-  SCHEDULER_SHARDS: int(1, 1, 256),
+  SCHEDULER_SHARDS: int(1, 1, MAX_SHARDS),
   LOOKAHEAD_MS: int(2000, 0, 3_600_000),
   PLAN_TICK_MS: int(250, 10, 60_000),
   FIRE_LEAD_MS: int(50, 0, 1000),

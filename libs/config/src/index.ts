@@ -5,6 +5,6 @@
  * @imports none
  * @packageDocumentation
  */
-export { KNOWN_ENV_NAMES } from './config.schema.js';
+export { KNOWN_ENV_NAMES, MAX_SHARDS } from './config.schema.js';
 export { type Config, ConfigError, type HostPort, loadConfig, loadConfigOrExit, type RedisTopology } from './config.js';
 export { CONFIG, type ConfigFactory, ConfigModule } from './config.module.js';

@@ -15,4 +15,5 @@ export { type PlannableTask, planTaskSlots, type SlotPlannerOptions, type TaskSl
 export { type CalendarSnapshot, excludedDaysOf, type ScheduledTask, scheduleSpecOf, successDeadline, taskSchedule } from './task-schedule.js';
 export { type ClaimContext, type ClaimSlot, type ClaimTask, type ClaimVerdict, type Holder, judgeClaim } from './claim-judgement.js';
 export { canBeLate, isLate } from './lateness.js';
-export { MAX_SHARDS, shardOf, shardShare } from './shard.js';
+export { attemptsRemain, isExclusive } from './policy.js';
+export { leaderKey, shardOf, shardShare } from './shard.js';

@@ -1,8 +1,5 @@
 import { createHash } from 'node:crypto';
 
-/** The most shards a cluster may have (`SCHEDULER_SHARDS`). */
-export const MAX_SHARDS = 256;
-
 /**
  * The shard of a task: the first 32 bits of the MD5 of its id, modulo the cluster's shard count.
  * Stable (it depends on the id alone) and the same number Postgres computes (`shardOfSql` in
@@ -11,6 +8,16 @@ export const MAX_SHARDS = 256;
 export function shardOf(taskId: string, shards: number): number {
   if (shards === 1) return 0;
   return createHash('md5').update(taskId.toLowerCase()).digest().readUInt32BE(0) % shards;
+}
+
+/**
+ * The parts of a shard's leader lock key in Redis (after the prefix): `scheduler:leader` when the
+ * cluster has one shard (the name from before sharding, so an upgrade keeps one lock), else
+ * `scheduler:leader:<shard>`. The one place that names it: the elector that takes the lock and the
+ * balancer that looks for free shards read the same key.
+ */
+export function leaderKey(shard: number, shards: number): string[] {
+  return shards === 1 ? ['scheduler', 'leader'] : ['scheduler', 'leader', String(shard)];
 }
 
 /** How many shards each of `schedulers` live schedulers should lead: the extra goes back, free ones are taken. */

@@ -6,7 +6,7 @@
  * @imports @punctual/clock, @punctual/cluster, @punctual/config, @punctual/db, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/tracing
  * @packageDocumentation
  */
-export { FencedOutError } from './errors.js';
+export { FencedOutError, ShardCountMismatchError } from './errors.js';
 export { type DispatchOptions, ExecutionDispatcher, GROUP_FROM, GROUP_SIZE } from './execution-dispatcher.js';
 export { type Fireable, FireTimer } from './fire-timer.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader-elector.js';

@@ -4,9 +4,10 @@ import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
 import { LeaderExecutionsRepository, SchedulerStateRepository } from '@punctual/db';
 import { bestEffort, Metrics } from '@punctual/metrics';
-import { shardShare } from '@punctual/planning';
+import { leaderKey, shardShare } from '@punctual/planning';
 import { ExecutionsQueue, TASKS_CHANGED_CHANNEL, tasksChangedBy } from '@punctual/queue';
 import { RedisService, type RedisConnection } from '@punctual/redis';
+import { ShardCountMismatchError } from './errors.js';
 import { ExecutionDispatcher } from './execution-dispatcher.js';
 import { PlannerService } from './planner.service.js';
 import { RelayService } from './relay.service.js';
@@ -74,12 +75,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
   async onApplicationBootstrap(): Promise<void> {
     const shards = this.config.schedulerShards;
     const stored = await this.state.adoptShardCount(shards);
-    if (stored !== shards) {
-      process.stderr.write(
-        `Invalid configuration: SCHEDULER_SHARDS is ${shards} but this cluster's tasks are split into ${stored} shard(s), fixed when its first scheduler started (stored in Postgres)\n`,
-      );
-      process.exit(78);
-    }
+    if (stored !== shards) throw new ShardCountMismatchError(shards, stored);
     const { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics, handlerQueues } = this;
     const services = { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics, handlerQueues };
     for (let shard = 0; shard < shards; shard += 1) {
@@ -155,7 +151,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
   /** The shards no scheduler holds the lock of; counts the rounds each has been free. */
   private async freeShards(): Promise<number[]> {
     const pipeline = this.redis.client.pipeline();
-    for (const leader of this.leaders) pipeline.exists(this.redis.key('scheduler', 'leader', String(leader.shard)));
+    for (const leader of this.leaders) pipeline.exists(this.redis.key(...leaderKey(leader.shard, this.leaders.length)));
     const replies = (await pipeline.exec()) ?? [];
     const free: number[] = [];
     replies.forEach(([error, exists], shard) => {

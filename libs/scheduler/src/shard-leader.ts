@@ -4,7 +4,7 @@ import type { ClockService } from '@punctual/clock';
 import type { HandlerQueues } from '@punctual/cluster';
 import { isLockTimeout, type LeaderExecutionsRepository, type SchedulerStateRepository, type ShardFence } from '@punctual/db';
 import type { Metrics } from '@punctual/metrics';
-import { resolveLateSlots } from '@punctual/planning';
+import { leaderKey, resolveLateSlots } from '@punctual/planning';
 import type { ExecutionsQueue } from '@punctual/queue';
 import type { RedisService } from '@punctual/redis';
 import { FencedOutError } from './errors.js';
@@ -81,16 +81,15 @@ export class ShardLeader {
   ) {
     this.shard = options.shard;
     this.logger = new Logger(options.shards === 1 ? 'SchedulerService' : `SchedulerService[shard ${options.shard}]`);
-    const key = options.shards === 1 ? s.redis.key('scheduler', 'leader') : s.redis.key('scheduler', 'leader', String(options.shard));
     this.elector = new LeaderElector(s.redis.client, {
-      key,
+      key: s.redis.key(...leaderKey(options.shard, options.shards)),
       instanceId: s.config.instanceId,
       ttlMs: s.config.leaderTtlMs,
       mayAcquire: options.mayAcquire,
       onElected: () => {
         this.leading = this.lead();
       },
-      onDeposed: (reason) => this.follow(reason),
+      onDeposed: (reason) => this.stepDown(reason),
     });
     this.timer = new FireTimer((due) => void this.fire(due), () => this.s.clock.now(), s.config.fireLeadMs);
     s.metrics.leader.set(this.labels, 0);
@@ -217,7 +216,8 @@ export class ShardLeader {
     }
   }
 
-  private follow(reason: string): void {
+  /** Leadership lost (lock gone or epoch fenced): stops planning and firing at once. */
+  private stepDown(reason: string): void {
     if (this.fence !== null) {
       this.logger.warn({ epoch: this.fence.epoch.toString(), shard: this.shard, reason }, 'stepped down');
       this.s.metrics.leaderChanges.inc({ change: 'deposed' });
