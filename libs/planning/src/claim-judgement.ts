@@ -1,5 +1,6 @@
 import type { EXECUTION_STATUSES, OVERLAP_POLICIES, SKIP_REASONS, TASK_STATUSES, TRIGGERS } from '@punctual/contract';
 import { canBeLate, isLate } from './lateness.js';
+import { attemptsRemain } from './policy.js';
 
 /** The execution a worker asks to start an attempt of, as the claim's read found it. */
 export interface ClaimSlot {
@@ -128,7 +129,7 @@ export function judgeClaim(context: ClaimContext, now: Date): ClaimVerdict {
   const first = slot.attempt === 0;
   if (!task) return first ? skip('task_deleted') : LOST;
   // The reaper ends an expired last attempt `dead`.
-  if (takeover && slot.attempt >= task.maxAttempts) return LOST;
+  if (takeover && !attemptsRemain(slot.attempt, task.maxAttempts)) return LOST;
 
   const dueAt = Math.max(slot.fireAt.getTime(), slot.status === 'retrying' ? (slot.nextAttemptAt?.getTime() ?? 0) : 0);
   if (at < dueAt) return { kind: 'early', retryInMs: dueAt - at };

@@ -1,4 +1,5 @@
 import { jitterOffset, type Schedule } from '@punctual/time';
+import { isExclusive } from './policy.js';
 import type { PlannableTask } from './slot-planner.js';
 import type { Trigger } from './planned-execution.js';
 
@@ -38,7 +39,7 @@ export interface ReplanDecision {
 export function replanUnstarted(rows: UnstartedSlot[], now: Date, task: Pick<PlannableTask, 'id' | 'planVersion' | 'overlap' | 'jitterMs'>, schedule: Schedule | null): ReplanDecision {
   const decision: ReplanDecision = { keep: [], withdraw: [] };
   const keep = (row: UnstartedSlot, fireAt: Date) =>
-    decision.keep.push({ id: row.id, fireAt, taskVersion: task.planVersion, exclusive: task.overlap !== 'allow' });
+    decision.keep.push({ id: row.id, fireAt, taskVersion: task.planVersion, exclusive: isExclusive(task.overlap) });
   for (const row of rows) {
     const slot = row.scheduledFor;
     if (schedule === null || row.trigger !== 'schedule' || slot.getTime() <= now.getTime()) {

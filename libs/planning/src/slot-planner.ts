@@ -2,6 +2,7 @@ import type { MISFIRE_POLICIES, OVERLAP_POLICIES } from '@punctual/contract';
 import { countSlots, jitterOffset, latestSlots, type Schedule } from '@punctual/time';
 import { isLate } from './lateness.js';
 import type { CursorAdvance, PlannedExecution } from './planned-execution.js';
+import { isExclusive } from './policy.js';
 
 export interface SlotPlannerOptions {
   lookaheadMs: number;
@@ -67,7 +68,7 @@ export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date
     trigger,
     status,
     taskVersion: task.planVersion,
-    exclusive: task.overlap !== 'allow',
+    exclusive: isExclusive(task.overlap),
     handler: task.handler,
   });
   const fireAtOf = (slot: Date) => new Date(slot.getTime() + jitterOffset(task.id, slot, task.jitterMs));

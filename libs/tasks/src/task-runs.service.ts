@@ -4,7 +4,7 @@ import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
 import { BACKFILL_DEFAULT, BACKFILL_MAX, type CatchUp } from '@punctual/contract';
 import { type Db, ExecutionTransitionsRepository, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
-import { type PlannedExecution, taskSchedule } from '@punctual/planning';
+import { isExclusive, type PlannedExecution, taskSchedule } from '@punctual/planning';
 import { slotsBetween } from '@punctual/time';
 import { InvalidTaskError, NotFoundError } from './errors.js';
 import { TaskChanges } from './task-changes.js';
@@ -75,7 +75,7 @@ export class TaskRunsService {
   private row(task: Task, slot: Date, fireAt: Date, trigger: 'manual' | 'backfill'): PlannedExecution {
     return {
       id: randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: slot, fireAt, trigger,
-      status: 'scheduled', taskVersion: task.planVersion, exclusive: task.overlap !== 'allow', handler: task.handler,
+      status: 'scheduled', taskVersion: task.planVersion, exclusive: isExclusive(task.overlap), handler: task.handler,
     };
   }
 

@@ -1,3 +1,4 @@
+import { attemptsRemain } from '@punctual/planning';
 import { retryDelayMs } from './backoff.js';
 
 /** Why an attempt's signal aborted. */
@@ -39,6 +40,6 @@ export function judgeFailure(failed: FailedAttempt, random: () => number = Math.
   if (failed.cause === 'cancelled') return { kind: 'cancelled' };
   if (failed.cause === 'lease_lost') return { kind: 'stale' };
   if (failed.cause === 'shutdown') return { kind: 'release' };
-  if (failed.unrecoverable || failed.attempt >= failed.maxAttempts) return { kind: 'dead' };
+  if (failed.unrecoverable || !attemptsRemain(failed.attempt, failed.maxAttempts)) return { kind: 'dead' };
   return { kind: 'retry', delayMs: retryDelayMs(failed.attempt, failed.backoffMs, failed.backoffMaxMs, random) };
 }
