@@ -1,6 +1,7 @@
 /**
  * Punctual's wire contract: zod schemas of every request and response, the limits and defaults,
- * and the table of routes. No Node, Nest or Prisma here: the API, the client, the CLI and the
+ * the table of routes, and `redactPayload`, which hides a task's secret fields wherever a payload
+ * is shown or logged. No Node, Nest or Prisma here: the API, the client, the CLI and the
  * browser console all import it.
  *
  * @imports none
@@ -18,6 +19,7 @@ export * from './execution.js';
 export * from './limits.js';
 export * from './routes.js';
 export * from './issues.js';
+export * from './redact.js';
 export * from './suggest.js';
 export * from './task.js';
 export * from './timeline.js';

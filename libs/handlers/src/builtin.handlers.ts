@@ -1,4 +1,4 @@
-import { redactPayload } from './redact.js';
+import { redactPayload } from '@punctual/contract';
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { HandlerRegistry } from './handler-registry.js';

@@ -3,7 +3,7 @@
  * create, edit, apply, pause, resume, trigger, backfill, cancel, their audit entries and the word
  * to the leader, and the presenters that turn rows into the contract's shapes.
  *
- * @imports @punctual/auth, @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/handlers, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/time
+ * @imports @punctual/auth, @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/time
  * @packageDocumentation
  */
 export { CalendarInUseError, ExecutionStateError, InvalidBatchError, InvalidCursorError, InvalidTaskError, ManagedElsewhereError, NotFoundError, PayloadTooLargeError, TaskNotManagedError, VersionConflictError } from './errors.js';

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Task as TaskJson, TaskVersion, TaskVersionDetail, TaskVersionPage } from '@punctual/contract';
+import { redactPayload, type Task as TaskJson, type TaskVersion, type TaskVersionDetail, type TaskVersionPage } from '@punctual/contract';
 import { TasksRepository, type TaskVersionRow, TaskVersionsRepository } from '@punctual/db';
-import { redactPayload } from '@punctual/handlers';
 import { InvalidCursorError, NotFoundError } from './errors.js';
 import { decodeCursor, encodeCursor } from './page-cursor.js';
 import { fieldChanges, type TaskState } from './task-diff.js';

@@ -1,6 +1,5 @@
-import { type Execution, type ExecutionEvent as ExecutionEventJson, formatDuration, type Task as TaskJson, type TaskHealth } from '@punctual/contract';
+import { type Execution, type ExecutionEvent as ExecutionEventJson, formatDuration, redactPayload, type Task as TaskJson, type TaskHealth } from '@punctual/contract';
 import type { ExecutionHistoryEvent, Task, TaskExecution, TaskHealthRow } from '@punctual/db';
-import { redactPayload } from '@punctual/handlers';
 
 /** A task's definition and state as the API shows them, all but its health (read from its executions). */
 export type TaskDefinitionJson = Omit<TaskJson, 'health'>;

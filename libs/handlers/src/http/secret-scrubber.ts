@@ -1,4 +1,4 @@
-import { REDACTED } from '../redact.js';
+import { REDACTED } from '@punctual/contract';
 
 // Shorter values would blank out ordinary words; a secret that short is not one worth the name.
 const MIN_SECRET_LENGTH = 4;
