@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { type Area, type Edge, type Graph, type LibDoc, libCycles, readGraph, readLibDoc, ROOT, violations } from './import-graph.js';
+import { type Area, type Edge, FLOORS, type Graph, type LibDoc, libCycles, PURE_LIBS, readGraph, readLibDoc, ROOT, violations } from './import-graph.js';
 
 const lib = (name: string): Area => ({ kind: 'lib', name });
 const app = (name: string): Area => ({ kind: 'app', name });
@@ -18,10 +18,21 @@ describe('the import graph of libs/ and apps/', () => {
     expect(graph.edges).toContainEqual(expect.objectContaining({ file: 'libs/scheduler/src/leader-elector.ts', specifier: '@punctual/metrics', target: lib('metrics') }));
   });
 
-  it('keeps every rule: each lib imports what its index.ts allows, no cycle, no lib imports an app', () => {
+  it('keeps every rule: each lib imports what its index.ts allows and only from a lower floor, no cycle of libs or of files, no lib imports an app, no pure lib does I/O', () => {
     expect(violations(graph)).toEqual([]);
   });
+
+  it('puts every lib on exactly one floor, and the pure libs on the lowest two', () => {
+    const placed = FLOORS.flat();
+    expect(new Set(placed).size).toBe(placed.length);
+    expect([...placed].sort()).toEqual([...graph.libs.keys()].sort());
+    for (const lib of PURE_LIBS) expect(FLOORS.slice(0, 2).flat()).toContain(lib);
+  });
 });
+
+/** Floors of the made-up graphs below: a over b over c; config and contract under db. */
+const TEST_FLOORS = [['config', 'contract', 'c'], ['b', 'redis'], ['db', 'a', 'bare']];
+const check = (graph: Graph) => violations(graph, TEST_FLOORS, ['contract']);
 
 describe('the checks, on graphs made to break them', () => {
   const clean: Graph = {
@@ -34,12 +45,12 @@ describe('the checks, on graphs made to break them', () => {
   };
 
   it('pass a graph that keeps the rules', () => {
-    expect(violations(clean)).toEqual([]);
+    expect(check(clean)).toEqual([]);
   });
 
   it('refuse an import the TSDoc does not allow, and an allowance nothing uses', () => {
     const graph: Graph = { ...clean, libs: new Map([...clean.libs, ['db', doc('redis')], ['redis', doc()]]) };
-    expect(violations(graph)).toEqual([
+    expect(check(graph)).toEqual([
       'libs/db/src/x.ts imports @punctual/config, which libs/db/src/index.ts does not list in @imports',
       'libs/db/src/index.ts lists @punctual/redis in @imports, but nothing of libs/db imports it',
     ]);
@@ -55,7 +66,10 @@ describe('the checks, on graphs made to break them', () => {
       apps: [],
       edges: [edge(lib('a'), '@punctual/b', lib('b')), edge(lib('b'), '@punctual/c', lib('c')), edge(lib('c'), '@punctual/a', lib('a'))],
     };
-    expect(violations(graph)).toEqual(['a cycle between libs: a → b → c → a']);
+    expect(check(graph)).toEqual([
+      'libs/c/src/x.ts imports @punctual/a: libs/c is on floor 0, @punctual/a on floor 2; a lib imports only from lower floors',
+      'a cycle between libs: a → b → c → a',
+    ]);
     expect(libCycles(clean.edges)).toEqual([]);
   });
 
@@ -64,7 +78,7 @@ describe('the checks, on graphs made to break them', () => {
       ...clean,
       edges: [...clean.edges, edge(lib('db'), '../../../apps/api/src/main.js', app('api')), edge(lib('db'), '../../config/src/config.js', lib('config'))],
     };
-    expect(violations(graph)).toEqual([
+    expect(check(graph)).toEqual([
       'libs/db/src/x.ts imports ../../../apps/api/src/main.js: a lib never imports an app (apps/api)',
       'libs/db/src/x.ts imports ../../config/src/config.js: another lib is reached through its index, as @punctual/config',
     ]);
@@ -72,7 +86,49 @@ describe('the checks, on graphs made to break them', () => {
 
   it('refuse an index.ts without its paragraph', () => {
     const graph: Graph = { ...clean, libs: new Map([...clean.libs, ['bare', null]]) };
-    expect(violations(graph)).toEqual(['libs/bare/src/index.ts does not start with a TSDoc paragraph saying its role and an "@imports @punctual/…" (or "@imports none") line']);
+    expect(check(graph)).toEqual(['libs/bare/src/index.ts does not start with a TSDoc paragraph saying its role and an "@imports @punctual/…" (or "@imports none") line']);
+  });
+
+  it('refuse an import from the same floor or a higher one, and a lib on no floor', () => {
+    const graph: Graph = {
+      libs: new Map([...clean.libs, ['redis', doc('db')], ['stray', doc()]]),
+      apps: [],
+      edges: [...clean.edges, edge(lib('redis'), '@punctual/db', lib('db'))],
+    };
+    expect(check(graph)).toEqual([
+      'libs/stray is on no floor: add it to FLOORS in test/architecture/import-graph.ts',
+      'libs/redis/src/x.ts imports @punctual/db: libs/redis is on floor 1, @punctual/db on floor 2; a lib imports only from lower floors',
+    ]);
+    const sideways: Graph = { libs: new Map([['b', doc('redis')], ['redis', doc()]]), apps: [], edges: [edge(lib('b'), '@punctual/redis', lib('redis'))] };
+    expect(check(sideways)).toEqual(['libs/b/src/x.ts imports @punctual/redis: libs/b is on floor 1, @punctual/redis on floor 1; a lib imports only from lower floors']);
+  });
+
+  it('refuse a deep import into another lib', () => {
+    const graph: Graph = { ...clean, edges: [...clean.edges, edge(lib('db'), '@punctual/config/src/config.js', lib('config'))] };
+    expect(check(graph)).toEqual(["libs/db/src/x.ts imports @punctual/config/src/config.js: a lib's insides are reached through its index, as @punctual/config"]);
+  });
+
+  it('refuse an I/O package or a framework in a pure lib, and allow it elsewhere', () => {
+    const graph: Graph = {
+      ...clean,
+      libs: new Map([...clean.libs, ['contract', doc()]]),
+      packages: [
+        { file: 'libs/contract/src/x.ts', source: lib('contract'), name: '@nestjs/common' },
+        { file: 'libs/contract/src/y.ts', source: lib('contract'), name: 'pg' },
+        { file: 'libs/contract/src/z.ts', source: lib('contract'), name: 'zod' },
+        { file: 'libs/db/src/x.ts', source: lib('db'), name: 'pg' },
+      ],
+    };
+    expect(check(graph)).toEqual([
+      'libs/contract/src/x.ts imports @nestjs/common: libs/contract decides without I/O and imports no I/O package or framework',
+      'libs/contract/src/y.ts imports pg: libs/contract decides without I/O and imports no I/O package or framework',
+    ]);
+  });
+
+  it('refuse a cycle between the files of one lib, type-only imports included', () => {
+    const fileEdge = (from: string, to: string): Edge => ({ file: `libs/db/src/${from}`, source: lib('db'), specifier: `./${to.replace('.ts', '.js')}`, target: lib('db'), targetFile: `libs/db/src/${to}` });
+    const graph: Graph = { ...clean, edges: [...clean.edges, fileEdge('a.ts', 'b.ts'), fileEdge('b.ts', 'a.ts'), fileEdge('b.ts', 'c.ts')] };
+    expect(check(graph)).toEqual(['a cycle between files of a lib: libs/db/src/a.ts → libs/db/src/b.ts → libs/db/src/a.ts']);
   });
 
   it('read the paragraph only in its fixed form, at the top of the file', () => {

@@ -1,7 +1,10 @@
 /**
  * The import graph of libs/ and apps/, and the rules it must keep: a lib imports only the libs its
- * index.ts says it may (`@imports` in the TSDoc paragraph at its top), no cycle joins libs, and
- * no lib imports an app. Read from the sources with TypeScript's own import scanner.
+ * index.ts says it may (`@imports` in the TSDoc paragraph at its top) and only from a lower floor
+ * ({@link FLOORS}), no cycle joins libs or the files of one lib, no lib imports an app, another
+ * lib is reached only through its index (`@punctual/x`, never `@punctual/x/src/…`), and the pure
+ * libs ({@link PURE_LIBS}) import no I/O package. Read from the sources with TypeScript's own
+ * import scanner.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -16,13 +19,42 @@ export interface Area {
   name: string;
 }
 
-/** One import of one file: `specifier` as written, `target` where it leads. */
+/** One import of one file: `specifier` as written, `target` where it leads (`targetFile`: the file, for a relative import). */
 export interface Edge {
   file: string;
   source: Area;
   specifier: string;
   target: Area;
+  targetFile?: string;
 }
+
+/** An import of a package (not a lib, not a relative path) by one file: `name` is the package's. */
+export interface PackageImport {
+  file: string;
+  source: Area;
+  name: string;
+}
+
+/**
+ * The floors of the libs, lowest first — declared here and nowhere else. A lib imports only libs
+ * of lower floors: foundations (what everything reads: schedule math, the wire contract, config,
+ * the metrics registry); pure decisions and process-wide services over config; the stores; the
+ * services over them; the domain parts; and the roles' own libs. Apps stand above them all.
+ */
+export const FLOORS: readonly (readonly string[])[] = [
+  ['config', 'contract', 'metrics', 'time'],
+  ['client', 'logging', 'planning', 'tracing'],
+  ['db', 'redis'],
+  ['auth', 'clock', 'queue'],
+  ['cluster', 'handlers', 'health'],
+  ['bootstrap', 'scheduler', 'tasks', 'worker'],
+];
+
+/** The libs that decide without I/O: they import no package that talks to a server or is a framework. */
+export const PURE_LIBS: readonly string[] = ['contract', 'planning', 'time'];
+
+/** Packages that do I/O or bring a framework: Postgres, Redis, BullMQ, Prisma, Nest, HTTP servers. */
+const IO_PACKAGE = /^(pg|pg-[a-z-]+|ioredis|bullmq|prisma|@prisma\/.+|@nestjs\/.+|express|undici|@bull-board\/.+)$/;
 
 /** What a lib's index.ts says of it: its role, and the libs it may import (by name, `@punctual/` dropped). */
 export interface LibDoc {
@@ -35,9 +67,12 @@ export interface Graph {
   libs: Map<string, LibDoc | null>;
   apps: string[];
   edges: Edge[];
+  /** Imports of packages (read for the pure libs' rule). */
+  packages?: PackageImport[];
 }
 
 const ALIAS = /^@punctual\/([a-z-]+)$/;
+const DEEP = /^@punctual\/([a-z-]+)\/.+/;
 
 /**
  * The TSDoc block an index.ts starts with: its first paragraph (the role) and its `@imports` line —
@@ -68,7 +103,8 @@ function areaOf(path: string): Area {
 function sourceFiles(dir: string, extensions: RegExp): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    .filter((file) => extensions.test(file) && !/\.(spec|spec-helper|test)\.tsx?$/.test(file) && !file.endsWith('.d.ts'))
+    // Generated code (the Prisma client) keeps its generator's shape, not ours.
+    .filter((file) => extensions.test(file) && !/\.(spec|spec-helper|test)\.tsx?$/.test(file) && !file.endsWith('.d.ts') && !/(^|[\\/])generated[\\/]/.test(file))
     .map((file) => join(dir, file));
 }
 
@@ -81,19 +117,37 @@ export function readGraph(root = ROOT): Graph {
   }));
   const apps = folders('apps');
   const edges: Edge[] = [];
+  const packages: PackageImport[] = [];
   const files = [...[...libs.keys()].flatMap((name) => sourceFiles(join(root, 'libs', name, 'src'), /\.ts$/)), ...apps.flatMap((name) => sourceFiles(join(root, 'apps', name, 'src'), /\.tsx?$/))];
   for (const file of files) {
     const source = areaOf(file);
     for (const { fileName: specifier } of ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles) {
-      const alias = ALIAS.exec(specifier);
-      const target: Area | null = alias ? { kind: 'lib', name: alias[1]! } : specifier.startsWith('.') ? areaOf(resolve(dirname(file), specifier)) : null;
-      if (target) edges.push({ file: relative(root, file), source, specifier, target });
+      const alias = ALIAS.exec(specifier) ?? DEEP.exec(specifier);
+      if (alias) {
+        edges.push({ file: relative(root, file), source, specifier, target: { kind: 'lib', name: alias[1]! } });
+      } else if (specifier.startsWith('.')) {
+        const path = resolve(dirname(file), specifier);
+        edges.push({ file: relative(root, file), source, specifier, target: areaOf(path), targetFile: relative(root, path).replace(/\.js$/, '.ts') });
+      } else if (!specifier.startsWith('node:')) {
+        packages.push({ file: relative(root, file), source, name: packageName(specifier) });
+      }
     }
   }
-  return { libs, apps, edges };
+  return { libs, apps, edges, packages };
 }
 
 const sameArea = (a: Area, b: Area) => a.kind === b.kind && a.name === b.name;
+
+/** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
+function packageName(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+/** The floor of a lib (its index in {@link FLOORS}), or -1 when it is on none. */
+export function floorOf(lib: string, floors: readonly (readonly string[])[] = FLOORS): number {
+  return floors.findIndex((floor) => floor.includes(lib));
+}
 
 /**
  * The cycles among libs: one per group of libs that reach one another (a strongly connected
@@ -104,6 +158,23 @@ export function libCycles(edges: Edge[]): string[][] {
   for (const e of edges) {
     if (e.source.kind === 'lib' && e.target.kind === 'lib' && e.source.name !== e.target.name) next.set(e.source.name, (next.get(e.source.name) ?? new Set()).add(e.target.name));
   }
+  return cyclesOf(next);
+}
+
+/**
+ * The cycles among the files of each lib (relative imports within it, type-only ones too: a cycle
+ * of types is one of meaning), each as `[a.ts, b.ts, a.ts]`.
+ */
+export function fileCycles(edges: Edge[]): string[][] {
+  const next = new Map<string, Set<string>>();
+  for (const e of edges) {
+    if (e.source.kind === 'lib' && sameArea(e.source, e.target) && e.targetFile && e.targetFile !== e.file) next.set(e.file, (next.get(e.file) ?? new Set()).add(e.targetFile));
+  }
+  return cyclesOf(next);
+}
+
+/** The cycles of a directed graph: one per strongly connected component, as its shortest cycle. */
+function cyclesOf(next: Map<string, Set<string>>): string[][] {
   // Tarjan's algorithm.
   const index = new Map<string, number>();
   const low = new Map<string, number>();
@@ -155,8 +226,12 @@ function shortestCycle(component: string[], next: Map<string, Set<string>>): str
 }
 
 /** Every broken rule of `graph`, one line each; none when the graph keeps them all. */
-export function violations(graph: Graph): string[] {
+export function violations(graph: Graph, floors: readonly (readonly string[])[] = FLOORS, pure: readonly string[] = PURE_LIBS): string[] {
   const found: string[] = [];
+  for (const lib of graph.libs.keys()) if (floorOf(lib, floors) === -1) found.push(`libs/${lib} is on no floor: add it to FLOORS in test/architecture/import-graph.ts`);
+  for (const { file, source, name } of graph.packages ?? []) {
+    if (source.kind === 'lib' && pure.includes(source.name) && IO_PACKAGE.test(name)) found.push(`${file} imports ${name}: libs/${source.name} decides without I/O and imports no I/O package or framework`);
+  }
   for (const [lib, doc] of graph.libs) {
     if (!doc) found.push(`libs/${lib}/src/index.ts does not start with a TSDoc paragraph saying its role and an "@imports @punctual/…" (or "@imports none") line`);
     for (const name of doc?.imports ?? []) if (!graph.libs.has(name)) found.push(`libs/${lib}/src/index.ts: @imports names @punctual/${name}, which is no lib`);
@@ -181,12 +256,17 @@ export function violations(graph: Graph): string[] {
       continue;
     }
     if (!specifier.startsWith('@punctual/')) found.push(`${file} imports ${specifier}: another lib is reached through its index, as @punctual/${target.name}`);
+    else if (DEEP.test(specifier)) found.push(`${file} imports ${specifier}: a lib's insides are reached through its index, as @punctual/${target.name}`);
     if (!graph.libs.has(target.name)) {
       found.push(`${file} imports ${specifier}, which is no lib`);
       continue;
     }
     if (source.kind !== 'lib') continue;
     used.set(source.name, (used.get(source.name) ?? new Set()).add(target.name));
+    const [from, to] = [floorOf(source.name, floors), floorOf(target.name, floors)];
+    if (from !== -1 && to !== -1 && to >= from) {
+      found.push(`${file} imports @punctual/${target.name}: libs/${source.name} is on floor ${from}, @punctual/${target.name} on floor ${to}; a lib imports only from lower floors`);
+    }
     const allowed = graph.libs.get(source.name)?.imports;
     if (allowed && !allowed.includes(target.name)) found.push(`${file} imports @punctual/${target.name}, which libs/${source.name}/src/index.ts does not list in @imports`);
   }
@@ -196,5 +276,6 @@ export function violations(graph: Graph): string[] {
     }
   }
   for (const cycle of libCycles(graph.edges)) found.push(`a cycle between libs: ${cycle.join(' → ')}`);
+  for (const cycle of fileCycles(graph.edges)) found.push(`a cycle between files of a lib: ${cycle.join(' → ')}`);
   return found;
 }

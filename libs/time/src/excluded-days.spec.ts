@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidScheduleError } from './errors.js';
-import { checkExcludedDays, excludedDatesOfYear, type ExcludedDays } from './excluded-days.js';
+import { checkExcludedDays, excludedDatesOfYear } from './excluded-days.js';
+import type { ExcludedDays } from './schedule-spec.js';
 import { compileSchedule, countSlots, slotsBetween } from './schedule.js';
 import type { ScheduleSpec } from './schedule-spec.js';
 import { formatLocal } from './zone.js';

@@ -1,6 +1,6 @@
 import rrulePkg, { type Options } from 'rrule';
 import { InvalidScheduleError } from './errors.js';
-import type { Schedule } from './schedule-spec.js';
+import type { ExcludedDays, Schedule } from './schedule-spec.js';
 import { instantsOfWall } from './wall-time.js';
 import { assertTimeZone } from './zone.js';
 import { wallOf } from './zone-timeline.js';
@@ -17,20 +17,6 @@ const RULE_EPOCH = new Date(0);
 const MAX_SKIPPED_DAYS = 3_660;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DAY_FREQUENCIES = new Set<number>([Frequency.YEARLY, Frequency.MONTHLY, Frequency.WEEKLY, Frequency.DAILY]);
-
-/**
- * A calendar of excluded days as a schedule applies it (DESIGN §6 "Calendars"): a slot is dropped
- * when its local date in `timezone` is one of `dates` (`2026-12-25`) or an occurrence of one of
- * `rrules` — day rules such as `FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=25` or `FREQ=WEEKLY;BYDAY=SA,SU`,
- * counted from 1970-01-01 (no DTSTART, no COUNT, nothing finer than a day).
- */
-export interface ExcludedDays {
-  /** Identifies this content (the calendar's name and version): compiled once per key and zone. */
-  key: string;
-  timezone: string;
-  dates: readonly string[];
-  rrules: readonly string[];
-}
 
 /** A calendar compiled: whether a local date (days since 1970-01-01) is excluded. */
 interface DaySet {

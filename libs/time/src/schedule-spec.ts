@@ -1,5 +1,4 @@
 import type { DstPolicy } from './dst-policy.js';
-import type { ExcludedDays } from './excluded-days.js';
 
 export interface ScheduleBounds {
   /** No slot before this instant (inclusive bound). */
@@ -30,4 +29,18 @@ export interface Schedule {
    * number (see `countSlots`, which walks the schedules that cannot).
    */
   count?(after: Date, until: Date): number;
+}
+
+/**
+ * A calendar of excluded days as a schedule applies it (DESIGN §6 "Calendars"): a slot is dropped
+ * when its local date in `timezone` is one of `dates` (`2026-12-25`) or an occurrence of one of
+ * `rrules` — day rules such as `FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=25` or `FREQ=WEEKLY;BYDAY=SA,SU`,
+ * counted from 1970-01-01 (no DTSTART, no COUNT, nothing finer than a day).
+ */
+export interface ExcludedDays {
+  /** Identifies this content (the calendar's name and version): compiled once per key and zone. */
+  key: string;
+  timezone: string;
+  dates: readonly string[];
+  rrules: readonly string[];
 }
