@@ -139,7 +139,7 @@ export class ExecutionClaimer {
         if (confirmed !== 'again') return confirmed;
         continue;
       }
-      const result = await this.follow(judgeClaim(claimContextOf(read), read.now), read, request);
+      const result = await this.carryOut(judgeClaim(claimContextOf(read), read.now), read, request);
       if (result !== 'again') return result;
       if (round > 1) await sleep(5 * round);
     }
@@ -155,7 +155,7 @@ export class ExecutionClaimer {
   }
 
   /** Does what a verdict says; `again` when the claim must read and judge once more. */
-  private async follow(verdict: ClaimVerdict, read: ClaimRead, request: ClaimRequest): Promise<Disposition | 'again'> {
+  private async carryOut(verdict: ClaimVerdict, read: ClaimRead, request: ClaimRequest): Promise<Disposition | 'again'> {
     const { execution, task } = read;
     switch (verdict.kind) {
       case 'run':
