@@ -3,7 +3,7 @@
  * per table or concern, each owning its SQL, every state transition one method with the expected
  * state in its `WHERE` and the leader's epoch as its fence.
  *
- * @imports @punctual/config, @punctual/metrics
+ * @imports @punctual/config, @punctual/contract, @punctual/metrics, @punctual/planning
  * @packageDocumentation
  */
 export { ApiKeysRepository } from './api-keys.repository.js';
@@ -18,7 +18,7 @@ export { DEFINITIONS_KEPT, TaskDefinitions } from './executions/task-definitions
 export { CLAIM_DIRECT, STARTS_WITHOUT_JUDGEMENT } from './executions/turn-statements.js';
 export { type HandedTurn, type ParkRequest, TurnsRepository } from './executions/turns.repository.js';
 export { FlowControlRepository, type FlowKeyLoad } from './executions/flow-control.repository.js';
-export { type FlowClaimOutcome, flowOrder, type FlowPolicy, rateWindowMs } from './executions/flow-plan.js';
+export type { FlowClaimOutcome } from './executions/flow-control.repository.js';
 export { EXECUTION_HISTORY, type MovedExecution } from './executions/execution-transition.js';
 export { type ExecutionFilter, type ExecutionHistoryEvent, ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 export {

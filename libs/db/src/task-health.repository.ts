@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma, type Task } from './generated/prisma/client.js';
+import { plannedSql } from './executions/predicates.js';
 import { PrismaService } from './prisma.service.js';
 
 /** A task's health as Postgres computes it from its executions (DESIGN §8). */
@@ -30,7 +31,7 @@ const HEALTH_JOIN = Prisma.sql`
       (SELECT count(*)::int FROM task_execution d
         WHERE d.task_id = t.id AND d.scheduled_for > COALESCE(s.scheduled_for, '-infinity')
           AND (d.status IN ('dead', 'missed') OR (d.status = 'skipped' AND d.skip_reason = 'late'))) AS failures,
-      (SELECT min(p.fire_at) FROM task_execution p WHERE p.task_id = t.id AND p.status IN ('scheduled', 'queued')) AS oldest_pending
+      (SELECT min(p.fire_at) FROM task_execution p WHERE p.task_id = t.id AND ${Prisma.raw(plannedSql('p'))}) AS oldest_pending
     FROM (SELECT 1) one
     LEFT JOIN LATERAL (
       SELECT e.scheduled_for, e.finished_at FROM task_execution e WHERE e.task_id = t.id AND e.status = 'succeeded' ORDER BY e.scheduled_for DESC LIMIT 1

@@ -1,6 +1,6 @@
 import type { EXECUTION_STATUSES, OVERLAP_POLICIES, SKIP_REASONS, TASK_STATUSES, TRIGGERS } from '@punctual/contract';
 import { canBeLate, isLate } from './lateness.js';
-import { attemptsRemain } from './policy.js';
+import { attemptsRemain, isPlanned, taskIsFree } from './policy.js';
 
 /** The execution a worker asks to start an attempt of, as the claim's read found it. */
 export interface ClaimSlot {
@@ -123,7 +123,7 @@ const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: '
 export function judgeClaim(context: ClaimContext, now: Date): ClaimVerdict {
   const { slot, task } = context;
   const at = now.getTime();
-  const pending = slot.status === 'scheduled' || slot.status === 'queued';
+  const pending = isPlanned(slot.status);
   const takeover = slot.status === 'running' && slot.leaseUntil !== null && slot.leaseUntil.getTime() < at;
   if (!pending && slot.status !== 'retrying' && !takeover) return LOST;
   const first = slot.attempt === 0;
@@ -149,7 +149,7 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   const { slot, holders } = context;
   const slotAt = slot.scheduledFor.getTime();
   const atItsTime = holders.filter((h) => h.firstStartedAt.getTime() <= slotAt);
-  if (atItsTime.length === 0) return holders.length > 0 || context.earlierDue ? PARK : RUN;
+  if (atItsTime.length === 0) return taskIsFree(context) ? RUN : PARK;
 
   // A run released on time may still start late: parked behind the late runs of a failover's
   // backlog, its start is that backlog's lateness, not the task's overlap — except under

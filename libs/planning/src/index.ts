@@ -15,5 +15,19 @@ export { type PlannableTask, planTaskSlots, type SlotPlannerOptions, type TaskSl
 export { type CalendarSnapshot, excludedDaysOf, type ScheduledTask, scheduleSpecOf, successDeadline, taskSchedule } from './task-schedule.js';
 export { type ClaimContext, type ClaimSlot, type ClaimTask, type ClaimVerdict, type Holder, judgeClaim } from './claim-judgement.js';
 export { canBeLate, isLate } from './lateness.js';
-export { attemptsRemain, isExclusive } from './policy.js';
+export {
+  AHEAD_COUNTED,
+  type BatchPlan,
+  type FlowCheck,
+  type FlowPolicy,
+  type FlowWrite,
+  flowOrder,
+  type HeldOutcome,
+  heldOutcome,
+  heldOutcomes,
+  inOrder,
+  planBatch,
+  rateWindowMs,
+} from './flow-plan.js';
+export { attemptsRemain, earlierSlotDue, isExclusive, isPlanned, type TaskSlotRow, taskIsFree, turnHolders } from './policy.js';
 export { leaderKey, shardOf, shardShare } from './shard.js';

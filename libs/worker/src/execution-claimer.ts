@@ -7,7 +7,6 @@ import {
   ExecutionTransitionsRepository,
   type FlowClaimOutcome,
   FlowControlRepository,
-  flowOrder,
   isConnectionError,
   type Task,
   type TaskExecution,
@@ -16,7 +15,7 @@ import {
 import { HandlerRegistry } from '@punctual/handlers';
 import { Metrics } from '@punctual/metrics';
 import { reasonOfSkip } from '@punctual/contract';
-import { type ClaimContext, type ClaimVerdict, judgeClaim, withPinnedDefinition } from '@punctual/planning';
+import { type ClaimContext, type ClaimVerdict, flowOrder, judgeClaim, withPinnedDefinition } from '@punctual/planning';
 import { EXECUTION_CANCEL_CHANNEL, ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { ClaimBatches } from './claim-batches.js';

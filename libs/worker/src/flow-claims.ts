@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
-import { type ClaimWrite, type FlowClaimOutcome, type FlowControlRepository, type FlowPolicy, isConnectionError, type Task } from '@punctual/db';
+import { type ClaimWrite, type FlowClaimOutcome, type FlowControlRepository, isConnectionError, type Task } from '@punctual/db';
+import type { FlowPolicy } from '@punctual/planning';
 import { FLOW_WAKE_CHANNEL } from '@punctual/queue';
 import type { RedisService } from '@punctual/redis';
 import { Batcher } from './batcher.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { flowOrder } from '@punctual/db';
+import { flowOrder } from '@punctual/planning';
 import { flowTurn, type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 
 const job = (id: string, promoted: string[], fail = false): Promotable => ({

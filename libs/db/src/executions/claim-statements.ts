@@ -1,4 +1,5 @@
 import { EVENT_CTE_TEXT } from './execution-transition.js';
+import { earlierSlotDueSql, plannedSql, taskFreeSql } from './predicates.js';
 import { CLAIMED_COLUMNS } from './turn-statements.js';
 
 // The two statements of a worker's claim (see ClaimsRepository), prepared once per connection.
@@ -24,13 +25,10 @@ export const CLAIM_READ = `
     t.max_delay_ms AS t_max_delay_ms, t.max_attempts AS t_max_attempts,
     CASE WHEN t.version = req.known_version THEN NULL ELSE to_jsonb(t)::text END AS t_json,
     COALESCE(h.holders, '[]'::json) AS holders,
+    (e.exclusive AND ${earlierSlotDueSql('e', 'now()')}) AS earlier_due,
     (e.exclusive AND EXISTS (
       SELECT 1 FROM task_execution o
-      WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.exclusive AND o.fire_at <= now() AND o.scheduled_for < e.scheduled_for
-    )) AS earlier_due,
-    (e.exclusive AND EXISTS (
-      SELECT 1 FROM task_execution o
-      WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.id <> e.id AND o.next_attempt_at IS NOT NULL
+      WHERE o.task_id = e.task_id AND ${plannedSql('o')} AND o.id <> e.id AND o.next_attempt_at IS NOT NULL
     )) AS other_buffered,
     -- The task's scheduled slot before this one: how long a run may last before it overlaps the next.
     CASE WHEN e.exclusive AND h.holders IS NOT NULL THEN (
@@ -91,11 +89,7 @@ export const CLAIM_WRITE = `
       -- What a judgement of "free" relied on (the read may be a little old): still no other run of
       -- the task in progress, and still no earlier slot of it due.
       AND (NOT req.free OR (
-        NOT EXISTS (SELECT 1 FROM task_execution h WHERE h.task_id = e.task_id AND h.status = 'running' AND h.exclusive AND h.id <> e.id)
-        AND NOT EXISTS (SELECT 1 FROM task_execution h WHERE h.task_id = e.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> e.id)
-        AND NOT EXISTS (
-          SELECT 1 FROM task_execution o WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.exclusive
-            AND o.fire_at <= statement_timestamp() AND o.scheduled_for < e.scheduled_for)))
+        ${taskFreeSql('e', 'statement_timestamp()')}))
     RETURNING e.*, locked.status AS from_status, locked.attempt AS prev_attempt, locked.started_at AS prev_started_at, locked.worker_id AS prev_worker_id
   ),
   -- The first attempt's claim was read from the row (see EXECUTION_HISTORY): written down before a

@@ -3,6 +3,7 @@ import { type ExecutionTrigger, Prisma, type SkipReason, type TaskExecution } fr
 import { PrismaService, type Db } from '../prisma.service.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
 import { type MovedExecution, PENDING, transition } from './execution-transition.js';
+import { PLANNED_STATUSES, plannedSql } from './predicates.js';
 import { HANDLER_OF_ROW } from './turn-statements.js';
 
 /** An execution row to insert: a planned slot, or an operator's trigger, backfill or resume. */
@@ -97,7 +98,7 @@ export class ExecutionTransitionsRepository {
   async lockUnfinished(taskId: string, db: Db): Promise<void> {
     await db.$queryRaw`
       SELECT id FROM task_execution WHERE id IN (
-        SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued')
+        SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status IN ${Prisma.raw(PLANNED_STATUSES)}
         UNION ALL SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status = 'running'
         UNION ALL SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status = 'retrying'
       ) ORDER BY id FOR UPDATE`;
@@ -107,7 +108,7 @@ export class ExecutionTransitionsRepository {
   unstartedOfTask(taskId: string, db: Db): Promise<UnstartedExecution[]> {
     return db.$queryRaw<UnstartedExecution[]>`
       SELECT id, scheduled_for AS "scheduledFor", fire_at AS "fireAt", trigger FROM task_execution
-      WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued')
+      WHERE task_id = ${taskId}::uuid AND status IN ${Prisma.raw(PLANNED_STATUSES)}
       ORDER BY scheduled_for FOR UPDATE`;
   }
 
@@ -118,7 +119,7 @@ export class ExecutionTransitionsRepository {
    */
   async withdraw(ids: string[], db: Db): Promise<number> {
     if (ids.length === 0) return 0;
-    return db.$executeRaw`DELETE FROM task_execution WHERE id = ANY(${ids}::uuid[]) AND status IN ('scheduled', 'queued')`;
+    return db.$executeRaw`DELETE FROM task_execution WHERE id = ANY(${ids}::uuid[]) AND status IN ${Prisma.raw(PLANNED_STATUSES)}`;
   }
 
   /** Puts planned executions under the task's new definition: its version, its jitter, its overlap policy. */
@@ -128,7 +129,7 @@ export class ExecutionTransitionsRepository {
       UPDATE task_execution e SET fire_at = u.fire_at, task_version = u.task_version, exclusive = u.exclusive
       FROM unnest(${rows.map((r) => r.id)}::uuid[], ${iso(rows.map((r) => r.fireAt))}::timestamptz[], ${rows.map((r) => r.taskVersion)}::int[], ${rows.map((r) => r.exclusive)}::bool[])
         AS u(id, fire_at, task_version, exclusive)
-      WHERE e.id = u.id AND e.status IN ('scheduled', 'queued')`;
+      WHERE e.id = u.id AND ${Prisma.raw(plannedSql('e'))}`;
   }
 
   /**

@@ -1,10 +1,17 @@
 import { Injectable } from '@nestjs/common';
+import { type FlowCheck, type FlowPolicy, type HeldOutcome, heldOutcome, heldOutcomes, inOrder, planBatch, rateWindowMs } from '@punctual/planning';
 import type pg from 'pg';
 import { PrismaService } from '../prisma.service.js';
 import { ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './claims.repository.js';
-import { type FlowCheck, type FlowClaimOutcome, type FlowPolicy, heldOutcome, heldOutcomes, inOrder, planBatch, rateWindowMs } from './flow-plan.js';
 import { FLOW_CHECK, FLOW_FINISH, FLOW_HOLD_IF_FULL } from './flow-statements.js';
 import { Semaphore } from './semaphore.js';
+
+/**
+ * - `claimed` (and the other write outcomes): as a plain claim's write; `roomLeft`: the key had
+ *   room for more after it (a run held behind it may go now).
+ * - `held`: see `HeldOutcome` (@punctual/planning).
+ */
+export type FlowClaimOutcome = (ClaimWriteOutcome & { roomLeft?: boolean }) | HeldOutcome;
 
 /** The busiest keys: runs holding a permit (`running`) and runs held back (`waiting`). */
 export interface FlowKeyLoad {

@@ -1,4 +1,4 @@
-import { AHEAD_COUNTED } from './flow-plan.js';
+import { AHEAD_COUNTED } from '@punctual/planning';
 
 // The statements of flow control's claim (see FlowControlRepository), prepared once per connection.
 

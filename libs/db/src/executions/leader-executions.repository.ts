@@ -3,6 +3,7 @@ import { epochFence, inShard, type LeaderFence } from '../epoch-fence.js';
 import { type MisfirePolicy, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
+import { attemptsRemainSql, canBeLateSql, lateSql, plannedSql } from './predicates.js';
 import { HANDED_JSON, HANDLER_OF_ROW, handOver } from './turn-statements.js';
 
 /** The handler a row `e` runs, as SQL (see HANDLER_OF_ROW). */
@@ -96,11 +97,11 @@ export class LeaderExecutionsRepository {
       WITH ${epochFence(fence)},
       late AS (
         SELECT e.id, e.task_id FROM task_execution e JOIN task t ON t.id = e.task_id
-        WHERE e.status IN ('scheduled', 'queued') AND e.trigger = 'schedule' AND e.attempt = 0
+        WHERE ${Prisma.raw(plannedSql('e'))} AND ${Prisma.raw(canBeLateSql('e'))}
           -- A slot held back by flow control was in time when first held: its wait is not lateness.
           AND e.held_at IS NULL
           -- The one late rule (libs/planning isLate): past fire_at + maxDelay by Postgres' clock.
-          AND e.fire_at < now() - t.max_delay_ms * interval '1 millisecond' ${inShard(Prisma.sql`e.task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
+          AND ${Prisma.raw(lateSql('e', 't', 'now()'))} ${inShard(Prisma.sql`e.task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
         LIMIT ${limit}
       )
       SELECT e.id, e.task_id AS "taskId", e.scheduled_for AS "scheduledFor",
@@ -109,7 +110,7 @@ export class LeaderExecutionsRepository {
       FROM task_execution e JOIN task t ON t.id = e.task_id
       WHERE e.id IN (SELECT id FROM late)
          OR (e.task_id IN (SELECT task_id FROM late) AND t.misfire IN ('run_once', 'run_all')
-             AND e.trigger = 'catchup' AND e.status IN ('scheduled', 'queued') AND e.attempt = 0)
+             AND e.trigger = 'catchup' AND ${Prisma.raw(plannedSql('e'))} AND e.attempt = 0)
       ORDER BY e.task_id, e.scheduled_for`;
   }
 
@@ -129,7 +130,7 @@ export class LeaderExecutionsRepository {
             moved AS (
               UPDATE task_execution e SET trigger = 'catchup', fire_at = req.fire_at
               FROM prev JOIN req USING (id)
-              WHERE e.id = prev.id AND prev.status IN ('scheduled', 'queued') AND e.trigger = 'schedule' AND e.attempt = 0
+              WHERE e.id = prev.id AND ${Prisma.raw(plannedSql('prev'))} AND ${Prisma.raw(canBeLateSql('e'))}
               RETURNING e.id, e.fire_at, e.status, e.attempt, e.worker_id, prev.status AS from_status
             ),
             ${EVENT_CTE(Prisma.sql`'{"reason":"late","misfire":"catchup"}'::jsonb`)}
@@ -217,7 +218,7 @@ export class LeaderExecutionsRepository {
     return this.prisma.$queryRaw`
       WITH ${epochFence(fence)},
       expired AS (
-        SELECT e.id, e.attempt_id, e.attempt < COALESCE((e.pinned_definition->>'maxAttempts')::int, t.max_attempts, 0) AS retry
+        SELECT e.id, e.attempt_id, ${Prisma.raw(attemptsRemainSql('e.attempt', "COALESCE((e.pinned_definition->>'maxAttempts')::int, t.max_attempts, 0)"))} AS retry
         FROM task_execution e LEFT JOIN task t ON t.id = e.task_id
         WHERE e.status = 'running' AND e.lease_until < now() ${inShard(Prisma.sql`e.task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
         ORDER BY e.lease_until

@@ -1,4 +1,5 @@
 import { EVENT_CTE_TEXT } from './execution-transition.js';
+import { earlierSlotDueSql, lateSql, plannedSql, runInProgressSql } from './predicates.js';
 
 // The statements of a worker's turn-taking (DESIGN §5 "Graceful under overload"), prepared once
 // per connection: the claim that needs no judgement, the park of a slot whose turn has not come,
@@ -22,14 +23,12 @@ export const STARTS_WITHOUT_JUDGEMENT = `
   AND (e.attempt > 0 OR e.trigger = 'manual' OR (
     t.status <> 'paused'
     AND (e.pinned_definition IS NOT NULL OR e.task_version = t.plan_version)
-    AND (e.trigger <> 'schedule' OR e.fire_at >= statement_timestamp() - t.max_delay_ms * interval '1 millisecond')))
+    AND (e.trigger <> 'schedule' OR NOT (${lateSql('e', 't', 'statement_timestamp()')}))))
   AND (NOT e.exclusive OR (
-    NOT EXISTS (SELECT 1 FROM task_execution h WHERE h.task_id = e.task_id AND h.status = 'running' AND h.exclusive AND h.id <> e.id)
+    NOT ${runInProgressSql('e', 'running')}
     AND (e.attempt > 0 OR (
-      NOT EXISTS (SELECT 1 FROM task_execution h WHERE h.task_id = e.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> e.id)
-      AND NOT EXISTS (
-        SELECT 1 FROM task_execution o WHERE o.task_id = e.task_id AND o.status IN ('scheduled', 'queued') AND o.exclusive
-          AND o.fire_at <= statement_timestamp() AND o.scheduled_for < e.scheduled_for)))))`;
+      NOT ${runInProgressSql('e', 'retrying')}
+      AND NOT ${earlierSlotDueSql('e', 'statement_timestamp()')}))))`;
 
 /**
  * The columns a claimed attempt comes back with (instants as epoch milliseconds: a number the
@@ -115,7 +114,7 @@ const AHEAD = `
     UNION
     SELECT n.id FROM me CROSS JOIN LATERAL (
       SELECT o.id FROM task_execution o
-      WHERE me.first AND o.task_id = me.task_id AND o.status IN ('scheduled', 'queued') AND o.exclusive
+      WHERE me.first AND o.task_id = me.task_id AND ${plannedSql('o')} AND o.exclusive
         AND o.fire_at <= statement_timestamp() AND o.scheduled_for < me.scheduled_for
       ORDER BY o.scheduled_for DESC LIMIT 1
     ) n
@@ -176,7 +175,7 @@ export const handOver = (tasks: string, ended: string) => `
     ) r ON true
     LEFT JOIN LATERAL (
       SELECT p.id, p.parked_at FROM task_execution p
-      WHERE p.task_id = f.task_id AND p.status IN ('scheduled', 'queued') AND p.exclusive AND p.fire_at <= statement_timestamp()
+      WHERE p.task_id = f.task_id AND ${plannedSql('p')} AND p.exclusive AND p.fire_at <= statement_timestamp()
         AND p.id NOT IN (SELECT id FROM ${ended})
       ORDER BY p.scheduled_for LIMIT 1
     ) n ON r.id IS NULL AND n.parked_at IS NOT NULL

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { ExecutionStatus } from '../generated/prisma/client.js';
+import { type ExecutionStatus, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
+import { PLANNED_STATUSES, plannedSql } from './predicates.js';
 import { HAND_OVER, PARK } from './turn-statements.js';
 
 /** A slot handed its turn: its job is to be pushed (see TurnsRepository). */
@@ -62,10 +63,10 @@ export class TurnsRepository {
       await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR NO KEY UPDATE`;
       const changed = await tx.$executeRaw`
         UPDATE task_execution SET next_attempt_at = COALESCE(next_attempt_at, now())
-        WHERE id = ${id}::uuid AND status IN ('scheduled', 'queued')
+        WHERE id = ${id}::uuid AND status IN ${Prisma.raw(PLANNED_STATUSES)}
           AND NOT EXISTS (
             SELECT 1 FROM task_execution o
-            WHERE o.task_id = ${taskId}::uuid AND o.id <> ${id}::uuid AND o.status IN ('scheduled', 'queued') AND o.next_attempt_at IS NOT NULL
+            WHERE o.task_id = ${taskId}::uuid AND o.id <> ${id}::uuid AND ${Prisma.raw(plannedSql('o'))} AND o.next_attempt_at IS NOT NULL
           )`;
       return changed === 1;
     });

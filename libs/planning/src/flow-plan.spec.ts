@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { ClaimWrite } from './claims.repository.js';
-import { type FlowCheck, type FlowPolicy, heldOutcomes, planBatch, rateWindowMs } from './flow-plan.js';
+import { type FlowCheck, type FlowPolicy, type FlowWrite, heldOutcomes, planBatch, rateWindowMs } from './flow-plan.js';
 
-const write = (fireMs: number, id = randomUUID()): ClaimWrite => ({
-  id, attemptId: randomUUID(), workerId: 'w', free: false, seen: { status: 'queued', attempt: 0, fireAt: new Date(fireMs), planVersion: 1 },
-});
+const write = (fireMs: number, id = randomUUID()): FlowWrite => ({ id, seen: { fireAt: new Date(fireMs) } });
 const check = (over: Partial<FlowCheck> = {}): FlowCheck => ({ now_ms: 10_000, running: 0, first_held: null, held: 0, window_ms: [], ...over });
 const concurrency = (limit: number): FlowPolicy => ({ concurrency: { key: 'api', limit }, rate: null });
 const rate = (limit: number, perMs: number): FlowPolicy => ({ concurrency: null, rate: { key: 'mail', limit, perMs } });

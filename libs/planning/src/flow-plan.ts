@@ -1,7 +1,12 @@
-import type { ClaimWrite, ClaimWriteOutcome } from './claims.repository.js';
-
 // Flow control's decision for a batch of claims, from what the locked check read (see
-// FlowControlRepository): which start, which are held, and when each held one should ask again.
+// FlowControlRepository in @punctual/db): which start, which are held, and when each held one
+// should ask again. Pure: the repository reads and writes, this decides.
+
+/** What the plan needs of a claim: its execution and the `fire_at` it was judged with. */
+export interface FlowWrite {
+  id: string;
+  seen: { fireAt: Date };
+}
 
 /** A task's flow control (DESIGN §5), as its policy says. */
 export interface FlowPolicy {
@@ -10,14 +15,16 @@ export interface FlowPolicy {
 }
 
 /**
- * - `claimed` (and the other write outcomes): as a plain claim's write; `roomLeft`: the key had
- *   room for more after it (a run held behind it may go now).
- * - `held`: a key is at its limit, or an earlier run waits on it: the run is marked held and comes
- *   back — after `retryInMs` when the rate window says when, or when a run of `key` ends (or a
- *   held one starts and leaves room).
- *   `ahead`: runs held before it on its keys (200 at most counted).
+ * A run held: a key is at its limit, or an earlier run waits on it: the run is marked held and comes
+ * back — after `retryInMs` when the rate window says when, or when a run of `key` ends (or a held
+ * one starts and leaves room). `ahead`: runs held before it on its keys (200 at most counted).
  */
-export type FlowClaimOutcome = (ClaimWriteOutcome & { roomLeft?: boolean }) | { kind: 'held'; key: string; retryInMs: number | null; ahead: number };
+export interface HeldOutcome {
+  kind: 'held';
+  key: string;
+  retryInMs: number | null;
+  ahead: number;
+}
 
 /**
  * A start counts in its key's window this much longer than `per` (5 %, at most 50 ms): between the
@@ -51,8 +58,8 @@ export interface FlowCheck {
   window_ms: number[];
 }
 
-export interface Placed {
-  w: ClaimWrite;
+export interface Placed<W extends FlowWrite = FlowWrite> {
+  w: W;
   /** Its place in the batch as given. */
   i: number;
   fireMs: number;
@@ -60,19 +67,19 @@ export interface Placed {
 }
 
 /** Which claims of a batch start (`going`, in order) and which are held, and the room the keys had. */
-export interface BatchPlan {
-  going: Placed[];
-  waiting: Placed[];
+export interface BatchPlan<W extends FlowWrite = FlowWrite> {
+  going: Placed<W>[];
+  waiting: Placed<W>[];
   permits: number;
   starts: number;
 }
 
 /** The claims of a batch in the order they go, `(fire_at, id)`. */
-export function inOrder(writes: ClaimWrite[]): Placed[] {
+export function inOrder<W extends FlowWrite>(writes: W[]): Placed<W>[] {
   return writes.map((w, i) => ({ w, i, fireMs: w.seen.fireAt.getTime(), id: w.id })).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
 }
 
-export function planBatch(check: FlowCheck, writes: ClaimWrite[], flow: FlowPolicy): BatchPlan {
+export function planBatch<W extends FlowWrite>(check: FlowCheck, writes: W[], flow: FlowPolicy): BatchPlan<W> {
   // Only those before the first run already held may go at all.
   const order = inOrder(writes);
   const permits = flow.concurrency ? Math.max(0, flow.concurrency.limit - check.running) : Number.POSITIVE_INFINITY;
@@ -90,7 +97,7 @@ export function planBatch(check: FlowCheck, writes: ClaimWrite[], flow: FlowPoli
  * it. Waiting on the rate window: when the start `limit` back from its place (`position`: runs
  * held ahead of it) leaves `window` (the starts, oldest first).
  */
-export function heldOutcome(flow: FlowPolicy, onPermit: boolean, position: number, window: number[], nowMs: number): FlowClaimOutcome {
+export function heldOutcome(flow: FlowPolicy, onPermit: boolean, position: number, window: number[], nowMs: number): HeldOutcome {
   const ahead = Math.min(AHEAD_COUNTED, position);
   if (onPermit) return { kind: 'held', key: flow.concurrency!.key, retryInMs: null, ahead };
   const windowMs = rateWindowMs(flow.rate!.perMs);
@@ -101,7 +108,7 @@ export function heldOutcome(flow: FlowPolicy, onPermit: boolean, position: numbe
 }
 
 /** The held outcomes of a plan, into `outcomes` (see {@link heldOutcome}; this batch's starts are in the window). */
-export function heldOutcomes(check: FlowCheck, plan: BatchPlan, claimed: string[], flow: FlowPolicy, outcomes: FlowClaimOutcome[]): FlowClaimOutcome[] {
+export function heldOutcomes<O, W extends FlowWrite>(check: FlowCheck, plan: BatchPlan<W>, claimed: string[], flow: FlowPolicy, outcomes: (O | HeldOutcome)[]): (O | HeldOutcome)[] {
   const window = [...check.window_ms, ...claimed.map(() => check.now_ms)];
   plan.waiting.forEach((o, j) => {
     const onPermit = flow.concurrency !== null && (plan.going.length + j >= plan.permits || flow.rate === null || plan.permits <= plan.starts);
