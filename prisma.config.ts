@@ -6,5 +6,7 @@ import { defineConfig } from 'prisma/config';
 export default defineConfig({
   schema: 'prisma/schema.prisma',
   migrations: { path: 'prisma/migrations' },
-  datasource: { url: process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/punctual' },
+  datasource: {
+    url: process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL || 'postgresql://postgres@127.0.0.1:5432/punctual',
+  },
 });

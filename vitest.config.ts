@@ -11,9 +11,7 @@ const libs = readdirSync(new URL('./libs/', import.meta.url)).filter((name) => e
 export default defineConfig({
   plugins: [swc.vite({ module: { type: 'es6' } })],
   resolve: {
-    alias: Object.fromEntries(
-      libs.map((n) => [`@punctual/${n}`, lib(n)]),
-    ),
+    alias: Object.fromEntries(libs.map((n) => [`@punctual/${n}`, lib(n)])),
   },
   test: {
     // Two workers, one per core: the integration files two at a time, and the two fault files side by side.
@@ -32,7 +30,14 @@ export default defineConfig({
     expect: { poll: { timeout: 10_000 } },
     projects: [
       // The unit project needs no Postgres or Redis: the specs next to the code and the checks of the code's shape.
-      { extends: true, test: { name: 'unit', include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/architecture/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['libs/**/*.spec.ts', 'apps/**/*.spec.ts', 'test/architecture/**/*.test.ts'],
+          sequence: { groupOrder: 0 },
+        },
+      },
       {
         extends: true,
         test: {

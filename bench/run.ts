@@ -47,10 +47,18 @@ const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>
 let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };
 try {
   ({ values } = parseArgs({
-    options: { quick: { type: 'boolean', default: false }, large: { type: 'boolean', default: false }, only: { type: 'string' }, out: { type: 'string' }, profile: { type: 'string' } },
+    options: {
+      quick: { type: 'boolean', default: false },
+      large: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      out: { type: 'string' },
+      profile: { type: 'string' },
+    },
   }));
 } catch (error) {
-  console.error(`${(error as Error).message}\nusage: npm run bench -- [--quick] [--large] [--only a,b] [--out DIR] [--profile DIR]`);
+  console.error(
+    `${(error as Error).message}\nusage: npm run bench -- [--quick] [--large] [--only a,b] [--out DIR] [--profile DIR]`,
+  );
   process.exit(2);
 }
 const opts: BenchOptions = { quick: values.quick, large: values.large };
@@ -81,12 +89,20 @@ for (const name of only) {
 }
 
 const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-console.log(`\n${textTable(rows)}\n\n${machine}; ${((Date.now() - started) / 1000).toFixed(0)} s${opts.quick ? ' (quick: correctness only)' : ''}`);
+console.log(
+  `\n${textTable(rows)}\n\n${machine}; ${((Date.now() - started) / 1000).toFixed(0)} s${opts.quick ? ' (quick: correctness only)' : ''}`,
+);
 const dir = values.out ?? fileURLToPath(new URL('../../bench/results', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const at = new Date().toISOString();
-writeFileSync(`${dir}/latest.json`, JSON.stringify({ at, machine, options: opts, scenarios: only, rows, problems, data }, null, 2));
-writeFileSync(`${dir}/latest.md`, `${markdownTable(rows)}\n\n${machine}, ${at.slice(0, 10)}${opts.quick ? ' (--quick)' : ''}\n`);
+writeFileSync(
+  `${dir}/latest.json`,
+  JSON.stringify({ at, machine, options: opts, scenarios: only, rows, problems, data }, null, 2),
+);
+writeFileSync(
+  `${dir}/latest.md`,
+  `${markdownTable(rows)}\n\n${machine}, ${at.slice(0, 10)}${opts.quick ? ' (--quick)' : ''}\n`,
+);
 if (problems.length) {
   console.error(`\n${problems.length} problem(s):\n${problems.map((p) => `- ${p}`).join('\n')}`);
   process.exitCode = 1;

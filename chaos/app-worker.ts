@@ -25,7 +25,7 @@ const worker = await createWorker({
     error: (first: unknown, ...rest: unknown[]) => {
       const text = [first, ...rest].find((part) => typeof part === 'string') ?? '';
       const error = first instanceof Error ? first : (first as { err?: unknown } | null)?.err;
-      const cause = error instanceof Error ? error.message.split('\n').find((line) => line.trim()) ?? '' : '';
+      const cause = error instanceof Error ? (error.message.split('\n').find((line) => line.trim()) ?? '') : '';
       console.error(`app worker: ${[text, cause].filter(Boolean).join(': ')}`);
     },
   },

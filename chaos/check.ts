@@ -76,9 +76,16 @@ interface AuditRow {
  * counted it — runs once unless a crash forced a second attempt. The slots a task should have had
  * are computed from its definitions over time (the audit log), as the time library plans them.
  */
-export async function checkChaos(db: pg.Client, calls: Invocation[], faults: FaultEvent[], end: number): Promise<ChaosVerdict> {
+export async function checkChaos(
+  db: pg.Client,
+  calls: Invocation[],
+  faults: FaultEvent[],
+  end: number,
+): Promise<ChaosVerdict> {
   const { rows: tasks } = await db.query(`SELECT id, name, overlap, misfire, created_at FROM task`);
-  const { rows: audit } = await db.query<AuditRow>(`SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`);
+  const { rows: audit } = await db.query<AuditRow>(
+    `SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`,
+  );
   const { rows: executions } = await db.query(
     `SELECT e.id, e.task_id, e.scheduled_for, e.fire_at, e.trigger, e.status, e.skip_reason, e.started_at, e.finished_at, e.attempt, e.exclusive, e.error,
             h.first_start, h.starts, h.successes, h.lost_attempts
@@ -92,15 +99,34 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
      ) h`,
   );
   const verdict: ChaosVerdict = {
-    tasks: tasks.length, expected: 0, ambiguous: 0, rows: executions.length, runs: 0, lost: [], unfinished: [], doubleSuccess: [],
-    duplicates: [], rerunsAfterCrash: 0, wrongSkips: [], early: [], deadUnrun: [], byStatus: {}, worstStartDelayMs: {}, startDelayMs: { p50: 0, p99: 0 }, lateStartsByTask: [],
+    tasks: tasks.length,
+    expected: 0,
+    ambiguous: 0,
+    rows: executions.length,
+    runs: 0,
+    lost: [],
+    unfinished: [],
+    doubleSuccess: [],
+    duplicates: [],
+    rerunsAfterCrash: 0,
+    wrongSkips: [],
+    early: [],
+    deadUnrun: [],
+    byStatus: {},
+    worstStartDelayMs: {},
+    startDelayMs: { p50: 0, p99: 0 },
+    lateStartsByTask: [],
   };
 
   const byTask = new Map<string, typeof executions>();
   for (const e of executions) byTask.set(e.task_id, [...(byTask.get(e.task_id) ?? []), e]);
   for (const task of tasks) {
     const rows = byTask.get(task.id) ?? [];
-    const { expected, boundaries } = expectedSlots(task, audit.filter((a) => a.target === task.name), end);
+    const { expected, boundaries } = expectedSlots(
+      task,
+      audit.filter((a) => a.target === task.name),
+      end,
+    );
     const seen = new Set(rows.map((r) => r.scheduled_for.getTime()));
     let absent = 0;
     for (const slot of expected) {
@@ -117,8 +143,14 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
       const from = skipped.scheduled_for.getTime();
       const near = rows
         .filter((r) => Math.abs(r.scheduled_for.getTime() - from) <= 10_000)
-        .map((r) => `${r.scheduled_for.toISOString().slice(11, 19)} ${r.trigger} ${r.status}${r.skip_reason ? `(${r.skip_reason})` : ''} ${r.first_start?.toISOString().slice(11, 23) ?? '-'}→${r.finished_at?.toISOString().slice(11, 23) ?? '-'}`);
-      verdict.wrongSkips.push(`${task.name} (overlap ${task.overlap}) @ ${skipped.scheduled_for.toISOString()}: ${why}; nearby: ${near.join('; ')}`);
+        .map((r) => {
+          const outcome = `${r.status}${r.skip_reason ? `(${r.skip_reason})` : ''}`;
+          const ran = `${r.first_start?.toISOString().slice(11, 23) ?? '-'}→${r.finished_at?.toISOString().slice(11, 23) ?? '-'}`;
+          return `${r.scheduled_for.toISOString().slice(11, 19)} ${r.trigger} ${outcome} ${ran}`;
+        });
+      verdict.wrongSkips.push(
+        `${task.name} (overlap ${task.overlap}) @ ${skipped.scheduled_for.toISOString()}: ${why}; nearby: ${near.join('; ')}`,
+      );
     }
   }
 
@@ -129,7 +161,10 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
     const key = e.skip_reason ? `${e.status}:${e.skip_reason}` : e.status;
     verdict.byStatus[key] = (verdict.byStatus[key] ?? 0) + 1;
     // Slots after the end were planned while the run settled; they are not due yet.
-    if (!TERMINAL.has(e.status) && e.scheduled_for.getTime() <= end) verdict.unfinished.push(`${nameOf.get(e.task_id) ?? e.task_id} ${e.id} ${e.status} (${e.scheduled_for.toISOString()})`);
+    if (!TERMINAL.has(e.status) && e.scheduled_for.getTime() <= end)
+      verdict.unfinished.push(
+        `${nameOf.get(e.task_id) ?? e.task_id} ${e.id} ${e.status} (${e.scheduled_for.toISOString()})`,
+      );
     if (e.successes > 1) verdict.doubleSuccess.push(e.id);
     // Slots after the end still run while the check reads: their rows and calls are not one moment's.
     if (e.scheduled_for.getTime() > end) continue;
@@ -139,17 +174,24 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
     const slot = `${e.id} (${e.scheduled_for.toISOString()})`;
     if (mine.length > e.attempt) verdict.duplicates.push(`${slot}: ${mine.length} calls, ${e.attempt} attempt(s)`);
     const overlapping = mine.find((c, i) => i > 0 && (mine[i - 1]!.endedAt ?? Infinity) > c.at);
-    if (overlapping) verdict.duplicates.push(`${slot}: a call at ${new Date(overlapping.at).toISOString()} while the previous one was still open`);
+    if (overlapping)
+      verdict.duplicates.push(
+        `${slot}: a call at ${new Date(overlapping.at).toISOString()} while the previous one was still open`,
+      );
     if (runs > 1) {
       // A worker killed after the webhook answered and before the run was recorded: the next
       // attempt calls again (at-least-once). Anything beyond that is a duplicate.
       if (runs - 1 <= e.lost_attempts) verdict.rerunsAfterCrash += runs - 1;
       else verdict.duplicates.push(`${slot}: ${runs} successful calls, ${e.lost_attempts} attempt(s) lost to a crash`);
     }
-    if (e.status === 'dead' && mine.length === 0) verdict.deadUnrun.push(`${slot}: dead after ${e.attempt} attempt(s), its handler never called: ${String(e.error).slice(0, 200)}`);
+    if (e.status === 'dead' && mine.length === 0)
+      verdict.deadUnrun.push(
+        `${slot}: dead after ${e.attempt} attempt(s), its handler never called: ${String(e.error).slice(0, 200)}`,
+      );
     const fireAt = e.fire_at.getTime();
     const earlyStart = (e.starts as Date[]).find((at) => at.getTime() < fireAt);
-    if (earlyStart) verdict.early.push(`${slot}: an attempt started ${fireAt - earlyStart.getTime()} ms before its fire_at`);
+    if (earlyStart)
+      verdict.early.push(`${slot}: an attempt started ${fireAt - earlyStart.getTime()} ms before its fire_at`);
     const earlyCall = mine.find((c) => c.at < fireAt);
     if (earlyCall) verdict.early.push(`${slot}: the webhook was called ${fireAt - earlyCall.at} ms before its fire_at`);
   }
@@ -173,9 +215,16 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
     });
   for (const fault of faults) {
     const delays = executions
-      .filter((e) => e.trigger === 'schedule' && e.first_start && e.fire_at.getTime() >= fault.at && e.fire_at.getTime() < fault.at + AFTER_FAULT_MS)
+      .filter(
+        (e) =>
+          e.trigger === 'schedule' &&
+          e.first_start &&
+          e.fire_at.getTime() >= fault.at &&
+          e.fire_at.getTime() < fault.at + AFTER_FAULT_MS,
+      )
       .map((e) => e.first_start.getTime() - e.fire_at.getTime());
-    if (delays.length) verdict.worstStartDelayMs[fault.kind] = Math.max(verdict.worstStartDelayMs[fault.kind] ?? 0, ...delays);
+    if (delays.length)
+      verdict.worstStartDelayMs[fault.kind] = Math.max(verdict.worstStartDelayMs[fault.kind] ?? 0, ...delays);
   }
   return verdict;
 }
@@ -185,14 +234,19 @@ export async function checkChaos(db: pg.Client, calls: Invocation[], faults: Fau
  * audit log's `after`) contributes its slots from the instant it took effect to the next change.
  * `boundaries` are those instants (a slot next to one may fall either way).
  */
-function expectedSlots(task: { name: string; created_at: Date }, audit: AuditRow[], end: number): { expected: Set<number>; boundaries: number[] } {
+function expectedSlots(
+  task: { name: string; created_at: Date },
+  audit: AuditRow[],
+  end: number,
+): { expected: Set<number>; boundaries: number[] } {
   const changes = audit.filter((a) => a.after).map((a) => ({ at: a.at.getTime(), schedule: a.after!.schedule }));
   const expected = new Set<number>();
   changes.forEach((change, i) => {
     const until = Math.min(changes[i + 1]?.at ?? end, end);
     if (until <= change.at) return;
     const { spec } = scheduleSpecFromInput(change.schedule as never, task.name, task.created_at);
-    for (const slot of slotsBetween(compileSchedule(spec), new Date(change.at), new Date(until), 100_000)) expected.add(slot.getTime());
+    for (const slot of slotsBetween(compileSchedule(spec), new Date(change.at), new Date(until), 100_000))
+      expected.add(slot.getTime());
   });
   return { expected, boundaries: changes.map((c) => c.at) };
 }
@@ -207,7 +261,12 @@ interface TimelineSlot {
 }
 
 /** The reasons an execution's row allows its slot's item to give, by the row (see the timeline's rules). */
-function reasonsFor(row: { status: string; skip_reason: string | null; trigger: string; attempt: number }): (string | null)[] {
+function reasonsFor(row: {
+  status: string;
+  skip_reason: string | null;
+  trigger: string;
+  attempt: number;
+}): (string | null)[] {
   const trigger = row.trigger === 'catchup' ? 'catch_up' : row.trigger === 'schedule' ? null : row.trigger;
   switch (row.status) {
     case 'succeeded':
@@ -221,7 +280,12 @@ function reasonsFor(row: { status: string; skip_reason: string | null; trigger: 
     case 'queued':
       return [trigger, 'flow_control', 'no_worker', 'overlap', 'no_leader'];
     case 'skipped':
-      return row.skip_reason === 'late' ? ['late', 'no_leader'] : [{ task_changed: 'edited', task_deleted: 'deleted', dst: 'dst_fold' }[row.skip_reason ?? ''] ?? row.skip_reason];
+      return row.skip_reason === 'late'
+        ? ['late', 'no_leader']
+        : [
+            { task_changed: 'edited', task_deleted: 'deleted', dst: 'dst_fold' }[row.skip_reason ?? ''] ??
+              row.skip_reason,
+          ];
     case 'missed':
       return ['catch_up', 'paused', 'no_leader', 'late'];
     case 'cancelled':
@@ -232,8 +296,15 @@ function reasonsFor(row: { status: string; skip_reason: string | null; trigger: 
 }
 
 const OUTCOME_OF: Record<string, string[]> = {
-  succeeded: ['succeeded'], dead: ['failed'], running: ['running'], retrying: ['pending'], scheduled: ['pending', 'upcoming'], queued: ['pending', 'upcoming'],
-  skipped: ['skipped'], missed: ['missed'], cancelled: ['cancelled'],
+  succeeded: ['succeeded'],
+  dead: ['failed'],
+  running: ['running'],
+  retrying: ['pending'],
+  scheduled: ['pending', 'upcoming'],
+  queued: ['pending', 'upcoming'],
+  skipped: ['skipped'],
+  missed: ['missed'],
+  cancelled: ['cancelled'],
 };
 
 /**
@@ -242,9 +313,16 @@ const OUTCOME_OF: Record<string, string[]> = {
  * items at one instant (two), an item nobody can explain (`unrecorded`), an execution's item whose
  * outcome or reason contradicts its row, or an execution missing from the timeline, is a problem.
  */
-export async function checkTimelines(db: pg.Client, get: (path: string) => Promise<{ status: number; body: any }>, from: number, end: number): Promise<{ slots: number; problems: string[] }> {
+export async function checkTimelines(
+  db: pg.Client,
+  get: (path: string) => Promise<{ status: number; body: any }>,
+  from: number,
+  end: number,
+): Promise<{ slots: number; problems: string[] }> {
   const { rows: tasks } = await db.query(`SELECT id, name, created_at FROM task`);
-  const { rows: audit } = await db.query<AuditRow>(`SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`);
+  const { rows: audit } = await db.query<AuditRow>(
+    `SELECT target, action, at, after FROM audit_log WHERE action LIKE 'task.%' ORDER BY id`,
+  );
   const { rows: executions } = await db.query(
     `SELECT id, task_id, scheduled_for, status, skip_reason, trigger, attempt FROM task_execution WHERE scheduled_for >= $1 AND scheduled_for <= $2`,
     [new Date(from), new Date(end)],
@@ -268,22 +346,33 @@ export async function checkTimelines(db: pg.Client, get: (path: string) => Promi
     const at = new Map<number, TimelineSlot>();
     for (const item of items) {
       const t = Date.parse(item.scheduledFor);
-      if (at.has(t)) problems.push(`${task.name} @ ${item.scheduledFor}: two outcomes (${at.get(t)!.outcome}, ${item.outcome})`);
+      if (at.has(t))
+        problems.push(`${task.name} @ ${item.scheduledFor}: two outcomes (${at.get(t)!.outcome}, ${item.outcome})`);
       at.set(t, item);
-      if (item.reason === 'unrecorded') problems.push(`${task.name} @ ${item.scheduledFor}: no outcome recorded (unrecorded)`);
+      if (item.reason === 'unrecorded')
+        problems.push(`${task.name} @ ${item.scheduledFor}: no outcome recorded (unrecorded)`);
     }
-    const { expected, boundaries } = expectedSlots(task, audit.filter((a) => a.target === task.name), end);
+    const { expected, boundaries } = expectedSlots(
+      task,
+      audit.filter((a) => a.target === task.name),
+      end,
+    );
     for (const slot of expected) {
       if (slot < from || at.has(slot) || boundaries.some((b) => Math.abs(slot - b) < BOUNDARY_MS)) continue;
-      problems.push(`${task.name} @ ${new Date(slot).toISOString()}: a slot of its schedule with no outcome on its timeline`);
+      problems.push(
+        `${task.name} @ ${new Date(slot).toISOString()}: a slot of its schedule with no outcome on its timeline`,
+      );
     }
     for (const row of executions.filter((e) => e.task_id === task.id)) {
       const item = at.get(row.scheduled_for.getTime());
       const where = `${task.name} @ ${row.scheduled_for.toISOString()} (${row.status}${row.skip_reason ? `:${row.skip_reason}` : ''}, ${row.trigger}, attempt ${row.attempt})`;
       if (!item) problems.push(`${where}: an execution missing from the timeline`);
-      else if (item.executionId !== row.id) problems.push(`${where}: the timeline shows ${item.executionId ?? 'no execution'} at its slot`);
-      else if (!(OUTCOME_OF[row.status] ?? []).includes(item.outcome)) problems.push(`${where}: outcome ${item.outcome} contradicts the row`);
-      else if (!reasonsFor(row).includes(item.reason)) problems.push(`${where}: reason ${item.reason} contradicts the row`);
+      else if (item.executionId !== row.id)
+        problems.push(`${where}: the timeline shows ${item.executionId ?? 'no execution'} at its slot`);
+      else if (!(OUTCOME_OF[row.status] ?? []).includes(item.outcome))
+        problems.push(`${where}: outcome ${item.outcome} contradicts the row`);
+      else if (!reasonsFor(row).includes(item.reason))
+        problems.push(`${where}: reason ${item.reason} contradicts the row`);
     }
   }
   return { slots, problems };

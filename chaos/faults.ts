@@ -25,7 +25,10 @@ export class AppWorker {
 
   start(): void {
     const script = fileURLToPath(new URL('./app-worker.js', import.meta.url));
-    this.child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? '', ...this.env }, stdio: ['ignore', 'ignore', 'inherit'] });
+    this.child = spawn(process.execPath, [script], {
+      env: { PATH: process.env.PATH ?? '', ...this.env },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   }
 
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
@@ -80,7 +83,9 @@ export class FaultInjector {
       if (Date.now() >= until) break;
       const fault = this.pick();
       this.log.push({ kind: fault.kind, at: Date.now() });
-      await fault.inject().catch((error: unknown) => console.error(`${fault.kind} failed: ${(error as Error).message}`));
+      await fault
+        .inject()
+        .catch((error: unknown) => console.error(`${fault.kind} failed: ${(error as Error).message}`));
     }
   }
 
@@ -141,13 +146,17 @@ export class FaultInjector {
    */
   private async editJitter(): Promise<void> {
     const task = this.random.pick(this.tasks.filter((t) => !t.name.startsWith('once-')));
-    await this.cluster.call('PATCH', `/v1/tasks/${task.name}`, { schedule: { jitter: this.random.pick(['0s', '200ms', '500ms', '900ms']) } });
+    await this.cluster.call('PATCH', `/v1/tasks/${task.name}`, {
+      schedule: { jitter: this.random.pick(['0s', '200ms', '500ms', '900ms']) },
+    });
   }
 
   /** What runs (the webhook's delay) or when (a switchable task's schedule) changes. */
   private async edit(): Promise<void> {
     // The retry tasks keep their failing first attempt: their payload is not edited.
-    const task = this.random.pick(this.tasks.filter((t) => !t.name.startsWith('once-') && !t.name.startsWith('retry-')));
+    const task = this.random.pick(
+      this.tasks.filter((t) => !t.name.startsWith('once-') && !t.name.startsWith('retry-')),
+    );
     const change = task.name.startsWith('switch-')
       ? { schedule: { cron: this.random.pick(SWITCHABLE) } }
       : { payload: { url: this.url({ delay: this.random.pick([0, 5, 20]) }) } };

@@ -24,7 +24,13 @@ import { chaosTasks } from './workload.js';
 const USAGE = 'usage: npm run chaos -- [--minutes N] [--seed S] [--schedulers N] [--shards N] [--out DIR]';
 let values: { minutes: string; seed?: string; schedulers: string; shards: string; out?: string };
 try {
-  const options = { minutes: { type: 'string', default: '1' }, seed: { type: 'string' }, schedulers: { type: 'string', default: '2' }, shards: { type: 'string', default: '1' }, out: { type: 'string' } } as const;
+  const options = {
+    minutes: { type: 'string', default: '1' },
+    seed: { type: 'string' },
+    schedulers: { type: 'string', default: '2' },
+    shards: { type: 'string', default: '1' },
+    out: { type: 'string' },
+  } as const;
   ({ values } = parseArgs({ options }));
 } catch (error) {
   console.error(`${(error as Error).message}\n${USAGE}`);
@@ -36,7 +42,9 @@ const schedulers = Number(values.schedulers);
 const shards = Number(values.shards);
 const whole = (n: number, max: number) => Number.isInteger(n) && n >= 1 && n <= max;
 if (!(minutes > 0 && minutes <= 600) || !Number.isInteger(seed) || !whole(schedulers, 8) || !whole(shards, 256)) {
-  console.error(`--minutes takes a number of minutes in (0, 600], --seed a whole number, --schedulers 1 to 8, --shards 1 to 256\n${USAGE}`);
+  console.error(
+    `--minutes takes a number of minutes in (0, 600], --seed a whole number, --schedulers 1 to 8, --shards 1 to 256\n${USAGE}`,
+  );
   process.exit(2);
 }
 
@@ -58,7 +66,13 @@ try {
     // A killed worker's run is taken back after 5 s, not the default 30 s. CATCHUP_MAX is above any
     // backlog a run can make: every slot a misfire policy drops gets a `missed` row, so the check
     // counts a slot without a row as lost, with no counter to excuse it.
-    env: { REDIS_URL: redis.url, LEASE_MS: '5000', LOG_LEVEL: 'info', CATCHUP_MAX: '100000', SCHEDULER_SHARDS: String(shards) },
+    env: {
+      REDIS_URL: redis.url,
+      LEASE_MS: '5000',
+      LOG_LEVEL: 'info',
+      CATCHUP_MAX: '100000',
+      SCHEDULER_SHARDS: String(shards),
+    },
   });
   app = new AppWorker(sandbox.env({ REDIS_URL: redis.url, LEASE_MS: '5000', HTTP_ALLOW_HOSTS: '127.0.0.1' }));
   app.start();
@@ -70,11 +84,15 @@ try {
       // A one-off drawn for the first seconds of the run may have come due while the tasks before it
       // were created (a busy machine): it runs a little later instead of being refused as past.
       const at = (task.schedule as { at?: string }).at;
-      if (at !== undefined && Date.parse(at) < Date.now() + 2_000) task.schedule = { ...task.schedule, at: new Date(Date.now() + 2_000).toISOString() };
+      if (at !== undefined && Date.parse(at) < Date.now() + 2_000)
+        task.schedule = { ...task.schedule, at: new Date(Date.now() + 2_000).toISOString() };
       const res = await cluster.call('POST', '/v1/tasks', task);
-      if (res.status !== 201) throw new Error(`could not create ${task.name}: ${res.status} ${JSON.stringify(res.body)}`);
+      if (res.status !== 201)
+        throw new Error(`could not create ${task.name}: ${res.status} ${JSON.stringify(res.body)}`);
     }
-    console.log(`chaos: seed ${seed}, ${minutes} min, ${tasks.length} tasks, ${schedulers} schedulers, ${shards} shard(s), 2 workers`);
+    console.log(
+      `chaos: seed ${seed}, ${minutes} min, ${tasks.length} tasks, ${schedulers} schedulers, ${shards} shard(s), 2 workers`,
+    );
     faults = new FaultInjector(cluster, redis, random, tasks, url, postgres, app);
     await faults.run(Date.now() + runMs);
     const end = Date.now();
@@ -106,12 +124,36 @@ const problems = [
   ...timeline.problems.map((p) => `timeline: ${p}`),
 ];
 console.log(table(verdict, faultCounts));
-console.log(`timeline: ${timeline.slots} slots read through the API, ${timeline.problems.length} problem(s) (a slot with no or two outcomes, one unexplained, or a reason that contradicts its row)`);
+console.log(
+  `timeline: ${timeline.slots} slots read through the API, ${timeline.problems.length} problem(s) (a slot with no or two outcomes, one unexplained, or a reason that contradicts its row)`,
+);
 const dir = values.out ?? fileURLToPath(new URL('../../bench/results', import.meta.url));
 mkdirSync(dir, { recursive: true });
-writeFileSync(`${dir}/chaos.json`, JSON.stringify({ at: new Date().toISOString(), seed, minutes, schedulers, shards, faults: faultCounts, verdict, timeline, problems }, null, 2));
+writeFileSync(
+  `${dir}/chaos.json`,
+  JSON.stringify(
+    {
+      at: new Date().toISOString(),
+      seed,
+      minutes,
+      schedulers,
+      shards,
+      faults: faultCounts,
+      verdict,
+      timeline,
+      problems,
+    },
+    null,
+    2,
+  ),
+);
 if (problems.length) {
-  console.error(`\n${problems.length} problem(s):\n${problems.slice(0, 50).map((p) => `- ${p}`).join('\n')}`);
+  console.error(
+    `\n${problems.length} problem(s):\n${problems
+      .slice(0, 50)
+      .map((p) => `- ${p}`)
+      .join('\n')}`,
+  );
   process.exitCode = 1;
 }
 process.exit();
@@ -132,8 +174,15 @@ function table(v: ChaosVerdict, counts: Record<string, number>): string {
     ['dead without a handler run', String(v.deadUnrun.length)],
     ['start delay of scheduled slots, p50 / p99', `${v.startDelayMs.p50} / ${v.startDelayMs.p99} ms`],
     ...v.lateStartsByTask.map((line) => ['  started over 1 s late', line]),
-    ...Object.entries(v.byStatus).sort().map(([status, n]) => [`  ${status}`, String(n)]),
-    ...Object.entries(counts).sort().map(([kind, n]) => [`fault: ${kind} ×${n}, worst start delay after it`, v.worstStartDelayMs[kind] === undefined ? '—' : `${v.worstStartDelayMs[kind]} ms`]),
+    ...Object.entries(v.byStatus)
+      .sort()
+      .map(([status, n]) => [`  ${status}`, String(n)]),
+    ...Object.entries(counts)
+      .sort()
+      .map(([kind, n]) => [
+        `fault: ${kind} ×${n}, worst start delay after it`,
+        v.worstStartDelayMs[kind] === undefined ? '—' : `${v.worstStartDelayMs[kind]} ms`,
+      ]),
   ];
   const width = Math.max(...lines.map(([k]) => k!.length));
   return lines.map(([k, n]) => `${k!.padEnd(width)}  ${n}`).join('\n');

@@ -19,7 +19,11 @@ export const SWITCHABLE = ['*/2 * * * * *', '*/3 * * * * *', '*/4 * * * * *'];
  * they succeed (retried after a short backoff), two under the default policies with a retry that
  * lands after their next slot; four of a handler that only the application's worker offers.
  */
-export function chaosTasks(random: Random, url: (query: { delay?: number; failFirst?: number }) => string, runMs: number): ChaosTask[] {
+export function chaosTasks(
+  random: Random,
+  url: (query: { delay?: number; failFirst?: number }) => string,
+  runMs: number,
+): ChaosTask[] {
   const tasks: ChaosTask[] = [];
   const overlaps = ['skip', 'skip', 'skip', 'allow', 'buffer_one', 'replace'];
   const misfires = ['run_once', 'run_once', 'skip', 'run_all'];
@@ -31,14 +35,21 @@ export function chaosTasks(random: Random, url: (query: { delay?: number; failFi
       handler: 'http',
       payload: { url: url({ delay: random.pick([0, 0, 5, 20, 50]), failFirst }) },
       schedule: { timezone: random.pick(zones), ...schedule },
-      policy: { overlap: random.pick(overlaps), misfire: random.pick(misfires), maxDelay: '1m', retry: { attempts: 5, backoff: '500ms', maxBackoff: '2s' }, timeout: '10s' },
+      policy: {
+        overlap: random.pick(overlaps),
+        misfire: random.pick(misfires),
+        maxDelay: '1m',
+        retry: { attempts: 5, backoff: '500ms', maxBackoff: '2s' },
+        timeout: '10s',
+      },
     });
   };
   for (let i = 0; i < 16; i += 1) add('second', i, { cron: '* * * * * *' });
   for (let i = 0; i < 12; i += 1) add('switch', i, { cron: SWITCHABLE[i % SWITCHABLE.length] });
   for (let i = 0; i < 6; i += 1) add('every', i, { every: `${2 + (i % 3)}s` });
   for (let i = 0; i < 4; i += 1) add('rrule', i, { rrule: `RRULE:FREQ=SECONDLY;INTERVAL=${3 + i}` });
-  for (let i = 0; i < 12; i += 1) add('once', i, { at: new Date(Date.now() + 5_000 + Math.floor(random.next() * runMs)).toISOString() });
+  for (let i = 0; i < 12; i += 1)
+    add('once', i, { at: new Date(Date.now() + 5_000 + Math.floor(random.next() * runMs)).toISOString() });
   // The default policies (overlap skip): a 1.5 s run that fails its first attempt, retried a second
   // later — after the next slot has come. The retry finishes its slot; that next slot is the one skipped.
   for (let i = 0; i < 2; i += 1) {

@@ -35,7 +35,11 @@ function filesUnder(dir, keep = () => true) {
 /** A hash of the files' names and contents. */
 function hashOf(files) {
   const hash = createHash('sha256');
-  for (const file of [...new Set(files)].sort()) hash.update(`${file}\0`).update(readFileSync(join(ROOT, file))).update('\0');
+  for (const file of [...new Set(files)].sort())
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(ROOT, file)))
+      .update('\0');
   return hash.digest('hex');
 }
 
@@ -63,11 +67,22 @@ function step(name, inputs, output, build) {
 const code = (path) => /\.(ts|tsx|mts|js|mjs|json|css|html)$/.test(path);
 const config = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 
-step('prisma', () => ['prisma/schema.prisma', 'package-lock.json'], 'libs/db/src/generated/prisma/client.ts', () => run(process.execPath, ['scripts/prisma-generate.mjs']));
+step(
+  'prisma',
+  () => ['prisma/schema.prisma', 'package-lock.json'],
+  'libs/db/src/generated/prisma/client.ts',
+  () => run(process.execPath, ['scripts/prisma-generate.mjs']),
+);
 
 step(
   'server',
-  () => [...config, ...filesUnder('libs', code), ...filesUnder('apps', (p) => code(p) && !p.includes('/apps/console/')), ...filesUnder('bench', code), ...filesUnder('chaos', code)],
+  () => [
+    ...config,
+    ...filesUnder('libs', code),
+    ...filesUnder('apps', (p) => code(p) && !p.includes('/apps/console/')),
+    ...filesUnder('bench', code),
+    ...filesUnder('chaos', code),
+  ],
   'dist/apps/api/src/main.js',
   () => {
     npx('tsc', '-p', 'tsconfig.build.json');
@@ -78,7 +93,12 @@ step(
 
 step(
   'console',
-  () => [...config, ...filesUnder('apps/console', code), ...filesUnder('libs/contract/src', code), ...filesUnder('libs/client/src', code)],
+  () => [
+    ...config,
+    ...filesUnder('apps/console', code),
+    ...filesUnder('libs/contract/src', code),
+    ...filesUnder('libs/client/src', code),
+  ],
   'dist/console/index.html',
   () => {
     npx('tsc', '-p', 'apps/console/tsconfig.json');

@@ -27,9 +27,25 @@ const EXACT = new Set(['@prisma/client']);
 const PEERS = new Set(['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs']);
 
 const PACKAGES = [
-  { name: '@punctual/contract', lib: 'contract', entry: 'libs/contract/src/index', description: "Punctual's HTTP API contract: request and response schemas (zod) and their types." },
-  { name: '@punctual/client', lib: 'client', entry: 'libs/client/src/index', description: "A typed client of Punctual's HTTP API over fetch." },
-  { name: '@punctual/worker', lib: 'worker', entry: 'libs/worker/src/public', description: 'Run Punctual executions with your own handlers: a NestJS module (PunctualWorkerModule) or createWorker.' },
+  {
+    name: '@punctual/contract',
+    lib: 'contract',
+    entry: 'libs/contract/src/index',
+    description: "Punctual's HTTP API contract: request and response schemas (zod) and their types.",
+  },
+  {
+    name: '@punctual/client',
+    lib: 'client',
+    entry: 'libs/client/src/index',
+    description: "A typed client of Punctual's HTTP API over fetch.",
+  },
+  {
+    name: '@punctual/worker',
+    lib: 'worker',
+    entry: 'libs/worker/src/public',
+    description:
+      'Run Punctual executions with your own handlers: a NestJS module (PunctualWorkerModule) or createWorker.',
+  },
 ];
 
 function run(command, args, cwd = ROOT) {
@@ -39,14 +55,22 @@ function run(command, args, cwd = ROOT) {
 /** The specifiers a compiled file imports: static, re-exported and dynamic. */
 function specifiers(text) {
   const found = new Set();
-  for (const pattern of [/(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]/g, /(?:^|[\s;])import\s*['"]([^'"]+)['"]/g, /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g]) {
+  for (const pattern of [
+    /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]/g,
+    /(?:^|[\s;])import\s*['"]([^'"]+)['"]/g,
+    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ]) {
     for (const match of text.matchAll(pattern)) found.add(match[1]);
   }
   return [...found];
 }
 
 /** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
-const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const packageOf = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 
 /** Which package, other than `own`, owns a compiled file of libs/ (by its lib directory). */
 function ownerOf(file, own) {
@@ -72,16 +96,22 @@ function pack(spec) {
         const target = resolve(dirname(file), specifier);
         const owner = ownerOf(target, spec);
         if (owner) {
-          if (relative(BUILD, target) !== `${owner.entry}.js`) throw new Error(`${relative(BUILD, file)} imports ${specifier}: another package is used through its entry only`);
+          if (relative(BUILD, target) !== `${owner.entry}.js`)
+            throw new Error(
+              `${relative(BUILD, file)} imports ${specifier}: another package is used through its entry only`,
+            );
           uses.add(owner.name);
           text = text.replaceAll(`'${specifier}'`, `'${owner.name}'`).replaceAll(`"${specifier}"`, `"${owner.name}"`);
           continue;
         }
-        const candidates = file.endsWith('.d.ts') ? [target.replace(/\.js$/, '.d.ts'), join(target.replace(/\.js$/, ''), 'index.d.ts')] : [target];
+        const candidates = file.endsWith('.d.ts')
+          ? [target.replace(/\.js$/, '.d.ts'), join(target.replace(/\.js$/, ''), 'index.d.ts')]
+          : [target];
         const next = candidates.find((c) => existsSync(c));
         if (!next) throw new Error(`${relative(BUILD, file)} imports ${specifier}, which was not built`);
         queue.push(next);
-        if (!file.endsWith('.d.ts') && existsSync(target.replace(/\.js$/, '.d.ts'))) queue.push(target.replace(/\.js$/, '.d.ts'));
+        if (!file.endsWith('.d.ts') && existsSync(target.replace(/\.js$/, '.d.ts')))
+          queue.push(target.replace(/\.js$/, '.d.ts'));
       } else if (!specifier.startsWith('node:') && !builtinModules.includes(specifier)) {
         deps.add(packageOf(specifier));
       }
@@ -92,12 +122,15 @@ function pack(spec) {
     writeFileSync(to, text);
   }
   const versions = { ...root.devDependencies, ...root.dependencies };
-  const pinned = (names) => Object.fromEntries([...names].sort().map((name) => {
-    const installed = join(ROOT, 'node_modules', name, 'package.json');
-    if (versions[name] && !EXACT.has(name)) return [name, versions[name]];
-    if (existsSync(installed)) return [name, JSON.parse(readFileSync(installed, 'utf8')).version];
-    throw new Error(`${spec.name} imports ${name}, which is not installed`);
-  }));
+  const pinned = (names) =>
+    Object.fromEntries(
+      [...names].sort().map((name) => {
+        const installed = join(ROOT, 'node_modules', name, 'package.json');
+        if (versions[name] && !EXACT.has(name)) return [name, versions[name]];
+        if (existsSync(installed)) return [name, JSON.parse(readFileSync(installed, 'utf8')).version];
+        throw new Error(`${spec.name} imports ${name}, which is not installed`);
+      }),
+    );
   const manifest = {
     name: spec.name,
     version: root.version,

@@ -12,5 +12,9 @@ const resource = {
   metadata: { name: 'punctual', labels: { 'app.kubernetes.io/name': 'punctual' } },
   spec: { groups: rules.groups },
 };
-const header = '# Generated from deploy/observability/alerts.yaml by `node scripts/prometheus-rule.mjs`: edit that file, then run the script.\n';
-writeFileSync(new URL('deploy/k8s/components/servicemonitor/prometheusrule.yaml', root), header + stringify(resource, { lineWidth: 0 }));
+const header =
+  '# Generated from deploy/observability/alerts.yaml by `node scripts/prometheus-rule.mjs`: edit that file, then run the script.\n';
+writeFileSync(
+  new URL('deploy/k8s/components/servicemonitor/prometheusrule.yaml', root),
+  header + stringify(resource, { lineWidth: 0 }),
+);

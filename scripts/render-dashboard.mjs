@@ -47,7 +47,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 async function startPrometheus() {
   const dir = mkdtempSync(join(tmpdir(), 'punctual-prometheus-'));
   const targets = new Map();
-  for (const [job, address] of args.target.map((t) => t.split('='))) targets.set(job, [...(targets.get(job) ?? []), address]);
+  for (const [job, address] of args.target.map((t) => t.split('=')))
+    targets.set(job, [...(targets.get(job) ?? []), address]);
   const jobs = [...targets].map(([job, addresses]) =>
     [
       `  - job_name: ${job}`,
@@ -57,18 +58,38 @@ async function startPrometheus() {
   );
   writeFileSync(
     join(dir, 'prometheus.yml'),
-    [`global: { scrape_interval: ${SCRAPE_S}s, evaluation_interval: ${SCRAPE_S}s }`, `rule_files: [${JSON.stringify(join(ROOT, 'deploy/observability/alerts.yaml'))}]`, 'scrape_configs:', ...jobs, ''].join('\n'),
+    [
+      `global: { scrape_interval: ${SCRAPE_S}s, evaluation_interval: ${SCRAPE_S}s }`,
+      `rule_files: [${JSON.stringify(join(ROOT, 'deploy/observability/alerts.yaml'))}]`,
+      'scrape_configs:',
+      ...jobs,
+      '',
+    ].join('\n'),
   );
   const port = await freePort();
-  const child = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    'prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let log = '';
   child.stderr.on('data', (chunk) => (log += chunk));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i += 1) {
     if (child.exitCode !== null) throw new Error(`prometheus exited:\n${log}`);
-    if (await fetch(`${url}/-/ready`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/-/ready`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (i > 100) throw new Error(`prometheus not ready:\n${log}`);
     await sleep(200);
   }
@@ -82,7 +103,8 @@ async function query(prometheus, path, params) {
   return body.data;
 }
 
-const legend = (format, labels) => (format || '{{__name__}}').replace(/\{\{\s*(\w+)\s*\}\}/g, (_, name) => labels[name] ?? '');
+const legend = (format, labels) =>
+  (format || '{{__name__}}').replace(/\{\{\s*(\w+)\s*\}\}/g, (_, name) => labels[name] ?? '');
 
 function formatValue(value, unit) {
   if (!Number.isFinite(value)) return '–';
@@ -93,7 +115,8 @@ function formatValue(value, unit) {
 }
 
 const COLORS = ['#3274d9', '#56a64b', '#e0b400', '#e02f44', '#8f3bb8', '#fa6400', '#37872d', '#1f60c4'];
-const escape = (text) => String(text).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+const escape = (text) =>
+  String(text).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
 /** Pixel size of a panel on the page: 24 columns of the viewport, rows of 30 px, gaps of 6 px. */
 const VIEWPORT = 1600;
@@ -110,7 +133,9 @@ function chart(series, unit, [start, end], size) {
   const x = (t) => left + ((t - start) / (end - start)) * (w - left - 4);
   const y = (v) => 4 + (1 - (v - low) / (high - low)) * (h - bottom - 8);
   const lines = series.map((s, i) => {
-    const points = s.points.filter(([, v]) => Number.isFinite(v)).map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`);
+    const points = s.points
+      .filter(([, v]) => Number.isFinite(v))
+      .map(([t, v]) => `${x(t).toFixed(1)},${y(v).toFixed(1)}`);
     return `<polyline fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="1.5" points="${points.join(' ')}"/>`;
   });
   const time = (t) => new Date(t * 1000).toISOString().slice(11, 19);
@@ -120,7 +145,13 @@ function chart(series, unit, [start, end], size) {
     <text x="${left - 4}" y="${y(low)}" text-anchor="end">${escape(formatValue(low, unit))}</text>
     <text x="${left}" y="${h - 2}">${time(start)}</text><text x="${w - 4}" y="${h - 2}" text-anchor="end">${time(end)} UTC</text>
     ${lines.join('\n')}</svg>
-    <div class="legend">${series.map((s, i) => `<span><i style="background:${COLORS[i % COLORS.length]}"></i>${escape(s.name)} <b>${escape(formatValue(s.points.at(-1)?.[1], unit))}</b></span>`).join('')}</div>`;
+    <div class="legend">${series
+      .map(
+        (s, i) =>
+          `<span><i style="background:${COLORS[i % COLORS.length]}"></i>${escape(s.name)} ` +
+          `<b>${escape(formatValue(s.points.at(-1)?.[1], unit))}</b></span>`,
+      )
+      .join('')}</div>`;
 }
 
 /**
@@ -131,9 +162,13 @@ function chart(series, unit, [start, end], size) {
 function table(panel, series) {
   const step = (id) => panel.transformations?.find((t) => t.id === id)?.options ?? {};
   const { excludeByName = {}, indexByName = {}, renameByName = {} } = step('organize');
-  const columns = [...new Set(series.flatMap((s) => Object.keys(s.labels)))].filter((c) => !excludeByName[c]).sort((a, b) => (indexByName[a] ?? 99) - (indexByName[b] ?? 99));
+  const columns = [...new Set(series.flatMap((s) => Object.keys(s.labels)))]
+    .filter((c) => !excludeByName[c])
+    .sort((a, b) => (indexByName[a] ?? 99) - (indexByName[b] ?? 99));
   const by = step('sortBy').sort?.[0]?.field;
-  const numeric = step('convertFieldType').conversions?.some((c) => c.targetField === by && c.destinationType === 'number');
+  const numeric = step('convertFieldType').conversions?.some(
+    (c) => c.targetField === by && c.destinationType === 'number',
+  );
   const key = (s) => (numeric ? Number(s.labels[by]) : (s.labels[by] ?? ''));
   const rows = by ? [...series].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)) : series;
   if (rows.length === 0) return '<div class="empty">no data</div>';
@@ -149,10 +184,17 @@ async function renderPanel(prometheus, panel, window) {
     const expr = target.expr.replaceAll('$__rate_interval', RATE_INTERVAL);
     if (panel.type === 'stat' || panel.type === 'table') {
       const data = await query(prometheus, 'query', { query: expr, time: String(window[1]) });
-      for (const r of data.result) series.push({ name: legend(target.legendFormat, r.metric), labels: r.metric, value: Number(r.value[1]) });
+      for (const r of data.result)
+        series.push({ name: legend(target.legendFormat, r.metric), labels: r.metric, value: Number(r.value[1]) });
     } else {
-      const data = await query(prometheus, 'query_range', { query: expr, start: String(window[0]), end: String(window[1]), step: `${SCRAPE_S}s` });
-      for (const r of data.result) series.push({ name: legend(target.legendFormat, r.metric), points: r.values.map(([t, v]) => [t, Number(v)]) });
+      const data = await query(prometheus, 'query_range', {
+        query: expr,
+        start: String(window[0]),
+        end: String(window[1]),
+        step: `${SCRAPE_S}s`,
+      });
+      for (const r of data.result)
+        series.push({ name: legend(target.legendFormat, r.metric), points: r.values.map(([t, v]) => [t, Number(v)]) });
     }
   }
   const { x, y, w, h } = panel.gridPos;
@@ -175,7 +217,8 @@ try {
   const window = [start + 10, Date.now() / 1000];
   const sections = [];
   for (const panel of dashboard.panels) {
-    if (panel.type === 'row') sections.push(`<h1 style="grid-column:1 / span 24;grid-row:${panel.gridPos.y + 1}">${escape(panel.title)}</h1>`);
+    if (panel.type === 'row')
+      sections.push(`<h1 style="grid-column:1 / span 24;grid-row:${panel.gridPos.y + 1}">${escape(panel.title)}</h1>`);
     else sections.push(await renderPanel(prometheus, panel, window));
   }
   const alerts = (await query(prometheus, 'alerts', {})).alerts.map((a) => `${a.labels.alertname} (${a.state})`);

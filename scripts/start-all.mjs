@@ -30,8 +30,18 @@ const portOf = (name, fallback) => {
 const port = portOf('PORT', 3000);
 const roles = [
   { name: 'api', command: 'node dist/apps/api/src/main.js', env: { PORT: String(port) }, port },
-  { name: 'scheduler', command: 'node dist/apps/scheduler/src/main.js', env: { HEALTH_PORT: String(portOf('SCHEDULER_PORT', 3001)) }, port: portOf('SCHEDULER_PORT', 3001) },
-  { name: 'worker', command: 'node dist/apps/worker/src/main.js', env: { HEALTH_PORT: String(portOf('WORKER_PORT', 3002)) }, port: portOf('WORKER_PORT', 3002) },
+  {
+    name: 'scheduler',
+    command: 'node dist/apps/scheduler/src/main.js',
+    env: { HEALTH_PORT: String(portOf('SCHEDULER_PORT', 3001)) },
+    port: portOf('SCHEDULER_PORT', 3001),
+  },
+  {
+    name: 'worker',
+    command: 'node dist/apps/worker/src/main.js',
+    env: { HEALTH_PORT: String(portOf('WORKER_PORT', 3002)) },
+    port: portOf('WORKER_PORT', 3002),
+  },
 ];
 
 /** The development key of the last run, or a new one written down (readable by this user only). */

@@ -39,7 +39,12 @@ export async function benchBurst(tasks: number): Promise<BurstResult> {
 
 async function punctualBurst(tasks: number) {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000' } });
+  const cluster = await Cluster.start({
+    schedulers: 1,
+    workers: 1,
+    sandbox,
+    env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000' },
+  });
   try {
     await cluster.waitForLeader();
     const slot = Math.ceil((Date.now() + leadMs(tasks)) / 1000) * 1000;
@@ -60,7 +65,12 @@ async function punctualBurst(tasks: number) {
       `${tasks} burst executions to finish`,
       50,
     );
-    return { lastStart: Number(done.last_start), lastFinish: Number(done.last_finish), runs: done.done as number, byStatus: await statusCounts(cluster.db) };
+    return {
+      lastStart: Number(done.last_start),
+      lastFinish: Number(done.last_finish),
+      runs: done.done as number,
+      byStatus: await statusCounts(cluster.db),
+    };
   } finally {
     await cluster.stop();
   }
@@ -76,7 +86,15 @@ async function bullmqBurst(tasks: number) {
     const pattern = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
     for (let i = 0; i < tasks; i += 500) {
       const ids = Array.from({ length: Math.min(500, tasks - i) }, (_, j) => `burst-${i + j}`);
-      await Promise.all(ids.map((id) => queue.upsertJobScheduler(id, { pattern, tz: 'UTC' }, { name: 'burst', opts: { removeOnComplete: { count: 1000 } } })));
+      await Promise.all(
+        ids.map((id) =>
+          queue.upsertJobScheduler(
+            id,
+            { pattern, tz: 'UTC' },
+            { name: 'burst', opts: { removeOnComplete: { count: 1000 } } },
+          ),
+        ),
+      );
     }
     if (Date.now() > slot) throw new Error('BullMQ job schedulers were not all upserted before the slot');
     const records = await waitFor(
@@ -106,10 +124,37 @@ export async function burstScenario(opts: BenchOptions): Promise<ScenarioOutcome
   const { punctual: p, bullmq: b } = result;
   const scenario = `burst, ${result.tasks.toLocaleString('en')} tasks due in the same second`;
   const rows: Row[] = [
-    { scenario, measure: 'last start after the slot', punctual: ms(p.lastStart), peer: `BullMQ job schedulers ${ms(b.lastStart)}`, ratio: ratio(p.lastStart, b.lastStart), target: '≤ 1.0× peer', met: p.lastStart <= b.lastStart },
-    { scenario, measure: 'last completion after the slot', punctual: ms(p.lastFinish), peer: ms(b.lastFinish), ratio: ratio(p.lastFinish, b.lastFinish), target: '—', met: null },
-    { scenario, measure: 'runs (history in Postgres)', punctual: `${p.byStatus.succeeded ?? 0} succeeded of ${result.tasks}`, peer: `${b.runs} (no history)`, ratio: '—', target: 'all', met: p.byStatus.succeeded === result.tasks },
+    {
+      scenario,
+      measure: 'last start after the slot',
+      punctual: ms(p.lastStart),
+      peer: `BullMQ job schedulers ${ms(b.lastStart)}`,
+      ratio: ratio(p.lastStart, b.lastStart),
+      target: '≤ 1.0× peer',
+      met: p.lastStart <= b.lastStart,
+    },
+    {
+      scenario,
+      measure: 'last completion after the slot',
+      punctual: ms(p.lastFinish),
+      peer: ms(b.lastFinish),
+      ratio: ratio(p.lastFinish, b.lastFinish),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure: 'runs (history in Postgres)',
+      punctual: `${p.byStatus.succeeded ?? 0} succeeded of ${result.tasks}`,
+      peer: `${b.runs} (no history)`,
+      ratio: '—',
+      target: 'all',
+      met: p.byStatus.succeeded === result.tasks,
+    },
   ];
-  const problems = p.byStatus.succeeded === result.tasks ? [] : [`burst: expected ${result.tasks} succeeded, got ${JSON.stringify(p.byStatus)}`];
+  const problems =
+    p.byStatus.succeeded === result.tasks
+      ? []
+      : [`burst: expected ${result.tasks} succeeded, got ${JSON.stringify(p.byStatus)}`];
   return { rows, data: result, problems };
 }

@@ -94,7 +94,13 @@ export async function benchCampaign(tasks: number): Promise<CampaignResult> {
 
 async function punctualCampaign(tasks: number): Promise<CampaignResult['punctual']> {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000' } });
+  const cluster = await Cluster.start({
+    schedulers: 1,
+    workers: 1,
+    api: true,
+    sandbox,
+    env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000' },
+  });
   let meter: CostMeter | null = null;
   try {
     await cluster.waitForLeader();
@@ -105,16 +111,26 @@ async function punctualCampaign(tasks: number): Promise<CampaignResult['punctual
     const before = await meter.read();
     const started = performance.now();
     for (let offset = 0; offset < tasks; offset += BATCH_MAX) {
-      const batch = Array.from({ length: Math.min(BATCH_MAX, tasks - offset) }, (_, i) => ({ name: `${PREFIX}-${offset + i}`, handler: 'noop', schedule: { at: runAt }, labels: { campaign: 'bench' } }));
+      const batch = Array.from({ length: Math.min(BATCH_MAX, tasks - offset) }, (_, i) => ({
+        name: `${PREFIX}-${offset + i}`,
+        handler: 'noop',
+        schedule: { at: runAt },
+        labels: { campaign: 'bench' },
+      }));
       const res = await cluster.call('POST', '/v1/tasks:batch', { tasks: batch });
-      if (res.status !== 200) throw new Error(`batch at ${offset} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+      if (res.status !== 200)
+        throw new Error(`batch at ${offset} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
     }
     const createSeconds = (performance.now() - started) / 1000;
     const createMargin = instant - Date.now();
     await sleep(instant - Date.now());
     const { settled, pending } = await settleRuns(cluster.db, tasks, instant);
     // Exited backends have published their counters: the reading covers all the work.
-    await Promise.all([...cluster.schedulers, ...cluster.workers, ...(cluster.api ? [cluster.api] : [])].map((app) => app.stop('SIGTERM')));
+    await Promise.all(
+      [...cluster.schedulers, ...cluster.workers, ...(cluster.api ? [cluster.api] : [])].map((app) =>
+        app.stop('SIGTERM'),
+      ),
+    );
     await waitForBackendsGone(cluster.db);
     const after = await meter.read();
 
@@ -123,7 +139,11 @@ async function punctualCampaign(tasks: number): Promise<CampaignResult['punctual
       [new Date(instant)],
     );
     const starts = startsOf(lagRows.map((r) => Number(r.lag)));
-    const { rows: spanRows } = await cluster.db.query<{ last_finish: number | null; max_attempt: number | null; leader_epoch: string }>(
+    const { rows: spanRows } = await cluster.db.query<{
+      last_finish: number | null;
+      max_attempt: number | null;
+      leader_epoch: string;
+    }>(
       `SELECT extract(epoch FROM max(finished_at) - $1::timestamptz) * 1000 AS last_finish, max(attempt) AS max_attempt,
               (SELECT epoch FROM scheduler_state WHERE id = 1) AS leader_epoch
        FROM task_execution`,
@@ -138,7 +158,14 @@ async function punctualCampaign(tasks: number): Promise<CampaignResult['punctual
       ...starts,
       lastFinish: Number(spanRows[0]?.last_finish ?? NaN),
       runs: byStatus.succeeded ?? 0,
-      accounting: { ...accounting, maxAttempt: Number(spanRows[0]?.max_attempt ?? 0), byStatus, settled, pending, leaderEpoch: Number(spanRows[0]?.leader_epoch ?? 0) },
+      accounting: {
+        ...accounting,
+        maxAttempt: Number(spanRows[0]?.max_attempt ?? 0),
+        byStatus,
+        settled,
+        pending,
+        leaderEpoch: Number(spanRows[0]?.leader_epoch ?? 0),
+      },
       cost,
     };
   } finally {
@@ -151,7 +178,11 @@ async function punctualCampaign(tasks: number): Promise<CampaignResult['punctual
  * Polls until `tasks` executions are terminal and none is pending; gives up after {@link SETTLE_MS}
  * past the instant, or when no execution finished for {@link STALL_MS} after it.
  */
-async function settleRuns(db: pg.Client, tasks: number, instant: number): Promise<{ settled: boolean; pending: number }> {
+async function settleRuns(
+  db: pg.Client,
+  tasks: number,
+  instant: number,
+): Promise<{ settled: boolean; pending: number }> {
   const deadline = instant + SETTLE_MS;
   let lastDone = -1;
   let lastChange = Date.now();
@@ -187,7 +218,10 @@ async function waitForBackendsGone(db: pg.Client): Promise<void> {
 }
 
 /** Each campaign task's executions: exactly one, succeeded, with one `succeeded` event. */
-async function account(db: pg.Client, tasks: number): Promise<Omit<CampaignAccounting, 'maxAttempt' | 'byStatus' | 'settled' | 'pending' | 'leaderEpoch'>> {
+async function account(
+  db: pg.Client,
+  tasks: number,
+): Promise<Omit<CampaignAccounting, 'maxAttempt' | 'byStatus' | 'settled' | 'pending' | 'leaderEpoch'>> {
   const { rows } = await db.query<{ without_run: number; several_runs: number; succeeded_once: number }>(
     `SELECT count(*) FILTER (WHERE runs = 0)::int AS without_run,
             count(*) FILTER (WHERE runs > 1)::int AS several_runs,
@@ -201,9 +235,17 @@ async function account(db: pg.Client, tasks: number): Promise<Omit<CampaignAccou
   const { rows: doubled } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM task_execution e WHERE (SELECT count(*) FROM (${EXECUTION_HISTORY}) h WHERE h.to_status = 'succeeded') > 1`,
   );
-  const { rows: stored } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM task WHERE name LIKE $1`, [`${PREFIX}-%`]);
+  const { rows: stored } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM task WHERE name LIKE $1`, [
+    `${PREFIX}-%`,
+  ]);
   const r = rows[0]!;
-  return { stored: stored[0]!.n, succeededOnce: r.succeeded_once, withoutRun: r.without_run, severalRuns: r.several_runs, doubled: doubled[0]!.n };
+  return {
+    stored: stored[0]!.n,
+    succeededOnce: r.succeeded_once,
+    withoutRun: r.without_run,
+    severalRuns: r.several_runs,
+    doubled: doubled[0]!.n,
+  };
 }
 
 async function bullmqCampaign(tasks: number): Promise<CampaignResult['bullmq']> {
@@ -220,7 +262,9 @@ async function bullmqCampaign(tasks: number): Promise<CampaignResult['bullmq']> 
       // Every job's delayed timestamp (`timestamp + delay`) is the instant itself.
       const timestamp = Date.now();
       const opts = { ...EXECUTION_JOB_OPTIONS, timestamp, delay: Math.max(0, instant - timestamp) };
-      await queue.addBulk(Array.from({ length: Math.min(ADD_CHUNK, tasks - i) }, () => ({ name: PREFIX, data: {}, opts })));
+      await queue.addBulk(
+        Array.from({ length: Math.min(ADD_CHUNK, tasks - i) }, () => ({ name: PREFIX, data: {}, opts })),
+      );
     }
     const createSeconds = (performance.now() - started) / 1000;
     const createMargin = instant - Date.now();
@@ -266,11 +310,51 @@ export async function campaignScenario(opts: BenchOptions): Promise<ScenarioOutc
   const seconds = (s: number) => `${s.toFixed(1)} s`;
   const allRecorded = a.succeededOnce === r.tasks && a.doubled === 0 && (a.byStatus.succeeded ?? 0) === r.tasks;
   const rows: Row[] = [
-    { scenario, measure: 'created in', punctual: seconds(p.createSeconds), peer: `BullMQ addBulk of delayed jobs ${seconds(b.createSeconds)}`, ratio: '—', target: full ? '≤ 60 s' : '—', met: full ? p.createSeconds <= 60 : null },
-    { scenario, measure: 'last start after the instant', punctual: ms(p.lastStart), peer: `BullMQ delayed jobs ${ms(b.lastStart)}`, ratio: ratio(p.lastStart, b.lastStart), target: '≤ 1.5× peer', met: p.lastStart <= 1.5 * b.lastStart },
-    { scenario, measure: 'start lag p50 / p99', punctual: `${ms(p.lag.p50)} / ${ms(p.lag.p99)}`, peer: `${ms(b.lag.p50)} / ${ms(b.lag.p99)}`, ratio: '—', target: '—', met: null },
-    { scenario, measure: 'last completion after the instant', punctual: ms(p.lastFinish), peer: ms(b.lastFinish), ratio: ratio(p.lastFinish, b.lastFinish), target: '—', met: null },
-    { scenario, measure: 'runs recorded (each task once)', punctual: `${a.succeededOnce} succeeded of ${r.tasks}`, peer: `${b.runs} (no history)`, ratio: '—', target: 'all', met: allRecorded },
+    {
+      scenario,
+      measure: 'created in',
+      punctual: seconds(p.createSeconds),
+      peer: `BullMQ addBulk of delayed jobs ${seconds(b.createSeconds)}`,
+      ratio: '—',
+      target: full ? '≤ 60 s' : '—',
+      met: full ? p.createSeconds <= 60 : null,
+    },
+    {
+      scenario,
+      measure: 'last start after the instant',
+      punctual: ms(p.lastStart),
+      peer: `BullMQ delayed jobs ${ms(b.lastStart)}`,
+      ratio: ratio(p.lastStart, b.lastStart),
+      target: '≤ 1.5× peer',
+      met: p.lastStart <= 1.5 * b.lastStart,
+    },
+    {
+      scenario,
+      measure: 'start lag p50 / p99',
+      punctual: `${ms(p.lag.p50)} / ${ms(p.lag.p99)}`,
+      peer: `${ms(b.lag.p50)} / ${ms(b.lag.p99)}`,
+      ratio: '—',
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure: 'last completion after the instant',
+      punctual: ms(p.lastFinish),
+      peer: ms(b.lastFinish),
+      ratio: ratio(p.lastFinish, b.lastFinish),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure: 'runs recorded (each task once)',
+      punctual: `${a.succeededOnce} succeeded of ${r.tasks}`,
+      peer: `${b.runs} (no history)`,
+      ratio: '—',
+      target: 'all',
+      met: allRecorded,
+    },
     {
       scenario,
       measure: 'cost per successful run (create, plan, fire, claim, record)',
@@ -282,14 +366,22 @@ export async function campaignScenario(opts: BenchOptions): Promise<ScenarioOutc
     },
   ];
   const problems = [
-    ...(p.createMargin < 0 ? [`campaign: creating the tasks ended ${ms(-p.createMargin)} after the instant they are due at`] : []),
-    ...(b.createMargin < 0 ? [`campaign: adding the BullMQ jobs ended ${ms(-b.createMargin)} after the instant they are due at`] : []),
+    ...(p.createMargin < 0
+      ? [`campaign: creating the tasks ended ${ms(-p.createMargin)} after the instant they are due at`]
+      : []),
+    ...(b.createMargin < 0
+      ? [`campaign: adding the BullMQ jobs ended ${ms(-b.createMargin)} after the instant they are due at`]
+      : []),
     ...(a.stored === r.tasks ? [] : [`campaign: ${a.stored} of ${r.tasks} tasks stored`]),
-    ...(a.settled ? [] : [`campaign: runs still unfinished when the wait ended (${a.pending} pending, ${JSON.stringify(a.byStatus)})`]),
+    ...(a.settled
+      ? []
+      : [`campaign: runs still unfinished when the wait ended (${a.pending} pending, ${JSON.stringify(a.byStatus)})`]),
     ...(a.withoutRun ? [`campaign: ${a.withoutRun} tasks have no execution`] : []),
     ...(a.severalRuns ? [`campaign: ${a.severalRuns} tasks have more than one execution`] : []),
     ...(a.doubled ? [`campaign: ${a.doubled} executions succeeded more than once`] : []),
-    ...((a.byStatus.succeeded ?? 0) === r.tasks && a.succeededOnce === r.tasks ? [] : [`campaign: expected ${r.tasks} tasks succeeded once, got ${a.succeededOnce} (${JSON.stringify(a.byStatus)})`]),
+    ...((a.byStatus.succeeded ?? 0) === r.tasks && a.succeededOnce === r.tasks
+      ? []
+      : [`campaign: expected ${r.tasks} tasks succeeded once, got ${a.succeededOnce} (${JSON.stringify(a.byStatus)})`]),
     ...(b.runs === r.tasks ? [] : [`campaign: BullMQ ran ${b.runs} of ${r.tasks} delayed jobs`]),
   ];
   return { rows, data: r, problems };

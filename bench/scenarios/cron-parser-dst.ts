@@ -11,10 +11,17 @@ export function cronParserDisagreements(times = ['0 0 * * *', '0 1 * * *', '30 2
   const from = new Date('2026-01-01T00:00:00Z');
   const to = new Date('2028-01-01T00:00:00Z');
   // Only zones whose offset changes in the window can disagree.
-  const zones = Intl.supportedValuesOf('timeZone').filter((zone) => offsetAt(from.getTime(), zone) !== offsetAt(from.getTime() + 182 * 86_400_000, zone));
+  const zones = Intl.supportedValuesOf('timeZone').filter(
+    (zone) => offsetAt(from.getTime(), zone) !== offsetAt(from.getTime() + 182 * 86_400_000, zone),
+  );
   for (const zone of zones) {
     for (const expression of times) {
-      const ours = slotsBetween(compileSchedule({ kind: 'cron', cron: expression, timezone: zone }), from, to, 1000).map((d) => d.getTime());
+      const ours = slotsBetween(
+        compileSchedule({ kind: 'cron', cron: expression, timezone: zone }),
+        from,
+        to,
+        1000,
+      ).map((d) => d.getTime());
       const theirs: number[] = [];
       try {
         const it = CronExpressionParser.parse(expression, { tz: zone, currentDate: from, endDate: to });

@@ -21,7 +21,12 @@ export interface FailoverResult {
  */
 export async function benchFailover(kills: number, leaderTtlMs: number): Promise<FailoverResult> {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 2, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: String(leaderTtlMs) } });
+  const cluster = await Cluster.start({
+    schedulers: 2,
+    workers: 1,
+    sandbox,
+    env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: String(leaderTtlMs) },
+  });
   try {
     await cluster.waitForLeader();
     const { ids, firstSlot } = await cluster.createEverySecondTasks(10, { overlap: 'allow' });
@@ -32,7 +37,11 @@ export async function benchFailover(kills: number, leaderTtlMs: number): Promise
       const killedAt = Date.now();
       leader.signal('SIGKILL');
       const replacement = cluster.add('scheduler');
-      const fired = await cluster.waitFor(() => cluster.firstFireAfter(killedAt), leaderTtlMs + 15_000, `a slot fired after kill ${i + 1}`);
+      const fired = await cluster.waitFor(
+        () => cluster.firstFireAfter(killedAt),
+        leaderTtlMs + 15_000,
+        `a slot fired after kill ${i + 1}`,
+      );
       failovers.push(fired - killedAt);
       await replacement;
       await sleep(1_500);
@@ -40,7 +49,13 @@ export async function benchFailover(kills: number, leaderTtlMs: number): Promise
     const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
     await cluster.settle(lastSlot);
     const { expected, lost, doubled, unfinished, byStatus } = await cluster.report(ids, firstSlot, lastSlot);
-    return { kills, leaderTtlMs, failovers, summary: summarize(failovers), accounting: { expected, lost, doubled, unfinished, byStatus } };
+    return {
+      kills,
+      leaderTtlMs,
+      failovers,
+      summary: summarize(failovers),
+      accounting: { expected, lost, doubled, unfinished, byStatus },
+    };
   } finally {
     await cluster.stop();
   }
@@ -53,8 +68,24 @@ export async function failoverScenario(opts: BenchOptions): Promise<ScenarioOutc
   const scenario = `failover, leader kill -9 × ${r.kills}, LEADER_TTL_MS=${r.leaderTtlMs}, 10 every-second tasks`;
   const bound = r.leaderTtlMs + 1_000;
   const rows: Row[] = [
-    { scenario, measure: 'kill → next fired slot (each kill)', punctual: r.failovers.map((f) => ms(f)).join(', '), peer: '— (job schedulers have no leader)', ratio: '—', target: `≤ ${ms(bound)}`, met: r.summary.max <= bound },
-    { scenario, measure: 'slots: duplicates / losses / unfinished', punctual: `${a.doubled.length} / ${a.lost.length} / ${a.unfinished.length} of ${a.expected}`, peer: '—', ratio: '—', target: '0 / 0 / 0', met: a.doubled.length + a.lost.length + a.unfinished.length === 0 },
+    {
+      scenario,
+      measure: 'kill → next fired slot (each kill)',
+      punctual: r.failovers.map((f) => ms(f)).join(', '),
+      peer: '— (job schedulers have no leader)',
+      ratio: '—',
+      target: `≤ ${ms(bound)}`,
+      met: r.summary.max <= bound,
+    },
+    {
+      scenario,
+      measure: 'slots: duplicates / losses / unfinished',
+      punctual: `${a.doubled.length} / ${a.lost.length} / ${a.unfinished.length} of ${a.expected}`,
+      peer: '—',
+      ratio: '—',
+      target: '0 / 0 / 0',
+      met: a.doubled.length + a.lost.length + a.unfinished.length === 0,
+    },
   ];
   const problems = [
     ...a.lost.map((l) => `failover: lost ${l}`),

@@ -31,7 +31,15 @@ export interface FlowResult {
 }
 
 /** Inserts one-offs `<prefix>-<n>` due at `at(n)`, with these flow columns, handler and payload. */
-async function insertOneOffs(db: pg.Client, count: number, prefix: string, at: (n: number) => number, flow: { key?: (n: number) => string; limit?: number }, handler: string, payload: object): Promise<void> {
+async function insertOneOffs(
+  db: pg.Client,
+  count: number,
+  prefix: string,
+  at: (n: number) => number,
+  flow: { key?: (n: number) => string; limit?: number },
+  handler: string,
+  payload: object,
+): Promise<void> {
   const runAt = Array.from({ length: count }, (_, i) => new Date(at(i + 1)).toISOString());
   const keys = Array.from({ length: count }, (_, i) => flow.key?.(i + 1) ?? null);
   await db.query(
@@ -44,7 +52,12 @@ async function insertOneOffs(db: pg.Client, count: number, prefix: string, at: (
 
 const lagsOf = async (db: pg.Client, prefix: string) =>
   summarize(
-    (await db.query<{ lag: number }>(`SELECT extract(epoch FROM started_at - fire_at) * 1000 AS lag FROM task_execution WHERE task_name LIKE $1 AND attempt = 1`, [`${prefix}-%`])).rows.map((r) => Number(r.lag)),
+    (
+      await db.query<{ lag: number }>(
+        `SELECT extract(epoch FROM started_at - fire_at) * 1000 AS lag FROM task_execution WHERE task_name LIKE $1 AND attempt = 1`,
+        [`${prefix}-%`],
+      )
+    ).rows.map((r) => Number(r.lag)),
   );
 
 /**
@@ -55,35 +68,78 @@ const lagsOf = async (db: pg.Client, prefix: string) =>
  * is a bare BullMQ worker as wide as all the permits together: open-source BullMQ has no per-key
  * limit (BullMQ Pro's groups do), so it shows the same work at the same parallelism, unlimited.
  */
-export async function benchFlow(opts: { roomRuns: number; runs: number; keys: number; handlerMs: number }): Promise<FlowResult> {
-  return { room: await keyWithRoom(opts.roomRuns), limits: { ...(await atTheLimits(opts)), bullmq: await bullmqAtOnce(opts) } };
+export async function benchFlow(opts: {
+  roomRuns: number;
+  runs: number;
+  keys: number;
+  handlerMs: number;
+}): Promise<FlowResult> {
+  return {
+    room: await keyWithRoom(opts.roomRuns),
+    limits: { ...(await atTheLimits(opts)), bullmq: await bullmqAtOnce(opts) },
+  };
 }
 
 async function keyWithRoom(runs: number): Promise<FlowResult['room']> {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000' } });
+  const cluster = await Cluster.start({
+    schedulers: 1,
+    workers: 1,
+    sandbox,
+    env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000' },
+  });
   try {
     await cluster.waitForLeader();
     // 20 a second, one every 50 ms, alternately keyed and not.
     const start = Math.ceil((Date.now() + 3_000) / 1000) * 1000;
-    await insertOneOffs(cluster.db, runs / 2, 'keyed', (n) => start + (n - 1) * 100, { key: () => 'roomy', limit: 10_000 }, 'noop', {});
+    await insertOneOffs(
+      cluster.db,
+      runs / 2,
+      'keyed',
+      (n) => start + (n - 1) * 100,
+      { key: () => 'roomy', limit: 10_000 },
+      'noop',
+      {},
+    );
     await insertOneOffs(cluster.db, runs / 2, 'plain', (n) => start + (n - 1) * 100 + 50, {}, 'noop', {});
     await sleep(start + runs * 50 - Date.now());
     await waitFor(async () => (await statusCounts(cluster.db)).succeeded === runs || null, 60_000, `${runs} runs`, 100);
-    return { runs, keyed: await lagsOf(cluster.db, 'keyed'), plain: await lagsOf(cluster.db, 'plain'), byStatus: await statusCounts(cluster.db) };
+    return {
+      runs,
+      keyed: await lagsOf(cluster.db, 'keyed'),
+      plain: await lagsOf(cluster.db, 'plain'),
+      byStatus: await statusCounts(cluster.db),
+    };
   } finally {
     await cluster.stop();
   }
 }
 
-async function atTheLimits(opts: { runs: number; keys: number; handlerMs: number }): Promise<Omit<FlowResult['limits'], 'bullmq'>> {
+async function atTheLimits(opts: {
+  runs: number;
+  keys: number;
+  handlerMs: number;
+}): Promise<Omit<FlowResult['limits'], 'bullmq'>> {
   const sandbox = await openSandbox(undefined, 'bench');
   // Wide enough that the keys, not the worker, are the limit.
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000', WORKER_CONCURRENCY: String(opts.keys * 2) } });
+  const cluster = await Cluster.start({
+    schedulers: 1,
+    workers: 1,
+    sandbox,
+    env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000', WORKER_CONCURRENCY: String(opts.keys * 2) },
+  });
   try {
     await cluster.waitForLeader();
     const at = Math.ceil((Date.now() + 3_000 + opts.runs / 2) / 1000) * 1000;
-    await insertOneOffs(cluster.db, opts.runs, 'limits', () => at, { key: (n) => `key-${n % opts.keys}`, limit: 1 }, 'sleep', { ms: opts.handlerMs });
+    await insertOneOffs(
+      cluster.db,
+      opts.runs,
+      'limits',
+      () => at,
+      { key: (n) => `key-${n % opts.keys}`, limit: 1 },
+      'sleep',
+      { ms: opts.handlerMs },
+    );
     await sleep(at - Date.now());
     const done = await waitFor(
       async () => {
@@ -119,20 +175,39 @@ async function atTheLimits(opts: { runs: number; keys: number; handlerMs: number
   }
 }
 
-async function bullmqAtOnce(opts: { runs: number; keys: number; handlerMs: number }): Promise<FlowResult['limits']['bullmq']> {
+async function bullmqAtOnce(opts: {
+  runs: number;
+  keys: number;
+  handlerMs: number;
+}): Promise<FlowResult['limits']['bullmq']> {
   const prefix = `benchpeer${process.pid}`;
-  const peer = await PeerWorker.start({ redisUrl: REDIS_URL, prefix, queue: 'flow', concurrency: opts.keys, jobMs: opts.handlerMs });
+  const peer = await PeerWorker.start({
+    redisUrl: REDIS_URL,
+    prefix,
+    queue: 'flow',
+    concurrency: opts.keys,
+    jobMs: opts.handlerMs,
+  });
   const queue = new Queue('flow', { connection: new Redis(REDIS_URL, { maxRetriesPerRequest: null }), prefix });
   try {
     const at = Date.now() + 1_000 + opts.runs / 5;
     for (let i = 0; i < opts.runs; i += 500) {
-      const batch = Array.from({ length: Math.min(500, opts.runs - i) }, (_, j) => ({ name: 'flow', data: { n: i + j }, opts: { delay: at - Date.now(), removeOnComplete: { count: 1000 } } }));
+      const batch = Array.from({ length: Math.min(500, opts.runs - i) }, (_, j) => ({
+        name: 'flow',
+        data: { n: i + j },
+        opts: { delay: at - Date.now(), removeOnComplete: { count: 1000 } },
+      }));
       await queue.addBulk(batch);
     }
-    const records = await waitFor(async () => {
-      const seen = await peer.records();
-      return seen.length >= opts.runs ? seen : null;
-    }, 300_000, `${opts.runs} BullMQ jobs`, 200);
+    const records = await waitFor(
+      async () => {
+        const seen = await peer.records();
+        return seen.length >= opts.runs ? seen : null;
+      },
+      300_000,
+      `${opts.runs} BullMQ jobs`,
+      200,
+    );
     return { lastFinish: Math.max(...records.map((r) => r.finished)) - at, runs: records.length };
   } finally {
     await peer.stop();
@@ -143,21 +218,69 @@ async function bullmqAtOnce(opts: { runs: number; keys: number; handlerMs: numbe
 
 /** The flow scenario as table rows: 400 runs for the key with room, 10,000 over 100 keys (quick: 20; 100 over 10). */
 export async function flowScenario(opts: BenchOptions): Promise<ScenarioOutcome> {
-  const r = await benchFlow(opts.quick ? { roomRuns: 20, runs: 100, keys: 10, handlerMs: 20 } : { roomRuns: 400, runs: 10_000, keys: 100, handlerMs: 100 });
+  const r = await benchFlow(
+    opts.quick
+      ? { roomRuns: 20, runs: 100, keys: 10, handlerMs: 20 }
+      : { roomRuns: 400, runs: 10_000, keys: 100, handlerMs: 100 },
+  );
   const { room, limits } = r;
   const added = room.keyed.p50 - room.plain.p50;
   const scenarioA = `flow, ${room.runs} one-offs 50 ms apart, half under a key with room`;
   const scenarioB = `flow, ${limits.runs.toLocaleString('en')} runs due at once over ${limits.keys} keys of 1 permit, ${limits.handlerMs} ms each`;
   const rows: Row[] = [
-    { scenario: scenarioA, measure: 'start lag p50, keyed', punctual: ms(room.keyed.p50), peer: `no key ${ms(room.plain.p50)}`, ratio: ratio(room.keyed.p50, room.plain.p50), target: '≤ 2 ms added', met: added <= 2 },
-    { scenario: scenarioA, measure: 'start lag p99, keyed', punctual: ms(room.keyed.p99), peer: `no key ${ms(room.plain.p99)}`, ratio: ratio(room.keyed.p99, room.plain.p99), target: '—', met: null },
-    { scenario: scenarioB, measure: 'last completion after the instant', punctual: ms(limits.lastFinish), peer: `BullMQ, ${limits.keys} wide, no keys ${ms(limits.bullmq.lastFinish)}`, ratio: ratio(limits.lastFinish, limits.bullmq.lastFinish), target: '—', met: null },
-    { scenario: scenarioB, measure: 'drain ÷ ideal (each key one after another)', punctual: `${(limits.lastFinish / limits.ideal).toFixed(2)}× of ${ms(limits.ideal)}`, peer: `${(limits.bullmq.lastFinish / limits.ideal).toFixed(2)}×`, ratio: ratio(limits.lastFinish, limits.bullmq.lastFinish), target: '—', met: null },
-    { scenario: scenarioB, measure: 'most runs of one key at once', punctual: String(limits.mostPerKey), peer: 'no per-key limit', ratio: '—', target: '1', met: limits.mostPerKey === 1 },
+    {
+      scenario: scenarioA,
+      measure: 'start lag p50, keyed',
+      punctual: ms(room.keyed.p50),
+      peer: `no key ${ms(room.plain.p50)}`,
+      ratio: ratio(room.keyed.p50, room.plain.p50),
+      target: '≤ 2 ms added',
+      met: added <= 2,
+    },
+    {
+      scenario: scenarioA,
+      measure: 'start lag p99, keyed',
+      punctual: ms(room.keyed.p99),
+      peer: `no key ${ms(room.plain.p99)}`,
+      ratio: ratio(room.keyed.p99, room.plain.p99),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario: scenarioB,
+      measure: 'last completion after the instant',
+      punctual: ms(limits.lastFinish),
+      peer: `BullMQ, ${limits.keys} wide, no keys ${ms(limits.bullmq.lastFinish)}`,
+      ratio: ratio(limits.lastFinish, limits.bullmq.lastFinish),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario: scenarioB,
+      measure: 'drain ÷ ideal (each key one after another)',
+      punctual: `${(limits.lastFinish / limits.ideal).toFixed(2)}× of ${ms(limits.ideal)}`,
+      peer: `${(limits.bullmq.lastFinish / limits.ideal).toFixed(2)}×`,
+      ratio: ratio(limits.lastFinish, limits.bullmq.lastFinish),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario: scenarioB,
+      measure: 'most runs of one key at once',
+      punctual: String(limits.mostPerKey),
+      peer: 'no per-key limit',
+      ratio: '—',
+      target: '1',
+      met: limits.mostPerKey === 1,
+    },
   ];
   const problems = [
-    ...(room.byStatus.succeeded === room.runs ? [] : [`flow: expected ${room.runs} succeeded, got ${JSON.stringify(room.byStatus)}`]),
-    ...(limits.byStatus.succeeded === limits.runs ? [] : [`flow: expected ${limits.runs} succeeded at the limits, got ${JSON.stringify(limits.byStatus)}`]),
+    ...(room.byStatus.succeeded === room.runs
+      ? []
+      : [`flow: expected ${room.runs} succeeded, got ${JSON.stringify(room.byStatus)}`]),
+    ...(limits.byStatus.succeeded === limits.runs
+      ? []
+      : [`flow: expected ${limits.runs} succeeded at the limits, got ${JSON.stringify(limits.byStatus)}`]),
     ...(limits.mostPerKey === 1 ? [] : [`flow: a key of one permit ran ${limits.mostPerKey} at once`]),
   ];
   return { rows, data: r, problems };

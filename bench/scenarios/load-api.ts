@@ -38,7 +38,11 @@ export interface LoadApiResult {
 }
 
 /** Runs `create(i)` for i in [0, count) by `clients` concurrent callers, each one call at a time. */
-async function createConcurrently(count: number, clients: number, create: (i: number) => Promise<void>): Promise<number> {
+async function createConcurrently(
+  count: number,
+  clients: number,
+  create: (i: number) => Promise<void>,
+): Promise<number> {
   const started = performance.now();
   let next = 0;
   await Promise.all(
@@ -57,13 +61,23 @@ async function createConcurrently(count: number, clients: number, create: (i: nu
  * The peer: as many BullMQ job schedulers (`every: 1000`) upserted the same way while a bare
  * worker of the same concurrency runs.
  */
-export async function benchLoadApi(tasks: number, seconds: number, windowAfterMs = WINDOW_AFTER_MS, unrunAfterMs = UNRUN_AFTER_MS): Promise<LoadApiResult> {
+export async function benchLoadApi(
+  tasks: number,
+  seconds: number,
+  windowAfterMs = WINDOW_AFTER_MS,
+  unrunAfterMs = UNRUN_AFTER_MS,
+): Promise<LoadApiResult> {
   const punctual = await punctualLoadApi(tasks, seconds, windowAfterMs, unrunAfterMs);
   const bullmq = await bullmqLoadApi(tasks, seconds, windowAfterMs, unrunAfterMs);
   return { tasks, seconds, punctual, bullmq };
 }
 
-async function punctualLoadApi(tasks: number, seconds: number, windowAfterMs: number, unrunAfterMs: number): Promise<LoadApiResult['punctual']> {
+async function punctualLoadApi(
+  tasks: number,
+  seconds: number,
+  windowAfterMs: number,
+  unrunAfterMs: number,
+): Promise<LoadApiResult['punctual']> {
   const sandbox = await openSandbox(undefined, 'bench');
   const cluster = await Cluster.start({
     schedulers: 1,
@@ -75,8 +89,13 @@ async function punctualLoadApi(tasks: number, seconds: number, windowAfterMs: nu
   try {
     await cluster.waitForLeader();
     const createSeconds = await createConcurrently(tasks, CLIENTS, async (i) => {
-      const res = await cluster.call('POST', '/v1/tasks', { name: `load-${i}`, handler: 'noop', schedule: { cron: '* * * * * *' } });
-      if (res.status !== 201) throw new Error(`create load-${i} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+      const res = await cluster.call('POST', '/v1/tasks', {
+        name: `load-${i}`,
+        handler: 'noop',
+        schedule: { cron: '* * * * * *' },
+      });
+      if (res.status !== 201)
+        throw new Error(`create load-${i} answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
     });
     const from = Math.ceil((Date.now() + windowAfterMs) / 1000) * 1000;
     const to = from + seconds * 1000;
@@ -90,7 +109,11 @@ async function punctualLoadApi(tasks: number, seconds: number, windowAfterMs: nu
     const lag = await startLags(cluster.db, from, to);
     await cluster.settle(to - 1000, 60_000);
     const { rows: ids } = await cluster.db.query<{ id: string }>(`SELECT id FROM task WHERE name LIKE 'load-%'`);
-    const report = await cluster.report(ids.map((r) => r.id), from, to - 1000);
+    const report = await cluster.report(
+      ids.map((r) => r.id),
+      from,
+      to - 1000,
+    );
     const { lost, doubled, unfinished, byStatus } = report;
     return { createSeconds, lag, unrun, expected, accounting: { lost, doubled, unfinished, byStatus } };
   } finally {
@@ -98,22 +121,39 @@ async function punctualLoadApi(tasks: number, seconds: number, windowAfterMs: nu
   }
 }
 
-async function bullmqLoadApi(tasks: number, seconds: number, windowAfterMs: number, unrunAfterMs: number): Promise<LoadApiSide> {
+async function bullmqLoadApi(
+  tasks: number,
+  seconds: number,
+  windowAfterMs: number,
+  unrunAfterMs: number,
+): Promise<LoadApiSide> {
   const prefix = `benchpeer${process.pid}`;
   const peer = await PeerWorker.start({ redisUrl: REDIS_URL, prefix, queue: 'load', concurrency: CONCURRENCY });
-  const connections = Array.from({ length: CLIENTS }, () => new Queue('load', { connection: new Redis(REDIS_URL, { maxRetriesPerRequest: null }), prefix }));
+  const connections = Array.from(
+    { length: CLIENTS },
+    () => new Queue('load', { connection: new Redis(REDIS_URL, { maxRetriesPerRequest: null }), prefix }),
+  );
   try {
     let client = 0;
     const createSeconds = await createConcurrently(tasks, CLIENTS, async (i) => {
       const queue = connections[client++ % CLIENTS]!;
-      await queue.upsertJobScheduler(`load-${i}`, { every: 1000 }, { name: 'tick', opts: { removeOnComplete: { count: 1000 } } });
+      await queue.upsertJobScheduler(
+        `load-${i}`,
+        { every: 1000 },
+        { name: 'tick', opts: { removeOnComplete: { count: 1000 } } },
+      );
     });
     const from = Math.ceil((Date.now() + windowAfterMs) / 1000) * 1000;
     const to = from + seconds * 1000;
     await sleep(to + unrunAfterMs - Date.now());
     const records = (await peer.records()).filter((r) => r.due >= from && r.due < to);
     const expected = tasks * seconds;
-    return { createSeconds, lag: summarize(records.map((r) => r.started - r.due)), unrun: Math.max(0, expected - records.length), expected };
+    return {
+      createSeconds,
+      lag: summarize(records.map((r) => r.started - r.due)),
+      unrun: Math.max(0, expected - records.length),
+      expected,
+    };
   } finally {
     await peer.stop();
     await Promise.all(connections.map((q) => q.close()));
@@ -123,19 +163,57 @@ async function bullmqLoadApi(tasks: number, seconds: number, windowAfterMs: numb
 
 /** DESIGN §10's load, created through the API: 1,000 tasks, a 20 s window (quick: 50 tasks, 3 s). */
 export async function loadApiScenario(opts: BenchOptions): Promise<ScenarioOutcome> {
-  const result = await benchLoadApi(opts.quick ? 50 : 1_000, opts.quick ? 3 : 20, opts.quick ? QUICK_WINDOW_AFTER_MS : WINDOW_AFTER_MS, opts.quick ? QUICK_UNRUN_AFTER_MS : UNRUN_AFTER_MS);
+  const result = await benchLoadApi(
+    opts.quick ? 50 : 1_000,
+    opts.quick ? 3 : 20,
+    opts.quick ? QUICK_WINDOW_AFTER_MS : WINDOW_AFTER_MS,
+    opts.quick ? QUICK_UNRUN_AFTER_MS : UNRUN_AFTER_MS,
+  );
   const { tasks, seconds, punctual: p, bullmq: b } = result;
   const scenario = `load created through the API, ${tasks.toLocaleString('en')} tasks every second (one POST at a time, ${CLIENTS} clients), ${seconds} s window`;
   const problems: string[] = [];
   const a = p.accounting;
   if (a.lost.length) problems.push(`${scenario}: lost slots ${a.lost.slice(0, 5).join('; ')}`);
   if (a.doubled.length) problems.push(`${scenario}: slots that succeeded twice ${a.doubled.slice(0, 5).join(', ')}`);
-  if (a.unfinished.length) problems.push(`${scenario}: unfinished ${a.unfinished.length} (${a.unfinished.slice(0, 3).join(', ')})`);
+  if (a.unfinished.length)
+    problems.push(`${scenario}: unfinished ${a.unfinished.length} (${a.unfinished.slice(0, 3).join(', ')})`);
   const rows: Row[] = [
-    { scenario, measure: 'created in', punctual: `${p.createSeconds.toFixed(1)} s`, peer: `BullMQ job schedulers ${b.createSeconds.toFixed(1)} s`, ratio: ratio(p.createSeconds, b.createSeconds), target: '—', met: null },
-    { scenario, measure: 'start lag p50', punctual: ms(p.lag.p50), peer: ms(b.lag.p50), ratio: ratio(p.lag.p50, b.lag.p50), target: '—', met: null },
-    { scenario, measure: 'start lag p99', punctual: ms(p.lag.p99), peer: ms(b.lag.p99), ratio: ratio(p.lag.p99, b.lag.p99), target: '≤ 1.0× peer', met: p.lag.p99 <= b.lag.p99 },
-    { scenario, measure: 'start lag max', punctual: ms(p.lag.max), peer: ms(b.lag.max), ratio: ratio(p.lag.max, b.lag.max), target: '—', met: null },
+    {
+      scenario,
+      measure: 'created in',
+      punctual: `${p.createSeconds.toFixed(1)} s`,
+      peer: `BullMQ job schedulers ${b.createSeconds.toFixed(1)} s`,
+      ratio: ratio(p.createSeconds, b.createSeconds),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure: 'start lag p50',
+      punctual: ms(p.lag.p50),
+      peer: ms(b.lag.p50),
+      ratio: ratio(p.lag.p50, b.lag.p50),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure: 'start lag p99',
+      punctual: ms(p.lag.p99),
+      peer: ms(b.lag.p99),
+      ratio: ratio(p.lag.p99, b.lag.p99),
+      target: '≤ 1.0× peer',
+      met: p.lag.p99 <= b.lag.p99,
+    },
+    {
+      scenario,
+      measure: 'start lag max',
+      punctual: ms(p.lag.max),
+      peer: ms(b.lag.max),
+      ratio: ratio(p.lag.max, b.lag.max),
+      target: '—',
+      met: null,
+    },
     {
       scenario,
       measure: 'slots of the window unrun a few seconds after it',
@@ -148,7 +226,9 @@ export async function loadApiScenario(opts: BenchOptions): Promise<ScenarioOutco
     {
       scenario,
       measure: 'slots (each ends once)',
-      punctual: Object.entries(a.byStatus).map(([status, n]) => `${n} ${status}`).join(', '),
+      punctual: Object.entries(a.byStatus)
+        .map(([status, n]) => `${n} ${status}`)
+        .join(', '),
       peer: '—',
       ratio: '—',
       target: 'none lost or doubled',

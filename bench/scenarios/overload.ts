@@ -53,7 +53,14 @@ export interface OverloadResult {
  * What a run of starts says about a freeze at `[frozeAt, resumedAt)`: the rate before it, when the
  * lag came back, the rate of the drain. Slot seconds are judged by the p99 of their slots' lag.
  */
-export function judgeOverload(starts: Start[], tasks: number, frozeAt: number, resumedAt: number, end: number, timing: Timing): OverloadSide {
+export function judgeOverload(
+  starts: Start[],
+  tasks: number,
+  frozeAt: number,
+  resumedAt: number,
+  end: number,
+  timing: Timing,
+): OverloadSide {
   const before = starts.filter((s) => s.started >= frozeAt - timing.onTimeMs + 1_000 && s.started < frozeAt);
   const onTimeRate = before.length / ((timing.onTimeMs - 1_000) / 1000);
   const bySlot = new Map<number, number[]>();
@@ -72,18 +79,30 @@ export function judgeOverload(starts: Start[], tasks: number, frozeAt: number, r
     recoveredAt = seconds[i]!;
   }
   // Recovered at that slot's start (its runs started within a second of it).
-  const recoveredAfterMs = recoveredAt === null || recoveredAt > end - 2_000 ? null : Math.max(0, recoveredAt - resumedAt);
+  const recoveredAfterMs =
+    recoveredAt === null || recoveredAt > end - 2_000 ? null : Math.max(0, recoveredAt - resumedAt);
   const drainEnd = recoveredAt === null ? end : Math.max(resumedAt + 1_000, recoveredAt);
   const drain = starts.filter((s) => s.started >= resumedAt && s.started < drainEnd);
   const perSecond = new Map<number, number>();
-  for (const s of drain) perSecond.set(Math.floor((s.started - resumedAt) / 1000), (perSecond.get(Math.floor((s.started - resumedAt) / 1000)) ?? 0) + 1);
+  for (const s of drain)
+    perSecond.set(
+      Math.floor((s.started - resumedAt) / 1000),
+      (perSecond.get(Math.floor((s.started - resumedAt) / 1000)) ?? 0) + 1,
+    );
   const wholeSeconds = Math.floor((drainEnd - resumedAt) / 1000);
   let drainPeak = 0;
   for (let i = 0; i < wholeSeconds; i += 1) drainPeak = Math.max(drainPeak, perSecond.get(i) ?? 0);
   // Slots due from the freeze to a few seconds before the end of the watch (all of them must have run).
   const dueSlots = starts.filter((s) => s.slot >= frozeAt && s.slot < end - 3_000);
   const due = tasks * Math.ceil((end - 3_000 - Math.ceil(frozeAt / 1000) * 1000) / 1000);
-  return { onTimeRate, recoveredAfterMs, drainRate: drain.length / ((drainEnd - resumedAt) / 1000), drainPeak, due, ran: dueSlots.length };
+  return {
+    onTimeRate,
+    recoveredAfterMs,
+    drainRate: drain.length / ((drainEnd - resumedAt) / 1000),
+    drainPeak,
+    due,
+    ran: dueSlots.length,
+  };
 }
 
 /**
@@ -93,12 +112,22 @@ export function judgeOverload(starts: Start[], tasks: number, frozeAt: number, r
  * the rate on time. The peer: as many BullMQ job schedulers and a bare worker frozen the same way.
  */
 export async function benchOverload(tasks: number, freezeMs: number, timing = FULL): Promise<OverloadResult> {
-  return { tasks, freezeMs, punctual: await punctualOverload(tasks, freezeMs, timing), bullmq: await bullmqOverload(tasks, freezeMs, timing) };
+  return {
+    tasks,
+    freezeMs,
+    punctual: await punctualOverload(tasks, freezeMs, timing),
+    bullmq: await bullmqOverload(tasks, freezeMs, timing),
+  };
 }
 
 async function punctualOverload(tasks: number, freezeMs: number, timing: Timing): Promise<OverloadSide> {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000', WORKER_CONCURRENCY: String(CONCURRENCY) } });
+  const cluster = await Cluster.start({
+    schedulers: 1,
+    workers: 1,
+    sandbox,
+    env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000', WORKER_CONCURRENCY: String(CONCURRENCY) },
+  });
   try {
     await cluster.waitForLeader();
     const firstSlot = Math.ceil(Date.now() / 1000) * 1000 + 2_000;
@@ -130,7 +159,11 @@ async function bullmqOverload(tasks: number, freezeMs: number, timing: Timing): 
   try {
     for (let i = 0; i < tasks; i += 500) {
       const ids = Array.from({ length: Math.min(500, tasks - i) }, (_, j) => `overload-${i + j}`);
-      await Promise.all(ids.map((id) => queue.upsertJobScheduler(id, { every: 1000 }, { name: 'tick', opts: { removeOnComplete: { count: 1000 } } })));
+      await Promise.all(
+        ids.map((id) =>
+          queue.upsertJobScheduler(id, { every: 1000 }, { name: 'tick', opts: { removeOnComplete: { count: 1000 } } }),
+        ),
+      );
     }
     await sleep(timing.onTimeMs + 1_000);
     const frozeAt = Date.now();
@@ -141,7 +174,14 @@ async function bullmqOverload(tasks: number, freezeMs: number, timing: Timing): 
     const end = resumedAt + timing.watchAfterMs;
     await sleep(end + Math.min(2_000, timing.settleMs) - Date.now());
     const records = await peer.records();
-    return judgeOverload(records.map((r) => ({ slot: r.due, started: r.started })), tasks, frozeAt, resumedAt, end, timing);
+    return judgeOverload(
+      records.map((r) => ({ slot: r.due, started: r.started })),
+      tasks,
+      frozeAt,
+      resumedAt,
+      end,
+      timing,
+    );
   } finally {
     await peer.stop();
     await queue.close();
@@ -155,14 +195,18 @@ export async function overloadScenario(opts: BenchOptions): Promise<ScenarioOutc
   const result = await benchOverload(opts.quick ? 50 : 1_000, opts.quick ? 2_000 : 8_000, timing);
   const { tasks, freezeMs, punctual: p, bullmq: b } = result;
   const scenario = `overload, ${tasks.toLocaleString('en')} tasks every second, the worker frozen ${freezeMs / 1000} s`;
-  const after = (value: number | null) => (value === null ? `not within ${timing.watchAfterMs / 1000} s` : `${(value / 1000).toFixed(1)} s`);
+  const after = (value: number | null) =>
+    value === null ? `not within ${timing.watchAfterMs / 1000} s` : `${(value / 1000).toFixed(1)} s`;
   const rows: Row[] = [
     {
       scenario,
       measure: `on time again (every later second's p99 lag < ${ON_TIME_P99_MS / 1000} s) after the return`,
       punctual: after(p.recoveredAfterMs),
       peer: `BullMQ job schedulers ${after(b.recoveredAfterMs)}`,
-      ratio: p.recoveredAfterMs === null || b.recoveredAfterMs === null ? '—' : ratio(p.recoveredAfterMs, Math.max(1, b.recoveredAfterMs)),
+      ratio:
+        p.recoveredAfterMs === null || b.recoveredAfterMs === null
+          ? '—'
+          : ratio(p.recoveredAfterMs, Math.max(1, b.recoveredAfterMs)),
       target: '≤ 10 s',
       met: p.recoveredAfterMs !== null && p.recoveredAfterMs <= 10_000,
     },
@@ -186,6 +230,7 @@ export async function overloadScenario(opts: BenchOptions): Promise<ScenarioOutc
     },
   ];
   // Every slot due from the freeze on runs: a backlog is drained, never dropped.
-  const problems = p.ran < p.due ? [`${scenario}: ${p.due - p.ran} of ${p.due} slots due from the freeze on did not run`] : [];
+  const problems =
+    p.ran < p.due ? [`${scenario}: ${p.due - p.ran} of ${p.due} slots due from the freeze on did not run`] : [];
   return { rows, data: result, problems };
 }

@@ -17,22 +17,49 @@ const workUnit = (cost: Cost) => (cost.statements === null ? 'transactions' : 's
  */
 export async function pgbouncerScenario(opts: BenchOptions): Promise<ScenarioOutcome> {
   const why = pgbouncerUnavailable();
-  if (why) return { rows: [{ scenario: 'pgbouncer', measure: 'skipped', punctual: why, peer: '—', ratio: '—', target: '—', met: null }], data: { skipped: why }, problems: [] };
+  if (why)
+    return {
+      rows: [
+        { scenario: 'pgbouncer', measure: 'skipped', punctual: why, peer: '—', ratio: '—', target: '—', met: null },
+      ],
+      data: { skipped: why },
+      problems: [],
+    };
   const tasks = opts.quick ? 100 : 1_000;
   const seconds = opts.quick ? 5 : 20;
   const direct = await punctualPrecision(tasks, seconds);
   const bouncer = await OwnPgBouncer.start({ host: '127.0.0.1', port: 5432 });
   let pooled: Awaited<ReturnType<typeof punctualPrecision>>;
   try {
-    pooled = await punctualPrecision(tasks, seconds, (databaseUrl) => ({ DATABASE_URL: bouncer.urlFor(databaseUrl), DATABASE_POOLING: 'transaction', DATABASE_DIRECT_URL: databaseUrl }));
+    pooled = await punctualPrecision(tasks, seconds, (databaseUrl) => ({
+      DATABASE_URL: bouncer.urlFor(databaseUrl),
+      DATABASE_POOLING: 'transaction',
+      DATABASE_DIRECT_URL: databaseUrl,
+    }));
   } finally {
     await bouncer.stop();
   }
   const scenario = `pgbouncer, ${tasks.toLocaleString('en')} tasks every second, ${seconds} s, through PgBouncer 1.18 (transaction mode) vs direct`;
   const [work, directWork] = [perRunWork(pooled.cost), perRunWork(direct.cost)];
   const rows: Row[] = [
-    { scenario, measure: 'start lag p50', punctual: ms(pooled.lag.p50), peer: `direct ${ms(direct.lag.p50)}`, ratio: ratio(pooled.lag.p50, direct.lag.p50), target: '—', met: null },
-    { scenario, measure: 'start lag p99', punctual: ms(pooled.lag.p99), peer: ms(direct.lag.p99), ratio: ratio(pooled.lag.p99, direct.lag.p99), target: '—', met: null },
+    {
+      scenario,
+      measure: 'start lag p50',
+      punctual: ms(pooled.lag.p50),
+      peer: `direct ${ms(direct.lag.p50)}`,
+      ratio: ratio(pooled.lag.p50, direct.lag.p50),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure: 'start lag p99',
+      punctual: ms(pooled.lag.p99),
+      peer: ms(direct.lag.p99),
+      ratio: ratio(pooled.lag.p99, direct.lag.p99),
+      target: '—',
+      met: null,
+    },
     {
       scenario,
       measure: `Postgres ${workUnit(pooled.cost)} per successful run`,
@@ -45,15 +72,24 @@ export async function pgbouncerScenario(opts: BenchOptions): Promise<ScenarioOut
     {
       scenario,
       measure: 'slots (each ends once)',
-      punctual: Object.entries(pooled.accounting.byStatus).map(([status, n]) => `${n} ${status}`).join(', '),
-      peer: Object.entries(direct.accounting.byStatus).map(([status, n]) => `${n} ${status}`).join(', '),
+      punctual: Object.entries(pooled.accounting.byStatus)
+        .map(([status, n]) => `${n} ${status}`)
+        .join(', '),
+      peer: Object.entries(direct.accounting.byStatus)
+        .map(([status, n]) => `${n} ${status}`)
+        .join(', '),
       ratio: '—',
       target: 'none lost or doubled',
-      met: [pooled, direct].every((r) => r.accounting.lost.length + r.accounting.doubled.length + r.accounting.unfinished.length === 0),
+      met: [pooled, direct].every(
+        (r) => r.accounting.lost.length + r.accounting.doubled.length + r.accounting.unfinished.length === 0,
+      ),
     },
   ];
   const problems: string[] = [];
-  for (const [side, r] of [['through PgBouncer', pooled], ['direct', direct]] as const) {
+  for (const [side, r] of [
+    ['through PgBouncer', pooled],
+    ['direct', direct],
+  ] as const) {
     const a = r.accounting;
     if (a.lost.length) problems.push(`pgbouncer (${side}): lost slots ${a.lost.join('; ')}`);
     if (a.doubled.length) problems.push(`pgbouncer (${side}): slots that succeeded twice ${a.doubled.join(', ')}`);

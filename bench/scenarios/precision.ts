@@ -40,16 +40,34 @@ export interface PrecisionResult {
 export async function benchPrecision(tasks: number, seconds: number): Promise<PrecisionResult> {
   const punctual = await punctualPrecision(tasks, seconds);
   const bullmq = await bullmqPrecision(tasks, seconds);
-  return { tasks, seconds, punctual: punctual.lag, bullmq: bullmq.lag, accounting: punctual.accounting, bullmqJobs: bullmq.jobs, cost: punctual.cost, bullmqCost: bullmq.cost };
+  return {
+    tasks,
+    seconds,
+    punctual: punctual.lag,
+    bullmq: bullmq.lag,
+    accounting: punctual.accounting,
+    bullmqJobs: bullmq.jobs,
+    cost: punctual.cost,
+    bullmqCost: bullmq.cost,
+  };
 }
 
 /**
  * Punctual's side of scenario 1: one scheduler and one worker process over a sandbox of their own;
  * `via` adds to their environment (the PgBouncer scenario points DATABASE_URL at a pooler).
  */
-export async function punctualPrecision(tasks: number, seconds: number, via: (databaseUrl: string) => Record<string, string> = () => ({})) {
+export async function punctualPrecision(
+  tasks: number,
+  seconds: number,
+  via: (databaseUrl: string) => Record<string, string> = () => ({}),
+) {
   const sandbox = await openSandbox(undefined, 'bench');
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000', ...via(sandbox.databaseUrl) } });
+  const cluster = await Cluster.start({
+    schedulers: 1,
+    workers: 1,
+    sandbox,
+    env: { LOG_LEVEL: 'warn', LEADER_TTL_MS: '5000', ...via(sandbox.databaseUrl) },
+  });
   const meter = await CostMeter.open(sandbox.databaseUrl, REDIS_URL);
   try {
     await cluster.waitForLeader();
@@ -71,7 +89,11 @@ export async function punctualPrecision(tasks: number, seconds: number, via: (da
     await cluster.settle(to - 1000, 30_000);
     const report = await cluster.report(ids, from, to - 1000);
     const { expected, lost, doubled, unfinished, byStatus } = report;
-    return { lag: await startLags(cluster.db, from, to), accounting: { expected, lost, doubled, unfinished, byStatus }, cost };
+    return {
+      lag: await startLags(cluster.db, from, to),
+      accounting: { expected, lost, doubled, unfinished, byStatus },
+      cost,
+    };
   } finally {
     await meter.close();
     await cluster.stop();
@@ -86,7 +108,11 @@ async function bullmqPrecision(tasks: number, seconds: number) {
   try {
     for (let i = 0; i < tasks; i += 500) {
       const ids = Array.from({ length: Math.min(500, tasks - i) }, (_, j) => `precision-${i + j}`);
-      await Promise.all(ids.map((id) => queue.upsertJobScheduler(id, { every: 1000 }, { name: 'tick', opts: { removeOnComplete: { count: 1000 } } })));
+      await Promise.all(
+        ids.map((id) =>
+          queue.upsertJobScheduler(id, { every: 1000 }, { name: 'tick', opts: { removeOnComplete: { count: 1000 } } }),
+        ),
+      );
     }
     const from = Math.ceil(Date.now() / 1000) * 1000 + 2000;
     const to = from + seconds * 1000;
@@ -98,7 +124,11 @@ async function bullmqPrecision(tasks: number, seconds: number) {
     const all = await peer.records();
     const records = all.filter((r) => r.due >= from && r.due < to);
     const inWindow = all.filter((r) => r.finished >= before.at && r.finished < after.at).length;
-    return { lag: summarize(records.map((r) => r.started - r.due)), jobs: records.length, cost: { runs: inWindow, redisCommands: after.redisCommands - before.redisCommands } };
+    return {
+      lag: summarize(records.map((r) => r.started - r.due)),
+      jobs: records.length,
+      cost: { runs: inWindow, redisCommands: after.redisCommands - before.redisCommands },
+    };
   } finally {
     await meter.close();
     await peer.stop();
@@ -122,7 +152,15 @@ function precisionRows(result: PrecisionResult, { lagTarget }: { lagTarget: bool
   const { tasks, seconds, punctual: p, bullmq: b, accounting: a, cost } = result;
   const scenario = `${lagTarget ? 'precision' : 'load'}, ${tasks.toLocaleString('en')} tasks every second, ${seconds} s`;
   const rows: Row[] = [
-    { scenario, measure: 'start lag p50', punctual: ms(p.p50), peer: `BullMQ job schedulers ${ms(b.p50)}`, ratio: ratio(p.p50, b.p50), target: lagTarget ? '≤ 5 ms, ≤ 0.2× peer' : '—', met: lagTarget ? p.p50 <= 5 && p.p50 <= 0.2 * b.p50 : null },
+    {
+      scenario,
+      measure: 'start lag p50',
+      punctual: ms(p.p50),
+      peer: `BullMQ job schedulers ${ms(b.p50)}`,
+      ratio: ratio(p.p50, b.p50),
+      target: lagTarget ? '≤ 5 ms, ≤ 0.2× peer' : '—',
+      met: lagTarget ? p.p50 <= 5 && p.p50 <= 0.2 * b.p50 : null,
+    },
     {
       scenario,
       measure: 'start lag p99',
@@ -132,11 +170,21 @@ function precisionRows(result: PrecisionResult, { lagTarget }: { lagTarget: bool
       target: lagTarget ? '≤ 25 ms, ≤ 0.2× peer' : '≤ 1.0× peer',
       met: lagTarget ? p.p99 <= 25 && p.p99 <= 0.2 * b.p99 : p.p99 <= b.p99,
     },
-    { scenario, measure: 'start lag max', punctual: ms(p.max), peer: ms(b.max), ratio: ratio(p.max, b.max), target: '—', met: null },
+    {
+      scenario,
+      measure: 'start lag max',
+      punctual: ms(p.max),
+      peer: ms(b.max),
+      ratio: ratio(p.max, b.max),
+      target: '—',
+      met: null,
+    },
     {
       scenario,
       measure: 'slots (each ends once: run, or skipped by the overlap policy)',
-      punctual: Object.entries(a.byStatus).map(([status, n]) => `${n} ${status}`).join(', '),
+      punctual: Object.entries(a.byStatus)
+        .map(([status, n]) => `${n} ${status}`)
+        .join(', '),
       peer: `${result.bullmqJobs} run of ${tasks * seconds}`,
       ratio: '—',
       target: `${a.expected}, none lost or doubled`,
@@ -154,6 +202,7 @@ function precisionRows(result: PrecisionResult, { lagTarget }: { lagTarget: bool
   ];
   if (a.lost.length) problems.push(`${scenario}: lost slots ${a.lost.join('; ')}`);
   if (a.doubled.length) problems.push(`${scenario}: slots that succeeded twice ${a.doubled.join(', ')}`);
-  if (a.unfinished.length) problems.push(`${scenario}: unfinished ${a.unfinished.length} (${a.unfinished.slice(0, 3).join(', ')})`);
+  if (a.unfinished.length)
+    problems.push(`${scenario}: unfinished ${a.unfinished.length} (${a.unfinished.slice(0, 3).join(', ')})`);
   return { rows, data: result, problems };
 }

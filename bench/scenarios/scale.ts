@@ -31,7 +31,12 @@ const DUE_TASKS = 100;
  * tasks. Measures a planning tick (in this process, every PLAN_TICK_MS) with and without the idle
  * tasks, the RSS of a real leader process over them, and `GET /v1/tasks` from a real API process.
  */
-export async function benchScale(idleTasks: number, tickSeconds: number, leaderSeconds: number, requests: number): Promise<ScaleResult> {
+export async function benchScale(
+  idleTasks: number,
+  tickSeconds: number,
+  leaderSeconds: number,
+  requests: number,
+): Promise<ScaleResult> {
   const small = await openSandbox(undefined, 'bench');
   let tickWithoutIdle: Summary;
   try {
@@ -44,14 +49,29 @@ export async function benchScale(idleTasks: number, tickSeconds: number, leaderS
     await big.dispose();
     throw error;
   });
-  const cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true, sandbox: big, env: { LOG_LEVEL: 'warn' } });
+  const cluster = await Cluster.start({
+    schedulers: 1,
+    workers: 1,
+    api: true,
+    sandbox: big,
+    env: { LOG_LEVEL: 'warn' },
+  });
   try {
     const leader = await cluster.waitForLeader(15_000);
     await sleep(leaderSeconds * 1000);
     const status = readFileSync(`/proc/${leader.child.pid}/status`, 'utf8');
     const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
     const { listPages, search } = await listLatencies(cluster, requests);
-    return { idleTasks, dueTasks: DUE_TASKS, tickWithIdle, tickWithoutIdle, leaderRssMiB: kib('VmRSS') / 1024, leaderPeakRssMiB: kib('VmHWM') / 1024, listPages, search };
+    return {
+      idleTasks,
+      dueTasks: DUE_TASKS,
+      tickWithIdle,
+      tickWithoutIdle,
+      leaderRssMiB: kib('VmRSS') / 1024,
+      leaderPeakRssMiB: kib('VmHWM') / 1024,
+      listPages,
+      search,
+    };
   } finally {
     await cluster.stop();
   }
@@ -119,11 +139,51 @@ export async function scaleScenario(opts: BenchOptions): Promise<ScenarioOutcome
   const r = opts.quick ? await benchScale(idle, 1, 1, 30) : await benchScale(idle, 10, 10, 300);
   const scenario = `scale, ${idle.toLocaleString('en')} idle tasks + ${DUE_TASKS} every-second tasks`;
   const rows: Row[] = [
-    { scenario, measure: 'planning tick p50', punctual: ms(r.tickWithIdle.p50), peer: `no idle tasks ${ms(r.tickWithoutIdle.p50)}`, ratio: ratio(r.tickWithIdle.p50, r.tickWithoutIdle.p50), target: 'independent of idle tasks', met: r.tickWithIdle.p50 <= 1.5 * r.tickWithoutIdle.p50 + 1 },
-    { scenario, measure: 'planning tick p99', punctual: ms(r.tickWithIdle.p99), peer: ms(r.tickWithoutIdle.p99), ratio: ratio(r.tickWithIdle.p99, r.tickWithoutIdle.p99), target: '—', met: null },
-    { scenario, measure: 'leader RSS (peak)', punctual: `${Math.round(r.leaderRssMiB)} MiB (${Math.round(r.leaderPeakRssMiB)} MiB)`, peer: '—', ratio: '—', target: '≤ 512 MB', met: r.leaderPeakRssMiB * 1.048576 <= 512 },
-    { scenario, measure: `GET /v1/tasks p50 / p99 (${r.listPages.n} pages)`, punctual: `${ms(r.listPages.p50)} / ${ms(r.listPages.p99)}`, peer: '—', ratio: '—', target: 'p99 ≤ 50 ms', met: r.listPages.p99 <= 50 },
-    { scenario, measure: `GET /v1/tasks?q= p50 / p99 (${r.search.n} searches)`, punctual: `${ms(r.search.p50)} / ${ms(r.search.p99)}`, peer: '—', ratio: '—', target: '—', met: null },
+    {
+      scenario,
+      measure: 'planning tick p50',
+      punctual: ms(r.tickWithIdle.p50),
+      peer: `no idle tasks ${ms(r.tickWithoutIdle.p50)}`,
+      ratio: ratio(r.tickWithIdle.p50, r.tickWithoutIdle.p50),
+      target: 'independent of idle tasks',
+      met: r.tickWithIdle.p50 <= 1.5 * r.tickWithoutIdle.p50 + 1,
+    },
+    {
+      scenario,
+      measure: 'planning tick p99',
+      punctual: ms(r.tickWithIdle.p99),
+      peer: ms(r.tickWithoutIdle.p99),
+      ratio: ratio(r.tickWithIdle.p99, r.tickWithoutIdle.p99),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure: 'leader RSS (peak)',
+      punctual: `${Math.round(r.leaderRssMiB)} MiB (${Math.round(r.leaderPeakRssMiB)} MiB)`,
+      peer: '—',
+      ratio: '—',
+      target: '≤ 512 MB',
+      met: r.leaderPeakRssMiB * 1.048576 <= 512,
+    },
+    {
+      scenario,
+      measure: `GET /v1/tasks p50 / p99 (${r.listPages.n} pages)`,
+      punctual: `${ms(r.listPages.p50)} / ${ms(r.listPages.p99)}`,
+      peer: '—',
+      ratio: '—',
+      target: 'p99 ≤ 50 ms',
+      met: r.listPages.p99 <= 50,
+    },
+    {
+      scenario,
+      measure: `GET /v1/tasks?q= p50 / p99 (${r.search.n} searches)`,
+      punctual: `${ms(r.search.p50)} / ${ms(r.search.p99)}`,
+      peer: '—',
+      ratio: '—',
+      target: '—',
+      met: null,
+    },
   ];
   return { rows, data: r, problems: [] };
 }

@@ -40,7 +40,9 @@ const LOOKAHEAD_MS = 5_000 - PLAN_STRIDE_MS;
 export async function benchShards(tasks: number): Promise<ShardsResult> {
   const inProcess = async (count: number): Promise<Planning> =>
     withTasks(tasks, async (sandbox, now) => {
-      const scheduler = await InProcessScheduler.open(sandbox.config({ LOOKAHEAD_MS: String(LOOKAHEAD_MS), LOG_LEVEL: 'warn' }));
+      const scheduler = await InProcessScheduler.open(
+        sandbox.config({ LOOKAHEAD_MS: String(LOOKAHEAD_MS), LOG_LEVEL: 'warn' }),
+      );
       try {
         return await scheduler.planShards(await scheduler.leadShards(count, range(count)), now);
       } finally {
@@ -77,7 +79,12 @@ async function withTasks<T>(tasks: number, run: (sandbox: Sandbox, now: Date) =>
 async function planInProcesses(sandbox: Sandbox, assignment: number[][], now: Date): Promise<Planning> {
   const count = Math.max(...assignment.flat()) + 1;
   const env = { ...process.env, ...sandbox.env({ LOOKAHEAD_MS: String(LOOKAHEAD_MS) }) };
-  const children = assignment.map((shards) => spawn(process.execPath, [PLANNER, String(count), shards.join(','), String(now.getTime())], { env, stdio: ['pipe', 'pipe', 'inherit'] }));
+  const children = assignment.map((shards) =>
+    spawn(process.execPath, [PLANNER, String(count), shards.join(','), String(now.getTime())], {
+      env,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    }),
+  );
   try {
     const lines = children.map(linesOf);
     await Promise.all(lines.map((next) => next()));
@@ -98,7 +105,9 @@ async function planInProcesses(sandbox: Sandbox, assignment: number[][], now: Da
 function linesOf(child: ChildProcess): () => Promise<string> {
   const queued: string[] = [];
   const waiting: ((line: string) => void)[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => (waiting.length ? waiting.shift()!(line) : queued.push(line)));
+  createInterface({ input: child.stdout! }).on('line', (line) =>
+    waiting.length ? waiting.shift()!(line) : queued.push(line),
+  );
   child.once('exit', (code) => {
     if (code) for (const w of waiting.splice(0)) w(`{"error":"planner exited with ${code}"}`);
   });
@@ -118,9 +127,33 @@ export async function shardsScenario(opts: BenchOptions): Promise<ScenarioOutcom
   const us = (n: number) => `${n.toFixed(1)} µs`;
   const perSecond = (n: number) => `${Math.round(n).toLocaleString('en')} slots/s`;
   const rows: Row[] = [
-    { scenario, measure: 'planner CPU per slot, 4 shards in one process', punctual: us(cpuPerSlot(r.fourShards)), peer: `1 shard ${us(cpuPerSlot(r.oneShard))}`, ratio: ratio(cpuPerSlot(r.fourShards), cpuPerSlot(r.oneShard)), target: 'about 1×', met: null },
-    { scenario, measure: 'planned, 4 shards in one process', punctual: perSecond(rate(r.fourShards)), peer: `1 shard ${perSecond(rate(r.oneShard))}`, ratio: ratio(rate(r.fourShards), rate(r.oneShard)), target: '—', met: null },
-    { scenario, measure: 'planned, 2 shards by 2 processes', punctual: perSecond(rate(r.twoProcesses)), peer: `1 process ${perSecond(rate(r.oneProcess))}`, ratio: ratio(rate(r.twoProcesses), rate(r.oneProcess)), target: '—', met: null },
+    {
+      scenario,
+      measure: 'planner CPU per slot, 4 shards in one process',
+      punctual: us(cpuPerSlot(r.fourShards)),
+      peer: `1 shard ${us(cpuPerSlot(r.oneShard))}`,
+      ratio: ratio(cpuPerSlot(r.fourShards), cpuPerSlot(r.oneShard)),
+      target: 'about 1×',
+      met: null,
+    },
+    {
+      scenario,
+      measure: 'planned, 4 shards in one process',
+      punctual: perSecond(rate(r.fourShards)),
+      peer: `1 shard ${perSecond(rate(r.oneShard))}`,
+      ratio: ratio(rate(r.fourShards), rate(r.oneShard)),
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure: 'planned, 2 shards by 2 processes',
+      punctual: perSecond(rate(r.twoProcesses)),
+      peer: `1 process ${perSecond(rate(r.oneProcess))}`,
+      ratio: ratio(rate(r.twoProcesses), rate(r.oneProcess)),
+      target: '—',
+      met: null,
+    },
   ];
   const expected = r.tasks * 5;
   const problems = [r.oneShard, r.fourShards, r.oneProcess, r.twoProcesses]

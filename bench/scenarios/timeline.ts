@@ -48,12 +48,20 @@ export async function benchTimeline(tasks: number, passes: number): Promise<Time
       );
     }
     cluster = await Cluster.start({ schedulers: 0, workers: 0, api: true, sandbox, env: { LOG_LEVEL: 'warn' } });
-    const created = await cluster.call('POST', '/v1/tasks', { name: 'minutely', handler: 'noop', schedule: { cron: '* * * * *' } });
-    if (created.status !== 201) throw new Error(`could not create the task: ${created.status} ${JSON.stringify(created.body)}`);
+    const created = await cluster.call('POST', '/v1/tasks', {
+      name: 'minutely',
+      handler: 'noop',
+      schedule: { cron: '* * * * *' },
+    });
+    if (created.status !== 201)
+      throw new Error(`could not create the task: ${created.status} ${JSON.stringify(created.body)}`);
     // Created 31 days and an hour ago; a month of its slots ran (one in 97 skipped, one in 389 dead).
     const start = Math.floor((Date.now() - 31 * DAY - 60 * MINUTE) / MINUTE) * MINUTE;
     await db.query(`UPDATE task SET created_at = $1 WHERE name = 'minutely'`, [new Date(start)]);
-    await db.query(`UPDATE audit_log SET at = $1, after = jsonb_set(after, '{createdAt}', to_jsonb($2::text)) WHERE target = 'minutely'`, [new Date(start), new Date(start).toISOString()]);
+    await db.query(
+      `UPDATE audit_log SET at = $1, after = jsonb_set(after, '{createdAt}', to_jsonb($2::text)) WHERE target = 'minutely'`,
+      [new Date(start), new Date(start).toISOString()],
+    );
     await db.query(
       `INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, task_version, status, skip_reason, attempt, started_at, finished_at, error)
        SELECT gen_random_uuid(), t.id, t.name, s, s, 1,
@@ -74,8 +82,12 @@ export async function benchTimeline(tasks: number, passes: number): Promise<Time
     const timed = async (path: string) => {
       const t0 = performance.now();
       const res = await cluster!.call('GET', path);
-      if (res.status !== 200) throw new Error(`GET ${path} answered ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
-      return { ms: performance.now() - t0, body: res.body as { items: { outcome: string }[]; nextCursor: string | null } };
+      if (res.status !== 200)
+        throw new Error(`GET ${path} answered ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      return {
+        ms: performance.now() - t0,
+        body: res.body as { items: { outcome: string }[]; nextCursor: string | null },
+      };
     };
     const pages: number[] = [];
     let pagesPerPass = 0;
@@ -84,7 +96,9 @@ export async function benchTimeline(tasks: number, passes: number): Promise<Time
       let cursor: string | null = null;
       let [n, slots] = [0, 0];
       do {
-        const { ms: took, body } = await timed(`/v1/tasks/minutely/timeline?from=${from}&to=${to}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`);
+        const { ms: took, body } = await timed(
+          `/v1/tasks/minutely/timeline?from=${from}&to=${to}&limit=1000${cursor ? `&cursor=${cursor}` : ''}`,
+        );
         pages.push(took);
         n += 1;
         slots += body.items.length;
@@ -95,12 +109,24 @@ export async function benchTimeline(tasks: number, passes: number): Promise<Time
     const executionPages: number[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < pages.length; i += 1) {
-      const { ms: took, body } = await timed(`/v1/tasks/minutely/executions?limit=500${cursor ? `&cursor=${cursor}` : ''}`);
+      const { ms: took, body } = await timed(
+        `/v1/tasks/minutely/executions?limit=500${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       executionPages.push(took);
       cursor = body.nextCursor;
     }
-    const { rows } = await db.query(`SELECT (SELECT count(*) FROM task)::int AS tasks, (SELECT count(*) FROM audit_log)::int AS audit, (SELECT count(*) FROM task_execution)::int AS executions`);
-    return { tasks: rows[0].tasks, auditEntries: rows[0].audit, executions: rows[0].executions, pages: summarize(pages), pagesPerPass, slotsPerPass, executionPages: summarize(executionPages) };
+    const { rows } = await db.query(
+      `SELECT (SELECT count(*) FROM task)::int AS tasks, (SELECT count(*) FROM audit_log)::int AS audit, (SELECT count(*) FROM task_execution)::int AS executions`,
+    );
+    return {
+      tasks: rows[0].tasks,
+      auditEntries: rows[0].audit,
+      executions: rows[0].executions,
+      pages: summarize(pages),
+      pagesPerPass,
+      slotsPerPass,
+      executionPages: summarize(executionPages),
+    };
   } finally {
     await db.end();
     // A cluster stops its sandbox with it.
@@ -124,6 +150,9 @@ export async function timelineScenario(opts: BenchOptions): Promise<ScenarioOutc
       met: r.pages.p99 <= 200,
     },
   ];
-  const problems = r.slotsPerPass === SLOTS ? [] : [`timeline: ${r.slotsPerPass} slots listed over 31 days of an every-minute task, not ${SLOTS}`];
+  const problems =
+    r.slotsPerPass === SLOTS
+      ? []
+      : [`timeline: ${r.slotsPerPass} slots listed over 31 days of an every-minute task, not ${SLOTS}`];
   return { rows, data: r, problems };
 }

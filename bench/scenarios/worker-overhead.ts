@@ -42,7 +42,13 @@ export async function benchWorkerOverhead(count: number): Promise<OverheadResult
   const punctual = await punctualThroughput(count);
   const bullmqPerSecond = await bullmqThroughput(count);
   const ceilingPerSecond = await ceilingThroughput(count);
-  return { executions: count, punctualPerSecond: punctual.perSecond, bullmqPerSecond, ceilingPerSecond, byStatus: punctual.byStatus };
+  return {
+    executions: count,
+    punctualPerSecond: punctual.perSecond,
+    bullmqPerSecond,
+    ceilingPerSecond,
+    byStatus: punctual.byStatus,
+  };
 }
 
 /** `count` tasks with one due slot each, as the planner leaves them (`scheduled`, nothing marked). */
@@ -76,7 +82,10 @@ async function punctualThroughput(count: number) {
     const rows = await dueSlots(cluster.db, count);
     const started = Date.now();
     for (let i = 0; i < rows.length; i += PUSH_CHUNK) {
-      await queue.enqueueNow(rows.slice(i, i + PUSH_CHUNK).map((r) => ({ id: r.id, fireAt: r.fire_at, taskId: r.task_id, handler: 'noop' })), Date.now());
+      await queue.enqueueNow(
+        rows.slice(i, i + PUSH_CHUNK).map((r) => ({ id: r.id, fireAt: r.fire_at, taskId: r.task_id, handler: 'noop' })),
+        Date.now(),
+      );
     }
     await allDone(cluster.db, count, started);
     return { perSecond: count / ((Date.now() - started) / 1000), byStatus: await statusCounts(cluster.db) };
@@ -96,13 +105,28 @@ async function ceilingThroughput(count: number): Promise<number> {
   const sandbox = await openSandbox(undefined, 'bench');
   const db = new pg.Client({ connectionString: sandbox.databaseUrl });
   await db.connect();
-  const queue = new Queue('ceiling', { connection: new Redis(REDIS_URL, { maxRetriesPerRequest: null }), prefix: sandbox.redisPrefix });
-  const peer = await PeerWorker.start({ redisUrl: REDIS_URL, prefix: sandbox.redisPrefix, queue: 'ceiling', concurrency: CONCURRENCY, databaseUrl: sandbox.databaseUrl });
+  const queue = new Queue('ceiling', {
+    connection: new Redis(REDIS_URL, { maxRetriesPerRequest: null }),
+    prefix: sandbox.redisPrefix,
+  });
+  const peer = await PeerWorker.start({
+    redisUrl: REDIS_URL,
+    prefix: sandbox.redisPrefix,
+    queue: 'ceiling',
+    concurrency: CONCURRENCY,
+    databaseUrl: sandbox.databaseUrl,
+  });
   try {
     const rows = await dueSlots(db, count);
     const started = Date.now();
     for (let i = 0; i < rows.length; i += PUSH_CHUNK) {
-      await queue.addBulk(rows.slice(i, i + PUSH_CHUNK).map((r) => ({ name: 'execution', data: { executionId: r.id }, opts: { ...EXECUTION_JOB_OPTIONS, jobId: r.id } })));
+      await queue.addBulk(
+        rows.slice(i, i + PUSH_CHUNK).map((r) => ({
+          name: 'execution',
+          data: { executionId: r.id },
+          opts: { ...EXECUTION_JOB_OPTIONS, jobId: r.id },
+        })),
+      );
     }
     await allDone(db, count, started);
     return count / ((Date.now() - started) / 1000);
@@ -121,7 +145,13 @@ async function bullmqThroughput(count: number): Promise<number> {
   try {
     const started = Date.now();
     for (let i = 0; i < count; i += PUSH_CHUNK) {
-      await queue.addBulk(Array.from({ length: Math.min(PUSH_CHUNK, count - i) }, () => ({ name: 'noop', data: {}, opts: EXECUTION_JOB_OPTIONS })));
+      await queue.addBulk(
+        Array.from({ length: Math.min(PUSH_CHUNK, count - i) }, () => ({
+          name: 'noop',
+          data: {},
+          opts: EXECUTION_JOB_OPTIONS,
+        })),
+      );
     }
     while ((await peer.count()) < count) {
       if (Date.now() - started > 300_000) throw new Error(`${count} BullMQ jobs not done after 300 s`);
@@ -162,5 +192,11 @@ export async function workerOverheadScenario(opts: BenchOptions): Promise<Scenar
     },
   ];
   const ok = result.byStatus.succeeded === result.executions;
-  return { rows, data: result, problems: ok ? [] : [`worker overhead: expected ${result.executions} succeeded, got ${JSON.stringify(result.byStatus)}`] };
+  return {
+    rows,
+    data: result,
+    problems: ok
+      ? []
+      : [`worker overhead: expected ${result.executions} succeeded, got ${JSON.stringify(result.byStatus)}`],
+  };
 }

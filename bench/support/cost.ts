@@ -55,7 +55,9 @@ export class CostMeter {
     await db.connect();
     let loaded = false;
     try {
-      const { rows } = await db.query<{ loaded: boolean }>(`SELECT 'pg_stat_statements' = ANY(string_to_array(current_setting('shared_preload_libraries'), ',')) AS loaded`);
+      const { rows } = await db.query<{ loaded: boolean }>(
+        `SELECT 'pg_stat_statements' = ANY(string_to_array(current_setting('shared_preload_libraries'), ',')) AS loaded`,
+      );
       if (rows[0]?.loaded) {
         await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
         loaded = true;
@@ -68,7 +70,10 @@ export class CostMeter {
 
   /** Forgets the statements seen so far in this database, so that {@link topStatements} covers one window. */
   async resetStatements(): Promise<void> {
-    if (this.statementsLoaded) await this.db.query(`SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)`);
+    if (this.statementsLoaded)
+      await this.db.query(
+        `SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)`,
+      );
   }
 
   async read(): Promise<Reading> {
@@ -136,6 +141,7 @@ export class CostMeter {
 export function perRun(cost: Cost): string {
   if (cost.runs === 0) return '—';
   const per = (n: number) => (n / cost.runs).toFixed(1);
-  const statements = cost.statements === null ? `${per(cost.transactions)} transactions` : `${per(cost.statements)} statements`;
+  const statements =
+    cost.statements === null ? `${per(cost.transactions)} transactions` : `${per(cost.statements)} statements`;
   return `${statements}, ${per(cost.rowsWritten)} rows written, ${(cost.walBytes / cost.runs / 1024).toFixed(1)} kB WAL, ${per(cost.redisCommands)} Redis commands`;
 }

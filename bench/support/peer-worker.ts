@@ -89,5 +89,9 @@ process.send!({ kind: 'ready' });
 process.on('message', (message: { kind: string }) => {
   if (message.kind === 'report') process.send!({ kind: 'report', records });
   if (message.kind === 'count') process.send!({ kind: 'count', count: records.length / 3 });
-  if (message.kind === 'stop') void worker.close().then(() => fenced?.close()).then(() => process.exit(0));
+  if (message.kind === 'stop')
+    void worker
+      .close()
+      .then(() => fenced?.close())
+      .then(() => process.exit(0));
 });

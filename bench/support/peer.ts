@@ -13,7 +13,14 @@ export class PeerWorker {
   private constructor(private readonly child: ChildProcess) {}
 
   /** `databaseUrl`: the fair ceiling (see peer-worker.ts), claiming and recording each job's `task_execution` row there. */
-  static async start(options: { redisUrl: string; prefix: string; queue: string; concurrency: number; jobMs?: number; databaseUrl?: string }): Promise<PeerWorker> {
+  static async start(options: {
+    redisUrl: string;
+    prefix: string;
+    queue: string;
+    concurrency: number;
+    jobMs?: number;
+    databaseUrl?: string;
+  }): Promise<PeerWorker> {
     const child = fork(fileURLToPath(new URL('./peer-worker.js', import.meta.url)), [], {
       env: {
         PATH: process.env.PATH ?? '',
@@ -36,7 +43,8 @@ export class PeerWorker {
     this.child.send({ kind: 'report' });
     const { records } = (await this.next('report')) as { records: number[] };
     const out: PeerRecord[] = [];
-    for (let i = 0; i < records.length; i += 3) out.push({ due: records[i]!, started: records[i + 1]!, finished: records[i + 2]! });
+    for (let i = 0; i < records.length; i += 3)
+      out.push({ due: records[i]!, started: records[i + 1]!, finished: records[i + 2]! });
     return out;
   }
 

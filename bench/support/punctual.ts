@@ -19,7 +19,11 @@ export async function startLags(db: pg.Client, from: number, to: number): Promis
 }
 
 /** Counts executions by `status` (or `status:skip_reason`). */
-export async function statusCounts(db: pg.Client, where = 'TRUE', params: unknown[] = []): Promise<Record<string, number>> {
+export async function statusCounts(
+  db: pg.Client,
+  where = 'TRUE',
+  params: unknown[] = [],
+): Promise<Record<string, number>> {
   const { rows } = await db.query<{ key: string; n: number }>(
     `SELECT status || coalesce(':' || skip_reason, '') AS key, count(*)::int AS n FROM task_execution WHERE ${where} GROUP BY 1`,
     params,
@@ -61,8 +65,11 @@ export class InProcessScheduler {
 
   /** Takes the epochs of `shards` (of a cluster of `count` shards), as the leader of each does. */
   async leadShards(count: number, shards: number[]): Promise<ShardFence[]> {
-    if ((await this.db.state.adoptShardCount(count)) !== count) throw new Error(`the sandbox has another shard count than ${count}`);
-    return Promise.all(shards.map(async (shard) => ({ shard, shards: count, epoch: await this.db.state.bumpEpoch('bench', shard) })));
+    if ((await this.db.state.adoptShardCount(count)) !== count)
+      throw new Error(`the sandbox has another shard count than ${count}`);
+    return Promise.all(
+      shards.map(async (shard) => ({ shard, shards: count, epoch: await this.db.state.bumpEpoch('bench', shard) })),
+    );
   }
 
   /**
@@ -83,7 +90,11 @@ export class InProcessScheduler {
       }),
     );
     const used = process.cpuUsage(cpu);
-    return { slots: counts.reduce((a, b) => a + b, 0), seconds: (performance.now() - t0) / 1000, cpuMs: (used.user + used.system) / 1000 };
+    return {
+      slots: counts.reduce((a, b) => a + b, 0),
+      seconds: (performance.now() - t0) / 1000,
+      cpuMs: (used.user + used.system) / 1000,
+    };
   }
 
   async close(): Promise<void> {

@@ -17,4 +17,3 @@ const result = await scheduler.planShards(fences, new Date(Number(nowMs)));
 console.log(JSON.stringify(result));
 await scheduler.close();
 process.exit(0);
-

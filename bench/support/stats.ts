@@ -15,6 +15,5 @@ export function summarize(values: number[]): Summary {
 }
 
 /** A millisecond figure for the table. */
-export const ms = (value: number) => (Number.isFinite(value) ? `${value < 10 ? value.toFixed(1) : Math.round(value)} ms` : '—');
-
-
+export const ms = (value: number) =>
+  Number.isFinite(value) ? `${value < 10 ? value.toFixed(1) : Math.round(value)} ms` : '—';

@@ -6,10 +6,27 @@ describe('operator and admin routes', () => {
   const ctx = useApiSandbox();
 
   it('PATCH merges a partial change and honours If-Match', async () => {
-    await ctx.api.call('POST', '/v1/tasks', { name: 'patchy', handler: 'noop', payload: { keep: 1 }, schedule: { cron: '0 9 * * *' }, policy: { retry: { attempts: 5 } } });
-    const patched = await ctx.api.call('PATCH', '/v1/tasks/patchy', { policy: { timeout: '10s' }, description: 'now described' }, { 'if-match': '1' });
+    await ctx.api.call('POST', '/v1/tasks', {
+      name: 'patchy',
+      handler: 'noop',
+      payload: { keep: 1 },
+      schedule: { cron: '0 9 * * *' },
+      policy: { retry: { attempts: 5 } },
+    });
+    const patched = await ctx.api.call(
+      'PATCH',
+      '/v1/tasks/patchy',
+      { policy: { timeout: '10s' }, description: 'now described' },
+      { 'if-match': '1' },
+    );
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ version: 2, description: 'now described', payload: { keep: 1 }, schedule: { cron: '0 9 * * *' }, policy: { timeout: '10s', retry: { attempts: 5 } } });
+    expect(patched.body).toMatchObject({
+      version: 2,
+      description: 'now described',
+      payload: { keep: 1 },
+      schedule: { cron: '0 9 * * *' },
+      policy: { timeout: '10s', retry: { attempts: 5 } },
+    });
     const stale = await ctx.api.call('PATCH', '/v1/tasks/patchy', { description: 'lost update' }, { 'if-match': '1' });
     expect(stale.status).toBe(409);
     expect(stale.body.error.code).toBe('version_conflict');
@@ -20,19 +37,34 @@ describe('operator and admin routes', () => {
   });
 
   it('trigger inserts a manual run now, with the payload override, even while paused', async () => {
-    await ctx.api.call('POST', '/v1/tasks', { name: 'manual', handler: 'log', payload: { a: 1 }, schedule: { cron: '0 0 1 1 *' }, paused: true });
+    await ctx.api.call('POST', '/v1/tasks', {
+      name: 'manual',
+      handler: 'log',
+      payload: { a: 1 },
+      schedule: { cron: '0 0 1 1 *' },
+      paused: true,
+    });
     const before = Date.now();
     const res = await ctx.api.call('POST', '/v1/tasks/manual/trigger', { payload: { b: 2 } });
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ task: 'manual', trigger: 'manual', status: 'scheduled' });
     expect(Date.parse(res.body.fireAt)).toBeGreaterThanOrEqual(before - 5);
-    expect((await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: res.body.id } })).payload).toEqual({ b: 2 });
-    const twice = await Promise.all([ctx.api.call('POST', '/v1/tasks/manual/trigger', {}), ctx.api.call('POST', '/v1/tasks/manual/trigger', {})]);
+    expect((await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: res.body.id } })).payload).toEqual({
+      b: 2,
+    });
+    const twice = await Promise.all([
+      ctx.api.call('POST', '/v1/tasks/manual/trigger', {}),
+      ctx.api.call('POST', '/v1/tasks/manual/trigger', {}),
+    ]);
     expect(new Set(twice.map((r) => r.body.id)).size).toBe(2);
   });
 
   it("a trigger on an instant of the task's schedule takes the next millisecond: the slot keeps its own run", async () => {
-    await ctx.api.call('POST', '/v1/tasks', { name: 'every-second', handler: 'noop', schedule: { cron: '* * * * * *' } });
+    await ctx.api.call('POST', '/v1/tasks', {
+      name: 'every-second',
+      handler: 'noop',
+      schedule: { cron: '* * * * * *' },
+    });
     // Asked exactly on a whole second — a slot of the schedule, planned or not yet.
     const slot = Math.ceil(Date.now() / 1000) * 1000 + 60_000;
     const clock = vi.spyOn(ctx.api.app.get(ClockService), 'now').mockReturnValue(slot);
@@ -52,20 +84,34 @@ describe('operator and admin routes', () => {
     expect(first.status).toBe(202);
     expect(first.body).toEqual({ planned: 6 });
     expect((await ctx.api.call('POST', '/v1/tasks/hourly/backfill', window)).body).toEqual({ planned: 0 });
-    expect((await ctx.api.call('POST', '/v1/tasks/hourly/backfill', { from: '2026-01-02T00:00:00Z', to: '2026-01-03T00:00:00Z', maxRuns: 3 })).body).toEqual({ planned: 3 });
+    expect(
+      (
+        await ctx.api.call('POST', '/v1/tasks/hourly/backfill', {
+          from: '2026-01-02T00:00:00Z',
+          to: '2026-01-03T00:00:00Z',
+          maxRuns: 3,
+        })
+      ).body,
+    ).toEqual({ planned: 3 });
     const rows = await ctx.db.prisma.taskExecution.findMany({ where: { taskName: 'hourly' } });
     expect(rows.every((r) => r.trigger === 'backfill' && r.status === 'scheduled')).toBe(true);
   });
 
   it('previews fire times in UTC and local time', async () => {
-    const res = await ctx.api.call('POST', '/v1/schedules/preview', { schedule: { cron: '0 9 * * *', timezone: 'America/New_York' }, from: '2026-03-07T00:00:00Z', count: 3 });
+    const res = await ctx.api.call('POST', '/v1/schedules/preview', {
+      schedule: { cron: '0 9 * * *', timezone: 'America/New_York' },
+      from: '2026-03-07T00:00:00Z',
+      count: 3,
+    });
     expect(res.status).toBe(200);
     expect(res.body.fireTimes).toEqual([
       { at: '2026-03-07T14:00:00.000Z', local: '2026-03-07T09:00:00.000-05:00' },
       { at: '2026-03-08T13:00:00.000Z', local: '2026-03-08T09:00:00.000-04:00' },
       { at: '2026-03-09T13:00:00.000Z', local: '2026-03-09T09:00:00.000-04:00' },
     ]);
-    expect((await ctx.api.call('POST', '/v1/schedules/preview', { schedule: { cron: 'nope' } })).body.error.details[0].field).toBe('schedule.cron');
+    expect(
+      (await ctx.api.call('POST', '/v1/schedules/preview', { schedule: { cron: 'nope' } })).body.error.details[0].field,
+    ).toBe('schedule.cron');
   });
 
   it('records every admin change in the audit log, with before and after', async () => {
@@ -75,9 +121,18 @@ describe('operator and admin routes', () => {
     await ctx.api.call('DELETE', '/v1/tasks/audited');
     const key = await ctx.api.call('POST', '/v1/api-keys', { name: 'audited-key', role: 'viewer' });
     const log = await ctx.api.call('GET', '/v1/audit?target=audited');
-    expect(log.body.items.map((a: { action: string }) => a.action)).toEqual(['task.delete', 'task.pause', 'task.update', 'task.create']);
+    expect(log.body.items.map((a: { action: string }) => a.action)).toEqual([
+      'task.delete',
+      'task.pause',
+      'task.update',
+      'task.create',
+    ]);
     const update = log.body.items[2];
-    expect(update).toMatchObject({ actor: 'admin-api-key', before: { description: null }, after: { description: 'd' } });
+    expect(update).toMatchObject({
+      actor: 'admin-api-key',
+      before: { description: null },
+      after: { description: 'd' },
+    });
     const keyLog = await ctx.api.call('GET', `/v1/audit?action=api_key.create`);
     expect(keyLog.body.items[0].target).toBe(key.body.prefix);
     expect(JSON.stringify(keyLog.body)).not.toContain(key.body.key);
@@ -91,6 +146,9 @@ describe('operator and admin routes', () => {
     await redis.set(`${ctx.sandbox.redisPrefix}:workers:w2`, JSON.stringify({ handlers: ['noop'] }), 'EX', 30);
     redis.disconnect();
     const res = await ctx.api.call('GET', '/v1/handlers');
-    expect(res.body.items).toEqual([{ name: 'http', workers: 1 }, { name: 'noop', workers: 2 }]);
+    expect(res.body.items).toEqual([
+      { name: 'http', workers: 1 },
+      { name: 'noop', workers: 2 },
+    ]);
   });
 });

@@ -9,37 +9,108 @@ describe('GET /v1/cluster', () => {
     const redis = new Redis(ctx.sandbox.config().redisUrl);
     const prefix = ctx.sandbox.redisPrefix;
     try {
-      await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { epoch: 7n, leaderId: 'sched-1:42', acquiredAt: new Date('2026-11-23T10:00:00Z'), heartbeatAt: new Date('2026-11-23T10:00:01Z') } });
-      await redis.set(`${prefix}:workers:host-a:1`, JSON.stringify({ handlers: ['http', 'noop'], concurrency: 50, at: '2026-11-23T10:00:00.000Z' }), 'EX', 30);
-      await redis.set(`${prefix}:clock:worker:host-a:1`, JSON.stringify({ offsetMs: -3.5, measuredAt: '2026-11-23T10:00:00.000Z' }));
-      await redis.set(`${prefix}:clock:scheduler:sched-1:42`, JSON.stringify({ offsetMs: 12, measuredAt: '2026-11-23T10:00:02.000Z' }));
+      await ctx.db.prisma.schedulerState.update({
+        where: { id: 1 },
+        data: {
+          epoch: 7n,
+          leaderId: 'sched-1:42',
+          acquiredAt: new Date('2026-11-23T10:00:00Z'),
+          heartbeatAt: new Date('2026-11-23T10:00:01Z'),
+        },
+      });
+      await redis.set(
+        `${prefix}:workers:host-a:1`,
+        JSON.stringify({ handlers: ['http', 'noop'], concurrency: 50, at: '2026-11-23T10:00:00.000Z' }),
+        'EX',
+        30,
+      );
+      await redis.set(
+        `${prefix}:clock:worker:host-a:1`,
+        JSON.stringify({ offsetMs: -3.5, measuredAt: '2026-11-23T10:00:00.000Z' }),
+      );
+      await redis.set(
+        `${prefix}:clock:scheduler:sched-1:42`,
+        JSON.stringify({ offsetMs: 12, measuredAt: '2026-11-23T10:00:02.000Z' }),
+      );
       await redis.set(`${prefix}:clock:api:broken`, 'not json');
-      await ctx.api.call('POST', '/v1/tasks', { name: 'cluster-task', handler: 'noop', schedule: { cron: '0 9 * * *' } });
+      await ctx.api.call('POST', '/v1/tasks', {
+        name: 'cluster-task',
+        handler: 'noop',
+        schedule: { cron: '0 9 * * *' },
+      });
       const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'cluster-task' } });
       await ctx.db.prisma.taskExecution.createMany({
-        data: (['scheduled', 'scheduled', 'queued', 'succeeded'] as const).map((status, i) => ({ id: crypto.randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: new Date(1000 * (i + 1)), fireAt: new Date(), taskVersion: 1, status })),
+        data: (['scheduled', 'scheduled', 'queued', 'succeeded'] as const).map((status, i) => ({
+          id: crypto.randomUUID(),
+          taskId: task.id,
+          taskName: task.name,
+          scheduledFor: new Date(1000 * (i + 1)),
+          fireAt: new Date(),
+          taskVersion: 1,
+          status,
+        })),
       });
       // A retry due since 10:00 pinned (by an edit) to a handler no live worker offers: it waits for one.
       await ctx.db.prisma.taskExecution.create({
-        data: { id: crypto.randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: new Date(9000), fireAt: new Date(9000), taskVersion: 1, status: 'retrying', attempt: 1, nextAttemptAt: new Date('2026-11-23T10:00:00Z'), pinnedDefinition: { handler: 'send-email' } },
+        data: {
+          id: crypto.randomUUID(),
+          taskId: task.id,
+          taskName: task.name,
+          scheduledFor: new Date(9000),
+          fireAt: new Date(9000),
+          taskVersion: 1,
+          status: 'retrying',
+          attempt: 1,
+          nextAttemptAt: new Date('2026-11-23T10:00:00Z'),
+          pinnedDefinition: { handler: 'send-email' },
+        },
       });
 
       const viewer = (await ctx.api.call('POST', '/v1/api-keys', { name: 'cluster-viewer', role: 'viewer' })).body.key;
       const res = await ctx.api.call('GET', '/v1/cluster', undefined, {}, viewer);
       expect(res.status).toBe(200);
-      expect(res.body.leader).toEqual({ instance: 'sched-1:42', epoch: 7, acquiredAt: '2026-11-23T10:00:00.000Z', heartbeatAt: '2026-11-23T10:00:01.000Z' });
+      expect(res.body.leader).toEqual({
+        instance: 'sched-1:42',
+        epoch: 7,
+        acquiredAt: '2026-11-23T10:00:00.000Z',
+        heartbeatAt: '2026-11-23T10:00:01.000Z',
+      });
       // Unsharded: one shard, the same leader.
-      expect(res.body.shards).toEqual([{ shard: 0, leader: 'sched-1:42', epoch: 7, acquiredAt: '2026-11-23T10:00:00.000Z', heartbeatAt: '2026-11-23T10:00:01.000Z' }]);
-      expect(res.body.workers).toEqual([{ instance: 'host-a:1', handlers: ['http', 'noop'], concurrency: 50, seenAt: '2026-11-23T10:00:00.000Z' }]);
+      expect(res.body.shards).toEqual([
+        {
+          shard: 0,
+          leader: 'sched-1:42',
+          epoch: 7,
+          acquiredAt: '2026-11-23T10:00:00.000Z',
+          heartbeatAt: '2026-11-23T10:00:01.000Z',
+        },
+      ]);
+      expect(res.body.workers).toEqual([
+        { instance: 'host-a:1', handlers: ['http', 'noop'], concurrency: 50, seenAt: '2026-11-23T10:00:00.000Z' },
+      ]);
       expect(res.body.queue.executions).toEqual({ scheduled: 2, queued: 1, running: 0, retrying: 1 });
       // The noop runs due now have a worker (host-a offers noop); the pinned retry's handler has none.
-      expect(res.body.waitingForWorker).toEqual([{ handler: 'send-email', runs: 1, since: '2026-11-23T10:00:00.000Z' }]);
+      expect(res.body.waitingForWorker).toEqual([
+        { handler: 'send-email', runs: 1, since: '2026-11-23T10:00:00.000Z' },
+      ]);
       // A task's health says so too: its handler offered by no live worker, its runs wait for one.
-      await ctx.api.call('POST', '/v1/tasks', { name: 'mail-task', handler: 'send-email', schedule: { cron: '0 9 * * *' } });
+      await ctx.api.call('POST', '/v1/tasks', {
+        name: 'mail-task',
+        handler: 'send-email',
+        schedule: { cron: '0 9 * * *' },
+      });
       expect((await ctx.api.call('GET', '/v1/tasks/mail-task')).body.health).toMatchObject({ waitingForWorker: true });
-      expect((await ctx.api.call('GET', '/v1/tasks/cluster-task')).body.health).toMatchObject({ waitingForWorker: false });
-      const listed = (await ctx.api.call('GET', '/v1/tasks')).body.items as { name: string; health: { waitingForWorker?: boolean } }[];
-      expect(Object.fromEntries(listed.map((t) => [t.name, t.health.waitingForWorker]))).toMatchObject({ 'mail-task': true, 'cluster-task': false });
+      expect((await ctx.api.call('GET', '/v1/tasks/cluster-task')).body.health).toMatchObject({
+        waitingForWorker: false,
+      });
+      const listed = (await ctx.api.call('GET', '/v1/tasks')).body.items as {
+        name: string;
+        health: { waitingForWorker?: boolean };
+      }[];
+      expect(Object.fromEntries(listed.map((t) => [t.name, t.health.waitingForWorker]))).toMatchObject({
+        'mail-task': true,
+        'cluster-task': false,
+      });
       expect(res.body.queue.jobs).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
       // The API measures its own offset at start and publishes it too.
       const api = ctx.api.config.instanceId;
@@ -55,12 +126,33 @@ describe('GET /v1/cluster', () => {
     }
   });
 
-  it('lists every shard with its leader and epoch; `leader` stays shard 0\'s', async () => {
-    await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { shards: 4, epoch: 3n, leaderId: 'sched-a', acquiredAt: new Date('2026-11-25T10:00:00Z'), heartbeatAt: new Date('2026-11-25T10:00:02Z') } });
+  it("lists every shard with its leader and epoch; `leader` stays shard 0's", async () => {
+    await ctx.db.prisma.schedulerState.update({
+      where: { id: 1 },
+      data: {
+        shards: 4,
+        epoch: 3n,
+        leaderId: 'sched-a',
+        acquiredAt: new Date('2026-11-25T10:00:00Z'),
+        heartbeatAt: new Date('2026-11-25T10:00:02Z'),
+      },
+    });
     await ctx.db.prisma.schedulerState.createMany({
       data: [
-        { id: 2, epoch: 5n, leaderId: 'sched-b', acquiredAt: new Date('2026-11-25T10:00:01Z'), heartbeatAt: new Date('2026-11-25T10:00:03Z') },
-        { id: 3, epoch: 1n, leaderId: 'sched-a', acquiredAt: new Date('2026-11-25T10:00:00Z'), heartbeatAt: new Date('2026-11-25T10:00:02Z') },
+        {
+          id: 2,
+          epoch: 5n,
+          leaderId: 'sched-b',
+          acquiredAt: new Date('2026-11-25T10:00:01Z'),
+          heartbeatAt: new Date('2026-11-25T10:00:03Z'),
+        },
+        {
+          id: 3,
+          epoch: 1n,
+          leaderId: 'sched-a',
+          acquiredAt: new Date('2026-11-25T10:00:00Z'),
+          heartbeatAt: new Date('2026-11-25T10:00:02Z'),
+        },
         { id: 4 },
       ],
     });
@@ -68,12 +160,35 @@ describe('GET /v1/cluster', () => {
       const res = await ctx.api.call('GET', '/v1/cluster');
       expect(res.status).toBe(200);
       expect(res.body.shards).toEqual([
-        { shard: 0, leader: 'sched-a', epoch: 3, acquiredAt: '2026-11-25T10:00:00.000Z', heartbeatAt: '2026-11-25T10:00:02.000Z' },
-        { shard: 1, leader: 'sched-b', epoch: 5, acquiredAt: '2026-11-25T10:00:01.000Z', heartbeatAt: '2026-11-25T10:00:03.000Z' },
-        { shard: 2, leader: 'sched-a', epoch: 1, acquiredAt: '2026-11-25T10:00:00.000Z', heartbeatAt: '2026-11-25T10:00:02.000Z' },
+        {
+          shard: 0,
+          leader: 'sched-a',
+          epoch: 3,
+          acquiredAt: '2026-11-25T10:00:00.000Z',
+          heartbeatAt: '2026-11-25T10:00:02.000Z',
+        },
+        {
+          shard: 1,
+          leader: 'sched-b',
+          epoch: 5,
+          acquiredAt: '2026-11-25T10:00:01.000Z',
+          heartbeatAt: '2026-11-25T10:00:03.000Z',
+        },
+        {
+          shard: 2,
+          leader: 'sched-a',
+          epoch: 1,
+          acquiredAt: '2026-11-25T10:00:00.000Z',
+          heartbeatAt: '2026-11-25T10:00:02.000Z',
+        },
         { shard: 3, leader: null, epoch: 0, acquiredAt: null, heartbeatAt: null },
       ]);
-      expect(res.body.leader).toEqual({ instance: 'sched-a', epoch: 3, acquiredAt: '2026-11-25T10:00:00.000Z', heartbeatAt: '2026-11-25T10:00:02.000Z' });
+      expect(res.body.leader).toEqual({
+        instance: 'sched-a',
+        epoch: 3,
+        acquiredAt: '2026-11-25T10:00:00.000Z',
+        heartbeatAt: '2026-11-25T10:00:02.000Z',
+      });
     } finally {
       await ctx.db.prisma.schedulerState.deleteMany({ where: { id: { gt: 1 } } });
       await ctx.db.prisma.schedulerState.update({ where: { id: 1 }, data: { shards: null } });

@@ -3,7 +3,11 @@ import { useApiSandbox } from '../support/api-sandbox.js';
 
 /** Signs in at /admin/login with `key`; the session cookie (`name=value`). */
 async function signIn(base: string, key: string, next?: string): Promise<{ cookie: string; location: string | null }> {
-  const res = await fetch(`${base}/admin/login${next ? `?next=${encodeURIComponent(next)}` : ''}`, { method: 'POST', body: new URLSearchParams({ key }), redirect: 'manual' });
+  const res = await fetch(`${base}/admin/login${next ? `?next=${encodeURIComponent(next)}` : ''}`, {
+    method: 'POST',
+    body: new URLSearchParams({ key }),
+    redirect: 'manual',
+  });
   expect(res.status).toBe(303);
   return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, location: res.headers.get('location') };
 }
@@ -17,7 +21,9 @@ describe('the console behind a browser session', () => {
       expect(res.status, path).toBe(302);
       expect(res.headers.get('location')).toBe(`/admin/login?next=${encodeURIComponent(path)}`);
     }
-    expect((await signIn(ctx.api.base, ctx.api.config.adminApiKey!, '/tasks/nightly?x=1')).location).toBe('/tasks/nightly?x=1');
+    expect((await signIn(ctx.api.base, ctx.api.config.adminApiKey!, '/tasks/nightly?x=1')).location).toBe(
+      '/tasks/nightly?x=1',
+    );
     expect((await signIn(ctx.api.base, ctx.api.config.adminApiKey!)).location).toBe('/');
     for (const evil of ['//evil.example/x', '/\\evil.example', 'https://evil.example/', '/ok\\..']) {
       expect((await signIn(ctx.api.base, ctx.api.config.adminApiKey!, evil)).location, evil).toBe('/');
@@ -54,10 +60,16 @@ describe('the console behind a browser session', () => {
   });
 
   it('lets the console call /v1 with its session and header only, with the role of the key that signed in', async () => {
-    const viewerKey = (await ctx.api.call('POST', '/v1/api-keys', { name: 'console-viewer', role: 'viewer' })).body.key as string;
+    const viewerKey = (await ctx.api.call('POST', '/v1/api-keys', { name: 'console-viewer', role: 'viewer' })).body
+      .key as string;
     await ctx.api.call('POST', '/v1/tasks', { name: 'console-task', handler: 'noop', schedule: { cron: '0 9 * * *' } });
     const { cookie } = await signIn(ctx.api.base, viewerKey);
-    const call = (method: string, path: string, headers: Record<string, string>) => fetch(`${ctx.api.base}${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: method === 'GET' ? undefined : '{}' });
+    const call = (method: string, path: string, headers: Record<string, string>) =>
+      fetch(`${ctx.api.base}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...headers },
+        body: method === 'GET' ? undefined : '{}',
+      });
 
     // A cookie alone (what a cross-site form or image would carry) is not enough.
     expect((await call('GET', '/v1/tasks', { cookie })).status).toBe(401);
@@ -68,7 +80,11 @@ describe('the console behind a browser session', () => {
     expect((await call('POST', '/v1/tasks/console-task/pause', console)).status).toBe(403);
 
     // Signing out ends the session for the API too.
-    const out = await fetch(`${ctx.api.base}/admin/logout`, { method: 'POST', headers: { cookie }, redirect: 'manual' });
+    const out = await fetch(`${ctx.api.base}/admin/logout`, {
+      method: 'POST',
+      headers: { cookie },
+      redirect: 'manual',
+    });
     expect(out.status).toBe(303);
     expect(out.headers.get('set-cookie')).toMatch(/punctual_session=;/);
     expect((await call('GET', '/v1/tasks', console)).status).toBe(401);
@@ -76,7 +92,11 @@ describe('the console behind a browser session', () => {
 
   it('answers who the caller is, and as many next fire times as asked', async () => {
     expect((await ctx.api.call('GET', '/v1/me')).body).toEqual({ actor: 'admin-api-key', role: 'admin' });
-    await ctx.api.call('POST', '/v1/tasks', { name: 'twenty', handler: 'noop', schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' } });
+    await ctx.api.call('POST', '/v1/tasks', {
+      name: 'twenty',
+      handler: 'noop',
+      schedule: { cron: '0 9 * * *', timezone: 'Europe/Berlin' },
+    });
     expect((await ctx.api.call('GET', '/v1/tasks/twenty')).body.upcoming).toHaveLength(5);
     const twenty = (await ctx.api.call('GET', '/v1/tasks/twenty?upcoming=20')).body.upcoming as string[];
     expect(twenty).toHaveLength(20);

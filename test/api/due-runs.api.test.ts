@@ -20,7 +20,10 @@ describe('due runs and planned slots', () => {
 
   /** Creates an every-minute task and works out its slots: past ones, `base` (due now) and two ahead. */
   async function everyMinute(name: string, jitter = '0s') {
-    expect((await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * *', jitter } })).status).toBe(201);
+    expect(
+      (await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * *', jitter } }))
+        .status,
+    ).toBe(201);
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name } });
     const now = Date.now();
     const base = Math.floor(now / MINUTE) * MINUTE;
@@ -30,13 +33,27 @@ describe('due runs and planned slots', () => {
     const cursor = ahead + 2 * MINUTE;
     await ctx.db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: new Date(cursor) } });
     /** Writes an execution of the slot `scheduledFor`, firing at `fireAt` (the slot by default). */
-    const record = async (scheduledFor: number, status: Status, fireAt = scheduledFor, trigger: 'schedule' | 'manual' = 'schedule') => {
+    const record = async (
+      scheduledFor: number,
+      status: Status,
+      fireAt = scheduledFor,
+      trigger: 'schedule' | 'manual' = 'schedule',
+    ) => {
       const id = randomUUID();
       const started = status !== 'scheduled' && status !== 'queued' && status !== 'cancelled';
       await ctx.db.prisma.taskExecution.create({
         data: {
-          id, taskId: task.id, taskName: name, scheduledFor: new Date(scheduledFor), fireAt: new Date(fireAt), trigger, status, taskVersion: task.planVersion,
-          attempt: started ? 1 : 0, startedAt: started ? new Date(fireAt + 5) : null, finishedAt: started && status !== 'running' ? new Date(fireAt + 50) : null,
+          id,
+          taskId: task.id,
+          taskName: name,
+          scheduledFor: new Date(scheduledFor),
+          fireAt: new Date(fireAt),
+          trigger,
+          status,
+          taskVersion: task.planVersion,
+          attempt: started ? 1 : 0,
+          startedAt: started ? new Date(fireAt + 5) : null,
+          finishedAt: started && status !== 'running' ? new Date(fireAt + 50) : null,
         },
       });
       return id;
@@ -58,7 +75,9 @@ describe('due runs and planned slots', () => {
     // The next run is the first of them — in the detail, in the list and in a batch's answer — and
     // the planner's cursor, shown apart, is the first slot not planned yet.
     expect([detail.nextRunAt, detail.planCursor]).toEqual([iso(planned[0]!), iso(cursor)]);
-    const listed = (await ctx.api.call('GET', '/v1/tasks?q=hello')).body.items.find((t: { name: string }) => t.name === 'hello');
+    const listed = (await ctx.api.call('GET', '/v1/tasks?q=hello')).body.items.find(
+      (t: { name: string }) => t.name === 'hello',
+    );
     expect([listed.nextRunAt, listed.planCursor]).toEqual([iso(planned[0]!), iso(cursor)]);
 
     // Due is by the fire time: this slot's has come, and no worker has taken it yet.
@@ -90,7 +109,9 @@ describe('due runs and planned slots', () => {
     expect(detail.nextRunAt).toBe(iso(base));
     expect((await ctx.api.call('GET', '/v1/tasks/jittery/executions')).body).toEqual({ items: [], nextCursor: null });
     const planned = (await ctx.api.call('GET', '/v1/tasks/jittery/executions?planned=true')).body.items;
-    expect(planned).toMatchObject([{ id: held, status: 'scheduled', scheduledFor: iso(base), fireAt: iso(base + 4 * MINUTE), taskDeleted: false }]);
+    expect(planned).toMatchObject([
+      { id: held, status: 'scheduled', scheduledFor: iso(base), fireAt: iso(base + 4 * MINUTE), taskDeleted: false },
+    ]);
   });
 
   it('the execution lists show due runs by default; planned=true adds the slots planned ahead; status=scheduled lists them unless planned=false', async () => {
@@ -132,7 +153,12 @@ describe('due runs and planned slots', () => {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const page: { items: { id: string }[]; nextCursor: string | null } = (await ctx.api.call('GET', `${path}${path.includes('?') ? '&' : '?'}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`)).body;
+        const page: { items: { id: string }[]; nextCursor: string | null } = (
+          await ctx.api.call(
+            'GET',
+            `${path}${path.includes('?') ? '&' : '?'}limit=${limit}${cursor ? `&cursor=${cursor}` : ''}`,
+          )
+        ).body;
         seen.push(...ids(page.items));
         cursor = page.nextCursor;
         pages += 1;
@@ -147,10 +173,16 @@ describe('due runs and planned slots', () => {
     // cursor, so the next page neither repeats a run nor takes it in; a new first page has it.
     const page1 = (await ctx.api.call('GET', '/v1/tasks/paged/executions?limit=2')).body;
     expect(ids(page1.items)).toEqual(due.slice(0, 2));
-    await ctx.db.prisma.taskExecution.update({ where: { id: ahead[1]! }, data: { fireAt: new Date(Date.now() - 1000) } });
+    await ctx.db.prisma.taskExecution.update({
+      where: { id: ahead[1]! },
+      data: { fireAt: new Date(Date.now() - 1000) },
+    });
     const page2 = (await ctx.api.call('GET', `/v1/tasks/paged/executions?limit=2&cursor=${page1.nextCursor}`)).body;
     expect(ids(page2.items)).toEqual(due.slice(2, 4));
-    expect(ids((await ctx.api.call('GET', '/v1/tasks/paged/executions?limit=2')).body.items)).toEqual([ahead[1], due[0]]);
+    expect(ids((await ctx.api.call('GET', '/v1/tasks/paged/executions?limit=2')).body.items)).toEqual([
+      ahead[1],
+      due[0],
+    ]);
   });
 
   it("keeps a deleted task's history under its name; a name nothing was recorded under is 404; a new task of the name lists both", async () => {
@@ -163,14 +195,24 @@ describe('due runs and planned slots', () => {
     // The delete cancelled the slot planned ahead: decided, it is history too.
     const history = await ctx.api.call('GET', '/v1/tasks/gone/executions');
     expect(history.status).toBe(200);
-    expect(history.body.items.map((e: { id: string; status: string; task: string; taskDeleted: boolean }) => [e.id, e.status, e.task, e.taskDeleted])).toEqual([
+    expect(
+      history.body.items.map((e: { id: string; status: string; task: string; taskDeleted: boolean }) => [
+        e.id,
+        e.status,
+        e.task,
+        e.taskDeleted,
+      ]),
+    ).toEqual([
       [ahead, 'cancelled', 'gone', true],
       [old[1], 'dead', 'gone', true],
       [old[0], 'succeeded', 'gone', true],
     ]);
     expect(ids((await ctx.api.call('GET', '/v1/executions?task=gone')).body.items)).toEqual([ahead, old[1], old[0]]);
     // History exists, none of it running: an empty page, not "no such task".
-    expect((await ctx.api.call('GET', '/v1/tasks/gone/executions?status=running')).body).toEqual({ items: [], nextCursor: null });
+    expect((await ctx.api.call('GET', '/v1/tasks/gone/executions?status=running')).body).toEqual({
+      items: [],
+      nextCursor: null,
+    });
     const never = await ctx.api.call('GET', '/v1/tasks/never-was/executions');
     expect(never.status).toBe(404);
     expect(never.body.error).toMatchObject({ code: 'not_found', message: 'no task named "never-was"' });
@@ -180,8 +222,14 @@ describe('due runs and planned slots', () => {
     const again = await everyMinute('gone');
     expect((await ctx.api.call('GET', '/v1/tasks/gone')).body.lastExecution).toBeNull();
     const own = await again.record(base, 'succeeded');
-    expect((await ctx.api.call('GET', '/v1/tasks/gone')).body.lastExecution).toMatchObject({ id: own, taskDeleted: false });
-    const both = (await ctx.api.call('GET', '/v1/tasks/gone/executions')).body.items as { id: string; taskDeleted: boolean }[];
+    expect((await ctx.api.call('GET', '/v1/tasks/gone')).body.lastExecution).toMatchObject({
+      id: own,
+      taskDeleted: false,
+    });
+    const both = (await ctx.api.call('GET', '/v1/tasks/gone/executions')).body.items as {
+      id: string;
+      taskDeleted: boolean;
+    }[];
     expect(both.map((e) => [e.id, e.taskDeleted])).toEqual([
       [ahead, true],
       [own, false],

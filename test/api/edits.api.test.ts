@@ -17,18 +17,35 @@ describe('edits, pauses and resumes around planned slots', () => {
     // The planned slot is the next minute: it must not come while the test edits around it.
     const toNextMinute = MINUTE - (Date.now() % MINUTE);
     if (toNextMinute < 5_000) await new Promise((resolve) => setTimeout(resolve, toNextMinute + 100));
-    const created = await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * *' }, ...body });
+    const created = await ctx.api.call('POST', '/v1/tasks', {
+      name,
+      handler: 'noop',
+      schedule: { cron: '* * * * *' },
+      ...body,
+    });
     expect(created.status).toBe(201);
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name } });
     const slot = task.nextRunAt!;
     const planned = await row(task.id, name, slot, 'queued', task.planVersion);
-    await ctx.db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: new Date(slot.getTime() + MINUTE), lastScheduledFor: slot } });
+    await ctx.db.prisma.task.update({
+      where: { id: task.id },
+      data: { nextRunAt: new Date(slot.getTime() + MINUTE), lastScheduledFor: slot },
+    });
     return { task, slot, planned };
   }
 
-  async function row(taskId: string, taskName: string, slot: Date, status: ExecutionStatus, taskVersion: number, extra: { trigger?: ExecutionTrigger; attempt?: number } = {}) {
+  async function row(
+    taskId: string,
+    taskName: string,
+    slot: Date,
+    status: ExecutionStatus,
+    taskVersion: number,
+    extra: { trigger?: ExecutionTrigger; attempt?: number } = {},
+  ) {
     const id = randomUUID();
-    await ctx.db.prisma.taskExecution.create({ data: { id, taskId, taskName, scheduledFor: slot, fireAt: slot, status, taskVersion, ...extra } });
+    await ctx.db.prisma.taskExecution.create({
+      data: { id, taskId, taskName, scheduledFor: slot, fireAt: slot, status, taskVersion, ...extra },
+    });
     return id;
   }
 
@@ -41,14 +58,21 @@ describe('edits, pauses and resumes around planned slots', () => {
     expect(res.status).toBe(200);
     const after = await taskNamed('edit-handler');
     expect(after.planVersion).toBe(task.planVersion + 1);
-    expect(await execution(planned)).toMatchObject({ status: 'queued', scheduledFor: slot, taskVersion: after.planVersion });
+    expect(await execution(planned)).toMatchObject({
+      status: 'queued',
+      scheduledFor: slot,
+      taskVersion: after.planVersion,
+    });
     // The cursor stays past the planned slot: nothing is planned twice, nothing skipped.
     expect(after.nextRunAt!.getTime()).toBe(slot.getTime() + MINUTE);
   });
 
   it('a description, notification or label change re-plans nothing', async () => {
     const { task, planned } = await plannedTask('edit-description');
-    await ctx.api.call('PATCH', '/v1/tasks/edit-description', { description: 'read by people', notify: { on: ['dead', 'succeeded'], url: 'https://example.com/n' } });
+    await ctx.api.call('PATCH', '/v1/tasks/edit-description', {
+      description: 'read by people',
+      notify: { on: ['dead', 'succeeded'], url: 'https://example.com/n' },
+    });
     const after = await taskNamed('edit-description');
     expect([after.version, after.planVersion]).toEqual([task.version + 1, task.planVersion]);
     expect(await execution(planned)).toMatchObject({ status: 'queued', taskVersion: task.planVersion });
@@ -85,20 +109,38 @@ describe('edits, pauses and resumes around planned slots', () => {
     await ctx.db.prisma.taskExecution.deleteMany({ where: { taskId: task.id } });
     await ctx.db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: cursor } });
     await ctx.api.call('PATCH', '/v1/tasks/edit-behind', { schedule: { cron: '*/30 * * * *' } });
-    const rows = await ctx.db.prisma.taskExecution.findMany({ where: { taskId: task.id }, orderBy: { scheduledFor: 'asc' } });
+    const rows = await ctx.db.prisma.taskExecution.findMany({
+      where: { taskId: task.id },
+      orderBy: { scheduledFor: 'asc' },
+    });
     // The three (or four, at a minute boundary) old slots up to the edit, due within maxDelay: they run.
     expect(rows.length).toBeGreaterThanOrEqual(3);
     expect(rows[0]!.scheduledFor.getTime()).toBe(cursor.getTime());
-    expect(rows.every((r) => r.status === 'scheduled' && r.trigger === 'schedule' && r.taskVersion === task.planVersion + 1)).toBe(true);
+    expect(
+      rows.every((r) => r.status === 'scheduled' && r.trigger === 'schedule' && r.taskVersion === task.planVersion + 1),
+    ).toBe(true);
   });
 
   it('an execution in progress keeps the definition it started with; its retries finish the slot', async () => {
     const { task } = await plannedTask('edit-running', { handler: 'fail', payload: { succeedOnAttempt: 2 } });
-    const running = await row(task.id, 'edit-running', new Date(Date.now() - MINUTE), 'running', task.planVersion, { attempt: 1 });
-    const retrying = await row(task.id, 'edit-running', new Date(Date.now() - 2 * MINUTE), 'retrying', task.planVersion, { attempt: 1 });
+    const running = await row(task.id, 'edit-running', new Date(Date.now() - MINUTE), 'running', task.planVersion, {
+      attempt: 1,
+    });
+    const retrying = await row(
+      task.id,
+      'edit-running',
+      new Date(Date.now() - 2 * MINUTE),
+      'retrying',
+      task.planVersion,
+      { attempt: 1 },
+    );
     await ctx.api.call('PATCH', '/v1/tasks/edit-running', { handler: 'noop', payload: {} });
     for (const id of [running, retrying]) {
-      expect((await execution(id))!.pinnedDefinition).toMatchObject({ handler: 'fail', payload: { succeedOnAttempt: 2 }, maxAttempts: 3 });
+      expect((await execution(id))!.pinnedDefinition).toMatchObject({
+        handler: 'fail',
+        payload: { succeedOnAttempt: 2 },
+        maxAttempts: 3,
+      });
     }
   });
 
@@ -118,7 +160,9 @@ describe('edits, pauses and resumes around planned slots', () => {
   it('pause skips slots that are due and not started; executions in progress finish unless the pause cancels them', async () => {
     const { task } = await plannedTask('pause-due');
     const due = await row(task.id, 'pause-due', new Date(Date.now() - 1_000), 'queued', task.planVersion);
-    const running = await row(task.id, 'pause-due', new Date(Date.now() - MINUTE), 'running', task.planVersion, { attempt: 1 });
+    const running = await row(task.id, 'pause-due', new Date(Date.now() - MINUTE), 'running', task.planVersion, {
+      attempt: 1,
+    });
     await ctx.api.call('POST', '/v1/tasks/pause-due/pause');
     expect(await execution(due)).toMatchObject({ status: 'skipped', skipReason: 'paused' });
     expect((await execution(running))!.status).toBe('running');
@@ -138,28 +182,54 @@ describe('edits, pauses and resumes around planned slots', () => {
 
   it('delete cancels every unfinished execution, running ones too', async () => {
     const { task, planned } = await plannedTask('delete-running');
-    const running = await row(task.id, 'delete-running', new Date(Date.now() - MINUTE), 'running', task.planVersion, { attempt: 1 });
+    const running = await row(task.id, 'delete-running', new Date(Date.now() - MINUTE), 'running', task.planVersion, {
+      attempt: 1,
+    });
     expect((await ctx.api.call('DELETE', '/v1/tasks/delete-running')).status).toBe(204);
     for (const id of [planned, running]) expect((await execution(id))!.status).toBe('cancelled');
   });
 
   it('a one-off moved to an instant already past is refused (422) and changes nothing; its own instant, once past, still allows other edits', async () => {
     const at = new Date(Date.now() + 60 * MINUTE).toISOString();
-    expect((await ctx.api.call('POST', '/v1/tasks', { name: 'one-off', handler: 'noop', schedule: { at } })).status).toBe(201);
+    expect(
+      (await ctx.api.call('POST', '/v1/tasks', { name: 'one-off', handler: 'noop', schedule: { at } })).status,
+    ).toBe(201);
     const before = await taskNamed('one-off');
     const past = new Date(Date.now() - MINUTE).toISOString();
     const res = await ctx.api.call('PATCH', '/v1/tasks/one-off', { schedule: { at: past } });
     expect(res.status).toBe(422);
-    expect(res.body.error).toMatchObject({ code: 'invalid_schedule', message: expect.stringContaining('schedule.at is in the past') });
-    expect(await taskNamed('one-off')).toMatchObject({ status: 'active', runAt: before.runAt, version: before.version });
+    expect(res.body.error).toMatchObject({
+      code: 'invalid_schedule',
+      message: expect.stringContaining('schedule.at is in the past'),
+    });
+    expect(await taskNamed('one-off')).toMatchObject({
+      status: 'active',
+      runAt: before.runAt,
+      version: before.version,
+    });
     // The same through a replace and a batch.
-    expect((await ctx.api.call('PUT', '/v1/tasks/one-off', { handler: 'noop', schedule: { at: past } })).status).toBe(422);
-    expect((await ctx.api.call('POST', '/v1/tasks:batch', { tasks: [{ name: 'one-off', handler: 'noop', schedule: { at: past } }] })).status).toBe(422);
+    expect((await ctx.api.call('PUT', '/v1/tasks/one-off', { handler: 'noop', schedule: { at: past } })).status).toBe(
+      422,
+    );
+    expect(
+      (
+        await ctx.api.call('POST', '/v1/tasks:batch', {
+          tasks: [{ name: 'one-off', handler: 'noop', schedule: { at: past } }],
+        })
+      ).status,
+    ).toBe(422);
     // Its own instant, once it has passed, is no reason to refuse an edit of something else.
-    await ctx.db.prisma.task.update({ where: { id: before.id }, data: { runAt: new Date(past), status: 'completed', nextRunAt: null, createdAt: new Date(Date.now() - 120 * MINUTE) } });
+    await ctx.db.prisma.task.update({
+      where: { id: before.id },
+      data: {
+        runAt: new Date(past),
+        status: 'completed',
+        nextRunAt: null,
+        createdAt: new Date(Date.now() - 120 * MINUTE),
+      },
+    });
     const described = await ctx.api.call('PATCH', '/v1/tasks/one-off', { description: 'ran already' });
     expect(described.status).toBe(200);
     expect(described.body).toMatchObject({ description: 'ran already', status: 'completed' });
   });
 });
-

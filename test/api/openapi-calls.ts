@@ -22,7 +22,7 @@ const HEAD = [
   '// unknown, not never, where no body type is found: unknown is assignable to no declared body, so a miss fails.',
   "type JsonBody<R> = NonNullable<R> extends { content: { 'application/json': infer B } } ? B : unknown;",
   '/** A value of the body type the document declares: what a caller must write, no more. */',
-  "declare function bodyOf<P extends keyof paths, M extends keyof paths[P]>(path: P, method: M): JsonBody<paths[P][M] extends { requestBody?: infer R } ? R : unknown>;",
+  'declare function bodyOf<P extends keyof paths, M extends keyof paths[P]>(path: P, method: M): JsonBody<paths[P][M] extends { requestBody?: infer R } ? R : unknown>;',
   '',
   "const client = createClient<paths>({ baseUrl: 'http://127.0.0.1:3000' });",
   '',
@@ -40,7 +40,9 @@ export function callsOfEveryOperation(document: OpenApiDocument): Calls {
   for (const [path, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       lineOf[operation.operationId] = lines.length + 1;
-      lines.push(`  await client.${method.toUpperCase()}(${[JSON.stringify(path), init(path, method, operation)].filter(Boolean).join(', ')});`);
+      lines.push(
+        `  await client.${method.toUpperCase()}(${[JSON.stringify(path), init(path, method, operation)].filter(Boolean).join(', ')});`,
+      );
     }
   }
   lines.push('}', '');
@@ -50,7 +52,10 @@ export function callsOfEveryOperation(document: OpenApiDocument): Calls {
 function init(path: string, method: string, operation: Operation): string {
   const parameters = operation.parameters ?? [];
   const unanswerable = parameters.filter((p) => p.required && p.in !== 'path');
-  if (unanswerable.length) throw new Error(`${operation.operationId} requires ${unanswerable.map((p) => `${p.in} ${p.name}`).join(', ')}: give the calls a value for it`);
+  if (unanswerable.length)
+    throw new Error(
+      `${operation.operationId} requires ${unanswerable.map((p) => `${p.in} ${p.name}`).join(', ')}: give the calls a value for it`,
+    );
   const pathParams = parameters.filter((p) => p.in === 'path').map((p) => `${p.name}: 'x'`);
   const fields = [
     ...(pathParams.length ? [`params: { path: { ${pathParams.join(', ')} } }`] : []),
@@ -63,7 +68,16 @@ const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const run = promisify(execFile);
 
 const TSCONFIG = {
-  compilerOptions: { strict: true, noEmit: true, target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023', 'DOM'], types: [], skipLibCheck: true },
+  compilerOptions: {
+    strict: true,
+    noEmit: true,
+    target: 'ES2023',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    lib: ['ES2023', 'DOM'],
+    types: [],
+    skipLibCheck: true,
+  },
   files: ['calls.ts'],
 };
 

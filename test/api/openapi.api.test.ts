@@ -7,7 +7,13 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
 
-type Operation = { operationId: string; summary?: string; parameters?: { name: string; in: string }[]; requestBody?: unknown; responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }> };
+type Operation = {
+  operationId: string;
+  summary?: string;
+  parameters?: { name: string; in: string }[];
+  requestBody?: unknown;
+  responses: Record<string, { content?: Record<string, { schema?: { $ref?: string } }> }>;
+};
 
 const OUT = fileURLToPath(new URL('../artifacts/openapi/', import.meta.url));
 
@@ -15,11 +21,19 @@ describe('OpenAPI document', () => {
   const ctx = useApiSandbox();
   const document = async () => (await ctx.api.call('GET', '/docs-json')).body;
   const operations = async () =>
-    Object.entries((await document()).paths as Record<string, Record<string, Operation>>).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ key: `${method} ${path}`, path, method, op })));
+    Object.entries((await document()).paths as Record<string, Record<string, Operation>>).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => ({ key: `${method} ${path}`, path, method, op })),
+    );
 
   it('is valid OpenAPI: Redocly reports no errors', async () => {
-    const problems = await lintFromString({ source: JSON.stringify(await document()), absoluteRef: 'openapi.json', config: await createConfig({ extends: ['recommended'] }) });
-    const errors = problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
+    const problems = await lintFromString({
+      source: JSON.stringify(await document()),
+      absoluteRef: 'openapi.json',
+      config: await createConfig({ extends: ['recommended'] }),
+    });
+    const errors = problems
+      .filter((p) => p.severity === 'error')
+      .map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
     expect(errors).toEqual([]);
   });
 
@@ -27,21 +41,60 @@ describe('OpenAPI document', () => {
     const ops = await operations();
     expect(ops.map((o) => o.key).sort()).toEqual(
       [
-        'get /v1/tasks', 'post /v1/tasks', 'post /v1/tasks:batch', 'post /v1/tasks:apply', 'put /v1/tasks/{name}', 'patch /v1/tasks/{name}', 'get /v1/tasks/{name}', 'delete /v1/tasks/{name}',
-        'post /v1/tasks/{name}/pause', 'post /v1/tasks/{name}/resume', 'post /v1/tasks/{name}/trigger', 'post /v1/tasks/{name}/backfill',
-        'get /v1/tasks/{name}/executions', 'get /v1/tasks/{name}/timeline', 'get /v1/tasks/{name}/versions', 'get /v1/tasks/{name}/versions/{version}', 'post /v1/tasks/{name}/rollback', 'get /v1/executions', 'get /v1/executions/{id}', 'post /v1/executions/{id}/retry',
-        'post /v1/executions/{id}/cancel', 'post /v1/schedules/preview', 'get /v1/calendars', 'get /v1/calendars/{name}', 'get /v1/calendars/{name}/days', 'put /v1/calendars/{name}', 'delete /v1/calendars/{name}', 'get /v1/handlers', 'get /v1/cluster', 'get /v1/me', 'post /v1/api-keys', 'get /v1/api-keys',
-        'delete /v1/api-keys/{id}', 'get /v1/audit',
+        'get /v1/tasks',
+        'post /v1/tasks',
+        'post /v1/tasks:batch',
+        'post /v1/tasks:apply',
+        'put /v1/tasks/{name}',
+        'patch /v1/tasks/{name}',
+        'get /v1/tasks/{name}',
+        'delete /v1/tasks/{name}',
+        'post /v1/tasks/{name}/pause',
+        'post /v1/tasks/{name}/resume',
+        'post /v1/tasks/{name}/trigger',
+        'post /v1/tasks/{name}/backfill',
+        'get /v1/tasks/{name}/executions',
+        'get /v1/tasks/{name}/timeline',
+        'get /v1/tasks/{name}/versions',
+        'get /v1/tasks/{name}/versions/{version}',
+        'post /v1/tasks/{name}/rollback',
+        'get /v1/executions',
+        'get /v1/executions/{id}',
+        'post /v1/executions/{id}/retry',
+        'post /v1/executions/{id}/cancel',
+        'post /v1/schedules/preview',
+        'get /v1/calendars',
+        'get /v1/calendars/{name}',
+        'get /v1/calendars/{name}/days',
+        'put /v1/calendars/{name}',
+        'delete /v1/calendars/{name}',
+        'get /v1/handlers',
+        'get /v1/cluster',
+        'get /v1/me',
+        'post /v1/api-keys',
+        'get /v1/api-keys',
+        'delete /v1/api-keys/{id}',
+        'get /v1/audit',
       ].sort(),
     );
     for (const { key, op } of ops) {
       expect(op.summary, key).toBeTruthy();
       const success = Object.entries(op.responses).filter(([status]) => status.startsWith('2'));
       expect(success.length, `${key} has a 2xx`).toBeGreaterThan(0);
-      for (const [status, response] of success) if (status !== '204') expect(response.content?.['application/json']?.schema?.$ref, `${key} ${status} is typed`).toMatch(/^#\/components\/schemas\//);
-      for (const status of ['400', '401', '403', '404', '422']) expect(op.responses[status]?.content?.['application/json']?.schema?.$ref, `${key} ${status}`).toBe('#/components/schemas/Error');
+      for (const [status, response] of success)
+        if (status !== '204')
+          expect(response.content?.['application/json']?.schema?.$ref, `${key} ${status} is typed`).toMatch(
+            /^#\/components\/schemas\//,
+          );
+      for (const status of ['400', '401', '403', '404', '422'])
+        expect(op.responses[status]?.content?.['application/json']?.schema?.$ref, `${key} ${status}`).toBe(
+          '#/components/schemas/Error',
+        );
       const route = routes[op.operationId as keyof typeof routes];
-      const declared = (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name).sort();
+      const declared = (op.parameters ?? [])
+        .filter((p) => p.in === 'query')
+        .map((p) => p.name)
+        .sort();
       const shape = (route as { query?: { shape: object } }).query?.shape ?? {};
       expect(declared, `${key} query parameters`).toEqual(Object.keys(shape).sort());
     }
@@ -56,7 +109,11 @@ describe('OpenAPI document', () => {
   it('documents only routes the API serves', async () => {
     for (const { key, path, method } of await operations()) {
       const url = path.replace('{name}', 'openapi-probe').replace('{id}', '00000000-0000-4000-8000-000000000000');
-      const res = await ctx.api.call(method.toUpperCase(), url, method === 'get' || method === 'delete' ? undefined : {});
+      const res = await ctx.api.call(
+        method.toUpperCase(),
+        url,
+        method === 'get' || method === 'delete' ? undefined : {},
+      );
       expect(res.body?.error?.message, key).not.toBe('no such route');
     }
   });
@@ -102,15 +159,28 @@ export function managedByOf(task: CreatedTask): string | null {
 }
 `,
     );
-    const program = ts.createProgram([`${OUT}client.ts`], { strict: true, noEmit: true, target: ts.ScriptTarget.ES2023, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'], types: [], skipLibCheck: false });
-    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    const program = ts.createProgram([`${OUT}client.ts`], {
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2023,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
+      types: [],
+      skipLibCheck: false,
+    });
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     expect(diagnostics).toEqual([]);
 
     const client = await import(`${OUT}client.ts`);
     const created = await client.createTask(ctx.api.base, ctx.api.config.adminApiKey, client.spec);
     expect(created).toMatchObject({ name: 'typed-client', labels: { team: 'billing' }, managedBy: null });
-    const page = await client.listTasks(ctx.api.base, ctx.api.config.adminApiKey, { limit: 10, label: ['team=billing'] });
+    const page = await client.listTasks(ctx.api.base, ctx.api.config.adminApiKey, {
+      limit: 10,
+      label: ['team=billing'],
+    });
     expect(page.items.map((t: { name: string }) => t.name)).toEqual(['typed-client']);
   });
-
 });

@@ -29,7 +29,9 @@ describe('optional request bodies', () => {
 
   it('are declared requestBody.required: false, pause, resume and trigger among them; every other body is required', async () => {
     const declared = Object.values((await document()).paths).flatMap((operations) =>
-      Object.values(operations).flatMap((op) => (op.requestBody ? [[op.operationId, op.requestBody.required] as const] : [])),
+      Object.values(operations).flatMap((op) =>
+        op.requestBody ? [[op.operationId, op.requestBody.required] as const] : [],
+      ),
     );
     const optional = declared.filter(([, required]) => required === false).map(([id]) => id);
     expect(optional).toEqual(expect.arrayContaining(['pauseTask', 'resumeTask', 'triggerTask']));
@@ -38,14 +40,21 @@ describe('optional request bodies', () => {
   });
 
   it('may be left out: the API answers each route without one as with {}', async () => {
-    expect((await ctx.api.call('POST', '/v1/tasks', { name: TASK, handler: 'noop', schedule: { cron: '0 9 * * *' } })).status).toBe(201);
+    expect(
+      (await ctx.api.call('POST', '/v1/tasks', { name: TASK, handler: 'noop', schedule: { cron: '0 9 * * *' } }))
+        .status,
+    ).toBe(201);
     for (const [id, route] of optionalRoutes) {
       const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
         if (name !== 'name') throw new Error(`${id}: no value for {${name}} here`);
         return TASK;
       });
       for (const [how, { headers, body }] of Object.entries(LEFT_OUT)) {
-        const res = await fetch(`${ctx.api.base}${path}`, { method: route.method, headers: { authorization: `Bearer ${ctx.api.config.adminApiKey}`, ...headers }, body });
+        const res = await fetch(`${ctx.api.base}${path}`, {
+          method: route.method,
+          headers: { authorization: `Bearer ${ctx.api.config.adminApiKey}`, ...headers },
+          body,
+        });
         expect(res.status, `${id} with ${how}: ${await res.clone().text()}`).toBe(route.status);
       }
     }

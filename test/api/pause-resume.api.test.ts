@@ -9,11 +9,20 @@ describe('pause and resume', () => {
     // The counts below hold within one minute: never start a task within 3 s of the next one.
     const toNextMinute = 60_000 - (Date.now() % 60_000);
     if (toNextMinute < 3_000) await new Promise((resolve) => setTimeout(resolve, toNextMinute + 100));
-    expect((await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * *' } })).status).toBe(201);
+    expect(
+      (await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * *' } })).status,
+    ).toBe(201);
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name } });
     const planned = crypto.randomUUID();
     await ctx.db.prisma.taskExecution.create({
-      data: { id: planned, taskId: task.id, taskName: name, scheduledFor: task.nextRunAt!, fireAt: task.nextRunAt!, taskVersion: task.version },
+      data: {
+        id: planned,
+        taskId: task.id,
+        taskName: name,
+        scheduledFor: task.nextRunAt!,
+        fireAt: task.nextRunAt!,
+        taskVersion: task.version,
+      },
     });
     const paused = await ctx.api.call('POST', `/v1/tasks/${name}/pause`);
     expect(paused.status).toBe(200);
@@ -30,7 +39,10 @@ describe('pause and resume', () => {
   }
 
   const rowsOf = (taskId: string) =>
-    ctx.db.prisma.taskExecution.findMany({ where: { taskId, status: { not: 'skipped' } }, orderBy: { scheduledFor: 'asc' } });
+    ctx.db.prisma.taskExecution.findMany({
+      where: { taskId, status: { not: 'skipped' } },
+      orderBy: { scheduledFor: 'asc' },
+    });
 
   it('catchUp=latest runs the most recent slot of the pause now and records the rest as missed', async () => {
     const { task } = await pausedTask('resume-latest', 5);
@@ -39,7 +51,10 @@ describe('pause and resume', () => {
     expect(res.body.status).toBe('active');
     expect(Date.parse(res.body.nextRunAt)).toBeGreaterThan(Date.now());
     const rows = await rowsOf(task.id);
-    expect(rows.map((r) => `${r.status}/${r.trigger}`)).toEqual([...Array(5).fill('missed/schedule'), 'scheduled/catchup']);
+    expect(rows.map((r) => `${r.status}/${r.trigger}`)).toEqual([
+      ...Array(5).fill('missed/schedule'),
+      'scheduled/catchup',
+    ]);
   });
 
   it('catchUp=skip records every slot of the pause as missed', async () => {
@@ -63,7 +78,9 @@ describe('pause and resume', () => {
 
     /** Paused, its cursor a week back on a whole second. */
     async function pausedForAWeek(name: string) {
-      expect((await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * * *' } })).status).toBe(201);
+      expect(
+        (await ctx.api.call('POST', '/v1/tasks', { name, handler: 'noop', schedule: { cron: '* * * * * *' } })).status,
+      ).toBe(201);
       expect((await ctx.api.call('POST', `/v1/tasks/${name}/pause`)).status).toBe(200);
       const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name } });
       // Nothing of the task was planned before the pause's week.
@@ -92,17 +109,20 @@ describe('pause and resume', () => {
       ['latest', 1, CATCHUP_MAX - 1],
       ['all', CATCHUP_MAX, 0],
       ['skip', 0, CATCHUP_MAX],
-    ] as const)('catchUp=%s: %i catch-up run(s), %i missed rows, every other slot counted in missed_count', async (catchUp, catchups, missedRows) => {
-      const { task, cursor } = await pausedForAWeek(`week-${catchUp}`);
-      const res = await ctx.api.call('POST', `/v1/tasks/week-${catchUp}/resume`, { catchUp });
-      expect(res.status).toBe(200);
-      const { rows, after } = await accountFor(task.id, cursor);
-      expect(rows.filter((r) => r.trigger === 'catchup')).toHaveLength(catchups);
-      expect(rows.filter((r) => r.status === 'missed')).toHaveLength(missedRows);
-      // The rows written are the most recent slots of the pause.
-      expect(rows.at(-1)!.scheduledFor.getTime()).toBeGreaterThan(after.updatedAt.getTime() - 1_000);
-      expect(Number(after.missedCount)).toBeGreaterThan(600_000);
-    });
+    ] as const)(
+      'catchUp=%s: %i catch-up run(s), %i missed rows, every other slot counted in missed_count',
+      async (catchUp, catchups, missedRows) => {
+        const { task, cursor } = await pausedForAWeek(`week-${catchUp}`);
+        const res = await ctx.api.call('POST', `/v1/tasks/week-${catchUp}/resume`, { catchUp });
+        expect(res.status).toBe(200);
+        const { rows, after } = await accountFor(task.id, cursor);
+        expect(rows.filter((r) => r.trigger === 'catchup')).toHaveLength(catchups);
+        expect(rows.filter((r) => r.status === 'missed')).toHaveLength(missedRows);
+        // The rows written are the most recent slots of the pause.
+        expect(rows.at(-1)!.scheduledFor.getTime()).toBeGreaterThan(after.updatedAt.getTime() - 1_000);
+        expect(Number(after.missedCount)).toBeGreaterThan(600_000);
+      },
+    );
   });
 
   it('refuses an unknown catchUp, and answers 404 for an unknown task', async () => {

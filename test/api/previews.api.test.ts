@@ -13,7 +13,11 @@ interface Changes {
   added: FireTime[];
   removed: FireTime[];
   moved: { from: FireTime; to: FireTime }[];
-  pending: { kept: { executionId: string }[]; withdrawn: { executionId: string; due: boolean }[]; retimed: { executionId: string }[] };
+  pending: {
+    kept: { executionId: string }[];
+    withdrawn: { executionId: string; due: boolean }[];
+    retimed: { executionId: string }[];
+  };
   running: { executionId: string }[];
   warnings: string[];
 }
@@ -33,7 +37,17 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     for (const at of slots) {
       const id = randomUUID();
       ids.push(id);
-      await ctx.db.prisma.taskExecution.create({ data: { id, taskId: task.id, taskName: name, scheduledFor: new Date(at), fireAt: new Date(at), taskVersion: task.planVersion, status: 'scheduled' } });
+      await ctx.db.prisma.taskExecution.create({
+        data: {
+          id,
+          taskId: task.id,
+          taskName: name,
+          scheduledFor: new Date(at),
+          fireAt: new Date(at),
+          taskVersion: task.planVersion,
+          status: 'scheduled',
+        },
+      });
     }
     await ctx.db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: new Date(slots.at(-1)! + MINUTE) } });
     return ids;
@@ -51,7 +65,9 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     const ids = await planAhead('pv-minutes', [first, first + MINUTE, first + 2 * MINUTE, first + 3 * MINUTE]);
     const before = await stateOf('pv-minutes');
 
-    const dry = await ctx.api.call('PATCH', '/v1/tasks/pv-minutes?dryRun=true&horizon=10', { schedule: { cron: '*/2 * * * *' } });
+    const dry = await ctx.api.call('PATCH', '/v1/tasks/pv-minutes?dryRun=true&horizon=10', {
+      schedule: { cron: '*/2 * * * *' },
+    });
     expect(dry.status, JSON.stringify(dry.body)).toBe(200);
     expect(dry.body.dryRun).toBe(true);
     expect(dry.body.schedule.cron).toBe('*/2 * * * *');
@@ -78,7 +94,9 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
 
   it('a change of the DST policy in America/New_York names the slots it moves, and the edit then fires as previewed', async () => {
     await create({ name: 'pv-dst', schedule: { cron: '30 2 * * *', timezone: 'America/New_York' } });
-    const dry = await ctx.api.call('PATCH', '/v1/tasks/pv-dst?dryRun=true&horizon=400', { schedule: { cron: '30 2 * * *', timezone: 'America/New_York', dst: { gap: 'skip' } } });
+    const dry = await ctx.api.call('PATCH', '/v1/tasks/pv-dst?dryRun=true&horizon=400', {
+      schedule: { cron: '30 2 * * *', timezone: 'America/New_York', dst: { gap: 'skip' } },
+    });
     expect(dry.status, JSON.stringify(dry.body)).toBe(200);
     const changes = dry.body.changes as Changes;
     // Spring forward: 02:30 does not exist; shifted to 03:30 before, dropped after.
@@ -89,7 +107,13 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     expect(changes.fireTimes.after).toHaveLength(400);
     expect((await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'pv-dst' } })).dstGap).toBeNull();
 
-    expect((await ctx.api.call('PATCH', '/v1/tasks/pv-dst', { schedule: { cron: '30 2 * * *', timezone: 'America/New_York', dst: { gap: 'skip' } } })).status).toBe(200);
+    expect(
+      (
+        await ctx.api.call('PATCH', '/v1/tasks/pv-dst', {
+          schedule: { cron: '30 2 * * *', timezone: 'America/New_York', dst: { gap: 'skip' } },
+        })
+      ).status,
+    ).toBe(200);
     const upcoming = (await ctx.api.call('GET', '/v1/tasks/pv-dst?upcoming=100')).body.upcoming as string[];
     expect(upcoming).toEqual(changes.fireTimes.after.slice(0, 100).map((f) => f.at));
   });
@@ -98,14 +122,37 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     const task = await create({ name: 'pv-warn', schedule: { cron: '* * * * *' } });
     const due = Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE;
     const [dueId] = await planAhead('pv-warn', [due]);
-    await ctx.db.prisma.taskExecution.create({ data: { id: randomUUID(), taskId: task.id, taskName: 'pv-warn', scheduledFor: new Date(due - MINUTE), fireAt: new Date(due - MINUTE), taskVersion: 1, status: 'running', attempt: 1, startedAt: new Date() } });
+    await ctx.db.prisma.taskExecution.create({
+      data: {
+        id: randomUUID(),
+        taskId: task.id,
+        taskName: 'pv-warn',
+        scheduledFor: new Date(due - MINUTE),
+        fireAt: new Date(due - MINUTE),
+        taskVersion: 1,
+        status: 'running',
+        attempt: 1,
+        startedAt: new Date(),
+      },
+    });
     const before = await stateOf('pv-warn');
     // An edit keeps a due slot (it runs under the new definition); a pause gives it up.
-    const pause = await ctx.api.call('PUT', '/v1/tasks/pv-warn?dryRun=true', { handler: 'noop', schedule: { cron: '* * * * *' }, paused: true });
+    const pause = await ctx.api.call('PUT', '/v1/tasks/pv-warn?dryRun=true', {
+      handler: 'noop',
+      schedule: { cron: '* * * * *' },
+      paused: true,
+    });
     expect(pause.status, JSON.stringify(pause.body)).toBe(200);
-    expect((pause.body.changes as Changes).pending.withdrawn).toEqual([expect.objectContaining({ executionId: dueId, due: true })]);
-    expect((pause.body.changes as Changes).warnings.join('\n')).toContain('withdraws 1 slot(s) already due and not started');
-    const put = await ctx.api.call('PUT', '/v1/tasks/pv-warn?dryRun=true', { handler: 'noop', schedule: { cron: '0 0 1 1 *', endAt: new Date(Date.now() + 5 * MINUTE).toISOString() } });
+    expect((pause.body.changes as Changes).pending.withdrawn).toEqual([
+      expect.objectContaining({ executionId: dueId, due: true }),
+    ]);
+    expect((pause.body.changes as Changes).warnings.join('\n')).toContain(
+      'withdraws 1 slot(s) already due and not started',
+    );
+    const put = await ctx.api.call('PUT', '/v1/tasks/pv-warn?dryRun=true', {
+      handler: 'noop',
+      schedule: { cron: '0 0 1 1 *', endAt: new Date(Date.now() + 5 * MINUTE).toISOString() },
+    });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     const changes = put.body.changes as Changes;
     expect(changes.fireTimes.after).toEqual([]);
@@ -117,17 +164,34 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     expect(await stateOf('pv-warn')).toEqual(before);
 
     // A PUT that would create the task: its fire times, nothing stored.
-    const fresh = await ctx.api.call('PUT', '/v1/tasks/pv-fresh?dryRun=true', { handler: 'noop', schedule: { cron: '0 * * * *' } });
+    const fresh = await ctx.api.call('PUT', '/v1/tasks/pv-fresh?dryRun=true', {
+      handler: 'noop',
+      schedule: { cron: '0 * * * *' },
+    });
     expect(fresh.status).toBe(200);
     expect(fresh.body).toMatchObject({ dryRun: true, name: 'pv-fresh' });
     expect(fresh.body.secret).toBeUndefined();
     expect(fresh.body.changes.fireTimes.after).toHaveLength(20);
     expect(await ctx.db.prisma.task.findUnique({ where: { name: 'pv-fresh' } })).toBeNull();
 
-    const batch = await ctx.api.call('POST', '/v1/tasks:batch?dryRun=true&horizon=3', { tasks: [{ name: 'pv-batch', handler: 'noop', schedule: { cron: '0 9 * * *' } }, { name: 'pv-warn', handler: 'noop', schedule: { cron: '*/30 * * * *' } }] });
+    const batch = await ctx.api.call('POST', '/v1/tasks:batch?dryRun=true&horizon=3', {
+      tasks: [
+        { name: 'pv-batch', handler: 'noop', schedule: { cron: '0 9 * * *' } },
+        { name: 'pv-warn', handler: 'noop', schedule: { cron: '*/30 * * * *' } },
+      ],
+    });
     expect(batch.status, JSON.stringify(batch.body)).toBe(200);
     expect(batch.body.dryRun).toBe(true);
-    expect(batch.body.items.map((i: { name: string; created: boolean; changes: Changes }) => [i.name, i.created, i.changes.fireTimes.after.length])).toEqual([['pv-batch', true, 3], ['pv-warn', false, 3]]);
+    expect(
+      batch.body.items.map((i: { name: string; created: boolean; changes: Changes }) => [
+        i.name,
+        i.created,
+        i.changes.fireTimes.after.length,
+      ]),
+    ).toEqual([
+      ['pv-batch', true, 3],
+      ['pv-warn', false, 3],
+    ]);
     expect(batch.body.items[0].secret).toBeUndefined();
     expect(await ctx.db.prisma.task.findUnique({ where: { name: 'pv-batch' } })).toBeNull();
     expect(await stateOf('pv-warn')).toEqual(before);
@@ -150,8 +214,12 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
 
   it('refuses a horizon out of bounds (422) and a dry run flag that is not a boolean (400)', async () => {
     await create({ name: 'pv-bad', schedule: { cron: '* * * * *' } });
-    expect((await ctx.api.call('PATCH', '/v1/tasks/pv-bad?dryRun=true&horizon=1001', { description: 'x' })).status).toBe(422);
-    expect((await ctx.api.call('PATCH', '/v1/tasks/pv-bad?dryRun=true&horizon=0', { description: 'x' })).status).toBe(422);
+    expect(
+      (await ctx.api.call('PATCH', '/v1/tasks/pv-bad?dryRun=true&horizon=1001', { description: 'x' })).status,
+    ).toBe(422);
+    expect((await ctx.api.call('PATCH', '/v1/tasks/pv-bad?dryRun=true&horizon=0', { description: 'x' })).status).toBe(
+      422,
+    );
     expect((await ctx.api.call('PATCH', '/v1/tasks/pv-bad?dryRun=yes', { description: 'x' })).status).toBe(400);
     expect((await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'pv-bad' } })).description).toBeNull();
   });

@@ -54,7 +54,10 @@ describe('roles × routes', () => {
       expect(res.status).toBe(201);
       keys[role] = res.body.key;
     }
-    expect((await api.call('POST', '/v1/tasks', { name: 'role-x', handler: 'noop', schedule: { cron: '0 0 * * *' } })).status).toBe(201);
+    expect(
+      (await api.call('POST', '/v1/tasks', { name: 'role-x', handler: 'noop', schedule: { cron: '0 0 * * *' } }))
+        .status,
+    ).toBe(201);
   });
   afterAll(async () => {
     await api?.close();
@@ -103,17 +106,33 @@ describe('roles × routes', () => {
       const res = await fetch(`${api.base}${path}`, { redirect: 'manual' });
       expect([302, 401], path).toContain(res.status);
     }
-    const viewer = await fetch(`${api.base}/admin/queues/api/queues`, { headers: { authorization: `Bearer ${keys.viewer}` } });
+    const viewer = await fetch(`${api.base}/admin/queues/api/queues`, {
+      headers: { authorization: `Bearer ${keys.viewer}` },
+    });
     expect(viewer.status).toBe(403);
-    const wrong = await fetch(`${api.base}/admin/login`, { method: 'POST', body: new URLSearchParams({ key: 'pk_nottherealkey_xxxxxxxxxxxxxxxxxxxxxx' }), redirect: 'manual' });
+    const wrong = await fetch(`${api.base}/admin/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ key: 'pk_nottherealkey_xxxxxxxxxxxxxxxxxxxxxx' }),
+      redirect: 'manual',
+    });
     expect(wrong.status).toBe(401);
     // An operator may sign in (for /docs) but Bull Board stays admin-only.
-    const operator = await fetch(`${api.base}/admin/login`, { method: 'POST', body: new URLSearchParams({ key: keys.operator }), redirect: 'manual' });
+    const operator = await fetch(`${api.base}/admin/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ key: keys.operator }),
+      redirect: 'manual',
+    });
     const operatorCookie = operator.headers.get('set-cookie')!.split(';')[0]!;
-    expect((await fetch(`${api.base}/admin/queues/api/queues`, { headers: { cookie: operatorCookie } })).status).toBe(403);
+    expect((await fetch(`${api.base}/admin/queues/api/queues`, { headers: { cookie: operatorCookie } })).status).toBe(
+      403,
+    );
     expect((await fetch(`${api.base}/docs-json`, { headers: { cookie: operatorCookie } })).status).toBe(200);
     expect((await fetch(`${api.base}/docs-json`)).status).toBe(401);
-    const login = await fetch(`${api.base}/admin/login`, { method: 'POST', body: new URLSearchParams({ key: keys.admin }), redirect: 'manual' });
+    const login = await fetch(`${api.base}/admin/login`, {
+      method: 'POST',
+      body: new URLSearchParams({ key: keys.admin }),
+      redirect: 'manual',
+    });
     expect(login.status).toBe(303);
     const cookie = login.headers.get('set-cookie')!;
     expect(cookie).toMatch(/HttpOnly/i);
@@ -124,7 +143,10 @@ describe('roles × routes', () => {
 
   it('throttles repeated failed authentication from one client', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 25; i += 1) statuses.push((await api.call('GET', '/v1/tasks', undefined, {}, `pk_wrongwrong_${i}xxxxxxxxxxxxxxxxxxxx`)).status);
+    for (let i = 0; i < 25; i += 1)
+      statuses.push(
+        (await api.call('GET', '/v1/tasks', undefined, {}, `pk_wrongwrong_${i}xxxxxxxxxxxxxxxxxxxx`)).status,
+      );
     expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
     expect(statuses.at(-1)).toBe(429);
     // A valid key from the same client is throttled too until the window passes.

@@ -25,7 +25,10 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     return ctx.db.prisma.task.findUniqueOrThrow({ where: { name: body.name as string } });
   };
   const timeline = async (name: string, query: Record<string, string | number>) => {
-    const res = await ctx.api.call('GET', `/v1/tasks/${name}/timeline?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`);
+    const res = await ctx.api.call(
+      'GET',
+      `/v1/tasks/${name}/timeline?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`,
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body as { items: Item[]; nextCursor: string | null; timezone: string };
   };
@@ -39,7 +42,15 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
   };
   const row = (task: { id: string; name: string; version: number }, at: number, fields: Record<string, unknown>) =>
     ctx.db.prisma.taskExecution.create({
-      data: { id: randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: new Date(at), fireAt: new Date(at), taskVersion: task.version, ...fields },
+      data: {
+        id: randomUUID(),
+        taskId: task.id,
+        taskName: task.name,
+        scheduledFor: new Date(at),
+        fireAt: new Date(at),
+        taskVersion: task.version,
+        ...fields,
+      },
     });
 
   it('names the calendar that excluded a day', async () => {
@@ -90,7 +101,10 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     const { items } = await timeline('tl-bounds', { from: iso(now - 3 * HOUR), to: iso(now + 5 * HOUR) });
     const reasons = items.map((i) => i.reason ?? i.outcome);
     expect(reasons.slice(0, 3)).toEqual(['before_created', 'before_created', 'before_created']);
-    expect(items.filter((i) => i.outcome === 'upcoming').map((i) => i.scheduledFor)).toEqual([iso(endAt - 90 * MINUTE), iso(endAt - 30 * MINUTE)]);
+    expect(items.filter((i) => i.outcome === 'upcoming').map((i) => i.scheduledFor)).toEqual([
+      iso(endAt - 90 * MINUTE),
+      iso(endAt - 30 * MINUTE),
+    ]);
     expect(reasons.slice(-3)).toEqual(['after_end', 'after_end', 'after_end']);
     expect(items.at(-1)!.detail).toContain('schedule.endAt');
     expect(items[0]!.detail).toContain('created later');
@@ -100,12 +114,20 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     const key = await ctx.api.call('POST', '/v1/api-keys', { name: 'ops-ci', role: 'admin' });
     expect(key.status).toBe(201);
     await create({ name: 'tl-paused', schedule: { cron: '*/5 * * * *' } });
-    const pause = await ctx.api.call('POST', '/v1/tasks/tl-paused/pause', { note: 'vendor outage, see INC-42' }, {}, key.body.key);
+    const pause = await ctx.api.call(
+      'POST',
+      '/v1/tasks/tl-paused/pause',
+      { note: 'vendor outage, see INC-42' },
+      {},
+      key.body.key,
+    );
     expect(pause.status).toBe(200);
     expect(pause.body).toMatchObject({ status: 'paused', pauseNote: 'vendor outage, see INC-42' });
     const paused = await timeline('tl-paused', { from: iso(Date.now()), to: iso(Date.now() + HOUR) });
     expect(new Set(paused.items.map((i) => `${i.outcome}/${i.reason}`))).toEqual(new Set(['not_planned/paused']));
-    expect(paused.items[0]!.detail).toMatch(/paused at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d by key ops-ci: "vendor outage, see INC-42"/);
+    expect(paused.items[0]!.detail).toMatch(
+      /paused at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d by key ops-ci: "vendor outage, see INC-42"/,
+    );
     // A resume clears the note; a pause without one has none.
     expect((await ctx.api.call('POST', '/v1/tasks/tl-paused/resume', {})).body.pauseNote).toBeNull();
     expect((await ctx.api.call('POST', '/v1/tasks/tl-paused/pause', {}, {}, key.body.key)).body.pauseNote).toBeNull();
@@ -119,22 +141,59 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
   });
 
   it('explains each execution from its row: skips, misses, retries, failures, cancels, waits', async () => {
-    const task = await create({ name: 'tl-rows', schedule: { cron: '* * * * *' }, policy: { concurrency: { key: 'reports', limit: 1 } } });
+    const task = await create({
+      name: 'tl-rows',
+      schedule: { cron: '* * * * *' },
+      policy: { concurrency: { key: 'reports', limit: 1 } },
+    });
     await createdAgo('tl-rows', 2 * HOUR);
     const base = Math.floor(Date.now() / MINUTE) * MINUTE - 90 * MINUTE;
     const at = (n: number) => base + n * MINUTE;
-    const ran = await row(task, at(0), { status: 'succeeded', attempt: 1, startedAt: new Date(at(0) + 30_000), finishedAt: new Date(at(0) + 200_000) });
+    const ran = await row(task, at(0), {
+      status: 'succeeded',
+      attempt: 1,
+      startedAt: new Date(at(0) + 30_000),
+      finishedAt: new Date(at(0) + 200_000),
+    });
     await row(task, at(1), { status: 'skipped', skipReason: 'overlap', finishedAt: new Date(at(1)) });
     await row(task, at(2), { status: 'skipped', skipReason: 'late', finishedAt: new Date(at(2) + HOUR) });
-    const retried = await row(task, at(3), { status: 'succeeded', attempt: 3, startedAt: new Date(at(3)), finishedAt: new Date(at(3) + 5_000) });
+    const retried = await row(task, at(3), {
+      status: 'succeeded',
+      attempt: 3,
+      startedAt: new Date(at(3)),
+      finishedAt: new Date(at(3) + 5_000),
+    });
     await ctx.db.prisma.executionEvent.createMany({
       data: [
-        { executionId: retried.id, fromStatus: 'running', toStatus: 'retrying', detail: { error: 'HTTP 503 from the webhook' } },
-        { executionId: retried.id, fromStatus: 'running', toStatus: 'retrying', detail: { error: 'connect ECONNREFUSED' } },
+        {
+          executionId: retried.id,
+          fromStatus: 'running',
+          toStatus: 'retrying',
+          detail: { error: 'HTTP 503 from the webhook' },
+        },
+        {
+          executionId: retried.id,
+          fromStatus: 'running',
+          toStatus: 'retrying',
+          detail: { error: 'connect ECONNREFUSED' },
+        },
       ],
     });
-    await row(task, at(4), { status: 'dead', attempt: 1, startedAt: new Date(at(4)), finishedAt: new Date(at(4) + 1_000), error: 'boom' });
-    await row(task, at(5), { status: 'succeeded', attempt: 1, startedAt: new Date(at(5) + 42_000), finishedAt: new Date(at(5) + 43_000), concurrencyKey: 'reports', flowWaitedMs: 41_500 });
+    await row(task, at(4), {
+      status: 'dead',
+      attempt: 1,
+      startedAt: new Date(at(4)),
+      finishedAt: new Date(at(4) + 1_000),
+      error: 'boom',
+    });
+    await row(task, at(5), {
+      status: 'succeeded',
+      attempt: 1,
+      startedAt: new Date(at(5) + 42_000),
+      finishedAt: new Date(at(5) + 43_000),
+      concurrencyKey: 'reports',
+      flowWaitedMs: 41_500,
+    });
     const cancelled = await row(task, at(6), { status: 'queued', fireAt: new Date(Date.now() + HOUR) });
     expect((await ctx.api.call('POST', `/v1/executions/${cancelled.id}/cancel`)).status).toBe(200);
     await row(task, at(7), { status: 'queued', heldAt: new Date(Date.now() - 12_000), concurrencyKey: 'reports' });
@@ -143,8 +202,16 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     const { items } = await timeline('tl-rows', { from: iso(at(0)), to: iso(at(9)) });
     const by = (n: number) => items.find((i) => i.scheduledFor === iso(at(n)))!;
     expect(items.map((i) => `${i.outcome}/${i.reason}`)).toEqual([
-      'succeeded/null', 'skipped/overlap', 'skipped/late', 'succeeded/retried', 'failed/handler_error',
-      'succeeded/flow_control', 'cancelled/cancelled_by', 'pending/flow_control', 'missed/unrecorded', 'missed/unrecorded',
+      'succeeded/null',
+      'skipped/overlap',
+      'skipped/late',
+      'succeeded/retried',
+      'failed/handler_error',
+      'succeeded/flow_control',
+      'cancelled/cancelled_by',
+      'pending/flow_control',
+      'missed/unrecorded',
+      'missed/unrecorded',
     ]);
     expect(by(0).detail).toContain('(30 s after its fire time)');
     expect(by(1).detail).toContain(`execution ${ran.id}`);
@@ -172,7 +239,11 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     expect(items.map((i) => `${i.outcome}/${i.reason}`)).toEqual(['missed/no_leader', 'missed/no_leader']);
     expect(items[0]!.detail).toMatch(/no scheduler led shard 0 from \S+ \S+ to \S+ \S+/);
 
-    const orphan = await create({ name: 'tl-no-worker', handler: 'nobody-offers-this', schedule: { cron: '0 0 1 1 *' } });
+    const orphan = await create({
+      name: 'tl-no-worker',
+      handler: 'nobody-offers-this',
+      schedule: { cron: '0 0 1 1 *' },
+    });
     const due = Date.now() - 5_000;
     await row(orphan, due, { status: 'queued', trigger: 'manual' });
     const waiting = await timeline('tl-no-worker', { from: iso(due - 1), to: iso(due + 1) });
@@ -188,7 +259,12 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     const seen: number[] = [];
     let pages = 0;
     do {
-      const page: { items: Item[]; nextCursor: string | null } = await timeline('tl-month', { from: iso(from), to: iso(to), limit: 1000, ...(cursor ? { cursor } : {}) });
+      const page: { items: Item[]; nextCursor: string | null } = await timeline('tl-month', {
+        from: iso(from),
+        to: iso(to),
+        limit: 1000,
+        ...(cursor ? { cursor } : {}),
+      });
       pages += 1;
       seen.push(...page.items.map((i) => Date.parse(i.scheduledFor)));
       expect(page.items.length).toBeLessThanOrEqual(1000);

@@ -2,11 +2,28 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { type Area, type Edge, FLOORS, type Graph, type LibDoc, libCycles, PURE_LIBS, readGraph, readLibDoc, ROOT, violations } from './import-graph.js';
+import {
+  type Area,
+  type Edge,
+  FLOORS,
+  type Graph,
+  type LibDoc,
+  libCycles,
+  PURE_LIBS,
+  readGraph,
+  readLibDoc,
+  ROOT,
+  violations,
+} from './import-graph.js';
 
 const lib = (name: string): Area => ({ kind: 'lib', name });
 const app = (name: string): Area => ({ kind: 'app', name });
-const edge = (source: Area, specifier: string, target: Area): Edge => ({ file: `${source.kind}s/${source.name}/src/x.ts`, source, specifier, target });
+const edge = (source: Area, specifier: string, target: Area): Edge => ({
+  file: `${source.kind}s/${source.name}/src/x.ts`,
+  source,
+  specifier,
+  target,
+});
 const doc = (...imports: string[]): LibDoc => ({ role: 'A role.', imports });
 
 describe('the import graph of libs/ and apps/', () => {
@@ -15,7 +32,13 @@ describe('the import graph of libs/ and apps/', () => {
   it('reads every lib and app, and the imports between them', () => {
     expect([...graph.libs.keys()]).toEqual(expect.arrayContaining(['config', 'db', 'metrics', 'scheduler', 'worker']));
     expect(graph.apps).toEqual(expect.arrayContaining(['api', 'scheduler', 'worker']));
-    expect(graph.edges).toContainEqual(expect.objectContaining({ file: 'libs/scheduler/src/leader-elector.ts', specifier: '@punctual/metrics', target: lib('metrics') }));
+    expect(graph.edges).toContainEqual(
+      expect.objectContaining({
+        file: 'libs/scheduler/src/leader-elector.ts',
+        specifier: '@punctual/metrics',
+        target: lib('metrics'),
+      }),
+    );
   });
 
   it('keeps every rule: each lib imports what its index.ts allows and only from a lower floor, no cycle of libs or of files, no lib imports an app, no pure lib does I/O', () => {
@@ -31,7 +54,11 @@ describe('the import graph of libs/ and apps/', () => {
 });
 
 /** Floors of the made-up graphs below: a over b over c; config and contract under db. */
-const TEST_FLOORS = [['config', 'contract', 'c'], ['b', 'redis'], ['db', 'a', 'bare']];
+const TEST_FLOORS = [
+  ['config', 'contract', 'c'],
+  ['b', 'redis'],
+  ['db', 'a', 'bare'],
+];
 const check = (graph: Graph) => violations(graph, TEST_FLOORS, ['contract']);
 
 describe('the checks, on graphs made to break them', () => {
@@ -64,7 +91,11 @@ describe('the checks, on graphs made to break them', () => {
         ['c', doc('a')],
       ]),
       apps: [],
-      edges: [edge(lib('a'), '@punctual/b', lib('b')), edge(lib('b'), '@punctual/c', lib('c')), edge(lib('c'), '@punctual/a', lib('a'))],
+      edges: [
+        edge(lib('a'), '@punctual/b', lib('b')),
+        edge(lib('b'), '@punctual/c', lib('c')),
+        edge(lib('c'), '@punctual/a', lib('a')),
+      ],
     };
     expect(check(graph)).toEqual([
       'libs/c/src/x.ts imports @punctual/a: libs/c is on floor 0, @punctual/a on floor 2; a lib imports only from lower floors',
@@ -76,7 +107,11 @@ describe('the checks, on graphs made to break them', () => {
   it('refuse a lib that imports an app, or another lib by a relative path', () => {
     const graph: Graph = {
       ...clean,
-      edges: [...clean.edges, edge(lib('db'), '../../../apps/api/src/main.js', app('api')), edge(lib('db'), '../../config/src/config.js', lib('config'))],
+      edges: [
+        ...clean.edges,
+        edge(lib('db'), '../../../apps/api/src/main.js', app('api')),
+        edge(lib('db'), '../../config/src/config.js', lib('config')),
+      ],
     };
     expect(check(graph)).toEqual([
       'libs/db/src/x.ts imports ../../../apps/api/src/main.js: a lib never imports an app (apps/api)',
@@ -86,7 +121,9 @@ describe('the checks, on graphs made to break them', () => {
 
   it('refuse an index.ts without its paragraph', () => {
     const graph: Graph = { ...clean, libs: new Map([...clean.libs, ['bare', null]]) };
-    expect(check(graph)).toEqual(['libs/bare/src/index.ts does not start with a TSDoc paragraph saying its role and an "@imports @punctual/…" (or "@imports none") line']);
+    expect(check(graph)).toEqual([
+      'libs/bare/src/index.ts does not start with a TSDoc paragraph saying its role and an "@imports @punctual/…" (or "@imports none") line',
+    ]);
   });
 
   it('refuse an import from the same floor or a higher one, and a lib on no floor', () => {
@@ -99,13 +136,27 @@ describe('the checks, on graphs made to break them', () => {
       'libs/stray is on no floor: add it to FLOORS in test/architecture/import-graph.ts',
       'libs/redis/src/x.ts imports @punctual/db: libs/redis is on floor 1, @punctual/db on floor 2; a lib imports only from lower floors',
     ]);
-    const sideways: Graph = { libs: new Map([['b', doc('redis')], ['redis', doc()]]), apps: [], edges: [edge(lib('b'), '@punctual/redis', lib('redis'))] };
-    expect(check(sideways)).toEqual(['libs/b/src/x.ts imports @punctual/redis: libs/b is on floor 1, @punctual/redis on floor 1; a lib imports only from lower floors']);
+    const sideways: Graph = {
+      libs: new Map([
+        ['b', doc('redis')],
+        ['redis', doc()],
+      ]),
+      apps: [],
+      edges: [edge(lib('b'), '@punctual/redis', lib('redis'))],
+    };
+    expect(check(sideways)).toEqual([
+      'libs/b/src/x.ts imports @punctual/redis: libs/b is on floor 1, @punctual/redis on floor 1; a lib imports only from lower floors',
+    ]);
   });
 
   it('refuse a deep import into another lib', () => {
-    const graph: Graph = { ...clean, edges: [...clean.edges, edge(lib('db'), '@punctual/config/src/config.js', lib('config'))] };
-    expect(check(graph)).toEqual(["libs/db/src/x.ts imports @punctual/config/src/config.js: a lib's insides are reached through its index, as @punctual/config"]);
+    const graph: Graph = {
+      ...clean,
+      edges: [...clean.edges, edge(lib('db'), '@punctual/config/src/config.js', lib('config'))],
+    };
+    expect(check(graph)).toEqual([
+      "libs/db/src/x.ts imports @punctual/config/src/config.js: a lib's insides are reached through its index, as @punctual/config",
+    ]);
   });
 
   it('refuse an I/O package or a framework in a pure lib, and allow it elsewhere', () => {
@@ -126,18 +177,45 @@ describe('the checks, on graphs made to break them', () => {
   });
 
   it('refuse a cycle between the files of one lib, type-only imports included', () => {
-    const fileEdge = (from: string, to: string): Edge => ({ file: `libs/db/src/${from}`, source: lib('db'), specifier: `./${to.replace('.ts', '.js')}`, target: lib('db'), targetFile: `libs/db/src/${to}` });
-    const graph: Graph = { ...clean, edges: [...clean.edges, fileEdge('a.ts', 'b.ts'), fileEdge('b.ts', 'a.ts'), fileEdge('b.ts', 'c.ts')] };
-    expect(check(graph)).toEqual(['a cycle between files of a lib: libs/db/src/a.ts → libs/db/src/b.ts → libs/db/src/a.ts']);
+    const fileEdge = (from: string, to: string): Edge => ({
+      file: `libs/db/src/${from}`,
+      source: lib('db'),
+      specifier: `./${to.replace('.ts', '.js')}`,
+      target: lib('db'),
+      targetFile: `libs/db/src/${to}`,
+    });
+    const graph: Graph = {
+      ...clean,
+      edges: [...clean.edges, fileEdge('a.ts', 'b.ts'), fileEdge('b.ts', 'a.ts'), fileEdge('b.ts', 'c.ts')],
+    };
+    expect(check(graph)).toEqual([
+      'a cycle between files of a lib: libs/db/src/a.ts → libs/db/src/b.ts → libs/db/src/a.ts',
+    ]);
   });
 
   it('read the paragraph only in its fixed form, at the top of the file', () => {
     const block = (...lines: string[]) => `/**\n${lines.map((l) => ` * ${l}`.trimEnd()).join('\n')}\n */\nexport {};\n`;
-    expect(readLibDoc(block('Postgres, through', 'repositories.', '', '@imports @punctual/config, @punctual/metrics', '@packageDocumentation'))).toEqual({
+    expect(
+      readLibDoc(
+        block(
+          'Postgres, through',
+          'repositories.',
+          '',
+          '@imports @punctual/config, @punctual/metrics',
+          '@packageDocumentation',
+        ),
+      ),
+    ).toEqual({
       role: 'Postgres, through repositories.',
       imports: ['config', 'metrics'],
     });
     expect(readLibDoc(block('Pure.', '', '@imports none'))).toEqual({ role: 'Pure.', imports: [] });
+    expect(
+      readLibDoc(block('Wrapped.', '', '@imports @punctual/config,', '  @punctual/db', '@packageDocumentation')),
+    ).toEqual({
+      role: 'Wrapped.',
+      imports: ['config', 'db'],
+    });
     expect(readLibDoc(block('No imports line.'))).toBeNull();
     expect(readLibDoc(block('@imports none'))).toBeNull();
     expect(readLibDoc(block('Imports by path.', '', '@imports libs/config'))).toBeNull();
@@ -147,14 +225,26 @@ describe('the checks, on graphs made to break them', () => {
 
 describe('each lib is wired the same way', () => {
   const libs = [...readGraph().libs.keys()];
-  const paths = (ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile).config as { compilerOptions: { paths: Record<string, string[]> } }).compilerOptions.paths;
-  const projects = (JSON.parse(readFileSync(join(ROOT, 'nest-cli.json'), 'utf8')) as { projects: Record<string, { type: string; root: string; sourceRoot: string }> }).projects;
+  const paths = (
+    ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile).config as {
+      compilerOptions: { paths: Record<string, string[]> };
+    }
+  ).compilerOptions.paths;
+  const projects = (
+    JSON.parse(readFileSync(join(ROOT, 'nest-cli.json'), 'utf8')) as {
+      projects: Record<string, { type: string; root: string; sourceRoot: string }>;
+    }
+  ).projects;
 
   it('has src/index.ts, the alias @punctual/<name> in tsconfig.json, and a library project in nest-cli.json', () => {
     for (const name of libs) {
       expect(existsSync(join(ROOT, 'libs', name, 'src', 'index.ts')), name).toBe(true);
       expect(paths[`@punctual/${name}`], name).toEqual([`./libs/${name}/src/index.ts`]);
-      expect(projects[name], name).toMatchObject({ type: 'library', root: `libs/${name}`, sourceRoot: `libs/${name}/src` });
+      expect(projects[name], name).toMatchObject({
+        type: 'library',
+        root: `libs/${name}`,
+        sourceRoot: `libs/${name}/src`,
+      });
     }
   });
 

@@ -85,11 +85,19 @@ export function readLibDoc(text: string): LibDoc | null {
   const lines = block[1]!.split('\n').map((line) => line.replace(/^\s*\*?\s?/, '').trimEnd());
   const start = lines.findIndex((line) => line.trim() !== '');
   const end = lines.findIndex((line, i) => i >= start && (line.trim() === '' || line.trimStart().startsWith('@')));
-  const role = lines.slice(start, end === -1 ? undefined : end).join(' ').trim();
-  const declared = lines.map((line) => /^@imports\s+(.+)$/.exec(line.trim())).find(Boolean);
-  if (!role || role.startsWith('@') || !declared) return null;
-  if (declared[1]!.trim() === 'none') return { role, imports: [] };
-  const names = declared[1]!.split(',').map((item) => ALIAS.exec(item.trim())?.[1]);
+  const role = lines
+    .slice(start, end === -1 ? undefined : end)
+    .join(' ')
+    .trim();
+  // The `@imports` line, and the lines it runs on to (a long list wraps) up to a blank line or the next tag.
+  const at = lines.findIndex((line) => /^@imports\s+\S/.test(line.trim()));
+  const rest = at === -1 ? [] : lines.slice(at + 1);
+  const stop = rest.findIndex((line) => line.trim() === '' || /^@\w+(\s|$)/.test(line.trim()));
+  const wrapped = rest.slice(0, stop === -1 ? rest.length : stop).map((l) => l.trim());
+  const declared = at === -1 ? null : [lines[at]!.trim().replace(/^@imports\s+/, ''), ...wrapped].join(' ');
+  if (!role || role.startsWith('@') || declared === null) return null;
+  if (declared.trim() === 'none') return { role, imports: [] };
+  const names = declared.split(',').map((item) => ALIAS.exec(item.trim())?.[1]);
   return names.every((name): name is string => name !== undefined) ? { role, imports: names } : null;
 }
 
@@ -102,23 +110,40 @@ function areaOf(path: string): Area {
 
 function sourceFiles(dir: string, extensions: RegExp): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
-    // Generated code (the Prisma client) keeps its generator's shape, not ours.
-    .filter((file) => extensions.test(file) && !/\.(spec|spec-helper|test)\.tsx?$/.test(file) && !file.endsWith('.d.ts') && !/(^|[\\/])generated[\\/]/.test(file))
-    .map((file) => join(dir, file));
+  return (
+    readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      // Generated code (the Prisma client) keeps its generator's shape, not ours.
+      .filter(
+        (file) =>
+          extensions.test(file) &&
+          !/\.(spec|spec-helper|test)\.tsx?$/.test(file) &&
+          !file.endsWith('.d.ts') &&
+          !/(^|[\\/])generated[\\/]/.test(file),
+      )
+      .map((file) => join(dir, file))
+  );
 }
 
 /** The graph as the sources have it now: every lib's doc and every import of lib and app sources (specs left out). */
 export function readGraph(root = ROOT): Graph {
-  const folders = (top: string) => readdirSync(join(root, top), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort();
-  const libs = new Map(folders('libs').map((name) => {
-    const index = join(root, 'libs', name, 'src', 'index.ts');
-    return [name, existsSync(index) ? readLibDoc(readFileSync(index, 'utf8')) : null] as const;
-  }));
+  const folders = (top: string) =>
+    readdirSync(join(root, top), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name)
+      .sort();
+  const libs = new Map(
+    folders('libs').map((name) => {
+      const index = join(root, 'libs', name, 'src', 'index.ts');
+      return [name, existsSync(index) ? readLibDoc(readFileSync(index, 'utf8')) : null] as const;
+    }),
+  );
   const apps = folders('apps');
   const edges: Edge[] = [];
   const packages: PackageImport[] = [];
-  const files = [...[...libs.keys()].flatMap((name) => sourceFiles(join(root, 'libs', name, 'src'), /\.ts$/)), ...apps.flatMap((name) => sourceFiles(join(root, 'apps', name, 'src'), /\.tsx?$/))];
+  const files = [
+    ...[...libs.keys()].flatMap((name) => sourceFiles(join(root, 'libs', name, 'src'), /\.ts$/)),
+    ...apps.flatMap((name) => sourceFiles(join(root, 'apps', name, 'src'), /\.tsx?$/)),
+  ];
   for (const file of files) {
     const source = areaOf(file);
     for (const { fileName: specifier } of ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles) {
@@ -127,7 +152,13 @@ export function readGraph(root = ROOT): Graph {
         edges.push({ file: relative(root, file), source, specifier, target: { kind: 'lib', name: alias[1]! } });
       } else if (specifier.startsWith('.')) {
         const path = resolve(dirname(file), specifier);
-        edges.push({ file: relative(root, file), source, specifier, target: areaOf(path), targetFile: relative(root, path).replace(/\.js$/, '.ts') });
+        edges.push({
+          file: relative(root, file),
+          source,
+          specifier,
+          target: areaOf(path),
+          targetFile: relative(root, path).replace(/\.js$/, '.ts'),
+        });
       } else if (!specifier.startsWith('node:')) {
         packages.push({ file: relative(root, file), source, name: packageName(specifier) });
       }
@@ -156,7 +187,8 @@ export function floorOf(lib: string, floors: readonly (readonly string[])[] = FL
 export function libCycles(edges: Edge[]): string[][] {
   const next = new Map<string, Set<string>>();
   for (const e of edges) {
-    if (e.source.kind === 'lib' && e.target.kind === 'lib' && e.source.name !== e.target.name) next.set(e.source.name, (next.get(e.source.name) ?? new Set()).add(e.target.name));
+    if (e.source.kind === 'lib' && e.target.kind === 'lib' && e.source.name !== e.target.name)
+      next.set(e.source.name, (next.get(e.source.name) ?? new Set()).add(e.target.name));
   }
   return cyclesOf(next);
 }
@@ -168,7 +200,8 @@ export function libCycles(edges: Edge[]): string[][] {
 export function fileCycles(edges: Edge[]): string[][] {
   const next = new Map<string, Set<string>>();
   for (const e of edges) {
-    if (e.source.kind === 'lib' && sameArea(e.source, e.target) && e.targetFile && e.targetFile !== e.file) next.set(e.file, (next.get(e.file) ?? new Set()).add(e.targetFile));
+    if (e.source.kind === 'lib' && sameArea(e.source, e.target) && e.targetFile && e.targetFile !== e.file)
+      next.set(e.file, (next.get(e.file) ?? new Set()).add(e.targetFile));
   }
   return cyclesOf(next);
 }
@@ -226,21 +259,38 @@ function shortestCycle(component: string[], next: Map<string, Set<string>>): str
 }
 
 /** Every broken rule of `graph`, one line each; none when the graph keeps them all. */
-export function violations(graph: Graph, floors: readonly (readonly string[])[] = FLOORS, pure: readonly string[] = PURE_LIBS): string[] {
+export function violations(
+  graph: Graph,
+  floors: readonly (readonly string[])[] = FLOORS,
+  pure: readonly string[] = PURE_LIBS,
+): string[] {
   const found: string[] = [];
-  for (const lib of graph.libs.keys()) if (floorOf(lib, floors) === -1) found.push(`libs/${lib} is on no floor: add it to FLOORS in test/architecture/import-graph.ts`);
+  for (const lib of graph.libs.keys())
+    if (floorOf(lib, floors) === -1)
+      found.push(`libs/${lib} is on no floor: add it to FLOORS in test/architecture/import-graph.ts`);
   for (const { file, source, name } of graph.packages ?? []) {
-    if (source.kind === 'lib' && pure.includes(source.name) && IO_PACKAGE.test(name)) found.push(`${file} imports ${name}: libs/${source.name} decides without I/O and imports no I/O package or framework`);
+    if (source.kind === 'lib' && pure.includes(source.name) && IO_PACKAGE.test(name))
+      found.push(
+        `${file} imports ${name}: libs/${source.name} decides without I/O and imports no I/O package or framework`,
+      );
   }
   for (const [lib, doc] of graph.libs) {
-    if (!doc) found.push(`libs/${lib}/src/index.ts does not start with a TSDoc paragraph saying its role and an "@imports @punctual/…" (or "@imports none") line`);
-    for (const name of doc?.imports ?? []) if (!graph.libs.has(name)) found.push(`libs/${lib}/src/index.ts: @imports names @punctual/${name}, which is no lib`);
+    if (!doc)
+      found.push(
+        `libs/${lib}/src/index.ts does not start with a TSDoc paragraph saying its role and an "@imports @punctual/…" (or "@imports none") line`,
+      );
+    for (const name of doc?.imports ?? [])
+      if (!graph.libs.has(name))
+        found.push(`libs/${lib}/src/index.ts: @imports names @punctual/${name}, which is no lib`);
   }
   const used = new Map<string, Set<string>>();
   for (const edge of graph.edges) {
     const { file, source, target, specifier } = edge;
     if (sameArea(source, target)) {
-      if (specifier.startsWith('@punctual/')) found.push(`${file} imports ${specifier}: its own lib, through the index (a cycle in the making); import the file`);
+      if (specifier.startsWith('@punctual/'))
+        found.push(
+          `${file} imports ${specifier}: its own lib, through the index (a cycle in the making); import the file`,
+        );
       continue;
     }
     if (source.kind === 'lib' && target.kind === 'app') {
@@ -255,8 +305,12 @@ export function violations(graph: Graph, floors: readonly (readonly string[])[] 
       found.push(`${file} imports ${specifier}: an app never imports another app (apps/${target.name})`);
       continue;
     }
-    if (!specifier.startsWith('@punctual/')) found.push(`${file} imports ${specifier}: another lib is reached through its index, as @punctual/${target.name}`);
-    else if (DEEP.test(specifier)) found.push(`${file} imports ${specifier}: a lib's insides are reached through its index, as @punctual/${target.name}`);
+    if (!specifier.startsWith('@punctual/'))
+      found.push(`${file} imports ${specifier}: another lib is reached through its index, as @punctual/${target.name}`);
+    else if (DEEP.test(specifier))
+      found.push(
+        `${file} imports ${specifier}: a lib's insides are reached through its index, as @punctual/${target.name}`,
+      );
     if (!graph.libs.has(target.name)) {
       found.push(`${file} imports ${specifier}, which is no lib`);
       continue;
@@ -265,14 +319,22 @@ export function violations(graph: Graph, floors: readonly (readonly string[])[] 
     used.set(source.name, (used.get(source.name) ?? new Set()).add(target.name));
     const [from, to] = [floorOf(source.name, floors), floorOf(target.name, floors)];
     if (from !== -1 && to !== -1 && to >= from) {
-      found.push(`${file} imports @punctual/${target.name}: libs/${source.name} is on floor ${from}, @punctual/${target.name} on floor ${to}; a lib imports only from lower floors`);
+      found.push(
+        `${file} imports @punctual/${target.name}: libs/${source.name} is on floor ${from}, @punctual/${target.name} on floor ${to}; a lib imports only from lower floors`,
+      );
     }
     const allowed = graph.libs.get(source.name)?.imports;
-    if (allowed && !allowed.includes(target.name)) found.push(`${file} imports @punctual/${target.name}, which libs/${source.name}/src/index.ts does not list in @imports`);
+    if (allowed && !allowed.includes(target.name))
+      found.push(
+        `${file} imports @punctual/${target.name}, which libs/${source.name}/src/index.ts does not list in @imports`,
+      );
   }
   for (const [lib, doc] of graph.libs) {
     for (const name of doc?.imports ?? []) {
-      if (graph.libs.has(name) && !used.get(lib)?.has(name)) found.push(`libs/${lib}/src/index.ts lists @punctual/${name} in @imports, but nothing of libs/${lib} imports it`);
+      if (graph.libs.has(name) && !used.get(lib)?.has(name))
+        found.push(
+          `libs/${lib}/src/index.ts lists @punctual/${name} in @imports, but nothing of libs/${lib} imports it`,
+        );
     }
   }
   for (const cycle of libCycles(graph.edges)) found.push(`a cycle between libs: ${cycle.join(' → ')}`);

@@ -1,7 +1,15 @@
 import type { Page } from 'playwright-core';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
-import { BROWSER_ZONE, insertRuns, openWatched, requireBuiltConsole, SCREENSHOTS, signIn, type WatchedPage } from './console-support.js';
+import {
+  BROWSER_ZONE,
+  insertRuns,
+  openWatched,
+  requireBuiltConsole,
+  SCREENSHOTS,
+  signIn,
+  type WatchedPage,
+} from './console-support.js';
 
 /**
  * The run chart in browsers of other locales, the POSIX one the packaged Chromium reports by
@@ -30,7 +38,10 @@ const NOT_24_HOUR = /\b(am|pm)\b|\d\s?(am|pm)|[午前後]|[\u0600-\u06FF]/i;
 describe('the run chart in other locales', () => {
   const ctx = useApiSandbox();
   const call = (method: string, path: string, body?: unknown) => ctx.api.call(method, path, body);
-  const runTimes = async (task: string) => ((await call('GET', `/v1/tasks/${task}/executions?limit=500`)).body.items as { scheduledFor: string }[]).map((r) => Date.parse(r.scheduledFor));
+  const runTimes = async (task: string) =>
+    ((await call('GET', `/v1/tasks/${task}/executions?limit=500`)).body.items as { scheduledFor: string }[]).map((r) =>
+      Date.parse(r.scheduledFor),
+    );
   let current: WatchedPage | undefined;
 
   beforeAll(async () => {
@@ -49,7 +60,16 @@ describe('the run chart in other locales', () => {
       { minutesAgo: 60, status: 'succeeded', lagMs: 250, durationMs: 900 },
       { minutesAgo: 30, status: 'skipped' },
     ]);
-    await insertRuns(ctx, 'steady-task', [23 * 60, 18 * 60, 12 * 60, 6 * 60, 60].map((minutesAgo) => ({ minutesAgo, status: 'succeeded' as const, lagMs: 5, durationMs: 200 })));
+    await insertRuns(
+      ctx,
+      'steady-task',
+      [23 * 60, 18 * 60, 12 * 60, 6 * 60, 60].map((minutesAgo) => ({
+        minutesAgo,
+        status: 'succeeded' as const,
+        lagMs: 5,
+        durationMs: 200,
+      })),
+    );
   });
   afterEach(async () => {
     const problems = current?.problems.splice(0) ?? [];
@@ -89,8 +109,12 @@ describe('the run chart in other locales', () => {
 
       // Two hours of runs: the axis spans them and a tenth either side, not the whole day.
       const fresh = await openChart(page, 'fresh-task');
-      expect(fresh.summary).toMatch(/^5 runs in the last 24 hours: (?=[^.]*\b3 succeeded\b)(?=[^.]*\b1 dead\b)(?=[^.]*\b1 skipped\b)/);
-      const stretch = new RegExp(`The chart is scaled to the runs, which span 2 h: it shows (${CONSOLE_TIME}) to (${CONSOLE_TIME})\\.`).exec(fresh.summary);
+      expect(fresh.summary).toMatch(
+        /^5 runs in the last 24 hours: (?=[^.]*\b3 succeeded\b)(?=[^.]*\b1 dead\b)(?=[^.]*\b1 skipped\b)/,
+      );
+      const stretch = new RegExp(
+        `The chart is scaled to the runs, which span 2 h: it shows (${CONSOLE_TIME}) to (${CONSOLE_TIME})\\.`,
+      ).exec(fresh.summary);
       expect(stretch, fresh.summary).not.toBeNull();
       expect(fresh.summary).not.toMatch(NOT_24_HOUR);
       const [from, to] = [stretch![1]!, stretch![2]!];
@@ -114,7 +138,9 @@ describe('the run chart in other locales', () => {
       // Runs all day: the whole 24 hours.
       const steady = await openChart(page, 'steady-task');
       expect(steady.summary).toContain('5 runs in the last 24 hours: 5 succeeded.');
-      expect(steady.summary).toMatch(new RegExp(`The chart shows the whole 24 hours, (${CONSOLE_TIME}) to (${CONSOLE_TIME})\\.`));
+      expect(steady.summary).toMatch(
+        new RegExp(`The chart shows the whole 24 hours, (${CONSOLE_TIME}) to (${CONSOLE_TIME})\\.`),
+      );
       expect(steady.summary).not.toMatch(NOT_24_HOUR);
       const day = xAxis(await canvasTexts(page));
       expect(day.clocks.length).toBeGreaterThan(2);
@@ -124,7 +150,9 @@ describe('the run chart in other locales', () => {
       // The dead letter: its times in the task's zone (Tokyo) and in the browser's.
       await page.goto(`${ctx.api.base}/dead-letters`);
       const row = page.locator('tbody tr').filter({ hasText: 'fresh-task' });
-      await expect.poll(() => row.locator('td[data-label="Slot"]').textContent()).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} GMT\+9 yours: \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} GMT-[45]$/);
+      await expect
+        .poll(() => row.locator('td[data-label="Slot"]').textContent())
+        .toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} GMT\+9 yours: \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} GMT-[45]$/);
       expect(await row.locator('td[data-label="Finished"]').textContent()).toMatch(/GMT\+9 yours: .* GMT-[45]$/);
     });
   }
@@ -132,7 +160,12 @@ describe('the run chart in other locales', () => {
 
 /** Every `HH:MM` the wall clock of `zone` shows from `from` to `to` (epoch ms). */
 function wallClocks(from: number, to: number, zone: string): Set<string> {
-  const format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  const format = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  });
   const clocks = new Set<string>();
   for (let at = Math.floor(from / 60_000) * 60_000; at <= to; at += 60_000) clocks.add(format.format(at));
   return clocks;

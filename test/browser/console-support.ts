@@ -14,7 +14,8 @@ const BUILT = fileURLToPath(new URL('../../dist/console/index.html', import.meta
 export const BROWSER_ZONE = 'America/New_York';
 
 export function requireBuiltConsole(): void {
-  if (!existsSync(BUILT)) throw new Error('the console is not built: run `npm run build` (or `npm run build:console`) first');
+  if (!existsSync(BUILT))
+    throw new Error('the console is not built: run `npm run build` (or `npm run build:console`) first');
   mkdirSync(SCREENSHOTS, { recursive: true });
 }
 
@@ -31,7 +32,12 @@ export interface WatchedPage {
  */
 export async function openWatched(base: string, options: BrowserContextOptions = {}): Promise<WatchedPage> {
   const browser = await launchChromium();
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, timezoneId: BROWSER_ZONE, locale: 'en-US', ...options });
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 900 },
+    timezoneId: BROWSER_ZONE,
+    locale: 'en-US',
+    ...options,
+  });
   const page = await context.newPage();
   const problems: string[] = [];
   const origin = new URL(base).origin;
@@ -66,12 +72,20 @@ type Status = 'succeeded' | 'dead' | 'skipped' | 'retrying' | 'running' | 'misse
  * Inserts finished runs of `task` as a worker would have left them, with the events a history row
  * is written for (release, first claim and success are read from the row). Returns their ids.
  */
-export async function insertRuns(ctx: ApiSandbox, taskName: string, runs: { minutesAgo: number; status: Status; lagMs?: number; durationMs?: number; error?: string }[]): Promise<string[]> {
+export async function insertRuns(
+  ctx: ApiSandbox,
+  taskName: string,
+  runs: { minutesAgo: number; status: Status; lagMs?: number; durationMs?: number; error?: string }[],
+): Promise<string[]> {
   const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: taskName } });
   const rows = runs.map((run) => {
     const scheduledFor = new Date(Date.now() - run.minutesAgo * 60_000);
-    const started = run.status === 'skipped' || run.status === 'missed' ? null : new Date(scheduledFor.getTime() + (run.lagMs ?? 5));
-    const finished = started && run.status !== 'running' && run.status !== 'retrying' ? new Date(started.getTime() + (run.durationMs ?? 100)) : null;
+    const started =
+      run.status === 'skipped' || run.status === 'missed' ? null : new Date(scheduledFor.getTime() + (run.lagMs ?? 5));
+    const finished =
+      started && run.status !== 'running' && run.status !== 'retrying'
+        ? new Date(started.getTime() + (run.durationMs ?? 100))
+        : null;
     return {
       id: randomUUID(),
       taskId: task.id,
@@ -92,9 +106,36 @@ export async function insertRuns(ctx: ApiSandbox, taskName: string, runs: { minu
   await ctx.db.prisma.taskExecution.createMany({ data: rows });
   await ctx.db.prisma.executionEvent.createMany({
     data: rows.flatMap((row) => [
-      { executionId: row.id, fromStatus: null, toStatus: 'scheduled' as const, at: new Date(row.scheduledFor.getTime() - 60_000) },
-      ...(row.startedAt && row.attempt > 1 ? [{ executionId: row.id, fromStatus: 'retrying' as const, toStatus: 'running' as const, at: row.startedAt, workerId: row.workerId, detail: { attempt: row.attempt } }] : []),
-      ...(row.finishedAt && row.status !== 'succeeded' ? [{ executionId: row.id, fromStatus: 'running' as const, toStatus: row.status, at: row.finishedAt, workerId: row.workerId, detail: row.error ? { error: row.error } : undefined }] : []),
+      {
+        executionId: row.id,
+        fromStatus: null,
+        toStatus: 'scheduled' as const,
+        at: new Date(row.scheduledFor.getTime() - 60_000),
+      },
+      ...(row.startedAt && row.attempt > 1
+        ? [
+            {
+              executionId: row.id,
+              fromStatus: 'retrying' as const,
+              toStatus: 'running' as const,
+              at: row.startedAt,
+              workerId: row.workerId,
+              detail: { attempt: row.attempt },
+            },
+          ]
+        : []),
+      ...(row.finishedAt && row.status !== 'succeeded'
+        ? [
+            {
+              executionId: row.id,
+              fromStatus: 'running' as const,
+              toStatus: row.status,
+              at: row.finishedAt,
+              workerId: row.workerId,
+              detail: row.error ? { error: row.error } : undefined,
+            },
+          ]
+        : []),
     ]),
   });
   return rows.map((r) => r.id);
@@ -102,7 +143,10 @@ export async function insertRuns(ctx: ApiSandbox, taskName: string, runs: { minu
 
 /** The first noon (UTC) from now on at which `zone`'s offset differs from today's: its next clock change. */
 export function nextClockChange(zone: string): Date {
-  const offset = (at: Date) => new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' }).formatToParts(at).find((p) => p.type === 'timeZoneName')!.value;
+  const offset = (at: Date) =>
+    new Intl.DateTimeFormat('en-US', { timeZone: zone, timeZoneName: 'longOffset' })
+      .formatToParts(at)
+      .find((p) => p.type === 'timeZoneName')!.value;
   const today = new Date(new Date().toISOString().slice(0, 10) + 'T12:00:00Z');
   for (let day = 1; day <= 400; day += 1) {
     const at = new Date(today.getTime() + day * 86_400_000);

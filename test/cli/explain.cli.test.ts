@@ -7,7 +7,8 @@ import { ensureCliBuilt, runCli } from './run-cli.js';
 describe('punctual explain', () => {
   const ctx = useApiSandbox();
   const admin = () => new PunctualClient({ baseUrl: ctx.api.base, apiKey: ctx.api.config.adminApiKey });
-  const cli = (args: string[], key = ctx.api.config.adminApiKey) => runCli(args, { PUNCTUAL_URL: ctx.api.base, PUNCTUAL_API_KEY: key });
+  const cli = (args: string[], key = ctx.api.config.adminApiKey) =>
+    runCli(args, { PUNCTUAL_URL: ctx.api.base, PUNCTUAL_API_KEY: key });
 
   beforeAll(() => ensureCliBuilt(), 300_000);
 
@@ -17,14 +18,24 @@ describe('punctual explain', () => {
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name } });
     const created = new Date('2026-01-01T00:00:00Z');
     await ctx.db.prisma.task.update({ where: { name }, data: { createdAt: created } });
-    await ctx.db.prisma.$executeRaw`UPDATE audit_log SET at = ${created}, after = jsonb_set(after, '{createdAt}', '"2026-01-01T00:00:00.000Z"') WHERE target = ${name}`;
+    await ctx.db.prisma
+      .$executeRaw`UPDATE audit_log SET at = ${created}, after = jsonb_set(after, '{createdAt}', '"2026-01-01T00:00:00.000Z"') WHERE target = ${name}`;
     // 2026-03-10 … 2026-03-12, 09:00 in Berlin (UTC+1).
     for (const [i, status] of statuses.entries()) {
       const slot = new Date(Date.UTC(2026, 2, 10 + i, 8));
       await ctx.db.prisma.taskExecution.create({
         data: {
-          id: randomUUID(), taskId: task.id, taskName: name, scheduledFor: slot, fireAt: slot, taskVersion: 1, status, attempt: status === 'succeeded' ? 1 : 0,
-          skipReason: status === 'skipped' ? 'paused' : null, startedAt: status === 'succeeded' ? slot : null, finishedAt: new Date(slot.getTime() + 1_000),
+          id: randomUUID(),
+          taskId: task.id,
+          taskName: name,
+          scheduledFor: slot,
+          fireAt: slot,
+          taskVersion: 1,
+          status,
+          attempt: status === 'succeeded' ? 1 : 0,
+          skipReason: status === 'skipped' ? 'paused' : null,
+          startedAt: status === 'succeeded' ? slot : null,
+          finishedAt: new Date(slot.getTime() + 1_000),
         },
       });
     }
@@ -36,15 +47,26 @@ describe('punctual explain', () => {
     expect(out.code, out.stderr).toBe(0);
     const lines = out.stdout.trim().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines[0]).toMatch(/^Tue 2026-03-10 09:00 Europe\/Berlin {2}ran — started 2026-03-10 09:00:00, succeeded 2026-03-10 09:00:01$/);
+    expect(lines[0]).toMatch(
+      /^Tue 2026-03-10 09:00 Europe\/Berlin {2}ran — started 2026-03-10 09:00:00, succeeded 2026-03-10 09:00:01$/,
+    );
     expect(lines[2]).toMatch(/^Thu 2026-03-12 09:00 Europe\/Berlin {2}ran/);
   });
 
   it('exits 3 when a slot did not succeed, and says why; --at answers about the nearest slot', async () => {
     await weekOld('explain-skipped', ['succeeded', 'skipped', 'succeeded']);
-    const out = await cli(['explain', 'explain-skipped', '--from', '2026-03-10T00:00:00Z', '--to', '2026-03-12T23:00:00Z']);
+    const out = await cli([
+      'explain',
+      'explain-skipped',
+      '--from',
+      '2026-03-10T00:00:00Z',
+      '--to',
+      '2026-03-12T23:00:00Z',
+    ]);
     expect(out.code).toBe(3);
-    expect(out.stdout.trim().split('\n')[1]).toMatch(/^Wed 2026-03-11 09:00 Europe\/Berlin {2}skipped — the task was paused/);
+    expect(out.stdout.trim().split('\n')[1]).toMatch(
+      /^Wed 2026-03-11 09:00 Europe\/Berlin {2}skipped — the task was paused/,
+    );
 
     const at = await cli(['explain', 'explain-skipped', '--at', '2026-03-11T10:40:00+01:00']);
     expect(at.code).toBe(3);
@@ -54,13 +76,24 @@ describe('punctual explain', () => {
     expect(good.code).toBe(0);
     expect(good.stdout).toMatch(/^Thu 2026-03-12 09:00 Europe\/Berlin {2}ran/);
 
-    const json = JSON.parse((await cli(['explain', 'explain-skipped', '--at', '2026-03-11T08:00:00Z', '-o', 'json'])).stdout);
-    expect(json.items).toEqual([expect.objectContaining({ scheduledFor: '2026-03-11T08:00:00.000Z', outcome: 'skipped', reason: 'paused' })]);
+    const json = JSON.parse(
+      (await cli(['explain', 'explain-skipped', '--at', '2026-03-11T08:00:00Z', '-o', 'json'])).stdout,
+    );
+    expect(json.items).toEqual([
+      expect.objectContaining({ scheduledFor: '2026-03-11T08:00:00.000Z', outcome: 'skipped', reason: 'paused' }),
+    ]);
   });
 
   it('reports a bad range as the API refuses it, and a bad instant as bad usage', async () => {
     await weekOld('explain-bad', []);
-    const range = await cli(['explain', 'explain-bad', '--from', '2026-03-01T00:00:00Z', '--to', '2026-05-01T00:00:00Z']);
+    const range = await cli([
+      'explain',
+      'explain-bad',
+      '--from',
+      '2026-03-01T00:00:00Z',
+      '--to',
+      '2026-05-01T00:00:00Z',
+    ]);
     expect(range.code).toBe(1);
     expect(range.stderr).toContain('to');
     expect(range.stderr).toContain('31 days');

@@ -13,7 +13,8 @@ export const CLI = `${ROOT}dist/apps/cli/src/main.js`;
 export async function ensureCliBuilt(): Promise<void> {
   const lock = `${ROOT}dist/.cli-build.lock`;
   // Another file is building: its output is not whole until it is done (tsc-alias runs after tsc).
-  for (let waited = 0; existsSync(lock) && waited < 300_000; waited += 500) await new Promise((r) => setTimeout(r, 500));
+  for (let waited = 0; existsSync(lock) && waited < 300_000; waited += 500)
+    await new Promise((r) => setTimeout(r, 500));
   if (existsSync(CLI)) return;
   mkdirSync(`${ROOT}dist`, { recursive: true });
   try {
@@ -41,7 +42,11 @@ export interface CliResult {
  */
 export function runCli(args: string[], env: Record<string, string | undefined>): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -19,7 +19,11 @@ describe('claiming an execution', () => {
   beforeAll(async () => {
     sandbox = await createSandbox();
     db = await openRepositories(sandbox.config());
-    taskId = (await db.prisma.task.create({ data: { name: 'claims', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' } })).id;
+    taskId = (
+      await db.prisma.task.create({
+        data: { name: 'claims', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' },
+      })
+    ).id;
   });
   afterAll(async () => {
     await db?.close();
@@ -27,8 +31,14 @@ describe('claiming an execution', () => {
   });
   // Each test starts with the task free: earlier tests' runs and slots end as if done.
   beforeEach(async () => {
-    await db.prisma.taskExecution.updateMany({ where: { taskId, status: { in: ['running', 'retrying', 'queued', 'scheduled'] } }, data: { status: 'dead' } });
-    await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip', planVersion: 1, version: { increment: 1 } } });
+    await db.prisma.taskExecution.updateMany({
+      where: { taskId, status: { in: ['running', 'retrying', 'queued', 'scheduled'] } },
+      data: { status: 'dead' },
+    });
+    await db.prisma.task.update({
+      where: { id: taskId },
+      data: { overlap: 'skip', planVersion: 1, version: { increment: 1 } },
+    });
   });
 
   /** The instants of the task's slots so far (`scheduled_for` is unique per task). */
@@ -37,7 +47,17 @@ describe('claiming an execution', () => {
   /** An execution of the task; slots are one second apart in the last ten minutes, in creation order, unless `at` is given. */
   async function execution(
     status: ExecutionStatus,
-    extra: { leaseUntil?: Date; exclusive?: boolean; at?: number; fireAt?: number; attempt?: number; queuedAt?: Date; startedAt?: Date; trigger?: 'catchup'; nextAttemptAt?: Date } = {},
+    extra: {
+      leaseUntil?: Date;
+      exclusive?: boolean;
+      at?: number;
+      fireAt?: number;
+      attempt?: number;
+      queuedAt?: Date;
+      startedAt?: Date;
+      trigger?: 'catchup';
+      nextAttemptAt?: Date;
+    } = {},
   ) {
     const id = randomUUID();
     slot += 1;
@@ -49,44 +69,88 @@ describe('claiming an execution', () => {
     used.add(instant);
     const scheduledFor = new Date(instant);
     await db.prisma.taskExecution.create({
-      data: { id, taskId, taskName: 'claims', scheduledFor, fireAt: new Date(fireAt ?? scheduledFor.getTime()), taskVersion: 1, status, exclusive: false, ...rest },
+      data: {
+        id,
+        taskId,
+        taskName: 'claims',
+        scheduledFor,
+        fireAt: new Date(fireAt ?? scheduledFor.getTime()),
+        taskVersion: 1,
+        status,
+        exclusive: false,
+        ...rest,
+      },
     });
     return id;
   }
   const claim = (id: string, workerId = 'w1', attemptId = randomUUID()) => db.claim({ id, attemptId, workerId });
   const row = (id: string) => db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
   /** As if the attempt running `id` had started at `at` (a claim starts it now). */
-  const startedAt = (id: string, at: number) => db.prisma.taskExecution.update({ where: { id }, data: { startedAt: new Date(at) } });
+  const startedAt = (id: string, at: number) =>
+    db.prisma.taskExecution.update({ where: { id }, data: { startedAt: new Date(at) } });
 
-  it.each(['scheduled', 'queued', 'retrying'] as const)('claims from %s: running, attempt + 1, a fresh attempt_id and a lease', async (status) => {
-    const queuedAt = status === 'queued' ? new Date(Date.now() - 100) : undefined;
-    const id = await execution(status, { queuedAt, attempt: status === 'retrying' ? 1 : 0, startedAt: status === 'retrying' ? new Date(Date.now() - 500) : undefined });
-    const attemptId = randomUUID();
-    const result = await claim(id, 'w1', attemptId);
-    expect(result.kind).toBe('run');
-    // The definition the attempt runs under comes with the claim.
-    expect(result.kind === 'run' && [result.task.id, result.task.handler]).toEqual([taskId, 'noop']);
-    const found = (await db.queries.findById(id))!;
-    expect(found).toMatchObject({ status: 'running', attempt: status === 'retrying' ? 2 : 1, attemptId, workerId: 'w1' });
-    expect(found.leaseUntil!.getTime() - found.startedAt!.getTime()).toBe(sandbox.config().leaseMs);
-    const history = found.events.map((e) => [e.fromStatus, e.toStatus]);
-    // A claim from `scheduled` (before the leader marked the row) records the release itself.
-    expect(history).toEqual(status === 'retrying' ? [['scheduled', 'running'], ['retrying', 'running']] : [['scheduled', 'queued'], ['queued', 'running']]);
-  });
+  it.each(['scheduled', 'queued', 'retrying'] as const)(
+    'claims from %s: running, attempt + 1, a fresh attempt_id and a lease',
+    async (status) => {
+      const queuedAt = status === 'queued' ? new Date(Date.now() - 100) : undefined;
+      const id = await execution(status, {
+        queuedAt,
+        attempt: status === 'retrying' ? 1 : 0,
+        startedAt: status === 'retrying' ? new Date(Date.now() - 500) : undefined,
+      });
+      const attemptId = randomUUID();
+      const result = await claim(id, 'w1', attemptId);
+      expect(result.kind).toBe('run');
+      // The definition the attempt runs under comes with the claim.
+      expect(result.kind === 'run' && [result.task.id, result.task.handler]).toEqual([taskId, 'noop']);
+      const found = (await db.queries.findById(id))!;
+      expect(found).toMatchObject({
+        status: 'running',
+        attempt: status === 'retrying' ? 2 : 1,
+        attemptId,
+        workerId: 'w1',
+      });
+      expect(found.leaseUntil!.getTime() - found.startedAt!.getTime()).toBe(sandbox.config().leaseMs);
+      const history = found.events.map((e) => [e.fromStatus, e.toStatus]);
+      // A claim from `scheduled` (before the leader marked the row) records the release itself.
+      expect(history).toEqual(
+        status === 'retrying'
+          ? [
+              ['scheduled', 'running'],
+              ['retrying', 'running'],
+            ]
+          : [
+              ['scheduled', 'queued'],
+              ['queued', 'running'],
+            ],
+      );
+    },
+  );
 
-  it.each(['succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const)('does not claim a finished (%s) execution', async (status) => {
-    const id = await execution(status);
-    expect((await claim(id)).kind).toBe('dropped');
-    expect((await row(id)).status).toBe(status);
-  });
+  it.each(['succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const)(
+    'does not claim a finished (%s) execution',
+    async (status) => {
+      const id = await execution(status);
+      expect((await claim(id)).kind).toBe('dropped');
+      expect((await row(id)).status).toBe(status);
+    },
+  );
 
   it('does not claim a running execution whose lease holds; takes over an expired one while attempts remain', async () => {
     const held = await execution('running', { leaseUntil: new Date(Date.now() + 60_000), attempt: 1 });
     expect((await claim(held, 'w2')).kind).toBe('dropped');
-    const expired = await execution('running', { leaseUntil: new Date(Date.now() - 1), attempt: 1, startedAt: new Date(Date.now() - 5_000) });
+    const expired = await execution('running', {
+      leaseUntil: new Date(Date.now() - 1),
+      attempt: 1,
+      startedAt: new Date(Date.now() - 5_000),
+    });
     const result = await claim(expired, 'w2');
     expect(result.kind === 'run' && [result.execution.workerId, result.execution.attempt]).toEqual(['w2', 2]);
-    const spent = await execution('running', { leaseUntil: new Date(Date.now() - 1), attempt: 3, startedAt: new Date(Date.now() - 5_000) });
+    const spent = await execution('running', {
+      leaseUntil: new Date(Date.now() - 1),
+      attempt: 3,
+      startedAt: new Date(Date.now() - 5_000),
+    });
     expect((await claim(spent, 'w2')).kind).toBe('dropped');
     expect((await row(spent)).attempt).toBe(3);
   });
@@ -109,7 +173,12 @@ describe('claiming an execution', () => {
     expect(await db.attempts.markSucceeded(id, first, { from: 'stale' })).toBe(false);
     expect(await db.attempts.markFailed(id, first, 'boom', null)).toBe(false);
     expect(await db.attempts.markSucceeded(id, second, { from: 'current' })).toBe(true);
-    expect(await row(id)).toMatchObject({ status: 'succeeded', attempt: 2, workerId: 'w2', result: { from: 'current' } });
+    expect(await row(id)).toMatchObject({
+      status: 'succeeded',
+      attempt: 2,
+      workerId: 'w2',
+      result: { from: 'current' },
+    });
   });
 
   it('a claim given back (its handler never started) spends no attempt: a first one returns to queued, a later one to retrying', async () => {
@@ -125,18 +194,26 @@ describe('claiming an execution', () => {
     expect((await claim(later, 'w1', second)).kind).toBe('run');
     expect(await db.claims.giveBack(later, second, 'confirmed too late')).toBe(true);
     expect(await row(later)).toMatchObject({ status: 'retrying', attempt: 1 });
-    const history = (await db.queries.findById(later))!.events.map((e) => [e.fromStatus, e.toStatus, (e.detail as { reason?: string } | null)?.reason ?? null]);
+    const history = (await db.queries.findById(later))!.events.map((e) => [
+      e.fromStatus,
+      e.toStatus,
+      (e.detail as { reason?: string } | null)?.reason ?? null,
+    ]);
     expect(history.at(-1)).toEqual(['running', 'retrying', 'given back']);
   });
 
-  it('never early: a slot whose fire_at has not come by Postgres\' clock is not claimed, and is told when to come back', async () => {
+  it("never early: a slot whose fire_at has not come by Postgres' clock is not claimed, and is told when to come back", async () => {
     const id = await execution('queued', { at: Date.now() - 1_000, fireAt: Date.now() + 800 });
     const result = await claim(id);
     expect(result.kind === 'later' && result.why).toBe('early');
     expect(result.kind === 'later' && result.afterMs).toBeGreaterThan(0);
     expect((await row(id)).status).toBe('queued');
     // A retry waits for its next attempt's instant.
-    const retry = await execution('retrying', { attempt: 1, startedAt: new Date(Date.now() - 2_000), nextAttemptAt: new Date(Date.now() + 800) });
+    const retry = await execution('retrying', {
+      attempt: 1,
+      startedAt: new Date(Date.now() - 2_000),
+      nextAttemptAt: new Date(Date.now() + 800),
+    });
     expect(await claim(retry)).toMatchObject({ kind: 'later', why: 'early' });
   });
 
@@ -157,7 +234,11 @@ describe('claiming an execution', () => {
       await startedAt(a, due);
       expect(await db.attempts.markFailed(a, attemptId, 'boom', new Date())).toBe(true);
       // The next slot comes while `a` waits for its retry.
-      const b = await execution('queued', { exclusive: true, at: Date.now() - 1_000, queuedAt: new Date(Date.now() - 1_000) });
+      const b = await execution('queued', {
+        exclusive: true,
+        at: Date.now() - 1_000,
+        queuedAt: new Date(Date.now() - 1_000),
+      });
       expect(await claim(b, 'w2')).toEqual({ kind: 'skipped', reason: 'overlap' });
       expect(await row(b)).toMatchObject({ status: 'skipped', skipReason: 'overlap' });
       const retry = await claim(a, 'w1');
@@ -166,8 +247,19 @@ describe('claiming an execution', () => {
 
     it('a retry whose next slot started first (before the fix it was skipped(overlap)) waits for it, never skipped', async () => {
       await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'allow', version: { increment: 1 } } });
-      const a = await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 20_000, startedAt: new Date(Date.now() - 19_000) });
-      const b = await execution('running', { exclusive: true, attempt: 1, at: Date.now() - 10_000, startedAt: new Date(Date.now() - 10_000), leaseUntil: new Date(Date.now() + 60_000) });
+      const a = await execution('retrying', {
+        exclusive: true,
+        attempt: 1,
+        at: Date.now() - 20_000,
+        startedAt: new Date(Date.now() - 19_000),
+      });
+      const b = await execution('running', {
+        exclusive: true,
+        attempt: 1,
+        at: Date.now() - 10_000,
+        startedAt: new Date(Date.now() - 10_000),
+        leaseUntil: new Date(Date.now() + 60_000),
+      });
       await db.prisma.task.update({ where: { id: taskId }, data: { overlap: 'skip', version: { increment: 1 } } });
       expect((await claim(a)).kind).toBe('parked');
       expect(await row(a)).toMatchObject({ status: 'retrying', parkedAt: expect.any(Date) });
@@ -177,7 +269,13 @@ describe('claiming an execution', () => {
     });
 
     it('after a worker crash (an expired lease) the next attempt takes over without being judged by the overlap policy', async () => {
-      const a = await execution('running', { exclusive: true, attempt: 1, at: Date.now() - 9_000, startedAt: new Date(Date.now() - 9_000), leaseUntil: new Date(Date.now() - 100) });
+      const a = await execution('running', {
+        exclusive: true,
+        attempt: 1,
+        at: Date.now() - 9_000,
+        startedAt: new Date(Date.now() - 9_000),
+        leaseUntil: new Date(Date.now() - 100),
+      });
       // A slot that came after `a` started: pending behind it.
       await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
       const takeover = await claim(a, 'w2');
@@ -189,8 +287,18 @@ describe('claiming an execution', () => {
       ['replace', 'running'],
     ] as const)('overlap=%s: a newcomer is judged against the retrying slot', async (overlap, newcomerAfter) => {
       await db.prisma.task.update({ where: { id: taskId }, data: { overlap, version: { increment: 1 } } });
-      const a = await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 5_000, startedAt: new Date(Date.now() - 5_000), nextAttemptAt: new Date(Date.now() + 60_000) });
-      const b = await execution('queued', { exclusive: true, at: Date.now() - 1_000, queuedAt: new Date(Date.now() - 1_000) });
+      const a = await execution('retrying', {
+        exclusive: true,
+        attempt: 1,
+        at: Date.now() - 5_000,
+        startedAt: new Date(Date.now() - 5_000),
+        nextAttemptAt: new Date(Date.now() + 60_000),
+      });
+      const b = await execution('queued', {
+        exclusive: true,
+        at: Date.now() - 1_000,
+        queuedAt: new Date(Date.now() - 1_000),
+      });
       await claim(b, 'w2');
       expect((await row(b)).status).toBe(newcomerAfter);
       expect((await row(a)).status).toBe(overlap === 'replace' ? 'cancelled' : 'retrying');
@@ -208,7 +316,7 @@ describe('claiming an execution', () => {
       expect(await reads()).toBe(before);
     });
 
-    it('a run of the task that ended before the slot\'s instant is not held against it: started in one statement', async () => {
+    it("a run of the task that ended before the slot's instant is not held against it: started in one statement", async () => {
       const holder = await execution('queued', { exclusive: true, at: Date.now() - 2_000 });
       const attemptId = randomUUID();
       expect((await claim(holder, 'w1', attemptId)).kind).toBe('run');
@@ -222,11 +330,17 @@ describe('claiming an execution', () => {
       expect(await reads()).toBe(before);
     });
 
-    it('a task not free (a run went retrying before the slot\'s time) starts nothing: the slot is read and judged (skipped for the overlap)', async () => {
+    it("a task not free (a run went retrying before the slot's time) starts nothing: the slot is read and judged (skipped for the overlap)", async () => {
       const at = Date.now() + 300;
       const slot = await execution('queued', { exclusive: true, at });
       // A run that started before the slot's time fails and waits for its retry: it holds the task.
-      await execution('retrying', { exclusive: true, attempt: 1, at: Date.now() - 5_000, startedAt: new Date(Date.now() - 5_000), nextAttemptAt: new Date(Date.now() + 60_000) });
+      await execution('retrying', {
+        exclusive: true,
+        attempt: 1,
+        at: Date.now() - 5_000,
+        startedAt: new Date(Date.now() - 5_000),
+        nextAttemptAt: new Date(Date.now() + 60_000),
+      });
       await db.clockPasses(at, "the slot's instant");
       const before = await reads();
       expect(await claim(slot)).toEqual({ kind: 'skipped', reason: 'overlap' });
@@ -255,11 +369,16 @@ describe('claiming an execution', () => {
       await startedAt(late, now - 100);
       const nextAt = now - 50;
       // The late run's slot is the one before the next (the tests share a task: earlier tests' slots of the last seconds go).
-      await db.prisma.taskExecution.deleteMany({ where: { taskId, scheduledFor: { gt: new Date(now - LATE - 100), lt: new Date(nextAt) } } });
+      await db.prisma.taskExecution.deleteMany({
+        where: { taskId, scheduledFor: { gt: new Date(now - LATE - 100), lt: new Date(nextAt) } },
+      });
       const next = await execution('queued', { exclusive: true, at: nextAt, queuedAt: new Date(now) });
       // It comes back once it has waited as long as the run ahead was late (or sooner, should the run end on the same worker).
       const first = await claim(next);
-      expect(first.kind === 'later' && [first.why, first.afterMs! > 0 && first.afterMs! <= LATE]).toEqual(['allowance', true]);
+      expect(first.kind === 'later' && [first.why, first.afterMs! > 0 && first.afterMs! <= LATE]).toEqual([
+        'allowance',
+        true,
+      ]);
       await db.clockPasses(nextAt + LATE / 3, 'a third of the wait');
       expect((await claim(next)).kind).toBe('later');
       await db.clockPasses(nextAt + LATE, 'the end of the wait');
@@ -270,7 +389,9 @@ describe('claiming an execution', () => {
       const now = Date.now();
       // The slots of the last 5 s are this test's: a late run ahead (slot 5 s ago, started 2.5 s ago, still running)
       // and the slot before the next one (1 s before it), as a slow task behind its schedule has them.
-      await db.prisma.taskExecution.deleteMany({ where: { taskId, scheduledFor: { gt: new Date(now - 5_100), lt: new Date(now) } } });
+      await db.prisma.taskExecution.deleteMany({
+        where: { taskId, scheduledFor: { gt: new Date(now - 5_100), lt: new Date(now) } },
+      });
       const ahead = await execution('queued', { exclusive: true, at: now - 5_000, queuedAt: new Date(now - 5_000) });
       expect((await claim(ahead)).kind).toBe('run');
       await startedAt(ahead, now - 2_500);
@@ -281,7 +402,9 @@ describe('claiming an execution', () => {
     });
 
     it('a backlog runs one after another in slot order, and a slot that waited its turn is never skipped for it', async () => {
-      const backlog = [0, 1, 2].map((i) => execution('queued', { exclusive: true, at: Date.now() - 8_000 + i * 1_000, queuedAt: new Date() }));
+      const backlog = [0, 1, 2].map((i) =>
+        execution('queued', { exclusive: true, at: Date.now() - 8_000 + i * 1_000, queuedAt: new Date() }),
+      );
       const [a, b, c] = await Promise.all(backlog);
       // Claimed together (one read, one write): the earliest starts, the others wait.
       const results = await Promise.all([claim(a!), claim(b!), claim(c!)]);
@@ -299,7 +422,9 @@ describe('claiming an execution', () => {
       const second = await claim(b!);
       expect(second.kind).toBe('run');
       expect((await claim(c!)).kind).toBe('parked');
-      expect((await db.attempts.succeed([{ id: b!, attemptId: attemptOf(second), result: null }])).handed.map((h) => h.id)).toEqual([c]);
+      expect(
+        (await db.attempts.succeed([{ id: b!, attemptId: attemptOf(second), result: null }])).handed.map((h) => h.id),
+      ).toEqual([c]);
       expect((await claim(c!)).kind).toBe('run');
     });
 
@@ -312,37 +437,68 @@ describe('claiming an execution', () => {
   });
 
   describe('races with operators', () => {
-    it('an edit committed between the claim\'s read and its write: the write changes nothing, the claim runs the new definition', async () => {
+    it("an edit committed between the claim's read and its write: the write changes nothing, the claim runs the new definition", async () => {
       const id = await execution('queued');
       const read = (await db.claims.read([{ id }])).get(id)!;
       await db.prisma.$transaction(async (tx) => {
         await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
         await db.executions.lockUnfinished(taskId, tx);
-        await tx.task.update({ where: { id: taskId }, data: { payload: { v: 2 }, planVersion: { increment: 1 }, version: { increment: 1 } } });
+        await tx.task.update({
+          where: { id: taskId },
+          data: { payload: { v: 2 }, planVersion: { increment: 1 }, version: { increment: 1 } },
+        });
         await tx.taskExecution.updateMany({ where: { id }, data: { taskVersion: { increment: 1 } } });
       });
-      const write = { id, attemptId: randomUUID(), workerId: 'w1', free: false, seen: { status: read.execution.status, attempt: 0, fireAt: read.execution.fireAt, planVersion: read.task!.planVersion } };
+      const write = {
+        id,
+        attemptId: randomUUID(),
+        workerId: 'w1',
+        free: false,
+        seen: {
+          status: read.execution.status,
+          attempt: 0,
+          fireAt: read.execution.fireAt,
+          planVersion: read.task!.planVersion,
+        },
+      };
       expect(await db.claims.claimOne(write, 30_000)).toEqual({ kind: 'changed' });
       const result = await claim(id);
       expect(result.kind === 'run' && result.task.payload).toEqual({ v: 2 });
     });
 
-    it('an edit in progress holds the task\'s rows: its claim comes back later instead of waiting, and claims of other tasks go on', async () => {
-      const other = (await db.prisma.task.create({ data: { name: 'other', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' } })).id;
+    it("an edit in progress holds the task's rows: its claim comes back later instead of waiting, and claims of other tasks go on", async () => {
+      const other = (
+        await db.prisma.task.create({
+          data: { name: 'other', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' },
+        })
+      ).id;
       const mine = await execution('queued');
       const theirs = randomUUID();
-      await db.prisma.taskExecution.create({ data: { id: theirs, taskId: other, taskName: 'other', scheduledFor: new Date(BASE), fireAt: new Date(BASE), taskVersion: 1, status: 'queued' } });
+      await db.prisma.taskExecution.create({
+        data: {
+          id: theirs,
+          taskId: other,
+          taskName: 'other',
+          scheduledFor: new Date(BASE),
+          fireAt: new Date(BASE),
+          taskVersion: 1,
+          status: 'queued',
+        },
+      });
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
       let locked!: () => void;
       const isLocked = new Promise<void>((resolve) => (locked = resolve));
       // An API transaction (an edit, a `tasks:batch` of many) holding the task and its rows.
-      const edit = db.prisma.$transaction(async (tx) => {
-        await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
-        await db.executions.lockUnfinished(taskId, tx);
-        locked();
-        await released;
-      }, { timeout: 60_000 });
+      const edit = db.prisma.$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
+          await db.executions.lockUnfinished(taskId, tx);
+          locked();
+          await released;
+        },
+        { timeout: 60_000 },
+      );
       await isLocked;
       try {
         // Claimed together, in one read and one write: the other task's slot starts while the transaction is still open.

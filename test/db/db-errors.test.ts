@@ -81,7 +81,10 @@ describe('reading database errors', () => {
     const { prisma, pool } = connect(sandbox.databaseUrl);
     const terminate = async (marker: string) => {
       for (;;) {
-        const { rows } = await holder.query(`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()`, [`%${marker}%`]);
+        const { rows } = await holder.query(
+          `SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()`,
+          [`%${marker}%`],
+        );
         if (rows[0].n > 0) return;
       }
     };
@@ -106,7 +109,9 @@ describe('reading database errors', () => {
     const errors = [];
     for (const marker of ['probe_d', 'probe_e']) {
       const dropped = proxy.dropAnswerTo(marker);
-      const failed = failure(marker === 'probe_d' ? prisma.$queryRawUnsafe(`SELECT 1 AS ${marker}`) : pool.query(`SELECT 1 AS ${marker}`));
+      const failed = failure(
+        marker === 'probe_d' ? prisma.$queryRawUnsafe(`SELECT 1 AS ${marker}`) : pool.query(`SELECT 1 AS ${marker}`),
+      );
       await dropped;
       errors.push(await failed);
     }
@@ -118,7 +123,11 @@ describe('reading database errors', () => {
     // A port nothing listens on.
     url.port = String(await freePort());
     const { prisma, pool } = connect(url.toString());
-    const errors = [await failure(prisma.$queryRaw`SELECT 1`), await failure(prisma.task.count()), await failure(pool.query('SELECT 1'))];
+    const errors = [
+      await failure(prisma.$queryRaw`SELECT 1`),
+      await failure(prisma.task.count()),
+      await failure(pool.query('SELECT 1')),
+    ];
     expect(errors.map(isConnectionError)).toEqual([true, true, true]);
   });
 });

@@ -54,12 +54,24 @@ describe('the one-statement claim never starts what the judgement would not', ()
         ...(flow ? { concurrencyKey: `k${n}`, concurrencyLimit: 5 } : {}),
       },
     });
-    const statuses: ExecutionStatus[] = ['scheduled', 'queued', 'running', 'retrying', 'succeeded', 'dead', 'skipped', 'missed', 'cancelled'];
+    const statuses: ExecutionStatus[] = [
+      'scheduled',
+      'queued',
+      'running',
+      'retrying',
+      'succeeded',
+      'dead',
+      'skipped',
+      'missed',
+      'cancelled',
+    ];
     const count = random.int(1, 4);
     const ids: string[] = [];
     let runningExclusive = false;
     for (let i = 0; i < count; i += 1) {
-      let status = random.pick(i === 0 ? (['scheduled', 'queued', 'queued', 'retrying', 'running'] as ExecutionStatus[]) : statuses);
+      let status = random.pick(
+        i === 0 ? (['scheduled', 'queued', 'queued', 'retrying', 'running'] as ExecutionStatus[]) : statuses,
+      );
       const exclusive = random.next() < 0.8;
       // The schema's guard: one exclusive run of a task running at a time.
       if (status === 'running' && exclusive && runningExclusive) status = 'retrying';
@@ -82,7 +94,8 @@ describe('the one-statement claim never starts what the judgement would not', ()
           attempt,
           taskVersion: random.int(1, 2),
           exclusive,
-          pinnedDefinition: random.next() < 0.15 ? { handler: random.pick(['noop', 'elsewhere']), timeoutMs: 1_000 } : undefined,
+          pinnedDefinition:
+            random.next() < 0.15 ? { handler: random.pick(['noop', 'elsewhere']), timeoutMs: 1_000 } : undefined,
           startedAt: attempt > 0 || status === 'running' ? new Date(scheduledFor + random.pick([-S, 0, S])) : null,
           leaseUntil: status === 'running' ? new Date(now + random.pick([-S, S])) : null,
           nextAttemptAt: status === 'retrying' || random.next() < 0.1 ? new Date(now + random.pick([-S, S])) : null,
@@ -101,7 +114,9 @@ describe('the one-statement claim never starts what the judgement would not', ()
       const { id, taskId } = await scenario(random, n);
       const read = (await db.claims.read([{ id, taskId }])).get(id)!;
       const verdict = judgeClaim(claimContextOf(read), read.now);
-      const claimed = await db.claims.claimDirect([{ id, attemptId: randomUUID(), workerId: 'w', taskId }], 30_000, ['noop']);
+      const claimed = await db.claims.claimDirect([{ id, attemptId: randomUUID(), workerId: 'w', taskId }], 30_000, [
+        'noop',
+      ]);
       if (claimed.size > 0) {
         started += 1;
         expect({ scenario: n, verdict }).toEqual({ scenario: n, verdict: { kind: 'run' } });

@@ -23,22 +23,56 @@ describe('claiming under flow control', () => {
   });
 
   /** A task with these flow columns and `count` executions due (fire_at `agoMs` back, 1 ms apart, in order). */
-  async function due(flow: { concurrencyKey?: string; concurrencyLimit?: number; rateKey?: string; rateLimit?: number; ratePerMs?: number }, count: number, agoMs = 1_000, maxDelayMs = 3_600_000) {
+  async function due(
+    flow: {
+      concurrencyKey?: string;
+      concurrencyLimit?: number;
+      rateKey?: string;
+      rateLimit?: number;
+      ratePerMs?: number;
+    },
+    count: number,
+    agoMs = 1_000,
+    maxDelayMs = 3_600_000,
+  ) {
     n += 1;
     const name = `flow-${n}`;
-    const task = await db.prisma.task.create({ data: { name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's', overlap: 'allow', maxDelayMs, ...flow } });
+    const task = await db.prisma.task.create({
+      data: {
+        name,
+        handler: 'noop',
+        scheduleKind: 'cron',
+        cron: '* * * * *',
+        secret: 's',
+        overlap: 'allow',
+        maxDelayMs,
+        ...flow,
+      },
+    });
     const ids: string[] = [];
     for (let i = 0; i < count; i += 1) {
       const id = randomUUID();
       const at = new Date(Date.now() - agoMs + i);
-      await db.prisma.taskExecution.create({ data: { id, taskId: task.id, taskName: name, scheduledFor: at, fireAt: at, taskVersion: 1, status: 'queued', exclusive: false } });
+      await db.prisma.taskExecution.create({
+        data: {
+          id,
+          taskId: task.id,
+          taskName: name,
+          scheduledFor: at,
+          fireAt: at,
+          taskVersion: 1,
+          status: 'queued',
+          exclusive: false,
+        },
+      });
       ids.push(id);
     }
     return ids;
   }
   const claim = (id: string) => db.claim({ id, attemptId: randomUUID(), workerId: 'w1' });
   const row = (id: string) => db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
-  const finish = (id: string) => db.prisma.taskExecution.update({ where: { id }, data: { status: 'succeeded', finishedAt: new Date() } });
+  const finish = (id: string) =>
+    db.prisma.taskExecution.update({ where: { id }, data: { status: 'succeeded', finishedAt: new Date() } });
 
   it('a concurrency key: limit runs at once across its tasks, the next held (not late, its place kept) until one ends', async () => {
     const a = await due({ concurrencyKey: 'api', concurrencyLimit: 2 }, 2, 300, 1_000);
@@ -52,7 +86,8 @@ describe('claiming under flow control', () => {
     expect(await row(held)).toMatchObject({ status: 'queued', concurrencyKey: 'api' });
     expect((await row(held)).heldAt).not.toBeNull();
     // Held for 10 s, far past fire_at + maxDelay (1 s): still not late — the leader's misfire pass skips it too.
-    await db.prisma.$executeRaw`UPDATE task_execution SET fire_at = fire_at - interval '10 s', scheduled_for = scheduled_for - interval '10 s' WHERE id = ${held}::uuid`;
+    await db.prisma
+      .$executeRaw`UPDATE task_execution SET fire_at = fire_at - interval '10 s', scheduled_for = scheduled_for - interval '10 s' WHERE id = ${held}::uuid`;
     expect((await claim(held)).kind).toBe('later');
     const [unheld] = await due({ concurrencyKey: 'api', concurrencyLimit: 2 }, 1, 5_000, 1_000);
     await db.state.adoptShardCount(1);
@@ -84,13 +119,17 @@ describe('claiming under flow control', () => {
     const attemptId = started.kind === 'run' ? started.execution.attemptId! : '';
     // Cancelled while its handler runs: the row ends, its permit stays (moved by the cancel itself).
     expect((await db.executions.cancel(first!, 'test'))?.fromStatus).toBe('running');
-    const permits = await db.prisma.$queryRaw<{ key: string; attempt_id: string }[]>`SELECT key, attempt_id::text FROM overrun_permit WHERE execution_id = ${first!}::uuid`;
+    const permits = await db.prisma.$queryRaw<
+      { key: string; attempt_id: string }[]
+    >`SELECT key, attempt_id::text FROM overrun_permit WHERE execution_id = ${first!}::uuid`;
     expect(permits).toEqual([{ key: 'cancelled', attempt_id: attemptId }]);
     expect((await claim(second!)).kind).toBe('later');
     // The handler settled: its worker gives the permit back, and a renewal already on its way does not restore it.
     await db.attempts.dropPermits([attemptId]);
     await db.attempts.renewPermits([attemptId], 30_000);
-    expect(await db.prisma.$queryRaw<unknown[]>`SELECT 1 FROM overrun_permit WHERE attempt_id = ${attemptId}::uuid`).toEqual([]);
+    expect(
+      await db.prisma.$queryRaw<unknown[]>`SELECT 1 FROM overrun_permit WHERE attempt_id = ${attemptId}::uuid`,
+    ).toEqual([]);
     expect((await claim(second!)).kind).toBe('run');
   });
 
@@ -128,12 +167,16 @@ describe('claiming under flow control', () => {
     expect(third.kind === 'later' && third.afterMs).toBeLessThan(61_000);
     const fourth = await claim(ids[3]!);
     // Behind the third: it may go when the second start leaves the window (a moment after the first).
-    expect(fourth.kind === 'later' && fourth.afterMs).toBeGreaterThanOrEqual(third.kind === 'later' ? third.afterMs! - 50 : Infinity);
+    expect(fourth.kind === 'later' && fourth.afterMs).toBeGreaterThanOrEqual(
+      third.kind === 'later' ? third.afterMs! - 50 : Infinity,
+    );
     expect(fourth.kind === 'later' && fourth.afterMs).toBeLessThan(61_000);
     // The window moves on: once the first start is a minute old, the next goes.
     await db.prisma.$executeRaw`UPDATE flow_start SET at = at - interval '61 seconds' WHERE key = 'mail'`;
     expect((await claim(ids[2]!)).kind).toBe('run');
-    const { count } = (await db.prisma.$queryRaw<{ count: number }[]>`SELECT count(*)::int AS count FROM flow_start WHERE key = 'mail'`)[0]!;
+    const { count } = (
+      await db.prisma.$queryRaw<{ count: number }[]>`SELECT count(*)::int AS count FROM flow_start WHERE key = 'mail'`
+    )[0]!;
     expect(count).toBe(3);
   });
 

@@ -16,7 +16,18 @@ describe("an execution's history", () => {
   beforeAll(async () => {
     sandbox = await createSandbox();
     db = await openRepositories(sandbox.config());
-    taskId = (await db.prisma.task.create({ data: { name: 'history', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's', maxAttempts: 3 } })).id;
+    taskId = (
+      await db.prisma.task.create({
+        data: {
+          name: 'history',
+          handler: 'noop',
+          scheduleKind: 'cron',
+          cron: '* * * * *',
+          secret: 's',
+          maxAttempts: 3,
+        },
+      })
+    ).id;
   });
   afterAll(async () => {
     await db?.close();
@@ -28,13 +39,30 @@ describe("an execution's history", () => {
     const id = randomUUID();
     slot += 1;
     const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
-    await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
+    await db.prisma.taskExecution.create({
+      data: {
+        id,
+        taskId,
+        taskName: 'history',
+        scheduledFor,
+        fireAt: scheduledFor,
+        taskVersion: 1,
+        status: 'scheduled',
+        exclusive: false,
+      },
+    });
     return id;
   }
   const released = () => Date.now() - 40;
 
   const storedEvents = async (id: string) => db.prisma.executionEvent.count({ where: { executionId: id } });
-  const history = async (id: string) => (await db.queries.findById(id))!.events.map((e) => ({ from: e.fromStatus, to: e.toStatus, worker: e.workerId, detail: e.detail }));
+  const history = async (id: string) =>
+    (await db.queries.findById(id))!.events.map((e) => ({
+      from: e.fromStatus,
+      to: e.toStatus,
+      worker: e.workerId,
+      detail: e.detail,
+    }));
 
   it('a first attempt that succeeds writes no history row, and shows release, claim and success', async () => {
     const id = await planned();
@@ -49,7 +77,11 @@ describe("an execution's history", () => {
       { from: 'queued', to: 'running', worker: 'w1', detail: { attempt: 1 } },
       { from: 'running', to: 'succeeded', worker: 'w1', detail: null },
     ]);
-    expect(row.events.map((e) => e.at.getTime())).toEqual([row.queuedAt!.getTime(), row.startedAt!.getTime(), row.finishedAt!.getTime()]);
+    expect(row.events.map((e) => e.at.getTime())).toEqual([
+      row.queuedAt!.getTime(),
+      row.startedAt!.getTime(),
+      row.finishedAt!.getTime(),
+    ]);
   });
 
   it('a claim records the release instant its job carries: firing wrote nothing to the row', async () => {
@@ -61,7 +93,11 @@ describe("an execution's history", () => {
 
     const row = (await db.queries.findById(id))!;
     expect(row.queuedAt!.getTime()).toBe(releasedAt);
-    expect(row.events.map((e) => `${e.fromStatus}→${e.toStatus}`)).toEqual(['scheduled→queued', 'queued→running', 'running→succeeded']);
+    expect(row.events.map((e) => `${e.fromStatus}→${e.toStatus}`)).toEqual([
+      'scheduled→queued',
+      'queued→running',
+      'running→succeeded',
+    ]);
     expect(await storedEvents(id)).toBe(0);
   });
 
@@ -69,7 +105,18 @@ describe("an execution's history", () => {
     const id = randomUUID();
     slot += 1;
     const scheduledFor = new Date(Date.now() - 60_000 + slot * 10);
-    await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'history', scheduledFor, fireAt: scheduledFor, taskVersion: 1, status: 'scheduled', exclusive: false } });
+    await db.prisma.taskExecution.create({
+      data: {
+        id,
+        taskId,
+        taskName: 'history',
+        scheduledFor,
+        fireAt: scheduledFor,
+        taskVersion: 1,
+        status: 'scheduled',
+        exclusive: false,
+      },
+    });
     expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w1' })).kind).toBe('run');
     const row = (await db.queries.findById(id))!;
     expect(row.queuedAt!.getTime()).toBe(row.startedAt!.getTime());
@@ -104,7 +151,11 @@ describe("an execution's history", () => {
     await db.claim({ id, attemptId: randomUUID(), workerId: 'w1', releasedAt: released() }, { leaseMs: 1 });
     await db.clockPasses((await db.queries.findById(id))!.leaseUntil!, 'the first lease');
     expect((await db.claim({ id, attemptId: randomUUID(), workerId: 'w2' })).kind).toBe('run');
-    expect((await history(id)).map((e) => `${e.from}→${e.to}@${e.worker}`)).toEqual(['scheduled→queued@null', 'queued→running@w1', 'running→running@w2']);
+    expect((await history(id)).map((e) => `${e.from}→${e.to}@${e.worker}`)).toEqual([
+      'scheduled→queued@null',
+      'queued→running@w1',
+      'running→running@w2',
+    ]);
   });
 
   it('a transition written as a history row by an earlier version is not shown twice', async () => {
@@ -116,7 +167,14 @@ describe("an execution's history", () => {
     await db.prisma.executionEvent.createMany({
       data: [
         { executionId: id, fromStatus: 'scheduled', toStatus: 'queued', at: row.queuedAt! },
-        { executionId: id, fromStatus: 'queued', toStatus: 'running', at: row.startedAt!, workerId: 'w1', detail: { attempt: 1 } },
+        {
+          executionId: id,
+          fromStatus: 'queued',
+          toStatus: 'running',
+          at: row.startedAt!,
+          workerId: 'w1',
+          detail: { attempt: 1 },
+        },
         { executionId: id, fromStatus: 'running', toStatus: 'succeeded', at: row.finishedAt!, workerId: 'w1' },
       ],
     });

@@ -42,15 +42,23 @@ describe("the leader's sweep and reaper", () => {
     expect(seen.slice(1)).toEqual([...ids.slice(1)].sort());
   });
 
-  it('an expired attempt of an execution an edit pinned is retried by the pinned attempts, not the edited task\'s', async () => {
-    const [taskId] = await insertTasks(ctx.client, 1, { prefix: 'pinned', nextRunAt: new Date(Date.now() + 3_600_000) });
+  it("an expired attempt of an execution an edit pinned is retried by the pinned attempts, not the edited task's", async () => {
+    const [taskId] = await insertTasks(ctx.client, 1, {
+      prefix: 'pinned',
+      nextRunAt: new Date(Date.now() + 3_600_000),
+    });
     // The task now allows one attempt; the execution started when it allowed three, and was pinned by the edit.
     await ctx.client.query(`UPDATE task SET max_attempts = 1 WHERE id = $1`, [taskId]);
     const [pinned, unpinned] = [randomUUID(), randomUUID()];
-    for (const [id, definition] of [[pinned, { maxAttempts: 3 }], [unpinned, null]] as const) {
+    for (const [id, definition] of [
+      [pinned, { maxAttempts: 3 }],
+      [unpinned, null],
+    ] as const) {
       await ctx.client.query(
-        `INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, task_version, status, trigger, attempt, attempt_id, started_at, lease_until, pinned_definition, exclusive)
-         VALUES ($1, $2, 'pinned-0', now() - interval '1 minute' + $3 * interval '1 ms', now() - interval '1 minute', 1, 'running', 'manual', 1, gen_random_uuid(), now() - interval '50 s', now() - interval '1 s', $4, false)`,
+        `INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, task_version, status, trigger,
+           attempt, attempt_id, started_at, lease_until, pinned_definition, exclusive)
+         VALUES ($1, $2, 'pinned-0', now() - interval '1 minute' + $3 * interval '1 ms', now() - interval '1 minute', 1,
+           'running', 'manual', 1, gen_random_uuid(), now() - interval '50 s', now() - interval '1 s', $4, false)`,
         [id, taskId, id === pinned ? 0 : 1, definition === null ? null : JSON.stringify(definition)],
       );
     }

@@ -40,7 +40,10 @@ describe("a shard's leadership history", () => {
     await state.bumpEpoch('scheduler-c', 0);
 
     const history = await state.leaderships(1, start, new Date());
-    expect(history.map((l) => [l.epoch, l.leaderId, l.released])).toEqual([[first, 'scheduler-a', true], [second, 'scheduler-b', false]]);
+    expect(history.map((l) => [l.epoch, l.leaderId, l.released])).toEqual([
+      [first, 'scheduler-a', true],
+      [second, 'scheduler-b', false],
+    ]);
     const [a, b] = history;
     expect(a!.to.getTime() - a!.from.getTime()).toBeGreaterThanOrEqual(40);
     expect(b!.from.getTime() - a!.to.getTime()).toBeGreaterThanOrEqual(250);
@@ -50,6 +53,8 @@ describe("a shard's leadership history", () => {
     const gaps = unledPeriods(history, a!.from, b!.to, 1_000);
     expect(gaps).toEqual([{ from: a!.to, to: b!.from }]);
     // A range before any of it finds none.
-    expect(await state.leaderships(1, new Date(start.getTime() - 60_000), new Date(start.getTime() - 1_000))).toEqual([]);
+    expect(await state.leaderships(1, new Date(start.getTime() - 60_000), new Date(start.getTime() - 1_000))).toEqual(
+      [],
+    );
   });
 });

@@ -61,7 +61,9 @@ describe('migrator', () => {
     await migrate(url, MIGRATIONS);
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    await client.query(`INSERT INTO "_prisma_migrations" (id, checksum, migration_name) VALUES (gen_random_uuid(), 'x', '29990101000000_broken')`);
+    await client.query(
+      `INSERT INTO "_prisma_migrations" (id, checksum, migration_name) VALUES (gen_random_uuid(), 'x', '29990101000000_broken')`,
+    );
     await client.end();
     await expect(migrate(url, MIGRATIONS)).rejects.toThrow(/29990101000000_broken failed earlier/);
   });

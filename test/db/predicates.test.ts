@@ -3,8 +3,25 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Random } from '../../chaos/random.js';
 import { EXECUTION_STATUSES, TRIGGERS } from '../../libs/contract/src/index.js';
-import { attemptsRemainSql, canBeLateSql, earlierSlotDueSql, lateSql, plannedSql, runInProgressSql, taskFreeSql } from '../../libs/db/src/executions/predicates.js';
-import { attemptsRemain, canBeLate, earlierSlotDue, isLate, isPlanned, type TaskSlotRow, taskIsFree, turnHolders } from '../../libs/planning/src/index.js';
+import {
+  attemptsRemainSql,
+  canBeLateSql,
+  earlierSlotDueSql,
+  lateSql,
+  plannedSql,
+  runInProgressSql,
+  taskFreeSql,
+} from '../../libs/db/src/executions/predicates.js';
+import {
+  attemptsRemain,
+  canBeLate,
+  earlierSlotDue,
+  isLate,
+  isPlanned,
+  type TaskSlotRow,
+  taskIsFree,
+  turnHolders,
+} from '../../libs/planning/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { insertTasks } from '../support/tasks.js';
 
@@ -33,10 +50,19 @@ describe('the SQL predicates and their TypeScript twins', () => {
   });
 
   it('planned: every execution status', async () => {
-    const { rows } = await db.query(`SELECT e.status, ${plannedSql('e')} AS planned FROM unnest($1::execution_status[]) AS e(status)`, [EXECUTION_STATUSES]);
+    const { rows } = await db.query(
+      `SELECT e.status, ${plannedSql('e')} AS planned FROM unnest($1::execution_status[]) AS e(status)`,
+      [EXECUTION_STATUSES],
+    );
     expect(rows).toHaveLength(EXECUTION_STATUSES.length);
-    for (const r of rows) expect({ status: r.status, planned: r.planned }).toEqual({ status: r.status, planned: isPlanned(r.status) });
-    expect(rows.filter((r) => r.planned).map((r) => r.status).sort()).toEqual(['queued', 'scheduled']);
+    for (const r of rows)
+      expect({ status: r.status, planned: r.planned }).toEqual({ status: r.status, planned: isPlanned(r.status) });
+    expect(
+      rows
+        .filter((r) => r.planned)
+        .map((r) => r.status)
+        .sort(),
+    ).toEqual(['queued', 'scheduled']);
   });
 
   it('late: fire_at, maxDelay and the clock, the boundary to the millisecond included', async () => {
@@ -99,7 +125,9 @@ describe('the SQL predicates and their TypeScript twins', () => {
         if (status === 'running' && exclusive) runningExclusive = true;
         // Distinct slots a second apart around now; fire_at at, before or after the clock (the boundary included).
         const scheduledFor = new Date(now.getTime() + (random.int(-5, 5) * 10 + i) * 1_000);
-        const fireAt = new Date(random.pick([now.getTime(), scheduledFor.getTime(), now.getTime() + random.pick([-1, 1]) * 5_000]));
+        const fireAt = new Date(
+          random.pick([now.getTime(), scheduledFor.getTime(), now.getTime() + random.pick([-1, 1]) * 5_000]),
+        );
         const row = { id: randomUUID(), status, exclusive, fireAt, scheduledFor };
         rows.push(row);
         await db.query(
@@ -124,7 +152,14 @@ describe('the SQL predicates and their TypeScript twins', () => {
           earlier: earlierDue,
           free: taskIsFree({ holders, earlierDue }),
         };
-        expect({ world, slot: slot.id, ...twin }).toEqual({ world, slot: slot.id, running: s.running, retrying: s.retrying, earlier: s.earlier, free: s.free });
+        expect({ world, slot: slot.id, ...twin }).toEqual({
+          world,
+          slot: slot.id,
+          running: s.running,
+          retrying: s.retrying,
+          earlier: s.earlier,
+          free: s.free,
+        });
         answers[s.free ? 'free' : 'busy'] += 1;
       }
     }

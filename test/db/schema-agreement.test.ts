@@ -59,7 +59,16 @@ describe('schema.prisma agrees with the migrated database', () => {
       labels: { team: 'billing' },
       managedBy: 'punctual-apply',
       exclude: ['us-holidays'],
-      calendars: [{ name: 'us-holidays', version: 2, updatedAt: '2026-01-02T03:04:05.678Z', timezone: null, dates: ['2026-12-25'], rrules: [] }],
+      calendars: [
+        {
+          name: 'us-holidays',
+          version: 2,
+          updatedAt: '2026-01-02T03:04:05.678Z',
+          timezone: null,
+          dates: ['2026-12-25'],
+          rrules: [],
+        },
+      ],
       sloStartWithinMs: 60_000,
       secret: 's',
       status: 'paused' as const,
@@ -116,70 +125,173 @@ describe('schema.prisma agrees with the migrated database', () => {
     expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toEqual(execution);
 
     const event = await db.prisma.executionEvent.create({
-      data: { executionId: execution.id, fromStatus: 'running', toStatus: 'dead', at: now, workerId: 'w', detail: { x: 1 } },
+      data: {
+        executionId: execution.id,
+        fromStatus: 'running',
+        toStatus: 'dead',
+        at: now,
+        workerId: 'w',
+        detail: { x: 1 },
+      },
     });
     expect(await db.prisma.executionEvent.findUniqueOrThrow({ where: { id: event.id } })).toMatchObject({
-      executionId: execution.id, fromStatus: 'running', toStatus: 'dead', at: now, workerId: 'w', detail: { x: 1 },
+      executionId: execution.id,
+      fromStatus: 'running',
+      toStatus: 'dead',
+      at: now,
+      workerId: 'w',
+      detail: { x: 1 },
     });
 
-    const state = await db.prisma.schedulerState.update({ where: { id: 1 }, data: { epoch: 5n, shards: 4, leaderId: 'l', acquiredAt: now, heartbeatAt: later } });
+    const state = await db.prisma.schedulerState.update({
+      where: { id: 1 },
+      data: { epoch: 5n, shards: 4, leaderId: 'l', acquiredAt: now, heartbeatAt: later },
+    });
     expect(state).toEqual({ id: 1, epoch: 5n, shards: 4, leaderId: 'l', acquiredAt: now, heartbeatAt: later });
     // One row per shard (id = shard + 1, at most 256 shards); only row 1 carries the shard count.
-    expect(await db.prisma.schedulerState.create({ data: { id: 2 } })).toMatchObject({ id: 2, epoch: 0n, shards: null });
+    expect(await db.prisma.schedulerState.create({ data: { id: 2 } })).toMatchObject({
+      id: 2,
+      epoch: 0n,
+      shards: null,
+    });
     await expect(db.prisma.schedulerState.create({ data: { id: 0 } })).rejects.toThrow();
     await expect(db.prisma.schedulerState.create({ data: { id: 257 } })).rejects.toThrow();
     await expect(db.prisma.schedulerState.update({ where: { id: 2 }, data: { shards: 4 } })).rejects.toThrow();
 
-    const start = await db.prisma.flowStart.create({ data: { key: 'twitter:acct-42', at: now, executionId: execution.id } });
-    expect(await db.prisma.flowStart.findUniqueOrThrow({ where: { id: start.id } })).toEqual({ id: start.id, key: 'twitter:acct-42', at: now, executionId: execution.id });
+    const start = await db.prisma.flowStart.create({
+      data: { key: 'twitter:acct-42', at: now, executionId: execution.id },
+    });
+    expect(await db.prisma.flowStart.findUniqueOrThrow({ where: { id: start.id } })).toEqual({
+      id: start.id,
+      key: 'twitter:acct-42',
+      at: now,
+      executionId: execution.id,
+    });
     // A key and its limit come together, within bounds.
-    await expect(db.prisma.task.update({ where: { id: written.id }, data: { concurrencyLimit: null } })).rejects.toThrow();
+    await expect(
+      db.prisma.task.update({ where: { id: written.id }, data: { concurrencyLimit: null } }),
+    ).rejects.toThrow();
     await expect(db.prisma.task.update({ where: { id: written.id }, data: { ratePerMs: 50 } })).rejects.toThrow();
 
-    const calendar = { name: 'us-holidays', description: 'd', timezone: 'America/New_York', dates: ['2026-12-25'], rrules: ['FREQ=WEEKLY;BYDAY=SA,SU'], version: 2, managedBy: 'punctual-apply', createdAt: now, updatedAt: later };
+    const calendar = {
+      name: 'us-holidays',
+      description: 'd',
+      timezone: 'America/New_York',
+      dates: ['2026-12-25'],
+      rrules: ['FREQ=WEEKLY;BYDAY=SA,SU'],
+      version: 2,
+      managedBy: 'punctual-apply',
+      createdAt: now,
+      updatedAt: later,
+    };
     await db.prisma.calendar.create({ data: calendar });
     expect(await db.prisma.calendar.findUniqueOrThrow({ where: { name: 'us-holidays' } })).toEqual(calendar);
     await expect(db.prisma.calendar.create({ data: { ...calendar, name: 'Not A Name' } })).rejects.toThrow();
     await expect(db.prisma.task.update({ where: { id: written.id }, data: { sloStartWithinMs: 0 } })).rejects.toThrow();
 
-    const outbox = { topic: 'execution.dead', payload: { id: 1 }, availableAt: now, attempts: 2, lastError: 'x', deliveredAt: later, createdAt: now };
-    const version = { taskName: 'agreement', version: 7, taskId: written.id, action: 'task.update', definition: { name: 'agreement', payload: { token: 't' } }, changedAt: now, changedBy: 'pk_abc', reason: 'why' };
+    const outbox = {
+      topic: 'execution.dead',
+      payload: { id: 1 },
+      availableAt: now,
+      attempts: 2,
+      lastError: 'x',
+      deliveredAt: later,
+      createdAt: now,
+    };
+    const version = {
+      taskName: 'agreement',
+      version: 7,
+      taskId: written.id,
+      action: 'task.update',
+      definition: { name: 'agreement', payload: { token: 't' } },
+      changedAt: now,
+      changedBy: 'pk_abc',
+      reason: 'why',
+    };
     await db.prisma.taskVersion.create({ data: version });
-    expect(await db.prisma.taskVersion.findUniqueOrThrow({ where: { taskName_version: { taskName: 'agreement', version: 7 } } })).toEqual(version);
+    expect(
+      await db.prisma.taskVersion.findUniqueOrThrow({
+        where: { taskName_version: { taskName: 'agreement', version: 7 } },
+      }),
+    ).toEqual(version);
     await expect(db.prisma.taskVersion.create({ data: version })).rejects.toThrow();
 
     const o = await db.prisma.outbox.create({ data: outbox });
     expect(await db.prisma.outbox.findUniqueOrThrow({ where: { id: o.id } })).toEqual({ ...outbox, id: o.id });
 
-    const key = { name: 'k', prefix: 'pk_abc', hash: 'h', role: 'operator' as const, createdAt: now, lastUsedAt: later, revokedAt: later };
+    const key = {
+      name: 'k',
+      prefix: 'pk_abc',
+      hash: 'h',
+      role: 'operator' as const,
+      createdAt: now,
+      lastUsedAt: later,
+      revokedAt: later,
+    };
     const k = await db.prisma.apiKey.create({ data: key });
     expect(await db.prisma.apiKey.findUniqueOrThrow({ where: { id: k.id } })).toEqual({ ...key, id: k.id });
 
-    const audit = { actor: 'pk_abc', action: 'task.create', target: 'agreement', before: undefined, after: { a: 1 }, at: now };
+    const audit = {
+      actor: 'pk_abc',
+      action: 'task.create',
+      target: 'agreement',
+      before: undefined,
+      after: { a: 1 },
+      at: now,
+    };
     const a = await db.prisma.auditLog.create({ data: audit });
-    expect(await db.prisma.auditLog.findUniqueOrThrow({ where: { id: a.id } })).toMatchObject({ actor: 'pk_abc', after: { a: 1 }, before: null, at: now });
+    expect(await db.prisma.auditLog.findUniqueOrThrow({ where: { id: a.id } })).toMatchObject({
+      actor: 'pk_abc',
+      after: { a: 1 },
+      before: null,
+      at: now,
+    });
 
     // Deleting a task keeps its history: the execution's task_id becomes NULL, its name stays.
     await db.prisma.task.delete({ where: { id: written.id } });
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({ taskId: null, taskName: 'agreement' });
+    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({
+      taskId: null,
+      taskName: 'agreement',
+    });
   });
 
   it('has the guards the design relies on', async () => {
-    const task = await db.prisma.task.create({ data: { name: 'guards', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' } });
-    const row = { taskId: task.id, taskName: task.name, scheduledFor: new Date(0), fireAt: new Date(0), taskVersion: 1 };
+    const task = await db.prisma.task.create({
+      data: { name: 'guards', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' },
+    });
+    const row = {
+      taskId: task.id,
+      taskName: task.name,
+      scheduledFor: new Date(0),
+      fireAt: new Date(0),
+      taskVersion: 1,
+    };
     await db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row } });
     // UNIQUE (task_id, scheduled_for): the idempotency guard.
     await expect(db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row } })).rejects.toThrow();
     // One running exclusive execution per task.
-    await db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row, scheduledFor: new Date(1), status: 'running' } });
+    await db.prisma.taskExecution.create({
+      data: { id: randomUUID(), ...row, scheduledFor: new Date(1), status: 'running' },
+    });
     await expect(
-      db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row, scheduledFor: new Date(2), status: 'running' } }),
+      db.prisma.taskExecution.create({
+        data: { id: randomUUID(), ...row, scheduledFor: new Date(2), status: 'running' },
+      }),
     ).rejects.toThrow();
     // …but non-exclusive runs (overlap=allow) may run side by side.
-    await db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row, scheduledFor: new Date(3), status: 'running', exclusive: false } });
-    const indexes = await db.prisma.$queryRaw<{ indexname: string }[]>`SELECT indexname FROM pg_indexes WHERE tablename IN ('task', 'task_execution', 'outbox')`;
+    await db.prisma.taskExecution.create({
+      data: { id: randomUUID(), ...row, scheduledFor: new Date(3), status: 'running', exclusive: false },
+    });
+    const indexes = await db.prisma.$queryRaw<
+      { indexname: string }[]
+    >`SELECT indexname FROM pg_indexes WHERE tablename IN ('task', 'task_execution', 'outbox')`;
     expect(indexes.map((i) => i.indexname)).toEqual(
-      expect.arrayContaining(['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_waiting_idx', 'outbox_pending_idx']),
+      expect.arrayContaining([
+        'task_next_run_active_idx',
+        'task_execution_one_running_exclusive',
+        'task_execution_waiting_idx',
+        'outbox_pending_idx',
+      ]),
     );
   });
 
@@ -188,8 +300,23 @@ describe('schema.prisma agrees with the migrated database', () => {
     const declared = [...schema.matchAll(/@@(?:index|unique)\(.*map: "([^"]+)"\)/g)].map((m) => m[1]);
     // `@unique` on a field: Prisma names the index <table>_<column>_key.
     declared.push('task_name_key', 'api_key_prefix_key');
-    const sqlOnly = ['task_next_run_active_idx', 'task_execution_one_running_exclusive', 'task_execution_pending_idx', 'task_execution_retrying_idx', 'task_execution_waiting_idx', 'task_execution_running_idx', 'task_execution_dead_idx', 'task_execution_orphan_idx', 'task_one_off_due_idx', 'outbox_pending_idx', 'task_managed_by_idx',
-      'task_execution_concurrency_running_idx', 'task_execution_concurrency_held_idx', 'task_execution_rate_held_idx', 'task_execution_parked_idx'];
+    const sqlOnly = [
+      'task_next_run_active_idx',
+      'task_execution_one_running_exclusive',
+      'task_execution_pending_idx',
+      'task_execution_retrying_idx',
+      'task_execution_waiting_idx',
+      'task_execution_running_idx',
+      'task_execution_dead_idx',
+      'task_execution_orphan_idx',
+      'task_one_off_due_idx',
+      'outbox_pending_idx',
+      'task_managed_by_idx',
+      'task_execution_concurrency_running_idx',
+      'task_execution_concurrency_held_idx',
+      'task_execution_rate_held_idx',
+      'task_execution_parked_idx',
+    ];
     const rows = await db.prisma.$queryRaw<{ indexname: string }[]>`
       SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' AND indexname NOT LIKE '%_pkey'`;
     expect(rows.map((r) => r.indexname).sort()).toEqual([...declared, ...sqlOnly].sort());

@@ -38,14 +38,18 @@ describe('the shard of a task', () => {
       }
     }
     // An execution of a deleted task (no task id) belongs to shard 0.
-    const [none] = await db.prisma.$queryRaw<{ shard: number }[]>`SELECT ${shardOfSql(Prisma.sql`NULL::uuid`, 8)} AS shard`;
+    const [none] = await db.prisma.$queryRaw<
+      { shard: number }[]
+    >`SELECT ${shardOfSql(Prisma.sql`NULL::uuid`, 8)} AS shard`;
     expect(none!.shard).toBe(0);
   });
 
   it('is stable: known ids keep their shards', () => {
     expect(shardOf('00000000-0000-4000-8000-000000000000', 8)).toBe(shardOf('00000000-0000-4000-8000-000000000000', 8));
     expect(shardOf('00000000-0000-4000-8000-000000000000', 1)).toBe(0);
-    expect(shardOf('6F9619FF-8B86-4011-B42D-00C04FC964FF', 16)).toBe(shardOf('6f9619ff-8b86-4011-b42d-00c04fc964ff', 16));
+    expect(shardOf('6F9619FF-8B86-4011-B42D-00C04FC964FF', 16)).toBe(
+      shardOf('6f9619ff-8b86-4011-b42d-00c04fc964ff', 16),
+    );
   });
 
   it('each scheduler leads ceil(shards / live schedulers)', () => {
@@ -66,7 +70,12 @@ describe('the shard of a task', () => {
       const fence = { shard, shards, epoch: 0n };
       const locked = await db.prisma.$transaction((tx) => db.tasks.lockDue(due, due, 1_000, tx, fence));
       const mine = ids.filter((id) => shardOf(id, shards) === shard).sort();
-      expect(locked.map((t) => t.id).filter((id) => ids.includes(id)).sort()).toEqual(mine);
+      expect(
+        locked
+          .map((t) => t.id)
+          .filter((id) => ids.includes(id))
+          .sort(),
+      ).toEqual(mine);
       expect(await db.tasks.anyDue(due, due, fence)).toBe(mine.length > 0);
     }
     await client.end();

@@ -7,11 +7,23 @@ import { KNOWN_ENV_NAMES, loadConfig } from '../../libs/config/src/index.js';
 /** No Docker engine runs the tests: the file is checked by reading it as Compose would. */
 const root = (path: string) => fileURLToPath(new URL(`../../${path}`, import.meta.url));
 type Service = {
-  image?: string; build?: unknown; command?: string[] | string; environment?: Record<string, string>; ports?: (string | { target: number; published: string | number })[];
-  volumes?: (string | { type: string; source: string; target: string })[]; healthcheck?: { test: string[] | string }; deploy?: { replicas?: number };
-  depends_on?: Record<string, { condition: string }> | string[]; stop_grace_period?: string; read_only?: boolean; tmpfs?: string[] | string;
+  image?: string;
+  build?: unknown;
+  command?: string[] | string;
+  environment?: Record<string, string>;
+  ports?: (string | { target: number; published: string | number })[];
+  volumes?: (string | { type: string; source: string; target: string })[];
+  healthcheck?: { test: string[] | string };
+  deploy?: { replicas?: number };
+  depends_on?: Record<string, { condition: string }> | string[];
+  stop_grace_period?: string;
+  read_only?: boolean;
+  tmpfs?: string[] | string;
 };
-const compose = parse(readFileSync(root('docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+const compose = parse(readFileSync(root('docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+};
 const { services } = compose;
 const SCRIPTS = JSON.parse(readFileSync(root('package.json'), 'utf8')).scripts as Record<string, string>;
 const APPS = ['api', 'scheduler', 'worker'] as const;
@@ -41,20 +53,24 @@ describe('docker-compose.yml', () => {
   });
 
   it('publishes the API on localhost:3000, and nothing else', () => {
-    const published = (s: Service) => (s.ports ?? []).map((p) => (typeof p === 'string' ? p : `${p.published}:${p.target}`));
+    const published = (s: Service) =>
+      (s.ports ?? []).map((p) => (typeof p === 'string' ? p : `${p.published}:${p.target}`));
     expect(published(services.api!)).toEqual(['3000:3000']);
     expect(withDefaults(services.api!.environment).PORT ?? '3000').toBe('3000');
-    for (const name of ['postgres', 'redis', 'migrate', 'scheduler', 'worker']) expect(published(services[name]!), name).toEqual([]);
+    for (const name of ['postgres', 'redis', 'migrate', 'scheduler', 'worker'])
+      expect(published(services[name]!), name).toEqual([]);
   });
 
   it('runs Redis without eviction and with an append-only file, both on named volumes', () => {
     const command = words(services.redis!.command).join(' ');
     expect(command).toMatch(/--maxmemory-policy noeviction\b/);
     expect(command).toMatch(/--appendonly yes\b/);
-    const mounts = (s: Service) => (s.volumes ?? []).map((v) => (typeof v === 'string' ? v.split(':') : [v.source, v.target]));
+    const mounts = (s: Service) =>
+      (s.volumes ?? []).map((v) => (typeof v === 'string' ? v.split(':') : [v.source, v.target]));
     expect(mounts(services.postgres!)).toContainEqual([expect.any(String), '/var/lib/postgresql/data']);
     expect(mounts(services.redis!)).toContainEqual([expect.any(String), '/data']);
-    for (const [source] of [...mounts(services.postgres!), ...mounts(services.redis!)]) expect(Object.keys(compose.volumes ?? {})).toContain(source);
+    for (const [source] of [...mounts(services.postgres!), ...mounts(services.redis!)])
+      expect(Object.keys(compose.volumes ?? {})).toContain(source);
   });
 
   it('checks health everywhere and starts the roles only after Postgres, Redis and the migrations', () => {
@@ -75,7 +91,10 @@ describe('docker-compose.yml', () => {
   it('sets only variables libs/config knows (and the postgres image its own), with values it accepts', () => {
     for (const name of [...APPS, 'migrate']) {
       const environment = withDefaults(services[name]!.environment);
-      expect(Object.keys(environment).filter((n) => !KNOWN_ENV_NAMES.includes(n)), name).toEqual([]);
+      expect(
+        Object.keys(environment).filter((n) => !KNOWN_ENV_NAMES.includes(n)),
+        name,
+      ).toEqual([]);
       expect(() => loadConfig(environment), name).not.toThrow();
     }
     expect(Object.keys(services.postgres!.environment ?? {}).filter((n) => !n.startsWith('POSTGRES_'))).toEqual([]);
@@ -87,7 +106,12 @@ describe('docker-compose.yml', () => {
     for (const name of [...APPS, 'migrate']) {
       const config = loadConfig(withDefaults(services[name]!.environment));
       const db = new URL(config.databaseUrl);
-      expect([db.hostname, db.username, db.password, db.pathname], name).toEqual(['postgres', pg.POSTGRES_USER, pg.POSTGRES_PASSWORD, `/${pg.POSTGRES_DB}`]);
+      expect([db.hostname, db.username, db.password, db.pathname], name).toEqual([
+        'postgres',
+        pg.POSTGRES_USER,
+        pg.POSTGRES_PASSWORD,
+        `/${pg.POSTGRES_DB}`,
+      ]);
       if (name !== 'migrate') expect(new URL(config.redisUrl).hostname, name).toBe('redis');
     }
     expect(services.api!.environment!.ADMIN_API_KEY).toMatch(/^\$\{ADMIN_API_KEY:-.+\}$/);
@@ -98,7 +122,8 @@ describe('docker-compose.yml', () => {
 
   it('stops schedulers and workers gracefully, and runs every image container read-only', () => {
     const config = loadConfig(withDefaults(services.worker!.environment));
-    for (const role of ['scheduler', 'worker']) expect(seconds(services[role]!.stop_grace_period!) * 1000, role).toBeGreaterThan(config.shutdownGraceMs);
+    for (const role of ['scheduler', 'worker'])
+      expect(seconds(services[role]!.stop_grace_period!) * 1000, role).toBeGreaterThan(config.shutdownGraceMs);
     for (const name of [...APPS, 'migrate']) {
       expect(services[name]!.read_only, name).toBe(true);
       expect([services[name]!.tmpfs].flat(), name).toContain('/tmp');
@@ -107,21 +132,28 @@ describe('docker-compose.yml', () => {
 });
 
 describe('docker-compose.sentinel.yml (with docker-compose.yml)', () => {
-  const override = parse(readFileSync(root('docker-compose.sentinel.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service>; volumes?: Record<string, unknown> };
+  const override = parse(readFileSync(root('docker-compose.sentinel.yml'), 'utf8'), { merge: true }) as {
+    services: Record<string, Service>;
+    volumes?: Record<string, unknown>;
+  };
   const sentinels = Object.keys(override.services).filter((name) => name.startsWith('sentinel-'));
   /** A role's environment as Compose merges the two files: the override's keys over the base's. */
-  const merged = (role: string) => withDefaults({ ...services[role]!.environment, ...override.services[role]!.environment });
+  const merged = (role: string) =>
+    withDefaults({ ...services[role]!.environment, ...override.services[role]!.environment });
 
   it('adds a replica of the redis service and three sentinels monitoring it as the primary', () => {
     expect(sentinels).toHaveLength(3);
-    expect(words(override.services['redis-replica']!.command).join(' ')).toMatch(/--replicaof redis 6379\b.*--maxmemory-policy noeviction\b.*--appendonly yes\b/);
+    expect(words(override.services['redis-replica']!.command).join(' ')).toMatch(
+      /--replicaof redis 6379\b.*--maxmemory-policy noeviction\b.*--appendonly yes\b/,
+    );
     for (const name of sentinels) {
       const script = words(override.services[name]!.command).join(' ');
       expect(script, name).toMatch(/sentinel monitor mymaster redis 6379 2/);
       expect(script, name).toMatch(/--sentinel$/);
       expect(words(override.services[name]!.healthcheck!.test).join(' '), name).toMatch(/redis-cli -p 26379 ping/);
     }
-    for (const [source] of (override.services['redis-replica']!.volumes ?? []).map((v) => String(v).split(':'))) expect(Object.keys(override.volumes ?? {})).toContain(source);
+    for (const [source] of (override.services['redis-replica']!.volumes ?? []).map((v) => String(v).split(':')))
+      expect(Object.keys(override.volumes ?? {})).toContain(source);
   });
 
   it('has every role reach Redis through those sentinels, after they are healthy', () => {
@@ -130,19 +162,30 @@ describe('docker-compose.sentinel.yml (with docker-compose.yml)', () => {
       expect(config.redisTopology.kind, role).toBe('sentinel');
       if (config.redisTopology.kind !== 'sentinel') continue;
       expect(config.redisTopology.master, role).toBe('mymaster');
-      expect(config.redisTopology.sentinels.map((s) => `${s.host}:${s.port}`), role).toEqual(sentinels.map((name) => `${name}:26379`));
+      expect(
+        config.redisTopology.sentinels.map((s) => `${s.host}:${s.port}`),
+        role,
+      ).toEqual(sentinels.map((name) => `${name}:26379`));
       expect(Object.keys(override.services[role]!.depends_on ?? {}).sort(), role).toEqual(sentinels);
     }
   });
 });
 
 describe('docker-compose.pgbouncer.yml (with docker-compose.yml)', () => {
-  const override = parse(readFileSync(root('docker-compose.pgbouncer.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service> };
-  const merged = (role: string) => withDefaults({ ...services[role]!.environment, ...override.services[role]!.environment });
+  const override = parse(readFileSync(root('docker-compose.pgbouncer.yml'), 'utf8'), { merge: true }) as {
+    services: Record<string, Service>;
+  };
+  const merged = (role: string) =>
+    withDefaults({ ...services[role]!.environment, ...override.services[role]!.environment });
 
   it('runs PgBouncer in transaction mode in front of the postgres service, ending a transaction left idle', () => {
     const env = override.services.pgbouncer!.environment!;
-    expect([env.DB_HOST, env.DB_USER, env.DB_PASSWORD, env.POOL_MODE]).toEqual(['postgres', services.postgres!.environment!.POSTGRES_USER, services.postgres!.environment!.POSTGRES_PASSWORD, 'transaction']);
+    expect([env.DB_HOST, env.DB_USER, env.DB_PASSWORD, env.POOL_MODE]).toEqual([
+      'postgres',
+      services.postgres!.environment!.POSTGRES_USER,
+      services.postgres!.environment!.POSTGRES_PASSWORD,
+      'transaction',
+    ]);
     expect(Number(env.IDLE_TRANSACTION_TIMEOUT)).toBeGreaterThan(0);
     expect(override.services.pgbouncer!.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
   });

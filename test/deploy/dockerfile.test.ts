@@ -13,7 +13,11 @@ type Instruction = { op: string; args: string };
 type Stage = { image: string; name: string | undefined; instructions: Instruction[] };
 
 function stages(text: string): Stage[] {
-  const lines = text.replace(/\\\r?\n/g, ' ').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = text
+    .replace(/\\\r?\n/g, ' ')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const result: Stage[] = [];
   for (const line of lines) {
     const [, op, args] = /^(\w+)\s+(.*)$/.exec(line)!;
@@ -30,18 +34,37 @@ const runtime = dockerfile.at(-1)!;
 const stage = (name: string) => dockerfile.find((s) => s.name === name)!;
 const all = (s: Stage, op: string) => s.instructions.filter((i) => i.op === op).map((i) => i.args);
 /** A stage and the stages it is built FROM. */
-const lineage = (s: Stage): Stage[] => [s, ...(dockerfile.some((d) => d.name === s.image) ? lineage(stage(s.image)) : [])];
-const copyFrom = (s: Stage, target: string) => all(s, 'COPY').map((a) => /^(?:--\S+\s+)*?--from=(\S+)\s+(?:--\S+\s+)*(\S+)\s+(\S+)$/.exec(a)).find((m) => m?.[3]?.replace(/\/$/, '') === target)?.[1];
+const lineage = (s: Stage): Stage[] => [
+  s,
+  ...(dockerfile.some((d) => d.name === s.image) ? lineage(stage(s.image)) : []),
+];
+const copyFrom = (s: Stage, target: string) =>
+  all(s, 'COPY')
+    .map((a) => /^(?:--\S+\s+)*?--from=(\S+)\s+(?:--\S+\s+)*(\S+)\s+(\S+)$/.exec(a))
+    .find((m) => m?.[3]?.replace(/\/$/, '') === target)?.[1];
 const SCRIPTS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
 
 /** Paths that `.dockerignore` keeps out of the build context (a pattern also covers everything below it). */
 const ignored = (() => {
-  const patterns = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-  const regex = (p: string) => new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*/g, '\u0000').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]').replace(/\u0000/g, '.*')}$`);
+  const patterns = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
+  const regex = (p: string) =>
+    new RegExp(
+      `^${p
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*\*/g, '\u0000')
+        .replace(/\*/g, '[^/]*')
+        .replace(/\?/g, '[^/]')
+        .replace(/\u0000/g, '.*')}$`,
+    );
   return (path: string) => {
     const prefixes = path.split('/').map((_, i, parts) => parts.slice(0, i + 1).join('/'));
     let out = false;
-    for (const p of patterns) if (prefixes.some((prefix) => regex(p.replace(/^!/, '').replace(/\/$/, '')).test(prefix))) out = !p.startsWith('!');
+    for (const p of patterns)
+      if (prefixes.some((prefix) => regex(p.replace(/^!/, '').replace(/\/$/, '')).test(prefix)))
+        out = !p.startsWith('!');
     return out;
   };
 })();
@@ -50,14 +73,19 @@ describe('Dockerfile', () => {
   it('builds in stages on node:20-slim', () => {
     expect(dockerfile.length).toBeGreaterThanOrEqual(2);
     expect(dockerfile[0]!.image).toBe('node:20-slim');
-    dockerfile.forEach((s, i) => expect(s.image === 'node:20-slim' || dockerfile.slice(0, i).some((e) => e.name === s.image), s.image).toBe(true));
+    dockerfile.forEach((s, i) =>
+      expect(s.image === 'node:20-slim' || dockerfile.slice(0, i).some((e) => e.name === s.image), s.image).toBe(true),
+    );
   });
 
   it('compiles with every dependency, and ships production dependencies only', () => {
     const dist = copyFrom(runtime, './dist');
     const modules = copyFrom(runtime, './node_modules');
     expect(dist && modules).toBeTruthy();
-    const runs = (name: string) => lineage(stage(name)).flatMap((s) => all(s, 'RUN')).join('\n');
+    const runs = (name: string) =>
+      lineage(stage(name))
+        .flatMap((s) => all(s, 'RUN'))
+        .join('\n');
     expect(runs(dist!)).toMatch(/\bnpm ci\b/);
     expect(runs(dist!)).toMatch(/\bnpm run build\b/);
     expect(runs(modules!)).toMatch(/\bnpm ci --omit=dev\b/);
@@ -71,18 +99,31 @@ describe('Dockerfile', () => {
     const [user] = all(runtime, 'USER');
     expect(user).toMatch(/^\d+(:\d+)?$/);
     expect(Number(user!.split(':')[0])).toBeGreaterThan(0);
-    expect(lineage(runtime).flatMap((s) => all(s, 'ENV')).join(' ')).toMatch(/\bNODE_ENV=production\b/);
+    expect(
+      lineage(runtime)
+        .flatMap((s) => all(s, 'ENV'))
+        .join(' '),
+    ).toMatch(/\bNODE_ENV=production\b/);
     expect(JSON.parse(all(runtime, 'CMD')[0]!)).toEqual(SCRIPTS['start:api']!.split(' '));
   });
 
   it('copies from the build context only what the context holds', () => {
-    const sources = dockerfile.flatMap((s) => all(s, 'COPY')).filter((a) => !a.includes('--from=')).flatMap((a) => a.split(/\s+/).filter((w) => !w.startsWith('--')).slice(0, -1));
+    const sources = dockerfile
+      .flatMap((s) => all(s, 'COPY'))
+      .filter((a) => !a.includes('--from='))
+      .flatMap((a) =>
+        a
+          .split(/\s+/)
+          .filter((w) => !w.startsWith('--'))
+          .slice(0, -1),
+      );
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) {
       expect(existsSync(join(ROOT, source)), source).toBe(true);
       expect(ignored(source), `${source} is in .dockerignore`).toBe(false);
     }
-    for (const secretOrBulk of ['.env', 'node_modules', 'dist', '.git', 'test', 'libs/db/src/generated']) expect(ignored(secretOrBulk), secretOrBulk).toBe(true);
+    for (const secretOrBulk of ['.env', 'node_modules', 'dist', '.git', 'test', 'libs/db/src/generated'])
+      expect(ignored(secretOrBulk), secretOrBulk).toBe(true);
   });
 });
 
@@ -99,7 +140,9 @@ describe('Dockerfile HEALTHCHECK', () => {
   };
   /** The script's exit status; run asynchronously, since the server answering it lives in this process. */
   const check = (env: Record<string, string>) =>
-    new Promise<number | null>((resolve) => spawn('node', [join(ROOT, script!)], { env: { ...process.env, ...env }, timeout: 10_000 }).on('exit', resolve));
+    new Promise<number | null>((resolve) =>
+      spawn('node', [join(ROOT, script!)], { env: { ...process.env, ...env }, timeout: 10_000 }).on('exit', resolve),
+    );
 
   it('runs a script the image contains', () => {
     expect(healthcheck).toMatch(/CMD \["node", "scripts\/[\w.-]+"\]/);
@@ -107,7 +150,9 @@ describe('Dockerfile HEALTHCHECK', () => {
   });
 
   it('passes when /health/live answers on HEALTH_PORT (scheduler, worker) or PORT (API), fails otherwise', async () => {
-    const closed = await serve(200).then((port) => new Promise<number>((resolve) => server!.close(() => resolve(port))));
+    const closed = await serve(200).then(
+      (port) => new Promise<number>((resolve) => server!.close(() => resolve(port))),
+    );
     expect(await check({ PORT: String(closed), HEALTH_PORT: String(closed) })).toBe(1);
     const live = await serve(200);
     expect(await check({ PORT: String(closed), HEALTH_PORT: String(live) })).toBe(0);
@@ -119,7 +164,10 @@ describe('Dockerfile HEALTHCHECK', () => {
 });
 
 describe('production dependencies', () => {
-  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')).packages as Record<string, { dev?: boolean }>;
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')).packages as Record<
+    string,
+    { dev?: boolean }
+  >;
   const sources = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
       .filter((e) => e.isFile() && /\.ts$/.test(e.name) && !/\.(spec|test|d)\.ts$/.test(e.name))
@@ -132,11 +180,21 @@ describe('production dependencies', () => {
     const visit = (node: ts.Node) => {
       if (ts.isImportDeclaration(node)) {
         const clause = node.importClause;
-        const typeOnly = clause?.isTypeOnly || (clause && !clause.name && clause.namedBindings && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.every((e) => e.isTypeOnly));
+        const typeOnly =
+          clause?.isTypeOnly ||
+          (clause &&
+            !clause.name &&
+            clause.namedBindings &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly));
         if (!typeOnly) found.push((node.moduleSpecifier as ts.StringLiteral).text);
       } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && !node.isTypeOnly) {
         found.push((node.moduleSpecifier as ts.StringLiteral).text);
-      } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && ts.isStringLiteral(node.arguments[0]!)) {
+      } else if (
+        ts.isCallExpression(node) &&
+        node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+        ts.isStringLiteral(node.arguments[0]!)
+      ) {
         found.push(node.arguments[0].text);
       }
       ts.forEachChild(node, visit);
@@ -144,8 +202,16 @@ describe('production dependencies', () => {
     visit(source);
     return found;
   };
-  const packageOf = (specifier: string) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
-  const external = (s: string) => !s.startsWith('.') && !s.startsWith('@punctual/') && !s.startsWith('node:') && !builtinModules.includes(s.split('/')[0]!);
+  const packageOf = (specifier: string) =>
+    specifier
+      .split('/')
+      .slice(0, specifier.startsWith('@') ? 2 : 1)
+      .join('/');
+  const external = (s: string) =>
+    !s.startsWith('.') &&
+    !s.startsWith('@punctual/') &&
+    !s.startsWith('node:') &&
+    !builtinModules.includes(s.split('/')[0]!);
 
   it('include every package the apps and libs load, so `npm ci --omit=dev` leaves nothing out', () => {
     // The console is bundled by Vite at build time: the image serves its built files, not its imports.

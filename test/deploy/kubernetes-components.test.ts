@@ -4,7 +4,18 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../libs/config/src/index.js';
 import { executionsQueueName } from '../../libs/queue/src/queue.constants.js';
 import { alertRules } from '../support/promql.js';
-import { configData, deployment, EXAMPLE_SECRET, type K8sObject, RENDERS, ROLES, ROOT, selects, unknownFields, validateModel } from './manifests.js';
+import {
+  configData,
+  deployment,
+  EXAMPLE_SECRET,
+  type K8sObject,
+  RENDERS,
+  ROLES,
+  ROOT,
+  selects,
+  unknownFields,
+  validateModel,
+} from './manifests.js';
 
 // The optional components (KEDA, ServiceMonitor), what differs between overlays, and the checks themselves.
 const withComponent = (component: string) => RENDERS.filter((r) => r.components.includes(component));
@@ -17,16 +28,32 @@ describe.each(withComponent('keda'))('kubernetes: $label', ({ objects, component
   it("scales workers on the BullMQ wait lists of the built-in handlers' queues under this REDIS_PREFIX (KEDA)", () => {
     const scaled = objects.find((o) => o.kind === 'ScaledObject')!;
     expect(scaled.apiVersion).toBe('keda.sh/v1alpha1');
-    expect(scaled.spec.scaleTargetRef).toMatchObject({ kind: 'Deployment', name: deployment(objects, 'worker').metadata.name });
+    expect(scaled.spec.scaleTargetRef).toMatchObject({
+      kind: 'Deployment',
+      name: deployment(objects, 'worker').metadata.name,
+    });
     expect(scaled.spec.minReplicaCount).toBeGreaterThanOrEqual(1);
     expect(scaled.spec.maxReplicaCount).toBeGreaterThan(scaled.spec.minReplicaCount);
-    const triggers = scaled.spec.triggers as { type: string; metadata: { listName: string; sentinelMaster?: string }; authenticationRef: { name: string } }[];
+    const triggers = scaled.spec.triggers as {
+      type: string;
+      metadata: { listName: string; sentinelMaster?: string };
+      authenticationRef: { name: string };
+    }[];
     expect(triggers.map((t) => t.type)).toEqual(Array(3).fill(sentinel ? 'redis-sentinel' : 'redis'));
-    expect(triggers.map((t) => t.metadata.listName)).toEqual(['http', 'log', 'noop'].map((h) => `${config.redisPrefix}:${executionsQueueName(h)}:wait`));
+    expect(triggers.map((t) => t.metadata.listName)).toEqual(
+      ['http', 'log', 'noop'].map((h) => `${config.redisPrefix}:${executionsQueueName(h)}:wait`),
+    );
     for (const trigger of triggers) {
-      if (sentinel) expect(trigger.metadata.sentinelMaster).toBe(config.redisTopology.kind === 'sentinel' ? config.redisTopology.master : 'no sentinel configured');
-      const auth = objects.find((o) => o.kind === 'TriggerAuthentication' && o.metadata.name === trigger.authenticationRef.name);
-      expect(auth?.spec.secretTargetRef.map((r: { parameter: string }) => r.parameter)).toContain(sentinel ? 'addresses' : 'address');
+      if (sentinel)
+        expect(trigger.metadata.sentinelMaster).toBe(
+          config.redisTopology.kind === 'sentinel' ? config.redisTopology.master : 'no sentinel configured',
+        );
+      const auth = objects.find(
+        (o) => o.kind === 'TriggerAuthentication' && o.metadata.name === trigger.authenticationRef.name,
+      );
+      expect(auth?.spec.secretTargetRef.map((r: { parameter: string }) => r.parameter)).toContain(
+        sentinel ? 'addresses' : 'address',
+      );
     }
   });
 });
@@ -38,7 +65,10 @@ describe.each(withComponent('redis-sentinel'))('kubernetes: $label', ({ objects 
     expect(config.redisTopology.kind === 'sentinel' && config.redisTopology.sentinels).toHaveLength(3);
     for (const role of ROLES) {
       const env = deployment(objects, role).spec.template.spec.containers[0].env ?? [];
-      expect(env.map((e: { name: string }) => e.name).filter((n: string) => n.startsWith('REDIS_')), role).toEqual([]);
+      expect(
+        env.map((e: { name: string }) => e.name).filter((n: string) => n.startsWith('REDIS_')),
+        role,
+      ).toEqual([]);
     }
   });
 });
@@ -50,9 +80,13 @@ describe.each(withComponent('pgbouncer'))('kubernetes: $label', ({ objects }) =>
     expect(config.databaseDirectUrl).toBeDefined();
     // The Job runs `prisma migrate deploy`, whose prisma.config.ts takes DATABASE_DIRECT_URL first, from the same Secret.
     const job = objects.find((o) => o.kind === 'Job')!;
-    const sources = job.spec.template.spec.containers[0].envFrom.map((e: { secretRef?: { name: string } }) => e.secretRef?.name);
+    const sources = job.spec.template.spec.containers[0].envFrom.map(
+      (e: { secretRef?: { name: string } }) => e.secretRef?.name,
+    );
     expect(sources).toContain(EXAMPLE_SECRET.metadata.name);
-    expect(readFileSync(join(ROOT, 'prisma.config.ts'), 'utf8')).toMatch(/process\.env\.DATABASE_DIRECT_URL \|\| process\.env\.DATABASE_URL/);
+    expect(readFileSync(join(ROOT, 'prisma.config.ts'), 'utf8')).toMatch(
+      /process\.env\.DATABASE_DIRECT_URL \|\| process\.env\.DATABASE_URL/,
+    );
   });
 });
 
@@ -60,7 +94,9 @@ describe.each(withComponent('servicemonitor'))('kubernetes: $label', ({ objects 
   it('scrapes /metrics of every role with the METRICS_TOKEN (ServiceMonitor)', () => {
     const monitor = objects.find((o) => o.kind === 'ServiceMonitor')!;
     expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
-    const services = objects.filter((o) => o.kind === 'Service' && selects(monitor.spec.selector.matchLabels, o.metadata.labels));
+    const services = objects.filter(
+      (o) => o.kind === 'Service' && selects(monitor.spec.selector.matchLabels, o.metadata.labels),
+    );
     for (const endpoint of monitor.spec.endpoints) {
       expect(endpoint.path).toBe('/metrics');
       expect(endpoint.authorization.credentials).toEqual({ name: EXAMPLE_SECRET.metadata.name, key: 'METRICS_TOKEN' });
@@ -68,7 +104,9 @@ describe.each(withComponent('servicemonitor'))('kubernetes: $label', ({ objects 
     const ports = monitor.spec.endpoints.map((e: { port: string }) => e.port);
     for (const role of ROLES) {
       const labels = deployment(objects, role).spec.template.metadata.labels;
-      const scraped = services.filter((s) => selects(s.spec.selector, labels) && s.spec.ports.some((p: { name: string }) => ports.includes(p.name)));
+      const scraped = services.filter(
+        (s) => selects(s.spec.selector, labels) && s.spec.ports.some((p: { name: string }) => ports.includes(p.name)),
+      );
       expect(scraped.length, role).toBeGreaterThan(0);
     }
   });
@@ -94,12 +132,20 @@ describe('kubernetes: across renders', () => {
 
   it('never ships a Secret to production; the example one is clearly a placeholder', () => {
     expect(prod.filter((o) => o.kind === 'Secret')).toEqual([]);
-    expect(Object.keys(EXAMPLE_SECRET.stringData).sort()).toEqual(['ADMIN_API_KEY', 'DATABASE_DIRECT_URL', 'DATABASE_URL', 'METRICS_TOKEN', 'REDIS_URL']);
-    for (const [key, value] of Object.entries(EXAMPLE_SECRET.stringData as Record<string, string>)) expect(value, key).toContain('CHANGE-ME');
+    expect(Object.keys(EXAMPLE_SECRET.stringData).sort()).toEqual([
+      'ADMIN_API_KEY',
+      'DATABASE_DIRECT_URL',
+      'DATABASE_URL',
+      'METRICS_TOKEN',
+      'REDIS_URL',
+    ]);
+    for (const [key, value] of Object.entries(EXAMPLE_SECRET.stringData as Record<string, string>))
+      expect(value, key).toContain('CHANGE-ME');
   });
 
   it('runs three schedulers in production, leading 16 shards between them; one shard elsewhere', () => {
-    const config = (objects: K8sObject[]) => objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('punctual-config'))!.data;
+    const config = (objects: K8sObject[]) =>
+      objects.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith('punctual-config'))!.data;
     expect(deployment(prod, 'scheduler').spec.replicas).toBe(3);
     expect(config(prod).SCHEDULER_SHARDS).toBe('16');
     expect(config(dev).SCHEDULER_SHARDS).toBe('1');
@@ -111,7 +157,8 @@ describe('kubernetes: across renders', () => {
     expect(hpa(prod).minReplicas).toBeGreaterThan(hpa(dev).minReplicas);
     expect(hpa(prod).maxReplicas).toBeGreaterThan(hpa(dev).maxReplicas);
     for (const role of ROLES) {
-      const memory = (objects: K8sObject[]) => mebibytes(deployment(objects, role).spec.template.spec.containers[0].resources.requests.memory);
+      const memory = (objects: K8sObject[]) =>
+        mebibytes(deployment(objects, role).spec.template.spec.containers[0].resources.requests.memory);
       expect(memory(prod), role).toBeGreaterThan(memory(dev));
     }
   });
@@ -122,7 +169,9 @@ describe('kubernetes: the checks themselves', () => {
 
   it('reject an object that breaks its schema, and kinds they cannot check', () => {
     expect(() => validateModel({ ...sample(), spec: { ...sample().spec, replicas: 'two' } })).toThrow(/replicas/);
-    expect(() => validateModel({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })).toThrow(/no Kubernetes model/);
+    expect(() => validateModel({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })).toThrow(
+      /no Kubernetes model/,
+    );
   });
 
   it('report a misspelt field', () => {

@@ -2,15 +2,33 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KNOWN_ENV_NAMES, loadConfig } from '../../libs/config/src/index.js';
-import { configData, deployment, CUSTOM_KINDS, EXAMPLE_SECRET, type K8sObject, RENDERS, ROLES, ROOT, secretData, selects, typeKey, validateModel, workloads } from './manifests.js';
+import {
+  configData,
+  deployment,
+  CUSTOM_KINDS,
+  EXAMPLE_SECRET,
+  type K8sObject,
+  RENDERS,
+  ROLES,
+  ROOT,
+  secretData,
+  selects,
+  typeKey,
+  validateModel,
+  workloads,
+} from './manifests.js';
 
 // Invariants every rendering of deploy/k8s keeps (overlays alone and with components); the
 // components themselves and the differences between overlays: kubernetes-components.test.ts.
 const SCRIPTS = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
 const IMAGE_UID = Number(/^USER (\d+)/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))?.[1]);
 
-const containers = (objects: K8sObject[]) => workloads(objects).flatMap((w) => [...(w.pod.initContainers ?? []), ...w.pod.containers].map((c) => ({ ...w, container: c })));
-const autoscalers = (objects: K8sObject[]) => objects.filter((o) => o.kind === 'HorizontalPodAutoscaler' || o.kind === 'ScaledObject');
+const containers = (objects: K8sObject[]) =>
+  workloads(objects).flatMap((w) =>
+    [...(w.pod.initContainers ?? []), ...w.pod.containers].map((c) => ({ ...w, container: c })),
+  );
+const autoscalers = (objects: K8sObject[]) =>
+  objects.filter((o) => o.kind === 'HorizontalPodAutoscaler' || o.kind === 'ScaledObject');
 
 describe.each(RENDERS)('kubernetes: $label', ({ overlay, components, objects }) => {
   const config = loadConfig({ ...configData(objects), ...secretData(objects) });
@@ -35,7 +53,10 @@ describe.each(RENDERS)('kubernetes: $label', ({ overlay, components, objects }) 
       if (kind !== 'Deployment') continue;
       expect(container.livenessProbe?.httpGet?.path, name).toBe('/health/live');
       expect(container.readinessProbe?.httpGet?.path, name).toBe('/health/ready');
-      const ports = (container.ports ?? []).flatMap((p: { name?: string; containerPort: number }) => [p.name, p.containerPort]);
+      const ports = (container.ports ?? []).flatMap((p: { name?: string; containerPort: number }) => [
+        p.name,
+        p.containerPort,
+      ]);
       for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
         if (container[probe]) expect(ports, `${name} ${probe}`).toContain(container[probe].httpGet.port);
       }
@@ -43,7 +64,9 @@ describe.each(RENDERS)('kubernetes: $label', ({ overlay, components, objects }) 
   });
 
   it('listens where the config says: PORT for the API, HEALTH_PORT for scheduler and worker', () => {
-    const port = (role: string, name: string) => deployment(objects, role).spec.template.spec.containers[0].ports.find((p: { name: string }) => p.name === name)?.containerPort;
+    const port = (role: string, name: string) =>
+      deployment(objects, role).spec.template.spec.containers[0].ports.find((p: { name: string }) => p.name === name)
+        ?.containerPort;
     expect(port('api', 'http')).toBe(config.port);
     expect(port('scheduler', 'health')).toBe(config.healthPort);
     expect(port('worker', 'health')).toBe(config.healthPort);
@@ -53,7 +76,9 @@ describe.each(RENDERS)('kubernetes: $label', ({ overlay, components, objects }) 
     const scheduler = deployment(objects, 'scheduler');
     expect(scheduler.spec.replicas).toBeGreaterThanOrEqual(2);
     const labels = scheduler.spec.template.metadata.labels;
-    const pdbs = objects.filter((o) => o.kind === 'PodDisruptionBudget' && selects(o.spec.selector.matchLabels, labels));
+    const pdbs = objects.filter(
+      (o) => o.kind === 'PodDisruptionBudget' && selects(o.spec.selector.matchLabels, labels),
+    );
     expect(pdbs).toHaveLength(1);
     expect(pdbs[0]!.spec.minAvailable).toBe(1);
     const others = workloads(objects).filter((w) => w.name !== scheduler.metadata.name);
@@ -65,7 +90,9 @@ describe.each(RENDERS)('kubernetes: $label', ({ overlay, components, objects }) 
     const worker = deployment(objects, 'worker');
     const targets = autoscalers(objects).map((a) => a.spec.scaleTargetRef.name);
     expect(targets).toEqual([worker.metadata.name]);
-    expect(autoscalers(objects)[0]!.kind).toBe(components.includes('keda') ? 'ScaledObject' : 'HorizontalPodAutoscaler');
+    expect(autoscalers(objects)[0]!.kind).toBe(
+      components.includes('keda') ? 'ScaledObject' : 'HorizontalPodAutoscaler',
+    );
     for (const target of targets) {
       const scaled = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === target);
       expect(scaled, target).toBeDefined();
@@ -95,42 +122,62 @@ describe.each(RENDERS)('kubernetes: $label', ({ overlay, components, objects }) 
 
   it('gives schedulers and workers longer to stop than SHUTDOWN_GRACE_MS', () => {
     for (const role of ['scheduler', 'worker']) {
-      expect(deployment(objects, role).spec.template.spec.terminationGracePeriodSeconds * 1000, role).toBeGreaterThan(config.shutdownGraceMs);
+      expect(deployment(objects, role).spec.template.spec.terminationGracePeriodSeconds * 1000, role).toBeGreaterThan(
+        config.shutdownGraceMs,
+      );
     }
   });
 
   it('runs every pod as the image user, non-root, read-only, without privileges, with sized resources', () => {
     for (const { name, pod, container } of containers(objects)) {
-      expect(pod.securityContext, name).toMatchObject({ runAsNonRoot: true, runAsUser: IMAGE_UID, seccompProfile: { type: 'RuntimeDefault' } });
+      expect(pod.securityContext, name).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: IMAGE_UID,
+        seccompProfile: { type: 'RuntimeDefault' },
+      });
       expect(pod.automountServiceAccountToken, name).toBe(false);
-      expect(container.securityContext, name).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+      expect(container.securityContext, name).toMatchObject({
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+      });
       expect(container.securityContext.capabilities.drop, name).toContain('ALL');
       expect(container.securityContext.privileged ?? false, name).toBe(false);
       const tmp = container.volumeMounts?.find((m: { mountPath: string }) => m.mountPath === '/tmp');
       expect(pod.volumes?.find((v: { name: string }) => v.name === tmp?.name)?.emptyDir, `${name}: /tmp`).toBeDefined();
-      expect(container.resources?.requests?.cpu && container.resources.requests.memory && container.resources.limits?.memory, name).toBeTruthy();
+      expect(
+        container.resources?.requests?.cpu && container.resources.requests.memory && container.resources.limits?.memory,
+        name,
+      ).toBeTruthy();
     }
     for (const { name, labels, pod, kind } of workloads(objects)) {
       if (kind !== 'Deployment') continue;
       expect(pod.topologySpreadConstraints?.length, name).toBeGreaterThan(0);
-      for (const c of pod.topologySpreadConstraints) expect(selects(c.labelSelector.matchLabels, labels), name).toBe(true);
+      for (const c of pod.topologySpreadConstraints)
+        expect(selects(c.labelSelector.matchLabels, labels), name).toBe(true);
     }
   });
 
   it('routes Services and the Ingress to pods and ports that exist', () => {
     const services = objects.filter((o) => o.kind === 'Service');
     for (const service of services) {
-      const [target, ...more] = workloads(objects).filter((w) => w.kind === 'Deployment' && selects(service.spec.selector, w.labels));
+      const [target, ...more] = workloads(objects).filter(
+        (w) => w.kind === 'Deployment' && selects(service.spec.selector, w.labels),
+      );
       expect(target, service.metadata.name).toBeDefined();
       expect(more, service.metadata.name).toEqual([]);
-      const portNames = target!.pod.containers.flatMap((c: { ports?: { name: string }[] }) => (c.ports ?? []).map((p) => p.name));
+      const portNames = target!.pod.containers.flatMap((c: { ports?: { name: string }[] }) =>
+        (c.ports ?? []).map((p) => p.name),
+      );
       for (const port of service.spec.ports) expect(portNames, service.metadata.name).toContain(port.targetPort);
     }
     for (const ingress of objects.filter((o) => o.kind === 'Ingress')) {
       for (const path of ingress.spec.rules.flatMap((r: { http: { paths: unknown[] } }) => r.http.paths)) {
         const backend = (path as { backend: { service: { name: string; port: { name: string } } } }).backend.service;
         const service = services.find((s) => s.metadata.name === backend.name);
-        expect(service?.spec.ports.map((p: { name: string }) => p.name), backend.name).toContain(backend.port.name);
+        expect(
+          service?.spec.ports.map((p: { name: string }) => p.name),
+          backend.name,
+        ).toContain(backend.port.name);
       }
     }
   });

@@ -18,7 +18,10 @@ function documentedRows(): Row[] {
     .split('\n')
     .filter((line) => /^\| `[A-Z_]+` \|/.test(line))
     .map((line) => {
-      const [name = '', fallback = '', allowed = ''] = line.slice(1).split(' | ').map((cell) => cell.trim());
+      const [name = '', fallback = '', allowed = ''] = line
+        .slice(1)
+        .split(' | ')
+        .map((cell) => cell.trim());
       return { name: name.replaceAll('`', ''), fallback, allowed };
     });
 }
@@ -45,19 +48,24 @@ describe('docs/configuration.md', () => {
 
   it('states each whole-number range the configuration enforces: both ends accepted, one past each refused', () => {
     const ranged = rows.filter((r) => /^[\d,]+–[\d,]+$/.test(r.allowed));
-    expect(ranged.length, "every whole-number variable has its range").toBe(14);
+    expect(ranged.length, 'every whole-number variable has its range').toBe(14);
     for (const { name, allowed } of ranged) {
       const [low, high] = allowed.split('–').map(number) as [number, number];
       expect([accepts(name, String(low)), accepts(name, String(high))], `${name} ${allowed}`).toEqual([true, true]);
-      expect([accepts(name, String(low - 1)), accepts(name, String(high + 1))], `${name} ${allowed}`).toEqual([false, false]);
+      expect([accepts(name, String(low - 1)), accepts(name, String(high + 1))], `${name} ${allowed}`).toEqual([
+        false,
+        false,
+      ]);
     }
   });
 
   it('states the default of each whole-number variable', () => {
     const config = loadConfig(BASE) as unknown as Record<string, unknown>;
     const numeric = rows.filter((r) => /^`\d+`$/.test(r.fallback));
-    expect(numeric.length, "every whole-number variable has its default").toBe(14);
-    const byName = new Map(Object.entries(config).map(([key, value]) => [key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase(), value]));
+    expect(numeric.length, 'every whole-number variable has its default').toBe(14);
+    const byName = new Map(
+      Object.entries(config).map(([key, value]) => [key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase(), value]),
+    );
     // The loaded config names each variable in camelCase (LEADER_TTL_MS is leaderTtlMs).
     for (const { name, fallback } of numeric) expect(String(byName.get(name)), name).toBe(fallback.replaceAll('`', ''));
   });

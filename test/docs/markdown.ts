@@ -49,7 +49,9 @@ export function parseTag(words: string[]): BlockTag {
   const [first, ...rest] = words;
   if (first === undefined) return { kind: 'untagged' };
   if (first === 'not-runnable') {
-    return rest.length ? { kind: 'not-runnable', reason: rest.join(' ') } : { kind: 'malformed', problem: 'not-runnable needs a reason after it' };
+    return rest.length
+      ? { kind: 'not-runnable', reason: rest.join(' ') }
+      : { kind: 'malformed', problem: 'not-runnable needs a reason after it' };
   }
   if (first !== 'runnable') return { kind: 'untagged' };
   const tag: { kind: 'runnable'; id?: string; requires: string[] } = { kind: 'runnable', requires: [] };
@@ -110,7 +112,12 @@ export function markdownLinks(file: string, text: string): MarkdownLink[] {
   const plain = prose(text);
   const links: MarkdownLink[] = [];
   for (const match of plain.matchAll(/(!?)\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
-    links.push({ file, line: plain.slice(0, match.index).split('\n').length, target: match[2]!, image: match[1] === '!' });
+    links.push({
+      file,
+      line: plain.slice(0, match.index).split('\n').length,
+      target: match[2]!,
+      image: match[1] === '!',
+    });
   }
   return links;
 }

@@ -6,7 +6,15 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { freePort } from '../support/processes.js';
-import { documentationFiles, type FencedBlock, fencedBlocks, headingAnchors, markdownLinks, readText, SHELL_LANGUAGES } from './markdown.js';
+import {
+  documentationFiles,
+  type FencedBlock,
+  fencedBlocks,
+  headingAnchors,
+  markdownLinks,
+  readText,
+  SHELL_LANGUAGES,
+} from './markdown.js';
 
 /**
  * The docs' commands, run: every shell block of README.md and docs/ tagged `runnable` runs with bash
@@ -46,22 +54,34 @@ const outcomes: Record<string, (run: BlockRun, api: Api) => Promise<void>> = {
     expect((await api('GET', '/v1/tasks/hello')).status).toBe(404);
     const history = await api('GET', '/v1/tasks/hello/executions?limit=50');
     expect(history.status).toBe(200);
-    expect(history.body.items.filter((e: { status: string }) => e.status === 'succeeded').length).toBeGreaterThanOrEqual(1);
+    expect(
+      history.body.items.filter((e: { status: string }) => e.status === 'succeeded').length,
+    ).toBeGreaterThanOrEqual(1);
   },
   calendar: async (_run, api) => {
     const calendar = await api('GET', '/v1/calendars/ny-office-closed');
     expect(calendar.status).toBe(200);
-    expect(calendar.body).toMatchObject({ timezone: 'America/New_York', dates: ['2026-12-25', '2027-01-01'], rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'], managedBy: null });
+    expect(calendar.body).toMatchObject({
+      timezone: 'America/New_York',
+      dates: ['2026-12-25', '2027-01-01'],
+      rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'],
+      managedBy: null,
+    });
     // The calendar the CLI page applied from examples/tasks.yaml is still its manager's.
     expect((await api('GET', '/v1/calendars/us-holidays')).body).toMatchObject({ managedBy: 'example-repo' });
   },
   // The DST example: the 02:30 of the night the clocks go forward runs at 03:30.
   // Four days around now of a task at 09:00 on weekdays in its zone: each slot one line with its outcome and the reason for it.
   timeline: async (run) => {
-    const items = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { local: string; outcome: string; reason: string | null; detail: string });
+    const items = run.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { local: string; outcome: string; reason: string | null; detail: string });
     // Weekdays at 09:00: two days either side of now hold at least one.
     expect(items.length).toBeGreaterThanOrEqual(1);
-    expect(items.every((i) => i.detail.length > 0 && /^\d{4}-\d\d-\d\dT09:00:00\.000\+0[12]:00$/.test(i.local))).toBe(true);
+    expect(items.every((i) => i.detail.length > 0 && /^\d{4}-\d\d-\d\dT09:00:00\.000\+0[12]:00$/.test(i.local))).toBe(
+      true,
+    );
     // Created minutes ago: its earlier slots were before it existed.
     expect(items.filter((i) => i.outcome === 'not_planned').every((i) => i.reason === 'before_created')).toBe(true);
     expect(items.filter((i) => i.reason === 'unrecorded')).toEqual([]);
@@ -81,7 +101,10 @@ const outcomes: Record<string, (run: BlockRun, api: Api) => Promise<void>> = {
     expect(run.stdout).toMatch(/^VERSION +CHANGED \(UTC\) +ACTION +BY/m);
     expect(run.stdout).toContain('rolling nightly-report back to version 1 would:');
     expect(run.stdout).toMatch(/excluded by: +1\n +ledger-close/);
-    expect((await api('GET', '/v1/tasks/nightly-report')).body).toMatchObject({ status: 'active', managedBy: 'example-repo' });
+    expect((await api('GET', '/v1/tasks/nightly-report')).body).toMatchObject({
+      status: 'active',
+      managedBy: 'example-repo',
+    });
     expect((await api('GET', '/v1/tasks/migration-cutover')).status).toBe(404);
     const runs = await api('GET', '/v1/tasks/ledger-close/executions?limit=10');
     expect(runs.body.items.some((e: { trigger: string }) => e.trigger === 'manual')).toBe(true);
@@ -101,7 +124,13 @@ const outcomes: Record<string, (run: BlockRun, api: Api) => Promise<void>> = {
     expect(run.stdout).toContain('(dry run: nothing was changed)');
     expect(run.stdout).toMatch(/^tasks: 0 changed \(0 created, 0 updated, 0 deleted\), 5 unchanged$/m);
     const managed = await api('GET', '/v1/tasks?managedBy=example-repo&limit=100');
-    expect(managed.body.items.map((t: { name: string }) => t.name).sort()).toEqual(['cache-warmer', 'ledger-close', 'migration-cutover', 'monthly-invoices', 'nightly-report']);
+    expect(managed.body.items.map((t: { name: string }) => t.name).sort()).toEqual([
+      'cache-warmer',
+      'ledger-close',
+      'migration-cutover',
+      'monthly-invoices',
+      'nightly-report',
+    ]);
   },
   retry: async (run, api) => {
     const runs = await api('GET', '/v1/tasks/flaky/executions?limit=10');
@@ -134,7 +163,9 @@ describe('the docs', () => {
       if (!block.language) return [`${where(block)}: a fenced block without a language (output is \`text\`)`];
       if (block.tag.kind === 'malformed') return [`${where(block)}: ${block.tag.problem}`];
       if (SHELL_LANGUAGES.has(block.language) && block.tag.kind === 'untagged') {
-        return [`${where(block)}: \`\`\`${block.info} — say \`${block.language} runnable\` or \`${block.language} not-runnable <why>\``];
+        return [
+          `${where(block)}: \`\`\`${block.info} — say \`${block.language} runnable\` or \`${block.language} not-runnable <why>\``,
+        ];
       }
       return [];
     });
@@ -143,7 +174,9 @@ describe('the docs', () => {
   });
 
   it('check the outcome of every block id they name, and name every id checked once', () => {
-    const ids = runnable.map((block) => (block.tag.kind === 'runnable' ? block.tag.id : undefined)).filter((id): id is string => id !== undefined);
+    const ids = runnable
+      .map((block) => (block.tag.kind === 'runnable' ? block.tag.id : undefined))
+      .filter((id): id is string => id !== undefined);
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
     expect(Object.keys(outcomes).filter((id) => !ids.includes(id))).toEqual([]);
     expect(ids.filter((id) => !(id in outcomes))).toEqual([]);
@@ -157,9 +190,12 @@ describe('the docs', () => {
         const target = path ? resolve(ROOT, dirname(file), decodeURIComponent(path)) : resolve(ROOT, file);
         if (!existsSync(target)) return [`${file}:${link.line}: ${link.target} — no such file`];
         if (anchor === undefined) return [];
-        if (!target.endsWith('.md')) return [`${file}:${link.line}: ${link.target} — an anchor into a file that is not Markdown`];
+        if (!target.endsWith('.md'))
+          return [`${file}:${link.line}: ${link.target} — an anchor into a file that is not Markdown`];
         const text = texts.get(target.slice(ROOT.length)) ?? readText(ROOT, target.slice(ROOT.length));
-        return headingAnchors(text).has(anchor) ? [] : [`${file}:${link.line}: ${link.target} — no heading with that anchor`];
+        return headingAnchors(text).has(anchor)
+          ? []
+          : [`${file}:${link.line}: ${link.target} — no heading with that anchor`];
       }),
     );
     expect(broken).toEqual([]);
@@ -214,14 +250,26 @@ describe('the docs’ runnable blocks, against a running Punctual', () => {
 
   for (const block of runnable) {
     const tag = block.tag as { kind: 'runnable'; id?: string; requires: string[] };
-    it(`${where(block)}${tag.id ? ` (${tag.id})` : ''} runs`, async (ctx) => {
-      const missing = tag.requires.filter((command) => spawnSync('bash', ['-c', `command -v ${command}`]).status !== 0);
-      if (missing.length) return ctx.skip(`${missing.join(', ')} not installed here`);
-      const run = await runBlock(block, env);
-      writeFileSync(join(ARTIFACTS, `${block.file.replace(/\W+/g, '_')}-${block.line}.log`), `${block.code}\n\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}\n--- exit ${run.code}\n`);
-      expect(run.code, `${where(block)} exited ${run.code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`).toBe(0);
-      if (tag.id) await outcomes[tag.id]!(run, api);
-    }, BLOCK_TIMEOUT_MS + 30_000);
+    it(
+      `${where(block)}${tag.id ? ` (${tag.id})` : ''} runs`,
+      async (ctx) => {
+        const missing = tag.requires.filter(
+          (command) => spawnSync('bash', ['-c', `command -v ${command}`]).status !== 0,
+        );
+        if (missing.length) return ctx.skip(`${missing.join(', ')} not installed here`);
+        const run = await runBlock(block, env);
+        writeFileSync(
+          join(ARTIFACTS, `${block.file.replace(/\W+/g, '_')}-${block.line}.log`),
+          `${block.code}\n\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}\n--- exit ${run.code}\n`,
+        );
+        expect(
+          run.code,
+          `${where(block)} exited ${run.code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`,
+        ).toBe(0);
+        if (tag.id) await outcomes[tag.id]!(run, api);
+      },
+      BLOCK_TIMEOUT_MS + 30_000,
+    );
   }
 });
 
@@ -308,7 +356,12 @@ function runBlock(block: FencedBlock, env: Record<string, string>): Promise<Bloc
           .join('\n')
       : block.code;
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('bash', ['-c', `set -euo pipefail\n${script}`], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -324,4 +377,3 @@ function runBlock(block: FencedBlock, env: Record<string, string>): Promise<Bloc
     });
   });
 }
-

@@ -45,16 +45,28 @@ describe('a task created over HTTP fires every second, end to end', () => {
     return ((await res.json()) as { items: ExecutionJson[] }).items;
   };
   const createEverySecond = (name: string) =>
-    fetch(`${api.url}/v1/tasks`, { method: 'POST', headers, body: JSON.stringify({ name, handler: 'noop', schedule: { cron: '*/1 * * * * *' } }) });
+    fetch(`${api.url}/v1/tasks`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name, handler: 'noop', schedule: { cron: '*/1 * * * * *' } }),
+    });
 
   it('has exactly one leading scheduler', async () => {
     const leaderFlags = () =>
-      Promise.all(apps.filter((app) => app.role === 'scheduler').map(async (app) => ((await (await fetch(`${app.url}/health/ready`)).json()) as { leader: boolean }).leader));
+      Promise.all(
+        apps
+          .filter((app) => app.role === 'scheduler')
+          .map(async (app) => ((await (await fetch(`${app.url}/health/ready`)).json()) as { leader: boolean }).leader),
+      );
     // Once one of them leads, the other stands by.
-    const leading = await waitFor(async () => {
-      const flags = await leaderFlags();
-      return flags.includes(true) && flags;
-    }, 10_000, 'a scheduler to lead');
+    const leading = await waitFor(
+      async () => {
+        const flags = await leaderFlags();
+        return flags.includes(true) && flags;
+      },
+      10_000,
+      'a scheduler to lead',
+    );
     expect(leading.sort()).toEqual([false, true]);
     const ready = (await (await fetch(`${api.url}/health/ready`)).json()) as { checks: Record<string, string> };
     expect(ready.checks).toEqual({ database: 'up', redis: 'up', migrations: 'applied' });
@@ -66,10 +78,14 @@ describe('a task created over HTTP fires every second, end to end', () => {
     const createdAt = Date.now();
 
     // The slots due a second ago or more, once there are five and each has ended.
-    const window = await waitFor(async () => {
-      const due = (await executions()).filter((e) => Date.parse(e.scheduledFor) <= Date.now() - 1_000);
-      return due.length >= 5 && due.every((e) => TERMINAL.includes(e.status)) && due;
-    }, 20_000, 'five slots of the task to end');
+    const window = await waitFor(
+      async () => {
+        const due = (await executions()).filter((e) => Date.parse(e.scheduledFor) <= Date.now() - 1_000);
+        return due.length >= 5 && due.every((e) => TERMINAL.includes(e.status)) && due;
+      },
+      20_000,
+      'five slots of the task to end',
+    );
     const slots = window.map((e) => Date.parse(e.scheduledFor)).sort((a, b) => a - b);
     expect(slots.length).toBeGreaterThanOrEqual(5);
     // No duplicate slot, no gap between consecutive seconds, each one succeeded.
@@ -90,22 +106,35 @@ describe('a task created over HTTP fires every second, end to end', () => {
     expect(countAt.running + countAt.pending).toBe(0);
     const deletedAt = Date.now();
     expect((await createEverySecond('after-heartbeat')).status).toBe(201);
-    await waitFor(async () => (await executions('after-heartbeat')).filter((e) => e.status === 'succeeded' && Date.parse(e.scheduledFor) > deletedAt).length >= 2, 20_000, 'two runs of a task created after the delete');
+    await waitFor(
+      async () =>
+        (await executions('after-heartbeat')).filter(
+          (e) => e.status === 'succeeded' && Date.parse(e.scheduledFor) > deletedAt,
+        ).length >= 2,
+      20_000,
+      'two runs of a task created after the delete',
+    );
     expect(await countRows(sandbox, 'heartbeat')).toEqual(countAt);
   });
 });
 
-async function countRows(sandbox: Sandbox, taskName: string): Promise<{ total: number; running: number; pending: number; succeededAfter: number }> {
+async function countRows(
+  sandbox: Sandbox,
+  taskName: string,
+): Promise<{ total: number; running: number; pending: number; succeededAfter: number }> {
   const pg = (await import('pg')).default;
   const client = new pg.Client({ connectionString: sandbox.databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query(`
+    const { rows } = await client.query(
+      `
       SELECT count(*)::int AS total,
              count(*) FILTER (WHERE status = 'running')::int AS running,
              count(*) FILTER (WHERE status IN ('scheduled', 'queued', 'retrying'))::int AS pending,
              count(*) FILTER (WHERE status = 'succeeded')::int AS "succeededAfter"
-      FROM task_execution WHERE task_name = $1`, [taskName]);
+      FROM task_execution WHERE task_name = $1`,
+      [taskName],
+    );
     return rows[0];
   } finally {
     await client.end();

@@ -27,9 +27,20 @@ describe('a new leader fires its first plan on time', () => {
     // test is timing (the overlap rule has its own tests).
     await insertTasks(db, 5, { prefix: 'first-plan', nextRunAt: new Date(first), overlap: 'allow' });
     await db.end();
-    cluster = await Cluster.start({ schedulers: 1, workers: 1, sandbox, env: { LOOKAHEAD_MS: '100', LEADER_TTL_MS: '1000' } });
+    cluster = await Cluster.start({
+      schedulers: 1,
+      workers: 1,
+      sandbox,
+      env: { LOOKAHEAD_MS: '100', LEADER_TTL_MS: '1000' },
+    });
     const c = cluster;
-    const elected = (await c.waitFor(async () => (await c.db.query('SELECT acquired_at FROM scheduler_state WHERE epoch > 0')).rows[0], 10_000, 'a leader')).acquired_at.getTime();
+    const elected = (
+      await c.waitFor(
+        async () => (await c.db.query('SELECT acquired_at FROM scheduler_state WHERE epoch > 0')).rows[0],
+        10_000,
+        'a leader',
+      )
+    ).acquired_at.getTime();
     // The slots past the first plan's lookahead, still within its stride: the timer's to fire.
     const [from, to] = [Math.ceil((elected + 1_000) / 1000) * 1000, Math.floor((elected + 5_000) / 1000) * 1000];
     await sleep(Math.max(0, to + 1_000 - Date.now()));
@@ -41,7 +52,9 @@ describe('a new leader fires its first plan on time', () => {
     expect(rows.length).toBe(5 * ((to - from) / 1000 + 1));
     const late = rows.filter((r) => r.queued_at === null || r.queued_at.getTime() > r.fire_at.getTime() + 500);
     const why = (r: (typeof rows)[number]) =>
-      r.queued_at === null ? `never released (${r.status}${r.skip_reason ? `: ${r.skip_reason}` : ''})` : `released ${r.queued_at.getTime() - r.fire_at.getTime()} ms after its fire_at`;
+      r.queued_at === null
+        ? `never released (${r.status}${r.skip_reason ? `: ${r.skip_reason}` : ''})`
+        : `released ${r.queued_at.getTime() - r.fire_at.getTime()} ms after its fire_at`;
     expect(late.map((r) => `${r.scheduled_for.toISOString()} ${why(r)}`)).toEqual([]);
     expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'succeeded'));
   });

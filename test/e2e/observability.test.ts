@@ -26,14 +26,20 @@ async function startTraceReceiver() {
       const raw = Buffer.concat(chunks);
       const body = JSON.parse((req.headers['content-encoding'] === 'gzip' ? gunzipSync(raw) : raw).toString('utf8'));
       for (const resourceSpans of body.resourceSpans ?? []) {
-        const service = resourceSpans.resource?.attributes?.find((a: { key: string }) => a.key === 'service.name')?.value.stringValue;
-        for (const scope of resourceSpans.scopeSpans ?? []) for (const span of scope.spans ?? []) spans.push({ ...span, service });
+        const service = resourceSpans.resource?.attributes?.find((a: { key: string }) => a.key === 'service.name')
+          ?.value.stringValue;
+        for (const scope of resourceSpans.scopeSpans ?? [])
+          for (const span of scope.spans ?? []) spans.push({ ...span, service });
       }
       res.writeHead(req.url === '/v1/traces' ? 200 : 404, { 'content-type': 'application/json' }).end('{}');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { spans, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    spans,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 const attribute = (span: OtlpSpan, key: string) => span.attributes?.find((a) => a.key === key)?.value.stringValue;
@@ -73,12 +79,24 @@ describe('observability of a running stack', () => {
   });
 
   it('connects one execution end to end: plan batch → fire chunk → attempt (claim, handler, record) → webhook', async () => {
-    const request = await cluster.waitFor(async () => webhook.requests.find((r) => r.headers.traceparent), 20_000, 'a webhook call with traceparent');
-    const [, traceId, parentId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(String(request.headers.traceparent)) ?? [];
+    const request = await cluster.waitFor(
+      async () => webhook.requests.find((r) => r.headers.traceparent),
+      20_000,
+      'a webhook call with traceparent',
+    );
+    const [, traceId, parentId] =
+      /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(String(request.headers.traceparent)) ?? [];
     expect(traceId, String(request.headers.traceparent)).toBeDefined();
     const executionId = request.headers['x-punctual-execution'];
 
-    const names = ['punctual.plan_batch', 'punctual.fire_chunk', 'punctual.attempt', 'punctual.claim', 'punctual.handler', 'punctual.record'];
+    const names = [
+      'punctual.plan_batch',
+      'punctual.fire_chunk',
+      'punctual.attempt',
+      'punctual.claim',
+      'punctual.handler',
+      'punctual.record',
+    ];
     const trace = await cluster.waitFor(
       async () => {
         const spans = receiver.spans.filter((s) => s.traceId === traceId);
@@ -98,22 +116,38 @@ describe('observability of a running stack', () => {
     expect(attempt.name).toBe('punctual.attempt');
     expect(attribute(attempt, 'punctual.execution.id')).toBe(executionId);
     expect(attribute(attempt, 'punctual.task')).toBe('webhook');
-    expect(trace.filter((s) => s.name !== 'punctual.attempt' && parentOf(s) === attempt).map((s) => s.name).sort()).toEqual(
-      expect.arrayContaining(['punctual.claim', 'punctual.handler', 'punctual.record']),
-    );
+    expect(
+      trace
+        .filter((s) => s.name !== 'punctual.attempt' && parentOf(s) === attempt)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(expect.arrayContaining(['punctual.claim', 'punctual.handler', 'punctual.record']));
     // Across the queue: the attempt (worker) continues the fire chunk (scheduler), which continues its plan batch.
     const fire = parentOf(attempt)!;
     expect(fire.name).toBe('punctual.fire_chunk');
     const plan = parentOf(fire)!;
     expect(plan.name).toBe('punctual.plan_batch');
     expect(plan.parentSpanId ?? '').toBe('');
-    expect([plan.service, fire.service, attempt.service, handler.service]).toEqual(['punctual-scheduler', 'punctual-scheduler', 'punctual-worker', 'punctual-worker']);
+    expect([plan.service, fire.service, attempt.service, handler.service]).toEqual([
+      'punctual-scheduler',
+      'punctual-scheduler',
+      'punctual-worker',
+      'punctual-worker',
+    ]);
   });
 
   it('exports every metric the dashboard and the alert rules query', async () => {
     // Something of each kind has happened: runs succeeded and a run ended dead.
-    await cluster.waitFor(async () => (await cluster.executionsOf('broken')).some((e) => e.status === 'dead'), 20_000, 'a dead letter');
-    await cluster.waitFor(async () => (await cluster.executionsOf('quiet')).some((e) => e.status === 'succeeded'), 20_000, 'a success');
+    await cluster.waitFor(
+      async () => (await cluster.executionsOf('broken')).some((e) => e.status === 'dead'),
+      20_000,
+      'a dead letter',
+    );
+    await cluster.waitFor(
+      async () => (await cluster.executionsOf('quiet')).some((e) => e.status === 'succeeded'),
+      20_000,
+      'a success',
+    );
     const token = { authorization: `Bearer ${cluster.sandbox.env().ADMIN_API_KEY}` };
     const apps = [cluster.api!, ...cluster.schedulers, ...cluster.workers];
     const scrapes = await Promise.all(
@@ -125,7 +159,11 @@ describe('observability of a running stack', () => {
     );
     const families = exportedMetrics(scrapes.join('\n'));
 
-    const unexported = observabilityQueries().flatMap(({ where, expr }) => selectedMetrics(expr).filter((name) => !isExported(name, families)).map((name) => `${where}: ${name}`));
+    const unexported = observabilityQueries().flatMap(({ where, expr }) =>
+      selectedMetrics(expr)
+        .filter((name) => !isExported(name, families))
+        .map((name) => `${where}: ${name}`),
+    );
     expect(unexported).toEqual([]);
     // And the new series are fed, not only declared.
     const [, scheduler, worker] = scrapes;
@@ -135,6 +173,7 @@ describe('observability of a running stack', () => {
     expect(worker).toMatch(/^punctual_worker_running\{worker="[^"]+"\} \d+$/m);
     expect(worker).toMatch(/^punctual_worker_concurrency\{worker="[^"]+"\} 50$/m);
     // Every best-effort site has its series from the start, in every process (a failure's first increase is seen).
-    for (const scrape of scrapes) expect(scrape).toMatch(/^punctual_best_effort_failures_total\{site="worker\.announce"\} \d+$/m);
+    for (const scrape of scrapes)
+      expect(scrape).toMatch(/^punctual_best_effort_failures_total\{site="worker\.announce"\} \d+$/m);
   });
 });

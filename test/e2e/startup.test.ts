@@ -6,7 +6,12 @@ import { createSandbox, type Sandbox } from '../support/isolation.js';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function run(app: string, env: Record<string, string>) {
-  const result = spawnSync(process.execPath, [`${ROOT}dist/apps/${app}/src/main.js`], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, encoding: 'utf8', timeout: 30_000 });
+  const result = spawnSync(process.execPath, [`${ROOT}dist/apps/${app}/src/main.js`], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   return { code: result.status, stderr: result.stderr.trim(), stdout: result.stdout };
 }
 
@@ -29,6 +34,8 @@ describe('start-up refusals', () => {
     const { code, stderr } = run('api', { ...sandbox.env({ NODE_ENV: 'production', PORT: '0' }), ADMIN_API_KEY: '' });
     expect(code).toBe(78);
     // One line, as for a bad variable: the check needs Postgres, so it runs while the app starts.
-    expect(stderr).toBe('Invalid configuration: ADMIN_API_KEY is required (no API key exists) unless NODE_ENV=development');
+    expect(stderr).toBe(
+      'Invalid configuration: ADMIN_API_KEY is required (no API key exists) unless NODE_ENV=development',
+    );
   });
 });

@@ -47,15 +47,23 @@ describe('fault: a backlog costs no more per run than running on time', () => {
     const metrics = await (await fetch(`${cluster.workers[0]!.url}/metrics`)).text();
     const value = (pattern: RegExp) => [...metrics.matchAll(pattern)].reduce((sum, m) => sum + Number(m[1]), 0);
     const verdicts: Record<string, number> = {};
-    for (const m of metrics.matchAll(/^punctual_claims_total\{verdict="(\w+)"\} (\d+)/gm)) verdicts[m[1]!] = Number(m[2]);
+    for (const m of metrics.matchAll(/^punctual_claims_total\{verdict="(\w+)"\} (\d+)/gm))
+      verdicts[m[1]!] = Number(m[2]);
     const stats = (await redis.command('INFO', 'commandstats')) as string;
     const claims = Object.values(verdicts).reduce((a, b) => a + b, 0);
-    return { claimReads: claims + value(/^punctual_claim_reads_total (\d+)/gm), scripts: Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0), verdicts };
+    return {
+      claimReads: claims + value(/^punctual_claim_reads_total (\d+)/gm),
+      scripts: Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0),
+      verdicts,
+    };
   }
 
   /** First attempts that started in `[from, to)` (Postgres' clock). */
   async function startedBetween(from: Date, to: Date): Promise<number> {
-    const { rows } = await cluster.db.query(`SELECT count(*)::int AS n FROM task_execution WHERE started_at >= $1 AND started_at < $2`, [from, to]);
+    const { rows } = await cluster.db.query(
+      `SELECT count(*)::int AS n FROM task_execution WHERE started_at >= $1 AND started_at < $2`,
+      [from, to],
+    );
     return rows[0].n;
   }
 
@@ -69,8 +77,15 @@ describe('fault: a backlog costs no more per run than running on time', () => {
     await run();
     const to = await dbNow();
     const after = await counters();
-    const verdicts = Object.fromEntries(Object.entries(after.verdicts).map(([k, v]) => [k, v - (before.verdicts[k] ?? 0)]));
-    return { started: await startedBetween(from, to), claimReads: after.claimReads - before.claimReads, scripts: after.scripts - before.scripts, verdicts };
+    const verdicts = Object.fromEntries(
+      Object.entries(after.verdicts).map(([k, v]) => [k, v - (before.verdicts[k] ?? 0)]),
+    );
+    return {
+      started: await startedBetween(from, to),
+      claimReads: after.claimReads - before.claimReads,
+      scripts: after.scripts - before.scripts,
+      verdicts,
+    };
   }
 
   it('drains a backlog of 2,000 runs with the claim reads and BullMQ script calls per run of the on-time run (+10 %)', async () => {
@@ -88,14 +103,20 @@ describe('fault: a backlog costs no more per run than running on time', () => {
       await sleep(BACKLOG * 1_000 + 500);
       worker.signal('SIGCONT');
       // Until the backlog is gone: nothing due has been waiting for more than a second.
-      await cluster.waitFor(async () => {
-        const { rows } = await cluster.db.query(
-          `SELECT count(*)::int AS n FROM task_execution WHERE status IN ('scheduled', 'queued', 'retrying') AND fire_at < clock_timestamp() - interval '1 s'`,
-        );
-        return rows[0].n === 0;
-      }, 60_000, 'the backlog to drain');
+      await cluster.waitFor(
+        async () => {
+          const { rows } = await cluster.db.query(
+            `SELECT count(*)::int AS n FROM task_execution WHERE status IN ('scheduled', 'queued', 'retrying') AND fire_at < clock_timestamp() - interval '1 s'`,
+          );
+          return rows[0].n === 0;
+        },
+        60_000,
+        'the backlog to drain',
+      );
     });
-    console.log(`on time: ${JSON.stringify(onTime)}; frozen ${Date.now() - frozenAt} ms, then behind: ${JSON.stringify(behind)}`);
+    console.log(
+      `on time: ${JSON.stringify(onTime)}; frozen ${Date.now() - frozenAt} ms, then behind: ${JSON.stringify(behind)}`,
+    );
 
     expect(onTime.started).toBeGreaterThanOrEqual(TASKS * 4);
     // The freeze left at least BACKLOG slots of every task to drain.

@@ -10,7 +10,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Runs `node dist/chaos/run.js ARGS` to its end: exit code and output. */
 function chaos(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['dist/chaos/run.js', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['dist/chaos/run.js', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -32,10 +35,21 @@ describe('npm run chaos -- --minutes 0.75', () => {
     // A fault is followed by 1.5–4 s of quiet and may itself last ~10 s (Postgres away 2–8 s, then
     // every process reconnecting): 45 s usually hold 10 or more, and 5 even when a seed draws several
     // long ones (one CI run drew 9).
-    expect(Object.values(faults as Record<string, number>).reduce((a, b) => a + b, 0), JSON.stringify(faults)).toBeGreaterThanOrEqual(5);
+    expect(
+      Object.values(faults as Record<string, number>).reduce((a, b) => a + b, 0),
+      JSON.stringify(faults),
+    ).toBeGreaterThanOrEqual(5);
     expect(verdict.expected).toBeGreaterThan(1_000);
     expect(verdict.runs).toBeGreaterThan(verdict.expected / 2);
-    expect([verdict.lost, verdict.unfinished, verdict.doubleSuccess, verdict.duplicates, verdict.wrongSkips, verdict.early, verdict.deadUnrun]).toEqual([[], [], [], [], [], [], []]);
+    expect([
+      verdict.lost,
+      verdict.unfinished,
+      verdict.doubleSuccess,
+      verdict.duplicates,
+      verdict.wrongSkips,
+      verdict.early,
+      verdict.deadUnrun,
+    ]).toEqual([[], [], [], [], [], [], []]);
     // Every slot read back through the timeline API: one outcome each, none contradicting its row.
     expect(timeline.slots).toBeGreaterThanOrEqual(verdict.expected);
     expect(timeline.problems).toEqual([]);

@@ -38,7 +38,9 @@ describe('fault: a leader and a worker with skewed clocks', () => {
     const leader = await cluster.add('scheduler', skewed(3_000));
     await cluster.add('worker', skewed(3_000));
     const { report, startLags } = await runFor(cluster, 5);
-    console.log(`clocks +3 s: start lag (started_at − fire_at, Postgres' clock) min ${Math.min(...startLags).toFixed(1)} ms, max ${Math.max(...startLags).toFixed(1)} ms`);
+    console.log(
+      `clocks +3 s: start lag (started_at − fire_at, Postgres' clock) min ${Math.min(...startLags).toFixed(1)} ms, max ${Math.max(...startLags).toFixed(1)} ms`,
+    );
     expectEverySlotSucceeded(report);
     // Measured to within a round trip on loopback.
     expect(Math.min(...startLags)).toBeGreaterThan(-5);

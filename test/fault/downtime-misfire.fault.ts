@@ -26,7 +26,11 @@ describe('fault: everything is down for longer than maxDelay', () => {
     for (const misfire of policies) {
       // Default overlap policy (skip): the catch-up runs of run_all run one after another, none skipped.
       // maxDelay longer than a restart takes: the slots that turn late are the outage's alone.
-      const created = await cluster.createEverySecondTasks(1, { misfire, max_delay_ms: MAX_DELAY_MS, name: `down-${misfire}` });
+      const created = await cluster.createEverySecondTasks(1, {
+        misfire,
+        max_delay_ms: MAX_DELAY_MS,
+        name: `down-${misfire}`,
+      });
       tasks[misfire] = created.ids[0]!;
       firstSlot = Math.max(firstSlot, created.firstSlot);
     }
@@ -55,7 +59,9 @@ describe('fault: everything is down for longer than maxDelay', () => {
         `SELECT scheduled_for, status, skip_reason, trigger, created_at FROM task_execution WHERE task_id = $1 ORDER BY scheduled_for`,
         [tasks[misfire]],
       );
-      const { rows: t } = await cluster.db.query('SELECT missed_count::int AS n FROM task WHERE id = $1', [tasks[misfire]]);
+      const { rows: t } = await cluster.db.query('SELECT missed_count::int AS n FROM task WHERE id = $1', [
+        tasks[misfire],
+      ]);
       // The slots already late when the new leader first planned are the outage's backlog. A slot
       // a little younger can still turn late while it waits its turn behind them (on a loaded
       // machine): a backlog of its own, judged by a later pass.
@@ -64,8 +70,17 @@ describe('fault: everything is down for longer than maxDelay', () => {
       const catchup = rows.filter((r) => r.trigger === 'catchup' && ofOutage(r));
       const missed = rows.filter((r) => r.status === 'missed');
       const missedOfOutage = missed.filter(ofOutage);
-      const downtimeSlots = rows.filter((r) => r.scheduled_for.getTime() > stoppedAt + 2_000 && r.scheduled_for.getTime() < restartedAt - MAX_DELAY_MS - 1_000);
-      outcome[misfire] = { catchup: catchup.length, missedRows: missed.length, missedCount: t[0].n, statuses: count(rows) };
+      const downtimeSlots = rows.filter(
+        (r) =>
+          r.scheduled_for.getTime() > stoppedAt + 2_000 &&
+          r.scheduled_for.getTime() < restartedAt - MAX_DELAY_MS - 1_000,
+      );
+      outcome[misfire] = {
+        catchup: catchup.length,
+        missedRows: missed.length,
+        missedCount: t[0].n,
+        statuses: count(rows),
+      };
 
       // Rows are written for at most CATCHUP_MAX late slots; the rest only count. The slots planned
       // ahead before the outage had rows already.
@@ -81,7 +96,8 @@ describe('fault: everything is down for longer than maxDelay', () => {
       const ranCatchups = rows.filter((r) => r.trigger === 'catchup' && r.status === 'succeeded');
       for (const run of catchup) {
         expect(['succeeded', 'missed']).toContain(run.status);
-        if (run.status === 'missed') expect(ranCatchups.some((r) => r.scheduled_for.getTime() > run.scheduled_for.getTime())).toBe(true);
+        if (run.status === 'missed')
+          expect(ranCatchups.some((r) => r.scheduled_for.getTime() > run.scheduled_for.getTime())).toBe(true);
       }
       if (misfire === 'run_once') {
         // One run for the outage: the most recent late slot. A slot within a second of turning late
@@ -89,17 +105,21 @@ describe('fault: everything is down for longer than maxDelay', () => {
         // by a later pass, as its own backlog: then the older catch-up is missed (above) or had run.
         const ran = catchup.filter((r) => r.status === 'succeeded');
         expect(ran.length).toBeGreaterThanOrEqual(1);
-        expect(ran.filter((r) => r.scheduled_for.getTime() < leaderBack - MAX_DELAY_MS - 1_000).length).toBeLessThanOrEqual(1);
+        expect(
+          ran.filter((r) => r.scheduled_for.getTime() < leaderBack - MAX_DELAY_MS - 1_000).length,
+        ).toBeLessThanOrEqual(1);
         expect(catchup.length - ran.length).toBe(catchup.filter((r) => r.status === 'missed').length);
         // …the most recent late slot (itself missed only when a newer catch-up ran, above).
-        for (const m of missedOfOutage.filter((r) => r.trigger !== 'catchup')) expect(m.scheduled_for.getTime()).toBeLessThan(catchup[0].scheduled_for.getTime());
+        for (const m of missedOfOutage.filter((r) => r.trigger !== 'catchup'))
+          expect(m.scheduled_for.getTime()).toBeLessThan(catchup[0].scheduled_for.getTime());
       }
       if (misfire === 'skip') expect(catchup).toHaveLength(0);
       if (misfire === 'run_all') {
         // The most recent CATCHUP_MAX late slots became catch-ups; older ones planned before the outage
         // are missed. (A catch-up itself is missed only when a newer catch-up ran, checked above.)
         expect(catchup).toHaveLength(CATCHUP_MAX);
-        for (const m of missedOfOutage.filter((r) => r.trigger !== 'catchup')) expect(m.scheduled_for.getTime()).toBeLessThan(catchup[0].scheduled_for.getTime());
+        for (const m of missedOfOutage.filter((r) => r.trigger !== 'catchup'))
+          expect(m.scheduled_for.getTime()).toBeLessThan(catchup[0].scheduled_for.getTime());
       }
     }
     console.log(`after ${Math.round((restartedAt - stoppedAt) / 1000)} s down: ${JSON.stringify(outcome)}`);
@@ -115,26 +135,52 @@ describe('fault: everything is down for longer than maxDelay', () => {
     const daily = `${at.getUTCSeconds()} ${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
     const tasks: Record<string, string> = {};
     for (const misfire of ['run_once', 'skip'] as const) {
-      const [id] = await insertTasks(cluster.db, 1, { prefix: `planned-${misfire}`, nextRunAt: new Date(slot), cron: daily });
+      const [id] = await insertTasks(cluster.db, 1, {
+        prefix: `planned-${misfire}`,
+        nextRunAt: new Date(slot),
+        cron: daily,
+      });
       await cluster.db.query(`UPDATE task SET misfire = $1, max_delay_ms = 2000 WHERE id = $2`, [misfire, id]);
       tasks[misfire] = id!;
     }
     const planned = async () =>
-      (await cluster.db.query(`SELECT status FROM task_execution WHERE task_id = ANY($1::uuid[]) AND scheduled_for = $2`, [Object.values(tasks), new Date(slot)])).rows;
+      (
+        await cluster.db.query(
+          `SELECT status FROM task_execution WHERE task_id = ANY($1::uuid[]) AND scheduled_for = $2`,
+          [Object.values(tasks), new Date(slot)],
+        )
+      ).rows;
     // Everything goes down once the slot is planned (within the lookahead, seconds before it fires).
     // The slot is up to 23 s away: the wait lasts until a little past it.
-    await cluster.waitFor(async () => (await planned()).length === 2, slot - Date.now() + 5_000, 'the slot to be planned');
+    await cluster.waitFor(
+      async () => (await planned()).length === 2,
+      slot - Date.now() + 5_000,
+      'the slot to be planned',
+    );
     await Promise.all([...cluster.schedulers, ...cluster.workers].map((app) => app.stop('SIGKILL')));
     expect((await planned()).map((r) => r.status)).toEqual(['scheduled', 'scheduled']);
     await sleep(slot + 3_000 - Date.now());
     await cluster.add('scheduler');
     await cluster.add('worker');
     const row = async (misfire: string) =>
-      (await cluster.db.query(`SELECT status, trigger FROM task_execution WHERE task_id = $1 AND scheduled_for = $2`, [tasks[misfire], new Date(slot)])).rows[0];
+      (
+        await cluster.db.query(`SELECT status, trigger FROM task_execution WHERE task_id = $1 AND scheduled_for = $2`, [
+          tasks[misfire],
+          new Date(slot),
+        ])
+      ).rows[0];
     // run_once: the most recent late slot runs now, as a catch-up; skip: it is missed.
-    await cluster.waitFor(async () => ['succeeded', 'missed'].includes((await row('run_once'))?.status), 45_000, 'the planned slot to be decided');
+    await cluster.waitFor(
+      async () => ['succeeded', 'missed'].includes((await row('run_once'))?.status),
+      45_000,
+      'the planned slot to be decided',
+    );
     expect(await row('run_once')).toEqual({ status: 'succeeded', trigger: 'catchup' });
-    await cluster.waitFor(async () => (await row('skip'))?.status === 'missed', 45_000, 'the planned slot to be missed');
+    await cluster.waitFor(
+      async () => (await row('skip'))?.status === 'missed',
+      45_000,
+      'the planned slot to be missed',
+    );
     const { rows } = await cluster.db.query('SELECT missed_count::int AS n FROM task WHERE id = $1', [tasks.skip]);
     expect(rows[0].n).toBe(1);
   });

@@ -35,7 +35,9 @@ describe('fault: the leader freezes inside its planning transaction', () => {
     const firstFire = await cluster.waitFor(() => cluster.firstFireAfter(frozenAt), 15_000, 'a fire after the freeze');
     const successor = await cluster.waitForLeader();
     expect(successor).not.toBe(old);
-    console.log(`leader frozen in its planning transaction → successor's first fire: ${firstFire - frozenAt} ms (LEADER_TTL_MS=${TTL_MS})`);
+    console.log(
+      `leader frozen in its planning transaction → successor's first fire: ${firstFire - frozenAt} ms (LEADER_TTL_MS=${TTL_MS})`,
+    );
     expect(firstFire - frozenAt).toBeLessThan(TTL_MS + 2_000);
     // Postgres ended the frozen session: its transaction holds nothing any more.
     expect(await cluster.inFencedTransaction(old)).toBe(false);

@@ -38,7 +38,9 @@ describe('fault: the leader is kill -9ed again and again', () => {
     const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
     await cluster.settle(lastSlot);
     const report = await cluster.report(ids, firstSlot, lastSlot);
-    console.log(`failover (kill -9 → next fired slot), ms: ${failovers.join(', ')}; ${report.expected} slots: ${JSON.stringify(report.byStatus)}`);
+    console.log(
+      `failover (kill -9 → next fired slot), ms: ${failovers.join(', ')}; ${report.expected} slots: ${JSON.stringify(report.byStatus)}`,
+    );
 
     if (report.byStatus.succeeded !== report.expected) console.log(await cluster.explainSkips(ids));
     // Default policies (overlap=skip): the slots a failover held back run one after another, none

@@ -19,10 +19,14 @@ describe('fault: the leader is SIGSTOPped past its lease, then resumed', () => {
     const { rows: before } = await cluster.db.query('SELECT epoch FROM scheduler_state');
     old.signal('SIGSTOP');
     // Its lease runs out: the other scheduler takes over.
-    const successor = await cluster.waitFor(async () => {
-      const leader = await cluster.leader();
-      return leader !== old && leader;
-    }, 20_000, 'the other scheduler to lead');
+    const successor = await cluster.waitFor(
+      async () => {
+        const leader = await cluster.leader();
+        return leader !== old && leader;
+      },
+      20_000,
+      'the other scheduler to lead',
+    );
     const { rows: during } = await cluster.db.query('SELECT epoch FROM scheduler_state');
     expect(BigInt(during[0].epoch)).toBeGreaterThan(BigInt(before[0].epoch));
 

@@ -16,7 +16,12 @@ async function hangingWebhook() {
   const calls: Call[] = [];
   const server = await startLocalServer({
     '/hit': (res, req) => {
-      const call: Call = { executionId: String(req.headers['x-punctual-execution']), arrivedAt: Date.now(), closedAt: null, answered: false };
+      const call: Call = {
+        executionId: String(req.headers['x-punctual-execution']),
+        arrivedAt: Date.now(),
+        closedAt: null,
+        answered: false,
+      };
       calls.push(call);
       res.on('close', () => (call.closedAt = Date.now()));
       if (calls.filter((c) => c.executionId === call.executionId).length > 1) {
@@ -44,20 +49,31 @@ describe('fault: a worker cut off from Postgres', () => {
     await c.add('worker', { DATABASE_URL: proxy.urlFor(c.sandbox.databaseUrl) });
     const webhook = await hangingWebhook();
     try {
-      await c.call('POST', '/v1/tasks', { name: 'cut-off', handler: 'http', payload: { url: webhook.url, timeoutMs: 60_000 }, schedule: { at: new Date(Date.now() + 1_500).toISOString() } });
+      await c.call('POST', '/v1/tasks', {
+        name: 'cut-off',
+        handler: 'http',
+        payload: { url: webhook.url, timeoutMs: 60_000 },
+        schedule: { at: new Date(Date.now() + 1_500).toISOString() },
+      });
       const first = await c.waitFor(async () => webhook.calls[0], 15_000, 'the first call');
       // Another worker, with its own way to Postgres, is there to take the slot over.
       await c.add('worker');
       const partitionedAt = Date.now();
       proxy.partition();
-      const second = await c.waitFor(async () => webhook.calls[1], 20_000, 'the second attempt\'s call');
-      console.log(`partition → first call aborted after ${first.closedAt! - partitionedAt} ms, second attempt's call after ${second.arrivedAt - partitionedAt} ms (LEASE_MS=3000)`);
+      const second = await c.waitFor(async () => webhook.calls[1], 20_000, "the second attempt's call");
+      console.log(
+        `partition → first call aborted after ${first.closedAt! - partitionedAt} ms, second attempt's call after ${second.arrivedAt - partitionedAt} ms (LEASE_MS=3000)`,
+      );
       // The first attempt's request was aborted — by its handler's signal — before the second attempt called.
       expect(first.answered).toBe(false);
       expect(first.closedAt).not.toBeNull();
       expect(first.closedAt!).toBeLessThan(second.arrivedAt);
       proxy.heal();
-      const done = await c.waitFor(async () => (await c.executionsOf('cut-off')).find((e) => e.status === 'succeeded'), 15_000, 'success');
+      const done = await c.waitFor(
+        async () => (await c.executionsOf('cut-off')).find((e) => e.status === 'succeeded'),
+        15_000,
+        'success',
+      );
       expect(done.attempt).toBe(2);
       expect(webhook.calls.map((call) => call.executionId)).toEqual([done.id, done.id]);
     } finally {
@@ -73,11 +89,21 @@ describe('fault: a worker cut off from Postgres', () => {
     // The claim's statement reaches Postgres and commits; its connection dies before the answer comes back.
     const dropped = proxy.dropAnswerTo('The row as the candidate saw it');
     await c.call('POST', '/v1/tasks', {
-      name: 'answer-lost', handler: 'http', payload: { url: c.invocations.url() },
-      schedule: { at: new Date(Date.now() + 1_500).toISOString() }, policy: { retry: { attempts: 1 } },
+      name: 'answer-lost',
+      handler: 'http',
+      payload: { url: c.invocations.url() },
+      schedule: { at: new Date(Date.now() + 1_500).toISOString() },
+      policy: { retry: { attempts: 1 } },
     });
     await dropped;
-    const done = await c.waitFor(async () => (await c.executionsOf('answer-lost')).find((e) => e.status !== 'running' && e.status !== 'queued' && e.status !== 'scheduled'), 20_000, 'an outcome');
+    const done = await c.waitFor(
+      async () =>
+        (await c.executionsOf('answer-lost')).find(
+          (e) => e.status !== 'running' && e.status !== 'queued' && e.status !== 'scheduled',
+        ),
+      20_000,
+      'an outcome',
+    );
     expect([done.status, done.attempt]).toEqual(['succeeded', 1]);
     expect(c.invocations.callsBy().get(done.id)).toBe(1);
   });

@@ -49,7 +49,9 @@ describe('fault: outbox notifications survive a notifier killed mid-delivery', (
       };
     });
     const created = await cluster.call('POST', '/v1/tasks', {
-      name: 'notifying', handler: 'noop', schedule: { at: new Date(Date.now() + 1500).toISOString() },
+      name: 'notifying',
+      handler: 'noop',
+      schedule: { at: new Date(Date.now() + 1500).toISOString() },
       notify: { url, on: ['succeeded'] },
     });
     expect(created.status).toBe(201);
@@ -57,14 +59,25 @@ describe('fault: outbox notifications survive a notifier killed mid-delivery', (
     await cluster.add('worker');
     await cluster.waitFor(async () => deliveries.length >= 3, 30_000, 'three deliveries');
     const c = cluster;
-    const row = await c.waitFor(async () => (await c.db.query(`SELECT id, attempts, delivered_at FROM outbox`)).rows.find((r) => r.delivered_at), 10_000, 'delivered');
+    const row = await c.waitFor(
+      async () => (await c.db.query(`SELECT id, attempts, delivered_at FROM outbox`)).rows.find((r) => r.delivered_at),
+      10_000,
+      'delivered',
+    );
 
     expect(new Set(deliveries.map((d) => d.headers['idempotency-key']))).toEqual(new Set([row.id]));
     expect(row.attempts).toBeGreaterThanOrEqual(2);
     const last = deliveries.at(-1)!;
-    expect(last.headers['x-punctual-signature']).toBe(`sha256=${createHmac('sha256', created.body.secret).update(last.body).digest('hex')}`);
+    expect(last.headers['x-punctual-signature']).toBe(
+      `sha256=${createHmac('sha256', created.body.secret).update(last.body).digest('hex')}`,
+    );
     const body = JSON.parse(last.body);
-    expect(body).toMatchObject({ id: row.id, event: 'succeeded', task: 'notifying', execution: { status: 'succeeded' } });
+    expect(body).toMatchObject({
+      id: row.id,
+      event: 'succeeded',
+      task: 'notifying',
+      execution: { status: 'succeeded' },
+    });
     const { rows } = await c.db.query(`SELECT count(*)::int AS n FROM outbox`);
     expect(rows[0].n).toBe(1);
   });

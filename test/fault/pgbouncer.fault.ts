@@ -14,7 +14,10 @@ let cluster: Cluster | undefined;
 let bouncer: OwnPgBouncer | undefined;
 
 const unavailable = pgbouncerUnavailable();
-if (unavailable) console.warn(`SKIPPED: the PgBouncer fault suite (fault: every role through PgBouncer in transaction mode): ${unavailable}`);
+if (unavailable)
+  console.warn(
+    `SKIPPED: the PgBouncer fault suite (fault: every role through PgBouncer in transaction mode): ${unavailable}`,
+  );
 
 /**
  * The fault suite's core — a leader killed, an edit mid-run, a flow-control key — with the API and
@@ -32,7 +35,11 @@ describe.skipIf(unavailable !== null)('fault: every role through PgBouncer in tr
   it(`a leader kill -9, an edit mid-run and a concurrency key, with ${TASKS} every-second tasks: every slot runs once, the edit applies from the next slot, the key's limit holds`, async () => {
     bouncer = await OwnPgBouncer.start({ host: '127.0.0.1', port: 5432 });
     const sandbox = await createSandbox();
-    const env = { DATABASE_URL: bouncer.urlFor(sandbox.databaseUrl), DATABASE_POOLING: 'transaction', DATABASE_DIRECT_URL: sandbox.databaseUrl };
+    const env = {
+      DATABASE_URL: bouncer.urlFor(sandbox.databaseUrl),
+      DATABASE_POOLING: 'transaction',
+      DATABASE_DIRECT_URL: sandbox.databaseUrl,
+    };
     cluster = await Cluster.start({ schedulers: 2, workers: 2, api: true, sandbox, env });
     const c = cluster;
     const { ids, firstSlot } = await c.createEverySecondTasks(TASKS, {}, { webhook: { delay: 200, v: 1 } });
@@ -45,7 +52,9 @@ describe.skipIf(unavailable !== null)('fault: every role through PgBouncer in tr
     expect(clients.filter((name) => name.startsWith('punctual scheduler'))).toEqual([]);
 
     // An edit of what one task calls, through the API (through PgBouncer), mid-run.
-    const edited = await c.call('PATCH', `/v1/tasks/fault-1`, { payload: { url: c.invocations.url({ delay: 200, v: 2 }) } });
+    const edited = await c.call('PATCH', `/v1/tasks/fault-1`, {
+      payload: { url: c.invocations.url({ delay: 200, v: 2 }) },
+    });
     expect(edited.status, JSON.stringify(edited.body)).toBe(200);
     const editedAt = Date.now();
     // A concurrency key shared by one-offs due at once.
@@ -64,10 +73,14 @@ describe.skipIf(unavailable !== null)('fault: every role through PgBouncer in tr
     const leader = await c.waitForLeader();
     leader.signal('SIGKILL');
 
-    const keyedRuns = await c.waitFor(async () => {
-      const { rows } = await c.db.query(`SELECT id, status FROM task_execution WHERE task_name LIKE 'keyed-%'`);
-      return rows.length === KEYED && rows.every((r) => r.status === 'succeeded') ? rows : null;
-    }, 60_000, `${KEYED} keyed runs succeeded`);
+    const keyedRuns = await c.waitFor(
+      async () => {
+        const { rows } = await c.db.query(`SELECT id, status FROM task_execution WHERE task_name LIKE 'keyed-%'`);
+        return rows.length === KEYED && rows.every((r) => r.status === 'succeeded') ? rows : null;
+      },
+      60_000,
+      `${KEYED} keyed runs succeeded`,
+    );
     await sleep(3_000);
     const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
     await c.settle(lastSlot, 60_000);
@@ -81,16 +94,22 @@ describe.skipIf(unavailable !== null)('fault: every role through PgBouncer in tr
     expect(mostAtOnce(keyedCalls)).toBe(2);
     // The edited task called the new URL from a slot after the edit on, and the old one never after.
     const [editedId] = ids;
-    const { rows: editedRows } = await c.db.query(`SELECT id, scheduled_for FROM task_execution WHERE task_id = $1`, [editedId]);
+    const { rows: editedRows } = await c.db.query(`SELECT id, scheduled_for FROM task_execution WHERE task_id = $1`, [
+      editedId,
+    ]);
     const slotOf = new Map(editedRows.map((r) => [r.id as string, (r.scheduled_for as Date).getTime()]));
-    const versions = c.invocations.calls.filter((call) => call.status < 300 && slotOf.has(call.executionId)).map((call) => ({ slot: slotOf.get(call.executionId)!, v: call.url.endsWith('v=2') ? 2 : 1 }));
+    const versions = c.invocations.calls
+      .filter((call) => call.status < 300 && slotOf.has(call.executionId))
+      .map((call) => ({ slot: slotOf.get(call.executionId)!, v: call.url.endsWith('v=2') ? 2 : 1 }));
     expect(versions.some((x) => x.v === 2)).toBe(true);
     const firstNew = Math.min(...versions.filter((x) => x.v === 2).map((x) => x.slot));
     expect(versions.filter((x) => x.v === 1 && x.slot >= firstNew)).toEqual([]);
     expect(firstNew).toBeLessThanOrEqual(editedAt + 5_000);
 
     // PgBouncer carried the API's and the workers' transactions.
-    const stats = (await bouncer.show('STATS')).find((row) => row.database === new URL(sandbox.databaseUrl).pathname.slice(1));
+    const stats = (await bouncer.show('STATS')).find(
+      (row) => row.database === new URL(sandbox.databaseUrl).pathname.slice(1),
+    );
     expect(Number(stats?.total_xact_count)).toBeGreaterThan(100);
     console.log(
       `pgbouncer (transaction mode): ${report.expected} slots ${JSON.stringify(report.byStatus)}, ${Number(stats?.total_xact_count)} transactions through it; ` +

@@ -28,7 +28,9 @@ describe('fault: Postgres connections are killed mid-run', () => {
     const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
     await cluster.settle(lastSlot, 40_000);
     const report = await cluster.report(ids, firstSlot, lastSlot);
-    console.log(`${terminated} connections killed: ${report.expected} slots: ${JSON.stringify(report.byStatus)}, max attempt ${report.maxAttempt}`);
+    console.log(
+      `${terminated} connections killed: ${report.expected} slots: ${JSON.stringify(report.byStatus)}, max attempt ${report.maxAttempt}`,
+    );
     expectEveryPromiseKept(report);
     // A run interrupted between claim and record is retried (attempt 2) — still one success.
     expect(Object.keys(report.byStatus)).toEqual(['succeeded']);

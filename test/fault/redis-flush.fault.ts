@@ -24,10 +24,14 @@ describe('fault: Redis loses everything mid-run', () => {
     const before = await epoch();
     await redis.command('FLUSHALL');
     // The leader lock was wiped too: leadership is taken again, under a new epoch.
-    const afterFlush = await cluster.waitFor(async () => {
-      const now = await epoch();
-      return now > before && now;
-    }, 20_000, 'leadership taken again after FLUSHALL');
+    const afterFlush = await cluster.waitFor(
+      async () => {
+        const now = await epoch();
+        return now > before && now;
+      },
+      20_000,
+      'leadership taken again after FLUSHALL',
+    );
     // Slots run on the rebuilt queue.
     await sleep(2_000);
 

@@ -26,7 +26,11 @@ const leaderKeys = (prefix: string) => Array.from({ length: SHARDS }, (_, k) => 
  * Lets the tasks run past the failover, then judges every slot from the first to a few seconds
  * after it, as the webhook counted them (DESIGN §1): none lost, none run twice.
  */
-async function expectEverySlotOnce(c: Cluster, ids: string[], firstSlot: number): Promise<{ expected: number; byStatus: Record<string, number> }> {
+async function expectEverySlotOnce(
+  c: Cluster,
+  ids: string[],
+  firstSlot: number,
+): Promise<{ expected: number; byStatus: Record<string, number> }> {
   await sleep(5_000);
   const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
   await c.settle(lastSlot, 60_000);
@@ -41,15 +45,28 @@ async function expectEverySlotOnce(c: Cluster, ids: string[], firstSlot: number)
  * a whole lease (a lock copied from the old primary and never refreshed would have run out by
  * then), then until the tasks run again through it. Returns when every shard was led again.
  */
-async function ledAndRunningAgain(c: Cluster, primary: { call(...args: [string, ...string[]]): Promise<unknown> }, prefix: string, promotedAt: number): Promise<number> {
-  await c.waitFor(async () => {
-    if (Date.now() < promotedAt + LEADER_TTL_MS) return false;
-    const values = await Promise.all(leaderKeys(prefix).map((key) => primary.call('GET', key).catch(() => null)));
-    return values.every((v) => typeof v === 'string');
-  }, 30_000, 'every shard led on the new primary');
+async function ledAndRunningAgain(
+  c: Cluster,
+  primary: { call(...args: [string, ...string[]]): Promise<unknown> },
+  prefix: string,
+  promotedAt: number,
+): Promise<number> {
+  await c.waitFor(
+    async () => {
+      if (Date.now() < promotedAt + LEADER_TTL_MS) return false;
+      const values = await Promise.all(leaderKeys(prefix).map((key) => primary.call('GET', key).catch(() => null)));
+      return values.every((v) => typeof v === 'string');
+    },
+    30_000,
+    'every shard led on the new primary',
+  );
   const ledAt = Date.now();
   const callsBefore = c.invocations.calls.length;
-  await c.waitFor(async () => c.invocations.calls.length >= callsBefore + TASKS * 2, 30_000, 'runs through the new primary');
+  await c.waitFor(
+    async () => c.invocations.calls.length >= callsBefore + TASKS * 2,
+    30_000,
+    'runs through the new primary',
+  );
   return ledAt;
 }
 
@@ -57,7 +74,11 @@ describe('fault: Redis behind Sentinel (one primary, one replica, three sentinel
   it(`kill -9 the primary while ${TASKS} every-second tasks run: the sentinels promote the replica, every role follows it, every shard is led again; every slot runs once`, async () => {
     const redis = await SentinelRedis.start();
     topology = redis;
-    cluster = await Cluster.start({ schedulers: 2, workers: 2, env: { ...redis.env, SCHEDULER_SHARDS: String(SHARDS) } });
+    cluster = await Cluster.start({
+      schedulers: 2,
+      workers: 2,
+      env: { ...redis.env, SCHEDULER_SHARDS: String(SHARDS) },
+    });
     const c = cluster;
     const { ids, firstSlot } = await c.createEverySecondTasks(TASKS, {}, { webhook: { delay: 200 } });
     await c.waitFor(async () => c.invocations.calls.length >= TASKS * 2, 20_000, 'the tasks running');
@@ -65,10 +86,14 @@ describe('fault: Redis behind Sentinel (one primary, one replica, three sentinel
     const old = await redis.primaryPort();
     const killedAt = Date.now();
     await redis.server(old).kill();
-    const promoted = await c.waitFor(async () => {
-      const port = await redis.primaryPort().catch(() => old);
-      return port !== old ? port : null;
-    }, 30_000, 'the sentinels to promote the replica');
+    const promoted = await c.waitFor(
+      async () => {
+        const port = await redis.primaryPort().catch(() => old);
+        return port !== old ? port : null;
+      },
+      30_000,
+      'the sentinels to promote the replica',
+    );
     const promotedAt = Date.now();
     const ledAt = await ledAndRunningAgain(c, redis.server(promoted), c.sandbox.redisPrefix, promotedAt);
 
@@ -89,7 +114,12 @@ describe('fault: a Redis Cluster (three primaries, each with a replica)', () => 
     cluster = sandboxed;
     const prefix = `{${sandboxed.sandbox.redisPrefix}}`;
     const env = { ...redis.env, REDIS_PREFIX: prefix, SCHEDULER_SHARDS: String(SHARDS) };
-    await Promise.all([sandboxed.add('scheduler', env), sandboxed.add('scheduler', env), sandboxed.add('worker', env), sandboxed.add('worker', env)]);
+    await Promise.all([
+      sandboxed.add('scheduler', env),
+      sandboxed.add('scheduler', env),
+      sandboxed.add('worker', env),
+      sandboxed.add('worker', env),
+    ]);
     const c = sandboxed;
     const { ids, firstSlot } = await c.createEverySecondTasks(TASKS, {}, { webhook: { delay: 200 } });
     await c.waitFor(async () => c.invocations.calls.length >= TASKS * 2, 20_000, 'the tasks running');
@@ -100,15 +130,20 @@ describe('fault: a Redis Cluster (three primaries, each with a replica)', () => 
     expect(keys.length).toBeGreaterThan(10);
     expect(keys.some((k) => k.includes(':executions.http:'))).toBe(true);
     for (const node of await redis.primaries()) {
-      if (node !== home) expect(await node.call('KEYS', `*${sandboxed.sandbox.redisPrefix}*`), node.address).toEqual([]);
+      if (node !== home)
+        expect(await node.call('KEYS', `*${sandboxed.sandbox.redisPrefix}*`), node.address).toEqual([]);
     }
 
     const killedAt = Date.now();
     await home.kill();
-    const promoted = await c.waitFor(async () => {
-      const now = await redis.primaryOf(prefix).catch(() => home);
-      return now !== home && now.alive ? now : null;
-    }, 30_000, 'the replica to take over the slot');
+    const promoted = await c.waitFor(
+      async () => {
+        const now = await redis.primaryOf(prefix).catch(() => home);
+        return now !== home && now.alive ? now : null;
+      },
+      30_000,
+      'the replica to take over the slot',
+    );
     const promotedAt = Date.now();
     const ledAt = await ledAndRunningAgain(c, promoted, prefix, promotedAt);
 

@@ -17,7 +17,10 @@ async function ledShards(c: Cluster, skip: AppProcess[] = []): Promise<Map<AppPr
   const led = new Map<AppProcess, number[]>();
   for (const s of c.schedulers.filter((s) => s.alive && !skip.includes(s))) {
     // A scheduler just killed may not have been seen to exit yet: it leads nothing.
-    const health = (await fetch(`${s.url}/health/ready`).then((r) => r.json(), () => ({}))) as { shards?: number[] };
+    const health = (await fetch(`${s.url}/health/ready`).then(
+      (r) => r.json(),
+      () => ({}),
+    )) as { shards?: number[] };
     if (health.shards) led.set(s, health.shards);
   }
   return led;
@@ -37,10 +40,14 @@ async function shardsLedByLive(c: Cluster, dead: AppProcess): Promise<number> {
 }
 
 async function waitForSpread(c: Cluster, atLeast: number, timeoutMs: number): Promise<Map<AppProcess, number[]>> {
-  return c.waitFor(async () => {
-    const led = await ledShards(c);
-    return covered(led) && [...led.values()].every((s) => s.length >= atLeast) ? led : null;
-  }, timeoutMs, `${SHARDS} shards spread, each scheduler leading at least ${atLeast}`);
+  return c.waitFor(
+    async () => {
+      const led = await ledShards(c);
+      return covered(led) && [...led.values()].every((s) => s.length >= atLeast) ? led : null;
+    },
+    timeoutMs,
+    `${SHARDS} shards spread, each scheduler leading at least ${atLeast}`,
+  );
 }
 
 function describeMap(led: Map<AppProcess, number[]>): string {
@@ -52,7 +59,9 @@ async function expectEverySlotRunOnce(c: Cluster, ids: string[], firstSlot: numb
   const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;
   await c.settle(lastSlot);
   const report = await c.report(ids, firstSlot, lastSlot);
-  console.log(`${label}: ${report.expected} slots: ${JSON.stringify(report.byStatus)}, ${report.invoked} webhook calls`);
+  console.log(
+    `${label}: ${report.expected} slots: ${JSON.stringify(report.byStatus)}, ${report.invoked} webhook calls`,
+  );
   if (report.byStatus.succeeded !== report.expected) console.log(await c.explainSkips(ids));
   expectEverySlotSucceeded(report);
 }
@@ -77,11 +86,17 @@ describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
       const [victim, its] = [...led].sort((a, b) => b[1].length - a[1].length)[0]!;
       const killedAt = Date.now();
       victim.signal('SIGKILL');
-      await c.waitFor(async () => (await shardsLedByLive(c, victim)) === SHARDS, TTL_MS + 10_000, 'every shard led by a live scheduler');
+      await c.waitFor(
+        async () => (await shardsLedByLive(c, victim)) === SHARDS,
+        TTL_MS + 10_000,
+        'every shard led by a live scheduler',
+      );
       takeovers.push(Date.now() - killedAt);
       const after = await ledShards(c);
       expect(covered(after), describeMap(after)).toBe(true);
-      console.log(`round ${round + 1}: killed ${victim.label} leading [${its.join(',')}]; every shard led again after ${takeovers.at(-1)} ms: ${describeMap(after)}`);
+      console.log(
+        `round ${round + 1}: killed ${victim.label} leading [${its.join(',')}]; every shard led again after ${takeovers.at(-1)} ms: ${describeMap(after)}`,
+      );
       // The killed scheduler comes back: the shards spread over the three again.
       await c.add('scheduler', env);
       const again = await waitForSpread(c, 2, 10 * TTL_MS);
@@ -101,14 +116,24 @@ describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
     await sleep(2_000);
     const led = await ledShards(c);
     const [frozen, its] = [...led].sort((a, b) => b[1].length - a[1].length)[0]!;
-    const { rows: before } = await c.db.query('SELECT id - 1 AS shard, epoch FROM scheduler_state WHERE id <= $1 ORDER BY id', [SHARDS]);
+    const { rows: before } = await c.db.query(
+      'SELECT id - 1 AS shard, epoch FROM scheduler_state WHERE id <= $1 ORDER BY id',
+      [SHARDS],
+    );
     frozen.signal('SIGSTOP');
     // Its shards go to the other two, each under a newer epoch.
-    await c.waitFor(async () => {
-      const others = await ledShards(c, [frozen]);
-      return covered(others) ? others : null;
-    }, TTL_MS + 10_000, 'the frozen scheduler\'s shards taken over');
-    const { rows: during } = await c.db.query('SELECT id - 1 AS shard, epoch, leader_id FROM scheduler_state WHERE id <= $1 ORDER BY id', [SHARDS]);
+    await c.waitFor(
+      async () => {
+        const others = await ledShards(c, [frozen]);
+        return covered(others) ? others : null;
+      },
+      TTL_MS + 10_000,
+      "the frozen scheduler's shards taken over",
+    );
+    const { rows: during } = await c.db.query(
+      'SELECT id - 1 AS shard, epoch, leader_id FROM scheduler_state WHERE id <= $1 ORDER BY id',
+      [SHARDS],
+    );
     for (const shard of its) {
       expect(BigInt(during[shard].epoch)).toBeGreaterThan(BigInt(before[shard].epoch));
       expect(during[shard].leader_id).not.toBe(frozen.instanceId);
@@ -116,8 +141,15 @@ describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
 
     frozen.signal('SIGCONT');
     // Resumed, it finds each of its locks gone (or its epoch fenced) and steps down, shard by shard.
-    await c.waitFor(async () => (frozen.output.match(/stepped down/g) ?? []).length >= its.length, 10_000, 'the resumed scheduler to step down from each shard');
-    const { rows: resumed } = await c.db.query('SELECT id - 1 AS shard, epoch FROM scheduler_state WHERE id <= $1 ORDER BY id', [SHARDS]);
+    await c.waitFor(
+      async () => (frozen.output.match(/stepped down/g) ?? []).length >= its.length,
+      10_000,
+      'the resumed scheduler to step down from each shard',
+    );
+    const { rows: resumed } = await c.db.query(
+      'SELECT id - 1 AS shard, epoch FROM scheduler_state WHERE id <= $1 ORDER BY id',
+      [SHARDS],
+    );
     for (const shard of its) expect(BigInt(resumed[shard].epoch)).toBeGreaterThanOrEqual(BigInt(during[shard].epoch));
     // Then the shards spread over the three again.
     await waitForSpread(c, 2, 10 * TTL_MS);
@@ -136,11 +168,17 @@ describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
 
     const cutAt = Date.now();
     proxy.partition();
-    const alone = await c.waitFor(async () => {
-      const led = await ledShards(c);
-      return led.get(cut)!.length === 0 && covered(led) ? led : null;
-    }, TTL_MS + 10_000, 'the cut-off scheduler to give up its shards and the other to take them');
-    console.log(`Redis cut off → every shard with the other scheduler after ${Date.now() - cutAt} ms: ${describeMap(alone)}`);
+    const alone = await c.waitFor(
+      async () => {
+        const led = await ledShards(c);
+        return led.get(cut)!.length === 0 && covered(led) ? led : null;
+      },
+      TTL_MS + 10_000,
+      'the cut-off scheduler to give up its shards and the other to take them',
+    );
+    console.log(
+      `Redis cut off → every shard with the other scheduler after ${Date.now() - cutAt} ms: ${describeMap(alone)}`,
+    );
     expect(cut.output).toMatch(/stepped down/);
 
     proxy.heal();
@@ -153,7 +191,10 @@ describe('fault: sharded scheduling, 3 schedulers and 8 shards', () => {
     const other = cluster.add('scheduler', { SCHEDULER_SHARDS: '4' });
     await expect(other).rejects.toThrow(/exited with 78/);
     const refused = cluster.schedulers.at(-1)!;
-    const lines = refused.output.trim().split('\n').filter((l) => l.includes('SCHEDULER_SHARDS'));
+    const lines = refused.output
+      .trim()
+      .split('\n')
+      .filter((l) => l.includes('SCHEDULER_SHARDS'));
     expect(lines).toEqual([
       "Invalid configuration: SCHEDULER_SHARDS is 4 but this cluster's tasks are split into 8 shard(s), fixed when its first scheduler started (stored in Postgres)",
     ]);

@@ -30,11 +30,19 @@ describe('fault: a claim answered after the worker gave up on it', () => {
     const c = cluster;
     const worker = c.workers[0]!;
     const fireAt = Date.now() + 4_000;
-    const created = await c.call('POST', '/v1/tasks', { name: 'slow-claim', handler: 'http', payload: { url: c.invocations.url() }, schedule: { at: new Date(fireAt).toISOString() }, policy: { retry: { attempts: 1 } } });
+    const created = await c.call('POST', '/v1/tasks', {
+      name: 'slow-claim',
+      handler: 'http',
+      payload: { url: c.invocations.url() },
+      schedule: { at: new Date(fireAt).toISOString() },
+      policy: { retry: { attempts: 1 } },
+    });
     expect(created.status).toBe(201);
     // Just before the slot (its job already held by the worker), the worker's pool sessions stop answering.
     await sleep(fireAt - 300 - Date.now());
-    const { rows } = await c.db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1`, [`punctual ${worker.instanceId}`.slice(0, 63)]);
+    const { rows } = await c.db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1`, [
+      `punctual ${worker.instanceId}`.slice(0, 63),
+    ]);
     expect(rows.length).toBeGreaterThan(0);
     for (const { pid } of rows) {
       process.kill(pid, 'SIGSTOP');
@@ -43,9 +51,20 @@ describe('fault: a claim answered after the worker gave up on it', () => {
     // Longer than the claim's answer is waited for (5 s) and its confirmation (5 s more).
     await sleep(fireAt + 13_000 - Date.now());
     for (const pid of frozen.splice(0)) process.kill(pid, 'SIGCONT');
-    const ended = await c.waitFor(async () => (await c.executionsOf('slow-claim')).find((e) => ['succeeded', 'dead', 'missed', 'skipped'].includes(e.status)), 40_000, 'the run to end');
+    const ended = await c.waitFor(
+      async () =>
+        (await c.executionsOf('slow-claim')).find((e) => ['succeeded', 'dead', 'missed', 'skipped'].includes(e.status)),
+      40_000,
+      'the run to end',
+    );
     const calls = c.invocations.callsBy().get(ended.id) ?? 0;
-    console.log(`slow claim: ${ended.status}, attempt ${ended.attempt}, ${calls} webhook call(s), started ${ended.started_at ? ended.started_at.getTime() - fireAt : '-'} ms after its slot`);
-    expect({ status: ended.status, attempt: ended.attempt, calls }).toEqual({ status: 'succeeded', attempt: 1, calls: 1 });
+    console.log(
+      `slow claim: ${ended.status}, attempt ${ended.attempt}, ${calls} webhook call(s), started ${ended.started_at ? ended.started_at.getTime() - fireAt : '-'} ms after its slot`,
+    );
+    expect({ status: ended.status, attempt: ended.attempt, calls }).toEqual({
+      status: 'succeeded',
+      attempt: 1,
+      calls: 1,
+    });
   });
 });

@@ -29,15 +29,28 @@ describe('fault: the timeline explains every slot of real runs', () => {
   let restartedAt = 0;
 
   const callAs = async (key: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${cluster.api!.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${cluster.api!.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     expect(res.status, `${method} ${path}`).toBeLessThan(300);
   };
   const create = async (name: string, body: Record<string, unknown>) => {
-    const res = await cluster.call('POST', '/v1/tasks', { name, handler: 'http', payload: { url: cluster.invocations.url() }, schedule: { cron: '* * * * * *' }, ...body });
+    const res = await cluster.call('POST', '/v1/tasks', {
+      name,
+      handler: 'http',
+      payload: { url: cluster.invocations.url() },
+      schedule: { cron: '* * * * * *' },
+      ...body,
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
   };
   const timelineOf = async (name: string) => {
-    const res = await cluster.call('GET', `/v1/tasks/${name}/timeline?from=${new Date(t0).toISOString()}&to=${new Date().toISOString()}&limit=1000`);
+    const res = await cluster.call(
+      'GET',
+      `/v1/tasks/${name}/timeline?from=${new Date(t0).toISOString()}&to=${new Date().toISOString()}&limit=1000`,
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.nextCursor).toBeNull();
     return res.body.items as Item[];
@@ -52,7 +65,11 @@ describe('fault: the timeline explains every slot of real runs', () => {
     await create('tl-edit', {});
     await create('tl-catchup', {});
     for (const name of ['tl-flow-a', 'tl-flow-b']) {
-      await create(name, { payload: { url: cluster.invocations.url({ delay: 2_000 }) }, schedule: { cron: '*/4 * * * * *' }, policy: { concurrency: { key: 'tl-reports', limit: 1 } } });
+      await create(name, {
+        payload: { url: cluster.invocations.url({ delay: 2_000 }) },
+        schedule: { cron: '*/4 * * * * *' },
+        policy: { concurrency: { key: 'tl-reports', limit: 1 } },
+      });
     }
     await create('tl-no-worker', { handler: 'nobody-offers-this' });
     await create('tl-leader', { policy: { maxDelay: '1s', misfire: 'skip' } });
@@ -61,7 +78,9 @@ describe('fault: the timeline explains every slot of real runs', () => {
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
     expect((await cluster.call('PUT', '/v1/calendars/tl-days-off', { dates: [today, tomorrow] })).status).toBe(201);
     await create('tl-calendar', { schedule: { cron: '* * * * * *', exclude: ['tl-days-off'] } });
-    await create('tl-dst', { schedule: { cron: '30 2 * * *', timezone: 'Europe/Berlin', dst: { gap: 'skip', overlap: 'first' } } });
+    await create('tl-dst', {
+      schedule: { cron: '30 2 * * *', timezone: 'Europe/Berlin', dst: { gap: 'skip', overlap: 'first' } },
+    });
 
     await sleep(5_000);
     pausedAt = Date.now();
@@ -81,7 +100,18 @@ describe('fault: the timeline explains every slot of real runs', () => {
     await cluster.waitForLeader(15_000);
     // Let the new leader decide the outage's slots and the worker run what is due.
     await sleep(6_000);
-    for (const name of ['tl-overlap', 'tl-pause', 'tl-edit', 'tl-catchup', 'tl-flow-a', 'tl-flow-b', 'tl-no-worker', 'tl-leader', 'tl-calendar']) timelines.set(name, await timelineOf(name));
+    for (const name of [
+      'tl-overlap',
+      'tl-pause',
+      'tl-edit',
+      'tl-catchup',
+      'tl-flow-a',
+      'tl-flow-b',
+      'tl-no-worker',
+      'tl-leader',
+      'tl-calendar',
+    ])
+      timelines.set(name, await timelineOf(name));
   }, 180_000);
   afterAll(async () => {
     await cluster?.stop();
@@ -94,7 +124,10 @@ describe('fault: the timeline explains every slot of real runs', () => {
     for (const [name, list] of timelines) {
       const slots = list.map((i) => i.scheduledFor);
       expect(new Set(slots).size, name).toBe(slots.length);
-      expect(list.filter((i) => i.reason === 'unrecorded'), name).toEqual([]);
+      expect(
+        list.filter((i) => i.reason === 'unrecorded'),
+        name,
+      ).toEqual([]);
       // Every second of the window is there (the flow tasks every 4 s), each slot from the schedule.
       expect(list.filter((i) => i.trigger !== 'catchup' && i.trigger !== 'manual').length, name).toBeGreaterThan(5);
     }
@@ -106,7 +139,11 @@ describe('fault: the timeline explains every slot of real runs', () => {
     expect(new Set(overlapped.map((i) => i.outcome))).toEqual(new Set(['skipped', 'pending']));
     const skipped = overlapped.filter((i) => i.outcome === 'skipped');
     expect(skipped.length).toBeGreaterThan(3);
-    const ran = new Set(items('tl-overlap').filter((i) => i.outcome === 'succeeded' || i.outcome === 'running').map((i) => i.executionId));
+    const ran = new Set(
+      items('tl-overlap')
+        .filter((i) => i.outcome === 'succeeded' || i.outcome === 'running')
+        .map((i) => i.executionId),
+    );
     for (const item of skipped) {
       const named = /execution ([0-9a-f-]{36})/.exec(item.detail)?.[1];
       expect(ran.has(named), item.detail).toBe(true);
@@ -118,13 +155,19 @@ describe('fault: the timeline explains every slot of real runs', () => {
     expect(after.length).toBeGreaterThan(15);
     expect(new Set(after.map((i) => `${i.outcome}/${i.reason}`))).toEqual(new Set(['not_planned/paused']));
     expect(after[0]!.detail).toMatch(/the task was paused at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d by key ops-ci/);
-    expect(items('tl-pause').filter((i) => Date.parse(i.scheduledFor) < pausedAt - 2_000 && i.reason !== 'before_created').every((i) => i.outcome === 'succeeded')).toBe(true);
+    expect(
+      items('tl-pause')
+        .filter((i) => Date.parse(i.scheduledFor) < pausedAt - 2_000 && i.reason !== 'before_created')
+        .every((i) => i.outcome === 'succeeded'),
+    ).toBe(true);
   });
 
   it('edit: the seconds the new schedule dropped name the version that replaced them and its key', () => {
     const after = items('tl-edit').filter((i) => Date.parse(i.scheduledFor) > editedAt + 3_000);
     const odd = after.filter((i) => (Date.parse(i.scheduledFor) / 1000) % 2 === 1);
-    const even = after.filter((i) => (Date.parse(i.scheduledFor) / 1000) % 2 === 0 && Date.parse(i.scheduledFor) < killedAt);
+    const even = after.filter(
+      (i) => (Date.parse(i.scheduledFor) / 1000) % 2 === 0 && Date.parse(i.scheduledFor) < killedAt,
+    );
     expect(odd.length).toBeGreaterThan(5);
     expect(new Set(odd.map((i) => `${i.outcome}/${i.reason}`))).toEqual(new Set(['not_planned/edited']));
     expect(odd[0]!.detail).toMatch(/version 2 of the task \((update|replace) at .* by key ops-ci\)/);
@@ -147,7 +190,10 @@ describe('fault: the timeline explains every slot of real runs', () => {
   it('flow control: a run held behind the other task on its key says how long it waited and for which key', () => {
     const waited = [...withReason('tl-flow-a', 'flow_control'), ...withReason('tl-flow-b', 'flow_control')];
     expect(waited.length).toBeGreaterThan(1);
-    expect(waited.every((i) => ['succeeded', 'running', 'pending'].includes(i.outcome)), JSON.stringify(waited)).toBe(true);
+    expect(
+      waited.every((i) => ['succeeded', 'running', 'pending'].includes(i.outcome)),
+      JSON.stringify(waited),
+    ).toBe(true);
     expect(waited.find((i) => i.outcome === 'succeeded')!.detail).toMatch(/waited \d\.\d s for key "tl-reports"/);
   });
 
@@ -159,11 +205,17 @@ describe('fault: the timeline explains every slot of real runs', () => {
   });
 
   it('no leader: the slots of the outage past maxDelay were missed because no scheduler led the shard, from when to when', () => {
-    const outage = items('tl-leader').filter((i) => Date.parse(i.scheduledFor) > killedAt + 5_000 && Date.parse(i.scheduledFor) < restartedAt);
+    const outage = items('tl-leader').filter(
+      (i) => Date.parse(i.scheduledFor) > killedAt + 5_000 && Date.parse(i.scheduledFor) < restartedAt,
+    );
     expect(outage.length).toBeGreaterThanOrEqual(2);
     expect(new Set(outage.map((i) => `${i.outcome}/${i.reason}`))).toEqual(new Set(['missed/no_leader']));
-    expect(outage[0]!.detail).toMatch(/no scheduler led shard 0 from \d{4}-\d\d-\d\d \d\d:\d\d:\d\d to \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
-    const before = items('tl-leader').filter((i) => Date.parse(i.scheduledFor) < killedAt - 2_000 && i.reason !== 'before_created');
+    expect(outage[0]!.detail).toMatch(
+      /no scheduler led shard 0 from \d{4}-\d\d-\d\d \d\d:\d\d:\d\d to \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/,
+    );
+    const before = items('tl-leader').filter(
+      (i) => Date.parse(i.scheduledFor) < killedAt - 2_000 && i.reason !== 'before_created',
+    );
     expect(before.every((i) => i.outcome === 'succeeded')).toBe(true);
   });
 
@@ -175,18 +227,29 @@ describe('fault: the timeline explains every slot of real runs', () => {
     expect(await cluster.executionsOf('tl-calendar')).toEqual([]);
   });
 
-  it('DST in Europe/Berlin: the gap and the fold of the coming clock changes, as the task\'s policy decides them', async () => {
-    const around = async (from: string, to: string) => (await cluster.call('GET', `/v1/tasks/tl-dst/timeline?from=${from}&to=${to}`)).body.items as (Item & { local: string })[];
+  it("DST in Europe/Berlin: the gap and the fold of the coming clock changes, as the task's policy decides them", async () => {
+    const around = async (from: string, to: string) =>
+      (await cluster.call('GET', `/v1/tasks/tl-dst/timeline?from=${from}&to=${to}`)).body.items as (Item & {
+        local: string;
+      })[];
     const spring = await around('2027-03-27T00:00:00Z', '2027-03-29T23:00:00Z');
-    expect(spring.map((i) => `${i.local.slice(0, 16)} ${i.outcome}/${i.reason}`)).toEqual(['2027-03-27T02:30 upcoming/null', '2027-03-28T03:30 not_planned/dst_gap', '2027-03-29T02:30 upcoming/null']);
+    expect(spring.map((i) => `${i.local.slice(0, 16)} ${i.outcome}/${i.reason}`)).toEqual([
+      '2027-03-27T02:30 upcoming/null',
+      '2027-03-28T03:30 not_planned/dst_gap',
+      '2027-03-29T02:30 upcoming/null',
+    ]);
     expect(spring[1]!.detail).toContain('dst.gap skip');
     const autumn = await around('2027-10-31T00:00:00Z', '2027-10-31T03:00:00Z');
-    expect(autumn.map((i) => `${i.local.slice(0, 26)} ${i.outcome}/${i.reason}`)).toEqual(['2027-10-31T02:30:00.000+02 upcoming/null', '2027-10-31T02:30:00.000+01 not_planned/dst_fold']);
+    expect(autumn.map((i) => `${i.local.slice(0, 26)} ${i.outcome}/${i.reason}`)).toEqual([
+      '2027-10-31T02:30:00.000+02 upcoming/null',
+      '2027-10-31T02:30:00.000+01 not_planned/dst_fold',
+    ]);
     expect(autumn[1]!.detail).toContain('dst.overlap first');
   });
 
   it('punctual_slots_total counts the outcomes where they were decided', async () => {
-    const scrape = async (url: string, headers: Record<string, string> = {}) => (await fetch(`${url}/metrics`, { headers })).text();
+    const scrape = async (url: string, headers: Record<string, string> = {}) =>
+      (await fetch(`${url}/metrics`, { headers })).text();
     const worker = await scrape(cluster.workers[0]!.url);
     expect(worker).toMatch(/^punctual_slots_total\{outcome="skipped",reason="overlap"\} [1-9]/m);
     expect(worker).toMatch(/^punctual_slots_total\{outcome="succeeded",reason="none"\} [1-9]/m);

@@ -25,7 +25,10 @@ describe('a handler’s context', () => {
     sandbox = await createSandbox();
     db = await openRepositories(sandbox.config());
     server = await startLocalServer({ '/hook': (res) => res.end('ok') });
-    app = await NestFactory.createApplicationContext(WorkerModule.forRoot(sandbox.config({ HTTP_ALLOW_HOSTS: '127.0.0.1' })), { logger: false });
+    app = await NestFactory.createApplicationContext(
+      WorkerModule.forRoot(sandbox.config({ HTTP_ALLOW_HOSTS: '127.0.0.1' })),
+      { logger: false },
+    );
     await app.init();
     app.get(HandlerRegistry).register('capture', { run: async (context) => void seen.push(context) });
     runner = app.get(ExecutionRunner);
@@ -40,9 +43,21 @@ describe('a handler’s context', () => {
   /** Runs one execution of a new task with `handler` and `payload`, signed with {@link SECRET}. */
   async function runOnce(handler: string, payload: object): Promise<string> {
     const name = `${handler}-${randomUUID().slice(0, 8)}`;
-    const task = await db.prisma.task.create({ data: { name, handler, payload, scheduleKind: 'cron', cron: '* * * * *', secret: SECRET } });
+    const task = await db.prisma.task.create({
+      data: { name, handler, payload, scheduleKind: 'cron', cron: '* * * * *', secret: SECRET },
+    });
     const id = randomUUID();
-    await db.prisma.taskExecution.create({ data: { id, taskId: task.id, taskName: name, scheduledFor: new Date(), fireAt: new Date(), taskVersion: 1, status: 'queued' } });
+    await db.prisma.taskExecution.create({
+      data: {
+        id,
+        taskId: task.id,
+        taskName: name,
+        scheduledFor: new Date(),
+        fireAt: new Date(),
+        taskVersion: 1,
+        status: 'queued',
+      },
+    });
     const done = await runner.runExecution({ executionId: id }, { workerId: 'w1' });
     return done.kind === 'ended' ? done.outcome : done.kind;
   }
@@ -53,7 +68,11 @@ describe('a handler’s context', () => {
     expect(context.task.handler).toBe('capture');
     expect(context.payload).toEqual({ hello: 'world' });
     expect(context.task).not.toHaveProperty('secret');
-    expect(JSON.stringify({ ...context, signal: undefined }, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))).not.toContain(SECRET);
+    expect(
+      JSON.stringify({ ...context, signal: undefined }, (_key, value: unknown) =>
+        typeof value === 'bigint' ? String(value) : value,
+      ),
+    ).not.toContain(SECRET);
     expect(context.sign('a body')).toBe(hmac('a body'));
     expect(context.sign.redact(`echoed ${SECRET}`)).toBe('echoed [redacted]');
   });

@@ -49,7 +49,11 @@ describe('the handler registry', () => {
   });
 
   it('refuses a request-scoped handler, or one made request-scoped by what it injects, naming it (it would run as an empty shell)', async () => {
-    await expect(contextWith([ScopedHandler])).rejects.toThrow(/handler "scoped-greet" \(ScopedHandler\) is request-scoped/);
-    await expect(contextWith([BubbledHandler])).rejects.toThrow(/handler "bubbled-greet" \(BubbledHandler\) is request-scoped or depends on a request-scoped provider/);
+    await expect(contextWith([ScopedHandler])).rejects.toThrow(
+      /handler "scoped-greet" \(ScopedHandler\) is request-scoped/,
+    );
+    await expect(contextWith([BubbledHandler])).rejects.toThrow(
+      /handler "bubbled-greet" \(BubbledHandler\) is request-scoped or depends on a request-scoped provider/,
+    );
   });
 });

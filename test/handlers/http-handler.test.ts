@@ -12,11 +12,17 @@ let hugeFinished: Promise<boolean>;
 beforeAll(async () => {
   server = await startLocalServer({
     '/ok': (res) => (res.setHeader('content-type', 'text/plain'), res.end('answer')),
-    '/redirect': (res) => (res.writeHead(302, { location: `http://127.0.0.1:${server.port}/target?token=t0k` }), res.end()),
+    '/redirect': (res) => (
+      res.writeHead(302, { location: `http://127.0.0.1:${server.port}/target?token=t0k` }),
+      res.end()
+    ),
     '/target': (res) => ((redirectTargetHits += 1), res.end('followed')),
     '/slow': () => arrived(),
     '/slow-body': (res) => res.write('first part, then nothing'),
-    '/echo': (res, req) => (res.writeHead(400, { 'content-type': 'text/plain' }), res.end(`you sent ${req.headers.authorization} and ${req.body}`)),
+    '/echo': (res, req) => (
+      res.writeHead(400, { 'content-type': 'text/plain' }),
+      res.end(`you sent ${req.headers.authorization} and ${req.body}`)
+    ),
     '/huge': (res) => {
       hugeFinished = new Promise((resolve) => res.on('close', () => resolve(res.writableFinished)));
       const chunk = 'x'.repeat(64 * 1024);
@@ -45,8 +51,15 @@ const hmac = (body: Buffer) => `sha256=${createHmac('sha256', SECRET).update(bod
 
 describe('http handler against a local server allowed by HTTP_ALLOW_HOSTS', () => {
   it('sends a JSON body signed over its exact bytes, with the idempotency and execution headers', async () => {
-    const result = await handler.run(fakeContext({ url: server.url('/ok?x=1'), body: { hello: 'wörld', n: 1 }, headers: { 'X-Extra': 'yes' } }));
-    expect(result).toEqual({ status: 200, headers: { 'content-type': 'text/plain' }, body: 'answer', truncated: false });
+    const result = await handler.run(
+      fakeContext({ url: server.url('/ok?x=1'), body: { hello: 'wörld', n: 1 }, headers: { 'X-Extra': 'yes' } }),
+    );
+    expect(result).toEqual({
+      status: 200,
+      headers: { 'content-type': 'text/plain' },
+      body: 'answer',
+      truncated: false,
+    });
     expect(server.requests).toHaveLength(1);
     const [req] = server.requests;
     expect(req!.method).toBe('POST');
@@ -63,7 +76,14 @@ describe('http handler against a local server allowed by HTTP_ALLOW_HOSTS', () =
   });
 
   it('sends a string body as it is, under the content type the payload gives', async () => {
-    await handler.run(fakeContext({ url: server.url('/ok'), method: 'put', body: 'a=1&b=two', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }));
+    await handler.run(
+      fakeContext({
+        url: server.url('/ok'),
+        method: 'put',
+        body: 'a=1&b=two',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      }),
+    );
     const [req] = server.requests;
     expect(req!.method).toBe('PUT');
     expect(req!.body.toString()).toBe('a=1&b=two');
@@ -83,7 +103,9 @@ describe('http handler against a local server allowed by HTTP_ALLOW_HOSTS', () =
   it('does not follow a redirect: the attempt goes to the dead letter and the target is never called', async () => {
     const error = await rejectionOf(handler.run(fakeContext({ url: server.url('/redirect') })));
     expect(error).toBeInstanceOf(UnrecoverableError);
-    expect(error.message).toBe(`POST 127.0.0.1:${server.port} answered 302, a redirect to http://127.0.0.1:${server.port}; redirects are not followed, call the final URL`);
+    expect(error.message).toBe(
+      `POST 127.0.0.1:${server.port} answered 302, a redirect to http://127.0.0.1:${server.port}; redirects are not followed, call the final URL`,
+    );
     expect(server.requests.map((r) => r.path)).toEqual(['/redirect']);
     expect(redirectTargetHits).toBe(0);
   });
@@ -105,7 +127,9 @@ describe('http handler against a local server allowed by HTTP_ALLOW_HOSTS', () =
     const byPayload = await rejectionOf(handler.run(fakeContext({ url: server.url('/slow'), timeoutMs: 200 })));
     expect(byPayload).not.toBeInstanceOf(UnrecoverableError);
     expect(byPayload.message).toBe(`POST 127.0.0.1:${server.port} timed out after 200 ms`);
-    const byTask = await rejectionOf(handler.run(fakeContext({ url: server.url('/slow'), timeoutMs: 50_000 }, { taskTimeoutMs: 250 })));
+    const byTask = await rejectionOf(
+      handler.run(fakeContext({ url: server.url('/slow'), timeoutMs: 50_000 }, { taskTimeoutMs: 250 })),
+    );
     expect(byTask.message).toBe(`POST 127.0.0.1:${server.port} timed out after 250 ms`);
     // A body that starts and then stalls is bounded by the same timeout.
     const stalled = await rejectionOf(handler.run(fakeContext({ url: server.url('/slow-body'), timeoutMs: 200 })));
@@ -123,7 +147,10 @@ describe('http handler against a local server allowed by HTTP_ALLOW_HOSTS', () =
   });
 
   it('reads a huge response only up to the cap, then stops downloading', async () => {
-    const result = (await handler.run(fakeContext({ url: server.url('/huge') }))) as { body: string; truncated: boolean };
+    const result = (await handler.run(fakeContext({ url: server.url('/huge') }))) as {
+      body: string;
+      truncated: boolean;
+    };
     expect(result.truncated).toBe(true);
     expect(result.body).toMatch(/^x+$/);
     expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(64 * 1024);
@@ -141,14 +168,22 @@ describe('http handler against a local server allowed by HTTP_ALLOW_HOSTS', () =
   });
 
   it('a bad payload is unrecoverable and sends nothing', async () => {
-    for (const payload of [{ nope: 1 }, { url: server.url('/ok'), method: 'TRACE' }, { url: server.url('/ok'), headers: { 'X-Punctual-Signature': 'forged' } }]) {
+    for (const payload of [
+      { nope: 1 },
+      { url: server.url('/ok'), method: 'TRACE' },
+      { url: server.url('/ok'), headers: { 'X-Punctual-Signature': 'forged' } },
+    ]) {
       expect(await rejectionOf(handler.run(fakeContext(payload)))).toBeInstanceOf(UnrecoverableError);
     }
     expect(server.connections).toBe(0);
   });
 
   it('keeps the signing secret and secret payload fields out of errors and logs', async () => {
-    const payload = { url: server.url('/echo'), headers: { authorization: 'Bearer abc-123-xyz' }, body: { password: 'pa55word!' } };
+    const payload = {
+      url: server.url('/echo'),
+      headers: { authorization: 'Bearer abc-123-xyz' },
+      body: { password: 'pa55word!' },
+    };
     const context = fakeContext(payload, { secretFields: ['headers.authorization', 'body.password'] });
     const error = await rejectionOf(handler.run(context));
     expect(server.requests[0]!.headers.authorization).toBe('Bearer abc-123-xyz');

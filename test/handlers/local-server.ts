@@ -62,14 +62,22 @@ export interface FakeContextOptions {
 }
 
 /** A plain-object `TaskHandlerContext`; `logged` collects every log call for secrecy checks. */
-export function fakeContext(payload: unknown, options: FakeContextOptions = {}): TaskHandlerContext & { logged: unknown[] } {
+export function fakeContext(
+  payload: unknown,
+  options: FakeContextOptions = {},
+): TaskHandlerContext & { logged: unknown[] } {
   const logged: unknown[] = [];
   const log: HandlerLog = {
     info: (message, fields) => void logged.push(message, fields),
     warn: (message, fields) => void logged.push(message, fields),
     error: (message, fields) => void logged.push(message, fields),
   };
-  const task = { name: 'http-test', handler: 'http', timeoutMs: options.taskTimeoutMs ?? 10_000, secretFields: options.secretFields ?? [] };
+  const task = {
+    name: 'http-test',
+    handler: 'http',
+    timeoutMs: options.taskTimeoutMs ?? 10_000,
+    secretFields: options.secretFields ?? [],
+  };
   return {
     execution: { id: EXECUTION_ID } as TaskHandlerContext['execution'],
     task: task as TaskHandlerContext['task'],

@@ -1,7 +1,14 @@
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, type MockInstance, vi } from 'vitest';
 import { loadConfig } from '../../libs/config/src/index.js';
-import { BlockedDestinationError, hmacSigner, HttpHandler, type Lookup, sendSigned, UnrecoverableError } from '../../libs/handlers/src/index.js';
+import {
+  BlockedDestinationError,
+  hmacSigner,
+  HttpHandler,
+  type Lookup,
+  sendSigned,
+  UnrecoverableError,
+} from '../../libs/handlers/src/index.js';
 import { fakeContext, rejectionOf, startLocalServer } from './local-server.js';
 
 let server: Awaited<ReturnType<typeof startLocalServer>>;
@@ -25,7 +32,15 @@ function fakeDns(records: Record<string, string[][]>): Lookup & { calls: number 
 }
 
 const signed = (url: string, lookup: Lookup, allowHosts: string[] = []) =>
-  sendSigned({ url, body: { ping: 1 }, sign: hmacSigner('s3cret'), idempotencyKey: 'k', timeoutMs: 5_000, allowHosts, lookup });
+  sendSigned({
+    url,
+    body: { ping: 1 },
+    sign: hmacSigner('s3cret'),
+    idempotencyKey: 'k',
+    timeoutMs: 5_000,
+    allowHosts,
+    lookup,
+  });
 
 describe('SSRF guard with no allow list', () => {
   const guarded = new HttpHandler(loadConfig({}));
@@ -78,7 +93,9 @@ describe('SSRF guard with no allow list', () => {
     const dns = fakeDns({ 'localhost.': [['127.0.0.1']], 'sneaky.example': [['93.184.216.34', '10.9.8.7']] });
     const loop = await rejectionOf(signed(`http://localhost.:${server.port}/hook`, dns));
     expect(loop).toBeInstanceOf(BlockedDestinationError);
-    expect(loop.message).toBe('destination localhost. is a loopback address (resolves to 127.0.0.1); add the host to HTTP_ALLOW_HOSTS to allow it');
+    expect(loop.message).toBe(
+      'destination localhost. is a loopback address (resolves to 127.0.0.1); add the host to HTTP_ALLOW_HOSTS to allow it',
+    );
     const mixed = await rejectionOf(signed('http://sneaky.example/', dns));
     expect(mixed.message).toContain('sneaky.example is a private address (resolves to 10.9.8.7)');
     expect(connect).not.toHaveBeenCalled();

@@ -10,7 +10,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** Runs `node dist/bench/run.js ARGS` to its end: exit code and output. */
 function bench(args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['dist/bench/run.js', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['dist/bench/run.js', ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -19,7 +22,21 @@ function bench(args: string[]): Promise<{ code: number | null; output: string }>
 }
 
 /** Every scenario, in the order `npm run bench` runs them. */
-const SCENARIOS = ['precision', 'load', 'load-api', 'overload', 'burst', 'throughput', 'worker-overhead', 'schedule-math', 'failover', 'scale', 'campaign', 'shards', 'flow'];
+const SCENARIOS = [
+  'precision',
+  'load',
+  'load-api',
+  'overload',
+  'burst',
+  'throughput',
+  'worker-overhead',
+  'schedule-math',
+  'failover',
+  'scale',
+  'campaign',
+  'shards',
+  'flow',
+];
 /** The quick run split in two of about the same length, run side by side (timings are not judged here). */
 const HALVES = [SCENARIOS.slice(0, 4), SCENARIOS.slice(4)];
 
@@ -41,22 +58,45 @@ describe('npm run bench -- --quick', () => {
         return { out, results: JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) };
       }),
     );
-    const results = { problems: runs.flatMap((r) => r.results.problems), scenarios: runs.flatMap((r) => r.results.scenarios), rows: runs.flatMap((r) => r.results.rows) };
+    const results = {
+      problems: runs.flatMap((r) => r.results.problems),
+      scenarios: runs.flatMap((r) => r.results.scenarios),
+      rows: runs.flatMap((r) => r.results.rows),
+    };
     const out = runs[0]!.out;
     expect(results.problems).toEqual([]);
     expect(results.scenarios).toEqual(SCENARIOS);
     const scenarios = new Set(results.rows.map((r: { scenario: string }) => r.scenario.split(',')[0]));
-    expect([...scenarios]).toEqual(['precision', 'load', 'load created through the API', 'overload', 'burst', 'throughput', 'worker overhead', 'schedule math', 'failover', 'scale', 'campaign', 'shards', 'flow']);
+    expect([...scenarios]).toEqual([
+      'precision',
+      'load',
+      'load created through the API',
+      'overload',
+      'burst',
+      'throughput',
+      'worker overhead',
+      'schedule math',
+      'failover',
+      'scale',
+      'campaign',
+      'shards',
+      'flow',
+    ]);
     // The cost of a run is read from Postgres' and Redis' own counters.
     const costs = results.rows.filter((r: { measure: string }) => r.measure.startsWith('cost per successful run'));
     expect(costs.map((r: { scenario: string }) => r.scenario.split(',')[0])).toEqual(['precision', 'load', 'campaign']);
-    for (const row of costs) expect(row.punctual).toMatch(/\d+\.\d (statements|transactions), \d+\.\d rows written, \d+\.\d kB WAL, \d+\.\d Redis commands/);
+    for (const row of costs)
+      expect(row.punctual).toMatch(
+        /\d+\.\d (statements|transactions), \d+\.\d rows written, \d+\.\d kB WAL, \d+\.\d Redis commands/,
+      );
     // Every row that compares with a peer carries a figure on both sides.
     for (const row of results.rows.filter((r: { ratio: string }) => r.ratio !== '—')) {
       expect(row.punctual, row.measure).toMatch(/\d/);
       expect(row.peer, row.measure).toMatch(/\d/);
     }
-    expect(readFileSync(join(out, 'latest.md'), 'utf8')).toContain('| scenario | measure | Punctual | peer, same run |');
+    expect(readFileSync(join(out, 'latest.md'), 'utf8')).toContain(
+      '| scenario | measure | Punctual | peer, same run |',
+    );
   });
 
   it('refuses an unknown scenario or flag with a usage line', async () => {

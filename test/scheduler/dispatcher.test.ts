@@ -35,10 +35,20 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
    * `fireAt` — or, `spread`, each a millisecond after the one before (no instant crowded enough to fire in groups).
    */
   async function planned(name: string, count: number, fireAt: Date, spread = false, handler = 'noop') {
-    const task = await db.prisma.task.create({ data: { name, handler, scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
+    const task = await db.prisma.task.create({
+      data: { name, handler, scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
+    });
     const rows = Array.from({ length: count }, (_, i) => ({
-      id: randomUUID(), taskId: task.id, taskName: name, scheduledFor: new Date(fireAt.getTime() - i * 1000), fireAt: spread ? new Date(fireAt.getTime() + i) : fireAt,
-      trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: false, handler,
+      id: randomUUID(),
+      taskId: task.id,
+      taskName: name,
+      scheduledFor: new Date(fireAt.getTime() - i * 1000),
+      fireAt: spread ? new Date(fireAt.getTime() + i) : fireAt,
+      trigger: 'schedule' as const,
+      status: 'scheduled' as const,
+      taskVersion: 1,
+      exclusive: false,
+      handler,
     }));
     await db.executions.insertPlanned(rows, db.prisma);
     return { task, rows };
@@ -49,11 +59,18 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const { task, rows } = await planned('fired', 4_500, fireAt, true);
     const before = Date.now();
     expect(await dispatcher.dispatch(rows)).toHaveLength(rows.length);
-    expect(await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled', queuedAt: null } })).toBe(rows.length);
+    expect(
+      await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled', queuedAt: null } }),
+    ).toBe(rows.length);
     expect(await noop().getWaitingCount()).toBe(rows.length);
     const job = await noop().getJob(rows[4_321]!.id);
     // And its task: the worker's claim then need not read back a definition it keeps.
-    expect(job?.data).toEqual({ executionId: rows[4_321]!.id, taskId: task.id, fireAt: rows[4_321]!.fireAt.getTime(), releasedAt: expect.any(Number) });
+    expect(job?.data).toEqual({
+      executionId: rows[4_321]!.id,
+      taskId: task.id,
+      fireAt: rows[4_321]!.fireAt.getTime(),
+      releasedAt: expect.any(Number),
+    });
     expect(job!.data.releasedAt).toBeGreaterThanOrEqual(before);
   });
 
@@ -65,10 +82,26 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect(await dispatcher.dispatch([...many, ...few])).toHaveLength(many.length + few.length);
     const jobs = await noop().getJobs(['waiting']);
     const groups = jobs.filter((j) => j.data.group);
-    expect(groups.map((g) => g.data.group!.length).sort((a, b) => a - b)).toEqual([GROUP_SIZE - (GROUP_SIZE * 4 - many.length), GROUP_SIZE, GROUP_SIZE, GROUP_SIZE]);
-    expect(new Set(groups.flatMap((g) => g.data.group!.map((m) => m.executionId)))).toEqual(new Set(many.map((r) => r.id)));
-    expect(groups.every((g) => g.data.fireAt === crowded.getTime() && g.data.group!.every((m) => m.taskId === many[0]!.taskId))).toBe(true);
-    expect(jobs.filter((j) => !j.data.group).map((j) => j.id).sort()).toEqual(few.map((r) => r.id).sort());
+    expect(groups.map((g) => g.data.group!.length).sort((a, b) => a - b)).toEqual([
+      GROUP_SIZE - (GROUP_SIZE * 4 - many.length),
+      GROUP_SIZE,
+      GROUP_SIZE,
+      GROUP_SIZE,
+    ]);
+    expect(new Set(groups.flatMap((g) => g.data.group!.map((m) => m.executionId)))).toEqual(
+      new Set(many.map((r) => r.id)),
+    );
+    expect(
+      groups.every(
+        (g) => g.data.fireAt === crowded.getTime() && g.data.group!.every((m) => m.taskId === many[0]!.taskId),
+      ),
+    ).toBe(true);
+    expect(
+      jobs
+        .filter((j) => !j.data.group)
+        .map((j) => j.id)
+        .sort(),
+    ).toEqual(few.map((r) => r.id).sort());
   });
 
   it("pushes each execution to its handler's queue only — a crowded instant of two handlers in groups of each — and nothing to another's", async () => {
@@ -78,20 +111,33 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const { rows: noops } = await planned('noops', GROUP_FROM, at);
     const { rows: one } = await planned('one-report', 1, new Date(at.getTime() + 1_000), false, 'report');
     expect(await dispatcher.dispatch([...mails, ...noops, ...one])).toHaveLength(2 * GROUP_FROM + 1);
-    const members = async (handler: string) => (await queue.queueFor(handler).getJobs(['waiting'])).flatMap((j) => (j.data.group ?? [{ executionId: j.data.executionId }]).map((m) => m.executionId));
+    const members = async (handler: string) =>
+      (await queue.queueFor(handler).getJobs(['waiting'])).flatMap((j) =>
+        (j.data.group ?? [{ executionId: j.data.executionId }]).map((m) => m.executionId),
+      );
     expect(new Set(await members('send-mail'))).toEqual(new Set(mails.map((r) => r.id)));
     expect(new Set(await members('noop'))).toEqual(new Set(noops.map((r) => r.id)));
     expect(await members('report')).toEqual([one[0]!.id]);
-    expect(await queue.queueFor('send-mail').getJobCounts('waiting')).toEqual({ waiting: Math.ceil(GROUP_FROM / GROUP_SIZE) });
+    expect(await queue.queueFor('send-mail').getJobCounts('waiting')).toEqual({
+      waiting: Math.ceil(GROUP_FROM / GROUP_SIZE),
+    });
   });
 
   it('the claim records the release its job carries: the history shows it, with no history row written', async () => {
     const { rows } = await planned('claimed', 1, new Date());
     await dispatcher.dispatch(rows);
     const job = (await noop().getJob(rows[0]!.id))!;
-    const claim = await db.claim({ id: job.data.executionId, attemptId: randomUUID(), workerId: 'w1', releasedAt: job.data.releasedAt });
+    const claim = await db.claim({
+      id: job.data.executionId,
+      attemptId: randomUUID(),
+      workerId: 'w1',
+      releasedAt: job.data.releasedAt,
+    });
     expect(claim.kind).toBe('run');
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({ status: 'running', queuedAt: new Date(job.data.releasedAt!) });
+    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({
+      status: 'running',
+      queuedAt: new Date(job.data.releasedAt!),
+    });
     expect(await db.prisma.executionEvent.count({ where: { executionId: rows[0]!.id } })).toBe(0);
   });
 
@@ -101,7 +147,9 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const [first, second] = await Promise.all(rows.map((r) => noop().getJob(r.id)));
     // A worker ran the first; its finished job was dropped.
     const attemptId = randomUUID();
-    expect((await db.claim({ id: first!.id!, attemptId, workerId: 'w1', releasedAt: first!.data.releasedAt })).kind).toBe('run');
+    expect(
+      (await db.claim({ id: first!.id!, attemptId, workerId: 'w1', releasedAt: first!.data.releasedAt })).kind,
+    ).toBe('run');
     expect((await db.attempts.succeed([{ id: first!.id!, attemptId, result: null }])).current).toEqual([true]);
     await first!.remove();
 
@@ -110,13 +158,22 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect((await noop().getJob(rows[1]!.id))!.timestamp).toBe(second!.timestamp);
     // The first gets a new job, and its claim finds the slot already run.
     const again = await noop().getJob(rows[0]!.id);
-    expect(await db.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt })).toEqual({ kind: 'dropped', why: 'lost' });
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({ status: 'succeeded', attempt: 1 });
+    expect(
+      await db.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt }),
+    ).toEqual({ kind: 'dropped', why: 'lost' });
+    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({
+      status: 'succeeded',
+      attempt: 1,
+    });
   });
 
   it('a leader deposed mid-dispatch pushes no further chunk', async () => {
     const now = Date.now();
-    const due = Array.from({ length: 4_500 }, (_, i) => ({ id: randomUUID(), fireAt: new Date(now + i), handler: 'noop' }));
+    const due = Array.from({ length: 4_500 }, (_, i) => ({
+      id: randomUUID(),
+      fireAt: new Date(now + i),
+      handler: 'noop',
+    }));
     let asked = 0;
     expect(await dispatcher.dispatch(due, { stillLeading: () => ++asked === 1 })).toHaveLength(2_000);
     expect(await noop().getJob(due[0]!.id)).toBeTruthy();

@@ -6,7 +6,8 @@ import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { waitFor } from '../support/processes.js';
 
 /** A condition polled every 20 ms: the elector's periods here are a few hundred ms. */
-const until = (probe: () => boolean, what: string, timeoutMs = 5_000) => waitFor(async () => probe(), timeoutMs, what, 20);
+const until = (probe: () => boolean, what: string, timeoutMs = 5_000) =>
+  waitFor(async () => probe(), timeoutMs, what, 20);
 
 describe('leader election on a Redis lock', () => {
   let sandbox: Sandbox;
@@ -34,7 +35,9 @@ describe('leader election on a Redis lock', () => {
     const tries = vi.spyOn(connection, 'multi');
     const refreshes = vi.spyOn(connection, 'eval');
     const e = new LeaderElector(connection, {
-      key, instanceId: id, ttlMs,
+      key,
+      instanceId: id,
+      ttlMs,
       onElected: () => (events.push(`${id}:elected`), electedAt.set(id, Date.now())),
       onDeposed: (reason) => events.push(`${id}:deposed:${reason}`),
     });
@@ -57,14 +60,17 @@ describe('leader election on a Redis lock', () => {
     // follower tries twice more and fails — nobody else is elected, nobody deposed.
     const triedBefore = followers.map(tries);
     const refreshedBefore = refreshes(leader);
-    await until(() => refreshes(leader) >= refreshedBefore + 4 && followers.every((f, i) => tries(f) >= triedBefore[i]! + 2), 'refreshes and tries after the election');
+    await until(
+      () => refreshes(leader) >= refreshedBefore + 4 && followers.every((f, i) => tries(f) >= triedBefore[i]! + 2),
+      'refreshes and tries after the election',
+    );
     expect(all.filter((e) => e.isLeader)).toEqual([leader]);
     expect(events).toEqual([`${ids[all.indexOf(leader)]}:elected`]);
     expect(await redis.get(key)).toBe(leader.token);
     expect(await redis.pttl(key)).toBeGreaterThan(0);
   });
 
-  it('a follower takes the lock when the holder\'s lease ends, not a whole retry period later', async () => {
+  it("a follower takes the lock when the holder's lease ends, not a whole retry period later", async () => {
     const key = `${sandbox.redisPrefix}:scheduler:leader:expiry`;
     const events: string[] = [];
     // ttl 60 s: the follower's own retry period is 20 s.

@@ -23,7 +23,9 @@ describe('planning due slots into executions', () => {
   });
 
   const createTask = (name: string, cursor: Date) =>
-    db.prisma.task.create({ data: { name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's', nextRunAt: cursor } });
+    db.prisma.task.create({
+      data: { name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's', nextRunAt: cursor },
+    });
 
   it('planning the same window twice creates each execution once', async () => {
     const epoch = await db.state.bumpEpoch('p1');
@@ -40,7 +42,9 @@ describe('planning due slots into executions', () => {
     expect(first.map((e) => e.scheduledFor.getTime())).toEqual(window);
     expect(second).toEqual([]);
     expect(await db.prisma.taskExecution.count({ where: { taskId: task.id } })).toBe(window.length);
-    expect((await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).nextRunAt?.getTime()).toBe(window.at(-1)! + 1000);
+    expect((await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } })).nextRunAt?.getTime()).toBe(
+      window.at(-1)! + 1000,
+    );
   });
 
   it('an active task whose cursor lies a week back (a long outage): one pass plans the latest CATCHUP_MAX late slots and counts the rest exactly', async () => {
@@ -50,7 +54,10 @@ describe('planning due slots into executions', () => {
     const cursor = new Date(now.getTime() - 500 - 7 * 86_400_000);
     const task = await createTask('week-behind', cursor);
     const planned = await planner.planDueSlots(epoch, () => now);
-    const rows = await db.prisma.taskExecution.findMany({ where: { taskId: task.id }, orderBy: { scheduledFor: 'asc' } });
+    const rows = await db.prisma.taskExecution.findMany({
+      where: { taskId: task.id },
+      orderBy: { scheduledFor: 'asc' },
+    });
     const after = await db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
     // run_once (the default): the latest late slot runs as a catch-up, 99 before it are missed rows.
     const late = rows.filter((r) => r.trigger === 'catchup' || r.status === 'missed');
@@ -69,13 +76,24 @@ describe('planning due slots into executions', () => {
     const now = new Date();
     const instant = new Date(now.getTime() + 45_000);
     await db.prisma.task.createMany({
-      data: Array.from({ length: 1_200 }, (_, i) => ({ name: `campaign-${i}`, handler: 'noop', scheduleKind: 'at' as const, runAt: instant, nextRunAt: instant, secret: 's' })),
+      data: Array.from({ length: 1_200 }, (_, i) => ({
+        name: `campaign-${i}`,
+        handler: 'noop',
+        scheduleKind: 'at' as const,
+        runAt: instant,
+        nextRunAt: instant,
+        secret: 's',
+      })),
     });
     const later = await createTask('every-second-later', new Date(now.getTime() + 45_000));
     const planned = await planner.planDueSlots(epoch, () => now);
     expect(planned).toHaveLength(1_200);
     expect(new Set(planned.map((e) => e.fireAt.getTime()))).toEqual(new Set([instant.getTime()]));
-    expect(await db.prisma.task.count({ where: { name: { startsWith: 'campaign-' }, status: 'completed', nextRunAt: null } })).toBe(1_200);
+    expect(
+      await db.prisma.task.count({
+        where: { name: { startsWith: 'campaign-' }, status: 'completed', nextRunAt: null },
+      }),
+    ).toBe(1_200);
     expect(await db.prisma.taskExecution.count({ where: { taskId: later.id } })).toBe(0);
   });
 
@@ -97,7 +115,10 @@ describe('planning due slots into executions', () => {
     expect(await planner.planDueSlots(stale)).toEqual([]);
     expect(await db.prisma.taskExecution.count({ where: { taskId: far.id } })).toBe(0);
     // Once something is due, the fence is checked first.
-    await db.prisma.task.update({ where: { id: far.id }, data: { nextRunAt: new Date(Date.now() - 100), status: 'active' } });
+    await db.prisma.task.update({
+      where: { id: far.id },
+      data: { nextRunAt: new Date(Date.now() - 100), status: 'active' },
+    });
     await expect(planner.planDueSlots(stale)).rejects.toBeInstanceOf(FencedOutError);
     await db.prisma.task.update({ where: { id: far.id }, data: { status: 'paused' } });
   });
@@ -108,25 +129,47 @@ describe('planning due slots into executions', () => {
     const task = await createTask('race', t0);
     const rows = (taskName: string) =>
       [0, 1000, 2000].map((d) => ({
-        id: randomUUID(), taskId: task.id, taskName, scheduledFor: new Date(t0.getTime() + d), fireAt: new Date(t0.getTime() + d),
-        trigger: 'schedule' as const, status: 'scheduled' as const, taskVersion: 1, exclusive: true,
+        id: randomUUID(),
+        taskId: task.id,
+        taskName,
+        scheduledFor: new Date(t0.getTime() + d),
+        fireAt: new Date(t0.getTime() + d),
+        trigger: 'schedule' as const,
+        status: 'scheduled' as const,
+        taskVersion: 1,
+        exclusive: true,
       }));
     // Both insert the same slots at once (as two leaders would without the fence).
-    const [a, b] = await Promise.all([db.executions.insertPlanned(rows('race'), db.prisma), db.executions.insertPlanned(rows('race'), db.prisma)]);
+    const [a, b] = await Promise.all([
+      db.executions.insertPlanned(rows('race'), db.prisma),
+      db.executions.insertPlanned(rows('race'), db.prisma),
+    ]);
     expect(a.length + b.length).toBe(3);
     // And two planner passes at once (same epoch, SKIP LOCKED) still plan each slot once.
     await db.prisma.task.update({ where: { id: task.id }, data: { nextRunAt: new Date(t0.getTime() + 3000) } });
     const now = () => new Date(t0.getTime() + 4500);
     await Promise.all([planner.planDueSlots(epoch, now), planner.planDueSlots(epoch, now)]);
-    const slots = (await db.prisma.taskExecution.findMany({ where: { taskId: task.id } })).map((e) => e.scheduledFor.getTime());
+    const slots = (await db.prisma.taskExecution.findMany({ where: { taskId: task.id } })).map((e) =>
+      e.scheduledFor.getTime(),
+    );
     const horizon = 4500 + phasedLookaheadMs(task.id, t0.getTime() + 4500, 2000, PLAN_STRIDE_MS);
-    expect(slots.sort()).toEqual(Array.from({ length: Math.floor(horizon / 1000) + 1 }, (_, i) => t0.getTime() + i * 1000));
+    expect(slots.sort()).toEqual(
+      Array.from({ length: Math.floor(horizon / 1000) + 1 }, (_, i) => t0.getTime() + i * 1000),
+    );
   });
 
   it('leaves paused tasks and tasks not yet due alone', async () => {
     const epoch = await db.state.bumpEpoch('idle');
     const paused = await db.prisma.task.create({
-      data: { name: 'paused', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's', nextRunAt: new Date(Date.now() - 1000), status: 'paused' },
+      data: {
+        name: 'paused',
+        handler: 'noop',
+        scheduleKind: 'cron',
+        cron: '* * * * * *',
+        secret: 's',
+        nextRunAt: new Date(Date.now() - 1000),
+        status: 'paused',
+      },
     });
     const future = await createTask('future', new Date(Date.now() + 3_600_000));
     await planner.planDueSlots(epoch);

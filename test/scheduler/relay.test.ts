@@ -26,7 +26,11 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     queue = new ExecutionsQueue(redis);
     relay = new RelayService(config, db.leader, queue, new Metrics());
     epoch = await db.state.bumpEpoch('relay-test');
-    taskId = (await db.prisma.task.create({ data: { name: 'relayed', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } })).id;
+    taskId = (
+      await db.prisma.task.create({
+        data: { name: 'relayed', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
+      })
+    ).id;
   });
   afterAll(async () => {
     await queue?.onApplicationShutdown();
@@ -40,7 +44,18 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     const id = randomUUID();
     slot += 1;
     const fireAt = new Date(Date.now() - agoMs + slot);
-    await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'relayed', scheduledFor: fireAt, fireAt, taskVersion: 1, status: 'scheduled', exclusive: false } });
+    await db.prisma.taskExecution.create({
+      data: {
+        id,
+        taskId,
+        taskName: 'relayed',
+        scheduledFor: fireAt,
+        fireAt,
+        taskVersion: 1,
+        status: 'scheduled',
+        exclusive: false,
+      },
+    });
     if (withJob) await queue.enqueueNow([{ id, fireAt, handler: 'noop' }], Date.now() - agoMs);
     return { id, fireAt };
   }
@@ -83,15 +98,29 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     expect(requeued).toBe(5);
   });
 
-  it('an execution fired in a group has a job while the group\'s job lives: not pushed again; once that job is gone, it is', async () => {
+  it("an execution fired in a group has a job while the group's job lives: not pushed again; once that job is gone, it is", async () => {
     await noop().obliterate({ force: true });
     await db.prisma.taskExecution.deleteMany({});
     const fireAt = new Date(Date.now() - 30_000);
     const ids = Array.from({ length: 3 }, () => randomUUID());
     for (const [i, id] of ids.entries()) {
-      await db.prisma.taskExecution.create({ data: { id, taskId, taskName: 'relayed', scheduledFor: new Date(fireAt.getTime() - i), fireAt, taskVersion: 1, status: 'scheduled', exclusive: false } });
+      await db.prisma.taskExecution.create({
+        data: {
+          id,
+          taskId,
+          taskName: 'relayed',
+          scheduledFor: new Date(fireAt.getTime() - i),
+          fireAt,
+          taskVersion: 1,
+          status: 'scheduled',
+          exclusive: false,
+        },
+      });
     }
-    await queue.enqueueGroups([{ fireAt, handler: 'noop', executions: ids.map((id) => ({ id, taskId })) }], Date.now() - 30_000);
+    await queue.enqueueGroups(
+      [{ fireAt, handler: 'noop', executions: ids.map((id) => ({ id, taskId })) }],
+      Date.now() - 30_000,
+    );
     const group = (await noop().getJobs(['waiting'])).find((j) => j.data.group);
     expect(group?.data.group?.map((m) => m.executionId)).toEqual(ids);
     expect((await relay.repair(epoch)).requeued).toBe(0);
@@ -106,7 +135,10 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     await db.prisma.taskExecution.deleteMany({});
     const plain = await plannedRow(false);
     const pinned = await plannedRow(false);
-    await db.prisma.taskExecution.update({ where: { id: pinned.id }, data: { pinnedDefinition: { handler: 'send-mail' } } });
+    await db.prisma.taskExecution.update({
+      where: { id: pinned.id },
+      data: { pinnedDefinition: { handler: 'send-mail' } },
+    });
     expect((await relay.repair(epoch)).requeued).toBe(2);
     expect((await noop().getJob(plain.id))?.data.executionId).toBe(plain.id);
     expect(await noop().getJob(pinned.id)).toBeUndefined();

@@ -12,9 +12,23 @@ export async function startApi(sandbox: Sandbox, overrides: Record<string, strin
   app.getHttpServer().keepAliveTimeout = 60_000;
   const { port } = app.getHttpServer().address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;
-  const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}, key = config.adminApiKey) => {
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}), ...extra };
-    const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+    key = config.adminApiKey,
+  ) => {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...extra,
+    };
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
     const text = await res.text();
     let parsed: any = text;
     try {

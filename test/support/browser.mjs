@@ -5,7 +5,13 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
-const SYSTEM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+const SYSTEM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+];
 
 /** The first executable named `name` on PATH, or null. */
 function onPath(name) {
@@ -26,7 +32,12 @@ export async function chromiumLaunchOptions() {
   const system = process.env.CHROMIUM_PATH || onPath('chromium') || onPath('chromium-browser');
   if (system) return { executablePath: system, args: SYSTEM_ARGS, headless: true, source: 'system' };
   const { default: packaged } = await import('@sparticuz/chromium');
-  return { executablePath: await packaged.executablePath(), args: packaged.args, headless: true, source: '@sparticuz/chromium' };
+  return {
+    executablePath: await packaged.executablePath(),
+    args: packaged.args,
+    headless: true,
+    source: '@sparticuz/chromium',
+  };
 }
 
 /** A headless Chromium driven by playwright-core. */

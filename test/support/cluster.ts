@@ -49,13 +49,24 @@ export class Cluster {
   ) {}
 
   /** `sandbox` defaults to a clone of the test run's template (imported late: it needs vitest). */
-  static async start(options: { schedulers: number; workers: number; api?: boolean; env?: Record<string, string>; sandbox?: Sandbox }): Promise<Cluster> {
+  static async start(options: {
+    schedulers: number;
+    workers: number;
+    api?: boolean;
+    env?: Record<string, string>;
+    sandbox?: Sandbox;
+  }): Promise<Cluster> {
     const sandbox = options.sandbox ?? (await (await import('./isolation.js')).createSandbox());
     const db = new pg.Client({ connectionString: sandbox.databaseUrl });
     // A fault test may stop the server under it: the session's death is seen at its next query.
     db.on('error', () => undefined);
     await db.connect();
-    const env = sandbox.env({ LEADER_TTL_MS: '1000', LOG_LEVEL: 'info', HTTP_ALLOW_HOSTS: '127.0.0.1', ...options.env });
+    const env = sandbox.env({
+      LEADER_TTL_MS: '1000',
+      LOG_LEVEL: 'info',
+      HTTP_ALLOW_HOSTS: '127.0.0.1',
+      ...options.env,
+    });
     const cluster = new Cluster(sandbox, db, env, await Invocations.start());
     const started = await Promise.allSettled([
       ...Array.from({ length: options.schedulers }, () => cluster.add('scheduler')),
@@ -103,7 +114,18 @@ export class Cluster {
        FROM task_execution WHERE task_name = $1 ORDER BY scheduled_for`,
       [taskName],
     );
-    return rows as { id: string; scheduled_for: Date; status: string; skip_reason: string | null; attempt: number; worker_id: string | null; started_at: Date | null; finished_at: Date | null; error: string | null; trigger: string }[];
+    return rows as {
+      id: string;
+      scheduled_for: Date;
+      status: string;
+      skip_reason: string | null;
+      attempt: number;
+      worker_id: string | null;
+      started_at: Date | null;
+      finished_at: Date | null;
+      error: string | null;
+      trigger: string;
+    }[];
   }
 
   waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
@@ -133,7 +155,9 @@ export class Cluster {
   /** The scheduler process that holds the newest epoch. */
   async leader(): Promise<AppProcess | undefined> {
     const { rows } = await this.db.query('SELECT leader_id FROM scheduler_state WHERE id = 1');
-    return this.schedulers.find((s) => s.child.exitCode === null && s.child.signalCode === null && s.instanceId === rows[0]?.leader_id);
+    return this.schedulers.find(
+      (s) => s.child.exitCode === null && s.child.signalCode === null && s.instanceId === rows[0]?.leader_id,
+    );
   }
 
   async waitForLeader(timeoutMs = 10_000): Promise<AppProcess> {
@@ -159,15 +183,20 @@ export class Cluster {
     const firstSlot = Math.ceil((Date.now() + 500) / 1000) * 1000;
     const handler = options.handler ?? 'http';
     const payload = handler === 'http' ? { url: this.invocations.url(options.webhook) } : {};
-    const ids = await insertTasks(this.db, count, { prefix: options.prefix ?? 'fault', nextRunAt: new Date(firstSlot), handler, payload });
+    const ids = await insertTasks(this.db, count, {
+      prefix: options.prefix ?? 'fault',
+      nextRunAt: new Date(firstSlot),
+      handler,
+      payload,
+    });
     const { name, ...rest } = columns;
     const set = Object.entries(count === 1 && name ? columns : rest);
     if (set.length > 0) {
       // In an UPDATE each value takes its column's type (an enum from a string, for one).
-      await this.db.query(`UPDATE task SET ${set.map(([column], i) => `${column} = $${i + 2}`).join(', ')} WHERE id = ANY($1::uuid[])`, [
-        ids,
-        ...set.map(([, value]) => value),
-      ]);
+      await this.db.query(
+        `UPDATE task SET ${set.map(([column], i) => `${column} = $${i + 2}`).join(', ')} WHERE id = ANY($1::uuid[])`,
+        [ids, ...set.map(([, value]) => value)],
+      );
     }
     return { ids, firstSlot };
   }
@@ -178,10 +207,14 @@ export class Cluster {
    * every one of them, to be judged whole (none lost, none doubled).
    */
   async runsUntilPaused(name: string, count: number, timeoutMs: number) {
-    const succeeded = await this.waitFor(async () => {
-      const done = (await this.executionsOf(name)).filter((e) => e.status === 'succeeded');
-      return done.length >= count && done;
-    }, timeoutMs, `${count} runs of ${name} to succeed`);
+    const succeeded = await this.waitFor(
+      async () => {
+        const done = (await this.executionsOf(name)).filter((e) => e.status === 'succeeded');
+        return done.length >= count && done;
+      },
+      timeoutMs,
+      `${count} runs of ${name} to succeed`,
+    );
     const paused = await this.call('POST', `/v1/tasks/${encodeURIComponent(name)}/pause`);
     if (paused.status !== 200) throw new Error(`pausing ${name} answered ${paused.status}`);
     const until = succeeded.at(-1)!.scheduled_for.getTime();
@@ -221,7 +254,9 @@ export class Cluster {
          ORDER BY e.scheduled_for`,
         [s.task_id, s.scheduled_for],
       );
-      out.push(`skipped(${s.skip_reason}) ${s.scheduled_for.toISOString()} of ${s.task_id}:\n${JSON.stringify(rows, null, 1)}`);
+      out.push(
+        `skipped(${s.skip_reason}) ${s.scheduled_for.toISOString()} of ${s.task_id}:\n${JSON.stringify(rows, null, 1)}`,
+      );
     }
     return out.join('\n');
   }
@@ -252,7 +287,18 @@ export class Cluster {
     rows.splice(0, rows.length, ...rows.filter((r) => r.scheduled_for.getTime() >= from));
     const seen = new Set(rows.map((r) => `${r.task_id}@${r.scheduled_for.getTime()}`));
     const countedOnly = new Map(missed.map((m) => [m.id as string, m.uncounted as number]));
-    const report: SlotReport = { expected: 0, lost: [], unfinished: [], doubled: [], ranTwice: [], succeededUnseen: [], invoked: 0, byStatus: {}, wrongOverlapSkips: [], maxAttempt: 0 };
+    const report: SlotReport = {
+      expected: 0,
+      lost: [],
+      unfinished: [],
+      doubled: [],
+      ranTwice: [],
+      succeededUnseen: [],
+      invoked: 0,
+      byStatus: {},
+      wrongOverlapSkips: [],
+      maxAttempt: 0,
+    };
     const runs = this.invocations.succeededBy();
     for (const id of taskIds) {
       let absent = 0;
@@ -275,7 +321,11 @@ export class Cluster {
       if (ran > 1) report.ranTwice.push(`${r.id} (${r.scheduled_for.toISOString()}): ${ran} runs`);
       if (r.handler === 'http' && r.status === 'succeeded' && ran === 0) report.succeededUnseen.push(r.id);
       if (r.skip_reason === 'overlap') {
-        const why = wrongOverlapSkip(r, [...before, ...rows].filter((o) => o.task_id === r.task_id), r.overlap ?? 'skip');
+        const why = wrongOverlapSkip(
+          r,
+          [...before, ...rows].filter((o) => o.task_id === r.task_id),
+          r.overlap ?? 'skip',
+        );
         if (why) report.wrongOverlapSkips.push(`${r.id} (${r.scheduled_for.toISOString()}): ${why}`);
       }
     }
@@ -298,12 +348,18 @@ export class Cluster {
 
   /** First `queued_at` after `since` (the next leader's first fire). */
   async firstFireAfter(since: number): Promise<number | null> {
-    const { rows } = await this.db.query(`SELECT min(queued_at) AS at FROM task_execution WHERE queued_at > $1`, [new Date(since)]);
+    const { rows } = await this.db.query(`SELECT min(queued_at) AS at FROM task_execution WHERE queued_at > $1`, [
+      new Date(since),
+    ]);
     return rows[0].at ? rows[0].at.getTime() : null;
   }
 
   async stop(): Promise<void> {
-    await Promise.all([...this.schedulers, ...this.workers, ...(this.api ? [this.api] : [])].map((app) => app.stop('SIGTERM').catch(() => null)));
+    await Promise.all(
+      [...this.schedulers, ...this.workers, ...(this.api ? [this.api] : [])].map((app) =>
+        app.stop('SIGTERM').catch(() => null),
+      ),
+    );
     await this.db.end().catch(() => undefined);
     await this.invocations.close();
     await this.sandbox.dispose();

@@ -54,14 +54,17 @@ export class Invocations {
 
   /** The URL an `http` task calls; `options` become the query this server obeys. */
   url(options: { delay?: number; failFirst?: number; v?: number } = {}): string {
-    const query = new URLSearchParams(Object.entries(options).map(([k, v]): [string, string] => [k, String(v)])).toString();
+    const query = new URLSearchParams(
+      Object.entries(options).map(([k, v]): [string, string] => [k, String(v)]),
+    ).toString();
     return `http://127.0.0.1:${this.port}/hit${query ? `?${query}` : ''}`;
   }
 
   /** Successful calls (2xx) per execution id. */
   succeededBy(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const call of this.calls) if (call.status < 300) counts.set(call.executionId, (counts.get(call.executionId) ?? 0) + 1);
+    for (const call of this.calls)
+      if (call.status < 300) counts.set(call.executionId, (counts.get(call.executionId) ?? 0) + 1);
     return counts;
   }
 

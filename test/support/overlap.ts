@@ -21,7 +21,12 @@ export function wrongOverlapSkip(skipped: OverlapRow, rows: OverlapRow[], overla
   if (skipped.first_start) return 'it had started: a retry is never judged by the overlap policy';
   const at = skipped.scheduled_for.getTime();
   const holder = rows.find(
-    (r) => r.id !== skipped.id && r.exclusive && r.first_start && r.first_start.getTime() <= at && (!r.finished_at || r.finished_at.getTime() >= at - COMMIT_SLACK_MS),
+    (r) =>
+      r.id !== skipped.id &&
+      r.exclusive &&
+      r.first_start &&
+      r.first_start.getTime() <= at &&
+      (!r.finished_at || r.finished_at.getTime() >= at - COMMIT_SLACK_MS),
   );
   return holder ? null : 'no other run of its task was in progress at its own time';
 }

@@ -28,7 +28,10 @@ export class OwnPgBouncer {
     private readonly child: ChildProcess,
   ) {}
 
-  static async start(server: { host: string; port: number }, options: { poolSize?: number } = {}): Promise<OwnPgBouncer> {
+  static async start(
+    server: { host: string; port: number },
+    options: { poolSize?: number } = {},
+  ): Promise<OwnPgBouncer> {
     const dir = mkdtempSync(join(tmpdir(), 'punctual-pgbouncer-'));
     const port = await freePort();
     writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n');
@@ -63,7 +66,11 @@ export class OwnPgBouncer {
     }
     const child = spawn('pgbouncer', [join(dir, 'pgbouncer.ini')], { stdio: 'ignore', ...user });
     const bouncer = new OwnPgBouncer(dir, port, child);
-    await waitFor(async () => (await bouncer.show('VERSION').catch(() => null)) !== null, 10_000, 'pgbouncer to listen');
+    await waitFor(
+      async () => (await bouncer.show('VERSION').catch(() => null)) !== null,
+      10_000,
+      'pgbouncer to listen',
+    );
     return bouncer;
   }
 

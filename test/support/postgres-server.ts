@@ -9,7 +9,9 @@ const PG_LIB = '/usr/lib/postgresql';
 /** The directory of the newest Postgres server binaries on this machine, or null. */
 function serverBin(): string | null {
   if (!existsSync(PG_LIB)) return null;
-  const versions = readdirSync(PG_LIB).filter((v) => existsSync(join(PG_LIB, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(PG_LIB)
+    .filter((v) => existsSync(join(PG_LIB, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions.length > 0 ? join(PG_LIB, versions[0]!, 'bin') : null;
 }
 
@@ -55,7 +57,18 @@ export class OwnPostgres {
   /** Starts the server and waits until it accepts connections. */
   start(): void {
     const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
-    this.pg('pg_ctl', ['-D', join(this.dir, 'data'), '-l', join(this.dir, 'log'), '-o', options, '-w', '-t', '60', 'start']);
+    this.pg('pg_ctl', [
+      '-D',
+      join(this.dir, 'data'),
+      '-l',
+      join(this.dir, 'log'),
+      '-o',
+      options,
+      '-w',
+      '-t',
+      '60',
+      'start',
+    ]);
   }
 
   /** Stops it as an operator's restart or a failover does: sessions are ended, nothing answers until {@link start}. */

@@ -33,7 +33,9 @@ export class AppProcess {
   static start(role: Role, env: Record<string, string>, port: number, label: string = role): AppProcess {
     const portEnv = role === 'api' ? { PORT: String(port) } : { HEALTH_PORT: String(port) };
     // `npm run bench -- --profile DIR` writes a CPU profile of every app process into DIR.
-    const profile = process.env.PUNCTUAL_CPU_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PUNCTUAL_CPU_PROFILE_DIR}`] : [];
+    const profile = process.env.PUNCTUAL_CPU_PROFILE_DIR
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PUNCTUAL_CPU_PROFILE_DIR}`]
+      : [];
     const child = spawn(process.execPath, [...profile, `${ROOT}dist/apps/${role}/src/main.js`], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', INSTANCE_ID: `${label}-${port}`, ...env, ...portEnv },
@@ -64,7 +66,8 @@ export class AppProcess {
   async ready(timeoutMs = 30_000): Promise<this> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.child.exitCode !== null) throw new Error(`${this.role} exited with ${this.child.exitCode}:\n${this.output}`);
+      if (this.child.exitCode !== null)
+        throw new Error(`${this.role} exited with ${this.child.exitCode}:\n${this.output}`);
       try {
         const res = await fetch(`${this.url}/health/ready`);
         if (res.ok) return this;
@@ -101,7 +104,12 @@ export class AppProcess {
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `probe` every `everyMs` until it answers something truthy; throws naming `what` after `timeoutMs`. */
-export async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs: number, what: string, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+  what: string,
+  everyMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();

@@ -10,7 +10,12 @@ import type { SlotReport } from './cluster.js';
 export function expectEveryPromiseKept(report: SlotReport): void {
   const { lost, unfinished, doubled, ranTwice, succeededUnseen, wrongOverlapSkips } = report;
   expect({ lost, unfinished, doubled, ranTwice, succeededUnseen, wrongOverlapSkips }).toEqual({
-    lost: [], unfinished: [], doubled: [], ranTwice: [], succeededUnseen: [], wrongOverlapSkips: [],
+    lost: [],
+    unfinished: [],
+    doubled: [],
+    ranTwice: [],
+    succeededUnseen: [],
+    wrongOverlapSkips: [],
   });
   expect(report.invoked).toBe(report.byStatus.succeeded ?? 0);
 }

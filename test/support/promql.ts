@@ -17,11 +17,19 @@ export interface Query {
 }
 
 export const dashboard = () => JSON.parse(readFileSync(new URL('grafana-dashboard.json', DIR), 'utf8'));
-export const alertRules = () => parse(readFileSync(new URL('alerts.yaml', DIR), 'utf8')) as { groups: { name: string; rules: { alert: string; expr: string; labels?: Record<string, string>; annotations?: Record<string, string> }[] }[] };
+export const alertRules = () =>
+  parse(readFileSync(new URL('alerts.yaml', DIR), 'utf8')) as {
+    groups: {
+      name: string;
+      rules: { alert: string; expr: string; labels?: Record<string, string>; annotations?: Record<string, string> }[];
+    }[];
+  };
 
 /** Every query of the dashboard's panels and every alert expression. */
 export function observabilityQueries(): Query[] {
-  const panels = (dashboard().panels as { title: string; targets?: { expr: string }[] }[]).flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel "${p.title}"`, expr: t.expr })));
+  const panels = (dashboard().panels as { title: string; targets?: { expr: string }[] }[]).flatMap((p) =>
+    (p.targets ?? []).map((t) => ({ where: `panel "${p.title}"`, expr: t.expr })),
+  );
   const alerts = alertRules().groups.flatMap((g) => g.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr })));
   return [...panels, ...alerts];
 }
@@ -39,7 +47,8 @@ export function selectedMetrics(expr: string): string[] {
   const problems: string[] = [];
   parser.parse(text).iterate({
     enter(node) {
-      if (node.type.isError) problems.push(`syntax error at ${node.from}: "${text.slice(Math.max(0, node.from - 10), node.to + 10)}"`);
+      if (node.type.isError)
+        problems.push(`syntax error at ${node.from}: "${text.slice(Math.max(0, node.from - 10), node.to + 10)}"`);
       if (node.name === 'VectorSelector') {
         const identifier = node.node.getChild('Identifier');
         if (identifier) names.add(text.slice(identifier.from, identifier.to));
@@ -67,13 +76,20 @@ export function aggregatedAcross(expr: string, metric: string, label: string): s
       const selector = ref.node;
       if (slice(selector.getChild('Identifier') ?? selector) !== metric) return;
       const matchers = selector.getChild('LabelMatchers')?.getChildren('UnquotedLabelMatcher') ?? [];
-      if (matchers.some((m) => slice(m.getChild('LabelName')!) === label && m.getChild('MatchOp')?.getChild('EqlSingle'))) return;
+      if (
+        matchers.some((m) => slice(m.getChild('LabelName')!) === label && m.getChild('MatchOp')?.getChild('EqlSingle'))
+      )
+        return;
       for (let up = selector.parent; up; up = up.parent) {
         if (up.name === 'FunctionCall' && up.getChild('FunctionIdentifier')?.getChild('Absent')) return;
         if (up.name !== 'AggregateExpr') continue;
         const modifier = up.getChild('AggregateModifier');
         const grouping = (modifier?.getChild('GroupingLabels')?.getChildren('LabelName') ?? []).map(slice);
-        const kept = modifier?.getChild('By') ? grouping.includes(label) : modifier?.getChild('Without') ? !grouping.includes(label) : false;
+        const kept = modifier?.getChild('By')
+          ? grouping.includes(label)
+          : modifier?.getChild('Without')
+            ? !grouping.includes(label)
+            : false;
         if (!kept) found.push(slice(up));
         return;
       }

@@ -11,7 +11,11 @@ export class OwnRedis {
 
   static async start(port?: number): Promise<OwnRedis> {
     const p = port ?? (await freePort());
-    const child = spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     const server = new OwnRedis(p, child);
     await server.ready();
     return server;
@@ -51,7 +55,11 @@ export class OwnRedis {
   async restart(downMs: number): Promise<void> {
     await this.stop();
     await sleep(downMs);
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    this.child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     await this.ready();
   }
 

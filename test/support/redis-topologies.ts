@@ -27,7 +27,11 @@ class RedisProcess {
 
   /** One command on a connection of its own (no retries: a dead process is an error at once). */
   async call(...args: [string, ...(string | number)[]]): Promise<unknown> {
-    const client = new Redis(this.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis(this.port, '127.0.0.1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -76,8 +80,22 @@ export class SentinelRedis {
     const servers = [RedisProcess.spawn(primaryPort, ['--port', String(primaryPort), ...SERVER])];
     await waitFor(() => servers[0]!.answers(), 10_000, 'the primary');
     const replicaPort = await freePort();
-    servers.push(RedisProcess.spawn(replicaPort, ['--port', String(replicaPort), ...SERVER, '--replicaof', '127.0.0.1', String(primaryPort)]));
-    await waitFor(async () => String(await servers[1]!.call('INFO', 'replication').catch(() => '')).includes('master_link_status:up'), 10_000, 'the replica in sync');
+    servers.push(
+      RedisProcess.spawn(replicaPort, [
+        '--port',
+        String(replicaPort),
+        ...SERVER,
+        '--replicaof',
+        '127.0.0.1',
+        String(primaryPort),
+      ]),
+    );
+    await waitFor(
+      async () =>
+        String(await servers[1]!.call('INFO', 'replication').catch(() => '')).includes('master_link_status:up'),
+      10_000,
+      'the replica in sync',
+    );
     const sentinels: RedisProcess[] = [];
     for (let i = 0; i < 3; i += 1) {
       const port = await freePort();
@@ -102,8 +120,12 @@ export class SentinelRedis {
     // Every sentinel knows the primary, its replica and the other sentinels.
     await waitFor(
       async () => {
-        const views = await Promise.all(sentinels.map((s) => s.call('SENTINEL', 'MASTER', SentinelRedis.MASTER).catch(() => null)));
-        return views.every((v) => Array.isArray(v) && fieldOf(v, 'num-slaves') === '1' && fieldOf(v, 'num-other-sentinels') === '2');
+        const views = await Promise.all(
+          sentinels.map((s) => s.call('SENTINEL', 'MASTER', SentinelRedis.MASTER).catch(() => null)),
+        );
+        return views.every(
+          (v) => Array.isArray(v) && fieldOf(v, 'num-slaves') === '1' && fieldOf(v, 'num-other-sentinels') === '2',
+        );
       },
       20_000,
       'the sentinels to know the primary, the replica and each other',
@@ -113,12 +135,17 @@ export class SentinelRedis {
 
   /** `REDIS_SENTINELS` for the processes under test. */
   get env(): Record<string, string> {
-    return { REDIS_SENTINELS: this.sentinels.map((s) => s.address).join(','), REDIS_SENTINEL_MASTER: SentinelRedis.MASTER };
+    return {
+      REDIS_SENTINELS: this.sentinels.map((s) => s.address).join(','),
+      REDIS_SENTINEL_MASTER: SentinelRedis.MASTER,
+    };
   }
 
   /** The port of the primary the sentinels name now. */
   async primaryPort(): Promise<number> {
-    const reply = (await this.sentinels.find((s) => s.alive)!.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SentinelRedis.MASTER)) as string[];
+    const reply = (await this.sentinels
+      .find((s) => s.alive)!
+      .call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SentinelRedis.MASTER)) as string[];
     return Number(reply[1]);
   }
 
@@ -169,14 +196,41 @@ export class ClusterRedis {
     const nodes: RedisProcess[] = [];
     for (let i = 0; i < 6; i += 1) {
       const port = await clusterPort();
-      const args = ['--port', String(port), ...SERVER, '--dir', dir, '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 1_000)];
+      const args = [
+        '--port',
+        String(port),
+        ...SERVER,
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        String(options.nodeTimeoutMs ?? 1_000),
+      ];
       nodes.push(RedisProcess.spawn(port, args));
     }
     const cluster = new ClusterRedis(dir, nodes);
     try {
-      await waitFor(async () => (await Promise.all(nodes.map((n) => n.answers()))).every(Boolean), 10_000, 'the cluster nodes');
-      execFileSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', '1', '--cluster-yes'], { stdio: 'ignore', timeout: 30_000 });
-      await waitFor(async () => (await Promise.all(nodes.map((n) => n.call('CLUSTER', 'INFO').catch(() => '')))).every((info) => String(info).includes('cluster_state:ok')), 20_000, 'cluster_state:ok on every node');
+      await waitFor(
+        async () => (await Promise.all(nodes.map((n) => n.answers()))).every(Boolean),
+        10_000,
+        'the cluster nodes',
+      );
+      execFileSync(
+        'redis-cli',
+        ['--cluster', 'create', ...nodes.map((n) => n.address), '--cluster-replicas', '1', '--cluster-yes'],
+        { stdio: 'ignore', timeout: 30_000 },
+      );
+      await waitFor(
+        async () =>
+          (await Promise.all(nodes.map((n) => n.call('CLUSTER', 'INFO').catch(() => '')))).every((info) =>
+            String(info).includes('cluster_state:ok'),
+          ),
+        20_000,
+        'cluster_state:ok on every node',
+      );
     } catch (error) {
       await cluster.stop();
       throw error;
@@ -193,14 +247,30 @@ export class ClusterRedis {
   async primaryOf(key: string): Promise<RedisProcess> {
     const live = this.nodes.find((n) => n.alive)!;
     const slot = Number(await live.call('CLUSTER', 'KEYSLOT', key));
-    const ranges = (await live.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]], ...unknown[]][];
+    const ranges = (await live.call('CLUSTER', 'SLOTS')) as [
+      number,
+      number,
+      [string, number, ...unknown[]],
+      ...unknown[],
+    ][];
     const range = ranges.find(([from, to]) => slot >= from && slot <= to)!;
     return this.nodes.find((n) => n.port === Number(range[2][1]))!;
   }
 
   /** The live nodes that are primaries now. */
   async primaries(): Promise<RedisProcess[]> {
-    const roles = await Promise.all(this.nodes.map(async (n) => (n.alive ? String(await n.call('ROLE').then((r) => (r as unknown[])[0]).catch(() => '')) : '')));
+    const roles = await Promise.all(
+      this.nodes.map(async (n) =>
+        n.alive
+          ? String(
+              await n
+                .call('ROLE')
+                .then((r) => (r as unknown[])[0])
+                .catch(() => ''),
+            )
+          : '',
+      ),
+    );
     return this.nodes.filter((_, i) => roles[i] === 'master');
   }
 

@@ -55,7 +55,20 @@ export async function openRepositories(config: Config) {
     queue ??= new ExecutionsQueue(redis);
     const key = `${leaseMs} ${offers?.join(',') ?? '*'}`;
     if (!claimers.has(key)) {
-      claimers.set(key, new ExecutionClaimer({ ...config, leaseMs }, claims, executions, flow, turns, redis, metrics, new Offering(offers), queue));
+      claimers.set(
+        key,
+        new ExecutionClaimer(
+          { ...config, leaseMs },
+          claims,
+          executions,
+          flow,
+          turns,
+          redis,
+          metrics,
+          new Offering(offers),
+          queue,
+        ),
+      );
     }
     return claimers.get(key)!;
   };
@@ -65,7 +78,8 @@ export async function openRepositories(config: Config) {
     flow,
     turns,
     metrics,
-    claim: (request: ClaimRequest, options: { leaseMs?: number; offers?: string[] } = {}): Promise<Disposition> => claimer(options.leaseMs, options.offers).claim(request),
+    claim: (request: ClaimRequest, options: { leaseMs?: number; offers?: string[] } = {}): Promise<Disposition> =>
+      claimer(options.leaseMs, options.offers).claim(request),
     claimer,
     tasks: new TasksRepository(prisma),
     executions,
@@ -79,7 +93,17 @@ export async function openRepositories(config: Config) {
      * millisecond: `at` is a JavaScript instant, Postgres keeps microseconds.
      */
     clockPasses: (at: Date | number, what = 'the instant') =>
-      waitFor(async () => (await prisma.$queryRaw<{ passed: boolean }[]>`SELECT clock_timestamp() > ${new Date(at).toISOString()}::timestamptz + interval '1 ms' AS passed`)[0]!.passed, 10_000, `Postgres' clock to pass ${what}`, 10),
+      waitFor(
+        async () =>
+          (
+            await prisma.$queryRaw<
+              { passed: boolean }[]
+            >`SELECT clock_timestamp() > ${new Date(at).toISOString()}::timestamptz + interval '1 ms' AS passed`
+          )[0]!.passed,
+        10_000,
+        `Postgres' clock to pass ${what}`,
+        10,
+      ),
     close: async () => {
       await queue?.onApplicationShutdown();
       await prisma.onApplicationShutdown();

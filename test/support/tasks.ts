@@ -8,7 +8,15 @@ import type pg from 'pg';
 export async function insertTasks(
   db: pg.Client,
   count: number,
-  options: { prefix: string; nextRunAt: Date; cron?: string; runAt?: Date; overlap?: 'skip' | 'allow'; handler?: string; payload?: unknown },
+  options: {
+    prefix: string;
+    nextRunAt: Date;
+    cron?: string;
+    runAt?: Date;
+    overlap?: 'skip' | 'allow';
+    handler?: string;
+    payload?: unknown;
+  },
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO task (name, handler, schedule_kind, cron, run_at, secret, next_run_at, overlap, payload)

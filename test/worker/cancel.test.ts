@@ -19,7 +19,11 @@ describe('cancel reaches a running handler', () => {
     // Every call hangs until its caller gives up.
     webhook = await startLocalServer({
       '/hang': (res, req) => {
-        const call = { executionId: String(req.headers['x-punctual-execution']), arrivedAt: Date.now(), closedAt: null as number | null };
+        const call = {
+          executionId: String(req.headers['x-punctual-execution']),
+          arrivedAt: Date.now(),
+          closedAt: null as number | null,
+        };
         calls.push(call);
         res.on('close', () => (call.closedAt = Date.now()));
       },
@@ -32,9 +36,22 @@ describe('cancel reaches a running handler', () => {
 
   /** A one-off `http` task whose call hangs; resolves once the call arrived. */
   async function runningCall(name: string) {
-    await cluster.call('POST', '/v1/tasks', { name, handler: 'http', payload: { url: webhook.url('/hang'), timeoutMs: 120_000 }, schedule: { at: new Date(Date.now() + 1_500).toISOString() } });
-    const row = await cluster.waitFor(async () => (await cluster.executionsOf(name)).find((e) => e.status === 'running'), 15_000, `${name} running`);
-    const call = await cluster.waitFor(async () => calls.find((c) => c.executionId === row.id), 10_000, `${name}'s call`);
+    await cluster.call('POST', '/v1/tasks', {
+      name,
+      handler: 'http',
+      payload: { url: webhook.url('/hang'), timeoutMs: 120_000 },
+      schedule: { at: new Date(Date.now() + 1_500).toISOString() },
+    });
+    const row = await cluster.waitFor(
+      async () => (await cluster.executionsOf(name)).find((e) => e.status === 'running'),
+      15_000,
+      `${name} running`,
+    );
+    const call = await cluster.waitFor(
+      async () => calls.find((c) => c.executionId === row.id),
+      10_000,
+      `${name}'s call`,
+    );
     return { id: row.id, call };
   }
 
@@ -56,7 +73,10 @@ describe('cancel reaches a running handler', () => {
     // Cancelled in Postgres only, as if the pub/sub message had been lost.
     const cancelledAt = Date.now();
     expect(call.closedAt).toBeNull();
-    await cluster.db.query(`UPDATE task_execution SET status = 'cancelled', finished_at = now(), lease_until = NULL WHERE id = $1`, [id]);
+    await cluster.db.query(
+      `UPDATE task_execution SET status = 'cancelled', finished_at = now(), lease_until = NULL WHERE id = $1`,
+      [id],
+    );
     await cluster.waitFor(async () => call.closedAt !== null, 10_000, 'the request to be aborted');
     console.log(`unheard cancel → request aborted after ${call.closedAt! - cancelledAt} ms`);
     expect(call.closedAt!).toBeGreaterThanOrEqual(cancelledAt);

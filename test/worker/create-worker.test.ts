@@ -47,12 +47,33 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
     await cluster?.stop();
   });
 
-  const workers = async () => (await cluster.call('GET', '/v1/cluster')).body.workers as { instance: string; handlers: string[]; concurrency: number | null }[];
+  const workers = async () =>
+    (await cluster.call('GET', '/v1/cluster')).body.workers as {
+      instance: string;
+      handlers: string[];
+      concurrency: number | null;
+    }[];
 
   it('announces its handlers — its own only, no built-in one unless asked — runs each slot of an every-second task once, and records the return value', async () => {
-    const me = await cluster.waitFor(async () => (await workers()).find((w) => w.instance === 'plain-node' && w.handlers.includes('plain-greet') && w.concurrency === 2), 15_000, 'the worker in the cluster view');
+    const me = await cluster.waitFor(
+      async () =>
+        (await workers()).find(
+          (w) => w.instance === 'plain-node' && w.handlers.includes('plain-greet') && w.concurrency === 2,
+        ),
+      15_000,
+      'the worker in the cluster view',
+    );
     expect(me.handlers).toEqual(['plain-greet']);
-    expect((await cluster.call('POST', '/v1/tasks', { name: 'plain', handler: 'plain-greet', payload: { to: 'Grace' }, schedule: { cron: '* * * * * *' } })).status).toBe(201);
+    expect(
+      (
+        await cluster.call('POST', '/v1/tasks', {
+          name: 'plain',
+          handler: 'plain-greet',
+          payload: { to: 'Grace' },
+          schedule: { cron: '* * * * * *' },
+        })
+      ).status,
+    ).toBe(201);
     const rows = await cluster.runsUntilPaused('plain', 3, 20_000);
     const runs = (id: string) => calls.filter((c) => c.execution === id).length;
     expect(rows.map((r) => `${r.status} ${runs(r.id)}`)).toEqual(rows.map(() => 'succeeded 1'));
@@ -60,29 +81,77 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
   });
 
   it('a result or an error holding a NUL or half a character is stored, those made U+FFFD: written once, the handler not run again', async () => {
-    for (const [name, to] of [['plain-bytes', 'bytes'], ['plain-bad-bytes', 'bad bytes']]) {
-      await cluster.call('POST', '/v1/tasks', { name, handler: 'plain-greet', payload: { to }, schedule: { at: new Date(Date.now() + 1_000).toISOString() } });
+    for (const [name, to] of [
+      ['plain-bytes', 'bytes'],
+      ['plain-bad-bytes', 'bad bytes'],
+    ]) {
+      await cluster.call('POST', '/v1/tasks', {
+        name,
+        handler: 'plain-greet',
+        payload: { to },
+        schedule: { at: new Date(Date.now() + 1_000).toISOString() },
+      });
     }
-    const ended = async (name: string) => cluster.waitFor(async () => (await cluster.executionsOf(name)).find((e) => e.status === 'succeeded' || e.status === 'dead'), 15_000, `${name} to end`);
+    const ended = async (name: string) =>
+      cluster.waitFor(
+        async () => (await cluster.executionsOf(name)).find((e) => e.status === 'succeeded' || e.status === 'dead'),
+        15_000,
+        `${name} to end`,
+      );
     const [ok, failed] = [await ended('plain-bytes'), await ended('plain-bad-bytes')];
-    expect((await cluster.call('GET', `/v1/executions/${ok.id}`)).body).toMatchObject({ status: 'succeeded', attempt: 1, result: { text: 'a\uFFFDb \uFFFD', 'k\uFFFD': 1 } });
-    expect(failed).toMatchObject({ status: 'dead', attempt: 1, error: 'UnrecoverableError: failed with \uFFFD and \uFFFD' });
+    expect((await cluster.call('GET', `/v1/executions/${ok.id}`)).body).toMatchObject({
+      status: 'succeeded',
+      attempt: 1,
+      result: { text: 'a\uFFFDb \uFFFD', 'k\uFFFD': 1 },
+    });
+    expect(failed).toMatchObject({
+      status: 'dead',
+      attempt: 1,
+      error: 'UnrecoverableError: failed with \uFFFD and \uFFFD',
+    });
     // Each handler ran once: the write did not fail and leave the lease to lapse into a second run.
     expect([ok.id, failed.id].map((id) => calls.filter((c) => c.execution === id).length)).toEqual([1, 1]);
   });
 
   it('an UnrecoverableError from a function handler ends the execution dead, after one attempt', async () => {
-    await cluster.call('POST', '/v1/tasks', { name: 'plain-dead', handler: 'plain-greet', payload: { to: 'nobody' }, schedule: { at: new Date(Date.now() + 1_000).toISOString() } });
-    const dead = await cluster.waitFor(async () => (await cluster.executionsOf('plain-dead')).find((e) => e.status === 'dead'), 15_000, 'dead');
+    await cluster.call('POST', '/v1/tasks', {
+      name: 'plain-dead',
+      handler: 'plain-greet',
+      payload: { to: 'nobody' },
+      schedule: { at: new Date(Date.now() + 1_000).toISOString() },
+    });
+    const dead = await cluster.waitFor(
+      async () => (await cluster.executionsOf('plain-dead')).find((e) => e.status === 'dead'),
+      15_000,
+      'dead',
+    );
     expect(dead).toMatchObject({ attempt: 1, error: expect.stringMatching(/nobody to greet/) });
   });
 
   it('a run whose handler no live worker offers waits for one — listed in the cluster view, never ended dead — until its maxDelay makes it late: then its misfire policy decides', async () => {
-    await cluster.call('POST', '/v1/tasks', { name: 'plain-nowhere', handler: 'nowhere-greet', payload: {}, schedule: { at: new Date(Date.now() + 1_000).toISOString() }, policy: { maxDelay: '4s', misfire: 'skip' } });
-    const waiting = await cluster.waitFor(async () => (await cluster.call('GET', '/v1/cluster')).body.waitingForWorker?.find((w: { handler: string }) => w.handler === 'nowhere-greet'), 10_000, 'the run listed as waiting for a worker');
+    await cluster.call('POST', '/v1/tasks', {
+      name: 'plain-nowhere',
+      handler: 'nowhere-greet',
+      payload: {},
+      schedule: { at: new Date(Date.now() + 1_000).toISOString() },
+      policy: { maxDelay: '4s', misfire: 'skip' },
+    });
+    const waiting = await cluster.waitFor(
+      async () =>
+        (await cluster.call('GET', '/v1/cluster')).body.waitingForWorker?.find(
+          (w: { handler: string }) => w.handler === 'nowhere-greet',
+        ),
+      10_000,
+      'the run listed as waiting for a worker',
+    );
     expect(waiting).toMatchObject({ handler: 'nowhere-greet', runs: 1 });
     expect((await cluster.executionsOf('plain-nowhere'))[0]).toMatchObject({ attempt: 0 });
-    const missed = await cluster.waitFor(async () => (await cluster.executionsOf('plain-nowhere')).find((e) => e.status !== 'scheduled' && e.status !== 'queued'), 20_000, 'the slot decided');
+    const missed = await cluster.waitFor(
+      async () =>
+        (await cluster.executionsOf('plain-nowhere')).find((e) => e.status !== 'scheduled' && e.status !== 'queued'),
+      20_000,
+      'the slot decided',
+    );
     expect(missed).toMatchObject({ status: 'missed', attempt: 0 });
   });
 
@@ -90,7 +159,11 @@ describe('createWorker: handlers as functions, in a plain Node process', () => {
     expect((await workers()).map((w) => w.instance)).toContain('plain-node');
     await worker!.close();
     worker = undefined;
-    await cluster.waitFor(async () => !(await workers()).some((w) => w.instance === 'plain-node'), 15_000, 'the worker gone from the cluster view');
+    await cluster.waitFor(
+      async () => !(await workers()).some((w) => w.instance === 'plain-node'),
+      15_000,
+      'the worker gone from the cluster view',
+    );
   });
 });
 
@@ -101,13 +174,29 @@ describe('worker options', () => {
     expect(workerConfig({ ...urls, builtinHandlers: true }).builtinHandlers).toBe(true);
     expect(workerConfig({ ...urls, env: { WORKER_BUILTIN_HANDLERS: 'true' } }).builtinHandlers).toBe(true);
     expect(loadConfig({}).builtinHandlers).toBe(true);
-    expect(() => loadConfig({ WORKER_BUILTIN_HANDLERS: 'yes' })).toThrow(/WORKER_BUILTIN_HANDLERS must be true or false/);
+    expect(() => loadConfig({ WORKER_BUILTIN_HANDLERS: 'yes' })).toThrow(
+      /WORKER_BUILTIN_HANDLERS must be true or false/,
+    );
   });
 
   it('a bad option is refused before anything starts, naming the option', () => {
-    expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', concurrency: 0 })).toThrow(ConfigError);
-    expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', concurrency: 0 })).toThrow(/^PunctualWorkerModule: Invalid configuration: concurrency \(WORKER_CONCURRENCY\) /);
-    expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'not a url', redisUrl: 'redis://localhost' })).toThrow(/databaseUrl \(DATABASE_URL\)/);
+    expect(() =>
+      PunctualWorkerModule.forRoot({
+        databaseUrl: 'postgresql://localhost/x',
+        redisUrl: 'redis://localhost',
+        concurrency: 0,
+      }),
+    ).toThrow(ConfigError);
+    expect(() =>
+      PunctualWorkerModule.forRoot({
+        databaseUrl: 'postgresql://localhost/x',
+        redisUrl: 'redis://localhost',
+        concurrency: 0,
+      }),
+    ).toThrow(/^PunctualWorkerModule: Invalid configuration: concurrency \(WORKER_CONCURRENCY\) /);
+    expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'not a url', redisUrl: 'redis://localhost' })).toThrow(
+      /databaseUrl \(DATABASE_URL\)/,
+    );
   });
 
   it('forRootAsync refuses handlers returned by its factory (they could not be registered), naming where they go', async () => {
@@ -116,12 +205,19 @@ describe('worker options', () => {
     @Module({
       imports: [
         PunctualWorkerModule.forRootAsync({
-          useFactory: () => ({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', handlers: { late: async () => null } }) as never,
+          useFactory: () =>
+            ({
+              databaseUrl: 'postgresql://localhost/x',
+              redisUrl: 'redis://localhost',
+              handlers: { late: async () => null },
+            }) as never,
         }),
       ],
     })
     class HostModule {}
-    await expect(NestFactory.createApplicationContext(HostModule, { logger: false, abortOnError: false })).rejects.toThrow(/useFactory returned handlers; pass them as forRootAsync\(\{ handlers \}\)/);
+    await expect(
+      NestFactory.createApplicationContext(HostModule, { logger: false, abortOnError: false }),
+    ).rejects.toThrow(/useFactory returned handlers; pass them as forRootAsync\(\{ handlers \}\)/);
   });
 
   it('a start that fails (Postgres unreachable) rejects, and leaves nothing that keeps the process alive', async () => {
@@ -133,10 +229,17 @@ describe('worker options', () => {
       const quiet = { log() {}, warn() {}, error() {} };
       await createWorker({ databaseUrl: 'postgresql://postgres@127.0.0.1:1/unreachable', redisUrl: ${JSON.stringify(REDIS_URL)}, redisPrefix: 'failed-start-${process.pid}', logger: quiet })
         .then(() => console.log('started'), (error) => console.log('rejected: ' + error.constructor.name));`;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
-    for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = await Promise.race([once(child, 'exit').then(([code]) => code as number), sleep(15_000).then(() => 'still running')]);
+    for (const stream of [child.stdout, child.stderr])
+      stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = await Promise.race([
+      once(child, 'exit').then(([code]) => code as number),
+      sleep(15_000).then(() => 'still running'),
+    ]);
     child.kill('SIGKILL');
     expect(output.trim()).toMatch(/^rejected: \w+$/);
     expect(exited, output).toBe(0);
@@ -146,8 +249,16 @@ describe('worker options', () => {
     const saved = process.env.WORKER_CONCURRENCY;
     process.env.WORKER_CONCURRENCY = 'not a number';
     try {
-      expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost' })).not.toThrow();
-      expect(() => PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost', env: { WORKER_CONCURRENCY: 'not a number' } })).toThrow(/WORKER_CONCURRENCY/);
+      expect(() =>
+        PunctualWorkerModule.forRoot({ databaseUrl: 'postgresql://localhost/x', redisUrl: 'redis://localhost' }),
+      ).not.toThrow();
+      expect(() =>
+        PunctualWorkerModule.forRoot({
+          databaseUrl: 'postgresql://localhost/x',
+          redisUrl: 'redis://localhost',
+          env: { WORKER_CONCURRENCY: 'not a number' },
+        }),
+      ).toThrow(/WORKER_CONCURRENCY/);
     } finally {
       if (saved === undefined) delete process.env.WORKER_CONCURRENCY;
       else process.env.WORKER_CONCURRENCY = saved;

@@ -19,10 +19,16 @@ describe('a job pushed ahead of its slot', () => {
   beforeAll(async () => {
     sandbox = await createSandbox();
     db = await openRepositories(sandbox.config());
-    app = await NestFactory.createApplicationContext(WorkerModule.forRoot(sandbox.config({ FIRE_LEAD_MS: '200' })), { logger: false });
+    app = await NestFactory.createApplicationContext(WorkerModule.forRoot(sandbox.config({ FIRE_LEAD_MS: '200' })), {
+      logger: false,
+    });
     await app.init();
     runner = app.get(ExecutionRunner);
-    taskId = (await db.prisma.task.create({ data: { name: 'held', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' } })).id;
+    taskId = (
+      await db.prisma.task.create({
+        data: { name: 'held', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' },
+      })
+    ).id;
   });
   afterAll(async () => {
     await app?.close();
@@ -34,7 +40,15 @@ describe('a job pushed ahead of its slot', () => {
     const id = randomUUID();
     slot += 1;
     await db.prisma.taskExecution.create({
-      data: { id, taskId, taskName: 'held', scheduledFor: new Date(slot * 60_000), fireAt, taskVersion: 1, status: 'queued' },
+      data: {
+        id,
+        taskId,
+        taskName: 'held',
+        scheduledFor: new Date(slot * 60_000),
+        fireAt,
+        taskVersion: 1,
+        status: 'queued',
+      },
     });
     return id;
   }
@@ -42,7 +56,10 @@ describe('a job pushed ahead of its slot', () => {
   it('is held until its fire_at, then claimed and run', async () => {
     const fireAt = new Date(Date.now() + 150);
     const id = await queuedExecution(fireAt);
-    expect(await runner.runExecution({ executionId: id, fireAt: fireAt.getTime() }, { workerId: 'w1' })).toEqual({ kind: 'ended', outcome: 'succeeded' });
+    expect(await runner.runExecution({ executionId: id, fireAt: fireAt.getTime() }, { workerId: 'w1' })).toEqual({
+      kind: 'ended',
+      outcome: 'succeeded',
+    });
     const row = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
     expect(row.status).toBe('succeeded');
     expect(row.startedAt!.getTime()).toBeGreaterThanOrEqual(fireAt.getTime());

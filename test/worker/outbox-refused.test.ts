@@ -18,8 +18,15 @@ describe('outbox notifier and refused destinations', () => {
   });
 
   it('gives up at once on a destination the SSRF guard refuses, and never retries it', async () => {
-    const task = await db.prisma.task.create({ data: { name: 'notify-private', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' } });
-    const row = await db.prisma.outbox.create({ data: { topic: 'execution.dead', payload: { url: 'http://10.0.0.1/hook', taskId: task.id, event: 'dead', execution: {} } } });
+    const task = await db.prisma.task.create({
+      data: { name: 'notify-private', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' },
+    });
+    const row = await db.prisma.outbox.create({
+      data: {
+        topic: 'execution.dead',
+        payload: { url: 'http://10.0.0.1/hook', taskId: task.id, event: 'dead', execution: {} },
+      },
+    });
     const notifier = new OutboxNotifier(sandbox.config(), new OutboxRepository(db.prisma), db.tasks, new Metrics());
     await notifier.drainOnce();
     const after = await db.prisma.outbox.findUniqueOrThrow({ where: { id: row.id } });

@@ -10,13 +10,17 @@ type Row = Awaited<ReturnType<Cluster['executionsOf']>>[number];
  * before that commit, hence the tolerance.
  */
 function overlapping(rows: Row[]): number {
-  const runs = rows.filter((r) => r.started_at && r.finished_at && r.status !== 'skipped').sort((a, b) => a.started_at!.getTime() - b.started_at!.getTime());
+  const runs = rows
+    .filter((r) => r.started_at && r.finished_at && r.status !== 'skipped')
+    .sort((a, b) => a.started_at!.getTime() - b.started_at!.getTime());
   let count = 0;
-  for (let i = 1; i < runs.length; i += 1) if (runs[i]!.started_at!.getTime() < runs[i - 1]!.finished_at!.getTime() - 100) count += 1;
+  for (let i = 1; i < runs.length; i += 1)
+    if (runs[i]!.started_at!.getTime() < runs[i - 1]!.finished_at!.getTime() - 100) count += 1;
   return count;
 }
 
-const count = (rows: Row[], key: string) => rows.filter((r) => (r.skip_reason ? `${r.status}:${r.skip_reason}` : r.status) === key).length;
+const count = (rows: Row[], key: string) =>
+  rows.filter((r) => (r.skip_reason ? `${r.status}:${r.skip_reason}` : r.status) === key).length;
 
 describe('overlap policies against a handler slower than its schedule (2.5 s every second)', () => {
   let cluster: Cluster;
@@ -35,13 +39,18 @@ describe('overlap policies against a handler slower than its schedule (2.5 s eve
       expect(res.status).toBe(201);
     }
     await sleep(8_000);
-    for (const overlap of ['skip', 'allow', 'buffer_one', 'replace']) await cluster.call('POST', `/v1/tasks/slow-${overlap}/pause`);
+    for (const overlap of ['skip', 'allow', 'buffer_one', 'replace'])
+      await cluster.call('POST', `/v1/tasks/slow-${overlap}/pause`);
     // What started finishes (2.5 s), what waited ends skipped.
     for (const overlap of ['skip', 'allow', 'buffer_one', 'replace']) {
-      rows[overlap] = await cluster.waitFor(async () => {
-        const all = await cluster.executionsOf(`slow-${overlap}`);
-        return all.every((e) => TERMINAL.includes(e.status)) && all;
-      }, 20_000, `every run of slow-${overlap} to end`);
+      rows[overlap] = await cluster.waitFor(
+        async () => {
+          const all = await cluster.executionsOf(`slow-${overlap}`);
+          return all.every((e) => TERMINAL.includes(e.status)) && all;
+        },
+        20_000,
+        `every run of slow-${overlap} to end`,
+      );
     }
   }, 60_000);
   afterAll(async () => {
@@ -65,7 +74,9 @@ describe('overlap policies against a handler slower than its schedule (2.5 s eve
   it('buffer_one: never two at once; one waits and starts as the running one ends; others skipped', () => {
     const r = rows.buffer_one!;
     expect(overlapping(r)).toBe(0);
-    const runs = r.filter((x) => x.status === 'succeeded').sort((a, b) => a.started_at!.getTime() - b.started_at!.getTime());
+    const runs = r
+      .filter((x) => x.status === 'succeeded')
+      .sort((a, b) => a.started_at!.getTime() - b.started_at!.getTime());
     expect(runs.length).toBeGreaterThanOrEqual(3);
     // Each run after the first was the buffered one: its slot came while the run ahead still ran, and
     // it started once that run had ended — released by the end, not by a slot of its own.

@@ -20,19 +20,34 @@ describe('a handler that runs on after its attempt ended', () => {
     // Each sleeps 3 s whatever its signal says; the attempt times out after 1 s.
     const policy = { concurrency: { key: 'one-by-one', limit: 1 }, timeout: '1s', retry: { attempts: 1 } };
     for (const name of ['overrun-a', 'overrun-b']) {
-      const res = await cluster.call('POST', '/v1/tasks', { name, handler: 'sleep', payload: { ms: 3_000, ignoreAbort: true }, schedule: { at }, policy });
+      const res = await cluster.call('POST', '/v1/tasks', {
+        name,
+        handler: 'sleep',
+        payload: { ms: 3_000, ignoreAbort: true },
+        schedule: { at },
+        policy,
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(201);
     }
     const worker = cluster.workers[0]!;
-    const gauge = async () => Number(/^punctual_handlers_overrunning (\d+)/m.exec(await (await fetch(`${worker.url}/metrics`)).text())?.[1] ?? -1);
+    const gauge = async () =>
+      Number(
+        /^punctual_handlers_overrunning (\d+)/m.exec(await (await fetch(`${worker.url}/metrics`)).text())?.[1] ?? -1,
+      );
     // Between its timeout (1 s) and its real end (3 s), the first handler is counted as overrunning.
     await cluster.waitFor(async () => (await gauge()) === 1, 15_000, 'a handler counted as overrunning');
-    const ended = await cluster.waitFor(async () => {
-      const rows = [...(await cluster.executionsOf('overrun-a')), ...(await cluster.executionsOf('overrun-b'))];
-      return rows.length === 2 && rows.every((r) => r.status === 'dead') && rows;
-    }, 30_000, 'both runs to end');
+    const ended = await cluster.waitFor(
+      async () => {
+        const rows = [...(await cluster.executionsOf('overrun-a')), ...(await cluster.executionsOf('overrun-b'))];
+        return rows.length === 2 && rows.every((r) => r.status === 'dead') && rows;
+      },
+      30_000,
+      'both runs to end',
+    );
     const [first, second] = ended.sort((a, b) => a.started_at!.getTime() - b.started_at!.getTime());
-    console.log(`second run started ${second!.started_at!.getTime() - first!.started_at!.getTime()} ms after the first (whose handler sleeps 3 s, timed out at 1 s)`);
+    console.log(
+      `second run started ${second!.started_at!.getTime() - first!.started_at!.getTime()} ms after the first (whose handler sleeps 3 s, timed out at 1 s)`,
+    );
     // The first handler really ran 3 s: the second started only after it.
     expect(second!.started_at!.getTime() - first!.started_at!.getTime()).toBeGreaterThanOrEqual(2_900);
     expect(first!.error).toMatch(/timed out after 1000 ms/);
@@ -44,17 +59,34 @@ describe('a handler that runs on after its attempt ended', () => {
     // The first sleeps 4 s whatever its signal says and is cancelled as soon as it runs; the second, due
     // half a second later, waits for the key.
     const policy = { concurrency: { key: 'cancelled-one-by-one', limit: 1 }, retry: { attempts: 1 } };
-    for (const [name, ms, at] of [['cancelled-a', 4_000, soon], ['cancelled-b', 100, soon + 500]] as const) {
-      const res = await cluster.call('POST', '/v1/tasks', { name, handler: 'sleep', payload: { ms, ignoreAbort: true }, schedule: { at: new Date(at).toISOString() }, policy });
+    for (const [name, ms, at] of [
+      ['cancelled-a', 4_000, soon],
+      ['cancelled-b', 100, soon + 500],
+    ] as const) {
+      const res = await cluster.call('POST', '/v1/tasks', {
+        name,
+        handler: 'sleep',
+        payload: { ms, ignoreAbort: true },
+        schedule: { at: new Date(at).toISOString() },
+        policy,
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(201);
     }
-    const first = await cluster.waitFor(async () => (await cluster.executionsOf('cancelled-a')).find((r) => r.status === 'running') ?? false, 15_000, 'the first run of the key to start');
+    const first = await cluster.waitFor(
+      async () => (await cluster.executionsOf('cancelled-a')).find((r) => r.status === 'running') ?? false,
+      15_000,
+      'the first run of the key to start',
+    );
     const cancel = await cluster.call('POST', `/v1/executions/${first.id}/cancel`);
     expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
-    const ended = await cluster.waitFor(async () => {
-      const rows = [...(await cluster.executionsOf('cancelled-a')), ...(await cluster.executionsOf('cancelled-b'))];
-      return rows.length === 2 && rows.every((r) => r.status === 'cancelled' || r.status === 'succeeded') && rows;
-    }, 30_000, 'both runs to end');
+    const ended = await cluster.waitFor(
+      async () => {
+        const rows = [...(await cluster.executionsOf('cancelled-a')), ...(await cluster.executionsOf('cancelled-b'))];
+        return rows.length === 2 && rows.every((r) => r.status === 'cancelled' || r.status === 'succeeded') && rows;
+      },
+      30_000,
+      'both runs to end',
+    );
     const second = ended.find((r) => r.id !== first.id)!;
     const gap = second.started_at!.getTime() - first.started_at!.getTime();
     console.log(`second run started ${gap} ms after the cancelled first (whose handler sleeps 4 s, cancelled at once)`);

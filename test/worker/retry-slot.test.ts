@@ -8,7 +8,7 @@ import { sleep } from '../support/processes.js';
  * the next slot. The retry finishes its slot; the slot that came while it was pending is the one
  * judged by the overlap policy. Counted at the webhook the handler calls.
  */
-describe('a retry that meets its task\'s next slot (overlap skip, the default)', () => {
+describe("a retry that meets its task's next slot (overlap skip, the default)", () => {
   let cluster: Cluster;
   let rows: Awaited<ReturnType<Cluster['executionsOf']>>;
 
@@ -25,7 +25,14 @@ describe('a retry that meets its task\'s next slot (overlap skip, the default)',
     await sleep(17_000);
     await cluster.call('POST', '/v1/tasks/retry-into-next-slot/pause');
     // What started finishes: its retry, up to 4.8 s after a 2 s failure, then 2 s more.
-    await cluster.waitFor(async () => (await cluster.executionsOf('retry-into-next-slot')).every((e) => ['succeeded', 'skipped', 'dead', 'cancelled'].includes(e.status)), 20_000, 'every run to end');
+    await cluster.waitFor(
+      async () =>
+        (await cluster.executionsOf('retry-into-next-slot')).every((e) =>
+          ['succeeded', 'skipped', 'dead', 'cancelled'].includes(e.status),
+        ),
+      20_000,
+      'every run to end',
+    );
     rows = await cluster.executionsOf('retry-into-next-slot');
   }, 60_000);
   afterAll(async () => {

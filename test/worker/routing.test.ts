@@ -9,16 +9,30 @@ import { useRepositorySandbox } from '../support/api-sandbox.js';
  */
 describe('a claim of a run whose handler this worker does not offer', () => {
   const ctx = useRepositorySandbox();
-  const sentBack = async (handler: string) => (await ctx.db.metrics.sentBack.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
+  const sentBack = async (handler: string) =>
+    (await ctx.db.metrics.sentBack.get()).values.find((v) => v.labels.handler === handler)?.value ?? 0;
 
-  async function due(handler: string, row: { status?: 'scheduled' | 'retrying'; attempt?: number; pinnedHandler?: string } = {}) {
-    const task = await ctx.db.prisma.task.create({ data: { name: `t-${randomUUID().slice(0, 8)}`, handler, scheduleKind: 'cron', cron: '* * * * * *', secret: 's' } });
+  async function due(
+    handler: string,
+    row: { status?: 'scheduled' | 'retrying'; attempt?: number; pinnedHandler?: string } = {},
+  ) {
+    const task = await ctx.db.prisma.task.create({
+      data: { name: `t-${randomUUID().slice(0, 8)}`, handler, scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
+    });
     const fireAt = new Date(Date.now() - 500);
     const { status = 'scheduled', attempt = 0, pinnedHandler } = row;
     const execution = await ctx.db.prisma.taskExecution.create({
       data: {
-        id: randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: fireAt, fireAt, taskVersion: 1, status, attempt,
-        nextAttemptAt: status === 'retrying' ? fireAt : null, pinnedDefinition: pinnedHandler ? { handler: pinnedHandler } : undefined,
+        id: randomUUID(),
+        taskId: task.id,
+        taskName: task.name,
+        scheduledFor: fireAt,
+        fireAt,
+        taskVersion: 1,
+        status,
+        attempt,
+        nextAttemptAt: status === 'retrying' ? fireAt : null,
+        pinnedDefinition: pinnedHandler ? { handler: pinnedHandler } : undefined,
       },
     });
     return { task, execution };
@@ -28,17 +42,38 @@ describe('a claim of a run whose handler this worker does not offer', () => {
     const { execution } = await due('send-mail');
     const before = await sentBack('send-mail');
     const request = { id: execution.id, attemptId: randomUUID(), workerId: 'builtin', releasedAt: Date.now() };
-    expect(await ctx.db.claim(request, { offers: ['noop', 'http', 'log'] })).toEqual({ kind: 'moved', handler: 'send-mail', attempt: 1 });
-    expect(await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({ status: 'scheduled', attempt: 0, attemptId: null, workerId: null });
+    expect(await ctx.db.claim(request, { offers: ['noop', 'http', 'log'] })).toEqual({
+      kind: 'moved',
+      handler: 'send-mail',
+      attempt: 1,
+    });
+    expect(await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({
+      status: 'scheduled',
+      attempt: 0,
+      attemptId: null,
+      workerId: null,
+    });
     expect(await sentBack('send-mail')).toBe(before + 1);
-    expect(await ctx.db.claim({ ...request, attemptId: randomUUID(), workerId: 'mail-app' }, { offers: ['send-mail'] })).toMatchObject({ kind: 'run' });
+    expect(
+      await ctx.db.claim({ ...request, attemptId: randomUUID(), workerId: 'mail-app' }, { offers: ['send-mail'] }),
+    ).toMatchObject({ kind: 'run' });
   });
 
   it("a retry pinned (by an edit) to another handler than its task's moves to the pinned handler's queue, for its next attempt", async () => {
     const { execution } = await due('noop', { status: 'retrying', attempt: 1, pinnedHandler: 'send-mail' });
     const request = { id: execution.id, attemptId: randomUUID(), workerId: 'builtin' };
-    expect(await ctx.db.claim(request, { offers: ['noop'] })).toEqual({ kind: 'moved', handler: 'send-mail', attempt: 2 });
-    expect(await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({ status: 'retrying', attempt: 1 });
-    expect(await ctx.db.claim({ ...request, attemptId: randomUUID() }, { offers: ['send-mail'] })).toMatchObject({ kind: 'run', execution: { attempt: 2 } });
+    expect(await ctx.db.claim(request, { offers: ['noop'] })).toEqual({
+      kind: 'moved',
+      handler: 'send-mail',
+      attempt: 2,
+    });
+    expect(await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({
+      status: 'retrying',
+      attempt: 1,
+    });
+    expect(await ctx.db.claim({ ...request, attemptId: randomUUID() }, { offers: ['send-mail'] })).toMatchObject({
+      kind: 'run',
+      execution: { attempt: 2 },
+    });
   });
 });

@@ -11,7 +11,9 @@ import { newDevelopmentKey } from './development-key.js';
 export function withDevelopmentKey(config: Config): Config {
   if (config.adminApiKey || config.nodeEnv !== 'development') return config;
   const key = newDevelopmentKey();
-  process.stdout.write(`\nNo ADMIN_API_KEY set (NODE_ENV=development). Generated admin key, shown once:\n\n  ${key}\n\n`);
+  process.stdout.write(
+    `\nNo ADMIN_API_KEY set (NODE_ENV=development). Generated admin key, shown once:\n\n  ${key}\n\n`,
+  );
   return Object.freeze({ ...config, adminApiKey: key });
 }
 
@@ -22,6 +24,8 @@ export class ApiKeyPresenceCheck implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     if (await this.keys.anyConfigured()) return;
-    throw new ConfigError('Invalid configuration: ADMIN_API_KEY is required (no API key exists) unless NODE_ENV=development');
+    throw new ConfigError(
+      'Invalid configuration: ADMIN_API_KEY is required (no API key exists) unless NODE_ENV=development',
+    );
   }
 }

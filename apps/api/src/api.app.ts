@@ -26,7 +26,10 @@ export async function createApiApp(config: Config, options: { logger?: false } =
     bodyParser: false,
   });
   // A batch of a thousand tasks needs more room than one task; body-parser skips a parsed body.
-  app.use([expressPath(routes.batchTasks.path), expressPath(routes.applyTasks.path)], express.json({ limit: BATCH_BODY_MAX_BYTES }));
+  app.use(
+    [expressPath(routes.batchTasks.path), expressPath(routes.applyTasks.path)],
+    express.json({ limit: BATCH_BODY_MAX_BYTES }),
+  );
   app.useBodyParser('json', { limit: BODY_MAX_BYTES });
   app.use(limitJsonDepth(JSON_MAX_DEPTH));
   // Before every other pipe: a NUL or half a character in any request string is a 422, never a failed write.

@@ -10,7 +10,12 @@ import { MetricsModule } from '@punctual/metrics';
 import { QueueModule } from '@punctual/queue';
 import { RedisModule } from '@punctual/redis';
 import { TasksCoreModule } from '@punctual/tasks';
-import { ApiKeysController, AuditController, ClusterController, HandlersController } from './admin/admin.controllers.js';
+import {
+  ApiKeysController,
+  AuditController,
+  ClusterController,
+  HandlersController,
+} from './admin/admin.controllers.js';
 import { ApiMetricsController } from './admin/metrics.controller.js';
 import { ApiKeyPresenceCheck } from './admin-key.js';
 import { ApiKeyGuard } from './auth/api-key.guard.js';
@@ -29,8 +34,29 @@ export class ApiModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: ApiModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'api'), DbModule.forRoot(), RedisModule, MetricsModule, QueueModule, TasksCoreModule, AuthModule, ClusterModule],
-      controllers: [TasksController, ExecutionsController, SchedulesController, CalendarsController, ApiKeysController, AuditController, HandlersController, ClusterController, ApiMetricsController, HealthController],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(config, 'api'),
+        DbModule.forRoot(),
+        RedisModule,
+        MetricsModule,
+        QueueModule,
+        TasksCoreModule,
+        AuthModule,
+        ClusterModule,
+      ],
+      controllers: [
+        TasksController,
+        ExecutionsController,
+        SchedulesController,
+        CalendarsController,
+        ApiKeysController,
+        AuditController,
+        HandlersController,
+        ClusterController,
+        ApiMetricsController,
+        HealthController,
+      ],
       providers: [
         ApiKeyPresenceCheck,
         BrowserSessionStore,

@@ -21,7 +21,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
     return run.exitCode;
   } catch (error) {
-    if (error instanceof CommanderError) return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? EXIT.ok : EXIT.usage;
+    if (error instanceof CommanderError)
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version' ? EXIT.ok : EXIT.usage;
     let baseUrl: string | undefined;
     try {
       baseUrl = run.baseUrl;
@@ -29,7 +30,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       baseUrl = io.env.PUNCTUAL_URL;
     }
     const report = reportError(error, { baseUrl, hasKey: run.hasKey, origins: run.origins, secrets: run.secrets });
-    if (program.opts<{ output?: string }>().output === 'json') io.stdout(`${JSON.stringify(report.envelope, null, 2)}\n`);
+    if (program.opts<{ output?: string }>().output === 'json')
+      io.stdout(`${JSON.stringify(report.envelope, null, 2)}\n`);
     io.stderr(`${report.lines.join('\n')}\n`);
     return report.exitCode;
   }
@@ -37,14 +39,23 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 
 function buildProgram(run: CliRun): Command {
   const program = new Command('punctual')
-    .description(`Punctual's command line: tasks, calendars, runs (to retry or cancel), schedule previews and tasks as code.\nConfigured by PUNCTUAL_URL (default ${DEFAULT_URL}) and PUNCTUAL_API_KEY.`)
-    .addOption(new Option('-o, --output <format>', 'table for people, json for programs (one JSON document)').choices(['table', 'json']).default('table'))
+    .description(
+      `Punctual's command line: tasks, calendars, runs (to retry or cancel), schedule previews and tasks as code.\nConfigured by PUNCTUAL_URL (default ${DEFAULT_URL}) and PUNCTUAL_API_KEY.`,
+    )
+    .addOption(
+      new Option('-o, --output <format>', 'table for people, json for programs (one JSON document)')
+        .choices(['table', 'json'])
+        .default('table'),
+    )
     .exitOverride()
     // Each command's --help also shows --output, which every command takes.
     .configureHelp({ showGlobalOptions: true })
     .configureOutput({ writeOut: (text) => run.io.stdout(text), writeErr: (text) => run.io.stderr(text) })
     .showHelpAfterError('(add --help for usage)')
-    .addHelpText('after', '\nExit codes: 0 success (diff: no changes), 1 error, 2 bad usage, 3 diff found changes or explain found a slot that did not succeed.');
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 success (diff: no changes), 1 error, 2 bad usage, 3 diff found changes or explain found a slot that did not succeed.',
+    );
   tasksCommand(program, run);
   calendarsCommand(program, run);
   runsCommand(program, run);

@@ -34,7 +34,8 @@ export class CliRun {
     } catch {
       parsed = undefined;
     }
-    if (!parsed || !/^https?:$/.test(parsed.protocol)) throw new UsageError(`PUNCTUAL_URL must be an http(s) URL such as ${DEFAULT_URL}, not "${url}"`);
+    if (!parsed || !/^https?:$/.test(parsed.protocol))
+      throw new UsageError(`PUNCTUAL_URL must be an http(s) URL such as ${DEFAULT_URL}, not "${url}"`);
     return url;
   }
 

@@ -36,7 +36,8 @@ export function substituteEnv(input: unknown, env: Record<string, string | undef
       return replaced;
     }
     if (Array.isArray(value)) return value.map((item, i) => walk(item, [...path, i]));
-    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, [...path, k])]));
+    if (value !== null && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, [...path, k])]));
     return value;
   };
   out.value = walk(input, []);

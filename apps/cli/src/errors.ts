@@ -38,6 +38,11 @@ export class ApiUnreachableError extends Error {
   constructor(cause: TypeError) {
     super('the API did not answer', { cause });
     const detail = cause.cause as { code?: unknown; message?: unknown } | undefined;
-    this.reason = typeof detail?.code === 'string' ? detail.code : typeof detail?.message === 'string' ? detail.message : 'no answer';
+    this.reason =
+      typeof detail?.code === 'string'
+        ? detail.code
+        : typeof detail?.message === 'string'
+          ? detail.message
+          : 'no answer';
   }
 }

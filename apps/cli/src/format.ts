@@ -6,14 +6,28 @@ export const MASK = '•••';
 /** Rows under a header, each column as wide as its widest cell (the last one left ragged). */
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }
 
 /** An instant in `zone`, with its offset: `2026-03-29 09:00:00+02:00`. */
 export function inZone(iso: string, zone: string): string {
   const parts = Object.fromEntries(
-    new Intl.DateTimeFormat('en-US', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'longOffset' })
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'longOffset',
+    })
       .formatToParts(new Date(iso))
       .map((p) => [p.type, p.value]),
   );
@@ -94,27 +108,40 @@ export function changesAnything(result: TaskApplyResponse): boolean {
  */
 export function effectLines(effects: TaskChanges): string[] {
   const lines: string[] = [];
-  const times = (list: { local: string }[]) => list.map((f) => f.local.replace('T', ' ').replace(/\.000/, '')).join(', ');
+  const times = (list: { local: string }[]) =>
+    list.map((f) => f.local.replace('T', ' ').replace(/\.000/, '')).join(', ');
   const parts = [
-    effects.moved.length ? `${effects.moved.length} moved (${times([effects.moved[0]!.from])} → ${times([effects.moved[0]!.to])}${effects.moved.length > 1 ? ', …' : ''})` : '',
-    effects.removed.length ? `${effects.removed.length} dropped (${times(effects.removed.slice(0, 1))}${effects.removed.length > 1 ? ', …' : ''})` : '',
-    effects.added.length ? `${effects.added.length} added (${times(effects.added.slice(0, 1))}${effects.added.length > 1 ? ', …' : ''})` : '',
+    effects.moved.length
+      ? `${effects.moved.length} moved (${times([effects.moved[0]!.from])} → ${times([effects.moved[0]!.to])}${effects.moved.length > 1 ? ', …' : ''})`
+      : '',
+    effects.removed.length
+      ? `${effects.removed.length} dropped (${times(effects.removed.slice(0, 1))}${effects.removed.length > 1 ? ', …' : ''})`
+      : '',
+    effects.added.length
+      ? `${effects.added.length} added (${times(effects.added.slice(0, 1))}${effects.added.length > 1 ? ', …' : ''})`
+      : '',
   ].filter(Boolean);
   if (parts.length) lines.push(`    next ${effects.fireTimes.before.length} fire times: ${parts.join(', ')}`);
   const { withdrawn, retimed } = effects.pending;
-  if (withdrawn.length || retimed.length) lines.push(`    planned runs: ${withdrawn.length} withdrawn, ${retimed.length} re-timed`);
+  if (withdrawn.length || retimed.length)
+    lines.push(`    planned runs: ${withdrawn.length} withdrawn, ${retimed.length} re-timed`);
   for (const warning of effects.warnings) lines.push(`    warning: ${warning}`);
   return lines;
 }
 
 export function diffText(result: TaskApplyResponse, mode: 'apply' | 'plan'): string {
-  const itemLines = (items: readonly { name: string; action: ApplyAction; changes: FieldChange[]; effects?: TaskChanges }[], kind: string) =>
+  const itemLines = (
+    items: readonly { name: string; action: ApplyAction; changes: FieldChange[]; effects?: TaskChanges }[],
+    kind: string,
+  ) =>
     items.flatMap((item) => {
       const effects = item.effects ? effectLines(item.effects) : [];
       // A new task's fire times are all new: only its warnings are worth a line.
-      if (item.action === 'create') return [`+ create ${kind}${item.name}`, ...effects.filter((line) => line.startsWith('    warning:'))];
+      if (item.action === 'create')
+        return [`+ create ${kind}${item.name}`, ...effects.filter((line) => line.startsWith('    warning:'))];
       if (item.action === 'delete') return [`- delete ${kind}${item.name}`];
-      if (item.action === 'update') return [`~ update ${kind}${item.name}: ${item.changes.map(changeText).join(', ')}`, ...effects];
+      if (item.action === 'update')
+        return [`~ update ${kind}${item.name}: ${item.changes.map(changeText).join(', ')}`, ...effects];
       return [];
     });
   // diff and apply say it in the same words and the same shape, a plan in the future, an apply done.

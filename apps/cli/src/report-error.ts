@@ -30,34 +30,75 @@ const MASKED_MIN_LENGTH = 4;
 export function reportError(error: unknown, context: ReportContext): ErrorReport {
   const report = describe(error, context);
   const mask = (text: string) =>
-    context.secrets.filter((s) => s.length >= MASKED_MIN_LENGTH).sort((a, b) => b.length - a.length).reduce((t, secret) => t.split(secret).join(MASK), text);
+    context.secrets
+      .filter((s) => s.length >= MASKED_MIN_LENGTH)
+      .sort((a, b) => b.length - a.length)
+      .reduce((t, secret) => t.split(secret).join(MASK), text);
   const lines = report.lines.map((line) => `error: ${mask(line)}`);
-  const envelope: ReportedEnvelope = { error: { code: report.code, message: mask(report.lines.join('; ')), details: report.details.map((d) => ({ field: d.field, message: mask(d.message) })) } };
+  const envelope: ReportedEnvelope = {
+    error: {
+      code: report.code,
+      message: mask(report.lines.join('; ')),
+      details: report.details.map((d) => ({ field: d.field, message: mask(d.message) })),
+    },
+  };
   return { exitCode: report.exitCode, lines, envelope };
 }
 
 function describe(error: unknown, context: ReportContext): Described {
-  if (error instanceof TaskFileError) return { exitCode: EXIT.error, code: 'invalid_file', lines: error.problems, details: [] };
+  if (error instanceof TaskFileError)
+    return { exitCode: EXIT.error, code: 'invalid_file', lines: error.problems, details: [] };
   if (error instanceof UsageError) return { exitCode: EXIT.usage, code: 'usage', lines: [error.message], details: [] };
   if (error instanceof PunctualApiError) return describeApiError(error, context);
   // The request's timeout (AbortSignal.timeout) aborts it, or the reading of its answer, with this DOMException.
-  if (error instanceof DOMException && error.code === DOMException.TIMEOUT_ERR) return { exitCode: EXIT.error, code: 'timeout', lines: [`the Punctual API at ${context.baseUrl} did not answer in time`], details: [] };
+  if (error instanceof DOMException && error.code === DOMException.TIMEOUT_ERR)
+    return {
+      exitCode: EXIT.error,
+      code: 'timeout',
+      lines: [`the Punctual API at ${context.baseUrl} did not answer in time`],
+      details: [],
+    };
   if (error instanceof ApiUnreachableError) {
-    return { exitCode: EXIT.error, code: 'unreachable', lines: [`cannot reach the Punctual API at ${context.baseUrl} (${error.reason}): is it running, and is PUNCTUAL_URL right?`], details: [] };
+    return {
+      exitCode: EXIT.error,
+      code: 'unreachable',
+      lines: [
+        `cannot reach the Punctual API at ${context.baseUrl} (${error.reason}): is it running, and is PUNCTUAL_URL right?`,
+      ],
+      details: [],
+    };
   }
-  return { exitCode: EXIT.error, code: 'error', lines: [error instanceof Error ? error.message : String(error)], details: [] };
+  return {
+    exitCode: EXIT.error,
+    code: 'error',
+    lines: [error instanceof Error ? error.message : String(error)],
+    details: [],
+  };
 }
 
 /** An error answer of the API, said by its code: a refused key, a missing role, or the API's own words about the file's items. */
 function describeApiError(error: PunctualApiError, context: ReportContext): Described {
-  const said = (lines: string[]): Described => ({ exitCode: EXIT.error, code: error.code, lines, details: error.details });
+  const said = (lines: string[]): Described => ({
+    exitCode: EXIT.error,
+    code: error.code,
+    lines,
+    details: error.details,
+  });
   switch (error.code) {
     case 'unauthenticated':
-      return said([context.hasKey ? `the API refused the key in PUNCTUAL_API_KEY (${error.status} ${error.code}): ${error.message}` : 'the API wants a key: set PUNCTUAL_API_KEY']);
+      return said([
+        context.hasKey
+          ? `the API refused the key in PUNCTUAL_API_KEY (${error.status} ${error.code}): ${error.message}`
+          : 'the API wants a key: set PUNCTUAL_API_KEY',
+      ]);
     case 'forbidden':
-      return said([`the key in PUNCTUAL_API_KEY lacks the role for this (${error.status} ${error.code}): ${error.message}`]);
+      return said([
+        `the key in PUNCTUAL_API_KEY lacks the role for this (${error.status} ${error.code}): ${error.message}`,
+      ]);
     default: {
-      const aboutItems = context.origins ? error.details.map((d) => itemLine(d, context.origins!)).filter((l): l is string => l !== null) : [];
+      const aboutItems = context.origins
+        ? error.details.map((d) => itemLine(d, context.origins!)).filter((l): l is string => l !== null)
+        : [];
       return said(aboutItems.length ? aboutItems : [`${error.message} (${error.status} ${error.code})`]);
     }
   }

@@ -12,13 +12,20 @@ export interface SchemaProblem {
  * contract's `parseExplained`, as the API's errors are) — `handler is required`,
  * `timezon: unknown field, did you mean "timezone"?`, else `field: zod's message`.
  */
-export function parseWithProblems<T>(schema: z.ZodType<T>, value: unknown): { data: T; problems?: undefined } | { data?: undefined; problems: SchemaProblem[] } {
+export function parseWithProblems<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+): { data: T; problems?: undefined } | { data?: undefined; problems: SchemaProblem[] } {
   const parsed = parseExplained(schema, value);
   if (parsed.success) return { data: parsed.data };
   return {
     problems: parsed.issues.map(({ path, issue, missing, unknown }) => {
       const field = fieldPath(path);
-      if (unknown) return { path, text: `${field}: unknown field${unknown.suggestion ? `, did you mean "${unknown.suggestion}"?` : ''}` };
+      if (unknown)
+        return {
+          path,
+          text: `${field}: unknown field${unknown.suggestion ? `, did you mean "${unknown.suggestion}"?` : ''}`,
+        };
       return { path, text: missing ? `${field} is required` : `${field || '(document)'}: ${issue.message}` };
     }),
   };

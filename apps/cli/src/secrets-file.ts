@@ -30,7 +30,12 @@ export class SecretsFile {
     } catch (error) {
       throw new Error(`--secrets-file ${this.path}: not a JSON object of task secrets (${(error as Error).message})`);
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string')) {
+    if (
+      parsed === null ||
+      typeof parsed !== 'object' ||
+      Array.isArray(parsed) ||
+      Object.values(parsed).some((v) => typeof v !== 'string')
+    ) {
       throw new Error(`--secrets-file ${this.path}: not a JSON object of task secrets`);
     }
     return parsed as Record<string, string>;
@@ -41,7 +46,9 @@ export class SecretsFile {
       writeFileSync(this.path, `${JSON.stringify(this.secrets, null, 2)}\n`, { mode: 0o600 });
       chmodSync(this.path, 0o600);
     } catch (error) {
-      throw new Error(`--secrets-file ${this.path}: cannot write it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw new Error(
+        `--secrets-file ${this.path}: cannot write it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
   }
 }

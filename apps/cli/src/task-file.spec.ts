@@ -27,7 +27,19 @@ describe('readTaskFile', () => {
   it('reads { managedBy, tasks }, lists and single-task documents from one YAML stream', () => {
     const path = fileWith(
       'mixed.yaml',
-      ['managedBy: repo-x', 'tasks:', '  - { name: a, handler: noop, schedule: { cron: "0 9 * * *" } }', '---', '- { name: b, handler: noop, schedule: { every: 15m } }', '---', 'name: c', 'handler: log', 'schedule: { at: "2035-01-01T00:00:00Z" }', '---', ''].join('\n'),
+      [
+        'managedBy: repo-x',
+        'tasks:',
+        '  - { name: a, handler: noop, schedule: { cron: "0 9 * * *" } }',
+        '---',
+        '- { name: b, handler: noop, schedule: { every: 15m } }',
+        '---',
+        'name: c',
+        'handler: log',
+        'schedule: { at: "2035-01-01T00:00:00Z" }',
+        '---',
+        '',
+      ].join('\n'),
     );
     const file = readTaskFile(path, {});
     expect(file.managedBy).toBe('repo-x');
@@ -36,7 +48,13 @@ describe('readTaskFile', () => {
   });
 
   it('reads JSON', () => {
-    const file = readTaskFile(fileWith('tasks.json', JSON.stringify({ tasks: [{ name: 'j', handler: 'noop', schedule: { cron: '* * * * *' } }] })), {});
+    const file = readTaskFile(
+      fileWith(
+        'tasks.json',
+        JSON.stringify({ tasks: [{ name: 'j', handler: 'noop', schedule: { cron: '* * * * *' } }] }),
+      ),
+      {},
+    );
     expect(file).toMatchObject({ managedBy: undefined, tasks: [{ name: 'j' }] });
   });
 
@@ -68,20 +86,40 @@ describe('readTaskFile', () => {
   it('says "<field> is required" of a missing field, wherever it is', () => {
     const path = fileWith(
       'missing.yaml',
-      ['tasks:', '  - name: no-handler', '    schedule: { cron: "0 9 * * *" }', '  - name: no-schedule', '    handler: noop', '  - name: no-rate-window', '    handler: noop', '    schedule: { every: 1h }', '    policy: { rateLimit: { key: k, limit: 5 } }'].join('\n'),
+      [
+        'tasks:',
+        '  - name: no-handler',
+        '    schedule: { cron: "0 9 * * *" }',
+        '  - name: no-schedule',
+        '    handler: noop',
+        '  - name: no-rate-window',
+        '    handler: noop',
+        '    schedule: { every: 1h }',
+        '    policy: { rateLimit: { key: k, limit: 5 } }',
+      ].join('\n'),
     );
     expect(problems(path)).toEqual([
       `${path}:2: task "no-handler": handler is required`,
       `${path}:4: task "no-schedule": schedule is required`,
       `${path}:9: task "no-rate-window": policy.rateLimit.per is required`,
     ]);
-    expect(problems(fileWith('no-tasks.yaml', 'managedBy: x\ncalendars: []\ntasks:\n'))).toEqual([expect.stringMatching(/no-tasks\.yaml:\d: tasks: Invalid input: expected array, received null$/)]);
+    expect(problems(fileWith('no-tasks.yaml', 'managedBy: x\ncalendars: []\ntasks:\n'))).toEqual([
+      expect.stringMatching(/no-tasks\.yaml:\d: tasks: Invalid input: expected array, received null$/),
+    ]);
   });
 
   it('suggests the nearest known field for an unknown one, and none when no field is near', () => {
     const path = fileWith(
       'typos.yaml',
-      ['managedby: repo-x', 'tasks:', '  - name: a', '    handlr: noop', '    schedule: { cron: "0 9 * * *", timezon: Europe/Berlin }', '    policy: { retry: { atempts: 3 } }', '    colour: red'].join('\n'),
+      [
+        'managedby: repo-x',
+        'tasks:',
+        '  - name: a',
+        '    handlr: noop',
+        '    schedule: { cron: "0 9 * * *", timezon: Europe/Berlin }',
+        '    policy: { retry: { atempts: 3 } }',
+        '    colour: red',
+      ].join('\n'),
     );
     expect(problems(path)).toEqual([`${path}:1: managedby: unknown field, did you mean "managedBy"?`]);
     const tasks = fileWith('task-typos.yaml', readFileSync(path, 'utf8').replace('managedby', 'managedBy'));
@@ -92,23 +130,57 @@ describe('readTaskFile', () => {
       `${tasks}:4: task "a": handlr: unknown field, did you mean "handler"?`,
       `${tasks}:7: task "a": colour: unknown field`,
     ]);
-    expect(problems(fileWith('calendar-typo.yaml', 'tasks: []\ncalendars:\n  - { name: c, dates: [], rrule: [] }\n'))).toEqual([expect.stringMatching(/:3: calendar "c": rrule: unknown field, did you mean "rrules"\?$/)]);
+    expect(
+      problems(fileWith('calendar-typo.yaml', 'tasks: []\ncalendars:\n  - { name: c, dates: [], rrule: [] }\n')),
+    ).toEqual([expect.stringMatching(/:3: calendar "c": rrule: unknown field, did you mean "rrules"\?$/)]);
   });
 
   it('names the line a YAML or JSON mistake is on, in plain words', () => {
     const cases: [string, string, string][] = [
-      ['indent.yaml', 'tasks:\n  - name: a\n   handler: noop\n', '3: this line is not indented like the lines above it'],
-      ['deeper.yaml', 'tasks:\n  - name: a\n      handler: noop\n', '3: this line is indented more than the lines above it'],
-      ['unclosed.yaml', 'tasks:\n  - name: a\n    schedule: { cron: "0 9 * * *"\n  - name: b\n', '3: a "{" opened on this line is never closed with "}"'],
-      ['list.yaml', 'tasks:\n  - name: [a\n    handler: noop\n', '2: a "[" opened on this line is never closed with "]"'],
+      [
+        'indent.yaml',
+        'tasks:\n  - name: a\n   handler: noop\n',
+        '3: this line is not indented like the lines above it',
+      ],
+      [
+        'deeper.yaml',
+        'tasks:\n  - name: a\n      handler: noop\n',
+        '3: this line is indented more than the lines above it',
+      ],
+      [
+        'unclosed.yaml',
+        'tasks:\n  - name: a\n    schedule: { cron: "0 9 * * *"\n  - name: b\n',
+        '3: a "{" opened on this line is never closed with "}"',
+      ],
+      [
+        'list.yaml',
+        'tasks:\n  - name: [a\n    handler: noop\n',
+        '2: a "[" opened on this line is never closed with "]"',
+      ],
       ['quote.yaml', 'tasks:\n  - name: "a\n    handler: noop\n', '2: a " quote opened on this line is never closed'],
       ['tab.yaml', 'tasks:\n\t- name: a\n', '2: a tab indents this line: indent with spaces'],
-      ['twice.yaml', 'tasks:\n  - name: a\n    handler: noop\n    name: b\n', '4: the key "name" appears twice at the same level'],
-      ['colon.yaml', 'tasks:\n  - name: a\n    schedule: cron: 0 9 * * *\n', '3: a value holds another "key: value": put it on a line of its own, or quote the value'],
+      [
+        'twice.yaml',
+        'tasks:\n  - name: a\n    handler: noop\n    name: b\n',
+        '4: the key "name" appears twice at the same level',
+      ],
+      [
+        'colon.yaml',
+        'tasks:\n  - name: a\n    schedule: cron: 0 9 * * *\n',
+        '3: a value holds another "key: value": put it on a line of its own, or quote the value',
+      ],
       ['no-colon.yaml', 'tasks:\n  - name: a\n    handler\n', '3: "handler" is not "key: value": is a ":" missing?'],
-      ['at.yaml', 'tasks:\n  - name: a\n    handler: @noop\n', '3: a value cannot start with "@" unless it is in quotes'],
+      [
+        'at.yaml',
+        'tasks:\n  - name: a\n    handler: @noop\n',
+        '3: a value cannot start with "@" unless it is in quotes',
+      ],
       ['comma.json', '{\n  "tasks": [\n    { "name": "a",, "handler": "noop" }\n  ]\n}\n', '3: unexpected "," here'],
-      ['open.json', '{\n  "tasks": [\n    { "name": "a" }\n}\n', '2: a "[" opened on this line is never closed with "]"'],
+      [
+        'open.json',
+        '{\n  "tasks": [\n    { "name": "a" }\n}\n',
+        '2: a "[" opened on this line is never closed with "]"',
+      ],
     ];
     for (const [name, text, expected] of cases) {
       const path = fileWith(name, text);
@@ -120,14 +192,25 @@ describe('readTaskFile', () => {
   });
 
   it('refuses malformed YAML, a document of another shape and an unreadable file, each in one line', () => {
-    expect(problems(fileWith('broken.yaml', 'tasks:\n  - name: a\n   handler: [noop\n'))).toEqual([expect.stringMatching(/broken\.yaml:3: not valid YAML or JSON: this line is not indented like the lines above it$/)]);
-    expect(problems(fileWith('shape.yaml', 'hello: world\n'))).toEqual([expect.stringMatching(/shape\.yaml:1: a document must be/)]);
-    expect(problems(fileWith('top.yaml', 'tasks: []\nmanagedby: x\n'))).toEqual([`${join(dir, 'top.yaml')}:2: managedby: unknown field, did you mean "managedBy"?`]);
+    expect(problems(fileWith('broken.yaml', 'tasks:\n  - name: a\n   handler: [noop\n'))).toEqual([
+      expect.stringMatching(
+        /broken\.yaml:3: not valid YAML or JSON: this line is not indented like the lines above it$/,
+      ),
+    ]);
+    expect(problems(fileWith('shape.yaml', 'hello: world\n'))).toEqual([
+      expect.stringMatching(/shape\.yaml:1: a document must be/),
+    ]);
+    expect(problems(fileWith('top.yaml', 'tasks: []\nmanagedby: x\n'))).toEqual([
+      `${join(dir, 'top.yaml')}:2: managedby: unknown field, did you mean "managedBy"?`,
+    ]);
     expect(problems(join(dir, 'absent.yaml'))).toEqual([`${join(dir, 'absent.yaml')}: cannot read the file (ENOENT)`]);
   });
 
   it('substitutes ${VAR} in values, remembers where, and refuses a variable that is not set', () => {
-    const path = fileWith('env.yaml', 'tasks:\n  - name: e\n    handler: http\n    payload: { token: "${TOKEN}", literal: "$${TOKEN}" }\n    schedule: { cron: "0 9 * * *" }\n');
+    const path = fileWith(
+      'env.yaml',
+      'tasks:\n  - name: e\n    handler: http\n    payload: { token: "${TOKEN}", literal: "$${TOKEN}" }\n    schedule: { cron: "0 9 * * *" }\n',
+    );
     const file = readTaskFile(path, { TOKEN: 's3cret-value' });
     expect(file.tasks[0]!.payload).toEqual({ token: 's3cret-value', literal: '${TOKEN}' });
     expect(file.secretPaths.get('e')).toEqual(['payload.token']);
@@ -136,10 +219,17 @@ describe('readTaskFile', () => {
   });
 
   it("refuses a task managed by another than the file's manager, and documents naming two managers", () => {
-    expect(problems(fileWith('mgr.yaml', 'managedBy: a\ntasks:\n  - { name: x, handler: noop, managedBy: b, schedule: { every: 1h } }\n'))).toEqual([
-      expect.stringMatching(/mgr\.yaml:3: task "x": managedBy: must be the file's managedBy \("a"\)/),
+    expect(
+      problems(
+        fileWith(
+          'mgr.yaml',
+          'managedBy: a\ntasks:\n  - { name: x, handler: noop, managedBy: b, schedule: { every: 1h } }\n',
+        ),
+      ),
+    ).toEqual([expect.stringMatching(/mgr\.yaml:3: task "x": managedBy: must be the file's managedBy \("a"\)/)]);
+    expect(problems(fileWith('two.yaml', 'managedBy: a\ntasks: []\n---\nmanagedBy: b\ntasks: []\n'))).toEqual([
+      expect.stringMatching(/different managers \(a, b\)/),
     ]);
-    expect(problems(fileWith('two.yaml', 'managedBy: a\ntasks: []\n---\nmanagedBy: b\ntasks: []\n'))).toEqual([expect.stringMatching(/different managers \(a, b\)/)]);
   });
 });
 
@@ -162,7 +252,12 @@ describe('readTaskFile: calendars', () => {
     const file = readTaskFile(path, { FREEZE_DAY: '2026-12-24' });
     expect(file.managedBy).toBe('repo-x');
     expect(file.calendars).toEqual([
-      { name: 'us-holidays', timezone: 'America/New_York', dates: ['2026-12-25', '2027-01-01'], rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'] },
+      {
+        name: 'us-holidays',
+        timezone: 'America/New_York',
+        dates: ['2026-12-25', '2027-01-01'],
+        rrules: ['FREQ=YEARLY;BYMONTH=7;BYMONTHDAY=4'],
+      },
       { name: 'freeze', dates: ['2026-12-24'] },
     ]);
     expect(file.calendarOrigins.map(({ file: f, line, name }) => ({ file: f, line, name }))).toEqual([
@@ -178,21 +273,44 @@ describe('readTaskFile: calendars', () => {
     expect(readTaskFile(fileWith('no-calendars.yaml', 'tasks: []\n'), {}).calendars).toBeUndefined();
     expect(readTaskFile(fileWith('empty-calendars.yaml', 'tasks: []\ncalendars: []\n'), {}).calendars).toEqual([]);
     // Across documents: the calendars of every document, and a list of tasks still reads as tasks.
-    const split = readTaskFile(fileWith('split.yaml', 'tasks: []\ncalendars: [{ name: one, dates: [] }]\n---\ntasks: []\ncalendars: [{ name: two, dates: [] }]\n---\n- { name: t, handler: noop, schedule: { every: 1h } }\n'), {});
+    const split = readTaskFile(
+      fileWith(
+        'split.yaml',
+        'tasks: []\ncalendars: [{ name: one, dates: [] }]\n---\ntasks: []\ncalendars: [{ name: two, dates: [] }]\n---\n- { name: t, handler: noop, schedule: { every: 1h } }\n',
+      ),
+      {},
+    );
     expect([split.calendars?.map((c) => c.name), split.tasks.map((t) => t.name)]).toEqual([['one', 'two'], ['t']]);
   });
 
   it('refuses a calendar name declared twice, naming both lines', () => {
     const path = fileWith(
       'calendar-twice.yaml',
-      ['tasks: []', 'calendars:', '  - name: holidays', '    dates: ["2026-12-25"]', '  - name: other', '    dates: []', '  - name: holidays', '    dates: ["2027-01-01"]'].join('\n'),
+      [
+        'tasks: []',
+        'calendars:',
+        '  - name: holidays',
+        '    dates: ["2026-12-25"]',
+        '  - name: other',
+        '    dates: []',
+        '  - name: holidays',
+        '    dates: ["2027-01-01"]',
+      ].join('\n'),
     );
     expect(problems(path)).toEqual([`${path}:7: calendar "holidays": the name is declared twice (first at line 3)`]);
     // A calendar may share its name with a task: they are different things.
-    expect(readTaskFile(fileWith('shared-name.yaml', 'tasks: [{ name: x, handler: noop, schedule: { every: 1h } }]\ncalendars: [{ name: x, dates: [] }]\n'), {}).calendars).toHaveLength(1);
+    expect(
+      readTaskFile(
+        fileWith(
+          'shared-name.yaml',
+          'tasks: [{ name: x, handler: noop, schedule: { every: 1h } }]\ncalendars: [{ name: x, dates: [] }]\n',
+        ),
+        {},
+      ).calendars,
+    ).toHaveLength(1);
   });
 
-  it("names the file, the line, the calendar and the field of a bad calendar, as for tasks", () => {
+  it('names the file, the line, the calendar and the field of a bad calendar, as for tasks', () => {
     const path = fileWith(
       'bad-calendars.yaml',
       [
@@ -217,7 +335,9 @@ describe('readTaskFile: calendars', () => {
       `${path}:10: calendar "no-dates": dates is required`,
       `${path}:11: calendar "env": dates[0]: environment variable MISSING_DAY is not set`,
     ]);
-    expect(problems(fileWith('calendars-not-list.yaml', 'tasks: []\ncalendars: { name: x }\n'))).toEqual([expect.stringMatching(/calendars-not-list\.yaml:2: calendars: Invalid input: expected array/)]);
+    expect(problems(fileWith('calendars-not-list.yaml', 'tasks: []\ncalendars: { name: x }\n'))).toEqual([
+      expect.stringMatching(/calendars-not-list\.yaml:2: calendars: Invalid input: expected array/),
+    ]);
   });
 });
 
@@ -225,6 +345,9 @@ describe('substituteEnv', () => {
   it('leaves keys and substituted values alone and reports every missing variable by path', () => {
     const out = substituteEnv({ '${K}': ['${A}-${B}', 1, null], n: { deep: '${C}' } }, { A: '${B}', K: 'no' });
     expect(out.value).toEqual({ '${K}': ['${B}-${B}', 1, null], n: { deep: '${C}' } });
-    expect(out.missing).toEqual([{ path: ['${K}', 0], variable: 'B' }, { path: ['n', 'deep'], variable: 'C' }]);
+    expect(out.missing).toEqual([
+      { path: ['${K}', 0], variable: 'B' },
+      { path: ['n', 'deep'], variable: 'C' },
+    ]);
   });
 });

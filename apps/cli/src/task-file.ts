@@ -41,7 +41,11 @@ export interface TaskFile {
   secretValues: string[];
 }
 
-const FileDocument = z.strictObject({ managedBy: ManagedBy.optional(), tasks: z.array(z.unknown()), calendars: z.array(z.unknown()).optional() });
+const FileDocument = z.strictObject({
+  managedBy: ManagedBy.optional(),
+  tasks: z.array(z.unknown()),
+  calendars: z.array(z.unknown()).optional(),
+});
 
 /** What a file declares: tasks, and calendars of excluded days beside them. */
 type Kind = 'task' | 'calendar';
@@ -66,15 +70,33 @@ export function readTaskFile(file: string, env: Record<string, string | undefine
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new TaskFileError([`${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`]);
+    throw new TaskFileError([
+      `${file}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    ]);
   }
   const reader = new TaskFileReader(file, text);
   const { declared, calendars, managedBy } = reader.documents();
-  const out: TaskFile = { managedBy, tasks: [], origins: [], calendarOrigins: [], secretPaths: new Map(), calendarSecretPaths: new Map(), secretValues: [] };
-  reader.read(declared, 'task', TaskSpec, env, out, { specs: out.tasks, origins: out.origins, secretPaths: out.secretPaths });
+  const out: TaskFile = {
+    managedBy,
+    tasks: [],
+    origins: [],
+    calendarOrigins: [],
+    secretPaths: new Map(),
+    calendarSecretPaths: new Map(),
+    secretValues: [],
+  };
+  reader.read(declared, 'task', TaskSpec, env, out, {
+    specs: out.tasks,
+    origins: out.origins,
+    secretPaths: out.secretPaths,
+  });
   if (calendars) {
     out.calendars = [];
-    reader.read(calendars, 'calendar', CalendarSpec, env, out, { specs: out.calendars, origins: out.calendarOrigins, secretPaths: out.calendarSecretPaths });
+    reader.read(calendars, 'calendar', CalendarSpec, env, out, {
+      specs: out.calendars,
+      origins: out.calendarOrigins,
+      secretPaths: out.calendarSecretPaths,
+    });
   }
   if (reader.problems.length) throw new TaskFileError(reader.problems, out);
   return out;
@@ -113,22 +135,29 @@ class TaskFileReader {
       } else if (isMap(contents) && contents.has('tasks')) {
         const parsed = parseWithProblems(FileDocument, doc.toJS());
         if (parsed.problems) {
-          for (const problem of parsed.problems) this.problems.push(`${this.file}:${this.lineOf(doc, problem.path)}: ${problem.text}`);
+          for (const problem of parsed.problems)
+            this.problems.push(`${this.file}:${this.lineOf(doc, problem.path)}: ${problem.text}`);
           continue;
         }
         if (parsed.data.managedBy) managers.add(parsed.data.managedBy);
         parsed.data.tasks.forEach((_, i) => declared.push({ doc, at: ['tasks', i], label: `tasks[${i}]` }));
         if (parsed.data.calendars) {
           calendars ??= [];
-          for (const i of parsed.data.calendars.keys()) calendars.push({ doc, at: ['calendars', i], label: `calendars[${i}]` });
+          for (const i of parsed.data.calendars.keys())
+            calendars.push({ doc, at: ['calendars', i], label: `calendars[${i}]` });
         }
       } else if (isMap(contents) && contents.has('name')) {
         declared.push({ doc, at: [], label: 'the task' });
       } else {
-        this.problems.push(`${this.file}:${this.lineOf(doc, [])}: a document must be { managedBy?, tasks: [...], calendars?: [...] }, a list of tasks or one task (with a name)`);
+        this.problems.push(
+          `${this.file}:${this.lineOf(doc, [])}: a document must be { managedBy?, tasks: [...], calendars?: [...] }, a list of tasks or one task (with a name)`,
+        );
       }
     }
-    if (managers.size > 1) this.problems.push(`${this.file}: its documents name different managers (${[...managers].join(', ')}): one file has one managedBy`);
+    if (managers.size > 1)
+      this.problems.push(
+        `${this.file}: its documents name different managers (${[...managers].join(', ')}): one file has one managedBy`,
+      );
     return { declared, calendars, managedBy: [...managers][0] };
   }
 
@@ -149,9 +178,11 @@ class TaskFileReader {
       const node = at.length ? doc.getIn(at, true) : doc.contents;
       const raw: unknown = isNode(node) ? node.toJSON() : node;
       const line = this.lineOf(doc, at);
-      const name = typeof (raw as { name?: unknown } | null)?.name === 'string' ? (raw as { name: string }).name : undefined;
+      const name =
+        typeof (raw as { name?: unknown } | null)?.name === 'string' ? (raw as { name: string }).name : undefined;
       const item = name ? `${kind} "${name}"` : label;
-      const problem = (path: (string | number)[], text: string) => this.problems.push(`${this.file}:${this.lineOf(doc, [...at, ...path])}: ${item}: ${text}`);
+      const problem = (path: (string | number)[], text: string) =>
+        this.problems.push(`${this.file}:${this.lineOf(doc, [...at, ...path])}: ${item}: ${text}`);
       const first = name === undefined ? undefined : seen.get(name);
       if (first !== undefined) {
         this.problems.push(`${this.file}:${line}: ${item}: the name is declared twice (first at line ${first})`);
@@ -159,7 +190,8 @@ class TaskFileReader {
       }
       if (name !== undefined) seen.set(name, line);
       const substituted = substituteEnv(raw, env);
-      for (const missing of substituted.missing) problem(missing.path, `${fieldPath(missing.path)}: environment variable ${missing.variable} is not set`);
+      for (const missing of substituted.missing)
+        problem(missing.path, `${fieldPath(missing.path)}: environment variable ${missing.variable} is not set`);
       if (substituted.missing.length) continue;
       const parsed = parseWithProblems(schema, substituted.value);
       if (parsed.problems) {
@@ -174,8 +206,16 @@ class TaskFileReader {
         continue;
       }
       into.specs.push(spec);
-      into.origins.push({ file: this.file, line, name: spec.name, lineOf: (path) => this.lineOf(doc, [...at, ...path]) });
-      into.secretPaths.set(spec.name, substituted.paths.map((path) => fieldPath(path)));
+      into.origins.push({
+        file: this.file,
+        line,
+        name: spec.name,
+        lineOf: (path) => this.lineOf(doc, [...at, ...path]),
+      });
+      into.secretPaths.set(
+        spec.name,
+        substituted.paths.map((path) => fieldPath(path)),
+      );
       out.secretValues.push(...substituted.values.filter((v) => !out.secretValues.includes(v)));
     }
   }

@@ -20,10 +20,18 @@ function Nav({ me }: { me: Me }) {
         Punctual
       </a>
       <nav aria-label="Console">
-        <a href="/" {...current(path === '/' || path.startsWith('/tasks/'))}>Tasks</a>
-        <a href="/calendars" {...current(path === '/calendars' || path.startsWith('/calendars/'))}>Calendars</a>
-        <a href="/dead-letters" {...current(path === '/dead-letters')}>Dead letters</a>
-        <a href="/cluster" {...current(path === '/cluster')}>Cluster</a>
+        <a href="/" {...current(path === '/' || path.startsWith('/tasks/'))}>
+          Tasks
+        </a>
+        <a href="/calendars" {...current(path === '/calendars' || path.startsWith('/calendars/'))}>
+          Calendars
+        </a>
+        <a href="/dead-letters" {...current(path === '/dead-letters')}>
+          Dead letters
+        </a>
+        <a href="/cluster" {...current(path === '/cluster')}>
+          Cluster
+        </a>
         {/* Bull Board is admin-only on the server: an operator or viewer is not offered a link it would refuse. */}
         {roleMayCall(me.role, { role: 'admin' }) ? <a href="/admin/queues">Bull Board</a> : null}
         <a href="/docs">API docs</a>
@@ -32,7 +40,9 @@ function Nav({ me }: { me: Me }) {
         <span class="muted small" title={`signed in as ${me.actor}`}>
           {me.actor} · {me.role}
         </span>
-        <button type="submit" class="link-button">Sign out</button>
+        <button type="submit" class="link-button">
+          Sign out
+        </button>
       </form>
     </header>
   );

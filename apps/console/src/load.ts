@@ -14,7 +14,11 @@ export interface Loaded<T> {
  * replaces a newer one. With `everyMs`, it is also refreshed while the page is visible.
  */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[], everyMs?: number): Loaded<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: string | null; loading: boolean }>({
+    data: undefined,
+    error: null,
+    loading: true,
+  });
   const latest = useRef(0);
   const run = useCallback(async () => {
     const request = ++latest.current;

@@ -14,11 +14,23 @@ export class SchedulerModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: SchedulerModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(config, 'scheduler'), TracingModule.forRoot(config, 'scheduler'), DbModule.forRoot(leaderDbSession(config)), RedisModule, MetricsModule, SchedulerCoreModule],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(config, 'scheduler'),
+        TracingModule.forRoot(config, 'scheduler'),
+        DbModule.forRoot(leaderDbSession(config)),
+        RedisModule,
+        MetricsModule,
+        SchedulerCoreModule,
+      ],
       controllers: [HealthController, MetricsController],
       providers: [
         StoreMetrics,
-        { provide: HEALTH_DETAILS, inject: [SchedulerService], useFactory: (s: SchedulerService) => () => ({ leader: s.isLeader, shards: s.ledShards }) },
+        {
+          provide: HEALTH_DETAILS,
+          inject: [SchedulerService],
+          useFactory: (s: SchedulerService) => () => ({ leader: s.isLeader, shards: s.ledShards }),
+        },
       ],
     };
   }

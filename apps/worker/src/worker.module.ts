@@ -11,7 +11,11 @@ export class WorkerModule {
   static forRoot(config: Config): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [LoggingModule.forRoot(config, 'worker'), TracingModule.forRoot(config, 'worker'), PunctualWorkerModule.forConfig(config)],
+      imports: [
+        LoggingModule.forRoot(config, 'worker'),
+        TracingModule.forRoot(config, 'worker'),
+        PunctualWorkerModule.forConfig(config),
+      ],
       controllers: [HealthController, MetricsController],
     };
   }

@@ -12,7 +12,12 @@ export class GreetingsService {
 
   /** Posts `text`; a refusal (non-2xx) throws, so Punctual retries the attempt under the task's policy. */
   async post(webhook: string, text: string, headers: Record<string, string>, signal: AbortSignal): Promise<number> {
-    const response = await fetch(webhook, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ text }), signal });
+    const response = await fetch(webhook, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ text }),
+      signal,
+    });
     if (!response.ok) throw new Error(`webhook answered ${response.status}`);
     return response.status;
   }

@@ -7,5 +7,12 @@ import { AppModule } from './app.module.js';
 // the process exits 0.
 const app = await NestFactory.createApplicationContext(AppModule);
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.once(signal, () => void app.close().then(() => process.exit(0), () => process.exit(1)));
+  process.once(
+    signal,
+    () =>
+      void app.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      ),
+  );
 }

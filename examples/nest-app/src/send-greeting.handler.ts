@@ -13,7 +13,8 @@ export class SendGreetingHandler implements TaskHandlerImpl {
 
   async run({ payload, execution, attempt, signal, log }: TaskHandlerContext): Promise<unknown> {
     const { to, webhook } = payload as Partial<GreetingPayload>;
-    if (typeof to !== 'string' || typeof webhook !== 'string') throw new UnrecoverableError('payload needs "to" and "webhook"');
+    if (typeof to !== 'string' || typeof webhook !== 'string')
+      throw new UnrecoverableError('payload needs "to" and "webhook"');
     const text = this.greetings.compose(to);
     const status = await this.greetings.post(webhook, text, { 'x-punctual-execution': execution.id }, signal);
     log.info('greeting sent', { to, attempt });

@@ -1,6 +1,27 @@
 import {
-  type AuditEntry, type AuditQuery, type BackfillBody, type CalendarPutBody, type CatchUp, type CreateApiKeyBody, type Execution, type ExecutionListQuery, type PreviewRequest, routes, type TaskApplyRequest,
-  type Task, type TaskDetailQuery, type TaskExecutionsQuery, type TaskListQuery, type TaskPatch, type TaskPutBody, type TaskSpec, type TimelineItem, type TimelineQuery, type TaskVersion, type TaskVersionQuery, type RollbackBody,
+  type AuditEntry,
+  type AuditQuery,
+  type BackfillBody,
+  type CalendarPutBody,
+  type CatchUp,
+  type CreateApiKeyBody,
+  type Execution,
+  type ExecutionListQuery,
+  type PreviewRequest,
+  routes,
+  type TaskApplyRequest,
+  type Task,
+  type TaskDetailQuery,
+  type TaskExecutionsQuery,
+  type TaskListQuery,
+  type TaskPatch,
+  type TaskPutBody,
+  type TaskSpec,
+  type TimelineItem,
+  type TimelineQuery,
+  type TaskVersion,
+  type TaskVersionQuery,
+  type RollbackBody,
 } from '@punctual/contract';
 import { Paginated } from './paginated.js';
 import { type PunctualClientOptions, Transport } from './transport.js';
@@ -24,7 +45,8 @@ export class PunctualClient {
 
   readonly tasks = {
     /** Tasks by name; iterate to walk every page. */
-    list: (query: Omit<TaskListQuery, 'cursor'> = {}) => new Paginated<Task>((cursor) => this.http.call(routes.listTasks, { query: { ...query, cursor } })),
+    list: (query: Omit<TaskListQuery, 'cursor'> = {}) =>
+      new Paginated<Task>((cursor) => this.http.call(routes.listTasks, { query: { ...query, cursor } })),
     /** The task, its next slots to fire from now (five unless `upcoming` asks for up to 100) and its latest due execution. */
     get: (name: string, query: TaskDetailQuery = {}) => this.http.call(routes.getTask, { params: { name }, query }),
     /** The answer carries the task's `secret`, shown this once, and `warnings`. */
@@ -33,30 +55,45 @@ export class PunctualClient {
     put: (name: string, spec: TaskPutBody) => this.http.call(routes.putTask, { params: { name }, body: spec }),
     /** With `ifMatch` (the version you read), a concurrent change answers 409 instead of being overwritten. */
     patch: (name: string, patch: TaskPatch, options: { ifMatch?: number } = {}) =>
-      this.http.call(routes.patchTask, { params: { name }, body: patch, headers: options.ifMatch === undefined ? {} : { 'if-match': String(options.ifMatch) } }),
+      this.http.call(routes.patchTask, {
+        params: { name },
+        body: patch,
+        headers: options.ifMatch === undefined ? {} : { 'if-match': String(options.ifMatch) },
+      }),
     delete: (name: string) => this.http.call(routes.deleteTask, { params: { name } }),
     /** With `cancel`, executions in progress are cancelled too (by default they finish their slot). */
-    pause: (name: string, options: { cancel?: boolean; note?: string } = {}) => this.http.call(routes.pauseTask, { params: { name }, body: options }),
-    resume: (name: string, options: { catchUp?: CatchUp } = {}) => this.http.call(routes.resumeTask, { params: { name }, body: options }),
-    trigger: (name: string, options: { payload?: Record<string, unknown> } = {}) => this.http.call(routes.triggerTask, { params: { name }, body: options }),
-    backfill: (name: string, window: BackfillBody) => this.http.call(routes.backfillTask, { params: { name }, body: window }),
+    pause: (name: string, options: { cancel?: boolean; note?: string } = {}) =>
+      this.http.call(routes.pauseTask, { params: { name }, body: options }),
+    resume: (name: string, options: { catchUp?: CatchUp } = {}) =>
+      this.http.call(routes.resumeTask, { params: { name }, body: options }),
+    trigger: (name: string, options: { payload?: Record<string, unknown> } = {}) =>
+      this.http.call(routes.triggerTask, { params: { name }, body: options }),
+    backfill: (name: string, window: BackfillBody) =>
+      this.http.call(routes.backfillTask, { params: { name }, body: window }),
     /**
      * The executions recorded under the name, newest first — a deleted task's too. Only due ones
      * unless `planned: true` (or a `status` of `scheduled`/`queued`) asks for the slots planned ahead.
      */
     executions: (name: string, query: Omit<TaskExecutionsQuery, 'cursor'> = {}) =>
-      new Paginated<Execution>((cursor) => this.http.call(routes.taskExecutions, { params: { name }, query: { ...query, cursor } })),
+      new Paginated<Execution>((cursor) =>
+        this.http.call(routes.taskExecutions, { params: { name }, query: { ...query, cursor } }),
+      ),
     /**
      * Every slot of the task in `[from, to]` (at most 31 days; default the day up to now), oldest
      * first, each with its outcome, a reason code and a sentence naming the cause — a deleted task's too.
      */
     timeline: (name: string, query: Omit<TimelineQuery, 'cursor'> = {}) =>
-      new Paginated<TimelineItem>((cursor) => this.http.call(routes.taskTimeline, { params: { name }, query: { ...query, cursor } })),
+      new Paginated<TimelineItem>((cursor) =>
+        this.http.call(routes.taskTimeline, { params: { name }, query: { ...query, cursor } }),
+      ),
     /** The task's versions, newest first — a deleted task's too — each whole, with who made it, when and why. */
     versions: (name: string, query: { limit?: number } = {}) =>
-      new Paginated<TaskVersion>((cursor) => this.http.call(routes.taskVersions, { params: { name }, query: { ...query, cursor } })),
+      new Paginated<TaskVersion>((cursor) =>
+        this.http.call(routes.taskVersions, { params: { name }, query: { ...query, cursor } }),
+      ),
     /** One version and the fields that differ from `against` (default: the version before it). */
-    version: (name: string, version: number, query: TaskVersionQuery = {}) => this.http.call(routes.taskVersion, { params: { name, version: String(version) }, query }),
+    version: (name: string, version: number, query: TaskVersionQuery = {}) =>
+      this.http.call(routes.taskVersion, { params: { name, version: String(version) }, query }),
     /** A new version equal to `version` (a deleted task: restored); `dryRun` answers what it would do and changes nothing. */
     rollback: (name: string, body: RollbackBody) => this.http.call(routes.rollbackTask, { params: { name }, body }),
     /** Creates or replaces up to 1,000 tasks in one transaction, all or nothing. */
@@ -70,7 +107,8 @@ export class PunctualClient {
 
   readonly executions = {
     /** Due executions, newest first; `planned: true` adds the slots planned ahead. */
-    list: (query: Omit<ExecutionListQuery, 'cursor'> = {}) => new Paginated<Execution>((cursor) => this.http.call(routes.listExecutions, { query: { ...query, cursor } })),
+    list: (query: Omit<ExecutionListQuery, 'cursor'> = {}) =>
+      new Paginated<Execution>((cursor) => this.http.call(routes.listExecutions, { query: { ...query, cursor } })),
     get: (id: string) => this.http.call(routes.getExecution, { params: { id } }),
     retry: (id: string) => this.http.call(routes.retryExecution, { params: { id } }),
     cancel: (id: string) => this.http.call(routes.cancelExecution, { params: { id } }),
@@ -110,7 +148,8 @@ export class PunctualClient {
   };
 
   readonly audit = {
-    list: (query: Omit<AuditQuery, 'cursor'> = {}) => new Paginated<AuditEntry>((cursor) => this.http.call(routes.listAudit, { query: { ...query, cursor } })),
+    list: (query: Omit<AuditQuery, 'cursor'> = {}) =>
+      new Paginated<AuditEntry>((cursor) => this.http.call(routes.listAudit, { query: { ...query, cursor } })),
   };
 
   readonly cluster = {

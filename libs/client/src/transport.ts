@@ -50,7 +50,8 @@ export class Transport {
     });
     const search = new URLSearchParams();
     for (const [key, value] of Object.entries(options.query ?? {})) {
-      for (const item of Array.isArray(value) ? value : [value]) if (item !== undefined && item !== null) search.append(key, String(item));
+      for (const item of Array.isArray(value) ? value : [value])
+        if (item !== undefined && item !== null) search.append(key, String(item));
     }
     const query = search.toString();
     return `${this.baseUrl}${path}${query ? `?${query}` : ''}`;
@@ -61,7 +62,12 @@ export class Transport {
 function apiError(res: Response, text: string, json: unknown): PunctualApiError {
   const error = (json as { error?: { code?: unknown; message?: string; details?: ErrorDetail[] } } | undefined)?.error;
   const code = isErrorCode(error?.code) ? error.code : 'unknown';
-  return new PunctualApiError(res.status, code, error?.message ?? (text.slice(0, 200) || res.statusText), error?.details ?? []);
+  return new PunctualApiError(
+    res.status,
+    code,
+    error?.message ?? (text.slice(0, 200) || res.statusText),
+    error?.details ?? [],
+  );
 }
 
 function parse(text: string): unknown {

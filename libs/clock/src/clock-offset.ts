@@ -17,7 +17,11 @@ export function offsetFromSamples(samples: ClockSample[]): number {
 }
 
 /** Takes `count` samples of `readReference` one after another. */
-export async function sampleClock(readReference: () => Promise<Date>, count = 5, now: () => number = Date.now): Promise<ClockSample[]> {
+export async function sampleClock(
+  readReference: () => Promise<Date>,
+  count = 5,
+  now: () => number = Date.now,
+): Promise<ClockSample[]> {
   const samples: ClockSample[] = [];
   for (let i = 0; i < count; i += 1) {
     const sentAt = now();

@@ -61,7 +61,9 @@ export class ClockService implements OnApplicationBootstrap, OnModuleDestroy {
   /** Measures the offset again; a failure keeps the last one (and says so). */
   async measure(): Promise<number> {
     try {
-      const samples = await sampleClock(async () => (await this.prisma.$queryRaw<{ now: Date }[]>`SELECT clock_timestamp() AS now`)[0]!.now);
+      const samples = await sampleClock(
+        async () => (await this.prisma.$queryRaw<{ now: Date }[]>`SELECT clock_timestamp() AS now`)[0]!.now,
+      );
       this.offsetMs = offsetFromSamples(samples);
     } catch (error) {
       this.logger.warn({ err: error }, 'could not measure the clock offset to Postgres; keeping the last one');
@@ -69,10 +71,19 @@ export class ClockService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     this.metrics.clockOffset.set({ role: this.role }, this.offsetMs / 1000);
     const fields = { role: this.role, offsetMs: this.offsetMs };
-    if (Math.abs(this.offsetMs) > OFFSET_ALARM_MS) this.logger.error(fields, 'this clock is more than 1 s off Postgres; fix NTP on this host');
+    if (Math.abs(this.offsetMs) > OFFSET_ALARM_MS)
+      this.logger.error(fields, 'this clock is more than 1 s off Postgres; fix NTP on this host');
     else this.logger.debug(fields, 'clock offset to Postgres measured');
     const key = this.redis.key('clock', this.role, this.config.instanceId);
-    await bestEffort(this.redis.client.set(key, JSON.stringify({ offsetMs: this.offsetMs, measuredAt: new Date().toISOString() }), 'EX', PUBLISHED_TTL_S), 'clock.publish-offset');
+    await bestEffort(
+      this.redis.client.set(
+        key,
+        JSON.stringify({ offsetMs: this.offsetMs, measuredAt: new Date().toISOString() }),
+        'EX',
+        PUBLISHED_TTL_S,
+      ),
+      'clock.publish-offset',
+    );
     return this.offsetMs;
   }
 }

@@ -7,7 +7,15 @@ import { HandlerQueues } from './handler-queues.js';
 import { WorkerDirectory } from './worker-directory.js';
 
 /** The job states counted in the view, summed over every handler's queue. */
-const JOB_STATES: JobType[] = ['active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children'];
+const JOB_STATES: JobType[] = [
+  'active',
+  'completed',
+  'delayed',
+  'failed',
+  'prioritized',
+  'waiting',
+  'waiting-children',
+];
 
 /** Flow-control keys listed: the busiest. */
 const BUSIEST_KEYS = 20;
@@ -79,8 +87,12 @@ export class ClusterService {
 function parseOffset(value: string): { offsetMs: number; measuredAt: string } | null {
   try {
     const parsed = JSON.parse(value) as { offsetMs?: unknown; measuredAt?: unknown };
-    const at = typeof parsed.measuredAt === 'string' || typeof parsed.measuredAt === 'number' ? new Date(parsed.measuredAt) : null;
-    if (typeof parsed.offsetMs !== 'number' || !Number.isFinite(parsed.offsetMs) || !at || Number.isNaN(at.getTime())) return null;
+    const at =
+      typeof parsed.measuredAt === 'string' || typeof parsed.measuredAt === 'number'
+        ? new Date(parsed.measuredAt)
+        : null;
+    if (typeof parsed.offsetMs !== 'number' || !Number.isFinite(parsed.offsetMs) || !at || Number.isNaN(at.getTime()))
+      return null;
     return { offsetMs: parsed.offsetMs, measuredAt: at.toISOString() };
   } catch {
     return null; // an entry this version cannot read is left out of the view, as one that expired

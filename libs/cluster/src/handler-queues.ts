@@ -26,9 +26,14 @@ export class HandlerQueues {
   /** Every handler whose queue may hold jobs, as read at most `maxAgeMs` ago (default KNOWN_FOR_MS). */
   async handlers(maxAgeMs = KNOWN_FOR_MS): Promise<string[]> {
     if (!this.known || performance.now() - this.known.at > maxAgeMs) {
-      const names = Promise.all([this.executions.handlersInUse(), this.directory.handlers()]).then(([used, offered]) => [...new Set([...used, ...offered.map((h) => h.name)])].sort());
+      const names = Promise.all([this.executions.handlersInUse(), this.directory.handlers()]).then(([used, offered]) =>
+        [...new Set([...used, ...offered.map((h) => h.name)])].sort(),
+      );
       // A failed read is not kept: the next asks again.
-      this.known = { names: names.catch((error: unknown) => ((this.known = null), Promise.reject(error))), at: performance.now() };
+      this.known = {
+        names: names.catch((error: unknown) => ((this.known = null), Promise.reject(error))),
+        at: performance.now(),
+      };
     }
     return this.known.names;
   }
@@ -53,7 +58,10 @@ export class HandlerQueues {
    * of each handler no live worker offers (`punctual_runs_waiting_for_worker`; 0 for one offered again).
    */
   async observe(metrics: Metrics): Promise<void> {
-    const [counts, waiting] = await Promise.all([this.jobCounts(['waiting', 'active', 'delayed', 'prioritized', 'failed']), this.waitingForWorker()]);
+    const [counts, waiting] = await Promise.all([
+      this.jobCounts(['waiting', 'active', 'delayed', 'prioritized', 'failed']),
+      this.waitingForWorker(),
+    ]);
     for (const [state, count] of Object.entries(counts)) metrics.queueDepth.set({ state }, count);
     metrics.waitingForWorker.reset();
     for (const w of waiting) metrics.waitingForWorker.set({ handler: w.handler }, w.runs);

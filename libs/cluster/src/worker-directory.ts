@@ -35,15 +35,23 @@ export class WorkerDirectory {
   /** Every handler name offered by at least one live worker, with how many offer it. */
   async handlers(): Promise<{ name: string; workers: number }[]> {
     const counts = new Map<string, number>();
-    for (const worker of await this.workers()) for (const name of worker.handlers) counts.set(name, (counts.get(name) ?? 0) + 1);
+    for (const worker of await this.workers())
+      for (const name of worker.handlers) counts.set(name, (counts.get(name) ?? 0) + 1);
     return [...counts].map(([name, workers]) => ({ name, workers })).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** The live workers: their handlers and concurrency (null from a worker that did not say). */
-  async workers(): Promise<{ instance: string; handlers: string[]; concurrency: number | null; seenAt: string | null }[]> {
+  async workers(): Promise<
+    { instance: string; handlers: string[]; concurrency: number | null; seenAt: string | null }[]
+  > {
     const workers = (await this.redis.entries('workers')).map(([instance, value]) => {
       const entry = JSON.parse(value) as Partial<Entry>;
-      return { instance, handlers: entry.handlers ?? [], concurrency: entry.concurrency ?? null, seenAt: entry.at ?? null };
+      return {
+        instance,
+        handlers: entry.handlers ?? [],
+        concurrency: entry.concurrency ?? null,
+        seenAt: entry.at ?? null,
+      };
     });
     return workers.sort((a, b) => a.instance.localeCompare(b.instance));
   }

@@ -1,4 +1,11 @@
-import { type DynamicModule, Global, type InjectionToken, Module, type ModuleMetadata, type OptionalFactoryDependency } from '@nestjs/common';
+import {
+  type DynamicModule,
+  Global,
+  type InjectionToken,
+  Module,
+  type ModuleMetadata,
+  type OptionalFactoryDependency,
+} from '@nestjs/common';
 import type { Config } from './config.js';
 
 /** Injection token of the frozen {@link Config}. */
@@ -23,7 +30,13 @@ export class ConfigModule {
     return {
       module: ConfigModule,
       imports: factory.imports ?? [],
-      providers: [{ provide: CONFIG, inject: factory.inject ?? [], useFactory: factory.useFactory as (...args: unknown[]) => Config | Promise<Config> }],
+      providers: [
+        {
+          provide: CONFIG,
+          inject: factory.inject ?? [],
+          useFactory: factory.useFactory as (...args: unknown[]) => Config | Promise<Config>,
+        },
+      ],
       exports: [CONFIG],
     };
   }

@@ -56,7 +56,12 @@ export interface HostPort {
 /** How a process reaches Redis (REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES). */
 export type RedisTopology =
   | { readonly kind: 'single' }
-  | { readonly kind: 'sentinel'; readonly sentinels: readonly HostPort[]; readonly master: string; readonly sentinelPassword: string | undefined }
+  | {
+      readonly kind: 'sentinel';
+      readonly sentinels: readonly HostPort[];
+      readonly master: string;
+      readonly sentinelPassword: string | undefined;
+    }
   | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[] };
 
 /** A bad environment: its message is one line naming the variable and what it expected. */
@@ -120,7 +125,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 function redisTopology(c: RawConfig): RedisTopology {
   if (c.REDIS_SENTINELS) {
-    return Object.freeze({ kind: 'sentinel', sentinels: Object.freeze(c.REDIS_SENTINELS), master: c.REDIS_SENTINEL_MASTER!, sentinelPassword: c.REDIS_SENTINEL_PASSWORD });
+    return Object.freeze({
+      kind: 'sentinel',
+      sentinels: Object.freeze(c.REDIS_SENTINELS),
+      master: c.REDIS_SENTINEL_MASTER!,
+      sentinelPassword: c.REDIS_SENTINEL_PASSWORD,
+    });
   }
   if (c.REDIS_CLUSTER_NODES) return Object.freeze({ kind: 'cluster', nodes: Object.freeze(c.REDIS_CLUSTER_NODES) });
   return Object.freeze({ kind: 'single' });

@@ -4,12 +4,26 @@ import { PENDING_EXECUTION_STATUSES, Role } from './enums.js';
 import { API_KEY_NAME_PATTERN } from './limits.js';
 
 export const CreateApiKeyBody = z
-  .strictObject({ name: z.string().regex(API_KEY_NAME_PATTERN, `must match ${API_KEY_NAME_PATTERN.source}`).meta({ examples: ['ci-deployer'] }), role: Role.meta({ examples: ['operator'] }) })
+  .strictObject({
+    name: z
+      .string()
+      .regex(API_KEY_NAME_PATTERN, `must match ${API_KEY_NAME_PATTERN.source}`)
+      .meta({ examples: ['ci-deployer'] }),
+    role: Role.meta({ examples: ['operator'] }),
+  })
   .meta({ id: 'CreateApiKeyBody' });
 
 /** An API key as listed: never the key itself. */
 export const ApiKey = z
-  .object({ id: z.uuid(), name: z.string(), prefix: z.string(), role: Role, createdAt: Timestamp, lastUsedAt: Timestamp.nullable(), revokedAt: Timestamp.nullable() })
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    prefix: z.string(),
+    role: Role,
+    createdAt: Timestamp,
+    lastUsedAt: Timestamp.nullable(),
+    revokedAt: Timestamp.nullable(),
+  })
   .meta({ id: 'ApiKey' });
 /** The answer to creating a key: the key itself, shown this once. */
 export const CreatedApiKey = ApiKey.extend({ key: z.string() }).meta({ id: 'CreatedApiKey' });
@@ -17,22 +31,39 @@ export const ApiKeyList = z.object({ items: z.array(ApiKey) }).meta({ id: 'ApiKe
 
 /** One admin change: who did what to which target, before and after. */
 export const AuditEntry = z
-  .object({ id: z.string(), actor: z.string(), action: z.string(), target: z.string(), before: z.unknown(), after: z.unknown(), at: Timestamp })
+  .object({
+    id: z.string(),
+    actor: z.string(),
+    action: z.string(),
+    target: z.string(),
+    before: z.unknown(),
+    after: z.unknown(),
+    at: Timestamp,
+  })
   .meta({ id: 'AuditEntry' });
 export const AuditPage = Page(AuditEntry).meta({ id: 'AuditPage' });
-export const AuditQuery = PageQuery.extend({ actor: z.string().max(128).optional(), action: z.string().max(128).optional(), target: z.string().max(256).optional() });
+export const AuditQuery = PageQuery.extend({
+  actor: z.string().max(128).optional(),
+  action: z.string().max(128).optional(),
+  target: z.string().max(256).optional(),
+});
 
 /** Who the caller is (`GET /v1/me`): the key's name for the audit log and its role. */
 export const Me = z.object({ actor: z.string(), role: Role }).meta({ id: 'Me' });
 
-export const HandlerList = z.object({ items: z.array(z.object({ name: z.string(), workers: z.number().int() })) }).meta({ id: 'HandlerList' });
+export const HandlerList = z
+  .object({ items: z.array(z.object({ name: z.string(), workers: z.number().int() })) })
+  .meta({ id: 'HandlerList' });
 
 /** What the cluster looks like now (`GET /v1/cluster`). */
 export const Cluster = z
   .object({
     leader: z
       .object({
-        instance: z.string().nullable().meta({ description: 'the scheduler instance holding the leader lock (null: none)' }),
+        instance: z
+          .string()
+          .nullable()
+          .meta({ description: 'the scheduler instance holding the leader lock (null: none)' }),
         epoch: z.number().int().meta({ description: 'the fencing epoch of the latest leader' }),
         acquiredAt: Timestamp.nullable(),
         heartbeatAt: Timestamp.nullable(),
@@ -42,13 +73,19 @@ export const Cluster = z
       .array(
         z.object({
           shard: z.number().int(),
-          leader: z.string().nullable().meta({ description: 'the scheduler instance that took the latest epoch of this shard (null: none yet)' }),
+          leader: z
+            .string()
+            .nullable()
+            .meta({ description: 'the scheduler instance that took the latest epoch of this shard (null: none yet)' }),
           epoch: z.number().int().meta({ description: "the fencing epoch of the shard's latest leader" }),
           acquiredAt: Timestamp.nullable(),
           heartbeatAt: Timestamp.nullable(),
         }),
       )
-      .meta({ description: 'every shard (SCHEDULER_SHARDS; one in an unsharded cluster) with its leader, from scheduler_state' }),
+      .meta({
+        description:
+          'every shard (SCHEDULER_SHARDS; one in an unsharded cluster) with its leader, from scheduler_state',
+      }),
     workers: z.array(
       z.object({
         instance: z.string(),
@@ -65,10 +102,20 @@ export const Cluster = z
           since: Timestamp.meta({ description: 'when the oldest of them came due' }),
         }),
       )
-      .meta({ description: 'handlers that due runs wait for and that no live worker offers: each such run waits (its misfire policy decides it past maxDelay) until a worker offering the handler is back' }),
+      .meta({
+        description:
+          'handlers that due runs wait for and that no live worker offers: each such run waits (its misfire policy decides it past maxDelay) until a worker offering the handler is back',
+      }),
     queue: z.object({
-      jobs: z.record(z.string(), z.number().int()).meta({ description: 'BullMQ job counts by state (waiting, active, delayed, …)' }),
-      executions: z.object(Object.fromEntries(PENDING_EXECUTION_STATUSES.map((s) => [s, z.number().int()])) as Record<(typeof PENDING_EXECUTION_STATUSES)[number], z.ZodNumber>),
+      jobs: z
+        .record(z.string(), z.number().int())
+        .meta({ description: 'BullMQ job counts by state (waiting, active, delayed, …)' }),
+      executions: z.object(
+        Object.fromEntries(PENDING_EXECUTION_STATUSES.map((s) => [s, z.number().int()])) as Record<
+          (typeof PENDING_EXECUTION_STATUSES)[number],
+          z.ZodNumber
+        >,
+      ),
     }),
     flow: z
       .array(

@@ -7,13 +7,33 @@ export const HORIZON_DEFAULT = 20;
 
 /** `?dryRun=true&horizon=20`: what a change would do, stored nowhere. */
 export const ChangeQuery = z.strictObject({
-  dryRun: QueryFlag.optional().meta({ description: '`true`: change nothing and answer what the change would do (`changes`)' }),
-  horizon: z.coerce.number().int().min(1).max(HORIZON_MAX).optional().meta({ description: `how many of the next fire times a dry run compares (default ${HORIZON_DEFAULT}, at most ${HORIZON_MAX})` }),
-  reason: z.string().max(500).optional().meta({ description: 'why the change is made: kept with the version it makes (`GET /v1/tasks/{name}/versions`)' }),
+  dryRun: QueryFlag.optional().meta({
+    description: '`true`: change nothing and answer what the change would do (`changes`)',
+  }),
+  horizon: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(HORIZON_MAX)
+    .optional()
+    .meta({
+      description: `how many of the next fire times a dry run compares (default ${HORIZON_DEFAULT}, at most ${HORIZON_MAX})`,
+    }),
+  reason: z
+    .string()
+    .max(500)
+    .optional()
+    .meta({ description: 'why the change is made: kept with the version it makes (`GET /v1/tasks/{name}/versions`)' }),
 });
 
 /** A planned execution a change keeps, withdraws or re-times. */
-export const PendingSlot = z.object({ executionId: z.uuid(), scheduledFor: Timestamp, fireAt: Timestamp, due: z.boolean(), newFireAt: Timestamp.optional() });
+export const PendingSlot = z.object({
+  executionId: z.uuid(),
+  scheduledFor: Timestamp,
+  fireAt: Timestamp,
+  due: z.boolean(),
+  newFireAt: Timestamp.optional(),
+});
 
 /**
  * What a change of a task does to its runs (DESIGN §7 "Previews"), over the next `horizon` fire
@@ -39,14 +59,26 @@ export type TaskChanges = z.infer<typeof TaskChanges>;
 
 /** `GET /v1/tasks/{name}/versions/{version}?against=`: the version to compare with (default: the one before). */
 export const TaskVersionQuery = z.strictObject({
-  against: z.coerce.number().int().min(1).optional().meta({ description: 'the version to compare with; default the version before it' }),
+  against: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .meta({ description: 'the version to compare with; default the version before it' }),
 });
 
 /** `POST /v1/tasks/{name}/rollback`: make a new version equal to an old one (a deleted task: restore it). */
 export const RollbackBody = z
   .strictObject({
-    version: z.number().int().min(1).meta({ description: 'the version to go back to, as `GET /v1/tasks/{name}/versions` lists it' }),
-    dryRun: z.boolean().optional().meta({ description: '`true`: change nothing and answer what the rollback would do (`changes`)' }),
+    version: z
+      .number()
+      .int()
+      .min(1)
+      .meta({ description: 'the version to go back to, as `GET /v1/tasks/{name}/versions` lists it' }),
+    dryRun: z
+      .boolean()
+      .optional()
+      .meta({ description: '`true`: change nothing and answer what the rollback would do (`changes`)' }),
     reason: z.string().max(500).optional().meta({ description: 'why, kept with the version it makes' }),
   })
   .meta({ id: 'RollbackBody' });

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { ErrorCode } from './error-codes.js';
-import { CURSOR_MAX, DURATION_MAX_MS, DURATION_PATTERN, DURATION_UNIT_MS, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX } from './limits.js';
+import {
+  CURSOR_MAX,
+  DURATION_MAX_MS,
+  DURATION_PATTERN,
+  DURATION_UNIT_MS,
+  PAGE_LIMIT_DEFAULT,
+  PAGE_LIMIT_MAX,
+} from './limits.js';
 
 /**
  * Milliseconds of a duration string (`"30s"`) or whole milliseconds; NaN when it is neither.
@@ -35,7 +42,10 @@ export const Duration = z
   .meta({ description: 'a duration: "250ms", "30s", "5m", "1h", "7d", or whole milliseconds', examples: ['30s'] });
 
 /** An instant with its offset: `2026-06-01T07:00:00Z`, `2026-06-01T09:00:00+02:00`. */
-export const Instant = z.iso.datetime({ offset: true, error: 'must be an ISO-8601 instant with an offset, e.g. 2026-06-01T07:00:00Z' });
+export const Instant = z.iso.datetime({
+  offset: true,
+  error: 'must be an ISO-8601 instant with an offset, e.g. 2026-06-01T07:00:00Z',
+});
 
 /** An instant the API writes: always UTC with milliseconds. */
 export const Timestamp = z.string().meta({ format: 'date-time', examples: ['2026-06-01T07:00:00.000Z'] });
@@ -44,10 +54,19 @@ export const Timestamp = z.string().meta({ format: 'date-time', examples: ['2026
  * A yes/no query parameter: `true` or `false` in the query string, a boolean from the typed client.
  * Anything else is malformed (400).
  */
-export const QueryFlag = z.preprocess((value: boolean | 'true' | 'false') => (value === 'true' ? true : value === 'false' ? false : value), z.boolean());
+export const QueryFlag = z.preprocess(
+  (value: boolean | 'true' | 'false') => (value === 'true' ? true : value === 'false' ? false : value),
+  z.boolean(),
+);
 
 /** A fire time: the instant in UTC and in the schedule's zone. */
-export const FireTime = z.object({ at: Timestamp, local: z.string().meta({ description: "the same instant in the schedule's zone, with its offset", examples: ['2026-03-29T09:00:00.000+02:00'] }) });
+export const FireTime = z.object({
+  at: Timestamp,
+  local: z.string().meta({
+    description: "the same instant in the schedule's zone, with its offset",
+    examples: ['2026-03-29T09:00:00.000+02:00'],
+  }),
+});
 
 /** One field of a task that a change (an apply, a version) changes, by its path in the task JSON (`schedule.cron`, `payload.headers.accept`). */
 export const FieldChange = z.object({
@@ -71,12 +90,17 @@ export const ErrorEnvelope = z
   .meta({ id: 'Error' });
 
 /** A page of a keyset-paginated list: pass `nextCursor` back as `cursor`; null on the last page. */
-export const Page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+export const Page = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item), nextCursor: z.string().nullable() });
 
 /** `limit` and `cursor` of every paginated list. */
 export const PageQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(PAGE_LIMIT_MAX).default(PAGE_LIMIT_DEFAULT),
-  cursor: z.string().max(CURSOR_MAX).regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor this API returned').optional(),
+  cursor: z
+    .string()
+    .max(CURSOR_MAX)
+    .regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor this API returned')
+    .optional(),
 });
 
 export type ErrorDetail = z.infer<typeof ErrorDetail>;

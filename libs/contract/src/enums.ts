@@ -7,7 +7,17 @@ export const DST_GAPS = ['shift', 'skip', 'end'] as const;
 export const DST_OVERLAPS = ['first', 'last', 'both'] as const;
 export const DISAMBIGUATIONS = ['earlier', 'later', 'compatible'] as const;
 export const NOTIFY_EVENTS = ['succeeded', 'failed', 'dead'] as const;
-export const EXECUTION_STATUSES = ['scheduled', 'queued', 'running', 'retrying', 'succeeded', 'dead', 'skipped', 'missed', 'cancelled'] as const;
+export const EXECUTION_STATUSES = [
+  'scheduled',
+  'queued',
+  'running',
+  'retrying',
+  'succeeded',
+  'dead',
+  'skipped',
+  'missed',
+  'cancelled',
+] as const;
 /** Executions not yet finished: what the queue still has to do. */
 export const PENDING_EXECUTION_STATUSES = ['scheduled', 'queued', 'running', 'retrying'] as const;
 /** Executions planned and not started: until their fire time comes they are slots still to come, not runs. */

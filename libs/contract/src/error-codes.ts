@@ -6,21 +6,51 @@ import { z } from 'zod';
  */
 export const ERROR_CODES = [
   // 400: not JSON, too deep, a wrong type, a missing or unknown field, a cursor or If-Match the API never wrote
-  'invalid_request', 'malformed_json', 'too_deep', 'invalid_cursor', 'invalid_if_match',
+  'invalid_request',
+  'malformed_json',
+  'too_deep',
+  'invalid_cursor',
+  'invalid_if_match',
   // 401, 403, 404
-  'unauthenticated', 'forbidden', 'not_found',
+  'unauthenticated',
+  'forbidden',
+  'not_found',
   // 409
-  'name_taken', 'version_conflict', 'invalid_state', 'calendar_in_use', 'not_managed',
+  'name_taken',
+  'version_conflict',
+  'invalid_state',
+  'calendar_in_use',
+  'not_managed',
   // 413, 415
-  'payload_too_large', 'unsupported_media_type',
+  'payload_too_large',
+  'unsupported_media_type',
   // 422: well-formed, but the meaning is impossible; a batch refused for one reason carries that reason's code
-  'validation_failed', 'invalid_task', 'invalid_tasks', 'invalid_name', 'name_mismatch', 'duplicate_name', 'managed_by_mismatch', 'invalid_schedule',
-  'ambiguous_local_time', 'unknown_calendar', 'invalid_calendar', 'invalid_payload', 'invalid_duration', 'invalid_range', 'invalid_text',
+  'validation_failed',
+  'invalid_task',
+  'invalid_tasks',
+  'invalid_name',
+  'name_mismatch',
+  'duplicate_name',
+  'managed_by_mismatch',
+  'invalid_schedule',
+  'ambiguous_local_time',
+  'unknown_calendar',
+  'invalid_calendar',
+  'invalid_payload',
+  'invalid_duration',
+  'invalid_range',
+  'invalid_text',
   // 429, 500, 503 (Postgres cannot be reached for now: a restart, a failover; try again)
-  'too_many_failures', 'internal', 'unavailable',
+  'too_many_failures',
+  'internal',
+  'unavailable',
 ] as const;
 
-export const ErrorCode = z.enum(ERROR_CODES).meta({ id: 'ErrorCode', description: 'what went wrong, for a program to branch on (the message is for people)', examples: ['invalid_schedule'] });
+export const ErrorCode = z.enum(ERROR_CODES).meta({
+  id: 'ErrorCode',
+  description: 'what went wrong, for a program to branch on (the message is for people)',
+  examples: ['invalid_schedule'],
+});
 
 export type ErrorCode = z.infer<typeof ErrorCode>;
 

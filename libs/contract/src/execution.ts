@@ -7,14 +7,20 @@ import { ExecutionStatus, PLANNED_EXECUTION_STATUSES, SkipReason, Trigger } from
  * documents use: `lastExecution`, `upcoming` and the execution lists are all cut by it.
  */
 export const DUE_WORDS =
-  'An execution is due once its fire time has come (`fireAt` ≤ now), once it has left the planned states `scheduled` and `queued` (it started, or was skipped, missed or cancelled), or at once when the schedule did not plan it ahead (a manual, backfill or catch-up run is asked for now); until then it is a slot planned ahead, still to come.';
+  'An execution is due once its fire time has come (`fireAt` ≤ now), once it has left the planned ' +
+  'states `scheduled` and `queued` (it started, or was skipped, missed or cancelled), or at once when ' +
+  'the schedule did not plan it ahead (a manual, backfill or catch-up run is asked for now); until then ' +
+  'it is a slot planned ahead, still to come.';
 
 /** An execution: one slot of a task, or a manual or backfill run (DESIGN §7). */
 export const Execution = z
   .object({
     id: z.uuid(),
     task: z.string(),
-    taskDeleted: z.boolean().meta({ description: 'the task that planned it has since been deleted: its history is kept under the name `task`, beside that of a task that took the name later' }),
+    taskDeleted: z.boolean().meta({
+      description:
+        'the task that planned it has since been deleted: its history is kept under the name `task`, beside that of a task that took the name later',
+    }),
     scheduledFor: Timestamp,
     fireAt: Timestamp,
     trigger: Trigger,
@@ -46,9 +52,15 @@ export const ExecutionPage = Page(Execution).meta({ id: 'ExecutionPage' });
 
 /** `GET /v1/tasks/{name}/executions`. */
 export const TaskExecutionsQuery = PageQuery.extend({
-  status: ExecutionStatus.optional().meta({ description: '`dead` is the dead letter; `scheduled` or `queued` lists the planned executions still to come as well (unless `planned=false`: then only the due ones)' }),
+  status: ExecutionStatus.optional().meta({
+    description:
+      '`dead` is the dead letter; `scheduled` or `queued` lists the planned executions still to come as well (unless `planned=false`: then only the due ones)',
+  }),
   planned: QueryFlag.optional().meta({
-    description: `\`true\`: also list the executions planned and not yet due (slots still to come), in slot order with the rest; \`false\`: only due ones. Unset: only due ones, unless \`status\` is \`scheduled\` or \`queued\`. ${DUE_WORDS}`,
+    description:
+      `\`true\`: also list the executions planned and not yet due (slots still to come), in slot order with ` +
+      `the rest; \`false\`: only due ones. Unset: only due ones, unless \`status\` is \`scheduled\` or ` +
+      `\`queued\`. ${DUE_WORDS}`,
   }),
 });
 /** `GET /v1/executions`. */
@@ -63,7 +75,10 @@ export const ExecutionListQuery = TaskExecutionsQuery.extend({
  * for a `status` filter on a planned state (an operator asking for `scheduled` rows wants them all).
  */
 export function listsPlanned(query: { status?: ExecutionStatus; planned?: boolean }): boolean {
-  return query.planned ?? (query.status !== undefined && (PLANNED_EXECUTION_STATUSES as readonly string[]).includes(query.status));
+  return (
+    query.planned ??
+    (query.status !== undefined && (PLANNED_EXECUTION_STATUSES as readonly string[]).includes(query.status))
+  );
 }
 
 export type Execution = z.infer<typeof Execution>;

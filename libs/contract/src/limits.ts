@@ -20,7 +20,13 @@ export const API_KEY_NAME_PATTERN = /^[\w .:@-]{1,128}$/;
 
 /** A duration: `250ms`, `30s`, `5m`, `1h`, `7d` (decimals allowed), or whole milliseconds. */
 export const DURATION_PATTERN = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
-export const DURATION_UNIT_MS: Readonly<Record<string, number>> = Object.freeze({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 });
+export const DURATION_UNIT_MS: Readonly<Record<string, number>> = Object.freeze({
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+});
 /** The longest duration a task stores (its columns are 32-bit milliseconds: about 24.8 days). */
 export const DURATION_MAX_MS = 2_147_483_647;
 

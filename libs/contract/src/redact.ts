@@ -10,9 +10,11 @@ export function redactPayload(payload: unknown, secretFields: readonly string[])
   for (const path of secretFields) {
     const parts = path.split('.');
     let node: unknown = copy;
-    for (const part of parts.slice(0, -1)) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+    for (const part of parts.slice(0, -1))
+      node = node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
     const last = parts[parts.length - 1]!;
-    if (node && typeof node === 'object' && last in (node as object)) (node as Record<string, unknown>)[last] = REDACTED;
+    if (node && typeof node === 'object' && last in (node as object))
+      (node as Record<string, unknown>)[last] = REDACTED;
   }
   return copy;
 }

@@ -10,8 +10,14 @@ describe('storable text', () => {
   });
 
   it('finds the first unstorable string of a JSON value by its path, keys included', () => {
-    expect(findUnstorable({ payload: { list: ['ok', 'x\u0000'] } })).toEqual({ path: ['payload', 'list', 1], reason: expect.stringMatching(/NUL/) });
-    expect(findUnstorable({ labels: { ['k\ud800']: 'v' } })).toEqual({ path: ['labels', 'k\ud800'], reason: expect.stringMatching(/^has a key that .*surrogate/) });
+    expect(findUnstorable({ payload: { list: ['ok', 'x\u0000'] } })).toEqual({
+      path: ['payload', 'list', 1],
+      reason: expect.stringMatching(/NUL/),
+    });
+    expect(findUnstorable({ labels: { ['k\ud800']: 'v' } })).toEqual({
+      path: ['labels', 'k\ud800'],
+      reason: expect.stringMatching(/^has a key that .*surrogate/),
+    });
     expect(findUnstorable({ a: [1, true, null, { b: '😀' }] })).toBeNull();
   });
 

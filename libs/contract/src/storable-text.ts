@@ -17,7 +17,10 @@ export function unstorableReason(text: string): string | null {
 }
 
 /** The first unstorable string in a JSON value (a value or a key), with its path, or null. */
-export function findUnstorable(value: unknown, path: (string | number)[] = []): { path: (string | number)[]; reason: string } | null {
+export function findUnstorable(
+  value: unknown,
+  path: (string | number)[] = [],
+): { path: (string | number)[]; reason: string } | null {
   if (typeof value === 'string') {
     const reason = unstorableReason(value);
     return reason ? { path, reason } : null;

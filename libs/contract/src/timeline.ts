@@ -4,7 +4,17 @@ import { type ExecutionStatus, Trigger } from './enums.js';
 import { CURSOR_MAX } from './limits.js';
 
 /** What became of a slot (DESIGN §7 "Timeline"): exactly one per slot. */
-export const SLOT_OUTCOMES = ['succeeded', 'failed', 'running', 'pending', 'skipped', 'missed', 'cancelled', 'not_planned', 'upcoming'] as const;
+export const SLOT_OUTCOMES = [
+  'succeeded',
+  'failed',
+  'running',
+  'pending',
+  'skipped',
+  'missed',
+  'cancelled',
+  'not_planned',
+  'upcoming',
+] as const;
 
 /**
  * Why a slot has its outcome, for a program to branch on (the `detail` says it for people). Null
@@ -22,8 +32,26 @@ export const SLOT_OUTCOMES = ['succeeded', 'failed', 'running', 'pending', 'skip
  *   lost, which should never be seen.
  */
 export const SLOT_REASONS = [
-  'overlap', 'paused', 'calendar', 'dst_gap', 'dst_fold', 'before_created', 'after_end', 'deleted', 'edited',
-  'catch_up', 'late', 'no_leader', 'flow_control', 'no_worker', 'retried', 'handler_error', 'cancelled_by', 'manual', 'backfill', 'unrecorded',
+  'overlap',
+  'paused',
+  'calendar',
+  'dst_gap',
+  'dst_fold',
+  'before_created',
+  'after_end',
+  'deleted',
+  'edited',
+  'catch_up',
+  'late',
+  'no_leader',
+  'flow_control',
+  'no_worker',
+  'retried',
+  'handler_error',
+  'cancelled_by',
+  'manual',
+  'backfill',
+  'unrecorded',
 ] as const;
 
 export const SlotOutcome = z.enum(SLOT_OUTCOMES).meta({ id: 'SlotOutcome' });
@@ -54,11 +82,17 @@ export const TIMELINE_LIMIT_DEFAULT = 500;
 export const TimelineItem = z
   .object({
     scheduledFor: Timestamp,
-    local: z.string().meta({ description: "the slot's wall time in the task's zone, with the offset", examples: ['2026-03-30T09:00:00.000+02:00'] }),
+    local: z.string().meta({
+      description: "the slot's wall time in the task's zone, with the offset",
+      examples: ['2026-03-30T09:00:00.000+02:00'],
+    }),
     outcome: SlotOutcome,
     reason: SlotReason.nullable(),
-    detail: z.string().meta({ description: 'what happened and what caused it, for people', examples: ['did not run: the task was paused at 08:12 by key ops-ci'] }),
-    trigger: Trigger.nullable().meta({ description: "how its execution came about; null when the slot has none" }),
+    detail: z.string().meta({
+      description: 'what happened and what caused it, for people',
+      examples: ['did not run: the task was paused at 08:12 by key ops-ci'],
+    }),
+    trigger: Trigger.nullable().meta({ description: 'how its execution came about; null when the slot has none' }),
     executionId: z.uuid().optional(),
     attempts: z.number().int().optional(),
     startedAt: Timestamp.optional(),
@@ -80,16 +114,34 @@ export const TimelinePage = z
 /** `GET /v1/tasks/{name}/timeline`. */
 export const TimelineQuery = z
   .strictObject({
-    from: Instant.optional().meta({ description: 'start of the range (exclusive of nothing: a slot at `from` is listed); default: a day before `to`' }),
+    from: Instant.optional().meta({
+      description: 'start of the range (exclusive of nothing: a slot at `from` is listed); default: a day before `to`',
+    }),
     to: Instant.optional().meta({ description: 'end of the range, inclusive; default: a day after `from`, or now' }),
     limit: z.coerce.number().int().min(1).max(TIMELINE_LIMIT_MAX).default(TIMELINE_LIMIT_DEFAULT),
-    cursor: z.string().max(CURSOR_MAX).regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor this API returned').optional(),
+    cursor: z
+      .string()
+      .max(CURSOR_MAX)
+      .regex(/^[A-Za-z0-9_-]+$/, 'must be a cursor this API returned')
+      .optional(),
   })
   .superRefine((q, ctx) => {
     if (q.from === undefined || q.to === undefined) return;
     const [from, to] = [Date.parse(q.from), Date.parse(q.to)];
-    if (from > to) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must not be before from', params: { code: 'invalid_range' } });
-    else if (to - from > TIMELINE_RANGE_MAX_MS) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be at most 31 days after from', params: { code: 'invalid_range' } });
+    if (from > to)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['to'],
+        message: 'must not be before from',
+        params: { code: 'invalid_range' },
+      });
+    else if (to - from > TIMELINE_RANGE_MAX_MS)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['to'],
+        message: 'must be at most 31 days after from',
+        params: { code: 'invalid_range' },
+      });
   });
 
 export type TimelineItem = z.infer<typeof TimelineItem>;

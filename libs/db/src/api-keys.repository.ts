@@ -21,7 +21,10 @@ export class ApiKeysRepository {
   }
 
   async revoke(id: string): Promise<ApiKey | null> {
-    const { count } = await this.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: new Date() } });
+    const { count } = await this.prisma.apiKey.updateMany({
+      where: { id, revokedAt: null },
+      data: { revokedAt: new Date() },
+    });
     return count ? this.prisma.apiKey.findUnique({ where: { id } }) : null;
   }
 

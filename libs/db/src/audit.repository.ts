@@ -17,14 +17,26 @@ export class AuditRepository {
 
   async record(entry: AuditEntry, db: Db = this.prisma): Promise<void> {
     await db.auditLog.create({
-      data: { actor: entry.actor, action: entry.action, target: entry.target, before: entry.before ?? undefined, after: entry.after ?? undefined },
+      data: {
+        actor: entry.actor,
+        action: entry.action,
+        target: entry.target,
+        before: entry.before ?? undefined,
+        after: entry.after ?? undefined,
+      },
     });
   }
 
   /** Many entries in one statement, passed as one JSON array (a batch writes one per task). */
   async recordMany(entries: AuditEntry[], db: Db = this.prisma): Promise<void> {
     if (entries.length === 0) return;
-    const rows = entries.map((e) => ({ actor: e.actor, action: e.action, target: e.target, before: e.before ?? null, after: e.after ?? null }));
+    const rows = entries.map((e) => ({
+      actor: e.actor,
+      action: e.action,
+      target: e.target,
+      before: e.before ?? null,
+      after: e.after ?? null,
+    }));
     await db.$executeRaw`
       INSERT INTO audit_log (actor, action, target, before, after)
       SELECT actor, action, target, before, after FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
@@ -32,9 +44,18 @@ export class AuditRepository {
   }
 
   /** Newest first, keyset-paginated on id. */
-  list(filter: { actor?: string; action?: string; target?: string }, limit: number, beforeId?: bigint): Promise<AuditLog[]> {
+  list(
+    filter: { actor?: string; action?: string; target?: string },
+    limit: number,
+    beforeId?: bigint,
+  ): Promise<AuditLog[]> {
     return this.prisma.auditLog.findMany({
-      where: { actor: filter.actor, action: filter.action, target: filter.target, ...(beforeId !== undefined && { id: { lt: beforeId } }) },
+      where: {
+        actor: filter.actor,
+        action: filter.action,
+        target: filter.target,
+        ...(beforeId !== undefined && { id: { lt: beforeId } }),
+      },
       orderBy: { id: 'desc' },
       take: limit,
     });

@@ -20,6 +20,10 @@ export class BacklogRepository {
       SELECT (SELECT count(*) FROM task_execution WHERE status = 'dead')::int AS dead,
              (SELECT count(*) FROM outbox WHERE delivered_at IS NULL)::int AS pending,
              COALESCE(EXTRACT(EPOCH FROM now() - (SELECT min(created_at) FROM outbox WHERE delivered_at IS NULL)), 0)::float8 AS oldest`;
-    return { deadLetters: row!.dead, outboxPending: row!.pending, outboxOldestPendingSeconds: Math.max(0, row!.oldest) };
+    return {
+      deadLetters: row!.dead,
+      outboxPending: row!.pending,
+      outboxOldestPendingSeconds: Math.max(0, row!.oldest),
+    };
   }
 }

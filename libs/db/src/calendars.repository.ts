@@ -43,12 +43,19 @@ export class CalendarsRepository {
   /** Locks the named calendars against a delete for the rest of the transaction; the missing ones are absent. */
   async lockForUse(names: string[], db: Db): Promise<Calendar[]> {
     if (names.length === 0) return [];
-    const rows = await db.$queryRaw<{ name: string }[]>`SELECT name FROM calendar WHERE name = ANY(${names}::text[]) ORDER BY name FOR SHARE`;
+    const rows = await db.$queryRaw<
+      { name: string }[]
+    >`SELECT name FROM calendar WHERE name = ANY(${names}::text[]) ORDER BY name FOR SHARE`;
     return rows.length ? db.calendar.findMany({ where: { name: { in: rows.map((r) => r.name) } } }) : [];
   }
 
   /** Creates or replaces a calendar (its version moves on a replace), locked for the rest of the transaction; `before` is what it replaced. */
-  async put(name: string, fields: CalendarFields, at: Date, db: Db): Promise<{ calendar: Calendar; created: boolean; before: Calendar | null }> {
+  async put(
+    name: string,
+    fields: CalendarFields,
+    at: Date,
+    db: Db,
+  ): Promise<{ calendar: Calendar; created: boolean; before: Calendar | null }> {
     const before = await db.calendar.findUnique({ where: { name } });
     const [row] = await db.$queryRaw<{ created: boolean }[]>`
       INSERT INTO calendar (name, description, timezone, dates, rrules, managed_by, created_at, updated_at)
@@ -61,14 +68,22 @@ export class CalendarsRepository {
 
   /** Locks the named calendars and every calendar `managedBy` manages (for an apply), in name order. */
   async lockForApply(names: string[], managedBy: string, db: Db): Promise<Calendar[]> {
-    const rows = await db.$queryRaw<{ name: string }[]>`SELECT name FROM calendar WHERE name = ANY(${names}::text[]) OR managed_by = ${managedBy} ORDER BY name FOR UPDATE`;
-    return rows.length ? db.calendar.findMany({ where: { name: { in: rows.map((r) => r.name) } }, orderBy: { name: 'asc' } }) : [];
+    const rows = await db.$queryRaw<
+      { name: string }[]
+    >`SELECT name FROM calendar WHERE name = ANY(${names}::text[]) OR managed_by = ${managedBy} ORDER BY name FOR UPDATE`;
+    return rows.length
+      ? db.calendar.findMany({ where: { name: { in: rows.map((r) => r.name) } }, orderBy: { name: 'asc' } })
+      : [];
   }
 
   /** The tasks that exclude `name`, locked (in name order, as every multi-task lock is taken). */
   async lockUsers(name: string, db: Db): Promise<Task[]> {
-    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM task WHERE ${name} = ANY(exclude) ORDER BY name FOR UPDATE`;
-    return rows.length ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } }, orderBy: { name: 'asc' } }) : [];
+    const rows = await db.$queryRaw<
+      { id: string }[]
+    >`SELECT id FROM task WHERE ${name} = ANY(exclude) ORDER BY name FOR UPDATE`;
+    return rows.length
+      ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } }, orderBy: { name: 'asc' } })
+      : [];
   }
 
   /**
@@ -86,7 +101,9 @@ export class CalendarsRepository {
   }
 
   private async users(name: string, db: Db): Promise<string[]> {
-    const rows = await db.$queryRaw<{ name: string }[]>`SELECT name FROM task WHERE ${name} = ANY(exclude) ORDER BY name`;
+    const rows = await db.$queryRaw<
+      { name: string }[]
+    >`SELECT name FROM task WHERE ${name} = ANY(exclude) ORDER BY name`;
     return rows.map((r) => r.name);
   }
 }

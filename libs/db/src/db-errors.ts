@@ -22,7 +22,7 @@ interface ErrorLink {
 /** The error and each one it wraps: `cause`, and Prisma's `meta.driverAdapterError`. */
 function* chain(error: unknown): Generator<ErrorLink> {
   const seen = new Set<unknown>();
-  for (let link = error; link !== null && typeof link === 'object' && !seen.has(link); ) {
+  for (let link = error; link !== null && typeof link === 'object' && !seen.has(link);) {
     seen.add(link);
     const e = link as ErrorLink;
     yield e;
@@ -32,7 +32,9 @@ function* chain(error: unknown): Generator<ErrorLink> {
 
 /** The codes along an error's chain: SQLSTATEs, node's system error codes, Prisma's codes. */
 function codesOf(error: unknown): string[] {
-  return [...chain(error)].flatMap((e) => [e.code, e.originalCode].filter((code): code is string => typeof code === 'string'));
+  return [...chain(error)].flatMap((e) =>
+    [e.code, e.originalCode].filter((code): code is string => typeof code === 'string'),
+  );
 }
 
 /**
@@ -41,7 +43,15 @@ function codesOf(error: unknown): string[] {
  */
 const CONNECTION_SQLSTATES = /^(08[0-9A-Z]{3}|57P0[123])$/;
 /** Node's codes for a socket that could not connect or was cut (and `ClaimTimeoutError`'s). */
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
 /** Prisma: the database server cannot be reached (P1001), or closed the connection (P1017). */
 const PRISMA_CONNECTION_CODES = new Set(['P1001', 'P1017']);
 /** The driver adapter's kinds for a socket's failure (it maps ECONNREFUSED, ENOTFOUND, ECONNRESET, ETIMEDOUT to these). */
@@ -68,7 +78,9 @@ export function isConnectionError(error: unknown): boolean {
     if (typeof e.kind === 'string' && ADAPTER_CONNECTION_KINDS.has(e.kind)) return true;
     if (e.code === undefined && typeof e.message === 'string' && PG_CONNECTION_ENDED.has(e.message)) return true;
   }
-  return codesOf(error).some((code) => CONNECTION_SQLSTATES.test(code) || SOCKET_CODES.has(code) || PRISMA_CONNECTION_CODES.has(code));
+  return codesOf(error).some(
+    (code) => CONNECTION_SQLSTATES.test(code) || SOCKET_CODES.has(code) || PRISMA_CONNECTION_CODES.has(code),
+  );
 }
 
 /** Postgres gave up waiting for a lock (`lock_timeout`, SQLSTATE 55P03 lock_not_available): worth another try, not a failure. */

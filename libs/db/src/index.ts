@@ -13,21 +13,37 @@ export { DbModule } from './db.module.js';
 export { epochFence, inShard, type LeaderFence, type ShardFence, shardFence, shardOfSql } from './epoch-fence.js';
 export { AttemptsRepository, type RecordedSuccesses } from './executions/attempts.repository.js';
 export { type ClaimHolder, type ClaimRead, executionFromClaimed } from './executions/claim.rows.js';
-export { ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome, type DirectClaim, type StartedAttempt } from './executions/claims.repository.js';
+export {
+  ClaimsRepository,
+  type ClaimWrite,
+  type ClaimWriteOutcome,
+  type DirectClaim,
+  type StartedAttempt,
+} from './executions/claims.repository.js';
 export { DEFINITIONS_KEPT, TaskDefinitions } from './executions/task-definitions.js';
 export { CLAIM_DIRECT, STARTS_WITHOUT_JUDGEMENT } from './executions/turn-statements.js';
 export { type HandedTurn, type ParkRequest, TurnsRepository } from './executions/turns.repository.js';
 export { FlowControlRepository, type FlowKeyLoad } from './executions/flow-control.repository.js';
 export type { FlowClaimOutcome } from './executions/flow-control.repository.js';
 export { EXECUTION_HISTORY, type MovedExecution } from './executions/execution-transition.js';
-export { type ExecutionFilter, type ExecutionHistoryEvent, ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
+export {
+  type ExecutionFilter,
+  type ExecutionHistoryEvent,
+  ExecutionQueriesRepository,
+} from './executions/execution-queries.repository.js';
 export {
   ExecutionTransitionsRepository,
   type NewExecution,
   type ReplannedExecution,
   type UnstartedExecution,
 } from './executions/execution-transitions.repository.js';
-export { type AwaitingCursor, type AwaitingJob, type FireableRow, LeaderExecutionsRepository, type LateRow } from './executions/leader-executions.repository.js';
+export {
+  type AwaitingCursor,
+  type AwaitingJob,
+  type FireableRow,
+  LeaderExecutionsRepository,
+  type LateRow,
+} from './executions/leader-executions.repository.js';
 export {
   type ApiKey,
   type ApiKeyRole,
@@ -46,13 +62,32 @@ export {
   type TaskExecution,
   type TaskStatus,
 } from './generated/prisma/client.js';
-export { appliedMigrations, ensureDatabase, findMigrationsDir, migrate, MigrationError, readMigrations } from './migrator.js';
+export {
+  appliedMigrations,
+  ensureDatabase,
+  findMigrationsDir,
+  migrate,
+  MigrationError,
+  readMigrations,
+} from './migrator.js';
 export { OutboxRepository } from './outbox.repository.js';
 export { type TaskVersionRow, TaskVersionsRepository } from './task-versions.repository.js';
 export { type SlotEvent, type SlotRow, type TaskChange, TimelineRepository } from './timeline.repository.js';
 export { isConnectionError, isLockTimeout } from './db-errors.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';
-export { type Leadership, SchedulerStateRepository, type ShardState, unledPeriods } from './scheduler-state.repository.js';
+export {
+  type Leadership,
+  SchedulerStateRepository,
+  type ShardState,
+  unledPeriods,
+} from './scheduler-state.repository.js';
 export { TaskHealthRepository, type TaskHealthRow } from './task-health.repository.js';
 export { type CalendarFields, type CalendarInUse, CalendarsRepository } from './calendars.repository.js';
-export { type CursorMove, PLAN_ERROR_RETRY_MS, type PlanError, type TaskListFilter, TaskNameTakenError, TasksRepository } from './tasks.repository.js';
+export {
+  type CursorMove,
+  PLAN_ERROR_RETRY_MS,
+  type PlanError,
+  type TaskListFilter,
+  TaskNameTakenError,
+  TasksRepository,
+} from './tasks.repository.js';

@@ -40,8 +40,12 @@ export function findMigrationsDir(from: string = fileURLToPath(import.meta.url))
 }
 
 /** Names of the migrations recorded as applied (finished, not rolled back). */
-export async function appliedMigrations(query: (sql: string) => Promise<{ migration_name: string }[]>): Promise<Set<string>> {
-  const rows = await query('SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL');
+export async function appliedMigrations(
+  query: (sql: string) => Promise<{ migration_name: string }[]>,
+): Promise<Set<string>> {
+  const rows = await query(
+    'SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
+  );
   return new Set(rows.map((r) => r.migration_name));
 }
 
@@ -52,7 +56,10 @@ export class MigrationError extends Error {
 /** The migrations in `dir` (Prisma's layout: `<timestamp>_<name>/migration.sql`), oldest first. */
 export async function readMigrations(dir: string): Promise<MigrationFile[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(join(dir, name, 'migration.sql'), 'utf8');
@@ -104,9 +111,12 @@ export async function migrate(databaseUrl: string, migrationsDir: string): Promi
   try {
     await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK]);
     await client.query(CREATE_MIGRATIONS_TABLE);
-    const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }>(
-      'SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"',
-    );
+    const { rows } = await client.query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: Date | null;
+      rolled_back_at: Date | null;
+    }>('SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"');
     const failed = rows.find((r) => r.finished_at === null && r.rolled_back_at === null);
     if (failed) {
       throw new MigrationError(`migration ${failed.migration_name} failed earlier; resolve it before applying more`);
@@ -135,7 +145,9 @@ async function applyOne(client: pg.Client, migration: MigrationFile): Promise<vo
       [id, migration.checksum, migration.name],
     );
     await client.query(migration.sql);
-    await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+    await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [
+      id,
+    ]);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK');

@@ -16,7 +16,10 @@ export class OutboxRepository {
    * Runs `deliver` over due messages inside one transaction that holds their rows
    * (`FOR UPDATE SKIP LOCKED`): a notifier that dies mid-delivery leaves them for the next one.
    */
-  async drain(limit: number, deliver: (message: Outbox) => Promise<{ ok: true } | { ok: false; error: string; retryInMs: number | null }>): Promise<number> {
+  async drain(
+    limit: number,
+    deliver: (message: Outbox) => Promise<{ ok: true } | { ok: false; error: string; retryInMs: number | null }>,
+  ): Promise<number> {
     return this.prisma.$transaction(
       async (tx) => {
         const due = await tx.$queryRaw<{ id: string }[]>`

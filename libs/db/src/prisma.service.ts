@@ -45,7 +45,10 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
   private readonly poolOptions: pg.PoolConfig;
   private ownLeasePool: pg.Pool | null = null;
 
-  constructor(@Inject(CONFIG) config: Config, @Optional() @Inject(DB_SESSION) session: DbSessionSettings = DEFAULT_DB_SESSION) {
+  constructor(
+    @Inject(CONFIG) config: Config,
+    @Optional() @Inject(DB_SESSION) session: DbSessionSettings = DEFAULT_DB_SESSION,
+  ) {
     const pooled = config.databasePooling === 'transaction';
     const direct = pooled && session.needsSession === true;
     const throughPooler = pooled && !direct;
@@ -54,7 +57,9 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
       connectionString: direct ? config.databaseDirectUrl! : config.databaseUrl,
       application_name: `punctual ${config.instanceId}`.slice(0, 63),
       // A transaction-mode pooler refuses startup options (and could not keep them for the session).
-      options: throughPooler ? undefined : `-c idle_in_transaction_session_timeout=${session.idleInTransactionTimeoutMs} -c lock_timeout=${session.lockTimeoutMs}`,
+      options: throughPooler
+        ? undefined
+        : `-c idle_in_transaction_session_timeout=${session.idleInTransactionTimeoutMs} -c lock_timeout=${session.lockTimeoutMs}`,
     };
     const pool = new pg.Pool({ ...options, max: config.dbPoolSize });
     super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
@@ -79,7 +84,11 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnAppli
    */
   get leasePool(): pg.Pool {
     if (!this.ownLeasePool) {
-      this.ownLeasePool = new pg.Pool({ ...this.poolOptions, max: 1, application_name: `${this.poolOptions.application_name} leases`.slice(0, 63) });
+      this.ownLeasePool = new pg.Pool({
+        ...this.poolOptions,
+        max: 1,
+        application_name: `${this.poolOptions.application_name} leases`.slice(0, 63),
+      });
       // An idle connection that dies (a restart) is replaced on the next use; nothing to report.
       this.ownLeasePool.on('error', () => undefined);
     }

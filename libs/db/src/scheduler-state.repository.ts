@@ -27,11 +27,17 @@ export interface Leadership {
  * taken to have led until a heartbeat period (`graceMs`) after it was last seen, so the time
  * between two heartbeats is not a gap.
  */
-export function unledPeriods(leaderships: Leadership[], from: Date, to: Date, graceMs: number): { from: Date; to: Date }[] {
+export function unledPeriods(
+  leaderships: Leadership[],
+  from: Date,
+  to: Date,
+  graceMs: number,
+): { from: Date; to: Date }[] {
   const gaps: { from: Date; to: Date }[] = [];
   let cursor = from.getTime();
   for (const l of [...leaderships].sort((a, b) => a.from.getTime() - b.from.getTime())) {
-    if (l.from.getTime() > cursor) gaps.push({ from: new Date(cursor), to: new Date(Math.min(l.from.getTime(), to.getTime())) });
+    if (l.from.getTime() > cursor)
+      gaps.push({ from: new Date(cursor), to: new Date(Math.min(l.from.getTime(), to.getTime())) });
     cursor = Math.max(cursor, l.to.getTime() + (l.released ? 0 : graceMs));
     if (cursor >= to.getTime()) return gaps;
   }
@@ -122,11 +128,20 @@ export class SchedulerStateRepository {
    * them (see {@link unledPeriods}) is when no scheduler led the shard.
    */
   async leaderships(shard: number, from: Date, to: Date): Promise<Leadership[]> {
-    const rows = await this.prisma.$queryRaw<{ epoch: bigint; leader_id: string; acquired_at: Date; heartbeat_at: Date; released_at: Date | null }[]>`
+    const rows = await this.prisma.$queryRaw<
+      { epoch: bigint; leader_id: string; acquired_at: Date; heartbeat_at: Date; released_at: Date | null }[]
+    >`
       SELECT epoch, leader_id, acquired_at, heartbeat_at, released_at FROM shard_leadership
       WHERE shard = ${shard}::int AND acquired_at <= ${to} AND COALESCE(released_at, heartbeat_at) >= ${from}
       ORDER BY epoch`;
-    return rows.map((r) => ({ shard, epoch: r.epoch, leaderId: r.leader_id, from: r.acquired_at, to: r.released_at ?? r.heartbeat_at, released: r.released_at !== null }));
+    return rows.map((r) => ({
+      shard,
+      epoch: r.epoch,
+      leaderId: r.leader_id,
+      from: r.acquired_at,
+      to: r.released_at ?? r.heartbeat_at,
+      released: r.released_at !== null,
+    }));
   }
 
   /** Every shard's row, in shard order (as many as the cluster's shard count; one before any scheduler started). */
@@ -135,6 +150,12 @@ export class SchedulerStateRepository {
     const count = rows[0]?.shards ?? 1;
     return rows
       .filter((r) => r.id <= count)
-      .map((r) => ({ shard: r.id - 1, epoch: r.epoch, leaderId: r.leaderId, acquiredAt: r.acquiredAt, heartbeatAt: r.heartbeatAt }));
+      .map((r) => ({
+        shard: r.id - 1,
+        epoch: r.epoch,
+        leaderId: r.leaderId,
+        acquiredAt: r.acquiredAt,
+        heartbeatAt: r.heartbeatAt,
+      }));
   }
 }

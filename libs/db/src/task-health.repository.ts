@@ -70,14 +70,22 @@ export class TaskHealthRepository {
    * slot and when it finished (null: none yet). What the per-task metric series are set from.
    */
   async sloTasks(limit: number): Promise<{ task: Task; lastSuccessSlot: Date | null; lastSuccessAt: Date | null }[]> {
-    const tasks = await this.prisma.task.findMany({ where: { status: 'active', sloStartWithinMs: { not: null } }, orderBy: { name: 'asc' }, take: limit });
+    const tasks = await this.prisma.task.findMany({
+      where: { status: 'active', sloStartWithinMs: { not: null } },
+      orderBy: { name: 'asc' },
+      take: limit,
+    });
     if (tasks.length === 0) return [];
     const rows = await this.prisma.$queryRaw<{ id: string; slot: Date; finished: Date | null }[]>`
       SELECT t.id, s.scheduled_for AS slot, s.finished_at AS finished FROM task t
       JOIN LATERAL (SELECT e.scheduled_for, e.finished_at FROM task_execution e WHERE e.task_id = t.id AND e.status = 'succeeded' ORDER BY e.scheduled_for DESC LIMIT 1) s ON true
       WHERE t.id = ANY(${tasks.map((t) => t.id)}::uuid[])`;
     const success = new Map(rows.map((r) => [r.id, r]));
-    return tasks.map((task) => ({ task, lastSuccessSlot: success.get(task.id)?.slot ?? null, lastSuccessAt: success.get(task.id)?.finished ?? null }));
+    return tasks.map((task) => ({
+      task,
+      lastSuccessSlot: success.get(task.id)?.slot ?? null,
+      lastSuccessAt: success.get(task.id)?.finished ?? null,
+    }));
   }
 
   /** A condition on task `t` that holds when its health is `state` (for a filtered list). */

@@ -32,7 +32,15 @@ export class TaskVersionsRepository {
   /** Stores versions, in the change's transaction (one statement for many). */
   async record(rows: Omit<TaskVersionRow, 'changedAt'>[], changedAt: Date, db: Db): Promise<void> {
     if (rows.length === 0) return;
-    const json = rows.map((r) => ({ task_name: r.taskName, version: r.version, task_id: r.taskId, action: r.action, definition: r.definition, changed_by: r.changedBy, reason: r.reason }));
+    const json = rows.map((r) => ({
+      task_name: r.taskName,
+      version: r.version,
+      task_id: r.taskId,
+      action: r.action,
+      definition: r.definition,
+      changed_by: r.changedBy,
+      reason: r.reason,
+    }));
     await db.$executeRaw`
       INSERT INTO task_version (task_name, version, task_id, action, definition, changed_at, changed_by, reason)
       SELECT task_name, version, task_id, action, definition, ${changedAt}::timestamptz, changed_by, reason
@@ -45,13 +53,19 @@ export class TaskVersionsRepository {
   list(name: string, limit: number, beforeVersion?: number): Promise<TaskVersionRow[]> {
     return this.prisma.$queryRawUnsafe<TaskVersionRow[]>(
       `SELECT ${COLUMNS} FROM task_version WHERE task_name = $1 AND version < $2 ORDER BY version DESC LIMIT $3`,
-      name, beforeVersion ?? 2_147_483_647, limit,
+      name,
+      beforeVersion ?? 2_147_483_647,
+      limit,
     );
   }
 
   /** One version of a name, or null. */
   async get(name: string, version: number): Promise<TaskVersionRow | null> {
-    const rows = await this.prisma.$queryRawUnsafe<TaskVersionRow[]>(`SELECT ${COLUMNS} FROM task_version WHERE task_name = $1 AND version = $2`, name, version);
+    const rows = await this.prisma.$queryRawUnsafe<TaskVersionRow[]>(
+      `SELECT ${COLUMNS} FROM task_version WHERE task_name = $1 AND version = $2`,
+      name,
+      version,
+    );
     return rows[0] ?? null;
   }
 }

@@ -46,7 +46,10 @@ export class TaskNameTakenError extends Error {
  * Every field of a task and its column, for statements that write or read whole rows: the fields
  * schema.prisma generates, each mapped to its snake_case name (every `@map` of the model is that).
  */
-const TASK_FIELDS = (Object.keys(Prisma.TaskScalarFieldEnum) as (keyof Task)[]).map((field): [keyof Task, string] => [field, field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)]);
+const TASK_FIELDS = (Object.keys(Prisma.TaskScalarFieldEnum) as (keyof Task)[]).map((field): [keyof Task, string] => [
+  field,
+  field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+]);
 
 /** Columns of type bigint: the driver reads them as text. */
 const BIGINT_FIELDS = new Set<keyof Task>(['everyMs', 'missedCount']);
@@ -71,7 +74,16 @@ function taskFromColumns(row: Record<string, unknown>, prefix: string): Task | n
 }
 
 /** Columns of a timestamp type: `to_jsonb` writes them as ISO text. */
-const DATE_FIELDS = new Set<keyof Task>(['runAt', 'startAt', 'endAt', 'nextRunAt', 'lastScheduledFor', 'lastErrorAt', 'createdAt', 'updatedAt']);
+const DATE_FIELDS = new Set<keyof Task>([
+  'runAt',
+  'startAt',
+  'endAt',
+  'nextRunAt',
+  'lastScheduledFor',
+  'lastErrorAt',
+  'createdAt',
+  'updatedAt',
+]);
 
 /** The task a row's `to_jsonb(task)` text holds (the driver leaves it unparsed, so a caller can skip it). */
 export function taskFromJson(text: string): Task {
@@ -80,7 +92,10 @@ export function taskFromJson(text: string): Task {
     TASK_FIELDS.map(([field, column]) => {
       const value = json[column] ?? null;
       if (value === null) return [field, null];
-      return [field, DATE_FIELDS.has(field) ? new Date(value as string) : BIGINT_FIELDS.has(field) ? BigInt(value as number) : value];
+      return [
+        field,
+        DATE_FIELDS.has(field) ? new Date(value as string) : BIGINT_FIELDS.has(field) ? BigInt(value as number) : value,
+      ];
     }),
   ) as unknown as Task;
 }
@@ -101,7 +116,8 @@ export class TasksRepository {
     try {
       return await db.task.create({ data });
     } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw new TaskNameTakenError(data.name);
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')
+        throw new TaskNameTakenError(data.name);
       throw error;
     }
   }
@@ -113,7 +129,9 @@ export class TasksRepository {
    */
   async insertMany(tasks: Task[], db: Db): Promise<void> {
     if (tasks.length === 0) return;
-    const rows = tasks.map((task) => Object.fromEntries(TASK_FIELDS.map(([field, column]) => [column, jsonValue(task[field])])));
+    const rows = tasks.map((task) =>
+      Object.fromEntries(TASK_FIELDS.map(([field, column]) => [column, jsonValue(task[field])])),
+    );
     const columns = Prisma.raw(TASK_FIELDS.map(([, column]) => `"${column}"`).join(', '));
     const inserted = await db.$queryRaw<{ name: string }[]>`
       INSERT INTO task (${columns})
@@ -129,7 +147,9 @@ export class TasksRepository {
   /** Locks the named task rows (in name order, so concurrent batches cannot deadlock) for the rest of the transaction. */
   async lockByNames(names: string[], db: Db): Promise<Task[]> {
     if (names.length === 0) return [];
-    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM task WHERE name = ANY(${names}::text[]) ORDER BY name FOR UPDATE`;
+    const rows = await db.$queryRaw<
+      { id: string }[]
+    >`SELECT id FROM task WHERE name = ANY(${names}::text[]) ORDER BY name FOR UPDATE`;
     return rows.length ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } } }) : [];
   }
 
@@ -138,8 +158,12 @@ export class TasksRepository {
    * concurrent applies and batches cannot deadlock), for the rest of the transaction.
    */
   async lockByNamesOrManager(names: string[], managedBy: string, db: Db): Promise<Task[]> {
-    const rows = await db.$queryRaw<{ id: string }[]>`SELECT id FROM task WHERE name = ANY(${names}::text[]) OR managed_by = ${managedBy} ORDER BY name FOR UPDATE`;
-    return rows.length ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } }, orderBy: { name: 'asc' } }) : [];
+    const rows = await db.$queryRaw<
+      { id: string }[]
+    >`SELECT id FROM task WHERE name = ANY(${names}::text[]) OR managed_by = ${managedBy} ORDER BY name FOR UPDATE`;
+    return rows.length
+      ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } }, orderBy: { name: 'asc' } })
+      : [];
   }
 
   findByName(name: string, db: Db = this.prisma): Promise<Task | null> {
@@ -171,13 +195,17 @@ export class TasksRepository {
       filter.status && Prisma.sql`t.status = ${filter.status}::task_status`,
       filter.handler && Prisma.sql`t.handler = ${filter.handler}`,
       filter.managedBy && Prisma.sql`t.managed_by = ${filter.managedBy}`,
-      filter.labels && Object.keys(filter.labels).length > 0 && Prisma.sql`t.labels @> ${JSON.stringify(filter.labels)}::jsonb`,
+      filter.labels &&
+        Object.keys(filter.labels).length > 0 &&
+        Prisma.sql`t.labels @> ${JSON.stringify(filter.labels)}::jsonb`,
       filter.q && Prisma.sql`(t.name ILIKE ${like(filter.q)} OR t.description ILIKE ${like(filter.q)})`,
       afterName !== undefined && Prisma.sql`t.name > ${afterName}`,
       health?.where,
     ].filter((c): c is Prisma.Sql => Boolean(c));
     const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}` : Prisma.empty;
-    const ids = await this.prisma.$queryRaw<{ id: string }[]>`SELECT t.id FROM task t ${health?.join ?? Prisma.empty} ${where} ORDER BY t.name LIMIT ${limit}`;
+    const ids = await this.prisma.$queryRaw<
+      { id: string }[]
+    >`SELECT t.id FROM task t ${health?.join ?? Prisma.empty} ${where} ORDER BY t.name LIMIT ${limit}`;
     if (ids.length === 0) return [];
     return this.prisma.task.findMany({ where: { id: { in: ids.map((r) => r.id) } }, orderBy: { name: 'asc' } });
   }
@@ -189,7 +217,12 @@ export class TasksRepository {
   update(id: string, data: Prisma.TaskUpdateInput, options: { replans: boolean; at?: Date }, db: Db): Promise<Task> {
     return db.task.update({
       where: { id },
-      data: { ...data, version: { increment: 1 }, ...(options.replans && { planVersion: { increment: 1 } }), updatedAt: options.at ?? new Date() },
+      data: {
+        ...data,
+        version: { increment: 1 },
+        ...(options.replans && { planVersion: { increment: 1 } }),
+        updatedAt: options.at ?? new Date(),
+      },
     });
   }
 
@@ -257,7 +290,12 @@ export class TasksRepository {
    * active or has not failed that often. A slot counts once, whatever its attempts; cancels and
    * skips are not failures.
    */
-  async tripBreaker(taskId: string, failures: number, withinMs: number, note: string): Promise<{ id: string; name: string; version: number } | null> {
+  async tripBreaker(
+    taskId: string,
+    failures: number,
+    withinMs: number,
+    note: string,
+  ): Promise<{ id: string; name: string; version: number } | null> {
     return this.prisma.$transaction(async (tx) => {
       const [paused] = await tx.$queryRaw<{ id: string; name: string; version: number; updated_at: Date }[]>`
         UPDATE task t SET status = 'paused', pause_note = ${note}, version = t.version + 1, updated_at = now()
@@ -266,7 +304,13 @@ export class TasksRepository {
                WHERE e.task_id = t.id AND e.status = 'dead' AND e.finished_at > now() - ${withinMs}::int * interval '1 millisecond') >= ${failures}::int
         RETURNING t.id, t.name, t.version, t.updated_at`;
       if (!paused) return null;
-      const state = { paused: true, status: 'paused', pauseNote: note, version: paused.version, updatedAt: paused.updated_at.toISOString() };
+      const state = {
+        paused: true,
+        status: 'paused',
+        pauseNote: note,
+        version: paused.version,
+        updatedAt: paused.updated_at.toISOString(),
+      };
       await tx.$executeRaw`
         INSERT INTO audit_log (actor, action, target, before, after)
         SELECT 'breaker', 'task.pause', ${paused.name}, a.after, a.after || ${JSON.stringify(state)}::jsonb
@@ -294,7 +338,8 @@ export class TasksRepository {
 const retryable = Prisma.sql`(last_error_at IS NULL OR last_error_at < now() - ${PLAN_ERROR_RETRY_MS} * interval '1 millisecond')`;
 
 /** Active tasks whose cursor is at or before `horizon` (`task_next_run_active_idx`). */
-const dueBy = (horizon: Date) => Prisma.sql`status = 'active' AND next_run_at <= ${horizon.toISOString()}::timestamptz AND ${retryable}`;
+const dueBy = (horizon: Date) =>
+  Prisma.sql`status = 'active' AND next_run_at <= ${horizon.toISOString()}::timestamptz AND ${retryable}`;
 
 /** Active one-offs due after `horizon`, by `oneOffHorizon` (`task_one_off_due_idx`). */
 const oneOffDueBy = (horizon: Date, oneOffHorizon: Date) => Prisma.sql`

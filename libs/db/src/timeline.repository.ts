@@ -75,7 +75,11 @@ export class TimelineRepository {
        ORDER BY scheduled_for LIMIT $4::int)`;
     return this.prisma.$queryRawUnsafe<SlotRow[]>(
       `SELECT * FROM (${range('task_id = $5::uuid')} UNION ALL ${range('task_id IS NULL AND task_name = $1')}) r ORDER BY "scheduledFor", "createdAt" LIMIT $4::int`,
-      name, after, until, limit, taskId,
+      name,
+      after,
+      until,
+      limit,
+      taskId,
     );
   }
 
@@ -87,7 +91,9 @@ export class TimelineRepository {
          UNION ALL
          (SELECT ${ROW_COLUMNS} FROM task_execution WHERE task_id IS NULL AND task_name = $1 AND scheduled_for <= $2::timestamptz AND started_at IS NOT NULL ORDER BY scheduled_for DESC LIMIT 1)
        ) r ORDER BY "scheduledFor" DESC LIMIT 1`,
-      name, at, taskId,
+      name,
+      at,
+      taskId,
     );
     return rows[0] ?? null;
   }
@@ -96,11 +102,18 @@ export class TimelineRepository {
   async firstCatchUpFrom(name: string, taskId: string | null, at: Date, until: Date): Promise<SlotRow | null> {
     const rows = await this.prisma.$queryRawUnsafe<SlotRow[]>(
       `SELECT * FROM (
-         (SELECT ${ROW_COLUMNS} FROM task_execution WHERE task_id = $4::uuid AND scheduled_for >= $2::timestamptz AND scheduled_for <= $3::timestamptz AND trigger = 'catchup' ORDER BY scheduled_for LIMIT 1)
+         (SELECT ${ROW_COLUMNS} FROM task_execution WHERE task_id = $4::uuid
+            AND scheduled_for >= $2::timestamptz AND scheduled_for <= $3::timestamptz AND trigger = 'catchup'
+          ORDER BY scheduled_for LIMIT 1)
          UNION ALL
-         (SELECT ${ROW_COLUMNS} FROM task_execution WHERE task_id IS NULL AND task_name = $1 AND scheduled_for >= $2::timestamptz AND scheduled_for <= $3::timestamptz AND trigger = 'catchup' ORDER BY scheduled_for LIMIT 1)
+         (SELECT ${ROW_COLUMNS} FROM task_execution WHERE task_id IS NULL AND task_name = $1
+            AND scheduled_for >= $2::timestamptz AND scheduled_for <= $3::timestamptz AND trigger = 'catchup'
+          ORDER BY scheduled_for LIMIT 1)
        ) r ORDER BY "scheduledFor" LIMIT 1`,
-      name, at, until, taskId,
+      name,
+      at,
+      until,
+      taskId,
     );
     return rows[0] ?? null;
   }

@@ -35,6 +35,7 @@ export class BuiltinHandlers implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    if (this.config.builtinHandlers) this.registry.registerEach({ http: this.http, noop: new NoopHandler(), log: new LogHandler() });
+    if (this.config.builtinHandlers)
+      this.registry.registerEach({ http: this.http, noop: new NoopHandler(), log: new LogHandler() });
   }
 }

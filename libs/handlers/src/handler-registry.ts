@@ -18,7 +18,9 @@ export class HandlerRegistry implements OnModuleInit {
       if (name === undefined) continue;
       // A request-scoped provider (or one that injects one) has no instance outside a request.
       if (!wrapper.isDependencyTreeStatic() || !instance) {
-        throw new HandlerRegistryError(`handler "${name}" (${metatype.name}) is request-scoped or depends on a request-scoped provider; a task handler must be a singleton`);
+        throw new HandlerRegistryError(
+          `handler "${name}" (${metatype.name}) is request-scoped or depends on a request-scoped provider; a task handler must be a singleton`,
+        );
       }
       this.register(name, instance as TaskHandlerImpl);
     }
@@ -26,15 +28,18 @@ export class HandlerRegistry implements OnModuleInit {
 
   /** Adds a handler; a duplicate or malformed name stops the start with a clear message. */
   register(name: string, handler: TaskHandlerImpl): void {
-    if (!HANDLER_NAME_PATTERN.test(name)) throw new HandlerRegistryError(`handler name "${name}" must match ${HANDLER_NAME_PATTERN}`);
-    if (this.handlers.has(name)) throw new HandlerRegistryError(`two handlers are named "${name}"; handler names must be unique`);
+    if (!HANDLER_NAME_PATTERN.test(name))
+      throw new HandlerRegistryError(`handler name "${name}" must match ${HANDLER_NAME_PATTERN}`);
+    if (this.handlers.has(name))
+      throw new HandlerRegistryError(`two handlers are named "${name}"; handler names must be unique`);
     if (typeof handler.run !== 'function') throw new HandlerRegistryError(`handler "${name}" has no run() method`);
     this.handlers.set(name, handler);
   }
 
   /** Adds handlers given by name; a function becomes a handler whose `run` it is. */
   registerEach(handlers: HandlerMap): void {
-    for (const [name, handler] of Object.entries(handlers)) this.register(name, typeof handler === 'function' ? { run: handler } : handler);
+    for (const [name, handler] of Object.entries(handlers))
+      this.register(name, typeof handler === 'function' ? { run: handler } : handler);
   }
 
   get(name: string): TaskHandlerImpl | undefined {

@@ -15,7 +15,8 @@ export class SleepHandler implements TaskHandlerImpl {
     await progress(0);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(resolve, ms);
-      if (p.ignoreAbort !== true) signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
+      if (p.ignoreAbort !== true)
+        signal.addEventListener('abort', () => (clearTimeout(timer), reject(signal.reason)), { once: true });
     });
     await progress(100);
     return { slept: Date.now() - started };
@@ -48,6 +49,7 @@ export class TestHandlers implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    if (this.config.enableTestHandlers) this.registry.registerEach({ sleep: new SleepHandler(), fail: new FailHandler() });
+    if (this.config.enableTestHandlers)
+      this.registry.registerEach({ sleep: new SleepHandler(), fail: new FailHandler() });
   }
 }

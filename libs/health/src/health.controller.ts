@@ -59,7 +59,13 @@ async function withTimeout(check: Promise<unknown>, ms = 2000): Promise<boolean>
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([check.then(() => true, () => false), timeout]);
+    return await Promise.race([
+      check.then(
+        () => true,
+        () => false,
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -19,7 +19,10 @@ export class MetricsController {
   @Get()
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   async scrape(@Req() req: Request): Promise<string> {
-    if (this.config.metricsToken && !sameSecret(req.headers.authorization ?? '', `Bearer ${this.config.metricsToken}`)) {
+    if (
+      this.config.metricsToken &&
+      !sameSecret(req.headers.authorization ?? '', `Bearer ${this.config.metricsToken}`)
+    ) {
       throw new UnauthorizedException('send Authorization: Bearer <METRICS_TOKEN>');
     }
     return this.metrics.registry.metrics();

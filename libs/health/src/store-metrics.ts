@@ -64,7 +64,11 @@ export class StoreMetrics implements OnApplicationBootstrap, OnApplicationShutdo
         // A schedule that cannot be computed has its own error (lastError) and no deadline.
       }
       this.metrics.taskLastSuccess.set({ task: task.name }, since.getTime() / 1000);
-      if (deadline) this.metrics.taskExpectedInterval.set({ task: task.name }, Math.max(0, deadline.getTime() - since.getTime()) / 1000);
+      if (deadline)
+        this.metrics.taskExpectedInterval.set(
+          { task: task.name },
+          Math.max(0, deadline.getTime() - since.getTime()) / 1000,
+        );
     }
   }
 
@@ -79,7 +83,10 @@ export class StoreMetrics implements OnApplicationBootstrap, OnApplicationShutdo
     }
     try {
       // Only the named keys and the busiest few get a series: keys are user data, unbounded.
-      const loads = this.config.flowMetricsTop + this.config.flowMetricsKeys.length > 0 ? await this.flow.busiestKeys(this.config.flowMetricsTop, this.config.flowMetricsKeys) : [];
+      const loads =
+        this.config.flowMetricsTop + this.config.flowMetricsKeys.length > 0
+          ? await this.flow.busiestKeys(this.config.flowMetricsTop, this.config.flowMetricsKeys)
+          : [];
       this.metrics.flowWaiting.reset();
       this.metrics.flowRunning.reset();
       for (const key of this.config.flowMetricsKeys) {

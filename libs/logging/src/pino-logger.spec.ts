@@ -40,7 +40,12 @@ describe('PinoNestLogger', () => {
     const { lines, logger } = capture();
     const stack = 'Error: boom\n    at handler (file.js:1:1)';
     logger.error('boom', stack, 'ExceptionsHandler');
-    expect(lines[0]).toMatchObject({ level: 50, context: 'ExceptionsHandler', msg: 'boom', err: { message: 'boom', stack } });
+    expect(lines[0]).toMatchObject({
+      level: 50,
+      context: 'ExceptionsHandler',
+      msg: 'boom',
+      err: { message: 'boom', stack },
+    });
   });
 
   it('takes a trailing stack for the stack, not the context, when the caller has no context', () => {

@@ -36,8 +36,10 @@ export class PinoNestLogger implements LoggerService {
     const rest = hasContext ? params.slice(0, -1) : params;
     if (hasContext) fields.context = params.at(-1);
     if (message instanceof Error) this.pino[level]({ ...fields, err: message }, ...(rest as [string]));
-    else if (typeof message === 'object' && message !== null) this.pino[level]({ ...fields, ...message }, ...(rest as [string]));
-    else if (level === 'error' && isStack(rest[0])) this.pino[level]({ ...fields, err: { message: String(message), stack: rest[0] } }, String(message));
+    else if (typeof message === 'object' && message !== null)
+      this.pino[level]({ ...fields, ...message }, ...(rest as [string]));
+    else if (level === 'error' && isStack(rest[0]))
+      this.pino[level]({ ...fields, err: { message: String(message), stack: rest[0] } }, String(message));
     else this.pino[level](fields, String(message), ...rest);
   }
 }

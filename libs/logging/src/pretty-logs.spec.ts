@@ -16,6 +16,11 @@ describe('StartUpAtDebug', () => {
     logger.log('TasksCoreModule dependencies initialized', 'InstanceLoader');
     logger.log('became leader', 'SchedulerService');
     logger.warn('slow', 'RouterExplorer');
-    expect(seen).toEqual(['debug Mapped {/v1/tasks, GET} route', 'debug TasksCoreModule dependencies initialized', 'log became leader', 'warn slow']);
+    expect(seen).toEqual([
+      'debug Mapped {/v1/tasks, GET} route',
+      'debug TasksCoreModule dependencies initialized',
+      'log became leader',
+      'warn slow',
+    ]);
   });
 });

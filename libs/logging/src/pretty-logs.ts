@@ -23,13 +23,21 @@ export function developmentTransport(): TransportSingleOptions {
 /** Request lines in development: `GET /v1/tasks 200 3ms`. */
 export function developmentHttpMessages(): Pick<Options, 'customSuccessMessage' | 'customErrorMessage'> {
   return {
-    customSuccessMessage: (req: IncomingMessage, res: ServerResponse, ms: number) => `${req.method} ${req.url} ${res.statusCode} ${Math.round(ms)}ms`,
-    customErrorMessage: (req: IncomingMessage, res: ServerResponse, error: Error) => `${req.method} ${req.url} ${res.statusCode} ${error.message}`,
+    customSuccessMessage: (req: IncomingMessage, res: ServerResponse, ms: number) =>
+      `${req.method} ${req.url} ${res.statusCode} ${Math.round(ms)}ms`,
+    customErrorMessage: (req: IncomingMessage, res: ServerResponse, error: Error) =>
+      `${req.method} ${req.url} ${res.statusCode} ${error.message}`,
   };
 }
 
 /** Nest's start-up chatter: one line per module and per route. Useful when debugging, noise otherwise. */
-const START_UP_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
+const START_UP_CONTEXTS = new Set([
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestFactory',
+  'NestApplication',
+]);
 
 /** Passes Nest's log lines on, with its start-up chatter moved to debug level. */
 export class StartUpAtDebug implements LoggerService {

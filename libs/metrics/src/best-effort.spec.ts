@@ -5,7 +5,9 @@ import { Metrics } from './metrics.js';
 
 /** `punctual_best_effort_failures_total{site}` as a scrape of `metrics` reads it. */
 async function failures(metrics: Metrics, site: string): Promise<number> {
-  const line = (await metrics.registry.metrics()).split('\n').find((l) => l.startsWith(`punctual_best_effort_failures_total{site="${site}"} `));
+  const line = (await metrics.registry.metrics())
+    .split('\n')
+    .find((l) => l.startsWith(`punctual_best_effort_failures_total{site="${site}"} `));
   return Number(line?.split(' ')[1]);
 }
 
@@ -24,14 +26,20 @@ describe('bestEffort', () => {
   it('never throws: a failure resolves undefined, is logged with its site and error, and is counted under its site', async () => {
     const metrics = new Metrics();
     const warn = vi.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
-    const before = { withdraw: await failures(metrics, 'worker.withdraw'), announce: await failures(metrics, 'worker.announce') };
+    const before = {
+      withdraw: await failures(metrics, 'worker.withdraw'),
+      announce: await failures(metrics, 'worker.announce'),
+    };
     const error = new Error('connection lost');
 
     await expect(bestEffort(Promise.reject(error), 'worker.withdraw')).resolves.toBeUndefined();
     await expect(bestEffort(Promise.reject('not even an Error'), 'worker.withdraw')).resolves.toBeUndefined();
 
     expect(warn).toHaveBeenCalledTimes(2);
-    expect(warn.mock.calls[0]).toEqual([{ site: 'worker.withdraw', err: error }, `worker.withdraw failed: ${BEST_EFFORT_SITES['worker.withdraw']}`]);
+    expect(warn.mock.calls[0]).toEqual([
+      { site: 'worker.withdraw', err: error },
+      `worker.withdraw failed: ${BEST_EFFORT_SITES['worker.withdraw']}`,
+    ]);
     expect(warn.mock.calls[1]![0]).toEqual({ site: 'worker.withdraw', err: 'not even an Error' });
     expect(await failures(metrics, 'worker.withdraw')).toBe(before.withdraw + 2);
     expect(await failures(metrics, 'worker.announce')).toBe(before.announce);
@@ -40,7 +48,10 @@ describe('bestEffort', () => {
   it('exports a series of every site from the start, at zero until one fails (rate() sees the first failure)', async () => {
     const text = await new Metrics().registry.metrics();
     expect(text).toContain('# TYPE punctual_best_effort_failures_total counter');
-    for (const site of Object.keys(BEST_EFFORT_SITES)) expect(text).toMatch(new RegExp(`^punctual_best_effort_failures_total\\{site="${site.replace('.', '\\.')}"\\} \\d+$`, 'm'));
+    for (const site of Object.keys(BEST_EFFORT_SITES))
+      expect(text).toMatch(
+        new RegExp(`^punctual_best_effort_failures_total\\{site="${site.replace('.', '\\.')}"\\} \\d+$`, 'm'),
+      );
   });
 
   it('takes only the sites of its table: the label stays bounded', async () => {

@@ -8,17 +8,27 @@ import { Counter } from 'prom-client';
  */
 export const BEST_EFFORT_SITES = {
   'api-keys.touch': "an API key's lastUsedAt was not updated; the request it authenticated goes on",
-  'clock.publish-offset': "this process's clock offset was not published; the cluster view shows the last one until it expires",
-  'leader.campaign': 'a leader-lock refresh or attempt failed on Redis; a leader keeps its lease until the watchdog ends it, a follower tries again next period',
+  'clock.publish-offset':
+    "this process's clock offset was not published; the cluster view shows the last one until it expires",
+  'leader.campaign':
+    'a leader-lock refresh or attempt failed on Redis; a leader keeps its lease until the watchdog ends it, a follower tries again next period',
   'leader.release': 'the leader lock was not released at stop; the next leader takes it when its lease runs out',
-  'queue.remove-ended-job': "an attempt's ended job was not removed, so adding it again adds nothing; the relay's next pass tries again",
-  'scheduler.announce-released': 'a released shard was not announced; the other schedulers try for it at their next period',
-  'scheduler.leave': 'this scheduler was not removed from the members; it counts toward the shares until its announcement runs out',
-  'tasks.announce-cancel': 'a cancel was not published: a worker running that execution is not told to abort it (the row is cancelled already)',
-  'tasks.announce-change': 'a task change was not published: the leader plans it at its next tick and fires inserted runs at its next sweep',
-  'worker.forget-group': "a fire group's membership was not forgotten; it expires within a day (the relay looks past it to the ended group job)",
-  'worker.announce': "this worker's handlers were not announced; the directory keeps the last announce until it expires, the next comes in 15 s",
-  'worker.requeue-at-shutdown': "an attempt handed back at shutdown was not queued again; the leader's relay finds the row without a job and queues it",
+  'queue.remove-ended-job':
+    "an attempt's ended job was not removed, so adding it again adds nothing; the relay's next pass tries again",
+  'scheduler.announce-released':
+    'a released shard was not announced; the other schedulers try for it at their next period',
+  'scheduler.leave':
+    'this scheduler was not removed from the members; it counts toward the shares until its announcement runs out',
+  'tasks.announce-cancel':
+    'a cancel was not published: a worker running that execution is not told to abort it (the row is cancelled already)',
+  'tasks.announce-change':
+    'a task change was not published: the leader plans it at its next tick and fires inserted runs at its next sweep',
+  'worker.forget-group':
+    "a fire group's membership was not forgotten; it expires within a day (the relay looks past it to the ended group job)",
+  'worker.announce':
+    "this worker's handlers were not announced; the directory keeps the last announce until it expires, the next comes in 15 s",
+  'worker.requeue-at-shutdown':
+    "an attempt handed back at shutdown was not queued again; the leader's relay finds the row without a job and queues it",
   'worker.withdraw': 'this worker was not withdrawn from the directory; its entry expires',
   'worker.breaker': 'the failure breaker could not check or pause the task; the next slot that ends dead checks again',
 } as const satisfies Record<string, string>;

@@ -18,14 +18,51 @@ export class Metrics {
   readonly registry = new Registry();
   private workerLoad: WorkerLoad | null = null;
 
-  readonly leader = new Gauge({ name: 'punctual_leader', help: '1 while this scheduler leads the shard', labelNames: ['shard'], registers: [this.registry] });
-  readonly leaderChanges = new Counter({ name: 'punctual_leader_changes_total', help: 'Times this scheduler gained or lost leadership', labelNames: ['change'], registers: [this.registry] });
-  readonly planned = new Counter({ name: 'punctual_planned_total', help: 'Slots planned into executions', registers: [this.registry] });
-  readonly fired = new Counter({ name: 'punctual_fired_total', help: 'Planned executions pushed to the queue (fired)', registers: [this.registry] });
-  readonly missed = new Counter({ name: 'punctual_missed_total', help: 'Slots not run because they were late (misfire policy)', registers: [this.registry] });
-  readonly dispatchLag = new Histogram({ name: 'punctual_dispatch_lag_seconds', help: 'queued − (fire_at − FIRE_LEAD_MS): how late a job reached the queue', buckets: LAG_BUCKETS, registers: [this.registry] });
-  readonly startLag = new Histogram({ name: 'punctual_start_lag_seconds', help: 'started − fire_at (first attempts)', buckets: LAG_BUCKETS, registers: [this.registry] });
-  readonly executions = new Counter({ name: 'punctual_executions_total', help: 'Attempts finished, by outcome', labelNames: ['status', 'handler'], registers: [this.registry] });
+  readonly leader = new Gauge({
+    name: 'punctual_leader',
+    help: '1 while this scheduler leads the shard',
+    labelNames: ['shard'],
+    registers: [this.registry],
+  });
+  readonly leaderChanges = new Counter({
+    name: 'punctual_leader_changes_total',
+    help: 'Times this scheduler gained or lost leadership',
+    labelNames: ['change'],
+    registers: [this.registry],
+  });
+  readonly planned = new Counter({
+    name: 'punctual_planned_total',
+    help: 'Slots planned into executions',
+    registers: [this.registry],
+  });
+  readonly fired = new Counter({
+    name: 'punctual_fired_total',
+    help: 'Planned executions pushed to the queue (fired)',
+    registers: [this.registry],
+  });
+  readonly missed = new Counter({
+    name: 'punctual_missed_total',
+    help: 'Slots not run because they were late (misfire policy)',
+    registers: [this.registry],
+  });
+  readonly dispatchLag = new Histogram({
+    name: 'punctual_dispatch_lag_seconds',
+    help: 'queued − (fire_at − FIRE_LEAD_MS): how late a job reached the queue',
+    buckets: LAG_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly startLag = new Histogram({
+    name: 'punctual_start_lag_seconds',
+    help: 'started − fire_at (first attempts)',
+    buckets: LAG_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly executions = new Counter({
+    name: 'punctual_executions_total',
+    help: 'Attempts finished, by outcome',
+    labelNames: ['status', 'handler'],
+    registers: [this.registry],
+  });
   readonly handlersOverrunning = new Gauge({
     name: 'punctual_handlers_overrunning',
     help: 'Handlers still running after their attempt was aborted (timeout, cancel, lease lost, shutdown): each keeps its handler slot and its concurrency key permit until it settles',
@@ -45,35 +82,123 @@ export class Metrics {
   });
   readonly claims = new Counter({
     name: 'punctual_claims_total',
-    help: "Claims of attempts by how they were decided: claimed (one statement, no read), run (read and judged), parked (its turn not come), skipped, held (flow control), later (the job comes back), dropped",
+    help:
+      'Claims of attempts by how they were decided: claimed (one statement, no read), run (read and ' +
+      'judged), parked (its turn not come), skipped, held (flow control), later (the job comes back), ' +
+      'dropped',
     labelNames: ['verdict'],
     registers: [this.registry],
   });
-  readonly claimReads = new Counter({ name: 'punctual_claim_reads_total', help: 'Reads of a claim for the judgement (a claim the one-statement claim did not start)', registers: [this.registry] });
-  readonly turnsHanded = new Counter({ name: 'punctual_turns_handed_total', help: 'Parked slots handed their turn: by the end of the run ahead, or by the relay', labelNames: ['by'], registers: [this.registry] });
+  readonly claimReads = new Counter({
+    name: 'punctual_claim_reads_total',
+    help: 'Reads of a claim for the judgement (a claim the one-statement claim did not start)',
+    registers: [this.registry],
+  });
+  readonly turnsHanded = new Counter({
+    name: 'punctual_turns_handed_total',
+    help: 'Parked slots handed their turn: by the end of the run ahead, or by the relay',
+    labelNames: ['by'],
+    registers: [this.registry],
+  });
   readonly slots = new Counter({
     name: 'punctual_slots_total',
     help: "Slots whose outcome was decided, where it was decided, by outcome and reason: the codes of a task's timeline (reason none when nothing needs explaining)",
     labelNames: ['outcome', 'reason'],
     registers: [this.registry],
   });
-  readonly skipped = new Counter({ name: 'punctual_skipped_total', help: 'Executions skipped, by reason', labelNames: ['reason'], registers: [this.registry] });
-  readonly flowWaiting = new Gauge({ name: 'punctual_flow_waiting', help: 'Runs held back by flow control, by key (FLOW_METRICS_KEYS and the busiest FLOW_METRICS_TOP)', labelNames: ['key'], registers: [this.registry] });
-  readonly flowRunning = new Gauge({ name: 'punctual_flow_running', help: 'Runs holding a concurrency permit, by key (the same keys as punctual_flow_waiting)', labelNames: ['key'], registers: [this.registry] });
-  readonly flowWait = new Histogram({ name: 'punctual_flow_wait_seconds', help: 'How long a run was held back by flow control before it started', buckets: [...LAG_BUCKETS, 120, 300, 900, 3600], registers: [this.registry] });
-  readonly handlerDuration = new Histogram({ name: 'punctual_handler_duration_seconds', help: 'Handler run time', labelNames: ['handler'], registers: [this.registry] });
-  readonly queueDepth = new Gauge({ name: 'punctual_queue_depth', help: "Jobs in the executions queues (one per handler), by state (set by shard 0's leader)", labelNames: ['state'], registers: [this.registry] });
-  readonly outboxPending = new Gauge({ name: 'punctual_outbox_pending', help: 'Notifications not yet delivered', registers: [this.registry] });
-  readonly outboxOldestPending = new Gauge({ name: 'punctual_outbox_oldest_pending_seconds', help: 'Age of the oldest notification not yet delivered (0 when none)', registers: [this.registry] });
-  readonly deadLetters = new Gauge({ name: 'punctual_dead_letters', help: 'Executions in the dead state (the dead letter), counted in Postgres', registers: [this.registry] });
-  readonly clockOffset = new Gauge({ name: 'punctual_clock_offset_seconds', help: "Offset of this process's clock from Postgres' clock (the reference)", labelNames: ['role'], registers: [this.registry] });
-  readonly taskErrors = new Counter({ name: 'punctual_task_errors_total', help: 'Planner errors on a task (its schedule could not be computed)', registers: [this.registry] });
-  readonly redisMaxmemoryPolicy = new Gauge({ name: 'punctual_redis_maxmemory_policy', help: "1 for Redis' observed maxmemory-policy (unknown when CONFIG GET is refused)", labelNames: ['policy'], registers: [this.registry] });
+  readonly skipped = new Counter({
+    name: 'punctual_skipped_total',
+    help: 'Executions skipped, by reason',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly flowWaiting = new Gauge({
+    name: 'punctual_flow_waiting',
+    help: 'Runs held back by flow control, by key (FLOW_METRICS_KEYS and the busiest FLOW_METRICS_TOP)',
+    labelNames: ['key'],
+    registers: [this.registry],
+  });
+  readonly flowRunning = new Gauge({
+    name: 'punctual_flow_running',
+    help: 'Runs holding a concurrency permit, by key (the same keys as punctual_flow_waiting)',
+    labelNames: ['key'],
+    registers: [this.registry],
+  });
+  readonly flowWait = new Histogram({
+    name: 'punctual_flow_wait_seconds',
+    help: 'How long a run was held back by flow control before it started',
+    buckets: [...LAG_BUCKETS, 120, 300, 900, 3600],
+    registers: [this.registry],
+  });
+  readonly handlerDuration = new Histogram({
+    name: 'punctual_handler_duration_seconds',
+    help: 'Handler run time',
+    labelNames: ['handler'],
+    registers: [this.registry],
+  });
+  readonly queueDepth = new Gauge({
+    name: 'punctual_queue_depth',
+    help: "Jobs in the executions queues (one per handler), by state (set by shard 0's leader)",
+    labelNames: ['state'],
+    registers: [this.registry],
+  });
+  readonly outboxPending = new Gauge({
+    name: 'punctual_outbox_pending',
+    help: 'Notifications not yet delivered',
+    registers: [this.registry],
+  });
+  readonly outboxOldestPending = new Gauge({
+    name: 'punctual_outbox_oldest_pending_seconds',
+    help: 'Age of the oldest notification not yet delivered (0 when none)',
+    registers: [this.registry],
+  });
+  readonly deadLetters = new Gauge({
+    name: 'punctual_dead_letters',
+    help: 'Executions in the dead state (the dead letter), counted in Postgres',
+    registers: [this.registry],
+  });
+  readonly clockOffset = new Gauge({
+    name: 'punctual_clock_offset_seconds',
+    help: "Offset of this process's clock from Postgres' clock (the reference)",
+    labelNames: ['role'],
+    registers: [this.registry],
+  });
+  readonly taskErrors = new Counter({
+    name: 'punctual_task_errors_total',
+    help: 'Planner errors on a task (its schedule could not be computed)',
+    registers: [this.registry],
+  });
+  readonly redisMaxmemoryPolicy = new Gauge({
+    name: 'punctual_redis_maxmemory_policy',
+    help: "1 for Redis' observed maxmemory-policy (unknown when CONFIG GET is refused)",
+    labelNames: ['policy'],
+    registers: [this.registry],
+  });
   // Per task, only for tasks with an `slo` (opt-in: task names are user data, so cardinality is bounded by choice).
-  readonly taskSlots = new Counter({ name: 'punctual_task_slots_total', help: 'Slots of a task with an slo that came due and were decided: started, or given up as late', labelNames: ['task'], registers: [this.registry] });
-  readonly taskLateSlots = new Counter({ name: 'punctual_task_late_slots_total', help: 'Slots of a task with an slo that did not start within slo.startWithin (started later, or never)', labelNames: ['task'], registers: [this.registry] });
-  readonly taskLastSuccess = new Gauge({ name: 'punctual_task_last_success_timestamp_seconds', help: "End of the task's latest successful run, Unix seconds (its creation if none); active tasks with an slo", labelNames: ['task'], registers: [this.registry] });
-  readonly taskExpectedInterval = new Gauge({ name: 'punctual_task_expected_interval_seconds', help: 'Most time that may pass after the latest success before the next is overdue: to the next slot after it, plus maxDelay and timeout', labelNames: ['task'], registers: [this.registry] });
+  readonly taskSlots = new Counter({
+    name: 'punctual_task_slots_total',
+    help: 'Slots of a task with an slo that came due and were decided: started, or given up as late',
+    labelNames: ['task'],
+    registers: [this.registry],
+  });
+  readonly taskLateSlots = new Counter({
+    name: 'punctual_task_late_slots_total',
+    help: 'Slots of a task with an slo that did not start within slo.startWithin (started later, or never)',
+    labelNames: ['task'],
+    registers: [this.registry],
+  });
+  readonly taskLastSuccess = new Gauge({
+    name: 'punctual_task_last_success_timestamp_seconds',
+    help: "End of the task's latest successful run, Unix seconds (its creation if none); active tasks with an slo",
+    labelNames: ['task'],
+    registers: [this.registry],
+  });
+  readonly taskExpectedInterval = new Gauge({
+    name: 'punctual_task_expected_interval_seconds',
+    help: 'Most time that may pass after the latest success before the next is overdue: to the next slot after it, plus maxDelay and timeout',
+    labelNames: ['task'],
+    registers: [this.registry],
+  });
   readonly workerRunning = new Gauge({
     name: 'punctual_worker_running',
     help: 'Executions this worker is running now',
@@ -88,7 +213,12 @@ export class Metrics {
     if (n > 0) this.slots.inc({ outcome, reason: reason ?? 'none' }, n);
   }
 
-  readonly workerConcurrency = new Gauge({ name: 'punctual_worker_concurrency', help: 'Executions this worker may run at once (WORKER_CONCURRENCY)', labelNames: ['worker'], registers: [this.registry] });
+  readonly workerConcurrency = new Gauge({
+    name: 'punctual_worker_concurrency',
+    help: 'Executions this worker may run at once (WORKER_CONCURRENCY)',
+    labelNames: ['worker'],
+    registers: [this.registry],
+  });
   /** The process's one counter of failures {@link bestEffort} let pass (see there why it is shared). */
   readonly bestEffortFailures = bestEffortFailures;
 

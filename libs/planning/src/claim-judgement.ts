@@ -154,14 +154,20 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   // A run released on time may still start late: parked behind the late runs of a failover's
   // backlog, its start is that backlog's lateness, not the task's overlap — except under
   // buffer_one, whose waiting slot starts late because of the very overlap the policy judges.
-  const late = (h: Holder) => (task.overlap === 'buffer_one' ? (h.releasedAt ?? h.firstStartedAt) : h.firstStartedAt).getTime() - h.fireAt.getTime();
+  const late = (h: Holder) =>
+    (task.overlap === 'buffer_one' ? (h.releasedAt ?? h.firstStartedAt) : h.firstStartedAt).getTime() -
+    h.fireAt.getTime();
   const allowance = Math.max(...atItsTime.map(late));
   // A scheduled slot's gap from the one before; a manual run or a backfill has no place in the schedule.
-  const gap = context.previousSlotAt === null || slot.trigger !== 'schedule' ? Infinity : slotAt - context.previousSlotAt.getTime();
+  const gap =
+    context.previousSlotAt === null || slot.trigger !== 'schedule'
+      ? Infinity
+      : slotAt - context.previousSlotAt.getTime();
   const ranFor = Math.max(...atItsTime.map((h) => at - h.firstStartedAt.getTime()));
   // Asks again once the allowance is over, or once the run ahead has lasted the gap (or sooner,
   // when the run ends on the same worker: then it was quick, and the slot waits its turn).
-  if (at - slotAt < allowance && ranFor < gap) return { kind: 'wait', retryInMs: Math.min(allowance - (at - slotAt), gap - ranFor) };
+  if (at - slotAt < allowance && ranFor < gap)
+    return { kind: 'wait', retryInMs: Math.min(allowance - (at - slotAt), gap - ranFor) };
 
   switch (task.overlap) {
     case 'skip':

@@ -3,7 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { type FlowCheck, type FlowPolicy, type FlowWrite, heldOutcomes, planBatch, rateWindowMs } from './flow-plan.js';
 
 const write = (fireMs: number, id = randomUUID()): FlowWrite => ({ id, seen: { fireAt: new Date(fireMs) } });
-const check = (over: Partial<FlowCheck> = {}): FlowCheck => ({ now_ms: 10_000, running: 0, first_held: null, held: 0, window_ms: [], ...over });
+const check = (over: Partial<FlowCheck> = {}): FlowCheck => ({
+  now_ms: 10_000,
+  running: 0,
+  first_held: null,
+  held: 0,
+  window_ms: [],
+  ...over,
+});
 const concurrency = (limit: number): FlowPolicy => ({ concurrency: { key: 'api', limit }, rate: null });
 const rate = (limit: number, perMs: number): FlowPolicy => ({ concurrency: null, rate: { key: 'mail', limit, perMs } });
 

@@ -44,10 +44,12 @@ export const AHEAD_COUNTED = 200;
  * id (a uuid compares as its lower-case text) — as a string that sorts the same way: the claim's
  * FIFO and a worker's waiting room (which run it brings forward first) use this one order.
  */
-export const flowOrder = (fireMs: number, id: string): string => `${String(fireMs).padStart(16, '0')}:${id.toLowerCase()}`;
+export const flowOrder = (fireMs: number, id: string): string =>
+  `${String(fireMs).padStart(16, '0')}:${id.toLowerCase()}`;
 
 /** `a` goes before `b` (see {@link flowOrder}). */
-export const before = (a: { fireMs: number; id: string }, b: { fireMs: number; id: string }) => flowOrder(a.fireMs, a.id) < flowOrder(b.fireMs, b.id);
+export const before = (a: { fireMs: number; id: string }, b: { fireMs: number; id: string }) =>
+  flowOrder(a.fireMs, a.id) < flowOrder(b.fireMs, b.id);
 
 /** What the locked check (`FLOW_CHECK`) and the look before the lock read. */
 export interface FlowCheck {
@@ -76,7 +78,9 @@ export interface BatchPlan<W extends FlowWrite = FlowWrite> {
 
 /** The claims of a batch in the order they go, `(fire_at, id)`. */
 export function inOrder<W extends FlowWrite>(writes: W[]): Placed<W>[] {
-  return writes.map((w, i) => ({ w, i, fireMs: w.seen.fireAt.getTime(), id: w.id })).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+  return writes
+    .map((w, i) => ({ w, i, fireMs: w.seen.fireAt.getTime(), id: w.id }))
+    .sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
 }
 
 export function planBatch<W extends FlowWrite>(check: FlowCheck, writes: W[], flow: FlowPolicy): BatchPlan<W> {
@@ -97,21 +101,40 @@ export function planBatch<W extends FlowWrite>(check: FlowCheck, writes: W[], fl
  * it. Waiting on the rate window: when the start `limit` back from its place (`position`: runs
  * held ahead of it) leaves `window` (the starts, oldest first).
  */
-export function heldOutcome(flow: FlowPolicy, onPermit: boolean, position: number, window: number[], nowMs: number): HeldOutcome {
+export function heldOutcome(
+  flow: FlowPolicy,
+  onPermit: boolean,
+  position: number,
+  window: number[],
+  nowMs: number,
+): HeldOutcome {
   const ahead = Math.min(AHEAD_COUNTED, position);
   if (onPermit) return { kind: 'held', key: flow.concurrency!.key, retryInMs: null, ahead };
   const windowMs = rateWindowMs(flow.rate!.perMs);
   const perStart = windowMs / flow.rate!.limit;
   const at = window.length - flow.rate!.limit + position;
-  const freeAt = at < 0 ? nowMs + perStart : at < window.length ? window[at]! + windowMs : nowMs + windowMs + (at - window.length + 1) * perStart;
+  const freeAt =
+    at < 0
+      ? nowMs + perStart
+      : at < window.length
+        ? window[at]! + windowMs
+        : nowMs + windowMs + (at - window.length + 1) * perStart;
   return { kind: 'held', key: flow.rate!.key, retryInMs: Math.ceil(Math.max(0, freeAt - nowMs)), ahead };
 }
 
 /** The held outcomes of a plan, into `outcomes` (see {@link heldOutcome}; this batch's starts are in the window). */
-export function heldOutcomes<O, W extends FlowWrite>(check: FlowCheck, plan: BatchPlan<W>, claimed: string[], flow: FlowPolicy, outcomes: (O | HeldOutcome)[]): (O | HeldOutcome)[] {
+export function heldOutcomes<O, W extends FlowWrite>(
+  check: FlowCheck,
+  plan: BatchPlan<W>,
+  claimed: string[],
+  flow: FlowPolicy,
+  outcomes: (O | HeldOutcome)[],
+): (O | HeldOutcome)[] {
   const window = [...check.window_ms, ...claimed.map(() => check.now_ms)];
   plan.waiting.forEach((o, j) => {
-    const onPermit = flow.concurrency !== null && (plan.going.length + j >= plan.permits || flow.rate === null || plan.permits <= plan.starts);
+    const onPermit =
+      flow.concurrency !== null &&
+      (plan.going.length + j >= plan.permits || flow.rate === null || plan.permits <= plan.starts);
     outcomes[o.i] = heldOutcome(flow, onPermit, check.held + j, window, check.now_ms);
   });
   return outcomes;

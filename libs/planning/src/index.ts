@@ -12,8 +12,22 @@ export { type CursorAdvance, type PlannedExecution, type Trigger } from './plann
 export { type KeptSlot, type ReplanDecision, replanUnstarted, type UnstartedSlot } from './replan.js';
 export { phasedLookaheadMs, phaseOf } from './planning-phase.js';
 export { type PlannableTask, planTaskSlots, type SlotPlannerOptions, type TaskSlotPlan } from './slot-planner.js';
-export { type CalendarSnapshot, excludedDaysOf, type ScheduledTask, scheduleSpecOf, successDeadline, taskSchedule } from './task-schedule.js';
-export { type ClaimContext, type ClaimSlot, type ClaimTask, type ClaimVerdict, type Holder, judgeClaim } from './claim-judgement.js';
+export {
+  type CalendarSnapshot,
+  excludedDaysOf,
+  type ScheduledTask,
+  scheduleSpecOf,
+  successDeadline,
+  taskSchedule,
+} from './task-schedule.js';
+export {
+  type ClaimContext,
+  type ClaimSlot,
+  type ClaimTask,
+  type ClaimVerdict,
+  type Holder,
+  judgeClaim,
+} from './claim-judgement.js';
 export { canBeLate, isLate } from './lateness.js';
 export {
   AHEAD_COUNTED,
@@ -29,5 +43,13 @@ export {
   planBatch,
   rateWindowMs,
 } from './flow-plan.js';
-export { attemptsRemain, earlierSlotDue, isExclusive, isPlanned, type TaskSlotRow, taskIsFree, turnHolders } from './policy.js';
+export {
+  attemptsRemain,
+  earlierSlotDue,
+  isExclusive,
+  isPlanned,
+  type TaskSlotRow,
+  taskIsFree,
+  turnHolders,
+} from './policy.js';
 export { leaderKey, shardOf, shardShare } from './shard.js';

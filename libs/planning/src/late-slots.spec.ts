@@ -2,8 +2,21 @@ import { describe, expect, it } from 'vitest';
 import { type LateSlot, resolveLateSlots } from './late-slots.js';
 
 const now = new Date('2026-06-01T12:00:00.000Z');
-const late = (taskId: string, minutesAgo: number[], misfire: LateSlot['misfire'], cursorLate = false, kind: LateSlot['kind'] = 'late'): LateSlot[] =>
-  minutesAgo.map((m) => ({ id: `${taskId}@${m}`, taskId, scheduledFor: new Date(now.getTime() - m * 60_000), kind, misfire, cursorLate }));
+const late = (
+  taskId: string,
+  minutesAgo: number[],
+  misfire: LateSlot['misfire'],
+  cursorLate = false,
+  kind: LateSlot['kind'] = 'late',
+): LateSlot[] =>
+  minutesAgo.map((m) => ({
+    id: `${taskId}@${m}`,
+    taskId,
+    scheduledFor: new Date(now.getTime() - m * 60_000),
+    kind,
+    misfire,
+    cursorLate,
+  }));
 
 describe('resolveLateSlots', () => {
   it('run_once runs the most recent planned late slot and misses the others', () => {
@@ -25,17 +38,29 @@ describe('resolveLateSlots', () => {
   it('run_all runs the most recent catchupMax, in slot order, one millisecond apart', () => {
     const d = resolveLateSlots(late('a', [50, 40, 30, 20], 'run_all'), now, 3);
     expect(d.missed).toEqual(['a@50']);
-    expect(d.catchup.map((c) => [c.id, c.fireAt.getTime() - now.getTime()])).toEqual([['a@40', 0], ['a@30', 1], ['a@20', 2]]);
+    expect(d.catchup.map((c) => [c.id, c.fireAt.getTime() - now.getTime()])).toEqual([
+      ['a@40', 0],
+      ['a@30', 1],
+      ['a@20', 2],
+    ]);
   });
 
   it('run_once: a catch-up that never started gives way to a more recent late slot', () => {
-    const d = resolveLateSlots([...late('a', [30], 'run_once', false, 'catchup'), ...late('a', [20, 10], 'run_once')], now, 5);
+    const d = resolveLateSlots(
+      [...late('a', [30], 'run_once', false, 'catchup'), ...late('a', [20, 10], 'run_once')],
+      now,
+      5,
+    );
     expect(d.missed).toEqual(['a@30', 'a@20']);
     expect(d.catchup.map((c) => c.id)).toEqual(['a@10']);
   });
 
   it('a catch-up that stays the most recent is left as it is', () => {
-    const d = resolveLateSlots([...late('a', [20], 'run_once'), ...late('a', [10], 'run_once', false, 'catchup')], now, 5);
+    const d = resolveLateSlots(
+      [...late('a', [20], 'run_once'), ...late('a', [10], 'run_once', false, 'catchup')],
+      now,
+      5,
+    );
     expect(d).toEqual({ catchup: [], missed: ['a@20'] });
   });
 

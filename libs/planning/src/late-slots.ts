@@ -38,7 +38,7 @@ export interface LateDecision {
 export function resolveLateSlots(rows: LateSlot[], now: Date, catchupMax: number): LateDecision {
   const decision: LateDecision = { catchup: [], missed: [] };
   let offset = 0;
-  for (let start = 0; start < rows.length; ) {
+  for (let start = 0; start < rows.length;) {
     let end = start;
     while (end < rows.length && rows[end]!.taskId === rows[start]!.taskId) end += 1;
     const ofTask = rows.slice(start, end);

@@ -1,5 +1,13 @@
 /** The fields of a task's definition that an execution in progress keeps when the task is edited. */
-export const PINNED_FIELDS = ['handler', 'payload', 'secretFields', 'timeoutMs', 'maxAttempts', 'backoffMs', 'backoffMaxMs'] as const;
+export const PINNED_FIELDS = [
+  'handler',
+  'payload',
+  'secretFields',
+  'timeoutMs',
+  'maxAttempts',
+  'backoffMs',
+  'backoffMaxMs',
+] as const;
 
 /**
  * What an execution in progress keeps of its task's definition when the task is edited: it finishes
@@ -25,5 +33,10 @@ export function pinnedDefinitionOf<T extends PinnedDefinition>(task: T): PinnedD
 export function withPinnedDefinition<T extends PinnedDefinition>(task: T, pinned: unknown): T {
   if (pinned === null || typeof pinned !== 'object' || Array.isArray(pinned)) return task;
   const p = pinned as Partial<PinnedDefinition<T['payload']>>;
-  return { ...task, ...Object.fromEntries(PINNED_FIELDS.flatMap((field) => (p[field] === undefined || p[field] === null ? [] : [[field, p[field]]]))) };
+  return {
+    ...task,
+    ...Object.fromEntries(
+      PINNED_FIELDS.flatMap((field) => (p[field] === undefined || p[field] === null ? [] : [[field, p[field]]])),
+    ),
+  };
 }

@@ -5,7 +5,7 @@ const STRIDE = 5_000;
 const LOOKAHEAD = 2_000;
 
 describe('phasedLookaheadMs', () => {
-  it('plans to the task\'s own phase grid, at least a lookahead and half a stride ahead, less than one and a half strides', () => {
+  it("plans to the task's own phase grid, at least a lookahead and half a stride ahead, less than one and a half strides", () => {
     const id = '0000ea60-0000-4000-8000-000000000000'; // 60,000 % 5,000 = 0
     const other = '000003e8-0000-4000-8000-000000000000'; // 1,000
     expect(phaseOf(id, STRIDE)).toBe(0);

@@ -42,7 +42,13 @@ export function turnHolders<R extends TaskSlotRow>(slot: TaskSlotRow, rows: read
 
 /** Whether an earlier exclusive slot of the task is due by `now` and has not begun: `slot` waits behind it. */
 export function earlierSlotDue(slot: TaskSlotRow, rows: readonly TaskSlotRow[], now: Date): boolean {
-  return rows.some((o) => isPlanned(o.status) && o.exclusive && o.fireAt.getTime() <= now.getTime() && o.scheduledFor.getTime() < slot.scheduledFor.getTime());
+  return rows.some(
+    (o) =>
+      isPlanned(o.status) &&
+      o.exclusive &&
+      o.fireAt.getTime() <= now.getTime() &&
+      o.scheduledFor.getTime() < slot.scheduledFor.getTime(),
+  );
 }
 
 /**

@@ -36,7 +36,12 @@ export interface ReplanDecision {
  *   turn the re-plan into a lost slot), and is withdrawn when the new schedule does not.
  * `schedule` is the new schedule, or null when the edit left the schedule as it was.
  */
-export function replanUnstarted(rows: UnstartedSlot[], now: Date, task: Pick<PlannableTask, 'id' | 'planVersion' | 'overlap' | 'jitterMs'>, schedule: Schedule | null): ReplanDecision {
+export function replanUnstarted(
+  rows: UnstartedSlot[],
+  now: Date,
+  task: Pick<PlannableTask, 'id' | 'planVersion' | 'overlap' | 'jitterMs'>,
+  schedule: Schedule | null,
+): ReplanDecision {
   const decision: ReplanDecision = { keep: [], withdraw: [] };
   const keep = (row: UnstartedSlot, fireAt: Date) =>
     decision.keep.push({ id: row.id, fireAt, taskVersion: task.planVersion, exclusive: isExclusive(task.overlap) });

@@ -4,7 +4,12 @@ import { type PlannableTask, planTaskSlots, type SlotPlannerOptions } from './sl
 
 const T0 = Date.parse('2026-06-01T12:00:00.000Z');
 let ids = 0;
-const options: SlotPlannerOptions = { lookaheadMs: 2000, catchupMax: 5, maxSlotsPerPass: 10_000, newId: () => `id-${++ids}` };
+const options: SlotPlannerOptions = {
+  lookaheadMs: 2000,
+  catchupMax: 5,
+  maxSlotsPerPass: 10_000,
+  newId: () => `id-${++ids}`,
+};
 
 function task(overrides: Partial<PlannableTask> = {}): PlannableTask {
   return {
@@ -28,7 +33,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 describe('planTaskSlots', () => {
   it('plans every slot from the cursor to now + lookahead, and moves the cursor past them', () => {
     const plan = planTaskSlots(task(), everySecond, new Date(T0 + 500), options);
-    expect(plan.executions.map((e) => iso(e.scheduledFor.getTime()))).toEqual([iso(T0), iso(T0 + 1000), iso(T0 + 2000)]);
+    expect(plan.executions.map((e) => iso(e.scheduledFor.getTime()))).toEqual([
+      iso(T0),
+      iso(T0 + 1000),
+      iso(T0 + 2000),
+    ]);
     expect(plan.executions.every((e) => e.status === 'scheduled' && e.trigger === 'schedule')).toBe(true);
     expect(plan.advance.nextRunAt?.getTime()).toBe(T0 + 3000);
     expect(plan.advance.lastScheduledFor?.getTime()).toBe(T0 + 2000);
@@ -42,7 +51,12 @@ describe('planTaskSlots', () => {
     expect(plenty.advance).toMatchObject({ nextRunAt: new Date(T0 + 3000), runs: 3 });
     expect(planTaskSlots(task({ remainingRuns: null }), everySecond, new Date(T0 + 500), options).advance.runs).toBe(3);
     // A backlog under misfire skip: every slot missed, none counted against the limit.
-    const late = planTaskSlots(task({ remainingRuns: 1, misfire: 'skip', maxDelayMs: 1_000 }), everySecond, new Date(T0 + 3_500), { ...options, lookaheadMs: 0 });
+    const late = planTaskSlots(
+      task({ remainingRuns: 1, misfire: 'skip', maxDelayMs: 1_000 }),
+      everySecond,
+      new Date(T0 + 3_500),
+      { ...options, lookaheadMs: 0 },
+    );
     expect(late.executions.filter((e) => e.status === 'missed')).toHaveLength(3);
     expect(late.advance.runs).toBe(1);
   });
@@ -78,7 +92,11 @@ describe('planTaskSlots', () => {
   it('skip: records every late slot as missed', () => {
     const now = new Date(T0 + 3 * 60_000 + 30_000);
     const plan = planTaskSlots(task({ misfire: 'skip' }), everyMinute, now, options);
-    expect(plan.executions.filter((e) => e.status === 'missed').map((e) => e.scheduledFor.getTime())).toEqual([T0, T0 + 60_000, T0 + 120_000]);
+    expect(plan.executions.filter((e) => e.status === 'missed').map((e) => e.scheduledFor.getTime())).toEqual([
+      T0,
+      T0 + 60_000,
+      T0 + 120_000,
+    ]);
     expect(plan.executions.some((e) => e.trigger === 'catchup')).toBe(false);
     expect(plan.advance.missed).toBe(3);
   });
@@ -131,7 +149,9 @@ describe('planTaskSlots', () => {
       const lateSlots = 7 * 86_400 - 60;
       const rows = plan.executions.filter((e) => e.scheduledFor.getTime() < now.getTime() - 60_000);
       expect(rows).toHaveLength(options.catchupMax);
-      expect(rows.filter((e) => e.trigger === 'catchup')).toHaveLength(misfire === 'run_all' ? 5 : misfire === 'run_once' ? 1 : 0);
+      expect(rows.filter((e) => e.trigger === 'catchup')).toHaveLength(
+        misfire === 'run_all' ? 5 : misfire === 'run_once' ? 1 : 0,
+      );
       expect(rows.at(-1)!.scheduledFor.getTime()).toBe(now.getTime() - 61_000);
       // Each late slot is a row or counted; the missed rows count too.
       expect(plan.advance.missed + rows.filter((e) => e.trigger === 'catchup').length).toBe(lateSlots);
@@ -149,12 +169,16 @@ describe('planTaskSlots', () => {
       rows.push(...plan.executions);
       current = { ...current, nextRunAt: plan.advance.nextRunAt };
     }
-    expect(rows.filter((e) => e.trigger === 'catchup').map((e) => e.scheduledFor.getTime())).toEqual([T0 + 38 * 60_000]);
+    expect(rows.filter((e) => e.trigger === 'catchup').map((e) => e.scheduledFor.getTime())).toEqual([
+      T0 + 38 * 60_000,
+    ]);
     expect(rows.filter((e) => e.status === 'missed').length).toBeLessThanOrEqual(options.catchupMax);
   });
 
   it('marks executions exclusive unless overlap is allow', () => {
     expect(planTaskSlots(task(), everySecond, new Date(T0), options).executions[0]!.exclusive).toBe(true);
-    expect(planTaskSlots(task({ overlap: 'allow' }), everySecond, new Date(T0), options).executions[0]!.exclusive).toBe(false);
+    expect(planTaskSlots(task({ overlap: 'allow' }), everySecond, new Date(T0), options).executions[0]!.exclusive).toBe(
+      false,
+    );
   });
 });

@@ -50,7 +50,12 @@ export interface PlannableTask {
  * A backlog longer than one pass's walk writes its rows only in the pass that reaches its end
  * (earlier passes only count): however long the outage, a task gets at most `catchupMax` rows for it.
  */
-export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date, options: SlotPlannerOptions): TaskSlotPlan {
+export function planTaskSlots(
+  task: PlannableTask,
+  schedule: Schedule,
+  now: Date,
+  options: SlotPlannerOptions,
+): TaskSlotPlan {
   const horizon = now.getTime() + options.lookaheadMs;
   const executions: PlannedExecution[] = [];
   const late: Date[] = [];
@@ -59,7 +64,12 @@ export function planTaskSlots(task: PlannableTask, schedule: Schedule, now: Date
   let cursor: Date | null = task.nextRunAt;
   let examined = 0;
 
-  const row = (slot: Date, fireAt: Date, status: PlannedExecution['status'], trigger: PlannedExecution['trigger']): PlannedExecution => ({
+  const row = (
+    slot: Date,
+    fireAt: Date,
+    status: PlannedExecution['status'],
+    trigger: PlannedExecution['trigger'],
+  ): PlannedExecution => ({
     id: options.newId(),
     taskId: task.id,
     taskName: task.name,

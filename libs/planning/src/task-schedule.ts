@@ -46,7 +46,13 @@ export function scheduleSpecOf(task: ScheduledTask): ScheduleSpec {
     case 'at':
       return { kind: 'at', runAt: task.runAt!, timezone: task.timezone, ...bounds };
     case 'every':
-      return { kind: 'every', everyMs: Number(task.everyMs), anchor: task.startAt ?? task.createdAt, timezone: task.timezone, ...bounds };
+      return {
+        kind: 'every',
+        everyMs: Number(task.everyMs),
+        anchor: task.startAt ?? task.createdAt,
+        timezone: task.timezone,
+        ...bounds,
+      };
   }
 }
 
@@ -54,7 +60,6 @@ export function scheduleSpecOf(task: ScheduledTask): ScheduleSpec {
 export function taskSchedule(task: ScheduledTask): Schedule {
   return compileSchedule(scheduleSpecOf(task));
 }
-
 
 /** The time library's view of a task's calendars: each in its own zone, else the task's. */
 export function excludedDaysOf(calendars: unknown, taskZone: string): ExcludedDays[] {
@@ -72,7 +77,10 @@ export function excludedDaysOf(calendars: unknown, taskZone: string): ExcludedDa
  * latest successful one (or its first slot, when none succeeded), plus `maxDelay` and `timeout` —
  * the latest a run of that slot may start and still be running. Null when it has no such slot.
  */
-export function successDeadline(task: ScheduledTask & { maxDelayMs: number; timeoutMs: number }, lastSuccessSlot: Date | null): Date | null {
+export function successDeadline(
+  task: ScheduledTask & { maxDelayMs: number; timeoutMs: number },
+  lastSuccessSlot: Date | null,
+): Date | null {
   const next = taskSchedule(task).next(lastSuccessSlot ?? new Date(task.createdAt.getTime() - 1));
   return next && new Date(next.getTime() + task.maxDelayMs + task.timeoutMs);
 }

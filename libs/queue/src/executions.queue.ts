@@ -3,7 +3,15 @@ import { bestEffort } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
 import { RedisService, type RedisConnection } from '@punctual/redis';
 import { type JobType, Queue } from 'bullmq';
-import { EXECUTION_JOB_OPTIONS, type ExecutionJobData, executionJobId, executionsQueueName, groupJobId, groupsKey, turnJobId } from './queue.constants.js';
+import {
+  EXECUTION_JOB_OPTIONS,
+  type ExecutionJobData,
+  executionJobId,
+  executionsQueueName,
+  groupJobId,
+  groupsKey,
+  turnJobId,
+} from './queue.constants.js';
 
 /**
  * How long a fire group's membership is kept: the worker that ends a group deletes its members, so
@@ -56,7 +64,11 @@ export class ExecutionsQueue implements OnApplicationShutdown {
   queueFor(handler: string): Queue<ExecutionJobData> {
     let queue = this.queues.get(handler);
     if (!queue) {
-      queue = new Queue<ExecutionJobData>(executionsQueueName(handler), { connection: this.connection, prefix: this.prefix, defaultJobOptions: EXECUTION_JOB_OPTIONS });
+      queue = new Queue<ExecutionJobData>(executionsQueueName(handler), {
+        connection: this.connection,
+        prefix: this.prefix,
+        defaultJobOptions: EXECUTION_JOB_OPTIONS,
+      });
       this.queues.set(handler, queue);
     }
     return queue;
@@ -99,7 +111,10 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    * ExecutionJobData.group) — and records which group each execution rides in (see groupsKey),
    * both in one round trip per handler. Each job carries the instant and the release, as a job of one does.
    */
-  async enqueueGroups(groups: { fireAt: Date; handler: string; executions: { id: string; taskId?: string }[] }[], releasedAt: number): Promise<void> {
+  async enqueueGroups(
+    groups: { fireAt: Date; handler: string; executions: { id: string; taskId?: string }[] }[],
+    releasedAt: number,
+  ): Promise<void> {
     if (groups.length === 0) return;
     const trace = tracing.current();
     const jobs = groups.map((g) => {
@@ -107,7 +122,14 @@ export class ExecutionsQueue implements OnApplicationShutdown {
       return {
         handler: g.handler,
         name: 'executions',
-        data: { executionId: members[0]!.executionId, taskId: members[0]!.taskId, fireAt: g.fireAt.getTime(), releasedAt, trace, group: members },
+        data: {
+          executionId: members[0]!.executionId,
+          taskId: members[0]!.taskId,
+          fireAt: g.fireAt.getTime(),
+          releasedAt,
+          trace,
+          group: members,
+        },
         opts: { jobId: groupJobId(g.fireAt.getTime(), members[0]!.executionId) },
       };
     });
@@ -119,17 +141,32 @@ export class ExecutionsQueue implements OnApplicationShutdown {
       pipeline.expire(key, GROUP_MEMBERSHIP_TTL_S);
     }
     await execOrThrow(pipeline);
-    await Promise.all([...byHandler(jobs)].map(([handler, list]) => this.queueFor(handler).addBulk(list.map(({ name, data, opts }) => ({ name, data, opts })))));
+    await Promise.all(
+      [...byHandler(jobs)].map(([handler, list]) =>
+        this.queueFor(handler).addBulk(list.map(({ name, data, opts }) => ({ name, data, opts }))),
+      ),
+    );
   }
 
   /** Forgets the members of a fire group that ended (best effort: the membership expires anyway). */
   async forgetGroup(handler: string, fireAtMs: number, executionIds: string[]): Promise<void> {
-    if (executionIds.length) await this.connection.hdel(this.queueFor(handler).toKey(groupsKey(fireAtMs)), ...executionIds);
+    if (executionIds.length)
+      await this.connection.hdel(this.queueFor(handler).toKey(groupsKey(fireAtMs)), ...executionIds);
   }
 
   /** Schedules a later attempt of an execution (a retry after backoff) on its handler's queue. */
-  async enqueueAttempt(handler: string, executionId: string, attempt: number, delayMs: number, taskId?: string): Promise<void> {
-    await this.queueFor(handler).add('execution', { executionId, taskId, trace: tracing.current() }, { jobId: executionJobId(executionId, attempt), delay: Math.max(0, delayMs) });
+  async enqueueAttempt(
+    handler: string,
+    executionId: string,
+    attempt: number,
+    delayMs: number,
+    taskId?: string,
+  ): Promise<void> {
+    await this.queueFor(handler).add(
+      'execution',
+      { executionId, taskId, trace: tracing.current() },
+      { jobId: executionJobId(executionId, attempt), delay: Math.max(0, delayMs) },
+    );
   }
 
   /**
@@ -145,7 +182,11 @@ export class ExecutionsQueue implements OnApplicationShutdown {
         this.queueFor(handler).addBulk(
           list.map((t) => {
             const attempt = t.status === 'retrying' ? t.attempt + 1 : 1;
-            return { name: 'execution', data: { executionId: t.id, taskId: t.taskId, trace }, opts: { jobId: turnJobId(t.id, attempt, t.handedMs), lifo: true } };
+            return {
+              name: 'execution',
+              data: { executionId: t.id, taskId: t.taskId, trace },
+              opts: { jobId: turnJobId(t.id, attempt, t.handedMs), lifo: true },
+            };
           }),
         ),
       ),
@@ -169,8 +210,12 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    * `getState`, which scans the wait list for each job (a cost that grows with the backlog the
    * relay is checking).
    */
-  async withoutJob<T extends { handler: string; executionId: string; attempt: number; fireAt?: Date }>(attempts: T[]): Promise<T[]> {
-    const missing = await this.notLive(attempts.map((a) => this.queueFor(a.handler).toKey(executionJobId(a.executionId, a.attempt))));
+  async withoutJob<T extends { handler: string; executionId: string; attempt: number; fireAt?: Date }>(
+    attempts: T[],
+  ): Promise<T[]> {
+    const missing = await this.notLive(
+      attempts.map((a) => this.queueFor(a.handler).toKey(executionJobId(a.executionId, a.attempt))),
+    );
     const orphans = attempts.filter((_, i) => missing[i]);
     // A first attempt fired in a group rides in the group's job: it has a job if that one lives.
     const grouped = orphans.filter((a) => a.attempt === 1 && a.fireAt);
@@ -178,7 +223,9 @@ export class ExecutionsQueue implements OnApplicationShutdown {
     const lookup = this.connection.pipeline();
     for (const a of grouped) lookup.hget(this.queueFor(a.handler).toKey(groupsKey(a.fireAt!.getTime())), a.executionId);
     const groupIds = (await execOrThrow(lookup)) as (string | null)[];
-    const named = grouped.flatMap((a, i) => (groupIds[i] ? [{ a, key: this.queueFor(a.handler).toKey(groupIds[i]!) }] : []));
+    const named = grouped.flatMap((a, i) =>
+      groupIds[i] ? [{ a, key: this.queueFor(a.handler).toKey(groupIds[i]!) }] : [],
+    );
     const groupMissing = await this.notLive(named.map((n) => n.key));
     const riding = new Set(named.filter((_, i) => !groupMissing[i]).map((n) => n.a));
     return orphans.filter((a) => !riding.has(a));
@@ -202,7 +249,13 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    * attempt's job carries the row's `fire_at` (a worker holds it until then: an edit may have moved
    * it past the instant of the job it replaces) and the instant of this release.
    */
-  async addAgain(handler: string, executionId: string, attempt: number, first?: { fireAt: Date; releasedAt: number }, taskId?: string): Promise<void> {
+  async addAgain(
+    handler: string,
+    executionId: string,
+    attempt: number,
+    first?: { fireAt: Date; releasedAt: number },
+    taskId?: string,
+  ): Promise<void> {
     const queue = this.queueFor(handler);
     const jobId = executionJobId(executionId, attempt);
     await bestEffort(queue.remove(jobId), 'queue.remove-ended-job');

@@ -7,5 +7,20 @@
  * @packageDocumentation
  */
 export { ExecutionsQueue, type JobCounts, type ReleasedExecution, type TurnJob } from './executions.queue.js';
-export { EXECUTION_CANCEL_CHANNEL, EXECUTION_JOB_OPTIONS, EXECUTIONS_QUEUE_PREFIX, type ExecutionJobData, executionJobId, executionsQueueName, handlerOfQueue, FLOW_WAKE_CHANNEL, groupJobId, groupsKey, TASKS_CHANGED_CHANNEL, tasksChangedBy, tasksChangedMessage, turnJobId } from './queue.constants.js';
+export {
+  EXECUTION_CANCEL_CHANNEL,
+  EXECUTION_JOB_OPTIONS,
+  EXECUTIONS_QUEUE_PREFIX,
+  type ExecutionJobData,
+  executionJobId,
+  executionsQueueName,
+  handlerOfQueue,
+  FLOW_WAKE_CHANNEL,
+  groupJobId,
+  groupsKey,
+  TASKS_CHANGED_CHANNEL,
+  tasksChangedBy,
+  tasksChangedMessage,
+  turnJobId,
+} from './queue.constants.js';
 export { QueueModule } from './queue.module.js';

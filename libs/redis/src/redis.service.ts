@@ -21,7 +21,10 @@ function nodeOptions(redisUrl: string): RedisOptions {
 }
 
 /** A new connection as `config` says to reach Redis (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES). */
-export function connectRedis(config: Pick<Config, 'redisUrl' | 'redisTopology'>, options: RedisOptions = {}): RedisConnection {
+export function connectRedis(
+  config: Pick<Config, 'redisUrl' | 'redisTopology'>,
+  options: RedisOptions = {},
+): RedisConnection {
   const topology = config.redisTopology;
   switch (topology.kind) {
     case 'single':
@@ -40,7 +43,12 @@ export function connectRedis(config: Pick<Config, 'redisUrl' | 'redisTopology'>,
       const { db: _db, ...node } = nodeOptions(config.redisUrl);
       return new Cluster(
         topology.nodes.map((n) => ({ host: n.host, port: n.port })),
-        { lazyConnect: options.lazyConnect, redisOptions: { ...node, ...options }, slotsRefreshTimeout: 2_000, enableReadyCheck: true },
+        {
+          lazyConnect: options.lazyConnect,
+          redisOptions: { ...node, ...options },
+          slotsRefreshTimeout: 2_000,
+          enableReadyCheck: true,
+        },
       );
     }
   }
@@ -85,7 +93,8 @@ export class RedisService implements OnModuleInit, OnApplicationShutdown {
         const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
         cursor = next;
         const values = keys.length ? await node.mget(...keys) : [];
-        for (const [i, value] of values.entries()) if (value !== null) found.push([keys[i]!.slice(prefix.length), value]);
+        for (const [i, value] of values.entries())
+          if (value !== null) found.push([keys[i]!.slice(prefix.length), value]);
       } while (cursor !== '0');
     }
     return found;

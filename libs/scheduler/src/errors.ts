@@ -13,6 +13,8 @@ export class FencedOutError extends Error {
  */
 export class ShardCountMismatchError extends ConfigError {
   constructor(configured: number, stored: number) {
-    super(`Invalid configuration: SCHEDULER_SHARDS is ${configured} but this cluster's tasks are split into ${stored} shard(s), fixed when its first scheduler started (stored in Postgres)`);
+    super(
+      `Invalid configuration: SCHEDULER_SHARDS is ${configured} but this cluster's tasks are split into ${stored} shard(s), fixed when its first scheduler started (stored in Postgres)`,
+    );
   }
 }

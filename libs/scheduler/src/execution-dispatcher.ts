@@ -50,11 +50,17 @@ export class ExecutionDispatcher {
     const lead = this.config.fireLeadMs;
     const chunks: Promise<Fireable[]>[] = [];
     const push = async (chunk: Fireable[]) => {
-      await tracing.withSpan('punctual.fire_chunk', { 'punctual.executions': chunk.length }, () => this.enqueue(chunk, now()), { follows: chunk });
+      await tracing.withSpan(
+        'punctual.fire_chunk',
+        { 'punctual.executions': chunk.length },
+        () => this.enqueue(chunk, now()),
+        { follows: chunk },
+      );
       const queuedAt = now();
       this.metrics.fired.inc(chunk.length);
       // Lateness against the instant the push was meant for (fire_at − lead), not fire_at itself.
-      for (const e of chunk) this.metrics.dispatchLag.observe(Math.max(0, queuedAt - (e.fireAt.getTime() - lead)) / 1000);
+      for (const e of chunk)
+        this.metrics.dispatchLag.observe(Math.max(0, queuedAt - (e.fireAt.getTime() - lead)) / 1000);
       return chunk;
     };
     // Grouped executions stay together in a chunk: a chunk ends at an instant's edge or a group's.
@@ -88,7 +94,13 @@ export class ExecutionDispatcher {
     const groups: { fireAt: Date; handler: string; executions: Fireable[] }[] = [];
     for (const list of crowds.values()) {
       if (list.length < GROUP_FROM) singles.push(...list);
-      else for (let i = 0; i < list.length; i += GROUP_SIZE) groups.push({ fireAt: list[0]!.fireAt, handler: list[0]!.handler, executions: list.slice(i, i + GROUP_SIZE) });
+      else
+        for (let i = 0; i < list.length; i += GROUP_SIZE)
+          groups.push({
+            fireAt: list[0]!.fireAt,
+            handler: list[0]!.handler,
+            executions: list.slice(i, i + GROUP_SIZE),
+          });
     }
     await Promise.all([this.queue.enqueueNow(singles, releasedAt), this.queue.enqueueGroups(groups, releasedAt)]);
   }

@@ -28,33 +28,59 @@ describe('FireTimer', () => {
   it('an item added again with another instant fires at the new one, once (a jitter lowered or raised by an edit)', () => {
     vi.useFakeTimers({ now: 0 });
     const fired: [string, number][] = [];
-    const timer = new FireTimer<{ id: string; fireAt: Date }>((due) => fired.push(...due.map((d): [string, number] => [d.id, Date.now()])));
-    timer.add([{ id: 'lowered', fireAt: new Date(900) }, { id: 'raised', fireAt: new Date(200) }]);
-    timer.add([{ id: 'lowered', fireAt: new Date(300) }, { id: 'raised', fireAt: new Date(600) }]);
+    const timer = new FireTimer<{ id: string; fireAt: Date }>((due) =>
+      fired.push(...due.map((d): [string, number] => [d.id, Date.now()])),
+    );
+    timer.add([
+      { id: 'lowered', fireAt: new Date(900) },
+      { id: 'raised', fireAt: new Date(200) },
+    ]);
+    timer.add([
+      { id: 'lowered', fireAt: new Date(300) },
+      { id: 'raised', fireAt: new Date(600) },
+    ]);
     expect(timer.size).toBe(2);
     vi.advanceTimersByTime(1_000);
-    expect(fired).toEqual([['lowered', 300], ['raised', 600]]);
+    expect(fired).toEqual([
+      ['lowered', 300],
+      ['raised', 600],
+    ]);
     expect(timer.size).toBe(0);
   });
 
   it('with a lead, hands each item over that long before its instant', () => {
     vi.useFakeTimers({ now: 0 });
     const fired: [string, number][] = [];
-    const timer = new FireTimer<{ id: string; fireAt: Date }>((due) => fired.push(...due.map((d): [string, number] => [d.id, Date.now()])), Date.now, 50);
-    timer.add([{ id: 'a', fireAt: new Date(1000) }, { id: 'b', fireAt: new Date(1040) }, { id: 'c', fireAt: new Date(1100) }]);
+    const timer = new FireTimer<{ id: string; fireAt: Date }>(
+      (due) => fired.push(...due.map((d): [string, number] => [d.id, Date.now()])),
+      Date.now,
+      50,
+    );
+    timer.add([
+      { id: 'a', fireAt: new Date(1000) },
+      { id: 'b', fireAt: new Date(1040) },
+      { id: 'c', fireAt: new Date(1100) },
+    ]);
     vi.advanceTimersByTime(949);
     expect(fired).toEqual([]);
     vi.advanceTimersByTime(1);
     expect(fired).toEqual([['a', 950]]);
     vi.advanceTimersByTime(100);
-    expect(fired).toEqual([['a', 950], ['b', 990], ['c', 1050]]);
+    expect(fired).toEqual([
+      ['a', 950],
+      ['b', 990],
+      ['c', 1050],
+    ]);
   });
 
   it('fires overdue items at once and forgets everything on clear', () => {
     vi.useFakeTimers({ now: 1000 });
     const fired: string[] = [];
     const timer = new FireTimer<{ id: string; fireAt: Date }>((due) => fired.push(...due.map((d) => d.id)));
-    timer.add([{ id: 'late', fireAt: new Date(10) }, { id: 'later', fireAt: new Date(5000) }]);
+    timer.add([
+      { id: 'late', fireAt: new Date(10) },
+      { id: 'later', fireAt: new Date(5000) },
+    ]);
     vi.advanceTimersByTime(0);
     expect(fired).toEqual(['late']);
     timer.clear();

@@ -110,9 +110,14 @@ export class LeaderElector {
   private async acquire(): Promise<number> {
     const sentAt = this.now();
     // With the SET, in one MULTI: the remaining lease of whoever holds the lock, if it is taken.
-    const replies = await this.redis.multi().set(this.options.key, this.token, 'PX', this.options.ttlMs, 'NX').pttl(this.options.key).exec();
+    const replies = await this.redis
+      .multi()
+      .set(this.options.key, this.token, 'PX', this.options.ttlMs, 'NX')
+      .pttl(this.options.key)
+      .exec();
     const [acquired, remaining] = (replies ?? []).map(([error, value]) => (error ? null : value));
-    if (acquired !== 'OK') return typeof remaining === 'number' && remaining >= 0 ? remaining + FOLLOWER_SLACK_MS : Infinity;
+    if (acquired !== 'OK')
+      return typeof remaining === 'number' && remaining >= 0 ? remaining + FOLLOWER_SLACK_MS : Infinity;
     if (this.stopped) return Infinity;
     this.leading = true;
     this.extendLease(sentAt);
@@ -133,7 +138,10 @@ export class LeaderElector {
     if (this.watchdog) clearTimeout(this.watchdog);
     // Step down a little before the lease could end on Redis' clock, whatever Redis says later.
     const margin = Math.min(200, Math.floor(this.options.ttlMs / 10));
-    this.watchdog = setTimeout(() => this.depose('lease not confirmed in time'), Math.max(0, this.leaseUntil - margin - this.now()));
+    this.watchdog = setTimeout(
+      () => this.depose('lease not confirmed in time'),
+      Math.max(0, this.leaseUntil - margin - this.now()),
+    );
   }
 
   /** Stops leading at once (also called by the planner when its epoch is fenced out). */

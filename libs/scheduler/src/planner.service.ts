@@ -1,10 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { ExecutionTransitionsRepository, type LeaderFence, type PlanError, PrismaService, SchedulerStateRepository, shardFence, TasksRepository } from '@punctual/db';
+import {
+  ExecutionTransitionsRepository,
+  type LeaderFence,
+  type PlanError,
+  PrismaService,
+  SchedulerStateRepository,
+  shardFence,
+  TasksRepository,
+} from '@punctual/db';
 import { Metrics } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
-import { type CursorAdvance, phasedLookaheadMs, type PlannedExecution, planTaskSlots, taskSchedule } from '@punctual/planning';
+import {
+  type CursorAdvance,
+  phasedLookaheadMs,
+  type PlannedExecution,
+  planTaskSlots,
+  taskSchedule,
+} from '@punctual/planning';
 import { FencedOutError } from './errors.js';
 
 /** Tasks locked per planning transaction. */
@@ -62,23 +76,35 @@ export class PlannerService {
     const planned: PlannedExecution[] = [];
     // Most ticks find nothing due (a task's slots are planned a stride ahead): one look, no transaction.
     const at = now().getTime();
-    if (!(await this.tasks.anyDue(new Date(at + this.config.lookaheadMs), new Date(at + ONE_OFF_LOOKAHEAD_MS), fence))) return planned;
+    if (!(await this.tasks.anyDue(new Date(at + this.config.lookaheadMs), new Date(at + ONE_OFF_LOOKAHEAD_MS), fence)))
+      return planned;
     const { epoch, shard } = shardFence(fence);
     for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch += 1) {
       const attributes = { 'punctual.epoch': epoch.toString(), 'punctual.shard': shard };
-      const { inserted, tasksLocked, complete } = await tracing.withSpan('punctual.plan_batch', attributes, () => this.planBatch(fence, now()));
+      const { inserted, tasksLocked, complete } = await tracing.withSpan('punctual.plan_batch', attributes, () =>
+        this.planBatch(fence, now()),
+      );
       planned.push(...inserted);
       if (tasksLocked < PLAN_BATCH && complete) break;
     }
     return planned;
   }
 
-  private async planBatch(fence: LeaderFence, now: Date): Promise<{ inserted: PlannedExecution[]; tasksLocked: number; complete: boolean }> {
+  private async planBatch(
+    fence: LeaderFence,
+    now: Date,
+  ): Promise<{ inserted: PlannedExecution[]; tasksLocked: number; complete: boolean }> {
     const result = await this.prisma.$transaction(
       async (tx) => {
         if (!(await this.state.fence(fence, tx))) throw new FencedOutError(shardFence(fence).epoch);
         const at = now.getTime();
-        const due = await this.tasks.lockDue(new Date(at + this.config.lookaheadMs), new Date(at + ONE_OFF_LOOKAHEAD_MS), PLAN_BATCH, tx, fence);
+        const due = await this.tasks.lockDue(
+          new Date(at + this.config.lookaheadMs),
+          new Date(at + ONE_OFF_LOOKAHEAD_MS),
+          PLAN_BATCH,
+          tx,
+          fence,
+        );
         const rows: PlannedExecution[] = [];
         const advances: CursorAdvance[] = [];
         const errors: PlanError[] = [];
@@ -90,7 +116,9 @@ export class PlannerService {
           try {
             const plan = planTaskSlots(task, taskSchedule(task), now, {
               lookaheadMs:
-                task.scheduleKind === 'at' ? Math.max(ONE_OFF_LOOKAHEAD_MS, this.config.lookaheadMs) : phasedLookaheadMs(task.id, now.getTime(), this.config.lookaheadMs, PLAN_STRIDE_MS),
+                task.scheduleKind === 'at'
+                  ? Math.max(ONE_OFF_LOOKAHEAD_MS, this.config.lookaheadMs)
+                  : phasedLookaheadMs(task.id, now.getTime(), this.config.lookaheadMs, PLAN_STRIDE_MS),
               catchupMax: this.config.catchupMax,
               maxSlotsPerPass: Math.min(MAX_SLOTS_PER_TASK_PER_PASS, budget),
               newId: randomUUID,
@@ -98,11 +126,15 @@ export class PlannerService {
             budget -= plan.examined;
             rows.push(...plan.executions);
             advances.push(plan.advance);
-            if (task.sloStartWithinMs !== null && plan.advance.missed > 0) sloMissed.push({ task: task.name, missed: plan.advance.missed, startWithinMs: task.sloStartWithinMs });
+            if (task.sloStartWithinMs !== null && plan.advance.missed > 0)
+              sloMissed.push({ task: task.name, missed: plan.advance.missed, startWithinMs: task.sloStartWithinMs });
           } catch (error) {
             // Never completed, never skipped past: the task waits with its cursor where it was.
             const message = error instanceof Error ? error.message : String(error);
-            this.logger.error({ task: task.name, err: error }, 'cannot compute slots; task kept with its cursor, retried in a minute');
+            this.logger.error(
+              { task: task.name, err: error },
+              'cannot compute slots; task kept with its cursor, retried in a minute',
+            );
             errors.push({ id: task.id, error: message });
           }
         }
@@ -111,7 +143,14 @@ export class PlannerService {
         await this.tasks.recordPlanErrors(errors, tx);
         const scheduled = rows.filter((e) => e.status === 'scheduled' && inserted.has(e.id));
         const missed = advances.reduce((sum, a) => sum + a.missed, 0);
-        return { inserted: scheduled, tasksLocked: due.length, complete: budget > 0, missed, errors: errors.length, sloMissed };
+        return {
+          inserted: scheduled,
+          tasksLocked: due.length,
+          complete: budget > 0,
+          missed,
+          errors: errors.length,
+          sloMissed,
+        };
       },
       { timeout: 30_000, maxWait: 10_000 },
     );
@@ -123,7 +162,11 @@ export class PlannerService {
     this.metrics.taskErrors.inc(result.errors);
     // An idle tick (nothing due) is not worth a trace; a batch's span is where its rows' traces start.
     if (result.tasksLocked === 0) tracing.discard();
-    tracing.annotate({ 'punctual.tasks': result.tasksLocked, 'punctual.planned': result.inserted.length, 'punctual.missed': result.missed });
+    tracing.annotate({
+      'punctual.tasks': result.tasksLocked,
+      'punctual.planned': result.inserted.length,
+      'punctual.missed': result.missed,
+    });
     tracing.mark(result.inserted);
     return result;
   }

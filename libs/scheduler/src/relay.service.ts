@@ -41,11 +41,16 @@ export class RelayService {
   ) {}
 
   /** Repairs the shard `fence` leads (a bare epoch: the one shard). `now`: the cluster's clock (Postgres'). */
-  async repair(fence: LeaderFence, now = new Date(), pageSize = RELAY_PAGE): Promise<{ reaped: number; requeued: number; handed: number }> {
+  async repair(
+    fence: LeaderFence,
+    now = new Date(),
+    pageSize = RELAY_PAGE,
+  ): Promise<{ reaped: number; requeued: number; handed: number }> {
     const { shard } = shardFence(fence);
     const reaped = await this.executions.reapExpiredLeases(pageSize, fence);
     for (const execution of reaped) {
-      if (execution.status === 'retrying' && execution.handler) await this.queue.ensureJob(execution.handler, execution.id, execution.attempt + 1);
+      if (execution.status === 'retrying' && execution.handler)
+        await this.queue.ensureJob(execution.handler, execution.id, execution.attempt + 1);
     }
     // Parked slots whose turn came without a word get it now (their jobs go first, as any turn's).
     const handed = await this.executions.handOverStranded(new Date(now.getTime() - STRANDED_AFTER_MS), pageSize, fence);
@@ -53,21 +58,44 @@ export class RelayService {
     this.metrics.turnsHanded.inc({ by: 'relay' }, handed.length);
     let requeued = 0;
     for (let page = 0; page < PAGES_PER_PASS; page += 1) {
-      const waiting = await this.executions.listAwaitingJob(new Date(now.getTime() - this.config.relayGraceMs), this.cursors.get(shard) ?? null, pageSize, fence);
+      const waiting = await this.executions.listAwaitingJob(
+        new Date(now.getTime() - this.config.relayGraceMs),
+        this.cursors.get(shard) ?? null,
+        pageSize,
+        fence,
+      );
       if (waiting.length < pageSize) this.cursors.delete(shard);
       else this.cursors.set(shard, waiting.at(-1)!);
       // The job of a retry carries its attempt; a first attempt's (planned, or given back) is the
       // execution's own. A row without a handler lost its task (the delete ends its runs): no queue takes it.
-      const attempts = waiting.flatMap((e) => (e.handler ? [{ handler: e.handler, executionId: e.id, attempt: e.status === 'retrying' ? e.attempt + 1 : 1, fireAt: e.fireAt, found: e }] : []));
+      const attempts = waiting.flatMap((e) =>
+        e.handler
+          ? [
+              {
+                handler: e.handler,
+                executionId: e.id,
+                attempt: e.status === 'retrying' ? e.attempt + 1 : 1,
+                fireAt: e.fireAt,
+                found: e,
+              },
+            ]
+          : [],
+      );
       const missing = await this.queue.withoutJob(attempts);
       // A job ends (and is dropped) when its run ends: one missing now may have run since the rows
       // were read. Only the ones still waiting, read again, get their job back.
-      const still = new Set(await this.executions.stillAwaitingJob(missing.map((m) => m.found), fence));
+      const still = new Set(
+        await this.executions.stillAwaitingJob(
+          missing.map((m) => m.found),
+          fence,
+        ),
+      );
       const again = missing.filter((a) => still.has(a.executionId));
       for (let i = 0; i < again.length; i += REQUEUE_TOGETHER) {
         await Promise.all(
           again.slice(i, i + REQUEUE_TOGETHER).map((m) => {
-            const first = m.found.status === 'retrying' ? undefined : { fireAt: m.found.fireAt, releasedAt: now.getTime() };
+            const first =
+              m.found.status === 'retrying' ? undefined : { fireAt: m.found.fireAt, releasedAt: now.getTime() };
             return this.queue.addAgain(m.handler, m.executionId, m.attempt, first, m.found.taskId ?? undefined);
           }),
         );
@@ -76,7 +104,8 @@ export class RelayService {
       // A page with jobs for all its rows, or the last page: the rest waits for the next pass.
       if (waiting.length < pageSize || again.length === 0) break;
     }
-    if (reaped.length || requeued || handed.length) this.logger.warn({ reaped: reaped.length, requeued, handed: handed.length }, 'relay repaired executions');
+    if (reaped.length || requeued || handed.length)
+      this.logger.warn({ reaped: reaped.length, requeued, handed: handed.length }, 'relay repaired executions');
     return { reaped: reaped.length, requeued, handed: handed.length };
   }
 }

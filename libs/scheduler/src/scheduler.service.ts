@@ -59,7 +59,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     // A dead scheduler leaves the count before its shard locks run out (announced every ttl/3, kept
     // 2/3 ttl): when they do, the others' share has grown and they take its shards at once. A live
     // one that misses an announcement only lets the others take free shards, never hands one back.
-    this.members = new SchedulerMembers(redis.client, redis.key('scheduler', 'members'), config.instanceId, Math.floor((config.leaderTtlMs * 2) / 3));
+    this.members = new SchedulerMembers(
+      redis.client,
+      redis.key('scheduler', 'members'),
+      config.instanceId,
+      Math.floor((config.leaderTtlMs * 2) / 3),
+    );
   }
 
   /** Leads at least one shard. */
@@ -77,14 +82,27 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     const stored = await this.state.adoptShardCount(shards);
     if (stored !== shards) throw new ShardCountMismatchError(shards, stored);
     const { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics, handlerQueues } = this;
-    const services = { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics, handlerQueues };
+    const services = {
+      config,
+      redis,
+      planner,
+      executions,
+      state,
+      queue,
+      relay,
+      dispatcher,
+      clock,
+      metrics,
+      handlerQueues,
+    };
     for (let shard = 0; shard < shards; shard += 1) {
       this.leaders.push(new ShardLeader(services, { shard, shards, mayAcquire: () => this.mayAcquire(shard) }));
     }
     this.subscriber = this.redis.connect();
     await this.subscriber.subscribe(this.redis.key(TASKS_CHANGED_CHANNEL), this.redis.key('scheduler', 'released'));
     this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel === this.redis.key(TASKS_CHANGED_CHANNEL)) for (const leader of this.leaders) leader.onTasksChanged(tasksChangedBy(message));
+      if (channel === this.redis.key(TASKS_CHANGED_CHANNEL))
+        for (const leader of this.leaders) leader.onTasksChanged(tasksChangedBy(message));
       else this.leaders[Number(message)]?.nudge();
     });
     await this.balance();

@@ -2,7 +2,12 @@ import { Logger } from '@nestjs/common';
 import type { Config } from '@punctual/config';
 import type { ClockService } from '@punctual/clock';
 import type { HandlerQueues } from '@punctual/cluster';
-import { isLockTimeout, type LeaderExecutionsRepository, type SchedulerStateRepository, type ShardFence } from '@punctual/db';
+import {
+  isLockTimeout,
+  type LeaderExecutionsRepository,
+  type SchedulerStateRepository,
+  type ShardFence,
+} from '@punctual/db';
 import type { Metrics } from '@punctual/metrics';
 import { leaderKey, resolveLateSlots } from '@punctual/planning';
 import type { ExecutionsQueue } from '@punctual/queue';
@@ -91,7 +96,11 @@ export class ShardLeader {
       },
       onDeposed: (reason) => this.stepDown(reason),
     });
-    this.timer = new FireTimer((due) => void this.fire(due), () => this.s.clock.now(), s.config.fireLeadMs);
+    this.timer = new FireTimer(
+      (due) => void this.fire(due),
+      () => this.s.clock.now(),
+      s.config.fireLeadMs,
+    );
     s.metrics.leader.set(this.labels, 0);
   }
 
@@ -126,7 +135,14 @@ export class ShardLeader {
     await this.planning?.catch(() => undefined);
     // Its leadership ends now in the shard's history, before the lock goes to the next leader.
     if (fence !== null) {
-      await this.s.state.release(fence).catch((error: unknown) => this.logger.warn({ err: error, shard: this.shard }, 'could not record the end of the leadership; it ends at its last heartbeat'));
+      await this.s.state
+        .release(fence)
+        .catch((error: unknown) =>
+          this.logger.warn(
+            { err: error, shard: this.shard },
+            'could not record the end of the leadership; it ends at its last heartbeat',
+          ),
+        );
     }
     await this.elector.stop();
   }
@@ -152,7 +168,8 @@ export class ShardLeader {
   onTasksChanged(inserted: string[] | 'all' = 'all'): void {
     this.requestPlan();
     if (inserted !== 'all' && inserted.length === 0) return;
-    this.sweepAsked = inserted === 'all' || this.sweepAsked === 'all' ? 'all' : new Set([...(this.sweepAsked ?? []), ...inserted]);
+    this.sweepAsked =
+      inserted === 'all' || this.sweepAsked === 'all' ? 'all' : new Set([...(this.sweepAsked ?? []), ...inserted]);
     this.sweeping ??= (async () => {
       while (this.sweepAsked !== null && this.fence !== null) {
         const asked = this.sweepAsked;
@@ -171,7 +188,10 @@ export class ShardLeader {
       if (epoch === null || !this.elector.isLeader) return;
       const fence: ShardFence = { shard: this.shard, shards: this.options.shards, epoch };
       this.fence = fence;
-      this.logger.log({ epoch: epoch.toString(), shard: this.shard, instance: this.s.config.instanceId }, 'became leader');
+      this.logger.log(
+        { epoch: epoch.toString(), shard: this.shard, instance: this.s.config.instanceId },
+        'became leader',
+      );
       this.s.metrics.leader.set(this.labels, 1);
       this.s.metrics.leaderChanges.inc({ change: 'elected' });
       await this.s.clock.measure();
@@ -179,10 +199,12 @@ export class ShardLeader {
       // cursors and the late rows it planned but never fired then share one misfire decision (no
       // catch-up run has started that the decision would have to take back). Then everything due
       // goes into the timer (what is due now fires at once).
-      const planned = await this.s.planner.planDueSlots(fence, () => this.s.clock.date()).catch((error: unknown) => {
-        this.onLeaderError(fence, error, 'planning failed');
-        return [];
-      });
+      const planned = await this.s.planner
+        .planDueSlots(fence, () => this.s.clock.date())
+        .catch((error: unknown) => {
+          this.onLeaderError(fence, error, 'planning failed');
+          return [];
+        });
       await this.resolveLate();
       // Everything planned and due is pushed again (a job already in the queue is not added twice),
       // whatever its age: the predecessor may have died before pushing it.
@@ -291,9 +313,17 @@ export class ShardLeader {
     try {
       const now = this.s.clock.now();
       for (const [id, fireAt] of this.pushed) if (fireAt < now - 2 * config.relayGraceMs) this.pushed.delete(id);
-      let after: Date | { fireAt: Date; id: string } | null = options.adopting ? null : new Date(now - config.relayGraceMs);
+      let after: Date | { fireAt: Date; id: string } | null = options.adopting
+        ? null
+        : new Date(now - config.relayGraceMs);
       for (;;) {
-        const due = await this.s.executions.listScheduledDue(after, new Date(now + config.lookaheadMs), SWEEP_LIMIT, fence, options.tasks);
+        const due = await this.s.executions.listScheduledDue(
+          after,
+          new Date(now + config.lookaheadMs),
+          SWEEP_LIMIT,
+          fence,
+          options.tasks,
+        );
         if (this.fence !== fence) return;
         this.timer.add(due.filter((e) => !this.pushed.has(e.id)));
         if (due.length < SWEEP_LIMIT) return;
@@ -319,7 +349,9 @@ export class ShardLeader {
       // Written only as a whole (the leader's fence): every slot decided missed was recorded missed.
       if (missed === decision.missed.length) {
         const missedIds = new Set(decision.missed);
-        for (const row of late) if (missedIds.has(row.id) && row.sloStartWithinMs !== null) this.s.metrics.observeTaskSlot(row.taskName, Infinity, row.sloStartWithinMs);
+        for (const row of late)
+          if (missedIds.has(row.id) && row.sloStartWithinMs !== null)
+            this.s.metrics.observeTaskSlot(row.taskName, Infinity, row.sloStartWithinMs);
       }
       this.logger.warn({ catchup: caughtUp.length, missed }, 'late planned slots decided by their misfire policy');
       // Queued ones already have their job; planned ones are fired by the sweep that follows.
@@ -337,7 +369,8 @@ export class ShardLeader {
       await this.resolveLate();
       await this.sweepScheduled();
       await this.s.relay.repair(fence, this.s.clock.date());
-      if (this.shard === 0 && (this.observed += 1) % OBSERVE_EVERY === 1) await this.s.handlerQueues.observe(this.s.metrics);
+      if (this.shard === 0 && (this.observed += 1) % OBSERVE_EVERY === 1)
+        await this.s.handlerQueues.observe(this.s.metrics);
     } catch (error) {
       this.onLeaderError(fence, error, 'relay failed; retrying next interval');
     } finally {

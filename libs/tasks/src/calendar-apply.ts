@@ -32,8 +32,18 @@ export function desiredCalendars(specs: CalendarSpec[], managedBy: string): Desi
 }
 
 /** What makes the calendars `managedBy` manages what the file declares: diffed as tasks are, field by field. */
-export function diffCalendars(desired: DesiredCalendar[], current: Calendar[], managedBy: string, prune: boolean): TaskDiff {
+export function diffCalendars(
+  desired: DesiredCalendar[],
+  current: Calendar[],
+  managedBy: string,
+  prune: boolean,
+): TaskDiff {
   return diffManaged<DesiredCalendar>(desired, current, { managedBy, prune }, (before, after) =>
-    COMPARED.filter((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f])).map((f): FieldChange => ({ field: f, before: before[f], after: after[f], secret: false })),
+    COMPARED.filter((f) => JSON.stringify(before[f]) !== JSON.stringify(after[f])).map((f): FieldChange => ({
+      field: f,
+      before: before[f],
+      after: after[f],
+      secret: false,
+    })),
   );
 }

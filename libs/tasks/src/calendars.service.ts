@@ -1,8 +1,24 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import { CALENDAR_NAME_PATTERN, type Calendar as CalendarJson, type TaskChanges as Changes, type CalendarDays as CalendarDaysJson, type CalendarPutBody, TASK_DEFAULTS } from '@punctual/contract';
-import { AuditRepository, type Calendar, type CalendarFields, type CalendarInUse, CalendarsRepository, type Db, PrismaService, type Task } from '@punctual/db';
+import {
+  CALENDAR_NAME_PATTERN,
+  type Calendar as CalendarJson,
+  type TaskChanges as Changes,
+  type CalendarDays as CalendarDaysJson,
+  type CalendarPutBody,
+  TASK_DEFAULTS,
+} from '@punctual/contract';
+import {
+  AuditRepository,
+  type Calendar,
+  type CalendarFields,
+  type CalendarInUse,
+  CalendarsRepository,
+  type Db,
+  PrismaService,
+  type Task,
+} from '@punctual/db';
 import { checkExcludedDays, excludedDatesOfYear, InvalidScheduleError } from '@punctual/time';
 import { CalendarInUseError, InvalidTaskError, ManagedElsewhereError, NotFoundError } from './errors.js';
 import { TaskChanges } from './task-changes.js';
@@ -42,7 +58,15 @@ export class CalendarsService {
   async days(name: string, asked?: number): Promise<CalendarDaysJson> {
     const calendar = await this.get(name);
     const year = asked ?? this.clock.date().getUTCFullYear();
-    return { name, year, timezone: calendar.timezone, days: excludedDatesOfYear({ timezone: calendar.timezone ?? TASK_DEFAULTS.timezone, dates: calendar.dates, rrules: calendar.rrules }, year) };
+    return {
+      name,
+      year,
+      timezone: calendar.timezone,
+      days: excludedDatesOfYear(
+        { timezone: calendar.timezone ?? TASK_DEFAULTS.timezone, dates: calendar.dates, rrules: calendar.rrules },
+        year,
+      ),
+    };
   }
 
   /** The named calendars that exist, as a preview of a schedule excluding them reads them (no lock). */
@@ -51,8 +75,14 @@ export class CalendarsService {
   }
 
   /** Creates or replaces a calendar and re-plans the tasks that exclude it. */
-  async put(name: string, body: CalendarPutBody, actor: Principal, dryRun?: { horizon: number }): Promise<{ calendar: CalendarInUse; created: boolean; changes?: Record<string, Changes> }> {
-    if (!CALENDAR_NAME_PATTERN.test(name)) throw new InvalidTaskError('name', `name must match ${CALENDAR_NAME_PATTERN.source}`, 'invalid_name');
+  async put(
+    name: string,
+    body: CalendarPutBody,
+    actor: Principal,
+    dryRun?: { horizon: number },
+  ): Promise<{ calendar: CalendarInUse; created: boolean; changes?: Record<string, Changes> }> {
+    if (!CALENDAR_NAME_PATTERN.test(name))
+      throw new InvalidTaskError('name', `name must match ${CALENDAR_NAME_PATTERN.source}`, 'invalid_name');
     const fields = calendarFields(body);
     const now = this.clock.date();
     const change = async (tx: Db) => {
@@ -101,9 +131,24 @@ export class CalendarsService {
       const changed = await this.replan(tx, task, now, excluded);
       await this.changes.recordVersion(tx, actor, 'calendar.put', changed.task);
       cancelled.push(...changed.cancelledRunning);
-      if (was) changes[task.name] = compareSnapshots(was, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon);
+      if (was)
+        changes[task.name] = compareSnapshots(
+          was,
+          await this.previews.snapshot(tx, changed.task),
+          now,
+          dryRun!.horizon,
+        );
     }
-    await this.audit.record({ actor: actor.actor, action: 'calendar.put', target: name, before: before && snapshot(before), after: snapshot(calendar) }, tx);
+    await this.audit.record(
+      {
+        actor: actor.actor,
+        action: 'calendar.put',
+        target: name,
+        before: before && snapshot(before),
+        after: snapshot(calendar),
+      },
+      tx,
+    );
     return { calendar, created, cancelled, ...(dryRun && { changes }) };
   }
 
@@ -112,7 +157,10 @@ export class CalendarsService {
     const result = await this.calendars.delete(name, tx);
     if (!result.before) throw new NotFoundError('calendar', name);
     if (!result.deleted) throw new CalendarInUseError(name, result.usedBy);
-    await this.audit.record({ actor: actor.actor, action: 'calendar.delete', target: name, before: snapshot(result.before), after: null }, tx);
+    await this.audit.record(
+      { actor: actor.actor, action: 'calendar.delete', target: name, before: snapshot(result.before), after: null },
+      tx,
+    );
   }
 
   /** The task's definition with the calendars' new content, applied as an edit of its schedule. */
@@ -144,16 +192,35 @@ export function presentCalendar(calendar: CalendarInUse): CalendarJson {
  * a zone, date or rule that cannot be read, naming the field with `prefix` (422).
  */
 export function calendarFields(body: CalendarPutBody, prefix = ''): CalendarFields {
-  const fields = { description: body.description ?? null, timezone: body.timezone ?? null, dates: [...new Set(body.dates)].sort(), rrules: body.rrules ?? [], managedBy: body.managedBy ?? null };
+  const fields = {
+    description: body.description ?? null,
+    timezone: body.timezone ?? null,
+    dates: [...new Set(body.dates)].sort(),
+    rrules: body.rrules ?? [],
+    managedBy: body.managedBy ?? null,
+  };
   try {
-    checkExcludedDays({ timezone: fields.timezone ?? TASK_DEFAULTS.timezone, dates: body.dates, rrules: fields.rrules });
+    checkExcludedDays({
+      timezone: fields.timezone ?? TASK_DEFAULTS.timezone,
+      dates: body.dates,
+      rrules: fields.rrules,
+    });
   } catch (error) {
-    if (error instanceof InvalidScheduleError) throw new InvalidTaskError(`${prefix}${error.field}`, `${prefix}${error.message}`, 'invalid_calendar');
+    if (error instanceof InvalidScheduleError)
+      throw new InvalidTaskError(`${prefix}${error.field}`, `${prefix}${error.message}`, 'invalid_calendar');
     throw error;
   }
   return fields;
 }
 
 function snapshot(calendar: Calendar) {
-  return { name: calendar.name, description: calendar.description, timezone: calendar.timezone, dates: calendar.dates, rrules: calendar.rrules, version: calendar.version, managedBy: calendar.managedBy };
+  return {
+    name: calendar.name,
+    description: calendar.description,
+    timezone: calendar.timezone,
+    dates: calendar.dates,
+    rrules: calendar.rrules,
+    version: calendar.version,
+    managedBy: calendar.managedBy,
+  };
 }

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { FireTime, PendingSlot, TaskChanges } from '@punctual/contract';
-import { type Db, ExecutionTransitionsRepository, PrismaService, type Task, type UnstartedExecution } from '@punctual/db';
+import {
+  type Db,
+  ExecutionTransitionsRepository,
+  PrismaService,
+  type Task,
+  type UnstartedExecution,
+} from '@punctual/db';
 import { taskSchedule } from '@punctual/planning';
 import { formatLocal, offsetAt, slotsBetween } from '@punctual/time';
 import { upcomingFireTimes } from './schedule-preview.js';
@@ -63,7 +69,12 @@ export class ChangePreviews {
  * times from `now`: the fire times, the slots added, removed and moved within their local day, the
  * planned executions kept, withdrawn and re-timed, the runs in progress, and warnings in words.
  */
-export function compareSnapshots(before: TaskSnapshot | null, after: TaskSnapshot, now: Date, horizon: number): TaskChanges {
+export function compareSnapshots(
+  before: TaskSnapshot | null,
+  after: TaskSnapshot,
+  now: Date,
+  horizon: number,
+): TaskChanges {
   const fireTimesOf = (s: TaskSnapshot | null): FireTime[] => {
     if (!s) return [];
     const planned = s.pending.filter((p) => p.fireAt.getTime() > now.getTime()).map((p) => p.scheduledFor);
@@ -73,7 +84,10 @@ export function compareSnapshots(before: TaskSnapshot | null, after: TaskSnapsho
   const willAt = new Set(will.map((f) => f.at));
   const wasAt = new Set(was.map((f) => f.at));
   // Compared only within the shorter list's reach: past it, one list simply stopped counting.
-  const reach = Math.min(was.length === horizon ? Date.parse(was.at(-1)!.at) : Infinity, will.length === horizon ? Date.parse(will.at(-1)!.at) : Infinity);
+  const reach = Math.min(
+    was.length === horizon ? Date.parse(was.at(-1)!.at) : Infinity,
+    will.length === horizon ? Date.parse(will.at(-1)!.at) : Infinity,
+  );
   let removed = was.filter((f) => !willAt.has(f.at) && Date.parse(f.at) <= reach);
   let added = will.filter((f) => !wasAt.has(f.at) && Date.parse(f.at) <= reach);
   const moved: { from: FireTime; to: FireTime }[] = [];
@@ -100,8 +114,20 @@ export function compareSnapshots(before: TaskSnapshot | null, after: TaskSnapsho
     else if (now.fireAt.getTime() !== p.fireAt.getTime()) pending.retimed.push(slot(p, now.fireAt));
     else pending.kept.push(slot(p));
   }
-  const running = (before ?? after).running.map((r) => ({ executionId: r.id, scheduledFor: r.scheduledFor.toISOString(), status: r.status }));
-  return { fireTimes: { before: was, after: will }, added, removed, moved, pending, running, warnings: warningsOf(before, after, now, { pending, running, will }) };
+  const running = (before ?? after).running.map((r) => ({
+    executionId: r.id,
+    scheduledFor: r.scheduledFor.toISOString(),
+    status: r.status,
+  }));
+  return {
+    fireTimes: { before: was, after: will },
+    added,
+    removed,
+    moved,
+    pending,
+    running,
+    warnings: warningsOf(before, after, now, { pending, running, will }),
+  };
 }
 
 function fireTime(at: string, zone: string): FireTime {
@@ -109,26 +135,55 @@ function fireTime(at: string, zone: string): FireTime {
 }
 
 /** What a person would want to know before making the change. */
-function warningsOf(before: TaskSnapshot | null, after: TaskSnapshot, now: Date, seen: { pending: TaskChanges['pending']; running: TaskChanges['running']; will: FireTime[] }): string[] {
+function warningsOf(
+  before: TaskSnapshot | null,
+  after: TaskSnapshot,
+  now: Date,
+  seen: { pending: TaskChanges['pending']; running: TaskChanges['running']; will: FireTime[] },
+): string[] {
   const warnings: string[] = [];
   const due = seen.pending.withdrawn.filter((p) => p.due);
-  if (due.length) warnings.push(`withdraws ${due.length} slot(s) already due and not started: ${due.slice(0, 5).map((p) => p.scheduledFor).join(', ')}${due.length > 5 ? ', …' : ''}`);
+  if (due.length)
+    warnings.push(
+      `withdraws ${due.length} slot(s) already due and not started: ${due
+        .slice(0, 5)
+        .map((p) => p.scheduledFor)
+        .join(', ')}${due.length > 5 ? ', …' : ''}`,
+    );
   if (before && seen.running.length && before.task.planVersion !== after.task.planVersion) {
-    warnings.push(`${seen.running.length} run(s) in progress finish their slot under the definition they started with: ${seen.running.slice(0, 5).map((r) => r.executionId).join(', ')}`);
+    warnings.push(
+      `${seen.running.length} run(s) in progress finish their slot under the definition they started with: ${seen.running
+        .slice(0, 5)
+        .map((r) => r.executionId)
+        .join(', ')}`,
+    );
   }
   const task = after.task;
-  if (task.scheduleKind === 'at' && task.runAt && task.runAt.getTime() <= now.getTime()) warnings.push(`schedule.at ${task.runAt.toISOString()} is already past: the task will not run`);
-  else if (seen.will.length === 0 && task.status !== 'paused') warnings.push('the schedule has no slot to come: the task never fires again and completes');
-  if (before && (before.task.dstGap !== task.dstGap || before.task.dstOverlap !== task.dstOverlap || before.task.timezone !== task.timezone)) {
+  if (task.scheduleKind === 'at' && task.runAt && task.runAt.getTime() <= now.getTime())
+    warnings.push(`schedule.at ${task.runAt.toISOString()} is already past: the task will not run`);
+  else if (seen.will.length === 0 && task.status !== 'paused')
+    warnings.push('the schedule has no slot to come: the task never fires again and completes');
+  if (
+    before &&
+    (before.task.dstGap !== task.dstGap ||
+      before.task.dstOverlap !== task.dstOverlap ||
+      before.task.timezone !== task.timezone)
+  ) {
     const moves = dstMoves(before.task, task, now);
-    if (moves.length) warnings.push(`the DST policy change moves the slots around the clock changes of the next year: ${moves.slice(0, 6).join('; ')}${moves.length > 6 ? '; …' : ''}`);
+    if (moves.length)
+      warnings.push(
+        `the DST policy change moves the slots around the clock changes of the next year: ${moves.slice(0, 6).join('; ')}${moves.length > 6 ? '; …' : ''}`,
+      );
   }
   const calendars = Array.isArray(task.calendars) ? (task.calendars as { name: string }[]) : [];
   if (calendars.length && task.status !== 'paused') {
     const month = new Date(now.getTime() + 31 * DAY);
     const withCalendars = safeSlots(task, now, month, 1);
     const without = safeSlots({ ...task, calendars: [] }, now, month, 1);
-    if (withCalendars.length === 0 && without.length > 0) warnings.push(`the calendar(s) ${calendars.map((c) => c.name).join(', ')} exclude every slot of the next 31 days`);
+    if (withCalendars.length === 0 && without.length > 0)
+      warnings.push(
+        `the calendar(s) ${calendars.map((c) => c.name).join(', ')} exclude every slot of the next 31 days`,
+      );
   }
   return warnings;
 }

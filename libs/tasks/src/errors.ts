@@ -7,7 +7,13 @@ export class NotFoundError extends Error {
     readonly what: 'task' | 'calendar' | 'execution' | 'version',
     readonly key: string,
   ) {
-    super(what === 'execution' ? `no execution with id "${key}"` : what === 'version' ? `no version ${key}` : `no ${what} named "${key}"`);
+    super(
+      what === 'execution'
+        ? `no execution with id "${key}"`
+        : what === 'version'
+          ? `no version ${key}`
+          : `no ${what} named "${key}"`,
+    );
   }
 }
 
@@ -79,7 +85,10 @@ export class TaskNotManagedError extends Error {
   }
 
   /** `task "x" exists and is managed by nobody, not by "repo"` (or `calendar "x" …`). */
-  static describe(task: { name: string; managedBy: string | null; kind?: 'task' | 'calendar' }, managedBy: string): string {
+  static describe(
+    task: { name: string; managedBy: string | null; kind?: 'task' | 'calendar' },
+    managedBy: string,
+  ): string {
     return `${task.kind ?? 'task'} "${task.name}" exists and is managed by ${task.managedBy === null ? 'nobody' : `"${task.managedBy}"`}, not by "${managedBy}"`;
   }
 
@@ -100,7 +109,9 @@ export class ManagedElsewhereError extends Error {
     readonly resource: string,
     readonly managedBy: string,
   ) {
-    super(`${kind} "${resource}" is managed by "${managedBy}": change it where it is declared (punctual apply with that manager), or send "managedBy": "${managedBy}" to replace it all the same`);
+    super(
+      `${kind} "${resource}" is managed by "${managedBy}": change it where it is declared (punctual apply with that manager), or send "managedBy": "${managedBy}" to replace it all the same`,
+    );
   }
 }
 
@@ -111,7 +122,12 @@ export class CalendarInUseError extends Error {
     readonly calendarName: string,
     readonly tasks: string[],
   ) {
-    const shown = tasks.slice(0, 5).map((t) => `"${t}"`).join(', ');
-    super(`calendar "${calendarName}" is excluded by ${tasks.length} task(s) (${shown}${tasks.length > 5 ? ', …' : ''}): remove it from their schedule.exclude first`);
+    const shown = tasks
+      .slice(0, 5)
+      .map((t) => `"${t}"`)
+      .join(', ');
+    super(
+      `calendar "${calendarName}" is excluded by ${tasks.length} task(s) (${shown}${tasks.length > 5 ? ', …' : ''}): remove it from their schedule.exclude first`,
+    );
   }
 }

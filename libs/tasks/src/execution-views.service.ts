@@ -1,6 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { ClockService } from '@punctual/clock';
-import { type ExecutionDetail, type ExecutionListQuery, listsPlanned, type Page, type Execution as ExecutionJson, type TaskExecutionsQuery } from '@punctual/contract';
+import {
+  type ExecutionDetail,
+  type ExecutionListQuery,
+  listsPlanned,
+  type Page,
+  type Execution as ExecutionJson,
+  type TaskExecutionsQuery,
+} from '@punctual/contract';
 import { type ExecutionFilter, ExecutionQueriesRepository, TasksRepository } from '@punctual/db';
 import type { z } from 'zod';
 import { InvalidCursorError, NotFoundError } from './errors.js';
@@ -20,7 +27,12 @@ export class ExecutionViews {
 
   /** `GET /v1/executions`: only the due ones unless the query lists the planned ones too. */
   list(query: z.output<typeof ExecutionListQuery>): Promise<Page<ExecutionJson>> {
-    const filter = { taskName: query.task, status: query.status, from: query.from ? new Date(query.from) : undefined, to: query.to ? new Date(query.to) : undefined };
+    const filter = {
+      taskName: query.task,
+      status: query.status,
+      from: query.from ? new Date(query.from) : undefined,
+      to: query.to ? new Date(query.to) : undefined,
+    };
     return this.page({ ...filter, dueBy: this.dueBy(query) }, query.limit, query.cursor);
   }
 
@@ -29,8 +41,17 @@ export class ExecutionViews {
    * unknown (404) only if no task and no execution has it.
    */
   async ofTask(name: string, query: z.output<typeof TaskExecutionsQuery>): Promise<Page<ExecutionJson>> {
-    const page = await this.page({ taskName: name, status: query.status, dueBy: this.dueBy(query) }, query.limit, query.cursor);
-    if (page.items.length === 0 && !(await this.tasks.findByName(name)) && !(await this.executions.hasHistoryOfDeleted(name))) throw new NotFoundError('task', name);
+    const page = await this.page(
+      { taskName: name, status: query.status, dueBy: this.dueBy(query) },
+      query.limit,
+      query.cursor,
+    );
+    if (
+      page.items.length === 0 &&
+      !(await this.tasks.findByName(name)) &&
+      !(await this.executions.hasHistoryOfDeleted(name))
+    )
+      throw new NotFoundError('task', name);
     return page;
   }
 
@@ -52,6 +73,9 @@ export class ExecutionViews {
     const scheduledFor = after && new Date(after.s);
     if (after && (Number.isNaN(scheduledFor!.getTime()) || !UUID.test(after.id))) throw new InvalidCursorError();
     const items = await this.executions.list(filter, limit, after && { scheduledFor: scheduledFor!, id: after.id });
-    return { items: items.map(presentExecution), nextCursor: nextCursor(items, limit, (e) => ({ s: e.scheduledFor.toISOString(), id: e.id })) };
+    return {
+      items: items.map(presentExecution),
+      nextCursor: nextCursor(items, limit, (e) => ({ s: e.scheduledFor.toISOString(), id: e.id })),
+    };
   }
 }

@@ -33,9 +33,11 @@ export class ExecutionsService {
    */
   async cancel(id: string, by?: string): Promise<TaskExecution> {
     const cancelled = await this.executions.cancel(id, 'cancelled by an operator', undefined, by);
-    if (!cancelled) throw await this.stateError(id, 'a scheduled, queued, retrying or running execution can be cancelled');
+    if (!cancelled)
+      throw await this.stateError(id, 'a scheduled, queued, retrying or running execution can be cancelled');
     this.metrics.slotsDecided('cancelled', 'cancelled_by');
-    if (cancelled.fromStatus === 'running') await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id);
+    if (cancelled.fromStatus === 'running')
+      await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id);
     const { fromStatus: _, ...execution } = cancelled;
     return execution;
   }

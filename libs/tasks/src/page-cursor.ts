@@ -14,12 +14,19 @@ export function decodeCursor<T extends Record<string, string>>(cursor: string, .
     // Not JSON at all: refused below like any other cursor this API did not write.
     value = null;
   }
-  const valid = value !== null && typeof value === 'object' && fields.every((f) => typeof (value as Record<string, unknown>)[f] === 'string');
+  const valid =
+    value !== null &&
+    typeof value === 'object' &&
+    fields.every((f) => typeof (value as Record<string, unknown>)[f] === 'string');
   if (!valid) throw new InvalidCursorError();
   return value as T;
 }
 
 /** The cursor of the page after `items` (`sortKey` of its last item), or null when `items` is not a full page: the last one. */
-export function nextCursor<T>(items: readonly T[], limit: number, sortKey: (item: T) => Record<string, string>): string | null {
+export function nextCursor<T>(
+  items: readonly T[],
+  limit: number,
+  sortKey: (item: T) => Record<string, string>,
+): string | null {
   return items.length === limit && items.length > 0 ? encodeCursor(sortKey(items[items.length - 1]!)) : null;
 }

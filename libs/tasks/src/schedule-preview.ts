@@ -12,7 +12,13 @@ import { scheduleSpecFromInput } from './task-definition.js';
  * (`2026-03-29T09:00:00.000+02:00`), in the schedule's `timezone` (`at` and `every` schedules
  * included). Slots on the days of the `calendars` the schedule excludes are left out.
  */
-export function previewSchedule(schedule: ScheduleInput, from: Date, count: number, hashKey = 'preview', calendars: Calendar[] = []): { at: string; local: string }[] {
+export function previewSchedule(
+  schedule: ScheduleInput,
+  from: Date,
+  count: number,
+  hashKey = 'preview',
+  calendars: Calendar[] = [],
+): { at: string; local: string }[] {
   const { spec } = scheduleSpecFromInput(schedule, hashKey, from, calendars);
   const zone = spec.timezone ?? TASK_DEFAULTS.timezone;
   const limit = Math.max(0, Math.min(Math.floor(count), PREVIEW_MAX));
@@ -31,17 +37,28 @@ const JITTER_SLOTS_MAX = 10_000;
  * None from the schedule for a task that is not active or whose schedule cannot be computed (its
  * `lastError` says why); a slot already planned still fires and is listed.
  */
-export function upcomingFireTimes(task: ScheduledTask & Pick<Task, 'id' | 'status' | 'nextRunAt' | 'lastError' | 'jitterMs'> & { remainingRuns?: number | null }, count: number, now: Date, planned: readonly Date[] = []): string[] {
+export function upcomingFireTimes(
+  task: ScheduledTask &
+    Pick<Task, 'id' | 'status' | 'nextRunAt' | 'lastError' | 'jitterMs'> & { remainingRuns?: number | null },
+  count: number,
+  now: Date,
+  planned: readonly Date[] = [],
+): string[] {
   const times = new Set(planned.map((slot) => slot.getTime()));
   // Under a run limit, the schedule adds no more slots than the runs still to plan.
-  const limit = task.remainingRuns === null || task.remainingRuns === undefined ? Infinity : times.size + task.remainingRuns;
+  const limit =
+    task.remainingRuns === null || task.remainingRuns === undefined ? Infinity : times.size + task.remainingRuns;
   if (task.status === 'active' && task.nextRunAt && !task.lastError) {
     const schedule = taskSchedule(task);
     // Behind the cursor the slots are planned — or late, when the planner is behind: of those,
     // only slots that can still fire after now (jitter only delays) are upcoming.
     const earliest = new Date(now.getTime() - task.jitterMs);
     let slot: Date | null = task.nextRunAt > earliest ? task.nextRunAt : schedule.next(earliest);
-    for (let examined = 0; slot && times.size < Math.min(count, limit) && examined < count + JITTER_SLOTS_MAX; examined += 1) {
+    for (
+      let examined = 0;
+      slot && times.size < Math.min(count, limit) && examined < count + JITTER_SLOTS_MAX;
+      examined += 1
+    ) {
       if (slot.getTime() + jitterOffset(task.id, slot, task.jitterMs) > now.getTime()) times.add(slot.getTime());
       slot = schedule.next(slot);
     }

@@ -1,5 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { APPLY_MANAGED_BY_DEFAULT, HORIZON_DEFAULT, type CalendarApplyItem, type TaskApplyItem, type TaskApplyRequest, type TaskApplyResponse } from '@punctual/contract';
+import {
+  APPLY_MANAGED_BY_DEFAULT,
+  HORIZON_DEFAULT,
+  type CalendarApplyItem,
+  type TaskApplyItem,
+  type TaskApplyRequest,
+  type TaskApplyResponse,
+} from '@punctual/contract';
 import { CalendarsRepository, PrismaService, type Task, TasksRepository } from '@punctual/db';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
@@ -46,33 +53,68 @@ export class TaskApplyService {
     const transaction = this.prisma.$transaction(
       async (tx) => {
         // Calendars first: the tasks of the file may exclude the ones it creates or changes.
-        const calendarPlan = declaredCalendars ? await this.writeCalendars(tx, actor, declaredCalendars, { managedBy, prune: request.prune ?? false, dryRun: request.dryRun ?? false }, now, cancelled) : null;
+        const calendarPlan = declaredCalendars
+          ? await this.writeCalendars(
+              tx,
+              actor,
+              declaredCalendars,
+              { managedBy, prune: request.prune ?? false, dryRun: request.dryRun ?? false },
+              now,
+              cancelled,
+            )
+          : null;
         calendarItems = calendarPlan?.items ?? [];
-        const locked = await this.tasks.lockByNamesOrManager(request.tasks.map((s) => s.name), managedBy, tx);
+        const locked = await this.tasks.lockByNamesOrManager(
+          request.tasks.map((s) => s.name),
+          managedBy,
+          tx,
+        );
         const existing = new Map(locked.map((t) => [t.name, t]));
         // Whether a task is paused is the operator's unless the file says it.
-        const specs = request.tasks.map((spec) => ({ ...spec, managedBy, paused: spec.paused ?? existing.get(spec.name)?.status === 'paused' }));
-        const definitions = batchDefinitions(specs, existing, now, await this.calendars.lockForUse(excludedCalendars(specs), tx));
+        const specs = request.tasks.map((spec) => ({
+          ...spec,
+          managedBy,
+          paused: spec.paused ?? existing.get(spec.name)?.status === 'paused',
+        }));
+        const definitions = batchDefinitions(
+          specs,
+          existing,
+          now,
+          await this.calendars.lockForUse(excludedCalendars(specs), tx),
+        );
         const rows = definitions.map((definition) => newTaskRow(definition, now));
         const diff = diffTasks(rows.map(stateOf), locked.map(stateOf), { managedBy, prune: request.prune ?? false });
         if (diff.notManaged.length) throw new TaskNotManagedError(managedBy, diff.notManaged);
-        const byName = new Map(specs.map((spec, index) => [spec.name, { row: rows[index]!, definition: definitions[index]! }]));
+        const byName = new Map(
+          specs.map((spec, index) => [spec.name, { row: rows[index]!, definition: definitions[index]! }]),
+        );
         // A dry run makes the writes, answers what they did and rolls them back (the calendars it wrote too).
         if (request.dryRun) {
           const before = new Map<string, TaskSnapshot>();
-          for (const item of diff.items) if (item.action === 'update') before.set(item.name, await this.previews.snapshot(tx, existing.get(item.name)!));
+          for (const item of diff.items)
+            if (item.action === 'update')
+              before.set(item.name, await this.previews.snapshot(tx, existing.get(item.name)!));
           await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
           const items: TaskApplyItem[] = [];
           for (const item of diff.items) {
-            const written = item.action === 'create' || item.action === 'update' ? await this.tasks.lockByName(item.name, tx) : null;
-            const effects = written ? compareSnapshots(before.get(item.name) ?? null, await this.previews.snapshot(tx, written), now, HORIZON_DEFAULT) : undefined;
+            const written =
+              item.action === 'create' || item.action === 'update' ? await this.tasks.lockByName(item.name, tx) : null;
+            const effects = written
+              ? compareSnapshots(
+                  before.get(item.name) ?? null,
+                  await this.previews.snapshot(tx, written),
+                  now,
+                  HORIZON_DEFAULT,
+                )
+              : undefined;
             items.push({ ...item, version: existing.get(item.name)?.version ?? null, ...(effects && { effects }) });
           }
           throw new DryRun(items);
         }
         const items = await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
         // Pruned calendars go last, after the pruned tasks that excluded them.
-        for (const item of calendarItems) if (item.action === 'delete') await this.calendarWriter.remove(tx, actor, item.name);
+        for (const item of calendarItems)
+          if (item.action === 'delete') await this.calendarWriter.remove(tx, actor, item.name);
         return items;
       },
       // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
@@ -86,8 +128,21 @@ export class TaskApplyService {
     if (!request.dryRun && changedAny) await this.changes.announce(cancelled, 'all');
     const count = (action: TaskApplyItem['action']) => result.filter((item) => item.action === action).length;
     const [created, updated, deleted] = [count('create'), count('update'), count('delete')];
-    const handlers = request.tasks.filter((spec) => result.some((item) => item.name === spec.name && item.action !== 'unchanged')).map((spec) => spec.handler);
-    return { managedBy, dryRun: request.dryRun ?? false, changed: created + updated + deleted, created, updated, deleted, unchanged: count('unchanged'), items: result, calendars: calendarItems, handlers };
+    const handlers = request.tasks
+      .filter((spec) => result.some((item) => item.name === spec.name && item.action !== 'unchanged'))
+      .map((spec) => spec.handler);
+    return {
+      managedBy,
+      dryRun: request.dryRun ?? false,
+      changed: created + updated + deleted,
+      created,
+      updated,
+      deleted,
+      unchanged: count('unchanged'),
+      items: result,
+      calendars: calendarItems,
+      handlers,
+    };
   }
 
   /**
@@ -102,10 +157,17 @@ export class TaskApplyService {
     now: Date,
     cancelled: string[],
   ): Promise<{ items: CalendarApplyItem[] }> {
-    const current = await this.calendars.lockForApply(desired.map((c) => c.name), managedBy, tx);
+    const current = await this.calendars.lockForApply(
+      desired.map((c) => c.name),
+      managedBy,
+      tx,
+    );
     const plan = diffCalendars(desired, current, managedBy, prune);
     if (plan.notManaged.length) {
-      throw new TaskNotManagedError(managedBy, plan.notManaged.map((c) => ({ ...c, kind: 'calendar' as const })));
+      throw new TaskNotManagedError(
+        managedBy,
+        plan.notManaged.map((c) => ({ ...c, kind: 'calendar' as const })),
+      );
     }
     const versions = new Map(current.map((c) => [c.name, c.version]));
     const items: CalendarApplyItem[] = [];
@@ -133,10 +195,18 @@ export class TaskApplyService {
     cancelled: string[],
   ): Promise<TaskApplyItem[]> {
     const fresh = plan.filter((item) => item.action === 'create').map((item) => desired.get(item.name)!.row);
-    const versions = await this.changes.firstVersions(fresh.map((t) => t.name), tx);
+    const versions = await this.changes.firstVersions(
+      fresh.map((t) => t.name),
+      tx,
+    );
     for (const task of fresh) task.version = versions.get(task.name) ?? 1;
     await this.tasks.insertMany(fresh, tx);
-    const audit: Parameters<TaskChanges['recordMany']>[2] = fresh.map((task) => ({ action: 'task.create', target: task.name, before: null, after: task }));
+    const audit: Parameters<TaskChanges['recordMany']>[2] = fresh.map((task) => ({
+      action: 'task.create',
+      target: task.name,
+      before: null,
+      after: task,
+    }));
     const items: TaskApplyItem[] = [];
     for (const item of plan) {
       const before = existing.get(item.name) ?? null;
@@ -152,7 +222,11 @@ export class TaskApplyService {
         items.push({ ...item, version: null });
       } else {
         const created = item.action === 'create' ? desired.get(item.name)!.row : null;
-        items.push({ ...item, version: created?.version ?? before!.version, ...(created && { secret: created.secret }) });
+        items.push({
+          ...item,
+          version: created?.version ?? before!.version,
+          ...(created && { secret: created.secret }),
+        });
       }
     }
     await this.changes.recordMany(tx, actor, audit);
@@ -162,8 +236,22 @@ export class TaskApplyService {
 
 /** A task as an apply compares it: its JSON, but the payload as stored (the shown one masks secrets). */
 function stateOf(task: Task): TaskState {
-  const { name, description, handler, secretFields, schedule, policy, notify, paused, labels, managedBy, slo } = presentDefinition(task);
-  return { name, description, handler, payload: task.payload, secretFields, schedule, policy, notify, paused, labels, managedBy, slo };
+  const { name, description, handler, secretFields, schedule, policy, notify, paused, labels, managedBy, slo } =
+    presentDefinition(task);
+  return {
+    name,
+    description,
+    handler,
+    payload: task.payload,
+    secretFields,
+    schedule,
+    policy,
+    notify,
+    paused,
+    labels,
+    managedBy,
+    slo,
+  };
 }
 
 /** Carries a dry run's answer out of its transaction, which it rolls back. */

@@ -18,17 +18,35 @@ export function checkDistinctNames(specs: { name: string }[], list: 'tasks' | 'c
   const errors: InvalidBatchError['items'] = specs.flatMap((spec, index) => {
     const seen = first.get(spec.name);
     if (seen === undefined) first.set(spec.name, index);
-    return seen === undefined ? [] : [{ field: `${list}[${index}].name`, message: `${list}[${index}].name "${spec.name}" is also ${list}[${seen}]`, code: 'duplicate_name' }];
+    return seen === undefined
+      ? []
+      : [
+          {
+            field: `${list}[${index}].name`,
+            message: `${list}[${index}].name "${spec.name}" is also ${list}[${seen}]`,
+            code: 'duplicate_name',
+          },
+        ];
   });
   if (errors.length) throw new InvalidBatchError(errors);
 }
 
 /** Every item an apply declares belongs to its manager: one naming another manager (or null: nobody) is refused, naming it. */
-export function checkManager(specs: { managedBy?: string | null }[], managedBy: string, list: 'tasks' | 'calendars' = 'tasks'): void {
+export function checkManager(
+  specs: { managedBy?: string | null }[],
+  managedBy: string,
+  list: 'tasks' | 'calendars' = 'tasks',
+): void {
   const errors: InvalidBatchError['items'] = specs.flatMap((spec, index) =>
     spec.managedBy === undefined || spec.managedBy === managedBy
       ? []
-      : [{ field: `${list}[${index}].managedBy`, message: `${list}[${index}].managedBy must be "${managedBy}", the apply's manager, or left out`, code: 'managed_by_mismatch' }],
+      : [
+          {
+            field: `${list}[${index}].managedBy`,
+            message: `${list}[${index}].managedBy must be "${managedBy}", the apply's manager, or left out`,
+            code: 'managed_by_mismatch',
+          },
+        ],
   );
   if (errors.length) throw new InvalidBatchError(errors);
 }
@@ -37,12 +55,23 @@ export function checkManager(specs: { managedBy?: string | null }[], managedBy: 
  * The definition of every spec of a batch (a replaced task keeps its anchor, as a single replace
  * does), or one error listing every item that is invalid, each field prefixed with its index.
  */
-export function batchDefinitions(specs: TaskSpec[], existing: Map<string, Task>, now: Date, calendars: Calendar[] = []): TaskDefinition[] {
+export function batchDefinitions(
+  specs: TaskSpec[],
+  existing: Map<string, Task>,
+  now: Date,
+  calendars: Calendar[] = [],
+): TaskDefinition[] {
   const errors: InvalidBatchError['items'] = [];
   const definitions = specs.map((spec, index) => {
     const current = existing.get(spec.name);
     try {
-      return toTaskDefinition(spec, now, current ? (current.startAt ?? current.createdAt) : now, current ?? null, calendars);
+      return toTaskDefinition(
+        spec,
+        now,
+        current ? (current.startAt ?? current.createdAt) : now,
+        current ?? null,
+        calendars,
+      );
     } catch (error) {
       errors.push(itemError(error, index));
       return null;
@@ -54,10 +83,27 @@ export function batchDefinitions(specs: TaskSpec[], existing: Map<string, Task>,
 
 function itemError(error: unknown, index: number): InvalidBatchError['items'][number] {
   const prefix = (field: string) => `tasks[${index}].${field}`;
-  if (error instanceof InvalidTaskError) return { field: prefix(error.field), message: `${prefix(error.field)}: ${error.message}`, code: error.code };
-  if (error instanceof InvalidScheduleError) return { field: prefix(error.field), message: `${prefix(error.field)}: ${error.message}`, code: 'invalid_schedule' };
-  if (error instanceof AmbiguousLocalTimeError) return { field: prefix(error.field), message: `${prefix(error.field)}: ${error.message}`, code: 'ambiguous_local_time' };
-  if (error instanceof PayloadTooLargeError) return { field: prefix('payload'), message: `${prefix('payload')}: ${error.message}`, code: 'payload_too_large', tooLarge: true };
+  if (error instanceof InvalidTaskError)
+    return { field: prefix(error.field), message: `${prefix(error.field)}: ${error.message}`, code: error.code };
+  if (error instanceof InvalidScheduleError)
+    return {
+      field: prefix(error.field),
+      message: `${prefix(error.field)}: ${error.message}`,
+      code: 'invalid_schedule',
+    };
+  if (error instanceof AmbiguousLocalTimeError)
+    return {
+      field: prefix(error.field),
+      message: `${prefix(error.field)}: ${error.message}`,
+      code: 'ambiguous_local_time',
+    };
+  if (error instanceof PayloadTooLargeError)
+    return {
+      field: prefix('payload'),
+      message: `${prefix('payload')}: ${error.message}`,
+      code: 'payload_too_large',
+      tooLarge: true,
+    };
   throw error;
 }
 
@@ -68,6 +114,15 @@ function itemError(error: unknown, index: number): InvalidBatchError['items'][nu
 export function newTaskRow(definition: TaskDefinition, now: Date): Task {
   return {
     ...definition,
-    id: randomUUID(), secret: newTaskSecret(), lastScheduledFor: null, missedCount: 0n, version: 1, planVersion: 1, lastError: null, lastErrorAt: null, createdAt: now, updatedAt: now,
+    id: randomUUID(),
+    secret: newTaskSecret(),
+    lastScheduledFor: null,
+    missedCount: 0n,
+    version: 1,
+    planVersion: 1,
+    lastError: null,
+    lastErrorAt: null,
+    createdAt: now,
+    updatedAt: now,
   } as Task;
 }

@@ -19,24 +19,49 @@ export class TaskChanges {
    * Records a change of a task: its audit entry and, when it leaves a task (anything but a delete),
    * the version it made, whole — with `reason`, when the request gave one.
    */
-  async record(db: Db, actor: Principal, action: string, target: string, before: Task | null, after: Task | null, reason?: string): Promise<void> {
+  async record(
+    db: Db,
+    actor: Principal,
+    action: string,
+    target: string,
+    before: Task | null,
+    after: Task | null,
+    reason?: string,
+  ): Promise<void> {
     await this.audit.record(
       { actor: actor.actor, action, target, before: snapshot(before), after: snapshot(after) },
       db,
     );
     // A change that changed nothing (a pause of a paused task) made no version.
-    if (after && after.version !== before?.version) await this.versions.record([versionOf(actor, action, after, reason)], after.updatedAt, db);
+    if (after && after.version !== before?.version)
+      await this.versions.record([versionOf(actor, action, after, reason)], after.updatedAt, db);
   }
 
   /** One audit entry (and one version) per change, written together. */
-  async recordMany(db: Db, actor: Principal, changes: { action: string; target: string; before: Task | null; after: Task | null }[], reason?: string): Promise<void> {
+  async recordMany(
+    db: Db,
+    actor: Principal,
+    changes: { action: string; target: string; before: Task | null; after: Task | null }[],
+    reason?: string,
+  ): Promise<void> {
     await this.audit.recordMany(
       // Written as one JSON document: each definition goes into it as it is, with no copy of its own.
-      changes.map((c) => ({ actor: actor.actor, action: c.action, target: c.target, before: definitionOf(c.before), after: definitionOf(c.after) })),
+      changes.map((c) => ({
+        actor: actor.actor,
+        action: c.action,
+        target: c.target,
+        before: definitionOf(c.before),
+        after: definitionOf(c.after),
+      })),
       db,
     );
     const written = changes.filter((c) => c.after && c.after.version !== c.before?.version);
-    if (written.length) await this.versions.record(written.map((c) => versionOf(actor, c.action, c.after!, reason)), written[0]!.after!.updatedAt, db);
+    if (written.length)
+      await this.versions.record(
+        written.map((c) => versionOf(actor, c.action, c.after!, reason)),
+        written[0]!.after!.updatedAt,
+        db,
+      );
   }
 
   /** Stores the version a change left without an audit entry of its own (a calendar edit re-planned the task). */
@@ -56,8 +81,15 @@ export class TaskChanges {
    * committed already, and the leader's tick and sweep catch up with a word that was lost.
    */
   async announce(cancelled: string[] = [], inserted: readonly string[] | 'all' = []): Promise<void> {
-    for (const id of cancelled) await bestEffort(this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id), 'tasks.announce-cancel');
-    await bestEffort(this.redis.client.publish(this.redis.key(TASKS_CHANGED_CHANNEL), tasksChangedMessage(inserted)), 'tasks.announce-change');
+    for (const id of cancelled)
+      await bestEffort(
+        this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id),
+        'tasks.announce-cancel',
+      );
+    await bestEffort(
+      this.redis.client.publish(this.redis.key(TASKS_CHANGED_CHANNEL), tasksChangedMessage(inserted)),
+      'tasks.announce-change',
+    );
   }
 }
 

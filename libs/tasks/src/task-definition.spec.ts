@@ -21,13 +21,25 @@ describe('toTaskDefinition', () => {
 
   it('turns a spec into columns, its first slot as the cursor', () => {
     expect(toTaskDefinition(spec({ every: '15m', startAt: '2026-06-01T09:00:00+02:00' }), now)).toMatchObject({
-      scheduleKind: 'every', everyMs: 900_000n, startAt: new Date('2026-06-01T07:00:00Z'), nextRunAt: new Date('2026-06-01T07:00:00Z'), status: 'active', jitterMs: 0, maxDelayMs: 3_600_000,
+      scheduleKind: 'every',
+      everyMs: 900_000n,
+      startAt: new Date('2026-06-01T07:00:00Z'),
+      nextRunAt: new Date('2026-06-01T07:00:00Z'),
+      status: 'active',
+      jitterMs: 0,
+      maxDelayMs: 3_600_000,
     });
   });
 
   it('refuses a one-off in the past, and bounds that leave no slot', () => {
     expect(refusal({ at: '2026-05-31T23:59:59Z' })).toEqual({ field: 'schedule.at', code: 'invalid_schedule' });
-    expect(refusal({ cron: '0 9 * * *', startAt: '2027-01-01T00:00:00Z', endAt: '2026-12-31T00:00:00Z' })).toEqual({ field: 'schedule.endAt', code: 'invalid_schedule' });
-    expect(refusal({ cron: '0 9 * * *', endAt: '2026-01-01T00:00:00Z' })).toEqual({ field: 'schedule.endAt', code: 'invalid_schedule' });
+    expect(refusal({ cron: '0 9 * * *', startAt: '2027-01-01T00:00:00Z', endAt: '2026-12-31T00:00:00Z' })).toEqual({
+      field: 'schedule.endAt',
+      code: 'invalid_schedule',
+    });
+    expect(refusal({ cron: '0 9 * * *', endAt: '2026-01-01T00:00:00Z' })).toEqual({
+      field: 'schedule.endAt',
+      code: 'invalid_schedule',
+    });
   });
 });

@@ -1,12 +1,31 @@
 import { randomBytes } from 'node:crypto';
 import type { Calendar, Prisma } from '@punctual/db';
 import { type CalendarSnapshot, excludedDaysOf } from '@punctual/planning';
-import { durationMs, PAYLOAD_MAX_BYTES, PAYLOAD_MAX_DEPTH, scheduleKindsOf, TASK_DEFAULTS, type ScheduleSpec as ScheduleInput, type TaskSpec } from '@punctual/contract';
+import {
+  durationMs,
+  PAYLOAD_MAX_BYTES,
+  PAYLOAD_MAX_DEPTH,
+  scheduleKindsOf,
+  TASK_DEFAULTS,
+  type ScheduleSpec as ScheduleInput,
+  type TaskSpec,
+} from '@punctual/contract';
 import { compileSchedule, parseAt, type ScheduleSpec } from '@punctual/time';
 import { InvalidTaskError, PayloadTooLargeError } from './errors.js';
 
 /** The columns of a task its definition does not set: its identity and secret, and what runs and edits keep up. */
-type BookkeepingField = 'id' | 'secret' | 'lastScheduledFor' | 'missedCount' | 'version' | 'planVersion' | 'lastError' | 'lastErrorAt' | 'createdAt' | 'updatedAt' | 'pauseNote';
+type BookkeepingField =
+  | 'id'
+  | 'secret'
+  | 'lastScheduledFor'
+  | 'missedCount'
+  | 'version'
+  | 'planVersion'
+  | 'lastError'
+  | 'lastErrorAt'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'pauseNote';
 
 /** Every other column of a task, each set (a null where the definition has none): what a definition decides. */
 export type TaskDefinition = Required<Omit<Prisma.TaskCreateInput, BookkeepingField | 'executions'>>;
@@ -25,11 +44,21 @@ export type TaskDefinition = Required<Omit<Prisma.TaskCreateInput, BookkeepingFi
  * `calendars` are the stored calendars the caller found (and locked) for `schedule.exclude`: a name
  * without one is refused; the task keeps a copy of each (see {@link CalendarSnapshot}).
  */
-export function toTaskDefinition(input: TaskSpec, now: Date, anchor: Date = now, current: { runAt: Date | null } | null = null, calendars: Calendar[] = []): TaskDefinition {
+export function toTaskDefinition(
+  input: TaskSpec,
+  now: Date,
+  anchor: Date = now,
+  current: { runAt: Date | null } | null = null,
+  calendars: Calendar[] = [],
+): TaskDefinition {
   checkPayload(input.payload);
   const { spec, runAt, everyMs, snapshots } = scheduleSpecFromInput(input.schedule, input.name, anchor, calendars);
   if (runAt && runAt.getTime() <= now.getTime() && runAt.getTime() !== current?.runAt?.getTime()) {
-    throw new InvalidTaskError('schedule.at', 'schedule.at is in the past: a one-off task must be due after it is created or changed', 'invalid_schedule');
+    throw new InvalidTaskError(
+      'schedule.at',
+      'schedule.at is in the past: a one-off task must be due after it is created or changed',
+      'invalid_schedule',
+    );
   }
   const s = input.schedule;
   const kind = spec.kind;
@@ -102,10 +131,17 @@ export function scheduleSpecFromInput(
   const timezone = s.timezone ?? TASK_DEFAULTS.timezone;
   const startAt = instant(s.startAt);
   const endAt = instant(s.endAt);
-  if (startAt && endAt && endAt <= startAt) throw new InvalidTaskError('schedule.endAt', 'schedule.endAt must be after schedule.startAt', 'invalid_schedule');
-  if (endAt && endAt.getTime() <= anchor.getTime()) throw new InvalidTaskError('schedule.endAt', 'schedule.endAt is in the past: the task would never run', 'invalid_schedule');
+  if (startAt && endAt && endAt <= startAt)
+    throw new InvalidTaskError('schedule.endAt', 'schedule.endAt must be after schedule.startAt', 'invalid_schedule');
+  if (endAt && endAt.getTime() <= anchor.getTime())
+    throw new InvalidTaskError(
+      'schedule.endAt',
+      'schedule.endAt is in the past: the task would never run',
+      'invalid_schedule',
+    );
   const runAt = kind === 'at' ? parseAt(String(s.at), timezone, s.disambiguation) : null;
-  if (runAt && runAt.getTime() <= anchor.getTime()) throw new InvalidTaskError('schedule.at', 'schedule.at is in the past', 'invalid_schedule');
+  if (runAt && runAt.getTime() <= anchor.getTime())
+    throw new InvalidTaskError('schedule.at', 'schedule.at is in the past', 'invalid_schedule');
   const everyMs = kind === 'every' ? durationMs(s.every) : null;
   const snapshots = calendarSnapshots(s.exclude ?? [], calendars);
   const exclude = excludedDaysOf(snapshots, timezone);
@@ -125,19 +161,42 @@ function calendarSnapshots(names: readonly string[], calendars: Calendar[]): Cal
   const byName = new Map(calendars.map((c) => [c.name, c]));
   return names.map((name, i) => {
     const calendar = byName.get(name);
-    if (!calendar) throw new InvalidTaskError(`schedule.exclude[${i}]`, `schedule.exclude[${i}]: no calendar named "${name}"`, 'unknown_calendar');
-    if (names.indexOf(name) !== i) throw new InvalidTaskError(`schedule.exclude[${i}]`, `schedule.exclude[${i}]: "${name}" is named twice`, 'invalid_schedule');
-    return { name, version: calendar.version, updatedAt: calendar.updatedAt.toISOString(), timezone: calendar.timezone, dates: calendar.dates, rrules: calendar.rrules };
+    if (!calendar)
+      throw new InvalidTaskError(
+        `schedule.exclude[${i}]`,
+        `schedule.exclude[${i}]: no calendar named "${name}"`,
+        'unknown_calendar',
+      );
+    if (names.indexOf(name) !== i)
+      throw new InvalidTaskError(
+        `schedule.exclude[${i}]`,
+        `schedule.exclude[${i}]: "${name}" is named twice`,
+        'invalid_schedule',
+      );
+    return {
+      name,
+      version: calendar.version,
+      updatedAt: calendar.updatedAt.toISOString(),
+      timezone: calendar.timezone,
+      dates: calendar.dates,
+      rrules: calendar.rrules,
+    };
   });
 }
 
 /** A payload is a JSON object of at most 64 KiB, nested at most 32 levels. */
 function checkPayload(payload: unknown): void {
   if (payload === undefined) return;
-  if (Buffer.byteLength(JSON.stringify(payload)) > PAYLOAD_MAX_BYTES) throw new PayloadTooLargeError(`payload exceeds ${PAYLOAD_MAX_BYTES / 1024} KiB`);
+  if (Buffer.byteLength(JSON.stringify(payload)) > PAYLOAD_MAX_BYTES)
+    throw new PayloadTooLargeError(`payload exceeds ${PAYLOAD_MAX_BYTES / 1024} KiB`);
   const depth = (value: unknown): number =>
     value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value as object).map(depth)) : 0;
-  if (depth(payload) > PAYLOAD_MAX_DEPTH) throw new InvalidTaskError('payload', `payload must not nest deeper than ${PAYLOAD_MAX_DEPTH} levels`, 'invalid_payload');
+  if (depth(payload) > PAYLOAD_MAX_DEPTH)
+    throw new InvalidTaskError(
+      'payload',
+      `payload must not nest deeper than ${PAYLOAD_MAX_DEPTH} levels`,
+      'invalid_payload',
+    );
 }
 
 /** A fresh HMAC key for the `http` handler's signature and notifications. */
@@ -145,7 +204,8 @@ export function newTaskSecret(): string {
   if (secretPool.length === 0) {
     // One call to the system's randomness for many secrets: a batch of a thousand tasks asks for a thousand.
     const bytes = randomBytes(SECRET_BYTES * SECRETS_PER_DRAW);
-    for (let i = 0; i < SECRETS_PER_DRAW; i += 1) secretPool.push(bytes.subarray(i * SECRET_BYTES, (i + 1) * SECRET_BYTES).toString('base64url'));
+    for (let i = 0; i < SECRETS_PER_DRAW; i += 1)
+      secretPool.push(bytes.subarray(i * SECRET_BYTES, (i + 1) * SECRET_BYTES).toString('base64url'));
   }
   return secretPool.pop()!;
 }

@@ -11,7 +11,16 @@ function task(name: string, extra: Partial<TaskState> = {}): TaskState {
     payload: {},
     secretFields: [],
     schedule: { cron: '0 9 * * *', timezone: 'UTC', startAt: null, endAt: null, remainingRuns: null, jitter: '0s' },
-    policy: { overlap: 'skip', misfire: 'run_once', maxDelay: '1h', retry: { attempts: 3, backoff: '30s', maxBackoff: '1h' }, timeout: '5m', concurrency: null, rateLimit: null, pauseAfter: null },
+    policy: {
+      overlap: 'skip',
+      misfire: 'run_once',
+      maxDelay: '1h',
+      retry: { attempts: 3, backoff: '30s', maxBackoff: '1h' },
+      timeout: '5m',
+      concurrency: null,
+      rateLimit: null,
+      pauseAfter: null,
+    },
     notify: { url: null, on: ['dead'] },
     paused: false,
     labels: {},
@@ -21,7 +30,8 @@ function task(name: string, extra: Partial<TaskState> = {}): TaskState {
   };
 }
 
-const plan = (desired: TaskState[], current: TaskState[], prune = false) => diffTasks(desired, current, { managedBy: MANAGER, prune });
+const plan = (desired: TaskState[], current: TaskState[], prune = false) =>
+  diffTasks(desired, current, { managedBy: MANAGER, prune });
 const actions = (diff: ReturnType<typeof plan>) => diff.items.map((i) => `${i.action} ${i.name}`);
 
 describe('diffTasks', () => {
@@ -39,8 +49,16 @@ describe('diffTasks', () => {
   });
 
   it('names changed leaves by path, new ones without `before` and gone ones without `after`', () => {
-    const current = task('a', { schedule: { ...task('a').schedule, cron: '0 9 * * *' }, labels: { team: 'x', old: '1' }, payload: { headers: { accept: 'json' } } });
-    const desired = task('a', { schedule: { ...task('a').schedule, cron: '*/5 * * * *' }, labels: { team: 'y' }, payload: { headers: { accept: 'json', host: 'h' } } });
+    const current = task('a', {
+      schedule: { ...task('a').schedule, cron: '0 9 * * *' },
+      labels: { team: 'x', old: '1' },
+      payload: { headers: { accept: 'json' } },
+    });
+    const desired = task('a', {
+      schedule: { ...task('a').schedule, cron: '*/5 * * * *' },
+      labels: { team: 'y' },
+      payload: { headers: { accept: 'json', host: 'h' } },
+    });
     expect(fieldChanges(current, desired)).toEqual([
       { field: 'payload.headers.host', after: 'h', secret: false },
       { field: 'schedule.cron', before: '0 9 * * *', after: '*/5 * * * *', secret: false },
@@ -54,8 +72,14 @@ describe('diffTasks', () => {
   });
 
   it('never shows the values of secret payload fields, named on either side, nor of what holds them', () => {
-    const current = task('a', { payload: { token: 'old-secret', headers: { authorization: 'Bearer old' } }, secretFields: ['token'] });
-    const desired = task('a', { payload: { token: 'new-secret', headers: { authorization: 'Bearer new' } }, secretFields: ['headers.authorization'] });
+    const current = task('a', {
+      payload: { token: 'old-secret', headers: { authorization: 'Bearer old' } },
+      secretFields: ['token'],
+    });
+    const desired = task('a', {
+      payload: { token: 'new-secret', headers: { authorization: 'Bearer new' } },
+      secretFields: ['headers.authorization'],
+    });
     const changes = fieldChanges(current, desired);
     expect(changes).toEqual([
       { field: 'payload.token', before: null, after: null, secret: true },
@@ -63,7 +87,10 @@ describe('diffTasks', () => {
       { field: 'secretFields', before: ['token'], after: ['headers.authorization'], secret: false },
     ]);
     expect(JSON.stringify(changes)).not.toMatch(/old-secret|new-secret|Bearer/);
-    const wholeObject = fieldChanges(task('a', { payload: { auth: 'x' } }), task('a', { payload: { auth: { user: 'u', pass: 'p' } }, secretFields: ['auth'] }));
+    const wholeObject = fieldChanges(
+      task('a', { payload: { auth: 'x' } }),
+      task('a', { payload: { auth: { user: 'u', pass: 'p' } }, secretFields: ['auth'] }),
+    );
     expect(wholeObject.filter((c) => c.field.startsWith('payload.'))).toEqual([
       { field: 'payload.auth.user', after: null, secret: true },
       { field: 'payload.auth.pass', after: null, secret: true },
@@ -72,13 +99,23 @@ describe('diffTasks', () => {
   });
 
   it('deletes with prune only the tasks the same manager manages and the file leaves out', () => {
-    const current = [task('kept'), task('gone-b'), task('gone-a'), task('mine-too', { managedBy: 'other-repo' }), task('by-hand', { managedBy: null })];
+    const current = [
+      task('kept'),
+      task('gone-b'),
+      task('gone-a'),
+      task('mine-too', { managedBy: 'other-repo' }),
+      task('by-hand', { managedBy: null }),
+    ];
     expect(actions(plan([task('kept')], current))).toEqual(['unchanged kept']);
     expect(actions(plan([task('kept')], current, true))).toEqual(['unchanged kept', 'delete gone-a', 'delete gone-b']);
   });
 
   it('reports a declared task managed by someone else or by nobody instead of planning it', () => {
-    const diff = plan([task('ok'), task('by-hand'), task('theirs')], [task('by-hand', { managedBy: null }), task('theirs', { managedBy: 'other-repo' })], true);
+    const diff = plan(
+      [task('ok'), task('by-hand'), task('theirs')],
+      [task('by-hand', { managedBy: null }), task('theirs', { managedBy: 'other-repo' })],
+      true,
+    );
     expect(actions(diff)).toEqual(['create ok']);
     expect(diff.notManaged).toEqual([
       { index: 1, name: 'by-hand', managedBy: null },
@@ -87,6 +124,8 @@ describe('diffTasks', () => {
   });
 
   it('compares pause and managedBy like any field', () => {
-    expect(fieldChanges(task('a'), task('a', { paused: true }))).toEqual([{ field: 'paused', before: false, after: true, secret: false }]);
+    expect(fieldChanges(task('a'), task('a', { paused: true }))).toEqual([
+      { field: 'paused', before: false, after: true, secret: false },
+    ]);
   });
 });

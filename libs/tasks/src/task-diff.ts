@@ -1,7 +1,19 @@
 import type { ApplyAction, FieldChange, Task as TaskJson } from '@punctual/contract';
 
 /** The fields of a task that its spec decides: what an apply compares. Status, cursor and version are the scheduler's. */
-export const SPEC_FIELDS = ['description', 'handler', 'payload', 'secretFields', 'schedule', 'policy', 'notify', 'paused', 'labels', 'managedBy', 'slo'] as const;
+export const SPEC_FIELDS = [
+  'description',
+  'handler',
+  'payload',
+  'secretFields',
+  'schedule',
+  'policy',
+  'notify',
+  'paused',
+  'labels',
+  'managedBy',
+  'slo',
+] as const;
 
 /**
  * A task as an apply compares it: the task JSON of its spec fields, normalised (defaults filled in,
@@ -43,19 +55,26 @@ export function diffManaged<T extends { name: string; managedBy: string | null }
   desired.forEach((item, index) => {
     const existing = byName.get(item.name);
     if (!existing) return items.push({ name: item.name, action: 'create', changes: [] });
-    if (existing.managedBy !== options.managedBy) return notManaged.push({ index, name: item.name, managedBy: existing.managedBy });
+    if (existing.managedBy !== options.managedBy)
+      return notManaged.push({ index, name: item.name, managedBy: existing.managedBy });
     const changes = changesOf(existing, item);
     items.push({ name: item.name, action: changes.length ? 'update' : 'unchanged', changes });
   });
   if (options.prune) {
-    const gone = current.filter((item) => item.managedBy === options.managedBy && !declared.has(item.name)).map((item) => item.name);
+    const gone = current
+      .filter((item) => item.managedBy === options.managedBy && !declared.has(item.name))
+      .map((item) => item.name);
     for (const name of gone.sort()) items.push({ name, action: 'delete', changes: [] });
   }
   return { items, notManaged };
 }
 
 /** {@link diffManaged} of tasks, compared field by field ({@link fieldChanges}). */
-export function diffTasks(desired: TaskState[], current: TaskState[], options: { managedBy: string; prune: boolean }): TaskDiff {
+export function diffTasks(
+  desired: TaskState[],
+  current: TaskState[],
+  options: { managedBy: string; prune: boolean },
+): TaskDiff {
   return diffManaged(desired, current, options, fieldChanges);
 }
 
@@ -68,13 +87,19 @@ export function fieldChanges(before: TaskState, after: TaskState): FieldChange[]
   const old = leaves(before);
   const now = leaves(after);
   const secretFields = [...before.secretFields, ...after.secretFields].map((field) => `payload.${field}`);
-  const isSecret = (path: string) => secretFields.some((field) => field === path || field.startsWith(`${path}.`) || path.startsWith(`${field}.`));
+  const isSecret = (path: string) =>
+    secretFields.some((field) => field === path || field.startsWith(`${path}.`) || path.startsWith(`${field}.`));
   const changes: FieldChange[] = [];
   for (const path of new Set([...now.keys(), ...old.keys()])) {
     const [b, a] = [old.get(path), now.get(path)];
     if (canonical(b) === canonical(a)) continue;
     const secret = isSecret(path);
-    changes.push({ field: path, ...(b !== undefined && { before: secret ? null : b }), ...(a !== undefined && { after: secret ? null : a }), secret });
+    changes.push({
+      field: path,
+      ...(b !== undefined && { before: secret ? null : b }),
+      ...(a !== undefined && { after: secret ? null : a }),
+      secret,
+    });
   }
   return changes;
 }
@@ -105,6 +130,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** A value as text that is equal for equal JSON values, whatever the order of object keys. */
 function canonical(value: unknown): string {
   const sorted = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sorted) : isPlainObject(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])])) : v;
+    Array.isArray(v)
+      ? v.map(sorted)
+      : isPlainObject(v)
+        ? Object.fromEntries(
+            Object.keys(v)
+              .sort()
+              .map((k) => [k, sorted(v[k])]),
+          )
+        : v;
   return value === undefined ? '' : JSON.stringify(sorted(value));
 }

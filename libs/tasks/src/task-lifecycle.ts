@@ -10,7 +10,22 @@ import type { TaskDefinition } from './task-definition.js';
 const CATCH_UP_MISFIRE = { skip: 'skip', latest: 'run_once', all: 'run_all' } as const;
 
 /** What decides when a task's slots are. */
-const SCHEDULE_FIELDS = ['scheduleKind', 'cron', 'rrule', 'runAt', 'everyMs', 'timezone', 'startAt', 'endAt', 'remainingRuns', 'jitterMs', 'dstGap', 'dstOverlap', 'exclude', 'calendars'] as const;
+const SCHEDULE_FIELDS = [
+  'scheduleKind',
+  'cron',
+  'rrule',
+  'runAt',
+  'everyMs',
+  'timezone',
+  'startAt',
+  'endAt',
+  'remainingRuns',
+  'jitterMs',
+  'dstGap',
+  'dstOverlap',
+  'exclude',
+  'calendars',
+] as const;
 /**
  * What decides what a slot runs and how: what an execution in progress pins, and the policies that
  * judge a slot's start. Description, notification and labels are neither.
@@ -63,11 +78,26 @@ export class TaskLifecycle {
     } else {
       const planVersion = before.planVersion + 1;
       await this.executions.lockUnfinished(before.id, tx);
-      await this.executions.pinInProgress(before.id, pinnedDefinitionOf(before) as unknown as Prisma.InputJsonValue, tx);
+      await this.executions.pinInProgress(
+        before.id,
+        pinnedDefinitionOf(before) as unknown as Prisma.InputJsonValue,
+        tx,
+      );
       // The old definition's slots up to now belong to it: plan them before it is gone (the slots
       // of a pause so far are only counted: the resume that would have decided them will not see them).
-      if (scheduleChanged) await this.planDue(tx, { ...before, planVersion, overlap: after.overlap }, now, before.status === 'paused' ? 'skip' : undefined);
-      const decision = replanUnstarted(await this.executions.unstartedOfTask(before.id, tx), now, { ...after, planVersion }, scheduleChanged ? taskSchedule(after) : null);
+      if (scheduleChanged)
+        await this.planDue(
+          tx,
+          { ...before, planVersion, overlap: after.overlap },
+          now,
+          before.status === 'paused' ? 'skip' : undefined,
+        );
+      const decision = replanUnstarted(
+        await this.executions.unstartedOfTask(before.id, tx),
+        now,
+        { ...after, planVersion },
+        scheduleChanged ? taskSchedule(after) : null,
+      );
       await this.executions.withdraw(decision.withdraw, tx);
       await this.executions.replan(decision.keep, tx);
       const cursor = scheduleChanged ? (nextRunAt as Date | null) : before.nextRunAt;
@@ -83,7 +113,8 @@ export class TaskLifecycle {
       );
     }
     if (task.status === 'active' && wanted === 'paused') return this.pause(tx, task, now, false);
-    if (task.status === 'paused' && wanted !== 'paused') return { task: await this.resume(tx, task, now), cancelledRunning: [] };
+    if (task.status === 'paused' && wanted !== 'paused')
+      return { task: await this.resume(tx, task, now), cancelledRunning: [] };
     return { task, cancelledRunning: [] };
   }
 
@@ -95,12 +126,30 @@ export class TaskLifecycle {
     const unstarted = await this.executions.unstartedOfTask(task.id, tx);
     const due = unstarted.filter((e) => e.scheduledFor.getTime() <= now.getTime() && e.trigger !== 'manual');
     const ahead = unstarted.filter((e) => e.scheduledFor.getTime() > now.getTime() && e.trigger === 'schedule');
-    this.metrics.slotsDecided('skipped', 'paused', await this.executions.skipUnstarted(due.map((e) => e.id), 'paused', tx));
-    await this.executions.withdraw(ahead.map((e) => e.id), tx);
-    const { cancelled: count, running: cancelled } = cancel ? await this.executions.cancelOfTask(task.id, 'cancelled by a pause', tx) : { cancelled: 0, running: [] };
+    this.metrics.slotsDecided(
+      'skipped',
+      'paused',
+      await this.executions.skipUnstarted(
+        due.map((e) => e.id),
+        'paused',
+        tx,
+      ),
+    );
+    await this.executions.withdraw(
+      ahead.map((e) => e.id),
+      tx,
+    );
+    const { cancelled: count, running: cancelled } = cancel
+      ? await this.executions.cancelOfTask(task.id, 'cancelled by a pause', tx)
+      : { cancelled: 0, running: [] };
     this.metrics.slotsDecided('cancelled', 'paused', count);
     const cursor = firstSlotAfter(task, now) ?? task.nextRunAt;
-    const paused = await this.tasks.update(task.id, { status: 'paused', nextRunAt: cursor, pauseNote: note ?? null }, { replans: false, at: now }, tx);
+    const paused = await this.tasks.update(
+      task.id,
+      { status: 'paused', nextRunAt: cursor, pauseNote: note ?? null },
+      { replans: false, at: now },
+      tx,
+    );
     return { task: paused, cancelledRunning: cancelled.map((e) => e.id) };
   }
 
@@ -119,7 +168,12 @@ export class TaskLifecycle {
     let cursor = plan.advance.nextRunAt;
     if (cursor && cursor.getTime() <= now.getTime()) cursor = taskSchedule(task).next(now);
     await this.tasks.advanceCursors([{ ...plan.advance, nextRunAt: cursor }], tx);
-    return this.tasks.update(task.id, { status: cursor === null ? 'completed' : 'active', pauseNote: null }, { replans: false, at: now }, tx);
+    return this.tasks.update(
+      task.id,
+      { status: cursor === null ? 'completed' : 'active', pauseNote: null },
+      { replans: false, at: now },
+      tx,
+    );
   }
 
   /** Before a delete: every unfinished execution is cancelled. Returns the running ones. */
@@ -136,7 +190,12 @@ export class TaskLifecycle {
   private async planDue(tx: Db, task: Task, now: Date, misfire?: Task['misfire']): Promise<void> {
     if (!task.nextRunAt || task.nextRunAt.getTime() > now.getTime() || task.status === 'completed') return;
     const counted = misfire !== undefined;
-    const plan = planTaskSlots({ ...task, misfire: misfire ?? task.misfire, maxDelayMs: counted ? 0 : task.maxDelayMs }, taskSchedule(task), now, this.slotOptions());
+    const plan = planTaskSlots(
+      { ...task, misfire: misfire ?? task.misfire, maxDelayMs: counted ? 0 : task.maxDelayMs },
+      taskSchedule(task),
+      now,
+      this.slotOptions(),
+    );
     await this.executions.insertPlanned(plan.executions, tx);
     await this.tasks.advanceCursors([plan.advance], tx);
   }
@@ -165,5 +224,9 @@ function comparable(value: unknown): string {
 function sortedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortedKeys);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]),
+  );
 }

@@ -8,7 +8,16 @@ import { InvalidTaskError } from './errors.js';
  * `SchedulePatch` allows one) replaces the current kind: the result holds exactly one.
  */
 export function mergeTaskPatch(current: TaskDefinitionJson, patch: TaskPatch, name: string): TaskSpec {
-  for (const field of ['handler', 'schedule', 'policy', 'payload', 'notify', 'paused', 'secretFields', 'labels'] as const) {
+  for (const field of [
+    'handler',
+    'schedule',
+    'policy',
+    'payload',
+    'notify',
+    'paused',
+    'secretFields',
+    'labels',
+  ] as const) {
     if (patch[field] === null) throw new InvalidTaskError(field, `${field} cannot be null`, 'validation_failed');
   }
   const schedule: Record<string, unknown> = { ...current.schedule };

@@ -3,13 +3,19 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
 import { BACKFILL_DEFAULT, BACKFILL_MAX, type CatchUp } from '@punctual/contract';
-import { type Db, ExecutionTransitionsRepository, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
+import {
+  type Db,
+  ExecutionTransitionsRepository,
+  PrismaService,
+  type Task,
+  type TaskExecution,
+  TasksRepository,
+} from '@punctual/db';
 import { isExclusive, type PlannedExecution, taskSchedule } from '@punctual/planning';
 import { slotsBetween } from '@punctual/time';
 import { InvalidTaskError, NotFoundError } from './errors.js';
 import { TaskChanges } from './task-changes.js';
 import { type LifecycleResult, TaskLifecycle } from './task-lifecycle.js';
-
 
 /** Operator actions on a task's runs: pause, resume (with catch-up), trigger now, backfill. */
 @Injectable()
@@ -29,13 +35,18 @@ export class TaskRunsService {
    */
   async pause(name: string, actor: Principal, options: { cancel?: boolean; note?: string } = {}): Promise<Task> {
     const now = this.clock.date();
-    return this.locked(name, actor, 'task.pause', (tx, existing) => this.lifecycle.pause(tx, existing, now, options.cancel ?? false, options.note));
+    return this.locked(name, actor, 'task.pause', (tx, existing) =>
+      this.lifecycle.pause(tx, existing, now, options.cancel ?? false, options.note),
+    );
   }
 
   /** Resumes a paused task; `catchUp` decides the slots of the pause (see {@link TaskLifecycle.resume}). */
   async resume(name: string, actor: Principal, catchUp?: CatchUp): Promise<Task> {
     const now = this.clock.date();
-    return this.locked(name, actor, 'task.resume', async (tx, existing) => ({ task: await this.lifecycle.resume(tx, existing, now, catchUp), cancelledRunning: [] }));
+    return this.locked(name, actor, 'task.resume', async (tx, existing) => ({
+      task: await this.lifecycle.resume(tx, existing, now, catchUp),
+      cancelledRunning: [],
+    }));
   }
 
   /** Runs a task now, once, outside its schedule (optionally with another payload). */
@@ -47,7 +58,8 @@ export class TaskRunsService {
     const schedule = taskSchedule(task);
     for (let offset = 0; ; offset += 1) {
       const at = new Date(this.clock.now() + offset);
-      if (slotsBetween(schedule, new Date(at.getTime() - 1), at, 1).some((slot) => slot.getTime() === at.getTime())) continue;
+      if (slotsBetween(schedule, new Date(at.getTime() - 1), at, 1).some((slot) => slot.getTime() === at.getTime()))
+        continue;
       const execution = await this.executions.insertManualRun(this.row(task, at, at, 'manual'), payload, this.prisma);
       if (execution) {
         await this.changes.record(this.prisma, actor, 'task.trigger', name, null, null);
@@ -61,12 +73,20 @@ export class TaskRunsService {
   async backfill(name: string, actor: Principal, from: Date, to: Date, maxRuns = BACKFILL_DEFAULT): Promise<number> {
     const now = this.clock.date();
     if (to.getTime() < from.getTime()) throw new InvalidTaskError('to', 'to must not be before from', 'invalid_range');
-    if (to.getTime() > now.getTime()) throw new InvalidTaskError('to', 'to must not be in the future: future slots are planned by the schedule', 'invalid_range');
+    if (to.getTime() > now.getTime())
+      throw new InvalidTaskError(
+        'to',
+        'to must not be in the future: future slots are planned by the schedule',
+        'invalid_range',
+      );
     const task = await this.tasks.findByName(name);
     if (!task) throw new NotFoundError('task', name);
     const slots = slotsBetween(taskSchedule(task), new Date(from.getTime() - 1), to, Math.min(maxRuns, BACKFILL_MAX));
     // One millisecond apart, in slot order: they run one after another, oldest first.
-    const inserted = await this.executions.insertPlanned(slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill')), this.prisma);
+    const inserted = await this.executions.insertPlanned(
+      slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill')),
+      this.prisma,
+    );
     await this.changes.record(this.prisma, actor, 'task.backfill', name, null, null);
     await this.changes.announce([], [task.id]);
     return inserted.length;
@@ -74,12 +94,25 @@ export class TaskRunsService {
 
   private row(task: Task, slot: Date, fireAt: Date, trigger: 'manual' | 'backfill'): PlannedExecution {
     return {
-      id: randomUUID(), taskId: task.id, taskName: task.name, scheduledFor: slot, fireAt, trigger,
-      status: 'scheduled', taskVersion: task.planVersion, exclusive: isExclusive(task.overlap), handler: task.handler,
+      id: randomUUID(),
+      taskId: task.id,
+      taskName: task.name,
+      scheduledFor: slot,
+      fireAt,
+      trigger,
+      status: 'scheduled',
+      taskVersion: task.planVersion,
+      exclusive: isExclusive(task.overlap),
+      handler: task.handler,
     };
   }
 
-  private async locked(name: string, actor: Principal, action: string, apply: (tx: Db, existing: Task) => Promise<LifecycleResult>): Promise<Task> {
+  private async locked(
+    name: string,
+    actor: Principal,
+    action: string,
+    apply: (tx: Db, existing: Task) => Promise<LifecycleResult>,
+  ): Promise<Task> {
     const result = await this.prisma.$transaction(async (tx) => {
       const existing = await this.tasks.lockByName(name, tx);
       if (!existing) throw new NotFoundError('task', name);

@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { redactPayload, type Task as TaskJson, type TaskVersion, type TaskVersionDetail, type TaskVersionPage } from '@punctual/contract';
+import {
+  redactPayload,
+  type Task as TaskJson,
+  type TaskVersion,
+  type TaskVersionDetail,
+  type TaskVersionPage,
+} from '@punctual/contract';
 import { TasksRepository, type TaskVersionRow, TaskVersionsRepository } from '@punctual/db';
 import { InvalidCursorError, NotFoundError } from './errors.js';
 import { decodeCursor, encodeCursor } from './page-cursor.js';
@@ -20,14 +26,20 @@ export class TaskVersionsService {
     if (before !== undefined && !Number.isSafeInteger(before)) throw new InvalidCursorError();
     const [rows, current] = await Promise.all([this.versions.list(name, limit, before), this.currentVersion(name)]);
     if (rows.length === 0 && before === undefined) throw new NotFoundError('task', name);
-    return { items: rows.map((r) => present(r, current)), nextCursor: rows.length === limit ? encodeCursor({ v: String(rows.at(-1)!.version) }) : null };
+    return {
+      items: rows.map((r) => present(r, current)),
+      nextCursor: rows.length === limit ? encodeCursor({ v: String(rows.at(-1)!.version) }) : null,
+    };
   }
 
   /** `GET /v1/tasks/{name}/versions/{version}?against=`: the version and the fields that differ from `against` (default the one before). */
   async get(name: string, version: number, against?: number): Promise<TaskVersionDetail> {
     const row = await this.versions.get(name, version);
     if (!row) throw new NotFoundError('version', `${version} of task "${name}"`);
-    const other = against !== undefined ? await this.versions.get(name, against) : ((await this.versions.list(name, 1, version))[0] ?? null);
+    const other =
+      against !== undefined
+        ? await this.versions.get(name, against)
+        : ((await this.versions.list(name, 1, version))[0] ?? null);
     if (against !== undefined && !other) throw new NotFoundError('version', `${against} of task "${name}"`);
     const diff = other ? fieldChanges(stateOf(other), stateOf(row)) : [];
     return { ...present(row, await this.currentVersion(name)), against: other?.version ?? null, diff };
@@ -47,7 +59,10 @@ function present(row: TaskVersionRow, current: number | null): TaskVersion {
     changedBy: row.changedBy,
     reason: row.reason,
     current: row.version === current,
-    definition: { ...definition, payload: redactPayload(definition.payload, definition.secretFields) } as Omit<TaskJson, 'health'>,
+    definition: { ...definition, payload: redactPayload(definition.payload, definition.secretFields) } as Omit<
+      TaskJson,
+      'health'
+    >,
   };
 }
 

@@ -30,7 +30,10 @@ export class TaskViews {
    */
   async nextRuns(tasks: Task[]): Promise<Map<string, string | null>> {
     const now = this.clock.date();
-    const planned = await this.executions.firstPlannedSlots(tasks.map((t) => t.id), now);
+    const planned = await this.executions.firstPlannedSlots(
+      tasks.map((t) => t.id),
+      now,
+    );
     return new Map(
       tasks.map((task) => {
         const slot = planned.get(task.id);
@@ -51,13 +54,24 @@ export class TaskViews {
       this.executions.lastDueOfTask(task.id, now),
       this.executions.plannedSlotsOfTask(task.id, now, task.jitterMs, upcoming),
     ]);
-    return { ...shown, upcoming: upcomingFireTimes(task, upcoming, now, planned), lastExecution: last ? presentExecution(last) : null };
+    return {
+      ...shown,
+      upcoming: upcomingFireTimes(task, upcoming, now, planned),
+      lastExecution: last ? presentExecution(last) : null,
+    };
   }
 
   /** `GET /v1/tasks`: a page of tasks by name, filtered, each with its health. */
   async list(query: z.output<typeof TaskListQuery>): Promise<Page<TaskJson>> {
     const after = query.cursor ? decodeCursor<{ name: string }>(query.cursor, 'name').name : undefined;
-    const filter = { status: query.status, handler: query.handler, q: query.q, labels: labelsOf(query.label ?? []), managedBy: query.managedBy, health: query.health };
+    const filter = {
+      status: query.status,
+      handler: query.handler,
+      q: query.q,
+      labels: labelsOf(query.label ?? []),
+      managedBy: query.managedBy,
+      health: query.health,
+    };
     const items = await this.tasks.list(filter, query.limit, after);
     return { items: await this.present(items), nextCursor: nextCursor(items, query.limit, (t) => ({ name: t.name })) };
   }
@@ -65,5 +79,7 @@ export class TaskViews {
 
 /** `team=billing` selectors (the contract checked each is `key=value`) as the labels a task must carry: `{ team: 'billing' }`. */
 function labelsOf(selectors: string[]): Record<string, string> {
-  return Object.fromEntries(selectors.map((selector) => [selector.slice(0, selector.indexOf('=')), selector.slice(selector.indexOf('=') + 1)]));
+  return Object.fromEntries(
+    selectors.map((selector) => [selector.slice(0, selector.indexOf('=')), selector.slice(selector.indexOf('=') + 1)]),
+  );
 }

@@ -1,4 +1,11 @@
-import { type Execution, type ExecutionEvent as ExecutionEventJson, formatDuration, redactPayload, type Task as TaskJson, type TaskHealth } from '@punctual/contract';
+import {
+  type Execution,
+  type ExecutionEvent as ExecutionEventJson,
+  formatDuration,
+  redactPayload,
+  type Task as TaskJson,
+  type TaskHealth,
+} from '@punctual/contract';
 import type { ExecutionHistoryEvent, Task, TaskExecution, TaskHealthRow } from '@punctual/db';
 
 /** A task's definition and state as the API shows them, all but its health (read from its executions). */
@@ -10,7 +17,11 @@ export type TaskDefinitionJson = Omit<TaskJson, 'health'>;
  */
 export function presentTask(task: Task, health: TaskHealthRow | undefined, nextRunAt: string | null): TaskJson {
   const shown = presentHealth(health);
-  return { ...presentDefinition(task), nextRunAt, health: task.status === 'paused' && task.pauseNote ? { ...shown, pauseNote: task.pauseNote } : shown };
+  return {
+    ...presentDefinition(task),
+    nextRunAt,
+    health: task.status === 'paused' && task.pauseNote ? { ...shown, pauseNote: task.pauseNote } : shown,
+  };
 }
 
 /** A task's health as the API shows it; a task just written has no row read yet: `never_ran` or its status. */
@@ -43,18 +54,30 @@ export function presentDefinition(task: Task): TaskDefinitionJson {
       endAt: task.endAt?.toISOString() ?? null,
       remainingRuns: task.remainingRuns,
       jitter: formatDuration(task.jitterMs),
-      ...(task.dstGap || task.dstOverlap ? { dst: { gap: task.dstGap ?? undefined, overlap: task.dstOverlap ?? undefined } } : {}),
+      ...(task.dstGap || task.dstOverlap
+        ? { dst: { gap: task.dstGap ?? undefined, overlap: task.dstOverlap ?? undefined } }
+        : {}),
       ...(task.exclude.length > 0 ? { exclude: task.exclude } : {}),
     },
     policy: {
       overlap: task.overlap,
       misfire: task.misfire,
       maxDelay: formatDuration(task.maxDelayMs),
-      retry: { attempts: task.maxAttempts, backoff: formatDuration(task.backoffMs), maxBackoff: formatDuration(task.backoffMaxMs) },
+      retry: {
+        attempts: task.maxAttempts,
+        backoff: formatDuration(task.backoffMs),
+        maxBackoff: formatDuration(task.backoffMaxMs),
+      },
       timeout: formatDuration(task.timeoutMs),
       concurrency: task.concurrencyKey === null ? null : { key: task.concurrencyKey, limit: task.concurrencyLimit! },
-      rateLimit: task.rateKey === null ? null : { key: task.rateKey, limit: task.rateLimit!, per: formatDuration(task.ratePerMs!) },
-      pauseAfter: task.pauseAfterFailures === null ? null : { failures: task.pauseAfterFailures, within: formatDuration(task.pauseAfterWithinMs!) },
+      rateLimit:
+        task.rateKey === null
+          ? null
+          : { key: task.rateKey, limit: task.rateLimit!, per: formatDuration(task.ratePerMs!) },
+      pauseAfter:
+        task.pauseAfterFailures === null
+          ? null
+          : { failures: task.pauseAfterFailures, within: formatDuration(task.pauseAfterWithinMs!) },
     },
     notify: { url: task.notifyUrl, on: task.notifyOn },
     paused: task.status === 'paused',
@@ -94,7 +117,10 @@ export function presentExecution(execution: TaskExecution): Execution {
     queuedAt: iso(execution.queuedAt),
     startedAt: iso(execution.startedAt),
     finishedAt: iso(execution.finishedAt),
-    durationMs: execution.startedAt && execution.finishedAt ? execution.finishedAt.getTime() - execution.startedAt.getTime() : null,
+    durationMs:
+      execution.startedAt && execution.finishedAt
+        ? execution.finishedAt.getTime() - execution.startedAt.getTime()
+        : null,
     nextAttemptAt: iso(execution.nextAttemptAt),
     error: execution.error,
     result: execution.result,

@@ -17,7 +17,31 @@ import { TaskVersionsService } from './task-versions.service.js';
 /** Task lifecycle and operator actions for the admin API. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
   imports: [QueueModule, ClockModule.forRole('api')],
-  providers: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, TaskLifecycle, TaskChanges, ExecutionsService, ExecutionViews, TimelineService, ChangePreviews, TaskVersionsService],
-  exports: [CalendarsService, TaskViews, TasksService, TaskApplyService, TaskRunsService, ExecutionsService, ExecutionViews, TimelineService, TaskVersionsService, ClockModule],
+  providers: [
+    CalendarsService,
+    TaskViews,
+    TasksService,
+    TaskApplyService,
+    TaskRunsService,
+    TaskLifecycle,
+    TaskChanges,
+    ExecutionsService,
+    ExecutionViews,
+    TimelineService,
+    ChangePreviews,
+    TaskVersionsService,
+  ],
+  exports: [
+    CalendarsService,
+    TaskViews,
+    TasksService,
+    TaskApplyService,
+    TaskRunsService,
+    ExecutionsService,
+    ExecutionViews,
+    TimelineService,
+    TaskVersionsService,
+    ClockModule,
+  ],
 })
 export class TasksCoreModule {}

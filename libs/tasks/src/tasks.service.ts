@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import { CalendarsRepository, type Db, PrismaService, type Task, TaskNameTakenError, TasksRepository, TaskVersionsRepository } from '@punctual/db';
+import {
+  CalendarsRepository,
+  type Db,
+  PrismaService,
+  type Task,
+  TaskNameTakenError,
+  TasksRepository,
+  TaskVersionsRepository,
+} from '@punctual/db';
 import { ManagedElsewhereError, NotFoundError, VersionConflictError } from './errors.js';
 import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
 import { excludedCalendars, newTaskSecret, toTaskDefinition } from './task-definition.js';
@@ -48,9 +56,24 @@ export class TasksService {
   }
 
   /** Creates a task; the HMAC secret is returned once, here. Throws `TaskNameTakenError`. */
-  async create(input: TaskInput, actor: Principal, dryRun?: undefined, how?: Recorded): Promise<{ task: Task; secret: string }>;
-  async create(input: TaskInput, actor: Principal, dryRun: DryRun, how?: Recorded): Promise<{ task: Task; changes: Changes }>;
-  async create(input: TaskInput, actor: Principal, dryRun?: DryRun, how: Recorded = {}): Promise<{ task: Task; secret?: string; changes?: Changes }> {
+  async create(
+    input: TaskInput,
+    actor: Principal,
+    dryRun?: undefined,
+    how?: Recorded,
+  ): Promise<{ task: Task; secret: string }>;
+  async create(
+    input: TaskInput,
+    actor: Principal,
+    dryRun: DryRun,
+    how?: Recorded,
+  ): Promise<{ task: Task; changes: Changes }>;
+  async create(
+    input: TaskInput,
+    actor: Principal,
+    dryRun?: DryRun,
+    how: Recorded = {},
+  ): Promise<{ task: Task; secret?: string; changes?: Changes }> {
     const now = this.clock.date();
     const secret = newTaskSecret();
     const body = async (tx: Db) => {
@@ -58,7 +81,10 @@ export class TasksService {
       const version = (await this.changes.firstVersions([input.name], tx)).get(input.name) ?? 1;
       const created = await this.tasks.create({ ...definition, secret, version, createdAt: now, updatedAt: now }, tx);
       await this.changes.record(tx, actor, how.action ?? 'task.create', created.name, null, created, how.reason);
-      return { task: created, changes: dryRun && compareSnapshots(null, await this.previews.snapshot(tx, created), now, dryRun.horizon) };
+      return {
+        task: created,
+        changes: dryRun && compareSnapshots(null, await this.previews.snapshot(tx, created), now, dryRun.horizon),
+      };
     };
     if (dryRun) return this.previews.rolledBack(body) as Promise<{ task: Task; changes: Changes }>;
     const { task } = await this.prisma.$transaction(body);
@@ -68,12 +94,26 @@ export class TasksService {
   }
 
   /** Creates or replaces the task named `name` (idempotent). */
-  async put(name: string, input: TaskInput, actor: Principal, dryRun?: DryRun, reason?: string): Promise<{ task: Task; created: boolean; secret?: string; changes?: Changes }> {
-    const replaced = await this.change(name, actor, { action: 'task.replace', reason }, undefined, (existing) => {
-      // A task an apply manages is changed by that apply, not taken from it by a plain PUT.
-      if (existing.managedBy !== null && input.managedBy !== existing.managedBy) throw new ManagedElsewhereError('task', name, existing.managedBy);
-      return { ...input, name };
-    }, dryRun);
+  async put(
+    name: string,
+    input: TaskInput,
+    actor: Principal,
+    dryRun?: DryRun,
+    reason?: string,
+  ): Promise<{ task: Task; created: boolean; secret?: string; changes?: Changes }> {
+    const replaced = await this.change(
+      name,
+      actor,
+      { action: 'task.replace', reason },
+      undefined,
+      (existing) => {
+        // A task an apply manages is changed by that apply, not taken from it by a plain PUT.
+        if (existing.managedBy !== null && input.managedBy !== existing.managedBy)
+          throw new ManagedElsewhereError('task', name, existing.managedBy);
+        return { ...input, name };
+      },
+      dryRun,
+    );
     if (replaced) return { ...replaced, created: false };
     if (dryRun) return { ...(await this.create({ ...input, name }, actor, dryRun, { reason })), created: true };
     try {
@@ -90,31 +130,75 @@ export class TasksService {
    * one multi-row insert, replaced ones as `put` replaces them (see {@link TaskLifecycle.edit});
    * one audit entry per task.
    */
-  async batch(specs: TaskInput[], actor: Principal, dryRun?: DryRun, reason?: string): Promise<(BatchItemResult & { changes?: Changes })[]> {
+  async batch(
+    specs: TaskInput[],
+    actor: Principal,
+    dryRun?: DryRun,
+    reason?: string,
+  ): Promise<(BatchItemResult & { changes?: Changes })[]> {
     checkDistinctNames(specs);
     const now = this.clock.date();
     const cancelled: string[] = [];
     const body = async (tx: Db) => {
-      const existing = new Map((await this.tasks.lockByNames(specs.map((s) => s.name), tx)).map((t) => [t.name, t]));
+      const existing = new Map(
+        (
+          await this.tasks.lockByNames(
+            specs.map((s) => s.name),
+            tx,
+          )
+        ).map((t) => [t.name, t]),
+      );
       const definitions = batchDefinitions(specs, existing, now, await this.calendarsOf(specs, tx));
-      const fresh = specs.flatMap((spec, index) => (existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }]));
-      const versions = await this.changes.firstVersions(fresh.map((f) => f.task.name), tx);
+      const fresh = specs.flatMap((spec, index) =>
+        existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }],
+      );
+      const versions = await this.changes.firstVersions(
+        fresh.map((f) => f.task.name),
+        tx,
+      );
       for (const f of fresh) f.task.version = versions.get(f.task.name) ?? 1;
-      await this.tasks.insertMany(fresh.map((f) => f.task), tx);
-      const out: BatchItemResult[] = fresh.map(({ index, task }) => ({ index, task, created: true, secret: task.secret }));
+      await this.tasks.insertMany(
+        fresh.map((f) => f.task),
+        tx,
+      );
+      const out: BatchItemResult[] = fresh.map(({ index, task }) => ({
+        index,
+        task,
+        created: true,
+        secret: task.secret,
+      }));
       const changes = new Map<string, Changes>();
-      if (dryRun) for (const f of out) changes.set(f.task.name, compareSnapshots(null, await this.previews.snapshot(tx, f.task), now, dryRun.horizon));
+      if (dryRun)
+        for (const f of out)
+          changes.set(
+            f.task.name,
+            compareSnapshots(null, await this.previews.snapshot(tx, f.task), now, dryRun.horizon),
+          );
       for (const [index, spec] of specs.entries()) {
         const before = existing.get(spec.name);
         if (!before) continue;
         const snapshot = dryRun && (await this.previews.snapshot(tx, before));
         const changed = await this.lifecycle.edit(tx, before, definitions[index]!, now);
-        if (snapshot) changes.set(before.name, compareSnapshots(snapshot, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon));
+        if (snapshot)
+          changes.set(
+            before.name,
+            compareSnapshots(snapshot, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon),
+          );
         cancelled.push(...changed.cancelledRunning);
         out.push({ index, task: changed.task, created: false });
       }
       out.sort((a, b) => a.index - b.index);
-      await this.changes.recordMany(tx, actor, out.map((r) => ({ action: r.created ? 'task.create' : 'task.replace', target: r.task.name, before: existing.get(r.task.name) ?? null, after: r.task })), reason);
+      await this.changes.recordMany(
+        tx,
+        actor,
+        out.map((r) => ({
+          action: r.created ? 'task.create' : 'task.replace',
+          target: r.task.name,
+          before: existing.get(r.task.name) ?? null,
+          after: r.task,
+        })),
+        reason,
+      );
       return dryRun ? out.map(({ secret: _, ...r }) => ({ ...r, changes: changes.get(r.task.name) })) : out;
     };
     // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
@@ -122,14 +206,31 @@ export class TasksService {
     if (dryRun) return this.previews.rolledBack(body, options);
     const results = await this.prisma.$transaction(body, options);
     // Replaced tasks may have rows planned for slots already due; new ones have none.
-    await this.changes.announce(cancelled, results.filter((r) => !r.created).map((r) => r.task.id));
+    await this.changes.announce(
+      cancelled,
+      results.filter((r) => !r.created).map((r) => r.task.id),
+    );
     return results;
   }
 
   /** Applies a partial update; with `expectedVersion` (If-Match) a concurrent change is a conflict. */
-  async patch(name: string, patch: TaskPatch, actor: Principal, expectedVersion?: number, dryRun?: DryRun, reason?: string): Promise<{ task: Task; changes?: Changes }> {
+  async patch(
+    name: string,
+    patch: TaskPatch,
+    actor: Principal,
+    expectedVersion?: number,
+    dryRun?: DryRun,
+    reason?: string,
+  ): Promise<{ task: Task; changes?: Changes }> {
     // Merge over the stored payload, not the shown one: secret fields are masked when shown.
-    const changed = await this.change(name, actor, { action: 'task.update', reason }, expectedVersion, (existing) => mergeTaskPatch({ ...presentDefinition(existing), payload: existing.payload }, patch, name), dryRun);
+    const changed = await this.change(
+      name,
+      actor,
+      { action: 'task.update', reason },
+      expectedVersion,
+      (existing) => mergeTaskPatch({ ...presentDefinition(existing), payload: existing.payload }, patch, name),
+      dryRun,
+    );
     if (!changed) throw new NotFoundError('task', name);
     return changed;
   }
@@ -138,13 +239,20 @@ export class TasksService {
    * Makes a new version of the task equal to `version` (as `task_version` kept it, payload and all),
    * as a PUT of that definition would; a deleted task is created again from it (restored).
    */
-  async rollback(name: string, version: number, actor: Principal, dryRun?: DryRun, reason?: string): Promise<{ task: Task; created: boolean; secret?: string; changes?: Changes }> {
+  async rollback(
+    name: string,
+    version: number,
+    actor: Principal,
+    dryRun?: DryRun,
+    reason?: string,
+  ): Promise<{ task: Task; created: boolean; secret?: string; changes?: Changes }> {
     const kept = await this.versions.get(name, version);
     if (!kept) throw new NotFoundError('version', `${version} of task "${name}"`);
     const spec = mergeTaskPatch(kept.definition as unknown as TaskDefinitionJson, {}, name);
     const replaced = await this.change(name, actor, { action: 'task.rollback', reason }, undefined, () => spec, dryRun);
     if (replaced) return { ...replaced, created: false };
-    if (dryRun) return { ...(await this.create(spec, actor, dryRun, { action: 'task.restore', reason })), created: true };
+    if (dryRun)
+      return { ...(await this.create(spec, actor, dryRun, { action: 'task.restore', reason })), created: true };
     return { ...(await this.create(spec, actor, undefined, { action: 'task.restore', reason })), created: true };
   }
 
@@ -181,13 +289,25 @@ export class TasksService {
     const body = async (tx: Db) => {
       const existing = await this.tasks.lockByName(name, tx);
       if (!existing) return null;
-      if (expectedVersion !== undefined && existing.version !== expectedVersion) throw new VersionConflictError(name, existing.version, expectedVersion);
+      if (expectedVersion !== undefined && existing.version !== expectedVersion)
+        throw new VersionConflictError(name, existing.version, expectedVersion);
       const before = dryRun && (await this.previews.snapshot(tx, existing));
       const spec = input(existing);
-      const definition = toTaskDefinition(spec, now, existing.startAt ?? existing.createdAt, existing, await this.calendarsOf([spec], tx));
+      const definition = toTaskDefinition(
+        spec,
+        now,
+        existing.startAt ?? existing.createdAt,
+        existing,
+        await this.calendarsOf([spec], tx),
+      );
       const changed = await this.lifecycle.edit(tx, existing, definition, now);
       await this.changes.record(tx, actor, how.action, name, existing, changed.task, how.reason);
-      return { ...changed, changes: before ? compareSnapshots(before, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon) : undefined };
+      return {
+        ...changed,
+        changes: before
+          ? compareSnapshots(before, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon)
+          : undefined,
+      };
     };
     if (dryRun) return this.previews.rolledBack(body);
     const result = await this.prisma.$transaction(body);

@@ -14,7 +14,7 @@ function walked(schedule: Schedule, after: number, until: number): number[] {
 /** A deterministic stream of numbers in [0, 1). */
 function random(seed: number): () => number {
   let s = seed;
-  return () => ((s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  return () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
 }
 
 const TRANSITIONS: [string, string][] = [
@@ -29,8 +29,21 @@ const TRANSITIONS: [string, string][] = [
   ['America/Santiago', '2026-04-05T03:00:00Z'],
   ['America/Havana', '2026-03-08T05:00:00Z'],
 ];
-const CRONS = ['*/7 * * * * *', '*/15 * * * *', '30 2 * * *', '0 * * * *', '0 0 * * *', '0 30 1,2,3 * * 0-6', '59 23 L * *'];
-const POLICIES: (DstPolicy | undefined)[] = [undefined, { gap: 'skip', overlap: 'both' }, { gap: 'end', overlap: 'last' }, { gap: 'shift', overlap: 'first' }];
+const CRONS = [
+  '*/7 * * * * *',
+  '*/15 * * * *',
+  '30 2 * * *',
+  '0 * * * *',
+  '0 0 * * *',
+  '0 30 1,2,3 * * 0-6',
+  '59 23 L * *',
+];
+const POLICIES: (DstPolicy | undefined)[] = [
+  undefined,
+  { gap: 'skip', overlap: 'both' },
+  { gap: 'end', overlap: 'last' },
+  { gap: 'shift', overlap: 'first' },
+];
 
 describe('countSlots: exact, without visiting every slot', () => {
   it('counts cron slots as walking them does, across every kind of DST transition and rule', () => {
@@ -43,9 +56,10 @@ describe('countSlots: exact, without visiting every slot', () => {
           for (let i = 0; i < 4; i += 1) {
             const after = t - Math.floor(next() * 3 * DAY);
             const until = t + Math.floor(next() * 3 * DAY);
-            expect(countSlots(schedule, new Date(after), new Date(until)), `${zone} ${cron} ${JSON.stringify(dst)} (${new Date(after).toISOString()}, ${new Date(until).toISOString()}]`).toBe(
-              walked(schedule, after, until).length,
-            );
+            expect(
+              countSlots(schedule, new Date(after), new Date(until)),
+              `${zone} ${cron} ${JSON.stringify(dst)} (${new Date(after).toISOString()}, ${new Date(until).toISOString()}]`,
+            ).toBe(walked(schedule, after, until).length);
           }
         }
       }
@@ -64,10 +78,36 @@ describe('countSlots: exact, without visiting every slot', () => {
 
   it.each<[string, ScheduleSpec]>([
     ['every', { kind: 'every', everyMs: 15_000, anchor: new Date('2026-01-01T00:00:07Z') }],
-    ['every, bounded', { kind: 'every', everyMs: 60_000, anchor: new Date('2026-01-01T00:00:00Z'), startAt: new Date('2026-01-02T00:00:00Z'), endAt: new Date('2026-01-03T10:00:00Z') }],
+    [
+      'every, bounded',
+      {
+        kind: 'every',
+        everyMs: 60_000,
+        anchor: new Date('2026-01-01T00:00:00Z'),
+        startAt: new Date('2026-01-02T00:00:00Z'),
+        endAt: new Date('2026-01-03T10:00:00Z'),
+      },
+    ],
     ['at', { kind: 'at', runAt: new Date('2026-01-02T03:04:05Z') }],
-    ['cron, bounded', { kind: 'cron', cron: '*/5 * * * *', timezone: 'Asia/Kolkata', startAt: new Date('2026-01-01T12:00:00Z'), endAt: new Date('2026-01-02T12:00:00Z') }],
-    ['rrule (walked)', { kind: 'rrule', rrule: 'RRULE:FREQ=MINUTELY;INTERVAL=7', timezone: 'Europe/Berlin', anchor: new Date('2026-01-01T00:00:00Z') }],
+    [
+      'cron, bounded',
+      {
+        kind: 'cron',
+        cron: '*/5 * * * *',
+        timezone: 'Asia/Kolkata',
+        startAt: new Date('2026-01-01T12:00:00Z'),
+        endAt: new Date('2026-01-02T12:00:00Z'),
+      },
+    ],
+    [
+      'rrule (walked)',
+      {
+        kind: 'rrule',
+        rrule: 'RRULE:FREQ=MINUTELY;INTERVAL=7',
+        timezone: 'Europe/Berlin',
+        anchor: new Date('2026-01-01T00:00:00Z'),
+      },
+    ],
   ])('%s: as walking them', (_, spec) => {
     const schedule = compileSchedule(spec);
     const next = random(11);
@@ -87,7 +127,9 @@ describe('latestSlots: the last k slots before an instant, found backwards', () 
         const schedule = compileSchedule({ kind: 'cron', cron, timezone: zone });
         const until = Date.parse(at) + HOUR;
         const after = until - 20 * DAY;
-        expect(latestSlots(schedule, new Date(after), new Date(until), k).map((d) => d.getTime())).toEqual(walked(schedule, after, until).slice(-k));
+        expect(latestSlots(schedule, new Date(after), new Date(until), k).map((d) => d.getTime())).toEqual(
+          walked(schedule, after, until).slice(-k),
+        );
       }
     }
   });
@@ -104,6 +146,8 @@ describe('latestSlots: the last k slots before an instant, found backwards', () 
 
   it('fewer slots than asked in the span: all of them', () => {
     const schedule = compileSchedule({ kind: 'at', runAt: new Date('2026-01-02T00:00:00Z') });
-    expect(latestSlots(schedule, new Date('2026-01-01T00:00:00Z'), new Date('2026-01-03T00:00:00Z'), 5)).toEqual([new Date('2026-01-02T00:00:00Z')]);
+    expect(latestSlots(schedule, new Date('2026-01-01T00:00:00Z'), new Date('2026-01-03T00:00:00Z'), 5)).toEqual([
+      new Date('2026-01-02T00:00:00Z'),
+    ]);
   });
 });

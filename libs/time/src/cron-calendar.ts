@@ -19,7 +19,8 @@ export class CronCalendar implements WallSource {
 
   constructor(private readonly fields: CronFields) {
     const times: number[] = [];
-    for (const h of fields.hours) for (const m of fields.minutes) for (const s of fields.seconds) times.push(h * 3600 + m * 60 + s);
+    for (const h of fields.hours)
+      for (const m of fields.minutes) for (const s of fields.seconds) times.push(h * 3600 + m * 60 + s);
     this.times = Int32Array.from(times);
     this.months = new Set(fields.months);
   }

@@ -5,7 +5,19 @@ import { InvalidScheduleError } from './errors.js';
 export type { CronDays, CronFields } from './cron-fields.js';
 
 /** cron-parser's predefined expressions, which it expands, and `@midnight` (Vixie cron's `@daily`), which it lacks. */
-const MACROS = ['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly', '@minutely', '@secondly', '@weekdays', '@weekends'];
+const MACROS = [
+  '@yearly',
+  '@annually',
+  '@monthly',
+  '@weekly',
+  '@daily',
+  '@midnight',
+  '@hourly',
+  '@minutely',
+  '@secondly',
+  '@weekdays',
+  '@weekends',
+];
 /** cron-parser's own limit. */
 const MAX_LENGTH = 1024;
 
@@ -21,25 +33,40 @@ const MAX_LENGTH = 1024;
  */
 export function parseCron(expression: string, hashKey = ''): CronFields {
   if (typeof expression !== 'string' || expression.trim() === '' || expression.length > MAX_LENGTH) {
-    throw new InvalidScheduleError('schedule.cron', `schedule.cron must be a cron expression such as "*/15 * * * *" (at most ${MAX_LENGTH} characters)`);
+    throw new InvalidScheduleError(
+      'schedule.cron',
+      `schedule.cron must be a cron expression such as "*/15 * * * *" (at most ${MAX_LENGTH} characters)`,
+    );
   }
   if (/(^|\s)(CRON_TZ|TZ)\s*=/i.test(expression)) {
-    throw new InvalidScheduleError('schedule.cron', 'schedule.cron must not set CRON_TZ= or TZ=; give the zone in schedule.timezone');
+    throw new InvalidScheduleError(
+      'schedule.cron',
+      'schedule.cron must not set CRON_TZ= or TZ=; give the zone in schedule.timezone',
+    );
   }
   const trimmed = expression.trim();
   if (trimmed.startsWith('@')) {
     if (!MACROS.includes(trimmed.toLowerCase())) {
-      throw new InvalidScheduleError('schedule.cron', `schedule.cron macro ${trimmed} is not supported; use one of ${MACROS.join(', ')}`);
+      throw new InvalidScheduleError(
+        'schedule.cron',
+        `schedule.cron macro ${trimmed} is not supported; use one of ${MACROS.join(', ')}`,
+      );
     }
     return readWhole(trimmed.toLowerCase() === '@midnight' ? '@daily' : trimmed.toLowerCase(), '')!;
   }
   const fields = trimmed.split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) {
-    throw new InvalidScheduleError('schedule.cron', `schedule.cron has ${fields.length} fields; it needs 5 (minute first) or 6 (seconds first), or a macro such as @daily`);
+    throw new InvalidScheduleError(
+      'schedule.cron',
+      `schedule.cron has ${fields.length} fields; it needs 5 (minute first) or 6 (seconds first), or a macro such as @daily`,
+    );
   }
   if (hashKey === '' && usesHash(trimmed)) {
     // Without a seed cron-parser draws H at random: a schedule must mean one thing.
-    throw new InvalidScheduleError('schedule.cron', 'schedule.cron uses H, which is hashed from the task name, and no name was given');
+    throw new InvalidScheduleError(
+      'schedule.cron',
+      'schedule.cron uses H, which is hashed from the task name, and no name was given',
+    );
   }
   const six = fields.length === 6 ? fields : ['0', ...fields];
   // One call to cron-parser in the usual case; item by item where it checks characters loosely,
@@ -58,5 +85,7 @@ function hasItemBesideHashedStep(field: string): boolean {
  * in `THU` and in macros such as `@monthly`, which hash nothing). Lets tasks share a schedule.
  */
 export function usesHash(expression: string): boolean {
-  return typeof expression === 'string' && !expression.trim().startsWith('@') && /h/i.test(expression.replace(/thu/gi, ''));
+  return (
+    typeof expression === 'string' && !expression.trim().startsWith('@') && /h/i.test(expression.replace(/thu/gi, ''))
+  );
 }

@@ -70,7 +70,7 @@ export class CronFieldsBuilder {
       const target = { second: this.seconds, minute: this.minutes, hour: this.hours, month: this.months }[key];
       for (const v of values) target.add(Number(v));
     } else if (key === 'dayOfMonth') {
-      for (const v of values) (v === 'L' ? this.fromLast.add(0) : this.dates.add(Number(v)));
+      for (const v of values) v === 'L' ? this.fromLast.add(0) : this.dates.add(Number(v));
     } else {
       const n = parsed.dayOfWeek.nthDay;
       for (const v of values) {

@@ -49,7 +49,8 @@ const PLACEHOLDERS = ['0', '0', '0', '1', '1', '0'];
 
 function parseItem(position: number, item: string, hashKey: string): CronFieldCollection {
   const { key, name } = CRON_FIELDS[position]!;
-  const alone = (text: string) => parse(PLACEHOLDERS.map((p, i) => (i === position ? text.toUpperCase() : p)).join(' '), hashKey);
+  const alone = (text: string) =>
+    parse(PLACEHOLDERS.map((p, i) => (i === position ? text.toUpperCase() : p)).join(' '), hashKey);
   let parsed: CronFieldCollection;
   try {
     parsed = alone(item);
@@ -58,7 +59,8 @@ function parseItem(position: number, item: string, hashKey: string): CronFieldCo
     const sunday = key === 'dayOfWeek' ? /^H(?:\(0+-\d+\))?\/(\d+)$/i.exec(item) : null;
     // cron-parser folds 7 into 0 after listing a hashed step's values, so a step that reaches
     // both (`H/1`) repeats Sunday and is refused as a duplicate; stopping at 6 lists the same days.
-    if (!sunday || !/duplicate values/.test(message)) throw cronFieldError(name, item, cronParserReason(key, item, message));
+    if (!sunday || !/duplicate values/.test(message))
+      throw cronFieldError(name, item, cronParserReason(key, item, message));
     parsed = alone(`H(0-6)/${sunday[1]}`);
   }
   if (!wholeNumbers(parsed, key)) throw cronFieldError(name, item, `"${item}" is not a whole number`);

@@ -8,7 +8,12 @@ export function cronFieldError(field: string, text: string, why: string): Invali
 }
 
 const BOUNDS: Record<CronFieldKey, { min: number; max: number }> = {
-  second: CronSecond, minute: CronMinute, hour: CronHour, dayOfMonth: CronDayOfMonth, month: CronMonth, dayOfWeek: CronDayOfWeek,
+  second: CronSecond,
+  minute: CronMinute,
+  hour: CronHour,
+  dayOfMonth: CronDayOfMonth,
+  month: CronMonth,
+  dayOfWeek: CronDayOfWeek,
 };
 
 type Reason = (match: RegExpExecArray, item: string, field: CronFieldKey) => string;
@@ -18,13 +23,28 @@ const REASONS: [RegExp, Reason][] = [
   [/got value (\d+)L? expected range (\d+-\d+)/, (m) => `${m[1]} is outside ${m[2]}`],
   // A hashed range is narrowed to the field, so only its direction can be wrong.
   [/Invalid range: (\d+)-(\d+), min > max/, (m) => `range ${m[1]}-${m[2]} runs backwards`],
-  [/got range (\d+)-(\d+) expected range|Invalid range: (\d+)-(\d+), min/, (m, _item, field) => rangeReason(Number(m[1] ?? m[3]), Number(m[2] ?? m[4]), field)],
+  [
+    /got range (\d+)-(\d+) expected range|Invalid range: (\d+)-(\d+), min/,
+    (m, _item, field) => rangeReason(Number(m[1] ?? m[3]), Number(m[2] ?? m[4]), field),
+  ],
   // `L/2` and `/5` become the ranges `L-31` and `-59`: the start of the step is what is wrong.
-  [/got range \S+ expected range/, (_m, item, field) => (item.includes('-') ? 'a range is written "from-to", each end a number or a name' : notANumber(item.split('/')[0]!, field))],
-  [/Invalid range: (\d+)-(\d+), no usable value/, (m, _item, field) => `no value of ${m[1]}-${m[2]} fits ${BOUNDS[field].min}-${BOUNDS[field].max}`],
+  [
+    /got range \S+ expected range/,
+    (_m, item, field) =>
+      item.includes('-')
+        ? 'a range is written "from-to", each end a number or a name'
+        : notANumber(item.split('/')[0]!, field),
+  ],
+  [
+    /Invalid range: (\d+)-(\d+), no usable value/,
+    (m, _item, field) => `no value of ${m[1]}-${m[2]} fits ${BOUNDS[field].min}-${BOUNDS[field].max}`,
+  ],
   [/Invalid range: /, () => 'a range is written "from-to"'],
   [/Invalid repeat: /, () => 'more than one "/"'],
-  [/cannot repeat at every|Invalid step: /, (_m, item) => `step "${item.slice(item.indexOf('/') + 1)}" must be a whole number of at least 1`],
+  [
+    /cannot repeat at every|Invalid step: /,
+    (_m, item) => `step "${item.slice(item.indexOf('/') + 1)}" must be a whole number of at least 1`,
+  ],
   [/cannot resolve alias "([a-z]+)"/, (m, item) => `"${wordOf(item, m[1]!)}" is not a number or a name`],
   [/Invalid characters|got value \S+ expected range/, (_m, item, field) => notANumber(item, field)],
   [/Invalid wildcard/, () => '* or ? stands alone, or before a step as in */15'],

@@ -8,31 +8,75 @@ import { compileSchedule, slotsBetween } from './schedule.js';
 
 const KEY = 'nightly-report';
 const ours = (cron: string, from: string, count: number, hashKey = KEY) =>
-  slotsBetween(compileSchedule({ kind: 'cron', cron, timezone: 'UTC', hashKey }), new Date(from), new Date('2100-01-01T00:00:00Z'), count).map((d) => d.toISOString());
+  slotsBetween(
+    compileSchedule({ kind: 'cron', cron, timezone: 'UTC', hashKey }),
+    new Date(from),
+    new Date('2100-01-01T00:00:00Z'),
+    count,
+  ).map((d) => d.toISOString());
 const theirs = (cron: string, from: string, count: number) => {
   const it = CronExpressionParser.parse(cron, { tz: 'UTC', hashSeed: KEY, currentDate: new Date(from) });
   return Array.from({ length: count }, () => it.next().toISOString());
 };
-const cronParserRefuses = (cron: string) => expect(() => CronExpressionParser.parse(cron, { hashSeed: KEY }), cron).toThrow();
+const cronParserRefuses = (cron: string) =>
+  expect(() => CronExpressionParser.parse(cron, { hashSeed: KEY }), cron).toThrow();
 
 describe('cron syntax: cron-parser decides what an expression means', () => {
   it('an expression cron-parser reads fires here where it fires there (UTC, where no DST rule differs)', () => {
     const expressions = [
-      '*/15 * * * *', '0 9 * * 1-5', '30 2 * * *', '0 0 1,15 * *', '0 0 L * *', '0 12 * * 5L', '0 9 * * 1#2', '0 9 * * MON#1',
-      '0 0 * JAN-MAR/2 *', '5-55/10 8-18 * * *', '0 0 13 * 5', '*/20 * * * * *', '30 0 12 * * *', '0 0 ? * SUN', '0 0 * * 7',
-      '0 0 * * 5-7', '0 0 * * *#2', '0 0 29 2 *', '10/7 * * * *', '0 0 L,15 * *', '0 0 * * 1,5L', '@hourly', '@daily', '@weekly',
-      '@monthly', '@yearly', '@weekdays', '@weekends', '@secondly', 'H H * * *', 'H/15 H(1-5) * * H', 'H(0-29)/10 H * H *',
-      '0 H H * * *', '0 0 * * H#2', '0 0 * * HL', 'H H(8-10) * * 1-5',
+      '*/15 * * * *',
+      '0 9 * * 1-5',
+      '30 2 * * *',
+      '0 0 1,15 * *',
+      '0 0 L * *',
+      '0 12 * * 5L',
+      '0 9 * * 1#2',
+      '0 9 * * MON#1',
+      '0 0 * JAN-MAR/2 *',
+      '5-55/10 8-18 * * *',
+      '0 0 13 * 5',
+      '*/20 * * * * *',
+      '30 0 12 * * *',
+      '0 0 ? * SUN',
+      '0 0 * * 7',
+      '0 0 * * 5-7',
+      '0 0 * * *#2',
+      '0 0 29 2 *',
+      '10/7 * * * *',
+      '0 0 L,15 * *',
+      '0 0 * * 1,5L',
+      '@hourly',
+      '@daily',
+      '@weekly',
+      '@monthly',
+      '@yearly',
+      '@weekdays',
+      '@weekends',
+      '@secondly',
+      'H H * * *',
+      'H/15 H(1-5) * * H',
+      'H(0-29)/10 H * H *',
+      '0 H H * * *',
+      '0 0 * * H#2',
+      '0 0 * * HL',
+      'H H(8-10) * * 1-5',
     ];
     for (const cron of expressions) {
-      for (const from of ['2026-01-01T00:00:00Z', '2027-02-27T13:37:00Z']) expect(ours(cron, from, 8), `${cron} from ${from}`).toEqual(theirs(cron, from, 8));
+      for (const from of ['2026-01-01T00:00:00Z', '2027-02-27T13:37:00Z'])
+        expect(ours(cron, from, 8), `${cron} from ${from}`).toEqual(theirs(cron, from, 8));
     }
   });
 
   it('reads Quartz day-of-month items cron-parser refuses: 15W, LW and L-n', () => {
     for (const cron of ['0 9 15W * *', '0 9 LW * *', '0 9 L-2 * *']) cronParserRefuses(cron);
-    expect(ours('0 9 15W,LW * *', '2026-02-01T00:00:00Z', 2)).toEqual(['2026-02-16T09:00:00.000Z', '2026-02-27T09:00:00.000Z']);
-    expect(ours('0 9 L-2,1 * *', '2026-02-01T00:00:00Z', 2)).toEqual(['2026-02-01T09:00:00.000Z', '2026-02-26T09:00:00.000Z']);
+    expect(ours('0 9 15W,LW * *', '2026-02-01T00:00:00Z', 2)).toEqual([
+      '2026-02-16T09:00:00.000Z',
+      '2026-02-27T09:00:00.000Z',
+    ]);
+    expect(ours('0 9 L-2,1 * *', '2026-02-01T00:00:00Z', 2)).toEqual([
+      '2026-02-01T09:00:00.000Z',
+      '2026-02-26T09:00:00.000Z',
+    ]);
   });
 
   it('reads lists cron-parser refuses: a value named twice, several #, # beside other weekdays', () => {
@@ -40,11 +84,15 @@ describe('cron syntax: cron-parser decides what an expression means', () => {
     expect(parseCron('*/15,30 * * * *', KEY)).toEqual(parseCron('*/15 * * * *', KEY));
     expect(parseCron('0 0 * * 0,7', KEY)).toEqual(parseCron('0 0 * * 0', KEY));
     // The first Monday and the third Friday of January 2026: the 5th and the 16th.
-    expect(ours('0 9 * * 1#1,5#3', '2026-01-01T00:00:00Z', 2)).toEqual(['2026-01-05T09:00:00.000Z', '2026-01-16T09:00:00.000Z']);
+    expect(ours('0 9 * * 1#1,5#3', '2026-01-01T00:00:00Z', 2)).toEqual([
+      '2026-01-05T09:00:00.000Z',
+      '2026-01-16T09:00:00.000Z',
+    ]);
   });
 
   it('reads @midnight, macros in any case, and l, w, h in lower case', () => {
-    for (const cron of ['@midnight', '@DAILY', '0 9 l * *', '0 9 15w * *', 'h h * * *']) cronParserRefuses(cron.replace('15w', 'l'));
+    for (const cron of ['@midnight', '@DAILY', '0 9 l * *', '0 9 15w * *', 'h h * * *'])
+      cronParserRefuses(cron.replace('15w', 'l'));
     expect(parseCron('@midnight')).toEqual(parseCron('@daily'));
     expect(parseCron('@Daily')).toEqual(parseCron('@daily'));
     expect(parseCron('0 9 l * *')).toEqual(parseCron('0 9 L * *'));
@@ -59,7 +107,13 @@ describe('cron syntax: cron-parser decides what an expression means', () => {
   });
 
   it('refuses what cron-parser reads loosely: nothing, fewer than 5 fields, junk beside a hashed range or step', () => {
-    for (const [cron, message] of [['', /cron expression/], ['* * * *', /4 fields/], ['H/8,0x1 * * * *', /"0x1" is not a number/], ['0 0 * * H(1-3),+3', /day-of-week field "\+3"/], ['H(0-29)/5.5 * * * *', /"H\(0-29\)\/5.5" is not a whole number/]] as const) {
+    for (const [cron, message] of [
+      ['', /cron expression/],
+      ['* * * *', /4 fields/],
+      ['H/8,0x1 * * * *', /"0x1" is not a number/],
+      ['0 0 * * H(1-3),+3', /day-of-week field "\+3"/],
+      ['H(0-29)/5.5 * * * *', /"H\(0-29\)\/5.5" is not a whole number/],
+    ] as const) {
       expect(() => CronExpressionParser.parse(cron, { hashSeed: KEY }), cron).not.toThrow();
       expect(refusal(() => parseCron(cron, KEY)).message, cron).toMatch(message);
     }
@@ -67,7 +121,9 @@ describe('cron syntax: cron-parser decides what an expression means', () => {
 
   it('refuses H without a task name, where cron-parser would draw at random', () => {
     expect(refusal(() => parseCron('H * * * *')).message).toMatch(/no name/);
-    expect(refusal(() => compileSchedule({ kind: 'cron', cron: 'H 9 * * *', timezone: 'UTC' })).field).toBe('schedule.cron');
+    expect(refusal(() => compileSchedule({ kind: 'cron', cron: 'H 9 * * *', timezone: 'UTC' })).field).toBe(
+      'schedule.cron',
+    );
     expect(parseCron('0 9 * * THU').minutes).toEqual([0]);
   });
 
@@ -78,7 +134,9 @@ describe('cron syntax: cron-parser decides what an expression means', () => {
     for (const cron of [null, undefined, 5, {}, ['* * * * *']] as unknown as string[]) {
       expect(refusal(() => parseCron(cron, KEY)).field).toBe('schedule.cron');
       expect(refusal(() => compileCron(cron, 'UTC', KEY)).field).toBe('schedule.cron');
-      expect(refusal(() => compileSchedule({ kind: 'cron', cron, timezone: 'UTC', hashKey: KEY })).field).toBe('schedule.cron');
+      expect(refusal(() => compileSchedule({ kind: 'cron', cron, timezone: 'UTC', hashKey: KEY })).field).toBe(
+        'schedule.cron',
+      );
     }
     expect(() => parseCron('* * * * * * *')).toThrow(InvalidScheduleError);
   });

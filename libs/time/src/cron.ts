@@ -43,14 +43,20 @@ export function compileCron(expression: string, timezone: string, hashKey = '', 
  * the change from the segment's start (and, for `last`, before its end) — and those stretches are
  * walked slot by slot with `next`, as the planner would.
  */
-function countFireInstants(calendar: CronCalendar, timeline: ZoneTimeline, next: (after: number) => number | null, after: number, until: number): number {
+function countFireInstants(
+  calendar: CronCalendar,
+  timeline: ZoneTimeline,
+  next: (after: number) => number | null,
+  after: number,
+  until: number,
+): number {
   const walk = (from: number, to: number) => {
     let n = 0;
     for (let at = next(from); at !== null && at <= to; at = next(at)) n += 1;
     return n;
   };
   let count = 0;
-  for (let t = after; t < until; ) {
+  for (let t = after; t < until;) {
     const seg = timeline.segmentAt(t + 1);
     const end = Math.min(seg.end - 1, until);
     const head = Math.min(end, seg.start - 1 + Math.abs(seg.prev - seg.offset));
@@ -74,7 +80,10 @@ function calendarOf(expression: string, hashKey: string): { calendar: CronCalend
     const calendar = new CronCalendar(fields);
     // Any start will do: the calendar repeats every 400 years.
     if (calendar.nextDay(0) === null) {
-      throw new InvalidScheduleError('schedule.cron', `schedule.cron "${expression}" never matches a date (for example 30 February)`);
+      throw new InvalidScheduleError(
+        'schedule.cron',
+        `schedule.cron "${expression}" never matches a date (for example 30 February)`,
+      );
     }
     entry = { calendar, wildcardHour: fields.wildcardHour };
     if (calendars.size >= CALENDAR_LIMIT) calendars.clear();

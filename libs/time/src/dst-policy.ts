@@ -27,9 +27,13 @@ export function resolveDstRule(wildcardHour: boolean, dst: DstPolicy | null | un
   const base = wildcardHour ? ELAPSED_TIME_RULE : FIXED_TIME_RULE;
   const gap = dst?.gap ?? base.gap;
   const overlap = dst?.overlap ?? base.overlap;
-  if (!GAPS.includes(gap)) throw new InvalidScheduleError('schedule.dst.gap', `schedule.dst.gap must be one of ${GAPS.join(', ')}`);
+  if (!GAPS.includes(gap))
+    throw new InvalidScheduleError('schedule.dst.gap', `schedule.dst.gap must be one of ${GAPS.join(', ')}`);
   if (!OVERLAPS.includes(overlap)) {
-    throw new InvalidScheduleError('schedule.dst.overlap', `schedule.dst.overlap must be one of ${OVERLAPS.join(', ')}`);
+    throw new InvalidScheduleError(
+      'schedule.dst.overlap',
+      `schedule.dst.overlap must be one of ${OVERLAPS.join(', ')}`,
+    );
   }
   return { gap, overlap };
 }

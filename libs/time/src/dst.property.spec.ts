@@ -38,7 +38,14 @@ describe('DST rule: property tests over every IANA zone, 2026–2027', () => {
   it('knows the zones and finds their transitions', () => {
     expect(ZONES.length).toBeGreaterThan(300);
     expect(transitioning()).toEqual(
-      expect.arrayContaining(['America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'Antarctica/Troll', 'America/Santiago', 'America/Havana']),
+      expect.arrayContaining([
+        'America/New_York',
+        'Europe/London',
+        'Australia/Lord_Howe',
+        'Antarctica/Troll',
+        'America/Santiago',
+        'America/Havana',
+      ]),
     );
     expect(transitioning()).not.toContain('Asia/Kolkata');
   });
@@ -56,7 +63,8 @@ describe('DST rule: property tests over every IANA zone, 2026–2027', () => {
         expect(actual.length, zone).toBeGreaterThanOrEqual(729);
         for (let i = 1; i < actual.length; i += 1) {
           const [a, b] = [o.wallOf(actual[i - 1]!), o.wallOf(actual[i]!)];
-          if (!(actual[i]! > actual[i - 1]!)) problems.push(`${zone}: not increasing at ${new Date(actual[i]!).toISOString()}`);
+          if (!(actual[i]! > actual[i - 1]!))
+            problems.push(`${zone}: not increasing at ${new Date(actual[i]!).toISOString()}`);
           // Two slots on one local date only when the first was shifted out of its own date by a gap
           // ending after midnight (Nuuk's 23:00 → 00:00): it still belongs to the date before.
           if (Math.floor(a / DAY) === Math.floor(b / DAY) && a % DAY >= h * HOUR + m * 60_000) {
@@ -81,14 +89,24 @@ describe('DST rule: property tests over every IANA zone, 2026–2027', () => {
         for (const [cron, match] of Object.entries(matches)) {
           const expected: number[] = [];
           for (let t = from + GRID; t <= to; t += GRID) if (match(o.wallOf(t))) expected.push(t);
-          expect(mismatch(slots(cron, zone, from, to), expected), `${zone} ${cron} near ${new Date(change).toISOString()}`).toBeNull();
+          expect(
+            mismatch(slots(cron, zone, from, to), expected),
+            `${zone} ${cron} near ${new Date(change).toISOString()}`,
+          ).toBeNull();
         }
       }
     }
   });
 
   it('an hourly job fires every real hour for two years in zones with 30- and 2-hour shifts and midnight transitions', () => {
-    for (const zone of ['Australia/Lord_Howe', 'Antarctica/Troll', 'America/Santiago', 'America/Havana', 'Europe/London', 'Asia/Kolkata']) {
+    for (const zone of [
+      'Australia/Lord_Howe',
+      'Antarctica/Troll',
+      'America/Santiago',
+      'America/Havana',
+      'Europe/London',
+      'Asia/Kolkata',
+    ]) {
       const o = oracle(zone);
       const actual = slots('0 * * * *', zone);
       const expected: number[] = [];
@@ -106,8 +124,16 @@ describe('DST rule: property tests over every IANA zone, 2026–2027', () => {
     const rule: Rule = { ...FIXED, ...dst };
     for (const zone of transitioning()) {
       const o = oracle(zone);
-      for (const [h, m] of [[0, 0], [1, 30], [2, 30], [23, 30]] as const) {
-        expect(mismatch(slots(`${m} ${h} * * *`, zone, FROM, TO, dst), o.expected(dailyWalls(o, h, m), rule)), `${zone} ${h}:${m}`).toBeNull();
+      for (const [h, m] of [
+        [0, 0],
+        [1, 30],
+        [2, 30],
+        [23, 30],
+      ] as const) {
+        expect(
+          mismatch(slots(`${m} ${h} * * *`, zone, FROM, TO, dst), o.expected(dailyWalls(o, h, m), rule)),
+          `${zone} ${h}:${m}`,
+        ).toBeNull();
       }
     }
   });
@@ -116,14 +142,24 @@ describe('DST rule: property tests over every IANA zone, 2026–2027', () => {
     for (const zone of ['America/New_York', 'Australia/Lord_Howe', 'Antarctica/Troll']) {
       const o = oracle(zone);
       const walls = o.localDates().flatMap((d) => Array.from({ length: 24 }, (_, h) => d + h * HOUR));
-      expect(mismatch(slots('0 * * * *', zone, FROM, TO, { overlap: 'first' }), o.expected(walls, { ...ELAPSED, overlap: 'first' })), zone).toBeNull();
+      expect(
+        mismatch(
+          slots('0 * * * *', zone, FROM, TO, { overlap: 'first' }),
+          o.expected(walls, { ...ELAPSED, overlap: 'first' }),
+        ),
+        zone,
+      ).toBeNull();
     }
   });
 
   it('a daily rrule fires exactly where the equivalent cron does, in every zone with transitions', () => {
     const problems: string[] = [];
     for (const zone of transitioning()) {
-      for (const [h, m] of [[0, 0], [2, 30], [23, 30]] as const) {
+      for (const [h, m] of [
+        [0, 0],
+        [2, 30],
+        [23, 30],
+      ] as const) {
         const rrule = `DTSTART:20251231T${String(h).padStart(2, '0')}${String(m).padStart(2, '0')}00\nRRULE:FREQ=DAILY`;
         const schedule = compileSchedule({ kind: 'rrule', rrule, timezone: zone });
         const fromRrule = slotsBetween(schedule, new Date(FROM), new Date(TO), 1_000_000).map((d) => d.getTime());
@@ -141,11 +177,14 @@ describe('DST rule: property tests over every IANA zone, 2026–2027', () => {
       for (const cron of ['30 2 * * *', '0 0 * * *', '0 * * * *', '*/15 * * * *']) {
         const schedule = compileSchedule({ kind: 'cron', cron, timezone: zone });
         for (const change of o.changes) {
-          const near = slotsBetween(schedule, new Date(change - 3 * DAY), new Date(change + 2 * DAY), 1_000).map((d) => d.getTime());
+          const near = slotsBetween(schedule, new Date(change - 3 * DAY), new Date(change + 2 * DAY), 1_000).map((d) =>
+            d.getTime(),
+          );
           for (let i = 0; i + 1 < near.length; i += 1) {
             const [a, b] = [near[i]!, near[i + 1]!];
             for (const probe of [a, a + 1, Math.floor((a + b) / 2), b - 1]) {
-              if (schedule.next(new Date(probe))?.getTime() !== b) problems.push(`${zone} ${cron} after ${new Date(probe).toISOString()}`);
+              if (schedule.next(new Date(probe))?.getTime() !== b)
+                problems.push(`${zone} ${cron} after ${new Date(probe).toISOString()}`);
             }
           }
         }

@@ -75,11 +75,14 @@ export function excludingDays(schedule: Schedule, calendars: readonly ExcludedDa
     },
     // The inner schedule's count, less its slots on the excluded days of the span: the cost grows
     // with the days of the span, not with its slots (an every-second task down for a week).
-    count: count && ((after, until) => {
-      let n = count(after, until);
-      for (const [from, to] of excludedStretches(sets, after.getTime(), until.getTime())) n -= count(new Date(from), new Date(to));
-      return n;
-    }),
+    count:
+      count &&
+      ((after, until) => {
+        let n = count(after, until);
+        for (const [from, to] of excludedStretches(sets, after.getTime(), until.getTime()))
+          n -= count(new Date(from), new Date(to));
+        return n;
+      }),
   };
 }
 
@@ -98,7 +101,9 @@ function excludedStretches(sets: DaySet[], after: number, until: number): [numbe
     if (last && from <= last[1]) last[1] = Math.max(last[1], to);
     else merged.push([from, to]);
   }
-  return merged.map(([from, to]) => [Math.max(from, after), Math.min(to, until)] as [number, number]).filter(([from, to]) => to > from);
+  return merged
+    .map(([from, to]) => [Math.max(from, after), Math.min(to, until)] as [number, number])
+    .filter(([from, to]) => to > from);
 }
 
 /** The local date of `at` in `zone`, as days since 1970-01-01. */
@@ -149,7 +154,8 @@ function dayNumber(text: string, field: string): number {
   const match = typeof text === 'string' ? DATE.exec(text) : null;
   const ms = match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) : NaN;
   // Date.UTC rolls 2026-02-30 over to March: a date must survive the round trip.
-  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text) throw new InvalidScheduleError(field, `${field} must be a date such as 2026-12-25, got "${text}"`);
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== text)
+    throw new InvalidScheduleError(field, `${field} must be a date such as 2026-12-25, got "${text}"`);
   return ms / DAY;
 }
 
@@ -161,8 +167,11 @@ function dayRule(text: string, field: string): InstanceType<typeof RRule> {
     throw new InvalidScheduleError(field, `${field} must be a day rule such as "FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=25"`);
   }
   const refuse = (why: string) => new InvalidScheduleError(field, `${field} ${why}`);
-  if (options.freq === undefined || !DAY_FREQUENCIES.has(options.freq)) throw refuse('must repeat YEARLY, MONTHLY, WEEKLY or DAILY');
-  if (options.dtstart || options.count != null) throw refuse('takes no DTSTART or COUNT: a day rule counts from 1970-01-01 (bound it with UNTIL)');
-  if (options.byhour != null || options.byminute != null || options.bysecond != null) throw refuse('excludes whole days: BYHOUR, BYMINUTE and BYSECOND have no meaning here');
+  if (options.freq === undefined || !DAY_FREQUENCIES.has(options.freq))
+    throw refuse('must repeat YEARLY, MONTHLY, WEEKLY or DAILY');
+  if (options.dtstart || options.count != null)
+    throw refuse('takes no DTSTART or COUNT: a day rule counts from 1970-01-01 (bound it with UNTIL)');
+  if (options.byhour != null || options.byminute != null || options.bysecond != null)
+    throw refuse('excludes whole days: BYHOUR, BYMINUTE and BYSECOND have no meaning here');
   return new RRule({ ...options, dtstart: RULE_EPOCH, tzid: null });
 }

@@ -22,7 +22,12 @@ const MAX_SEGMENTS = 5_000;
  * `last` from the earlier one. Every instant a segment yields lies inside it, so the first
  * segment that yields anything holds the answer.
  */
-export function nextFireInstant(source: WallSource, timeline: ZoneTimeline, rule: Required<DstPolicy>, after: number): number | null {
+export function nextFireInstant(
+  source: WallSource,
+  timeline: ZoneTimeline,
+  rule: Required<DstPolicy>,
+  after: number,
+): number | null {
   let seg = timeline.segmentAt(after);
   for (let walked = 0; walked < MAX_SEGMENTS; walked += 1) {
     const low = Math.max(after, seg.start - 1); // instants must be > low

@@ -34,24 +34,30 @@ const OVERLAPS: [string, string, string, string][] = [
 ];
 
 describe('one-off local times (at)', () => {
-  it.each(GAPS)('%s: %s does not exist — refused, or resolved by each disambiguation', (zone, local, earlier, later) => {
-    const error = thrown(() => resolveLocalTime(local, zone));
-    expect(error).toBeInstanceOf(AmbiguousLocalTimeError);
-    expect((error as AmbiguousLocalTimeError).field).toBe('schedule.at');
-    expect((error as Error).message).toMatch(/does not exist/);
-    expect(resolve(local, zone, 'earlier')).toBe(earlier);
-    expect(resolve(local, zone, 'later')).toBe(later);
-    expect(resolve(local, zone, 'compatible')).toBe(later);
-  });
+  it.each(GAPS)(
+    '%s: %s does not exist — refused, or resolved by each disambiguation',
+    (zone, local, earlier, later) => {
+      const error = thrown(() => resolveLocalTime(local, zone));
+      expect(error).toBeInstanceOf(AmbiguousLocalTimeError);
+      expect((error as AmbiguousLocalTimeError).field).toBe('schedule.at');
+      expect((error as Error).message).toMatch(/does not exist/);
+      expect(resolve(local, zone, 'earlier')).toBe(earlier);
+      expect(resolve(local, zone, 'later')).toBe(later);
+      expect(resolve(local, zone, 'compatible')).toBe(later);
+    },
+  );
 
-  it.each(OVERLAPS)('%s: %s occurs twice — refused, or resolved by each disambiguation', (zone, local, first, second) => {
-    const error = thrown(() => resolveLocalTime(local, zone));
-    expect(error).toBeInstanceOf(AmbiguousLocalTimeError);
-    expect((error as Error).message).toMatch(/occurs twice/);
-    expect(resolve(local, zone, 'earlier')).toBe(first);
-    expect(resolve(local, zone, 'later')).toBe(second);
-    expect(resolve(local, zone, 'compatible')).toBe(first);
-  });
+  it.each(OVERLAPS)(
+    '%s: %s occurs twice — refused, or resolved by each disambiguation',
+    (zone, local, first, second) => {
+      const error = thrown(() => resolveLocalTime(local, zone));
+      expect(error).toBeInstanceOf(AmbiguousLocalTimeError);
+      expect((error as Error).message).toMatch(/occurs twice/);
+      expect(resolve(local, zone, 'earlier')).toBe(first);
+      expect(resolve(local, zone, 'later')).toBe(second);
+      expect(resolve(local, zone, 'compatible')).toBe(first);
+    },
+  );
 
   it('resolves an ordinary local time without a disambiguation, whatever is given', () => {
     for (const d of [undefined, 'earlier', 'later', 'compatible'] as const) {

@@ -23,7 +23,8 @@ const DATE = /^(\d{4})(\d{2})(\d{2})(?:T(\d{2})(\d{2})(\d{2})(Z?))?$/i;
  * `rrule` package then runs on wall time alone, without its own zone handling.
  */
 export function parseRecurrence(text: string, timezone: string): Recurrence {
-  if (typeof text !== 'string' || text.trim() === '') throw invalid('must be RFC 5545 text such as "RRULE:FREQ=DAILY;BYHOUR=9"');
+  if (typeof text !== 'string' || text.trim() === '')
+    throw invalid('must be RFC 5545 text such as "RRULE:FREQ=DAILY;BYHOUR=9"');
   const recurrence: Recurrence = { dtstart: null, rules: [], rdates: [], exdates: [] };
   for (const line of unfold(text)) {
     const colon = line.indexOf(':');
@@ -39,7 +40,10 @@ export function parseRecurrence(text: string, timezone: string): Recurrence {
         break;
       case 'RDATE':
       case 'EXDATE':
-        for (const v of value.split(',')) (name!.toUpperCase() === 'RDATE' ? recurrence.rdates : recurrence.exdates).push(dateValue(v, params, timezone));
+        for (const v of value.split(','))
+          (name!.toUpperCase() === 'RDATE' ? recurrence.rdates : recurrence.exdates).push(
+            dateValue(v, params, timezone),
+          );
         break;
       default:
         throw invalid(`line "${line}" is not DTSTART, RRULE, RDATE or EXDATE`);
@@ -89,11 +93,19 @@ function dateValue(value: string, params: string[], timezone: string): number {
       if (canonical(v!) !== canonical(timezone)) {
         throw invalid(`uses TZID=${v} but schedule.timezone is ${timezone}; set schedule.timezone to ${v}`);
       }
-    } else if (!(key.toUpperCase() === 'VALUE' && /^DATE(-TIME)?$/i.test(v ?? ''))) throw invalid(`parameter ${param} is not supported`);
+    } else if (!(key.toUpperCase() === 'VALUE' && /^DATE(-TIME)?$/i.test(v ?? '')))
+      throw invalid(`parameter ${param} is not supported`);
   }
   const m = DATE.exec(value.trim());
   if (!m) throw invalid(`"${value}" is not a date such as 20260101T090000`);
-  const [y, mo, d, h, mi, s] = m.slice(1, 7).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map((x) => Number(x ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const wall = Date.UTC(y, mo - 1, d, h, mi, s);
   if (new Date(wall).getUTCDate() !== d || h > 23 || mi > 59 || s > 59) throw invalid(`"${value}" is not a valid date`);
   return m[7] ? wallOf(wall, timezone) : wall;

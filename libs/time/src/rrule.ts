@@ -14,8 +14,11 @@ const CHUNK = 256;
 const SPAN = 400 * 86_400_000;
 /** Length of one period of the fixed-length frequencies, in ms of wall time. */
 const PERIOD: Partial<Record<number, number>> = {
-  [Frequency.WEEKLY]: 7 * 86_400_000, [Frequency.DAILY]: 86_400_000,
-  [Frequency.HOURLY]: 3_600_000, [Frequency.MINUTELY]: 60_000, [Frequency.SECONDLY]: 1_000,
+  [Frequency.WEEKLY]: 7 * 86_400_000,
+  [Frequency.DAILY]: 86_400_000,
+  [Frequency.HOURLY]: 3_600_000,
+  [Frequency.MINUTELY]: 60_000,
+  [Frequency.SECONDLY]: 1_000,
 };
 
 /**
@@ -29,7 +32,8 @@ export function compileRrule(text: string, timezone: string, anchor: Date, dst?:
   const recurrence = parseRecurrence(text, timezone);
   const dtstart = recurrence.dtstart ?? Math.floor(wallOf(anchor.getTime(), timezone) / 1000) * 1000;
   const walls = new RruleWalls(recurrence, dtstart);
-  if (walls.nextWall(dtstart - 1) === null) throw new InvalidScheduleError('schedule.rrule', 'schedule.rrule has no occurrence at all');
+  if (walls.nextWall(dtstart - 1) === null)
+    throw new InvalidScheduleError('schedule.rrule', 'schedule.rrule has no occurrence at all');
   const rule = resolveDstRule(recurrence.rules.length > 0 && recurrence.rules.every(visitsEveryHour), dst);
   const timeline = timelineOf(timezone);
   return {

@@ -18,15 +18,21 @@ const CACHE_LIMIT = 10_000;
 export function compileSchedule(spec: ScheduleSpec): Schedule {
   const startAt = boundOf(spec.startAt, 'schedule.startAt');
   const endAt = boundOf(spec.endAt, 'schedule.endAt');
-  if (startAt > endAt) throw new InvalidScheduleError('schedule.endAt', 'schedule.endAt must not be before schedule.startAt');
+  if (startAt > endAt)
+    throw new InvalidScheduleError('schedule.endAt', 'schedule.endAt must not be before schedule.startAt');
   if ((spec.kind === 'at' || spec.kind === 'every') && spec.timezone !== undefined) assertTimeZone(spec.timezone);
-  const inner = excludingDays(spec.kind === 'cron' || spec.kind === 'rrule' ? memoised(spec) : compileInstantKind(spec), spec.exclude ?? []);
+  const inner = excludingDays(
+    spec.kind === 'cron' || spec.kind === 'rrule' ? memoised(spec) : compileInstantKind(spec),
+    spec.exclude ?? [],
+  );
   return startAt === -Infinity && endAt === Infinity ? inner : bounded(inner, startAt, endAt);
 }
 
 function memoised(spec: Extract<ScheduleSpec, { kind: 'cron' | 'rrule' }>): Schedule {
   const compile = () =>
-    spec.kind === 'cron' ? compileCron(spec.cron, spec.timezone, spec.hashKey ?? '', spec.dst) : compileRrule(spec.rrule, spec.timezone, rruleAnchor(spec), spec.dst);
+    spec.kind === 'cron'
+      ? compileCron(spec.cron, spec.timezone, spec.hashKey ?? '', spec.dst)
+      : compileRrule(spec.rrule, spec.timezone, rruleAnchor(spec), spec.dst);
   // Only text is a key: an array `['* * * * *']` would read as `* * * * *` and find its schedule.
   if (typeof (spec.kind === 'cron' ? spec.cron : spec.rrule) !== 'string') return compile();
   const dst = `${spec.dst?.gap ?? ''}/${spec.dst?.overlap ?? ''}`;
@@ -58,7 +64,8 @@ function compileInstantKind(spec: Extract<ScheduleSpec, { kind: 'at' | 'every' }
     };
   }
   const every = spec.everyMs;
-  if (!Number.isSafeInteger(every) || every < 1000) throw new InvalidScheduleError('schedule.every', 'schedule.every must be at least 1s');
+  if (!Number.isSafeInteger(every) || every < 1000)
+    throw new InvalidScheduleError('schedule.every', 'schedule.every must be at least 1s');
   const anchor = validDate(spec.anchor, 'schedule.anchor');
   // Elapsed time: slot n is anchor + n·every, whatever the clocks on the wall say.
   // Slots anchor + n·every with n ≥ 0 that are ≤ t: as many as this, for any t.
@@ -79,10 +86,12 @@ function bounded(inner: Schedule, startAt: number, endAt: number): Schedule {
       const slot = inner.next(new Date(Math.max(after.getTime(), startAt - 1)));
       return slot && slot.getTime() <= endAt ? slot : null;
     },
-    count: count && ((after, until) => {
-      const [from, to] = [Math.max(after.getTime(), startAt - 1), Math.min(until.getTime(), endAt)];
-      return to > from ? count(new Date(from), new Date(to)) : 0;
-    }),
+    count:
+      count &&
+      ((after, until) => {
+        const [from, to] = [Math.max(after.getTime(), startAt - 1), Math.min(until.getTime(), endAt)];
+        return to > from ? count(new Date(from), new Date(to)) : 0;
+      }),
   };
 }
 

@@ -19,7 +19,11 @@ export function instantsOfWall(wall: number, zone: string): WallMapping {
   const timeline = timelineOf(zone);
   const instants: number[] = [];
   let gap: WallMapping['gap'];
-  for (let seg = timeline.segmentAt(wall - 15 * HOUR); seg.start <= wall + 15 * HOUR; seg = timeline.segmentAt(seg.end)) {
+  for (
+    let seg = timeline.segmentAt(wall - 15 * HOUR);
+    seg.start <= wall + 15 * HOUR;
+    seg = timeline.segmentAt(seg.end)
+  ) {
     const t = wall - seg.offset;
     if (t >= seg.start && t < seg.end && !instants.includes(t)) instants.push(t);
     if (seg.prev < seg.offset && wall >= seg.start + seg.prev && wall < seg.start + seg.offset) {

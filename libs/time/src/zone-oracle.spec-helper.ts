@@ -22,9 +22,17 @@ export class ZoneOracle {
     readonly to: number,
   ) {
     this.format = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
     });
-    for (let t = from - 3 * DAY; t <= to + 3 * DAY; t += DAY) if (this.offset(t) !== this.offset(t - DAY)) this.changes.push(t);
+    for (let t = from - 3 * DAY; t <= to + 3 * DAY; t += DAY)
+      if (this.offset(t) !== this.offset(t - DAY)) this.changes.push(t);
   }
 
   offset(t: number): number {
@@ -57,7 +65,8 @@ export class ZoneOracle {
     let after: number | undefined;
     for (let t = wall - 15 * 3_600_000; t <= wall + 15 * 3_600_000; t += GRID) {
       if (this.wallOf(t) === wall) instants.push(t);
-      if (this.wallOf(t) < wall && this.wallOf(t + GRID) > wall) [before, after] = [this.offset(t), this.offset(t + GRID)];
+      if (this.wallOf(t) < wall && this.wallOf(t + GRID) > wall)
+        [before, after] = [this.offset(t), this.offset(t + GRID)];
     }
     return instants.length > 0 ? { instants } : { instants, before, after };
   }
@@ -66,7 +75,8 @@ export class ZoneOracle {
   fireInstants(wall: number, rule: Rule): number[] {
     const { instants, before, after } = this.instantsOf(wall);
     if (instants.length === 0) {
-      if (before === undefined || after === undefined) throw new Error(`${this.zone}: ${new Date(wall).toISOString()} neither shown nor in a gap`);
+      if (before === undefined || after === undefined)
+        throw new Error(`${this.zone}: ${new Date(wall).toISOString()} neither shown nor in a gap`);
       if (rule.gap === 'skip') return [];
       if (rule.gap === 'shift') return [wall - before];
       let t = wall - after; // shows wall - gap, before the jump; walk to the first instant after it

@@ -98,7 +98,7 @@ export class ZoneTimeline {
     const offsets = [this.rawOffset(start)];
     let lo = start;
     let loOffset = offsets[0]!;
-    for (let probe = start + SAMPLE; lo < end - SECOND; ) {
+    for (let probe = start + SAMPLE; lo < end - SECOND;) {
       const hi = Math.min(probe, end - SECOND);
       const hiOffset = this.rawOffset(hi);
       if (hiOffset === loOffset) {

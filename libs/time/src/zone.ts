@@ -24,7 +24,10 @@ export function isValidTimeZone(timezone: string): boolean {
 /** Throws {@link InvalidScheduleError} on `field` unless `timezone` is a known IANA zone name. */
 export function assertTimeZone(timezone: string, field = 'schedule.timezone'): void {
   if (!isValidTimeZone(timezone)) {
-    throw new InvalidScheduleError(field, `${field} must be an IANA time zone name such as "Europe/Berlin", got "${timezone}"`);
+    throw new InvalidScheduleError(
+      field,
+      `${field} must be an IANA time zone name such as "Europe/Berlin", got "${timezone}"`,
+    );
   }
 }
 

@@ -1,7 +1,15 @@
 import { type Context, context, propagation, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { core, NodeSDK, resources } from '@opentelemetry/sdk-node';
-import { AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, type ReadableSpan, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type ReadableSpan,
+  type Span,
+  type SpanExporter,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace';
 import { DISCARD_ATTRIBUTE, tracing } from './tracing.js';
 
 export interface TracingOptions {
@@ -35,7 +43,12 @@ export function startTracing(options: TracingOptions): TracingHandle {
   if (!options.exporter && !options.endpoint) throw new Error('startTracing needs an endpoint or an exporter');
   const exporter = options.exporter ?? new OTLPTraceExporter({ url: otlpTracesUrl(options.endpoint!) });
   // Sized for a busy worker: about five spans per execution, a thousand executions a second.
-  const processor = new BatchSpanProcessor({ exporter, maxQueueSize: 20_000, maxExportBatchSize: 1_000, scheduledDelayMillis: 1_000 });
+  const processor = new BatchSpanProcessor({
+    exporter,
+    maxQueueSize: 20_000,
+    maxExportBatchSize: 1_000,
+    scheduledDelayMillis: 1_000,
+  });
   const sdk = new NodeSDK({
     serviceName: options.serviceName,
     resource: resources.resourceFromAttributes({ 'service.instance.id': options.instanceId }),

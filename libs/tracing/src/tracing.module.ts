@@ -21,7 +21,11 @@ export class TracingModule {
     const start = async () => {
       if (!config.otlpEndpoint) return new TracingLifecycle(null);
       const { startTracing } = await import('./tracing-sdk.js');
-      const handle = startTracing({ serviceName: `punctual-${app}`, instanceId: config.instanceId, endpoint: config.otlpEndpoint });
+      const handle = startTracing({
+        serviceName: `punctual-${app}`,
+        instanceId: config.instanceId,
+        endpoint: config.otlpEndpoint,
+      });
       new Logger('Tracing').log(`tracing on: spans to ${config.otlpEndpoint}`);
       return new TracingLifecycle(handle);
     };

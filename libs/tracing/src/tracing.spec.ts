@@ -45,7 +45,12 @@ describe('Tracing, on', () => {
     const carried = await tracing.withSpan('fire', {}, async () => tracing.current(), { follows: planned });
     expect(carried?.traceparent).toMatch(TRACEPARENT);
     const headers: Record<string, string> = {};
-    await tracing.withSpan('attempt', {}, () => tracing.withSpan('handler', {}, async () => tracing.injectHeaders(headers)), { parent: carried });
+    await tracing.withSpan(
+      'attempt',
+      {},
+      () => tracing.withSpan('handler', {}, async () => tracing.injectHeaders(headers)),
+      { parent: carried },
+    );
 
     const all = await spans();
     const [plan, fire, attempt, handler] = ['plan', 'fire', 'attempt', 'handler'].map((n) => named(all, n)[0]!);
@@ -55,7 +60,10 @@ describe('Tracing, on', () => {
     expect(handler.parentSpanContext?.spanId).toBe(attempt.spanContext().spanId);
     // The webhook sees the handler span as its parent.
     expect(headers.traceparent).toBe(`00-${plan.spanContext().traceId}-${handler.spanContext().spanId}-01`);
-    expect(plan.resource.attributes).toMatchObject({ 'service.name': 'punctual-test', 'service.instance.id': 'test-1' });
+    expect(plan.resource.attributes).toMatchObject({
+      'service.name': 'punctual-test',
+      'service.instance.id': 'test-1',
+    });
   });
 
   it('parents a chunk on its first origin and links the others', async () => {
@@ -63,7 +71,9 @@ describe('Tracing, on', () => {
     await tracing.withSpan('plan', {}, async () => tracing.mark([{ id: 'x' }]));
     await tracing.withSpan('plan', {}, async () => tracing.mark([{ id: 'y' }]));
     // The same rows as other objects (read back from the database by a sweep), and one never marked.
-    await tracing.withSpan('fire', {}, async () => undefined, { follows: [{ id: 'x' }, { id: 'y' }, { id: 'unplanned' }] });
+    await tracing.withSpan('fire', {}, async () => undefined, {
+      follows: [{ id: 'x' }, { id: 'y' }, { id: 'unplanned' }],
+    });
     const all = await spans();
     const [planA, planB] = named(all, 'plan');
     const fire = named(all, 'fire')[0]!;
@@ -82,7 +92,9 @@ describe('Tracing, on', () => {
 
   it('marks a span that throws as an error and rethrows', async () => {
     exporter.reset();
-    await expect(tracing.withSpan('record', {}, async () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+    await expect(tracing.withSpan('record', {}, async () => Promise.reject(new Error('refused')))).rejects.toThrow(
+      'refused',
+    );
     const [record] = await spans();
     expect(record!.status).toMatchObject({ code: 2, message: 'refused' });
     expect(record!.events.map((e) => e.name)).toEqual(['exception']);

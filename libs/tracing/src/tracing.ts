@@ -68,7 +68,12 @@ export class Tracing {
    * Runs `fn` in a new active span named `name`: ended when `fn` settles, its status ERROR (with the
    * exception recorded) when `fn` throws. Spans started inside `fn` are its children.
    */
-  async withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, origin: SpanOrigin = {}): Promise<T> {
+  async withSpan<T>(
+    name: string,
+    attributes: Attributes,
+    fn: (span: Span) => Promise<T>,
+    origin: SpanOrigin = {},
+  ): Promise<T> {
     const tracer = this.tracer;
     if (!tracer) return fn(NOT_RECORDING);
     const { parent, links } = this.resolve(origin);
@@ -112,7 +117,9 @@ export class Tracing {
     if (!this.tracer) return undefined;
     const carrier: Partial<TraceContext> = {};
     propagation.inject(context.active(), carrier);
-    return carrier.traceparent ? { traceparent: carrier.traceparent, ...(carrier.tracestate ? { tracestate: carrier.tracestate } : {}) } : undefined;
+    return carrier.traceparent
+      ? { traceparent: carrier.traceparent, ...(carrier.tracestate ? { tracestate: carrier.tracestate } : {}) }
+      : undefined;
   }
 
   /** Adds `traceparent` (and `tracestate`) of the active span to outgoing HTTP headers. */

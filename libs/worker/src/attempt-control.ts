@@ -35,7 +35,11 @@ export class AttemptControl {
     leaseValidUntil: number,
   ) {
     this.aborted = new Promise<never>((_, reject) => {
-      this.controller.signal.addEventListener('abort', () => reject(new AttemptAbortedError(this.abortCause ?? 'cancelled')), { once: true });
+      this.controller.signal.addEventListener(
+        'abort',
+        () => reject(new AttemptAbortedError(this.abortCause ?? 'cancelled')),
+        { once: true },
+      );
     });
     // Not an error let pass: the rejection is for whoever races `aborted`; this only keeps an
     // attempt that ends without anyone racing it from raising an unhandled rejection.
@@ -58,7 +62,10 @@ export class AttemptControl {
   leaseHeldUntil(validUntil: number): void {
     this.renewedAt = validUntil - this.lease.leaseMs;
     if (this.leaseTimer) clearTimeout(this.leaseTimer);
-    this.leaseTimer = setTimeout(() => this.abort('lease_lost'), Math.max(0, validUntil - this.lease.abortMarginMs - performance.now()));
+    this.leaseTimer = setTimeout(
+      () => this.abort('lease_lost'),
+      Math.max(0, validUntil - this.lease.abortMarginMs - performance.now()),
+    );
   }
 
   /**

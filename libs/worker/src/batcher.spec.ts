@@ -20,7 +20,14 @@ describe('Batcher', () => {
   it('never sends a call given up on while it waited for its batch; the others of that batch go', async () => {
     const g = gated();
     const given = new Set<number>();
-    const batcher = new Batcher(g.run, null, 100, 1, () => true, (n: number) => given.has(n));
+    const batcher = new Batcher(
+      g.run,
+      null,
+      100,
+      1,
+      () => true,
+      (n: number) => given.has(n),
+    );
     const first = batcher.run(1);
     await tick();
     const waiting = Promise.allSettled([2, 3, 4].map((n) => batcher.run(n)));
@@ -33,7 +40,11 @@ describe('Batcher', () => {
     g.release();
     expect(await first).toBe(10);
     const settled = await waiting;
-    expect(settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).name))).toEqual([20, AbandonedError.name, 40]);
+    expect(settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).name))).toEqual([
+      20,
+      AbandonedError.name,
+      40,
+    ]);
     // All given up on: nothing is sent at all.
     given.add(5);
     await expect(batcher.run(5)).rejects.toBeInstanceOf(AbandonedError);
@@ -52,7 +63,10 @@ describe('Batcher', () => {
     expect(g.batches).toEqual([[1, 2]]);
     g.release();
     await tick();
-    expect(g.batches).toEqual([[1, 2], [3, 4]]);
+    expect(g.batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     g.release();
     expect(await Promise.all(results)).toEqual([10, 20, 30, 40]);
   });
@@ -62,10 +76,17 @@ describe('Batcher', () => {
     const batcher = new Batcher(g.run, null, 2, 2);
     const results = [1, 2, 3, 4, 5, 6, 7].map((n) => batcher.run(n));
     await tick();
-    expect(g.batches).toEqual([[1, 2], [3, 4]]);
+    expect(g.batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     g.release();
     await tick();
-    expect(g.batches).toEqual([[1, 2], [3, 4], [5, 6]]);
+    expect(g.batches).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
     g.release();
     await tick();
     expect(g.batches).toEqual([[1, 2], [3, 4], [5, 6], [7]]);
@@ -76,10 +97,15 @@ describe('Batcher', () => {
 
   it('rejects every call of a failed batch and goes on with the next', async () => {
     let fail = true;
-    const batcher = new Batcher(async (inputs: number[]) => {
-      if (fail) throw new Error('down');
-      return inputs;
-    }, null, 10, 1);
+    const batcher = new Batcher(
+      async (inputs: number[]) => {
+        if (fail) throw new Error('down');
+        return inputs;
+      },
+      null,
+      10,
+      1,
+    );
     const first = batcher.run(1);
     await expect(first).rejects.toThrow('down');
     fail = false;
@@ -102,7 +128,11 @@ describe('Batcher', () => {
       },
     );
     const results = await Promise.allSettled([1, 13, 2].map((n) => batcher.run(n)));
-    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([10, '13 is refused', 20]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([
+      10,
+      '13 is refused',
+      20,
+    ]);
     expect(alone).toEqual(['start 1', 'end 1', 'start 13', 'end 13', 'start 2', 'end 2']);
   });
 

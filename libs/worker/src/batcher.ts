@@ -57,13 +57,18 @@ export class Batcher<I, O> {
 
   private flush(): void {
     while (this.inFlight < this.maxInFlight && this.pending.length > 0) {
-      const batch = this.pending.splice(0, this.maxBatch).filter((p) => !this.abandoned(p.input) || (p.reject(new AbandonedError()), false));
+      const batch = this.pending
+        .splice(0, this.maxBatch)
+        .filter((p) => !this.abandoned(p.input) || (p.reject(new AbandonedError()), false));
       if (batch.length === 0) continue;
       this.inFlight += 1;
       this.runBatch(batch.map((p) => p.input))
         .then(
           (outputs) => batch.forEach((p, i) => p.resolve(outputs[i]!)),
-          (error: unknown) => (this.runOne && this.runAlone(error) ? this.runEachAlone(batch, this.runOne) : batch.forEach((p) => p.reject(error))),
+          (error: unknown) =>
+            this.runOne && this.runAlone(error)
+              ? this.runEachAlone(batch, this.runOne)
+              : batch.forEach((p) => p.reject(error)),
         )
         .finally(() => {
           this.inFlight -= 1;

@@ -1,4 +1,14 @@
-import { type ClaimRead, type ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome, type DirectClaim, isConnectionError, type ParkRequest, type StartedAttempt, type TurnsRepository } from '@punctual/db';
+import {
+  type ClaimRead,
+  type ClaimsRepository,
+  type ClaimWrite,
+  type ClaimWriteOutcome,
+  type DirectClaim,
+  isConnectionError,
+  type ParkRequest,
+  type StartedAttempt,
+  type TurnsRepository,
+} from '@punctual/db';
 import { Batcher } from './batcher.js';
 
 /**
@@ -23,7 +33,11 @@ export class ClaimBatches {
   readonly writes: Batcher<ClaimWrite, ClaimWriteOutcome>;
   readonly parks: Batcher<ParkRequest, boolean>;
 
-  constructor(claims: ClaimsRepository, turns: TurnsRepository, options: { leaseMs: number; handlers: () => readonly string[] }) {
+  constructor(
+    claims: ClaimsRepository,
+    turns: TurnsRepository,
+    options: { leaseMs: number; handlers: () => readonly string[] },
+  ) {
     const retryAlone = (error: unknown) => !isConnectionError(error);
     // A claim given up on before its statement left is never sent: sent later, it could start an
     // attempt nobody waits for (and spend it, its handler never run).
@@ -35,7 +49,11 @@ export class ClaimBatches {
     this.direct = new Batcher<DirectClaim, StartedAttempt | null>(
       claimDirect,
       // Alone, a claim that meets another of its task's (a unique violation) is judged instead.
-      (claim) => claimDirect([claim]).then((started) => started[0]!, (error: { code?: string }) => (error?.code === UNIQUE_VIOLATION ? null : Promise.reject(error))),
+      (claim) =>
+        claimDirect([claim]).then(
+          (started) => started[0]!,
+          (error: { code?: string }) => (error?.code === UNIQUE_VIOLATION ? null : Promise.reject(error)),
+        ),
       BATCH,
       BATCHES_IN_FLIGHT,
       retryAlone,

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { holdBeforeSlotMs } from './claim-checks.js';
 
-
 describe('holdBeforeSlotMs', () => {
   it('holds a job pushed early until its fire_at, and nothing else', () => {
     expect(holdBeforeSlotMs(1_050, 1_000, 50)).toBe(50);

@@ -30,7 +30,9 @@ export class ClaimTimeoutError extends Error {
  */
 export function answeredWithin<T>(promise: Promise<T>, ms: number, gaveUp?: () => void): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => (gaveUp?.(), reject(new ClaimTimeoutError(ms))), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => (gaveUp?.(), reject(new ClaimTimeoutError(ms))), ms)),
+  );
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -47,7 +49,10 @@ export class ClaimConfirmation {
   ) {}
 
   async confirm(request: ClaimRequest, cause: unknown): Promise<Disposition | 'again'> {
-    this.logger.warn({ executionId: request.id, err: cause }, 'the claim lost its connection; asking whether it committed');
+    this.logger.warn(
+      { executionId: request.id, err: cause },
+      'the claim lost its connection; asking whether it committed',
+    );
     const deadline = performance.now() + CONFIRM_FOR_MS;
     for (let wait = 100; ; wait = Math.min(1_000, wait * 2)) {
       await sleep(wait);
@@ -68,7 +73,12 @@ export class ClaimConfirmation {
       if (!read || !e || e.status !== 'running' || e.attemptId !== request.attemptId) return 'again';
       const leftMs = (e.leaseUntil?.getTime() ?? 0) - read.now.getTime();
       if (read.task && leftMs >= this.lease.minLeaseLeftMs) {
-        return { kind: 'run', execution: e, task: withPinnedDefinition(read.task, e.pinnedDefinition), leaseValidUntil: performance.now() + leftMs };
+        return {
+          kind: 'run',
+          execution: e,
+          task: withPinnedDefinition(read.task, e.pinnedDefinition),
+          leaseValidUntil: performance.now() + leftMs,
+        };
       }
       await this.claims.giveBack(e.id, request.attemptId, 'the claim was confirmed too late to run within its lease');
       return 'again';
@@ -86,7 +96,12 @@ export class ClaimConfirmation {
     for (let wait = 1_000; performance.now() < until; wait = Math.min(8_000, wait * 2)) {
       await sleep(wait);
       try {
-        if (await answeredWithin(this.claims.giveBack(request.id, request.attemptId, 'the claim committed after the worker gave up on it'), this.lease.answerWithinMs)) {
+        if (
+          await answeredWithin(
+            this.claims.giveBack(request.id, request.attemptId, 'the claim committed after the worker gave up on it'),
+            this.lease.answerWithinMs,
+          )
+        ) {
           this.logger.warn({ executionId: request.id }, 'a claim given up on committed after all; given back unspent');
           return;
         }

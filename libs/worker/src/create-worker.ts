@@ -35,7 +35,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Punctu
       discovery = found;
     }
   }
-  @Module({ imports: [DiscoveryModule, PunctualWorkerModule.forConfig(config, options.handlers)], providers: [StartWatch] })
+  @Module({
+    imports: [DiscoveryModule, PunctualWorkerModule.forConfig(config, options.handlers)],
+    providers: [StartWatch],
+  })
   class PlainWorkerModule {}
   try {
     const app = await NestFactory.createApplicationContext(PlainWorkerModule, { logger, abortOnError: false });
@@ -54,8 +57,12 @@ const SHUTDOWN_HOOKS = ['onModuleDestroy', 'beforeApplicationShutdown', 'onAppli
  * passed over: the start's own error is the one reported.
  */
 async function closeProviders(discovery: DiscoveryService | undefined): Promise<void> {
-  const made = (discovery?.getProviders() ?? []).map((wrapper) => wrapper.instance as Record<string, unknown> | undefined);
-  const instances = [...new Set(made.filter((instance) => instance !== null && typeof instance === 'object'))].reverse();
+  const made = (discovery?.getProviders() ?? []).map(
+    (wrapper) => wrapper.instance as Record<string, unknown> | undefined,
+  );
+  const instances = [
+    ...new Set(made.filter((instance) => instance !== null && typeof instance === 'object')),
+  ].reverse();
   for (const hook of SHUTDOWN_HOOKS) {
     for (const instance of instances) {
       const run = instance[hook];

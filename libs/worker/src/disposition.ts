@@ -30,7 +30,12 @@ export type Disposition =
   | { kind: 'parked' }
   | { kind: 'skipped'; reason: SkipReason }
   | { kind: 'dropped'; why: 'lost' | 'released' }
-  | { kind: 'later'; why: 'early' | 'late' | 'unreachable' | 'allowance' | 'held' | 'contended'; afterMs?: number; waitsFor?: WaitsFor }
+  | {
+      kind: 'later';
+      why: 'early' | 'late' | 'unreachable' | 'allowance' | 'held' | 'contended';
+      afterMs?: number;
+      waitsFor?: WaitsFor;
+    }
   | { kind: 'moved'; handler: string; attempt: number };
 
 /** A claim of an attempt: the job's execution and the attempt's fencing token. */

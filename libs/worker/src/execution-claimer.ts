@@ -46,11 +46,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export function claimContextOf(read: ClaimRead): ClaimContext {
   const { execution: e } = read;
-  const task = read.task && e.pinnedMaxAttempts !== null ? { ...read.task, maxAttempts: e.pinnedMaxAttempts } : read.task;
+  const task =
+    read.task && e.pinnedMaxAttempts !== null ? { ...read.task, maxAttempts: e.pinnedMaxAttempts } : read.task;
   return {
     slot: {
-      status: e.status, attempt: e.attempt, trigger: e.trigger, scheduledFor: e.scheduledFor, fireAt: e.fireAt, exclusive: e.exclusive,
-      taskVersion: e.taskVersion, pinned: e.pinned, leaseUntil: e.leaseUntil, nextAttemptAt: e.nextAttemptAt, heldAt: e.heldAt,
+      status: e.status,
+      attempt: e.attempt,
+      trigger: e.trigger,
+      scheduledFor: e.scheduledFor,
+      fireAt: e.fireAt,
+      exclusive: e.exclusive,
+      taskVersion: e.taskVersion,
+      pinned: e.pinned,
+      leaseUntil: e.leaseUntil,
+      nextAttemptAt: e.nextAttemptAt,
+      heldAt: e.heldAt,
     },
     task,
     holders: read.holders,
@@ -113,7 +123,11 @@ export class ExecutionClaimer {
     // Given up on before it leaves (queued behind slow batches), the claim is never sent.
     let gaveUp = false;
     try {
-      const started = await answeredWithin(this.batches.direct.run({ ...request, abandoned: () => gaveUp }), this.lease.answerWithinMs, () => (gaveUp = true));
+      const started = await answeredWithin(
+        this.batches.direct.run({ ...request, abandoned: () => gaveUp }),
+        this.lease.answerWithinMs,
+        () => (gaveUp = true),
+      );
       if (started) return this.run(started.execution, started.task, sentAt);
     } catch (error) {
       if (!isConnectionError(error)) throw error;
@@ -123,7 +137,10 @@ export class ExecutionClaimer {
     for (let round = 1; round <= MAX_ROUNDS; round += 1) {
       let read: ClaimRead | null;
       try {
-        read = await answeredWithin(this.batches.reads.run({ id: request.id, taskId: request.taskId }), this.lease.answerWithinMs);
+        read = await answeredWithin(
+          this.batches.reads.run({ id: request.id, taskId: request.taskId }),
+          this.lease.answerWithinMs,
+        );
       } catch (error) {
         if (!isConnectionError(error)) throw error;
         this.logger.warn({ executionId: request.id, err: error }, 'could not read the claim; the job comes back');
@@ -150,23 +167,47 @@ export class ExecutionClaimer {
    * earliest (`sentBy`): Postgres' lease ends no earlier.
    */
   private run(execution: TaskExecution, task: Task, sentBy: number): Disposition {
-    return { kind: 'run', execution, task: withPinnedDefinition(task, execution.pinnedDefinition), leaseValidUntil: sentBy + this.lease.leaseMs };
+    return {
+      kind: 'run',
+      execution,
+      task: withPinnedDefinition(task, execution.pinnedDefinition),
+      leaseValidUntil: sentBy + this.lease.leaseMs,
+    };
   }
 
   /** Does what a verdict says; `again` when the claim must read and judge once more. */
-  private async carryOut(verdict: ClaimVerdict, read: ClaimRead, request: ClaimRequest): Promise<Disposition | 'again'> {
+  private async carryOut(
+    verdict: ClaimVerdict,
+    read: ClaimRead,
+    request: ClaimRequest,
+  ): Promise<Disposition | 'again'> {
     const { execution, task } = read;
     switch (verdict.kind) {
       case 'run':
         return this.write(request, read);
       case 'park':
-        return (await this.batches.parks.run({ id: execution.id, status: execution.status, attempt: execution.attempt, releasedAt: request.releasedAt })) ? { kind: 'parked' } : 'again';
+        return (await this.batches.parks.run({
+          id: execution.id,
+          status: execution.status,
+          attempt: execution.attempt,
+          releasedAt: request.releasedAt,
+        }))
+          ? { kind: 'parked' }
+          : 'again';
       case 'skip': {
-        const seen = { status: execution.status, attempt: execution.attempt, taskVersion: execution.taskVersion, task: task && { planVersion: task.planVersion, status: task.status } };
+        const seen = {
+          status: execution.status,
+          attempt: execution.attempt,
+          taskVersion: execution.taskVersion,
+          task: task && { planVersion: task.planVersion, status: task.status },
+        };
         if (!(await this.claims.skipUnstarted(execution.id, verdict.reason, seen))) return 'again';
         this.metrics.skipped.inc({ reason: verdict.reason });
         this.metrics.slotsDecided('skipped', reasonOfSkip(verdict.reason) ?? verdict.reason);
-        this.logger.log({ executionId: execution.id, task: execution.taskName, status: 'skipped', reason: verdict.reason }, 'execution skipped');
+        this.logger.log(
+          { executionId: execution.id, task: execution.taskName, status: 'skipped', reason: verdict.reason },
+          'execution skipped',
+        );
         // A slot behind this one may be parked: its turn has come.
         if (execution.exclusive && execution.taskId) await this.handover.handOverAndPush([execution.taskId]);
         return { kind: 'skipped', reason: verdict.reason };
@@ -174,7 +215,8 @@ export class ExecutionClaimer {
       case 'replace':
         for (const holderId of verdict.holderIds) {
           const cancelled = await this.executions.cancel(holderId, `replaced by ${execution.id}`);
-          if (cancelled?.fromStatus === 'running') await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), holderId);
+          if (cancelled?.fromStatus === 'running')
+            await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), holderId);
           if (cancelled) {
             this.metrics.slotsDecided('cancelled', 'overlap');
             this.logger.log({ executionId: holderId, replacedBy: execution.id }, 'execution cancelled: replaced');
@@ -185,13 +227,33 @@ export class ExecutionClaimer {
         if (this.stopping) return { kind: 'dropped', why: 'released' };
         // The one slot waiting behind the run in progress: marked, then parked like any slot whose turn has not come.
         if (!(await this.turns.holdAsBuffered(execution.id, execution.taskId!))) return 'again';
-        return (await this.batches.parks.run({ id: execution.id, status: execution.status, attempt: execution.attempt, releasedAt: request.releasedAt })) ? { kind: 'parked' } : 'again';
+        return (await this.batches.parks.run({
+          id: execution.id,
+          status: execution.status,
+          attempt: execution.attempt,
+          releasedAt: request.releasedAt,
+        }))
+          ? { kind: 'parked' }
+          : 'again';
       case 'wait':
         // A run ahead released late (a failover adopted it): judged by the overlap policy only once
         // it has waited as long. Parked meanwhile, so that the end of the run ahead hands it its turn
         // at once (the common case: that run is short); its job comes back at the end of the wait too.
-        if (!(await this.batches.parks.run({ id: execution.id, status: execution.status, attempt: execution.attempt, releasedAt: request.releasedAt }))) return 'again';
-        return { kind: 'later', why: 'allowance', afterMs: verdict.retryInMs, waitsFor: execution.taskId ? { taskId: execution.taskId } : undefined };
+        if (
+          !(await this.batches.parks.run({
+            id: execution.id,
+            status: execution.status,
+            attempt: execution.attempt,
+            releasedAt: request.releasedAt,
+          }))
+        )
+          return 'again';
+        return {
+          kind: 'later',
+          why: 'allowance',
+          afterMs: verdict.retryInMs,
+          waitsFor: execution.taskId ? { taskId: execution.taskId } : undefined,
+        };
       case 'early':
         // A few milliseconds early (the worker's clock, or a timer, a little ahead of Postgres'):
         // wait here rather than go back through the queue's delayed jobs.
@@ -220,7 +282,12 @@ export class ExecutionClaimer {
     }
     const write: ClaimWrite = {
       ...request,
-      seen: { status: execution.status, attempt: execution.attempt, fireAt: execution.fireAt, planVersion: task.planVersion },
+      seen: {
+        status: execution.status,
+        attempt: execution.attempt,
+        fireAt: execution.fireAt,
+        planVersion: task.planVersion,
+      },
       // A newcomer of an exclusive task runs because nothing else of it was in progress or due first.
       free: execution.exclusive && execution.attempt === 0,
     };
@@ -232,7 +299,11 @@ export class ExecutionClaimer {
     const sentAt = performance.now();
     let outcome: FlowClaimOutcome;
     try {
-      outcome = await answeredWithin<FlowClaimOutcome>(flow ? this.flowClaims.claim(write, flow) : this.batches.writes.run(write), this.lease.answerWithinMs, () => (gaveUp = true));
+      outcome = await answeredWithin<FlowClaimOutcome>(
+        flow ? this.flowClaims.claim(write, flow) : this.batches.writes.run(write),
+        this.lease.answerWithinMs,
+        () => (gaveUp = true),
+      );
     } catch (error) {
       if (!isConnectionError(error)) throw error;
       return this.confirmation.confirm(request, error);
@@ -240,11 +311,18 @@ export class ExecutionClaimer {
     if (outcome.kind === 'held') {
       // Held for a permit, it is woken when the key moves; asking on its own is only the safety net.
       const afterMs = outcome.retryInMs ?? Math.min(FLOW_POLL_MAX_MS, FLOW_POLL_MS + 250 * outcome.ahead);
-      return { kind: 'later', why: 'held', afterMs, waitsFor: { flowKey: outcome.key, order: flowOrder(execution.fireAt.getTime(), execution.id) } };
+      return {
+        kind: 'later',
+        why: 'held',
+        afterMs,
+        waitsFor: { flowKey: outcome.key, order: flowOrder(execution.fireAt.getTime(), execution.id) },
+      };
     }
     if (outcome.kind !== 'claimed') return 'again';
     if (execution.heldAt) {
-      this.metrics.flowWait.observe(Math.max(0, (outcome.execution.startedAt?.getTime() ?? read.now.getTime()) - execution.heldAt.getTime()) / 1000);
+      this.metrics.flowWait.observe(
+        Math.max(0, (outcome.execution.startedAt?.getTime() ?? read.now.getTime()) - execution.heldAt.getTime()) / 1000,
+      );
       // A held run went and the key still has room: the next one held behind it may go too.
       if (outcome.roomLeft && flow?.concurrency) void this.flowClaims.wake(flow.concurrency.key);
     }

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import { AttemptsRepository, OutboxRepository, PrismaService, type Task, type TaskExecution, TasksRepository } from '@punctual/db';
+import {
+  AttemptsRepository,
+  OutboxRepository,
+  PrismaService,
+  type Task,
+  type TaskExecution,
+  TasksRepository,
+} from '@punctual/db';
 import { type HandlerLog, HandlerRegistry, handlerTaskOf, hmacSigner, UnrecoverableError } from '@punctual/handlers';
 import { Metrics } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
@@ -71,16 +78,35 @@ export class ExecutionRunner implements OnModuleDestroy {
   ) {
     metrics.trackWorkerLoad(config.instanceId, config.workerConcurrency, () => this.running);
     this.lease = leasePolicy(config);
-    this.leases = new LeaseKeeper(attempts, this.lease, (error) => this.logger.warn({ err: error }, 'could not renew or check leases; attempts abort before their lease ends'));
+    this.leases = new LeaseKeeper(attempts, this.lease, (error) =>
+      this.logger.warn({ err: error }, 'could not renew or check leases; attempts abort before their lease ends'),
+    );
     this.leases.start();
     this.slots = new HandlerSlots(config.workerConcurrency);
-    this.outcomes = new OutcomeRecorder({ prisma, attempts, outbox, tasks, queue, handover: claimer.handover, clock, metrics, logger: this.logger });
+    this.outcomes = new OutcomeRecorder({
+      prisma,
+      attempts,
+      outbox,
+      tasks,
+      queue,
+      handover: claimer.handover,
+      clock,
+      metrics,
+      logger: this.logger,
+    });
   }
 
   async onModuleDestroy(): Promise<void> {
     this.leases.stop();
     // Its overrunning handlers end with it (or run on unsupervised): their permits are not held past it.
-    await this.leases.dropPermits().catch((error: unknown) => this.logger.warn({ err: error }, 'could not give back the concurrency permits of overrunning handlers; they lapse with their leases'));
+    await this.leases
+      .dropPermits()
+      .catch((error: unknown) =>
+        this.logger.warn(
+          { err: error },
+          'could not give back the concurrency permits of overrunning handlers; they lapse with their leases',
+        ),
+      );
   }
 
   /** Called with the task id whenever an exclusive attempt ends here: a slot of the task waiting on this worker may go. */
@@ -138,7 +164,13 @@ export class ExecutionRunner implements OnModuleDestroy {
       if (this.handingBack) return { kind: 'dropped', why: 'released' };
       const attemptId = randomUUID();
       const claim = await tracing.withSpan('punctual.claim', {}, () =>
-        this.claimer.claim({ id: request.executionId, attemptId, workerId: options.workerId, releasedAt: request.releasedAt, taskId: request.taskId }),
+        this.claimer.claim({
+          id: request.executionId,
+          attemptId,
+          workerId: options.workerId,
+          releasedAt: request.releasedAt,
+          taskId: request.taskId,
+        }),
       );
       turn.claimed();
       if (claim.kind !== 'run') return claim;
@@ -147,15 +179,31 @@ export class ExecutionRunner implements OnModuleDestroy {
       if (!execution.exclusive) turn.settle();
       tracing.annotate({ 'punctual.task': execution.taskName, 'punctual.attempt': execution.attempt });
       try {
-        const outcome = await this.runClaimed(execution, task, attemptId, claim.leaseValidUntil, options, () => (turn.handled(), releaseSlot()), (settled) => (overrun = settled));
+        const outcome = await this.runClaimed(
+          execution,
+          task,
+          attemptId,
+          claim.leaseValidUntil,
+          options,
+          () => (turn.handled(), releaseSlot()),
+          (settled) => (overrun = settled),
+        );
         // Ended by a cancel (or replace) that raced the handler's own end: the permit the cancel kept
         // for it is given back here, as an overrunning handler's is when it settles.
         if (task.concurrencyKey !== null && overrun === null && (outcome === 'cancelled' || outcome === 'stale')) {
-          await this.leases.dropPermit(attemptId).catch((error: unknown) => this.logger.warn({ err: error, executionId: execution.id }, "could not give back the run's concurrency permit; it lapses with its lease"));
+          await this.leases
+            .dropPermit(attemptId)
+            .catch((error: unknown) =>
+              this.logger.warn(
+                { err: error, executionId: execution.id },
+                "could not give back the run's concurrency permit; it lapses with its lease",
+              ),
+            );
         }
         return { kind: 'ended', outcome };
       } finally {
-        if (execution.exclusive && execution.taskId) for (const listener of this.turnListeners) listener(execution.taskId);
+        if (execution.exclusive && execution.taskId)
+          for (const listener of this.turnListeners) listener(execution.taskId);
         if (task.concurrencyKey !== null) for (const listener of this.permitListeners) listener(task.concurrencyKey);
       }
     } finally {
@@ -178,7 +226,11 @@ export class ExecutionRunner implements OnModuleDestroy {
       this.metrics.startLag.observe(Math.max(0, lagMs) / 1000);
       // A slot of the schedule (a catch-up run stands for late ones); manual runs and backfills have no slo.
       if (task.sloStartWithinMs !== null && (execution.trigger === 'schedule' || execution.trigger === 'catchup')) {
-        this.metrics.observeTaskSlot(task.name, execution.trigger === 'catchup' ? Infinity : lagMs, task.sloStartWithinMs);
+        this.metrics.observeTaskSlot(
+          task.name,
+          execution.trigger === 'catchup' ? Infinity : lagMs,
+          task.sloStartWithinMs,
+        );
       }
     }
     const fields = { executionId: execution.id, task: execution.taskName, attempt: execution.attempt };
@@ -195,21 +247,24 @@ export class ExecutionRunner implements OnModuleDestroy {
         const handler = this.handlers.get(task.handler);
         // The claim sends a run to a worker that offers its handler; here none did when it was claimed.
         if (!handler) throw new UnrecoverableError(`no live worker offers a handler named "${task.handler}"`);
-        run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () => handler.run({
-          execution,
-          task: handlerTaskOf(task),
-          sign: hmacSigner(task.secret),
-          payload: execution.payload ?? task.payload,
-          attempt: execution.attempt,
-          signal: control.signal,
-          log: this.handlerLog(fields),
-          progress: options.progress ?? (async () => undefined),
-        }));
+        run = tracing.withSpan('punctual.handler', { 'punctual.handler': task.handler }, () =>
+          handler.run({
+            execution,
+            task: handlerTaskOf(task),
+            sign: hmacSigner(task.secret),
+            payload: execution.payload ?? task.payload,
+            attempt: execution.attempt,
+            signal: control.signal,
+            log: this.handlerLog(fields),
+            progress: options.progress ?? (async () => undefined),
+          }),
+        );
         // A handler that ignores its signal cannot hold the attempt past an abort.
         result = await Promise.race([run, control.aborted]);
       } catch (error) {
         if (run && error instanceof AttemptAbortedError) {
-          const permit = task.concurrencyKey === null ? null : { attemptId, executionId: execution.id, key: task.concurrencyKey };
+          const permit =
+            task.concurrencyKey === null ? null : { attemptId, executionId: execution.id, key: task.concurrencyKey };
           const overrun = this.overrunning(run, fields, error.reason, permit);
           onOverrun(overrun.settled);
           // Timed out: the attempt stays `running` — counted against its concurrency key's limit and
@@ -217,19 +272,30 @@ export class ExecutionRunner implements OnModuleDestroy {
           // lease more), so no retry or other run of the key starts beside a handler still at work.
           if (error.reason === 'timeout') {
             let timer: NodeJS.Timeout | undefined;
-            await Promise.race([overrun.settled, new Promise((resolve) => (timer = setTimeout(resolve, this.lease.leaseMs)))]);
+            await Promise.race([
+              overrun.settled,
+              new Promise((resolve) => (timer = setTimeout(resolve, this.lease.leaseMs))),
+            ]);
             clearTimeout(timer);
           }
           // A handler still at work past its row's end keeps its key's permit: written before the end is.
           await overrun.permitHeld;
         }
         releaseSlot();
-        return await this.outcomes.record(() => this.outcomes.recordFailure(execution, task, attemptId, error, fields), fields, () => control.disowned);
+        return await this.outcomes.record(
+          () => this.outcomes.recordFailure(execution, task, attemptId, error, fields),
+          fields,
+          () => control.disowned,
+        );
       }
       releaseSlot();
       // Only the handler's own errors are failures: a success that cannot be written is not retried
       // as a failure (that would run the handler again), it is written again.
-      return await this.outcomes.record(() => this.outcomes.recordSuccess(execution, task, attemptId, result, fields), fields, () => control.disowned);
+      return await this.outcomes.record(
+        () => this.outcomes.recordSuccess(execution, task, attemptId, result, fields),
+        fields,
+        () => control.disowned,
+      );
     } finally {
       stopTimer();
       control.finish();
@@ -245,24 +311,37 @@ export class ExecutionRunner implements OnModuleDestroy {
    * limit counts it after its row has ended. When it settles the permit is given back — also the
    * one a cancel kept for it (see `TransitionSpec.keepPermit`) — and the key's held runs are woken.
    */
-  private overrunning(run: Promise<unknown>, fields: object, cause: string, permit: OverrunPermit | null): { settled: Promise<void>; permitHeld: Promise<void> } {
+  private overrunning(
+    run: Promise<unknown>,
+    fields: object,
+    cause: string,
+    permit: OverrunPermit | null,
+  ): { settled: Promise<void>; permitHeld: Promise<void> } {
     let settled = false;
-    const done = run.then(
-      () => undefined,
-      () => undefined,
-    ).finally(() => (settled = true));
+    const done = run
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => (settled = true));
     const warn = (message: string) => (error: unknown) => this.logger.warn({ ...fields, err: error }, message);
     // A handler that honours its signal settles within the same turn or the next few: not worth a word.
     const permitHeld = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       if (settled) return;
       this.metrics.handlersOverrunning.inc();
-      this.logger.warn({ ...fields, cause }, 'the handler runs on after its attempt was aborted; its slot is held until it ends');
+      this.logger.warn(
+        { ...fields, cause },
+        'the handler runs on after its attempt was aborted; its slot is held until it ends',
+      );
       void done.then(() => this.metrics.handlersOverrunning.dec());
-      if (permit) await this.leases.holdPermit(permit).catch(warn("could not hold the overrunning handler's concurrency permit"));
+      if (permit)
+        await this.leases.holdPermit(permit).catch(warn("could not hold the overrunning handler's concurrency permit"));
     });
     if (permit) {
       void Promise.all([done, permitHeld]).then(async () => {
-        await this.leases.dropPermit(permit.attemptId).catch(warn("could not give back the handler's concurrency permit; it lapses with its lease"));
+        await this.leases
+          .dropPermit(permit.attemptId)
+          .catch(warn("could not give back the handler's concurrency permit; it lapses with its lease"));
         for (const listener of this.permitListeners) listener(permit.key);
       });
     }

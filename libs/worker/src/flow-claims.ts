@@ -1,5 +1,11 @@
 import type { Logger } from '@nestjs/common';
-import { type ClaimWrite, type FlowClaimOutcome, type FlowControlRepository, isConnectionError, type Task } from '@punctual/db';
+import {
+  type ClaimWrite,
+  type FlowClaimOutcome,
+  type FlowControlRepository,
+  isConnectionError,
+  type Task,
+} from '@punctual/db';
 import type { FlowPolicy } from '@punctual/planning';
 import { FLOW_WAKE_CHANNEL } from '@punctual/queue';
 import type { RedisService } from '@punctual/redis';
@@ -74,6 +80,11 @@ export class FlowClaims {
   async wake(key: string): Promise<void> {
     await this.redis.client
       .publish(this.redis.key(FLOW_WAKE_CHANNEL), key)
-      .catch((error: unknown) => this.logger.warn({ err: error, key }, 'could not announce a flow-control key; held runs ask again on their own'));
+      .catch((error: unknown) =>
+        this.logger.warn(
+          { err: error, key },
+          'could not announce a flow-control key; held runs ask again on their own',
+        ),
+      );
   }
 }

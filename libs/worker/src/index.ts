@@ -3,7 +3,8 @@
  * taken from the queue, claims fenced in Postgres with flow control and overlap, handlers run
  * under a lease with a timeout, outcomes and retries recorded, notifications delivered.
  *
- * @imports @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/handlers, @punctual/logging, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/tracing
+ * @imports @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/handlers,
+ *   @punctual/logging, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/tracing
  * @packageDocumentation
  */
 export { AttemptAbortedError, AttemptControl, type AbortCause } from './attempt-control.js';

@@ -18,7 +18,11 @@ function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail
     notOwned: async (keys: Key[]) => {
       calls.check.push(keys);
       if (answer.fail) throw new Error('connection terminated');
-      return new Map(keys.filter((k) => !(answer.owned?.(k) ?? true)).map((k) => [k.attemptId, (answer.status ?? 'running') as never]));
+      return new Map(
+        keys
+          .filter((k) => !(answer.owned?.(k) ?? true))
+          .map((k) => [k.attemptId, (answer.status ?? 'running') as never]),
+      );
     },
     holdPermits: async (permits: { attemptId: string }[]) => {
       calls.permits.push(permits.map((p) => p.attemptId));
@@ -32,7 +36,8 @@ function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail
   };
 }
 
-const control = (id: string, leaseMs: number, validFor = leaseMs) => new AttemptControl(id, `${id}-attempt`, leasePolicy({ leaseMs }), 60_000, performance.now() + validFor);
+const control = (id: string, leaseMs: number, validFor = leaseMs) =>
+  new AttemptControl(id, `${id}-attempt`, leasePolicy({ leaseMs }), 60_000, performance.now() + validFor);
 /** The attempts' clock (`performance.now()`) and their timers, moved by the test. */
 const fakeClock = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
 
@@ -85,7 +90,9 @@ describe('LeaseKeeper', () => {
   it('an attempt whose lease cannot be renewed aborts a margin before it ends, whatever the renewal does', async () => {
     fakeClock();
     const errors: unknown[] = [];
-    const keeper = new LeaseKeeper(repository({ fail: true }), leasePolicy({ leaseMs: 3_000 }), (error) => errors.push(error));
+    const keeper = new LeaseKeeper(repository({ fail: true }), leasePolicy({ leaseMs: 3_000 }), (error) =>
+      errors.push(error),
+    );
     const attempt = control('cut-off', 3_000);
     keeper.track(attempt);
     // The keeper ticks (its renewals failing) every 10 ms until the attempt is aborted.
@@ -127,13 +134,18 @@ describe('LeaseKeeper', () => {
   it('writes again at the next tick a permit whose first write failed', async () => {
     const repo = repository();
     let fail = true;
-    const failing = { ...repo, holdPermits: async (permits: { attemptId: string }[]) => {
-      if (fail) throw new Error('connection terminated');
-      return repo.holdPermits(permits);
-    } };
+    const failing = {
+      ...repo,
+      holdPermits: async (permits: { attemptId: string }[]) => {
+        if (fail) throw new Error('connection terminated');
+        return repo.holdPermits(permits);
+      },
+    };
     const errors: unknown[] = [];
     const keeper = new LeaseKeeper(failing, leasePolicy({ leaseMs: 600 }), (error) => errors.push(error));
-    await expect(keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', key: 'k' })).rejects.toThrow('connection terminated');
+    await expect(keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', key: 'k' })).rejects.toThrow(
+      'connection terminated',
+    );
     fail = false;
     await keeper.tick();
     expect(repo.calls.permits).toEqual([['ran-on']]);

@@ -20,7 +20,10 @@ export class LeaseKeeper {
   readonly tickMs: number;
 
   constructor(
-    private readonly repository: Pick<AttemptsRepository, 'renewLeases' | 'notOwned' | 'holdPermits' | 'renewPermits' | 'dropPermits'>,
+    private readonly repository: Pick<
+      AttemptsRepository,
+      'renewLeases' | 'notOwned' | 'holdPermits' | 'renewPermits' | 'dropPermits'
+    >,
     private readonly lease: Pick<LeasePolicy, 'leaseMs' | 'renewAfterMs' | 'keeperTickMs'>,
     private readonly onError: (error: unknown) => void,
   ) {
@@ -75,12 +78,18 @@ export class LeaseKeeper {
     const due = [...this.permits.values()].filter((p) => p.written && now - p.renewedAt >= this.lease.renewAfterMs);
     try {
       if (unwritten.length > 0) {
-        await this.repository.holdPermits(unwritten.map((p) => p.permit), this.lease.leaseMs);
+        await this.repository.holdPermits(
+          unwritten.map((p) => p.permit),
+          this.lease.leaseMs,
+        );
         for (const p of unwritten) Object.assign(p, { written: true, renewedAt: now });
       }
       // Renews only (never inserts): a permit dropped while this was on its way stays dropped.
       if (due.length > 0) {
-        await this.repository.renewPermits(due.map((p) => p.permit.attemptId), this.lease.leaseMs);
+        await this.repository.renewPermits(
+          due.map((p) => p.permit.attemptId),
+          this.lease.leaseMs,
+        );
         for (const p of due) p.renewedAt = now;
       }
     } catch (error) {
@@ -103,7 +112,8 @@ export class LeaseKeeper {
       if (renew.length > 0) {
         const sentAt = performance.now();
         const owned = await this.repository.renewLeases(renew.map(key), this.lease.leaseMs);
-        for (const control of renew) if (owned.has(control.attemptId)) control.leaseHeldUntil(sentAt + this.lease.leaseMs);
+        for (const control of renew)
+          if (owned.has(control.attemptId)) control.leaseHeldUntil(sentAt + this.lease.leaseMs);
         check.push(...renew.filter((c) => !owned.has(c.attemptId)));
       }
       const gone = await this.repository.notOwned(check.map(key));

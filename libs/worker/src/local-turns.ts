@@ -44,12 +44,19 @@ export class LocalTurns {
     if (!taskId) return { claimed: () => undefined, handled: () => undefined, settle: () => undefined };
     const previous = this.last.get(taskId);
     const marks = { claimed: deferred(), handled: deferred(), settled: deferred() };
-    const mine: Marks = { claimed: marks.claimed.promise, handled: marks.handled.promise, settled: marks.settled.promise };
+    const mine: Marks = {
+      claimed: marks.claimed.promise,
+      handled: marks.handled.promise,
+      settled: marks.settled.promise,
+    };
     this.last.set(taskId, mine);
     if (previous) {
       await previous.claimed;
       let timer: NodeJS.Timeout | undefined;
-      const handled = await Promise.race([previous.handled.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), LOCAL_TURN_WAIT_MS)))]);
+      const handled = await Promise.race([
+        previous.handled.then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), LOCAL_TURN_WAIT_MS))),
+      ]);
       clearTimeout(timer);
       if (handled) await previous.settled;
     }

@@ -50,7 +50,8 @@ export class OutboxNotifier implements OnApplicationBootstrap, OnModuleDestroy {
   async drainOnce(): Promise<void> {
     try {
       let pending = await this.outbox.pendingCount();
-      if (pending > 0 && (await this.outbox.drain(BATCH, (message) => this.deliver(message))) > 0) pending = await this.outbox.pendingCount();
+      if (pending > 0 && (await this.outbox.drain(BATCH, (message) => this.deliver(message))) > 0)
+        pending = await this.outbox.pendingCount();
       this.metrics.outboxPending.set(pending);
     } catch (error) {
       this.logger.error({ err: error }, 'outbox drain failed; retrying');
@@ -66,7 +67,14 @@ export class OutboxNotifier implements OnApplicationBootstrap, OnModuleDestroy {
         url: payload.url,
         method: 'POST',
         headers: { 'x-punctual-event': message.topic },
-        body: { id: message.id, topic: message.topic, event: payload.event, task: task.name, execution: payload.execution, createdAt: message.createdAt.toISOString() },
+        body: {
+          id: message.id,
+          topic: message.topic,
+          event: payload.event,
+          task: task.name,
+          execution: payload.execution,
+          createdAt: message.createdAt.toISOString(),
+        },
         sign: hmacSigner(task.secret),
         idempotencyKey: message.id,
         timeoutMs: DELIVERY_TIMEOUT_MS,
@@ -76,7 +84,8 @@ export class OutboxNotifier implements OnApplicationBootstrap, OnModuleDestroy {
       return this.retry(message, `answered ${res.status}`);
     } catch (error) {
       // A refused destination stays refused: asking again cannot succeed.
-      if (error instanceof BlockedDestinationError) return { ok: false as const, error: error.message, retryInMs: null };
+      if (error instanceof BlockedDestinationError)
+        return { ok: false as const, error: error.message, retryInMs: null };
       return this.retry(message, (error as Error).message);
     }
   }
@@ -84,6 +93,10 @@ export class OutboxNotifier implements OnApplicationBootstrap, OnModuleDestroy {
   private retry(message: Outbox, error: string) {
     const attempts = message.attempts + 1;
     this.logger.warn({ outboxId: message.id, topic: message.topic, attempts, error }, 'notification not delivered');
-    return { ok: false as const, error, retryInMs: attempts >= MAX_ATTEMPTS ? null : Math.min(3_600_000, 1000 * 2 ** (attempts - 1)) };
+    return {
+      ok: false as const,
+      error,
+      retryInMs: attempts >= MAX_ATTEMPTS ? null : Math.min(3_600_000, 1000 * 2 ** (attempts - 1)),
+    };
   }
 }

@@ -1,7 +1,17 @@
 import type { Logger } from '@nestjs/common';
 import type { ClockService } from '@punctual/clock';
 import { RESULT_MAX_BYTES, storableJson, storablePrefix } from '@punctual/contract';
-import { type AttemptsRepository, type Db, isConnectionError, type OutboxRepository, type Prisma, type PrismaService, type Task, type TaskExecution, type TasksRepository } from '@punctual/db';
+import {
+  type AttemptsRepository,
+  type Db,
+  isConnectionError,
+  type OutboxRepository,
+  type Prisma,
+  type PrismaService,
+  type Task,
+  type TaskExecution,
+  type TasksRepository,
+} from '@punctual/db';
 import { bestEffort, type Metrics } from '@punctual/metrics';
 import type { ExecutionsQueue } from '@punctual/queue';
 import { formatDuration } from '@punctual/contract';
@@ -15,7 +25,12 @@ import { notificationFor, type NotifyEvent } from './notifications.js';
 import type { TurnHandover } from './turn-handover.js';
 
 /** The timeline's reason for a run that needs no other explanation, by how it came about. */
-const TRIGGER_REASONS: Record<TaskExecution['trigger'], string | null> = { schedule: null, catchup: 'catch_up', manual: 'manual', backfill: 'backfill' };
+const TRIGGER_REASONS: Record<TaskExecution['trigger'], string | null> = {
+  schedule: null,
+  catchup: 'catch_up',
+  manual: 'manual',
+  backfill: 'backfill',
+};
 
 /**
  * Waits between tries at writing an outcome while Postgres is unreachable: growing from the first
@@ -72,7 +87,17 @@ export class OutcomeRecorder {
   private readonly logger: Logger;
 
   constructor(deps: OutcomeRecorderDeps) {
-    ({ prisma: this.prisma, attempts: this.attempts, outbox: this.outbox, tasks: this.tasks, queue: this.queue, handover: this.handover, clock: this.clock, metrics: this.metrics, logger: this.logger } = deps);
+    ({
+      prisma: this.prisma,
+      attempts: this.attempts,
+      outbox: this.outbox,
+      tasks: this.tasks,
+      queue: this.queue,
+      handover: this.handover,
+      clock: this.clock,
+      metrics: this.metrics,
+      logger: this.logger,
+    } = deps);
   }
 
   /**
@@ -85,14 +110,21 @@ export class OutcomeRecorder {
    * Every write is fenced by `attempt_id`, so one that committed before its connection died makes
    * the next one `stale`, not a second outcome.
    */
-  async record(write: () => Promise<RunOutcome>, fields: object, disowned: () => boolean = () => false): Promise<RunOutcome> {
+  async record(
+    write: () => Promise<RunOutcome>,
+    fields: object,
+    disowned: () => boolean = () => false,
+  ): Promise<RunOutcome> {
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await tracing.withSpan('punctual.record', {}, write);
       } catch (error) {
         if (!isConnectionError(error)) throw error;
         if (disowned()) {
-          this.logger.warn({ ...fields, err: error }, 'could not record the outcome, and the execution is no longer this attempt\'s; outcome dropped');
+          this.logger.warn(
+            { ...fields, err: error },
+            "could not record the outcome, and the execution is no longer this attempt's; outcome dropped",
+          );
           return 'stale';
         }
         this.logger.warn({ ...fields, err: error, try: attempt }, 'could not record the outcome; trying again');
@@ -108,10 +140,18 @@ export class OutcomeRecorder {
     return recorded.current;
   }
 
-  async recordSuccess(execution: TaskExecution, task: Task, attemptId: string, result: unknown, fields: object): Promise<RunOutcome> {
+  async recordSuccess(
+    execution: TaskExecution,
+    task: Task,
+    attemptId: string,
+    result: unknown,
+    fields: object,
+  ): Promise<RunOutcome> {
     // What Postgres can store: a NUL or half a character in a result would fail the write itself.
-    const json = result === undefined ? null : storableJson(JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
-    const stored = json !== null && Buffer.byteLength(JSON.stringify(json)) > RESULT_MAX_BYTES ? { truncated: true } : json;
+    const json =
+      result === undefined ? null : storableJson(JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
+    const stored =
+      json !== null && Buffer.byteLength(JSON.stringify(json)) > RESULT_MAX_BYTES ? { truncated: true } : json;
     const success = { id: execution.id, attemptId, result: stored };
     const ok = await this.withNotification(
       task,
@@ -128,11 +168,20 @@ export class OutcomeRecorder {
       this.metrics.executions.inc({ status: 'succeeded', handler: task.handler });
       this.metrics.slotsDecided('succeeded', execution.attempt > 1 ? 'retried' : TRIGGER_REASONS[execution.trigger]);
     }
-    this.logger.log({ ...fields, status: ok ? 'succeeded' : 'stale' }, ok ? 'execution succeeded' : 'stale attempt; result dropped');
+    this.logger.log(
+      { ...fields, status: ok ? 'succeeded' : 'stale' },
+      ok ? 'execution succeeded' : 'stale attempt; result dropped',
+    );
     return ok ? 'succeeded' : 'stale';
   }
 
-  async recordFailure(execution: TaskExecution, task: Task, attemptId: string, error: unknown, fields: object): Promise<RunOutcome> {
+  async recordFailure(
+    execution: TaskExecution,
+    task: Task,
+    attemptId: string,
+    error: unknown,
+    fields: object,
+  ): Promise<RunOutcome> {
     const cause = error instanceof AttemptAbortedError ? error.reason : null;
     const verdict = judgeFailure({
       cause,
@@ -150,7 +199,17 @@ export class OutcomeRecorder {
         return verdict.kind;
       case 'release': {
         const released = await this.attempts.releaseAttempt(execution.id, attemptId, 'worker shut down mid-run');
-        if (released) await bestEffort(this.queue.enqueueAttempt(task.handler, execution.id, execution.attempt + 1, 0, execution.taskId ?? undefined), 'worker.requeue-at-shutdown');
+        if (released)
+          await bestEffort(
+            this.queue.enqueueAttempt(
+              task.handler,
+              execution.id,
+              execution.attempt + 1,
+              0,
+              execution.taskId ?? undefined,
+            ),
+            'worker.requeue-at-shutdown',
+          );
         this.logger.warn({ ...fields, status: 'retrying' }, 'attempt handed back at shutdown');
         return released ? 'released' : 'stale';
       }
@@ -161,17 +220,34 @@ export class OutcomeRecorder {
     const retry = verdict.kind === 'retry';
     const delay = retry ? verdict.delayMs : 0;
     // Stored as Postgres can (a 5xx body may hold a NUL; a cut may halve a character).
-    const message = storablePrefix(cause === 'timeout' ? `timed out after ${task.timeoutMs} ms` : describe(error), ERROR_MAX_CHARS);
+    const message = storablePrefix(
+      cause === 'timeout' ? `timed out after ${task.timeoutMs} ms` : describe(error),
+      ERROR_MAX_CHARS,
+    );
     const ok = await this.withNotification(task, execution, retry ? 'failed' : 'dead', message, async (db) => ({
-      ok: await this.attempts.markFailed(execution.id, attemptId, message, retry ? new Date(this.clock.now() + delay) : null, db),
+      ok: await this.attempts.markFailed(
+        execution.id,
+        attemptId,
+        message,
+        retry ? new Date(this.clock.now() + delay) : null,
+        db,
+      ),
     }));
     if (!ok) return 'stale';
     this.metrics.executions.inc({ status: retry ? 'retrying' : 'dead', handler: task.handler });
     if (!retry) {
       this.metrics.slotsDecided('failed', execution.attempt > 1 ? 'retried' : 'handler_error');
-      if (task.pauseAfterFailures !== null && task.pauseAfterWithinMs !== null) await bestEffort(this.tripBreaker(task, execution, message), 'worker.breaker');
+      if (task.pauseAfterFailures !== null && task.pauseAfterWithinMs !== null)
+        await bestEffort(this.tripBreaker(task, execution, message), 'worker.breaker');
     }
-    if (retry) await this.queue.enqueueAttempt(task.handler, execution.id, execution.attempt + 1, delay, execution.taskId ?? undefined);
+    if (retry)
+      await this.queue.enqueueAttempt(
+        task.handler,
+        execution.id,
+        execution.attempt + 1,
+        delay,
+        execution.taskId ?? undefined,
+      );
     // A dead run no longer holds its task: a slot parked behind it gets its turn.
     else if (execution.exclusive && execution.taskId) await this.handover.handOverAndPush([execution.taskId]);
     this.logger.warn({ ...fields, status: retry ? 'retrying' : 'dead', error: message }, 'execution failed');
@@ -187,9 +263,28 @@ export class OutcomeRecorder {
     const note = `paused by the failure breaker: ${task.pauseAfterFailures} slot(s) ended dead within ${within} (policy.pauseAfter); the last: ${error.slice(0, 200)}`;
     const paused = await this.tasks.tripBreaker(task.id, task.pauseAfterFailures!, task.pauseAfterWithinMs!, note);
     if (!paused) return;
-    this.logger.warn({ task: task.name, executionId: execution.id, failures: task.pauseAfterFailures, within }, 'task paused by its failure breaker');
+    this.logger.warn(
+      { task: task.name, executionId: execution.id, failures: task.pauseAfterFailures, within },
+      'task paused by its failure breaker',
+    );
     if (task.notifyUrl) {
-      await this.outbox.add('task.paused', { url: task.notifyUrl, taskId: task.id, event: 'paused', execution: { id: execution.id, task: task.name, scheduledFor: execution.scheduledFor.toISOString(), status: 'dead', error, note } }, this.prisma);
+      await this.outbox.add(
+        'task.paused',
+        {
+          url: task.notifyUrl,
+          taskId: task.id,
+          event: 'paused',
+          execution: {
+            id: execution.id,
+            task: task.name,
+            scheduledFor: execution.scheduledFor.toISOString(),
+            status: 'dead',
+            error,
+            note,
+          },
+        },
+        this.prisma,
+      );
     }
   }
 
@@ -219,7 +314,6 @@ export class OutcomeRecorder {
     if (written.after) void written.after();
     return written.ok;
   }
-
 }
 
 function describe(error: unknown): string {

@@ -1,4 +1,14 @@
-import { type DynamicModule, Inject, Injectable, type InjectionToken, Module, type ModuleMetadata, type OnModuleInit, type OptionalFactoryDependency, type Provider } from '@nestjs/common';
+import {
+  type DynamicModule,
+  Inject,
+  Injectable,
+  type InjectionToken,
+  Module,
+  type ModuleMetadata,
+  type OnModuleInit,
+  type OptionalFactoryDependency,
+  type Provider,
+} from '@nestjs/common';
 import { type Config, ConfigError, ConfigModule } from '@punctual/config';
 import { DbModule } from '@punctual/db';
 import { type HandlerMap, HandlerRegistry, HandlersModule } from '@punctual/handlers';
@@ -26,7 +36,9 @@ class NamedHandlers implements OnModuleInit {
 export interface PunctualWorkerAsyncOptions {
   imports?: ModuleMetadata['imports'];
   inject?: (InjectionToken | OptionalFactoryDependency)[];
-  useFactory: (...args: never[]) => Omit<PunctualWorkerOptions, 'handlers'> | Promise<Omit<PunctualWorkerOptions, 'handlers'>>;
+  useFactory: (
+    ...args: never[]
+  ) => Omit<PunctualWorkerOptions, 'handlers'> | Promise<Omit<PunctualWorkerOptions, 'handlers'>>;
   /** Handlers by name, known when the module is declared (a factory that returns `handlers` is refused). */
   handlers?: HandlerMap;
 }
@@ -50,7 +62,10 @@ export class PunctualWorkerModule {
       useFactory: async (...args: never[]) => {
         const made: PunctualWorkerOptions = await options.useFactory(...args);
         // The module's providers are fixed before the factory runs: handlers it returned could not be registered.
-        if (made.handlers !== undefined) throw new ConfigError('PunctualWorkerModule.forRootAsync: useFactory returned handlers; pass them as forRootAsync({ handlers }) (or as @TaskHandler providers)');
+        if (made.handlers !== undefined)
+          throw new ConfigError(
+            'PunctualWorkerModule.forRootAsync: useFactory returned handlers; pass them as forRootAsync({ handlers }) (or as @TaskHandler providers)',
+          );
         return workerConfig(made);
       },
     });

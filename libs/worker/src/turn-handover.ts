@@ -61,7 +61,14 @@ export class TurnHandover {
     this.metrics.turnsHanded.inc({ by: 'end' }, handed.length);
     await Promise.all(
       handed.map((turn) =>
-        this.pushes.run(turn).catch((error: unknown) => this.logger.warn({ err: error, executionId: turn.id }, "could not push the job of a slot handed its turn; the relay pushes it again")),
+        this.pushes
+          .run(turn)
+          .catch((error: unknown) =>
+            this.logger.warn(
+              { err: error, executionId: turn.id },
+              'could not push the job of a slot handed its turn; the relay pushes it again',
+            ),
+          ),
       ),
     );
   }

@@ -52,7 +52,12 @@ export class WaitingRoom {
   async wake(turn: string, count = Number.POSITIVE_INFINITY): Promise<number> {
     const jobs = this.byTurn.get(turn);
     if (!jobs) return 0;
-    const chosen = count >= jobs.size ? [...jobs.entries()] : [...jobs.entries()].sort((a, b) => (a[1].order < b[1].order ? -1 : a[1].order > b[1].order ? 1 : 0)).slice(0, count);
+    const chosen =
+      count >= jobs.size
+        ? [...jobs.entries()]
+        : [...jobs.entries()]
+            .sort((a, b) => (a[1].order < b[1].order ? -1 : a[1].order > b[1].order ? 1 : 0))
+            .slice(0, count);
     for (const [id] of chosen) this.remove(id);
     // A job already back in the queue cannot be promoted: it is on its way anyway. Nor can one
     // Redis did not answer for; it comes back when its delay ends, as it would have without a wake.
@@ -67,4 +72,3 @@ export class WaitingRoom {
 
 /** The waiting-room turn of a flow-control key (task turns are task ids, which never start so). */
 export const flowTurn = (key: string): string => `flow:${key}`;
-

@@ -57,7 +57,10 @@ export function workerConfig(options: PunctualWorkerOptions): Config {
     return loadConfig(env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    const named = Object.entries(OPTION_VARIABLES).reduce((message, [option, variable]) => message.replace(` ${variable} `, ` ${option} (${variable}) `), error.message);
+    const named = Object.entries(OPTION_VARIABLES).reduce(
+      (message, [option, variable]) => message.replace(` ${variable} `, ` ${option} (${variable}) `),
+      error.message,
+    );
     throw new ConfigError(`PunctualWorkerModule: ${named}`);
   }
 }

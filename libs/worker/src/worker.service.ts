@@ -1,7 +1,15 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { bestEffort } from '@punctual/metrics';
-import { EXECUTION_CANCEL_CHANNEL, executionJobId, type ExecutionJobData, ExecutionsQueue, executionsQueueName, FLOW_WAKE_CHANNEL, handlerOfQueue } from '@punctual/queue';
+import {
+  EXECUTION_CANCEL_CHANNEL,
+  executionJobId,
+  type ExecutionJobData,
+  ExecutionsQueue,
+  executionsQueueName,
+  FLOW_WAKE_CHANNEL,
+  handlerOfQueue,
+} from '@punctual/queue';
 import { tracing } from '@punctual/tracing';
 import { RedisService, type RedisConnection } from '@punctual/redis';
 import { DelayedError, type Job, Worker } from 'bullmq';
@@ -86,21 +94,31 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     // many jobs as the slots would take, so one handler's runs can use them all.
     const connection = this.redis.connect();
     for (const handler of this.handlers.names()) {
-      const worker = new Worker<ExecutionJobData>(executionsQueueName(handler), (job, token) => this.process(job, token), {
-        connection,
-        prefix: this.redis.prefix,
-        concurrency: this.config.workerConcurrency * JOBS_PER_HANDLER_SLOT,
-        lockDuration: JOB_LOCK_MS,
-        stalledInterval: STALLED_CHECK_MS,
-        drainDelay: DRAIN_DELAY_S,
-        // After a Redis error (a failover, a restart) the worker fetches again within a second, not BullMQ's 15 s.
-        runRetryDelay: RUN_RETRY_MS,
-      });
+      const worker = new Worker<ExecutionJobData>(
+        executionsQueueName(handler),
+        (job, token) => this.process(job, token),
+        {
+          connection,
+          prefix: this.redis.prefix,
+          concurrency: this.config.workerConcurrency * JOBS_PER_HANDLER_SLOT,
+          lockDuration: JOB_LOCK_MS,
+          stalledInterval: STALLED_CHECK_MS,
+          drainDelay: DRAIN_DELAY_S,
+          // After a Redis error (a failover, a restart) the worker fetches again within a second, not BullMQ's 15 s.
+          runRetryDelay: RUN_RETRY_MS,
+        },
+      );
       worker.on('error', (error) => this.logger.error({ err: error, handler }, 'worker error'));
       this.workers.push(worker);
     }
     if (this.workers.length === 0) this.logger.warn('this worker offers no handlers: it takes no runs');
-    const announce = () => (this.announcer ? bestEffort(this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency), 'worker.announce') : Promise.resolve());
+    const announce = () =>
+      this.announcer
+        ? bestEffort(
+            this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency),
+            'worker.announce',
+          )
+        : Promise.resolve();
     this.announcer = setInterval(announce, ANNOUNCE_MS);
     await announce();
     // Redis back after a restart (its directory empty): this worker is in it again at once.
@@ -131,7 +149,11 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     const disposition = await tracing.withSpan(
       'punctual.attempt',
       { 'punctual.execution.id': job.data.executionId },
-      () => this.runner.runExecution(job.data, { workerId: this.config.instanceId, progress: (value) => job.updateProgress(value) }),
+      () =>
+        this.runner.runExecution(job.data, {
+          workerId: this.config.instanceId,
+          progress: (value) => job.updateProgress(value),
+        }),
       { parent: job.data.trace },
     );
     switch (disposition.kind) {
@@ -155,7 +177,8 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     const { waitsFor } = disposition;
     // Held on a key that moved while its claim was on its way: the word came before the job was
     // here to be woken, so it asks again at once rather than wait for the next one.
-    const missedWord = waitsFor !== undefined && 'flowKey' in waitsFor && (this.flowMovedAt.get(waitsFor.flowKey) ?? -1) >= startedAt;
+    const missedWord =
+      waitsFor !== undefined && 'flowKey' in waitsFor && (this.flowMovedAt.get(waitsFor.flowKey) ?? -1) >= startedAt;
     const wait = missedWord ? 1 : (disposition.afterMs ?? waitBeforeRetryMs(Date.now() - job.timestamp));
     await job.moveToDelayed(Date.now() + Math.max(1, Math.ceil(wait)), token);
     if (waitsFor && 'taskId' in waitsFor) this.waiting.add(waitsFor.taskId, job);
@@ -181,21 +204,39 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
         ),
       ),
     );
-    await Promise.all(group.map((member, i) => {
-      const d = dispositions[i]!;
-      return d.kind === 'moved' ? this.move({ ...member, fireAt, releasedAt, trace }, d) : undefined;
-    }));
+    await Promise.all(
+      group.map((member, i) => {
+        const d = dispositions[i]!;
+        return d.kind === 'moved' ? this.move({ ...member, fireAt, releasedAt, trace }, d) : undefined;
+      }),
+    );
     if (dispositions.some((d) => d.kind === 'later' && d.why === 'unreachable')) this.holdOff();
     const later = group.flatMap((member, i) => {
       const d = dispositions[i]!;
-      return d.kind === 'later' ? [{ member, afterMs: Math.max(1, Math.ceil(d.afterMs ?? waitBeforeRetryMs(Date.now() - job.timestamp))) }] : [];
+      return d.kind === 'later'
+        ? [{ member, afterMs: Math.max(1, Math.ceil(d.afterMs ?? waitBeforeRetryMs(Date.now() - job.timestamp))) }]
+        : [];
     });
     await Promise.all(
       later.map(({ member, afterMs }) =>
-        this.queue.queueFor(handler).add('execution', { executionId: member.executionId, taskId: member.taskId, releasedAt, trace }, { jobId: executionJobId(member.executionId), delay: afterMs }),
+        this.queue
+          .queueFor(handler)
+          .add(
+            'execution',
+            { executionId: member.executionId, taskId: member.taskId, releasedAt, trace },
+            { jobId: executionJobId(member.executionId), delay: afterMs },
+          ),
       ),
     );
-    if (fireAt !== undefined) await bestEffort(this.queue.forgetGroup(handler, fireAt, group.map((m) => m.executionId)), 'worker.forget-group');
+    if (fireAt !== undefined)
+      await bestEffort(
+        this.queue.forgetGroup(
+          handler,
+          fireAt,
+          group.map((m) => m.executionId),
+        ),
+        'worker.forget-group',
+      );
     const counts = new Map<string, number>();
     for (const d of dispositions) {
       const key = d.kind === 'ended' ? d.outcome : d.kind;
@@ -210,7 +251,10 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
    */
   private holdOff(): void {
     if (this.holdingOff || this.workers.length === 0) return;
-    this.logger.warn({ forMs: UNREACHABLE_HOLD_OFF_MS }, 'Postgres does not answer claims: taking no jobs for a while, so that another worker takes them');
+    this.logger.warn(
+      { forMs: UNREACHABLE_HOLD_OFF_MS },
+      'Postgres does not answer claims: taking no jobs for a while, so that another worker takes them',
+    );
     const warn = (error: unknown) => this.logger.warn({ err: error }, 'could not pause or resume taking jobs');
     for (const worker of this.workers) void worker.pause(true).catch(warn);
     this.holdingOff = setTimeout(() => {
@@ -226,7 +270,13 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private async move(data: ExecutionJobData, moved: { handler: string; attempt: number }): Promise<void> {
     const { executionId, taskId, fireAt, releasedAt, trace } = data;
     const timing = moved.attempt === 1 ? { fireAt, releasedAt } : {};
-    await this.queue.queueFor(moved.handler).add('execution', { executionId, taskId, ...timing, trace }, { jobId: executionJobId(executionId, moved.attempt) });
+    await this.queue
+      .queueFor(moved.handler)
+      .add(
+        'execution',
+        { executionId, taskId, ...timing, trace },
+        { jobId: executionJobId(executionId, moved.attempt) },
+      );
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -239,7 +289,9 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     this.claimer.stop();
     const closing = Promise.all(this.workers.map((w) => w.close()));
     let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), this.config.shutdownGraceMs)));
+    const graceOver = new Promise<'grace-over'>(
+      (resolve) => (timer = setTimeout(() => resolve('grace-over'), this.config.shutdownGraceMs)),
+    );
     if ((await Promise.race([closing.then(() => 'closed' as const), graceOver])) === 'grace-over') {
       this.logger.warn({ running: this.runner.running }, 'shutdown grace over: aborting running handlers');
       this.runner.abortAll();

@@ -1,7 +1,14 @@
 import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
 import { ApiKeysService, type Principal } from '@punctual/auth';
 import { ClusterService, WorkerDirectory } from '@punctual/cluster';
-import { type ApiKey as ApiKeyJson, type Cluster, type CreateApiKeyBody, type CreatedApiKey, type Me, routes } from '@punctual/contract';
+import {
+  type ApiKey as ApiKeyJson,
+  type Cluster,
+  type CreateApiKeyBody,
+  type CreatedApiKey,
+  type Me,
+  routes,
+} from '@punctual/contract';
 import { type ApiKey, AuditRepository } from '@punctual/db';
 import { decodeCursor, InvalidCursorError, nextCursor } from '@punctual/tasks';
 import type { z } from 'zod';
@@ -10,8 +17,13 @@ import { ApiError } from '../http/api-error.js';
 import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
 const presentKey = (k: ApiKey): ApiKeyJson => ({
-  id: k.id, name: k.name, prefix: k.prefix, role: k.role,
-  createdAt: k.createdAt.toISOString(), lastUsedAt: k.lastUsedAt?.toISOString() ?? null, revokedAt: k.revokedAt?.toISOString() ?? null,
+  id: k.id,
+  name: k.name,
+  prefix: k.prefix,
+  role: k.role,
+  createdAt: k.createdAt.toISOString(),
+  lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
+  revokedAt: k.revokedAt?.toISOString() ?? null,
 });
 
 @Controller()
@@ -22,9 +34,17 @@ export class ApiKeysController {
   ) {}
 
   @Route(routes.createApiKey)
-  async create(@ValidBody(routes.createApiKey) body: CreateApiKeyBody, @CurrentPrincipal() actor: Principal): Promise<CreatedApiKey> {
+  async create(
+    @ValidBody(routes.createApiKey) body: CreateApiKeyBody,
+    @CurrentPrincipal() actor: Principal,
+  ): Promise<CreatedApiKey> {
     const { key, record } = await this.keys.create(body.name, body.role);
-    await this.audit.record({ actor: actor.actor, action: 'api_key.create', target: record.prefix, after: presentKey(record) });
+    await this.audit.record({
+      actor: actor.actor,
+      action: 'api_key.create',
+      target: record.prefix,
+      after: presentKey(record),
+    });
     return { ...presentKey(record), key };
   }
 
@@ -39,10 +59,22 @@ export class ApiKeysController {
   }
 
   @Route(routes.revokeApiKey)
-  async revoke(@Param('id', new ParseUUIDPipe({ exceptionFactory: () => new ApiError(404, 'not_found', 'no API key with that id') })) id: string, @CurrentPrincipal() actor: Principal) {
+  async revoke(
+    @Param(
+      'id',
+      new ParseUUIDPipe({ exceptionFactory: () => new ApiError(404, 'not_found', 'no API key with that id') }),
+    )
+    id: string,
+    @CurrentPrincipal() actor: Principal,
+  ) {
     const revoked = await this.keys.revoke(id);
     if (!revoked) throw new ApiError(404, 'not_found', 'no active API key with that id');
-    await this.audit.record({ actor: actor.actor, action: 'api_key.revoke', target: revoked.prefix, after: presentKey(revoked) });
+    await this.audit.record({
+      actor: actor.actor,
+      action: 'api_key.revoke',
+      target: revoked.prefix,
+      after: presentKey(revoked),
+    });
   }
 }
 
@@ -53,9 +85,21 @@ export class AuditController {
   @Route(routes.listAudit)
   async list(@ValidQuery(routes.listAudit) query: z.output<typeof routes.listAudit.query>) {
     const before = query.cursor ? auditCursor(query.cursor) : undefined;
-    const items = await this.audit.list({ actor: query.actor, action: query.action, target: query.target }, query.limit, before);
+    const items = await this.audit.list(
+      { actor: query.actor, action: query.action, target: query.target },
+      query.limit,
+      before,
+    );
     return {
-      items: items.map((a) => ({ id: a.id.toString(), actor: a.actor, action: a.action, target: a.target, before: a.before, after: a.after, at: a.at.toISOString() })),
+      items: items.map((a) => ({
+        id: a.id.toString(),
+        actor: a.actor,
+        action: a.action,
+        target: a.target,
+        before: a.before,
+        after: a.after,
+        at: a.at.toISOString(),
+      })),
       nextCursor: nextCursor(items, query.limit, (a) => ({ id: a.id.toString() })),
     };
   }

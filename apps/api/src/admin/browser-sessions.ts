@@ -26,7 +26,11 @@ export class BrowserSessions {
     this.store = app.get(BrowserSessionStore);
     const http = app.getHttpAdapter().getInstance() as express.Express;
     http.get(LOGIN_PATH, (_req, res) => void this.sendLoginPage(res, 200));
-    http.post(LOGIN_PATH, express.urlencoded({ extended: false, limit: '4kb' }), (req, res, next) => void this.login(req, res).catch(next));
+    http.post(
+      LOGIN_PATH,
+      express.urlencoded({ extended: false, limit: '4kb' }),
+      (req, res, next) => void this.login(req, res).catch(next),
+    );
     http.post(LOGOUT_PATH, (req, res, next) => void this.logout(req, res).catch(next));
   }
 
@@ -40,15 +44,24 @@ export class BrowserSessions {
     const principal = bearer ? await this.keys.authenticate(bearer) : await this.store.principalOf(req);
     if (principal && roleAllows(principal.role, role)) return next();
     if (principal) return void res.status(403).json(errorEnvelope('forbidden', `this page needs the ${role} role`));
-    if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html') return void res.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(req.originalUrl)}`);
-    res.status(401).json(errorEnvelope('unauthenticated', 'sign in at /admin/login or send Authorization: Bearer <api key>'));
+    if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html')
+      return void res.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(req.originalUrl)}`);
+    res
+      .status(401)
+      .json(errorEnvelope('unauthenticated', 'sign in at /admin/login or send Authorization: Bearer <api key>'));
   }
 
   private async login(req: Request, res: Response): Promise<void> {
     const principal = typeof req.body?.key === 'string' ? await this.keys.authenticate(req.body.key) : null;
     if (!principal) return this.sendLoginPage(res, 401, 'That key is not valid.');
     const token = await this.store.open(principal);
-    res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', path: '/', maxAge: SESSION_TTL_S * 1000, secure: req.secure });
+    res.cookie(SESSION_COOKIE, token, {
+      httpOnly: true,
+      sameSite: 'strict',
+      path: '/',
+      maxAge: SESSION_TTL_S * 1000,
+      secure: req.secure,
+    });
     res.redirect(303, localPath(req.query.next) ?? '/');
   }
 

@@ -45,7 +45,8 @@ export function mountBullBoard(app: NestExpressApplication, sessions: BrowserSes
   board.setBasePath(BOARD_PATH);
   const { replaceQueues } = createBullBoard({ queues: [], serverAdapter: board });
   const queues = app.get(BoardQueues);
-  const fresh: express.RequestHandler = (_req, _res, next) => void queues.refresh(replaceQueues).then(() => next(), next);
+  const fresh: express.RequestHandler = (_req, _res, next) =>
+    void queues.refresh(replaceQueues).then(() => next(), next);
   const http = app.getHttpAdapter().getInstance() as express.Express;
   http.use(BOARD_PATH, sessions.require('admin'), fresh, board.getRouter());
 }

@@ -34,16 +34,23 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = context.switchToHttp().getRequest<AuthedRequest>();
     const client = req.ip ?? 'unknown';
-    if (this.throttle.blocked(client)) throw new ApiError(429, 'too_many_failures', 'too many failed authentications; try again later');
+    if (this.throttle.blocked(client))
+      throw new ApiError(429, 'too_many_failures', 'too many failed authentications; try again later');
     const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (match && req.path === '/metrics' && this.metricsToken && sameSecret(match[1]!, this.metricsToken)) return true;
     const principal = match ? await this.keys.authenticate(match[1]!) : await this.sessions.consoleCallPrincipal(req);
     if (!principal) {
       // Only a wrong key counts: throttling is against guessing, not against a forgotten header.
       if (match) this.throttle.fail(client);
-      throw new ApiError(401, 'unauthenticated', match ? 'the API key is not valid' : 'send Authorization: Bearer <api key>');
+      throw new ApiError(
+        401,
+        'unauthenticated',
+        match ? 'the API key is not valid' : 'send Authorization: Bearer <api key>',
+      );
     }
-    const required = this.reflector.getAllAndOverride<ApiKeyRole>(REQUIRED_ROLE, targets) ?? (req.method === 'GET' ? 'viewer' : 'admin');
+    const required =
+      this.reflector.getAllAndOverride<ApiKeyRole>(REQUIRED_ROLE, targets) ??
+      (req.method === 'GET' ? 'viewer' : 'admin');
     if (!roleAllows(principal.role, required)) {
       throw new ApiError(403, 'forbidden', `this route needs the ${required} role; the key has ${principal.role}`);
     }

@@ -1,6 +1,13 @@
 import { Controller, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
-import { type Calendar, type CalendarDays, type CalendarList, type CalendarPutBody, routes, type WrittenCalendar } from '@punctual/contract';
+import {
+  type Calendar,
+  type CalendarDays,
+  type CalendarList,
+  type CalendarPutBody,
+  routes,
+  type WrittenCalendar,
+} from '@punctual/contract';
 import type { z } from 'zod';
 import { CalendarsService, presentCalendar } from '@punctual/tasks';
 import type { Response } from 'express';
@@ -23,7 +30,10 @@ export class CalendarsController {
   }
 
   @Route(routes.calendarDays)
-  async days(@Param('name') name: string, @ValidQuery(routes.calendarDays) query: z.output<typeof routes.calendarDays.query>): Promise<CalendarDays> {
+  async days(
+    @Param('name') name: string,
+    @ValidQuery(routes.calendarDays) query: z.output<typeof routes.calendarDays.query>,
+  ): Promise<CalendarDays> {
     return this.calendars.days(name, query.year);
   }
 

@@ -47,7 +47,12 @@ export class ConsoleFiles {
 
   /** The hashed scripts, styles and images: cached for good, since a new build changes their names. */
   assets(): RequestHandler {
-    return express.static(join(this.dir, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false });
+    return express.static(join(this.dir, 'assets'), {
+      immutable: true,
+      maxAge: '365d',
+      index: false,
+      fallthrough: false,
+    });
   }
 
   /** Sends a page with the console's security headers; `slot` is trusted HTML (the server's own). */
@@ -56,7 +61,8 @@ export class ConsoleFiles {
     const html = await readFile(join(this.dir, `${page}.html`), 'utf8').catch(() => null);
     if (html) return void res.type('html').send(html.replace(SLOT, slot));
     if (page === 'login') return void res.type('html').send(plainLogin(slot));
-    res.status(503).type('html').send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Punctual</title></head>
+    res.status(503).type('html')
+      .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Punctual</title></head>
 <body><h1>Punctual</h1><p>The console has not been built: run <code>npm run build</code>. Meanwhile, the API is documented at <a href="/docs">/docs</a>.</p></body></html>`);
   }
 }

@@ -14,5 +14,9 @@ export const CONSOLE_PAGES = ['/', '/tasks/:name', '/calendars', '/calendars/:na
 export function mountConsole(app: NestExpressApplication, sessions: BrowserSessions, files: ConsoleFiles): void {
   const http = app.getHttpAdapter().getInstance() as express.Express;
   http.use('/assets', files.assets());
-  http.get(CONSOLE_PAGES, sessions.require('viewer'), (_req, res, next) => void files.sendPage(res, 'index').catch(next));
+  http.get(
+    CONSOLE_PAGES,
+    sessions.require('viewer'),
+    (_req, res, next) => void files.sendPage(res, 'index').catch(next),
+  );
 }

@@ -7,7 +7,8 @@ import { CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
 import { Route, ValidQuery } from '../http/route.decorator.js';
 
-const uuid = () => new ParseUUIDPipe({ exceptionFactory: () => new ApiError(404, 'not_found', 'no execution with that id') });
+const uuid = () =>
+  new ParseUUIDPipe({ exceptionFactory: () => new ApiError(404, 'not_found', 'no execution with that id') });
 
 @Controller()
 export class ExecutionsController {

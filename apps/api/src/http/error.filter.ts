@@ -1,7 +1,18 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@punctual/contract';
 import { isConnectionError, TaskNameTakenError } from '@punctual/db';
-import { CalendarInUseError, ExecutionStateError, InvalidBatchError, InvalidCursorError, InvalidTaskError, ManagedElsewhereError, NotFoundError, PayloadTooLargeError, TaskNotManagedError, VersionConflictError } from '@punctual/tasks';
+import {
+  CalendarInUseError,
+  ExecutionStateError,
+  InvalidBatchError,
+  InvalidCursorError,
+  InvalidTaskError,
+  ManagedElsewhereError,
+  NotFoundError,
+  PayloadTooLargeError,
+  TaskNotManagedError,
+  VersionConflictError,
+} from '@punctual/tasks';
 import { AmbiguousLocalTimeError, InvalidScheduleError } from '@punctual/time';
 import type { Response } from 'express';
 import { ApiError } from './api-error.js';
@@ -24,36 +35,68 @@ export class ErrorFilter implements ExceptionFilter {
 
   private toApiError(e: unknown): HttpException {
     if (e instanceof ApiError) return e;
-    if (e instanceof InvalidScheduleError) return new ApiError(422, 'invalid_schedule', e.message, [{ field: e.field, message: e.message }]);
-    if (e instanceof AmbiguousLocalTimeError) return new ApiError(422, 'ambiguous_local_time', e.message, [{ field: e.field, message: e.message }]);
-    if (e instanceof InvalidTaskError) return new ApiError(422, e.code, e.message, [{ field: e.field, message: e.message }]);
+    if (e instanceof InvalidScheduleError)
+      return new ApiError(422, 'invalid_schedule', e.message, [{ field: e.field, message: e.message }]);
+    if (e instanceof AmbiguousLocalTimeError)
+      return new ApiError(422, 'ambiguous_local_time', e.message, [{ field: e.field, message: e.message }]);
+    if (e instanceof InvalidTaskError)
+      return new ApiError(422, e.code, e.message, [{ field: e.field, message: e.message }]);
     if (e instanceof InvalidBatchError) {
       const tooLarge = e.items.some((i) => i.tooLarge);
       const codes = new Set(e.items.map((i) => i.code));
-      return new ApiError(tooLarge ? 413 : 422, tooLarge ? 'payload_too_large' : codes.size === 1 ? [...codes][0]! : 'invalid_tasks', e.message, e.items.map(({ field, message }) => ({ field, message })));
+      return new ApiError(
+        tooLarge ? 413 : 422,
+        tooLarge ? 'payload_too_large' : codes.size === 1 ? [...codes][0]! : 'invalid_tasks',
+        e.message,
+        e.items.map(({ field, message }) => ({ field, message })),
+      );
     }
-    if (e instanceof CalendarInUseError) return new ApiError(409, 'calendar_in_use', e.message, e.tasks.map((t) => ({ field: 'tasks', message: t })));
+    if (e instanceof CalendarInUseError)
+      return new ApiError(
+        409,
+        'calendar_in_use',
+        e.message,
+        e.tasks.map((t) => ({ field: 'tasks', message: t })),
+      );
     if (e instanceof NotFoundError) return new ApiError(404, 'not_found', e.message);
-    if (e instanceof PayloadTooLargeError) return new ApiError(413, 'payload_too_large', e.message, [{ field: 'payload', message: e.message }]);
+    if (e instanceof PayloadTooLargeError)
+      return new ApiError(413, 'payload_too_large', e.message, [{ field: 'payload', message: e.message }]);
     if (e instanceof TaskNotManagedError) {
-      return new ApiError(409, 'not_managed', e.message, e.tasks.map((t) => ({ field: TaskNotManagedError.field(t), message: TaskNotManagedError.describe(t, e.managedBy) })));
+      return new ApiError(
+        409,
+        'not_managed',
+        e.message,
+        e.tasks.map((t) => ({
+          field: TaskNotManagedError.field(t),
+          message: TaskNotManagedError.describe(t, e.managedBy),
+        })),
+      );
     }
-    if (e instanceof ManagedElsewhereError) return new ApiError(409, 'not_managed', e.message, [{ field: 'managedBy', message: e.message }]);
+    if (e instanceof ManagedElsewhereError)
+      return new ApiError(409, 'not_managed', e.message, [{ field: 'managedBy', message: e.message }]);
     if (e instanceof VersionConflictError) return new ApiError(409, 'version_conflict', e.message);
     if (e instanceof ExecutionStateError) return new ApiError(409, 'invalid_state', e.message);
-    if (e instanceof TaskNameTakenError) return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);
-    if (e instanceof InvalidCursorError) return new ApiError(400, 'invalid_cursor', e.message, [{ field: 'cursor', message: 'invalid cursor' }]);
+    if (e instanceof TaskNameTakenError)
+      return new ApiError(409, 'name_taken', e.message, [{ field: 'name', message: e.message }]);
+    if (e instanceof InvalidCursorError)
+      return new ApiError(400, 'invalid_cursor', e.message, [{ field: 'cursor', message: 'invalid cursor' }]);
     // Express' body parser errors arrive wrapped in an HttpException, the original as its cause.
     const bodyError = ((e as { cause?: unknown })?.cause ?? e) as { type?: string; message?: string; body?: unknown };
-    if (bodyError?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', 'the request body is too large');
-    if (bodyError?.type === 'entity.parse.failed') return new ApiError(400, 'malformed_json', malformedJsonMessage(bodyError));
+    if (bodyError?.type === 'entity.too.large')
+      return new ApiError(413, 'payload_too_large', 'the request body is too large');
+    if (bodyError?.type === 'entity.parse.failed')
+      return new ApiError(400, 'malformed_json', malformedJsonMessage(bodyError));
     if (e instanceof HttpException) {
       const status = e.getStatus();
       return new ApiError(status, codeOfStatus(status), status === 404 ? 'no such route' : e.message);
     }
     if (isConnectionError(e)) {
       this.logger.warn({ err: e }, 'the database cannot be reached');
-      return new ApiError(503, 'unavailable', 'the database cannot be reached right now (a restart or a failover); try again shortly');
+      return new ApiError(
+        503,
+        'unavailable',
+        'the database cannot be reached right now (a restart or a failover); try again shortly',
+      );
     }
     this.logger.error({ err: e }, 'unhandled error');
     return new ApiError(500, 'internal', 'internal error');
@@ -64,7 +107,14 @@ export class ErrorFilter implements ExceptionFilter {
 const RETRY_AFTER_S = 5;
 
 /** The codes of the statuses Nest and Express answer on their own: an unknown route, an unsupported charset or encoding. */
-const STATUS_CODES: Partial<Record<number, ErrorCode>> = { 400: 'invalid_request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not_found', 413: 'payload_too_large', 415: 'unsupported_media_type' };
+const STATUS_CODES: Partial<Record<number, ErrorCode>> = {
+  400: 'invalid_request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
 
 /** The code of an error that came with a status alone. */
 function codeOfStatus(status: number): ErrorCode {
@@ -102,12 +152,17 @@ function malformedJsonMessage(error: { message?: string; body?: unknown }): stri
       return said.startsWith('Unexpected end of JSON input') || at >= end ? null : at;
     }
   };
-  let reason = message.replace(/ in JSON at position \d+.*$/, '').replace(/, ".*" is not valid JSON$/s, '').replace(/^./, (c) => c.toLowerCase());
+  let reason = message
+    .replace(/ in JSON at position \d+.*$/, '')
+    .replace(/, ".*" is not valid JSON$/s, '')
+    .replace(/^./, (c) => c.toLowerCase());
   let offset = positionIn(message);
-  if (message.startsWith('Unexpected end of JSON input')) [offset, reason] = [text.length, 'the body ends before its JSON does'];
+  if (message.startsWith('Unexpected end of JSON input'))
+    [offset, reason] = [text.length, 'the body ends before its JSON does'];
   else if (offset === undefined && text.length <= SEARCHED_MAX_CHARS) {
     // JSON the body parser refused all the same: not an object or a list.
-    if (refusedAt(text.length) === null) [offset, reason] = [Math.max(0, text.search(/\S/)), 'the body must be a JSON object'];
+    if (refusedAt(text.length) === null)
+      [offset, reason] = [Math.max(0, text.search(/\S/)), 'the body must be a JSON object'];
     else {
       let [low, high] = [1, text.length];
       while (low < high) {

@@ -31,7 +31,8 @@ export function openApiDocument() {
     info: {
       title: 'Punctual',
       version: '1',
-      description: 'Scheduled work, on time, exactly once per slot. Authenticate with `Authorization: Bearer <api key>`.',
+      description:
+        'Scheduled work, on time, exactly once per slot. Authenticate with `Authorization: Bearer <api key>`.',
     },
     servers: [{ url: '/', description: 'this API' }],
     security: [{ bearer: [] }],
@@ -43,16 +44,32 @@ export function openApiDocument() {
 
 function operation(operationId: string, route: RouteDef) {
   const parameters = [
-    ...[...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: name === 'id' ? { type: 'string', format: 'uuid' } : { type: 'string' } })),
+    ...[...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: name === 'id' ? { type: 'string', format: 'uuid' } : { type: 'string' },
+    })),
     ...queryParameters(route.query),
-    ...(route.headers ?? []).map((h) => ({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string' } })),
+    ...(route.headers ?? []).map((h) => ({
+      name: h.name,
+      in: 'header',
+      required: false,
+      description: h.description,
+      schema: { type: 'string' },
+    })),
   ];
   const success = (status: number) =>
-    route.response ? { description: route.summary, content: { 'application/json': { schema: schemaRef(route.response) } } } : { description: 'No content' };
+    route.response
+      ? { description: route.summary, content: { 'application/json': { schema: schemaRef(route.response) } } }
+      : { description: 'No content' };
   const responses: Record<string, unknown> = {};
   for (const status of [route.status, ...(route.alsoStatus ?? [])]) responses[String(status)] = success(status);
   for (const status of [...COMMON_ERRORS, ...(route.errors ?? [])].sort()) {
-    responses[String(status)] = { description: ERROR_TEXT[status], content: { 'application/json': { schema: schemaRef(ErrorEnvelope) } } };
+    responses[String(status)] = {
+      description: ERROR_TEXT[status],
+      content: { 'application/json': { schema: schemaRef(ErrorEnvelope) } },
+    };
   }
   return {
     operationId,
@@ -61,7 +78,12 @@ function operation(operationId: string, route: RouteDef) {
     tags: [route.tag],
     'x-required-role': route.role,
     ...(parameters.length && { parameters }),
-    ...(route.body && { requestBody: { required: !isBodyOptional(route), content: { 'application/json': { schema: schemaRef(route.body) } } } }),
+    ...(route.body && {
+      requestBody: {
+        required: !isBodyOptional(route),
+        content: { 'application/json': { schema: schemaRef(route.body) } },
+      },
+    }),
     responses,
   };
 }
@@ -73,19 +95,32 @@ function queryParameters(query: z.ZodType | undefined) {
     const schema = clean(z.toJSONSchema(field, { io: 'input', unrepresentable: 'any' }));
     const required = !field.safeParse(undefined).success;
     const description = typeof schema.description === 'string' ? schema.description : undefined;
-    return { name, in: 'query', required, ...(description && { description }), schema, ...(schema.type === 'array' && { style: 'form', explode: true }) };
+    return {
+      name,
+      in: 'query',
+      required,
+      ...(description && { description }),
+      schema,
+      ...(schema.type === 'array' && { style: 'form', explode: true }),
+    };
   });
 }
 
 /** `$ref` to a named component, or the schema inline. */
 function schemaRef(schema: z.ZodType): JsonSchema {
   const id = z.globalRegistry.get(schema)?.id;
-  return id ? { $ref: `#/components/schemas/${id}` } : clean(z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }));
+  return id
+    ? { $ref: `#/components/schemas/${id}` }
+    : clean(z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }));
 }
 
 /** Every schema of the contract that carries an id, as OpenAPI components. */
 function componentSchemas(): Record<string, JsonSchema> {
-  const { schemas } = z.toJSONSchema(z.globalRegistry, { io: 'input', unrepresentable: 'any', uri: (id) => `#/components/schemas/${id}` }) as { schemas: Record<string, JsonSchema> };
+  const { schemas } = z.toJSONSchema(z.globalRegistry, {
+    io: 'input',
+    unrepresentable: 'any',
+    uri: (id) => `#/components/schemas/${id}`,
+  }) as { schemas: Record<string, JsonSchema> };
   return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, clean(schema)]));
 }
 
@@ -105,7 +140,8 @@ function clean(schema: JsonSchema): JsonSchema {
       if (key === 'pattern' && node.format === 'date-time') continue;
       out[key] = walk(child);
     }
-    if ('default' in node) out.description = [node.description, `Default: ${JSON.stringify(node.default)}.`].filter(Boolean).join('. ');
+    if ('default' in node)
+      out.description = [node.description, `Default: ${JSON.stringify(node.default)}.`].filter(Boolean).join('. ');
     return out;
   };
   return walk(schema) as JsonSchema;

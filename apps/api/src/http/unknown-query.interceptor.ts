@@ -21,7 +21,10 @@ export class UnknownQueryInterceptor implements NestInterceptor {
     const query = context.switchToHttp().getRequest<Request>().query;
     const names = Object.keys(query ?? {});
     if (route && !route.query && names.length > 0) {
-      const details = names.map((name) => ({ field: name, message: `${name} is not a query parameter of ${route.method} ${route.path}` }));
+      const details = names.map((name) => ({
+        field: name,
+        message: `${name} is not a query parameter of ${route.method} ${route.path}`,
+      }));
       throw new ApiError(400, 'invalid_request', details.map((d) => d.message).join('; '), details);
     }
     return next.handle();

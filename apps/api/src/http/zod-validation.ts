@@ -1,5 +1,12 @@
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
-import { type ErrorCode, fieldPath, isErrorCode, MISSING_BODY, parseExplained, type ReadIssue } from '@punctual/contract';
+import {
+  type ErrorCode,
+  fieldPath,
+  isErrorCode,
+  MISSING_BODY,
+  parseExplained,
+  type ReadIssue,
+} from '@punctual/contract';
 import type { z } from 'zod';
 import { ApiError } from './api-error.js';
 
@@ -52,7 +59,8 @@ function namedCode(issue: z.core.$ZodIssue): ErrorCode | undefined {
 function isMalformed(issue: z.core.$ZodIssue): boolean {
   if (issue.code === 'invalid_type') return true;
   // A union (string or milliseconds) fails on shape only when every branch failed on its type.
-  if (issue.code === 'invalid_union') return issue.errors.length > 0 && issue.errors.every((branch) => branch.some((i) => i.code === 'invalid_type'));
+  if (issue.code === 'invalid_union')
+    return issue.errors.length > 0 && issue.errors.every((branch) => branch.some((i) => i.code === 'invalid_type'));
   return false;
 }
 
@@ -65,9 +73,19 @@ function explain(issue: z.core.$ZodIssue): string {
     case 'invalid_value':
       return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'too_big':
-      return issue.origin === 'string' ? `must be at most ${issue.maximum} characters` : issue.origin === 'array' ? `must have at most ${issue.maximum} items` : `must be at most ${issue.maximum}`;
+      return issue.origin === 'string'
+        ? `must be at most ${issue.maximum} characters`
+        : issue.origin === 'array'
+          ? `must have at most ${issue.maximum} items`
+          : `must be at most ${issue.maximum}`;
     case 'too_small':
-      return issue.origin === 'string' ? (issue.minimum === 1 ? 'must not be empty' : `must be at least ${issue.minimum} characters`) : issue.origin === 'array' ? `must have at least ${issue.minimum} items` : `must be at least ${issue.minimum}`;
+      return issue.origin === 'string'
+        ? issue.minimum === 1
+          ? 'must not be empty'
+          : `must be at least ${issue.minimum} characters`
+        : issue.origin === 'array'
+          ? `must have at least ${issue.minimum} items`
+          : `must be at least ${issue.minimum}`;
     case 'invalid_key':
       return issue.issues[0]?.message ?? 'has an invalid key';
     default:

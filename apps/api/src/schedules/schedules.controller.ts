@@ -10,6 +10,14 @@ export class SchedulesController {
   @Route(routes.previewSchedule)
   async preview(@ValidBody(routes.previewSchedule) body: PreviewRequest): Promise<PreviewResponse> {
     const calendars = await this.calendars.byNames(body.schedule.exclude ?? []);
-    return { fireTimes: previewSchedule(body.schedule, body.from ? new Date(body.from) : new Date(), body.count ?? PREVIEW_DEFAULT, 'preview', calendars) };
+    return {
+      fireTimes: previewSchedule(
+        body.schedule,
+        body.from ? new Date(body.from) : new Date(),
+        body.count ?? PREVIEW_DEFAULT,
+        'preview',
+        calendars,
+      ),
+    };
   }
 }

@@ -1,8 +1,41 @@
 import { Controller, Headers, Param, Res } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { WorkerDirectory } from '@punctual/cluster';
-import { type BackfillBody, type CreatedTask, type RollbackBody, HORIZON_DEFAULT, type TaskChanges as TaskChangesJson, type PatchedTask, type PauseBody, type ResumeBody, routes, type Task as TaskJson, type TaskApplyRequest, type TaskApplyResponse, type TaskBatchRequest, type TaskBatchResponse, type TaskDetail, type TaskPatch, type TaskPutBody, type TaskSpec, type TriggerBody, TASK_NAME_PATTERN, TaskName, type WrittenTask } from '@punctual/contract';
-import { ExecutionViews, missingHandlerWarnings, presentExecution, TaskApplyService, TaskRunsService, TasksService, TaskVersionsService, TaskViews, TimelineService } from '@punctual/tasks';
+import {
+  type BackfillBody,
+  type CreatedTask,
+  type RollbackBody,
+  HORIZON_DEFAULT,
+  type TaskChanges as TaskChangesJson,
+  type PatchedTask,
+  type PauseBody,
+  type ResumeBody,
+  routes,
+  type Task as TaskJson,
+  type TaskApplyRequest,
+  type TaskApplyResponse,
+  type TaskBatchRequest,
+  type TaskBatchResponse,
+  type TaskDetail,
+  type TaskPatch,
+  type TaskPutBody,
+  type TaskSpec,
+  type TriggerBody,
+  TASK_NAME_PATTERN,
+  TaskName,
+  type WrittenTask,
+} from '@punctual/contract';
+import {
+  ExecutionViews,
+  missingHandlerWarnings,
+  presentExecution,
+  TaskApplyService,
+  TaskRunsService,
+  TasksService,
+  TaskVersionsService,
+  TaskViews,
+  TimelineService,
+} from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
@@ -29,25 +62,54 @@ export class TasksController {
   }
 
   @Route(routes.createTask)
-  async create(@ValidBody(routes.createTask) body: TaskSpec, @CurrentPrincipal() actor: Principal): Promise<CreatedTask> {
+  async create(
+    @ValidBody(routes.createTask) body: TaskSpec,
+    @CurrentPrincipal() actor: Principal,
+  ): Promise<CreatedTask> {
     const { task, secret } = await this.tasks.create(body, actor);
-    return { ...(await this.views.presentOne(task)), secret, warnings: await missingHandlerWarnings(this.directory, [task.handler]) };
+    return {
+      ...(await this.views.presentOne(task)),
+      secret,
+      warnings: await missingHandlerWarnings(this.directory, [task.handler]),
+    };
   }
 
   @Route(routes.batchTasks)
-  async batch(@ValidBody(routes.batchTasks) body: TaskBatchRequest, @ValidQuery(routes.batchTasks) query: z.output<typeof routes.batchTasks.query>, @CurrentPrincipal() actor: Principal): Promise<TaskBatchResponse> {
+  async batch(
+    @ValidBody(routes.batchTasks) body: TaskBatchRequest,
+    @ValidQuery(routes.batchTasks) query: z.output<typeof routes.batchTasks.query>,
+    @CurrentPrincipal() actor: Principal,
+  ): Promise<TaskBatchResponse> {
     const dryRun = dryRunOf(query);
     const results = await this.tasks.batch(body.tasks, actor, dryRun, query.reason);
     const next = dryRun ? new Map<string, string>() : await this.views.nextRuns(results.map((r) => r.task));
     const items = results.map(({ index, task, created, secret, changes }) => ({
-      index, name: task.name, created, version: task.version, nextRunAt: dryRun ? (changes?.fireTimes.after[0]?.at ?? null) : (next.get(task.id) ?? null), ...(secret ? { secret } : {}), ...(changes && { changes }),
+      index,
+      name: task.name,
+      created,
+      version: task.version,
+      nextRunAt: dryRun ? (changes?.fireTimes.after[0]?.at ?? null) : (next.get(task.id) ?? null),
+      ...(secret ? { secret } : {}),
+      ...(changes && { changes }),
     }));
     const created = items.filter((i) => i.created).length;
-    return { items, created, replaced: items.length - created, warnings: await missingHandlerWarnings(this.directory, results.map((r) => r.task.handler)), ...(dryRun && { dryRun: true as const }) };
+    return {
+      items,
+      created,
+      replaced: items.length - created,
+      warnings: await missingHandlerWarnings(
+        this.directory,
+        results.map((r) => r.task.handler),
+      ),
+      ...(dryRun && { dryRun: true as const }),
+    };
   }
 
   @Route(routes.applyTasks)
-  async apply(@ValidBody(routes.applyTasks) body: TaskApplyRequest, @CurrentPrincipal() actor: Principal): Promise<TaskApplyResponse> {
+  async apply(
+    @ValidBody(routes.applyTasks) body: TaskApplyRequest,
+    @CurrentPrincipal() actor: Principal,
+  ): Promise<TaskApplyResponse> {
     const { handlers, ...result } = await this.applier.apply(body, actor);
     return { ...result, warnings: await missingHandlerWarnings(this.directory, handlers) };
   }
@@ -61,10 +123,22 @@ export class TasksController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<WrittenTask> {
     // The name comes from the URL, which no body schema checked.
-    if (!TaskName.safeParse(name).success) throw new ApiError(422, 'invalid_name', `name must match ${TASK_NAME_PATTERN.source}`, [{ field: 'name', message: `name must match ${TASK_NAME_PATTERN.source}` }]);
-    if (body.name !== undefined && body.name !== name) throw new ApiError(422, 'name_mismatch', 'name in the body must match the URL', [{ field: 'name', message: 'must match the URL' }]);
+    if (!TaskName.safeParse(name).success)
+      throw new ApiError(422, 'invalid_name', `name must match ${TASK_NAME_PATTERN.source}`, [
+        { field: 'name', message: `name must match ${TASK_NAME_PATTERN.source}` },
+      ]);
+    if (body.name !== undefined && body.name !== name)
+      throw new ApiError(422, 'name_mismatch', 'name in the body must match the URL', [
+        { field: 'name', message: 'must match the URL' },
+      ]);
     const dryRun = dryRunOf(query);
-    const { task, created, secret, changes } = await this.tasks.put(name, { ...body, name }, actor, dryRun, query.reason);
+    const { task, created, secret, changes } = await this.tasks.put(
+      name,
+      { ...body, name },
+      actor,
+      dryRun,
+      query.reason,
+    );
     const warnings = await missingHandlerWarnings(this.directory, [task.handler]);
     if (dryRun) return { ...asPreviewed(await this.views.presentOne(task), changes), warnings, dryRun: true, changes };
     res.status(created ? 201 : 200);
@@ -87,7 +161,10 @@ export class TasksController {
   }
 
   @Route(routes.getTask)
-  async get(@Param('name') name: string, @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>): Promise<TaskDetail> {
+  async get(
+    @Param('name') name: string,
+    @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>,
+  ): Promise<TaskDetail> {
     const [detail] = await this.withWorkers([await this.views.detail(await this.tasks.get(name), query.upcoming)]);
     return detail!;
   }
@@ -102,7 +179,10 @@ export class TasksController {
       () => null,
     );
     if (!offered) return items;
-    return items.map((task) => ({ ...task, health: { ...task.health, waitingForWorker: task.status === 'active' && !offered.has(task.handler) } }));
+    return items.map((task) => ({
+      ...task,
+      health: { ...task.health, waitingForWorker: task.status === 'active' && !offered.has(task.handler) },
+    }));
   }
 
   @Route(routes.deleteTask)
@@ -111,45 +191,82 @@ export class TasksController {
   }
 
   @Route(routes.pauseTask)
-  async pause(@Param('name') name: string, @ValidBody(routes.pauseTask) body: PauseBody, @CurrentPrincipal() actor: Principal): Promise<TaskJson> {
+  async pause(
+    @Param('name') name: string,
+    @ValidBody(routes.pauseTask) body: PauseBody,
+    @CurrentPrincipal() actor: Principal,
+  ): Promise<TaskJson> {
     return this.views.presentOne(await this.runs.pause(name, actor, { cancel: body.cancel, note: body.note }));
   }
 
   @Route(routes.resumeTask)
-  async resume(@Param('name') name: string, @ValidBody(routes.resumeTask) body: ResumeBody, @CurrentPrincipal() actor: Principal): Promise<TaskJson> {
+  async resume(
+    @Param('name') name: string,
+    @ValidBody(routes.resumeTask) body: ResumeBody,
+    @CurrentPrincipal() actor: Principal,
+  ): Promise<TaskJson> {
     return this.views.presentOne(await this.runs.resume(name, actor, body.catchUp));
   }
 
   @Route(routes.triggerTask)
-  async trigger(@Param('name') name: string, @ValidBody(routes.triggerTask) body: TriggerBody, @CurrentPrincipal() actor: Principal) {
+  async trigger(
+    @Param('name') name: string,
+    @ValidBody(routes.triggerTask) body: TriggerBody,
+    @CurrentPrincipal() actor: Principal,
+  ) {
     return presentExecution(await this.runs.trigger(name, actor, body.payload));
   }
 
   @Route(routes.backfillTask)
-  async backfill(@Param('name') name: string, @ValidBody(routes.backfillTask) body: BackfillBody, @CurrentPrincipal() actor: Principal) {
+  async backfill(
+    @Param('name') name: string,
+    @ValidBody(routes.backfillTask) body: BackfillBody,
+    @CurrentPrincipal() actor: Principal,
+  ) {
     return { planned: await this.runs.backfill(name, actor, new Date(body.from), new Date(body.to), body.maxRuns) };
   }
 
   @Route(routes.taskExecutions)
-  executionsOf(@Param('name') name: string, @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>) {
+  executionsOf(
+    @Param('name') name: string,
+    @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>,
+  ) {
     return this.executionViews.ofTask(name, query);
   }
   @Route(routes.taskVersions)
-  versionsOf(@Param('name') name: string, @ValidQuery(routes.taskVersions) query: z.output<typeof routes.taskVersions.query>) {
+  versionsOf(
+    @Param('name') name: string,
+    @ValidQuery(routes.taskVersions) query: z.output<typeof routes.taskVersions.query>,
+  ) {
     return this.versions.list(name, query.limit, query.cursor);
   }
 
   @Route(routes.taskVersion)
-  versionOf(@Param('name') name: string, @Param('version') version: string, @ValidQuery(routes.taskVersion) query: z.output<typeof routes.taskVersion.query>) {
+  versionOf(
+    @Param('name') name: string,
+    @Param('version') version: string,
+    @ValidQuery(routes.taskVersion) query: z.output<typeof routes.taskVersion.query>,
+  ) {
     const v = Number(version);
-    if (!/^\d+$/.test(version) || !Number.isSafeInteger(v) || v < 1) throw new ApiError(404, 'not_found', `no version "${version}" of task "${name}"`);
+    if (!/^\d+$/.test(version) || !Number.isSafeInteger(v) || v < 1)
+      throw new ApiError(404, 'not_found', `no version "${version}" of task "${name}"`);
     return this.versions.get(name, v, query.against);
   }
 
   @Route(routes.rollbackTask)
-  async rollback(@Param('name') name: string, @ValidBody(routes.rollbackTask) body: RollbackBody, @CurrentPrincipal() actor: Principal): Promise<WrittenTask> {
+  async rollback(
+    @Param('name') name: string,
+    @ValidBody(routes.rollbackTask) body: RollbackBody,
+    @CurrentPrincipal() actor: Principal,
+  ): Promise<WrittenTask> {
     const dryRun = body.dryRun ? { horizon: HORIZON_DEFAULT } : undefined;
-    const { task, created, secret, changes } = await this.tasks.rollback(name, body.version, actor, dryRun, body.reason);
+    const { task, created, secret, changes } = await this.tasks.rollback(
+      name,
+      body.version,
+      actor,
+      dryRun,
+      body.reason,
+    );
     const warnings = await missingHandlerWarnings(this.directory, [task.handler]);
     if (dryRun) return { ...asPreviewed(await this.views.presentOne(task), changes), warnings, dryRun: true, changes };
     const shown = await this.views.presentOne(task);
@@ -157,7 +274,10 @@ export class TasksController {
   }
 
   @Route(routes.taskTimeline)
-  timelineOf(@Param('name') name: string, @ValidQuery(routes.taskTimeline) query: z.output<typeof routes.taskTimeline.query>) {
+  timelineOf(
+    @Param('name') name: string,
+    @ValidQuery(routes.taskTimeline) query: z.output<typeof routes.taskTimeline.query>,
+  ) {
     return this.timeline.page(name, query, async () => new Set((await this.directory.handlers()).map((h) => h.name)));
   }
 }
@@ -175,6 +295,7 @@ export function dryRunOf(query: { dryRun?: boolean; horizon?: number } | undefin
 function parseIfMatch(header: string | undefined): number | undefined {
   if (header === undefined) return undefined;
   const version = Number(header.replace(/^W\//, '').replace(/"/g, ''));
-  if (!Number.isSafeInteger(version) || version < 1) throw new ApiError(400, 'invalid_if_match', 'If-Match must be the task version, e.g. If-Match: 3');
+  if (!Number.isSafeInteger(version) || version < 1)
+    throw new ApiError(400, 'invalid_if_match', 'If-Match must be the task version, e.g. If-Match: 3');
   return version;
 }

@@ -46,7 +46,11 @@ export function applyCommands(program: Command, run: CliRun): void {
       const prune = options.prune ?? false;
       const { result, file } = await applyFile(run, options.file, { prune, dryRun: true });
       const prunable = prune ? undefined : await prunableOf(run, result.managedBy, file);
-      const notes = prunable ? [...prunable.calendars.map((c) => `calendar ${c}`), ...prunable.tasks].map((name) => `${name} would be deleted with --prune (not in the file)`) : [];
+      const notes = prunable
+        ? [...prunable.calendars.map((c) => `calendar ${c}`), ...prunable.tasks].map(
+            (name) => `${name} would be deleted with --prune (not in the file)`,
+          )
+        : [];
       print(run, command, [diffText(result, 'plan'), ...notes].join('\n'), prunable ? { ...result, prunable } : result);
       for (const warning of result.warnings) run.io.stderr(`warning: ${warning}\n`);
       if (changesAnything(result)) run.exitCode = EXIT.changes;
@@ -54,24 +58,41 @@ export function applyCommands(program: Command, run: CliRun): void {
 
   program
     .command('apply')
-    .description('make the tasks (and, when it has a calendars key, the calendars) the file manages what it declares, in one transaction')
+    .description(
+      'make the tasks (and, when it has a calendars key, the calendars) the file manages what it declares, in one transaction',
+    )
     .requiredOption('-f, --file <file>', 'a YAML or JSON task file')
-    .option('--prune', "also delete the tasks (and calendars, when the file has a calendars key) the file's managedBy manages that it no longer declares")
+    .option(
+      '--prune',
+      "also delete the tasks (and calendars, when the file has a calendars key) the file's managedBy manages that it no longer declares",
+    )
     .option('--dry-run', 'show what would change and change nothing')
-    .option('--secrets-file <file>', 'add the signing secret of each task created to this JSON file (mode 600), { "<task>": "<secret>" }; never printed')
+    .option(
+      '--secrets-file <file>',
+      'add the signing secret of each task created to this JSON file (mode 600), { "<task>": "<secret>" }; never printed',
+    )
     .action(async (options: ApplyOptions, command: Command) => {
       const dryRun = options.dryRun ?? false;
       const secrets = options.secretsFile === undefined ? undefined : new SecretsFile(options.secretsFile);
       const { result } = await applyFile(run, options.file, { prune: options.prune ?? false, dryRun });
       secrets?.add(result.items);
       const shown = { ...result, items: result.items.map(({ secret: _secret, ...item }) => item) };
-      print(run, command, `${diffText(shown, dryRun ? 'plan' : 'apply')}${dryRun ? '\n(dry run: nothing was changed)' : ''}`, shown);
+      print(
+        run,
+        command,
+        `${diffText(shown, dryRun ? 'plan' : 'apply')}${dryRun ? '\n(dry run: nothing was changed)' : ''}`,
+        shown,
+      );
       for (const warning of result.warnings) run.io.stderr(`warning: ${warning}\n`);
     });
 }
 
 /** Reads the file, sends it to the API in one call and answers what changed, secret values masked. */
-async function applyFile(run: CliRun, path: string, options: { prune: boolean; dryRun: boolean }): Promise<{ result: TaskApplyResponse; file: TaskFile }> {
+async function applyFile(
+  run: CliRun,
+  path: string,
+  options: { prune: boolean; dryRun: boolean },
+): Promise<{ result: TaskApplyResponse; file: TaskFile }> {
   let file: TaskFile;
   try {
     file = readTaskFile(path, run.io.env);
@@ -82,7 +103,13 @@ async function applyFile(run: CliRun, path: string, options: { prune: boolean; d
   run.origins = { tasks: file.origins, calendars: file.calendarOrigins };
   // Without a `calendars` key the file says nothing about calendars: they are left as they are (and never pruned).
   const calendars = file.calendars === undefined ? {} : { calendars: file.calendars };
-  const result = await run.client().tasks.apply({ managedBy: file.managedBy, tasks: file.tasks, ...calendars, prune: options.prune, dryRun: options.dryRun });
+  const result = await run.client().tasks.apply({
+    managedBy: file.managedBy,
+    tasks: file.tasks,
+    ...calendars,
+    prune: options.prune,
+    dryRun: options.dryRun,
+  });
   return { result: maskFromEnvironment(result, file), file };
 }
 
@@ -103,7 +130,12 @@ async function withApiProblems(run: CliRun, error: unknown): Promise<unknown> {
     .tasks.apply({ managedBy: valid.managedBy, tasks: valid.tasks, ...calendars, prune: false, dryRun: true })
     .then(
       () => [],
-      (refused: unknown) => (refused instanceof PunctualApiError ? refused.details.map((d) => itemLine(d, { tasks: valid.origins, calendars: valid.calendarOrigins })).filter((l): l is string => l !== null) : []),
+      (refused: unknown) =>
+        refused instanceof PunctualApiError
+          ? refused.details
+              .map((d) => itemLine(d, { tasks: valid.origins, calendars: valid.calendarOrigins }))
+              .filter((l): l is string => l !== null)
+          : [],
     );
   if (more.length === 0) return error;
   const lineOf = (problem: string) => Number(/^[^:]*:(\d+):/.exec(problem)?.[1] ?? 0);
@@ -120,7 +152,9 @@ async function prunableOf(run: CliRun, managedBy: string, file: TaskFile): Promi
   const tasks = (await client.tasks.list({ managedBy }).all()).map((t) => t.name).filter((name) => !declared.has(name));
   if (file.calendars === undefined) return { tasks, calendars: [] };
   const declaredCalendars = new Set(file.calendars.map((c) => c.name));
-  const calendars = (await client.calendars.list()).filter((c) => c.managedBy === managedBy && !declaredCalendars.has(c.name)).map((c) => c.name);
+  const calendars = (await client.calendars.list())
+    .filter((c) => c.managedBy === managedBy && !declaredCalendars.has(c.name))
+    .map((c) => c.name);
   return { tasks, calendars };
 }
 
@@ -129,15 +163,32 @@ async function prunableOf(run: CliRun, managedBy: string, file: TaskFile): Promi
  * environment is a secret too, wherever it is (in a task or a calendar): its changes are shown as •••.
  */
 function maskFromEnvironment(result: TaskApplyResponse, file: TaskFile): TaskApplyResponse {
-  return { ...result, items: masked(result.items, file.secretPaths), calendars: masked(result.calendars ?? [], file.calendarSecretPaths) };
+  return {
+    ...result,
+    items: masked(result.items, file.secretPaths),
+    calendars: masked(result.calendars ?? [], file.calendarSecretPaths),
+  };
 }
 
-function masked<T extends { name: string; changes: FieldChange[] }>(items: T[], secretPaths: Map<string, string[]>): T[] {
+function masked<T extends { name: string; changes: FieldChange[] }>(
+  items: T[],
+  secretPaths: Map<string, string[]>,
+): T[] {
   return items.map((item) => {
     const paths = secretPaths.get(item.name) ?? [];
-    const related = (field: string) => paths.some((p) => p === field || p.startsWith(`${field}.`) || p.startsWith(`${field}[`) || field.startsWith(`${p}.`));
+    const related = (field: string) =>
+      paths.some(
+        (p) => p === field || p.startsWith(`${field}.`) || p.startsWith(`${field}[`) || field.startsWith(`${p}.`),
+      );
     const changes = item.changes.map((change) =>
-      change.secret || !related(change.field) ? change : { field: change.field, ...('before' in change && { before: null }), ...('after' in change && { after: null }), secret: true },
+      change.secret || !related(change.field)
+        ? change
+        : {
+            field: change.field,
+            ...('before' in change && { before: null }),
+            ...('after' in change && { after: null }),
+            secret: true,
+          },
     );
     return { ...item, changes };
   });

@@ -4,7 +4,8 @@ import { InvalidArgumentError } from 'commander';
 /** `--count 5`: a whole number of at least 1 (anything else is bad usage). */
 export function positiveInt(value: string): number {
   const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError('must be a whole number of at least 1');
   return n;
 }
 
@@ -16,7 +17,8 @@ export function jsonObject(value: string): Record<string, unknown> {
   } catch {
     parsed = undefined;
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError('must be a JSON object, e.g. \'{"reason":"re-run"}\'');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new InvalidArgumentError('must be a JSON object, e.g. \'{"reason":"re-run"}\'');
   return parsed as Record<string, unknown>;
 }
 

@@ -8,15 +8,31 @@ const TASKS_ZONE = "task's";
 
 /** `punctual calendars ls|get`: the calendars of excluded days that tasks name in `schedule.exclude`. */
 export function calendarsCommand(program: Command, run: CliRun): void {
-  const calendars = program.command('calendars').description("list and show calendars of excluded days (a task's schedule.exclude names them)");
+  const calendars = program
+    .command('calendars')
+    .description("list and show calendars of excluded days (a task's schedule.exclude names them)");
 
   calendars
     .command('ls')
-    .description("list calendars by name: zone, how many dates and rules, how many tasks exclude them, who manages them")
+    .description(
+      'list calendars by name: zone, how many dates and rules, how many tasks exclude them, who manages them',
+    )
     .action(async (_options: object, command: Command) => {
       const items = await run.client().calendars.list();
-      const rows = items.map((c) => [c.name, c.timezone ?? TASKS_ZONE, String(c.dates.length), String(c.rrules.length), String(c.tasks.length), c.managedBy ?? '-']);
-      print(run, command, items.length ? table(['NAME', 'ZONE', 'DATES', 'RULES', 'TASKS', 'MANAGED BY'], rows) : 'no calendars', { items });
+      const rows = items.map((c) => [
+        c.name,
+        c.timezone ?? TASKS_ZONE,
+        String(c.dates.length),
+        String(c.rrules.length),
+        String(c.tasks.length),
+        c.managedBy ?? '-',
+      ]);
+      print(
+        run,
+        command,
+        items.length ? table(['NAME', 'ZONE', 'DATES', 'RULES', 'TASKS', 'MANAGED BY'], rows) : 'no calendars',
+        { items },
+      );
     });
 
   calendars
@@ -47,6 +63,9 @@ function detailText(calendar: Calendar): string {
   return [
     ...rows.map(([k, v]) => line(k, v)),
     // Each list: how many, then one per line.
-    ...lists.flatMap(([k, values]) => [line(k, values.length ? String(values.length) : '-'), ...values.map((v) => `  ${v}`)]),
+    ...lists.flatMap(([k, values]) => [
+      line(k, values.length ? String(values.length) : '-'),
+      ...values.map((v) => `  ${v}`),
+    ]),
   ].join('\n');
 }

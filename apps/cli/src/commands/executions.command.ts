@@ -9,11 +9,17 @@ import { inUtc, table } from '../format.js';
  * verb can be taken for a task's name.
  */
 export function executionsCommand(program: Command, run: CliRun): void {
-  const executions = program.command('executions').description('show one execution (its whole error and history), retry a dead one or cancel a pending or running one, by the id punctual runs shows');
+  const executions = program
+    .command('executions')
+    .description(
+      'show one execution (its whole error and history), retry a dead one or cancel a pending or running one, by the id punctual runs shows',
+    );
 
   executions
     .command('get')
-    .description('one execution: its slot, status, attempts, worker, times, the whole error, the result and every state change')
+    .description(
+      'one execution: its slot, status, attempts, worker, times, the whole error, the result and every state change',
+    )
     .argument('<id>', 'the execution, as punctual runs shows it')
     .action(async (id: string, _options: object, command: Command) => {
       const execution = await run.client().executions.get(id);
@@ -31,7 +37,9 @@ export function executionsCommand(program: Command, run: CliRun): void {
 
   executions
     .command('cancel')
-    .description('cancel a scheduled, queued, retrying or running execution; a running handler is told to stop (operator role)')
+    .description(
+      'cancel a scheduled, queued, retrying or running execution; a running handler is told to stop (operator role)',
+    )
     .argument('<id>', 'the execution, as punctual runs shows it')
     .action(async (id: string, _options: object, command: Command) => {
       const execution = await run.client().executions.cancel(id);
@@ -63,8 +71,15 @@ function executionText(e: ExecutionDetail): string {
   ];
   const width = Math.max(...rows.map(([k]) => k.length)) + 1;
   // The error whole, every line of it indented under its label.
-  const lines = rows.map(([k, v]) => `${`${k}:`.padEnd(width)} ${v.split('\n').join(`\n${' '.repeat(width + 1)}`)}`.trimEnd());
-  const history = e.events.map((ev) => [inUtc(ev.at), `${ev.from ?? '-'} → ${ev.to}`, ev.workerId ?? '-', ev.detail === null || ev.detail === undefined ? '' : JSON.stringify(ev.detail)]);
+  const lines = rows.map(([k, v]) =>
+    `${`${k}:`.padEnd(width)} ${v.split('\n').join(`\n${' '.repeat(width + 1)}`)}`.trimEnd(),
+  );
+  const history = e.events.map((ev) => [
+    inUtc(ev.at),
+    `${ev.from ?? '-'} → ${ev.to}`,
+    ev.workerId ?? '-',
+    ev.detail === null || ev.detail === undefined ? '' : JSON.stringify(ev.detail),
+  ]);
   lines.push('', history.length ? table(['AT', 'CHANGE', 'WORKER', 'DETAIL'], history) : 'no state changes recorded');
   return lines.join('\n');
 }

@@ -17,23 +17,37 @@ const NEAR = [60_000, 3_600_000, DAY, 15 * DAY];
 export function explainCommand(program: Command, run: CliRun): void {
   program
     .command('explain')
-    .description("why each slot of a task ran or did not: one line per slot in the task's zone (default: the last day); exit code 3 when a slot that came due did not succeed")
+    .description(
+      "why each slot of a task ran or did not: one line per slot in the task's zone (default: the last day); exit code 3 when a slot that came due did not succeed",
+    )
     .argument('<task>', 'the task (a deleted one too)')
     .option('--at <time>', 'only the slot nearest this instant, e.g. 2026-06-01T09:00:00+02:00', instant)
     .option('--from <time>', 'start of the range (default: a day before --to)', instant)
     .option('--to <time>', 'end of the range (default: now, or a day after --from)', instant)
-    .addHelpText('after', '\nExit codes: 0 every slot that came due succeeded, 1 error, 2 bad usage, 3 a slot did not succeed.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every slot that came due succeeded, 1 error, 2 bad usage, 3 a slot did not succeed.',
+    )
     .action(async (name: string, options: { at?: string; from?: string; to?: string }, command: Command) => {
       const client = run.client();
-      const { items, zone } = options.at ? await nearest(client, name, Date.parse(options.at)) : await slots(client, name, options.from, options.to);
-      const lines = items.map((item) => `${slotLabel(item, zone)}  ${SLOT_OUTCOME_WORDS[item.outcome]} — ${item.detail}`);
+      const { items, zone } = options.at
+        ? await nearest(client, name, Date.parse(options.at))
+        : await slots(client, name, options.from, options.to);
+      const lines = items.map(
+        (item) => `${slotLabel(item, zone)}  ${SLOT_OUTCOME_WORDS[item.outcome]} — ${item.detail}`,
+      );
       print(run, command, lines.length ? lines.join('\n') : `${name} has no slots in that range`, { items });
       run.exitCode = items.every((i) => i.outcome === 'succeeded' || i.outcome === 'upcoming') ? EXIT.ok : EXIT.changes;
     });
 }
 
 /** Every slot of the range, page by page, and the zone they are shown in. */
-async function slots(client: PunctualClient, name: string, from?: string, to?: string): Promise<{ items: TimelineItem[]; zone: string }> {
+async function slots(
+  client: PunctualClient,
+  name: string,
+  from?: string,
+  to?: string,
+): Promise<{ items: TimelineItem[]; zone: string }> {
   const items: TimelineItem[] = [];
   let zone = 'UTC';
   for await (const page of client.tasks.timeline(name, { from, to, limit: 1000 }).pages()) {
@@ -44,10 +58,19 @@ async function slots(client: PunctualClient, name: string, from?: string, to?: s
 }
 
 /** The slot nearest `at` (a wider range each time none is found), as a list of at most one. */
-async function nearest(client: PunctualClient, name: string, at: number): Promise<{ items: TimelineItem[]; zone: string }> {
+async function nearest(
+  client: PunctualClient,
+  name: string,
+  at: number,
+): Promise<{ items: TimelineItem[]; zone: string }> {
   for (const reach of NEAR) {
-    const page = (await client.tasks.timeline(name, { from: new Date(at - reach).toISOString(), to: new Date(at + reach).toISOString(), limit: 1000 }).page()) as TimelinePage;
-    const best = page.items.reduce<TimelineItem | null>((b, i) => (b && Math.abs(Date.parse(b.scheduledFor) - at) <= Math.abs(Date.parse(i.scheduledFor) - at) ? b : i), null);
+    const page = (await client.tasks
+      .timeline(name, { from: new Date(at - reach).toISOString(), to: new Date(at + reach).toISOString(), limit: 1000 })
+      .page()) as TimelinePage;
+    const best = page.items.reduce<TimelineItem | null>(
+      (b, i) => (b && Math.abs(Date.parse(b.scheduledFor) - at) <= Math.abs(Date.parse(i.scheduledFor) - at) ? b : i),
+      null,
+    );
     if (best) return { items: [best], zone: page.timezone };
   }
   return { items: [], zone: 'UTC' };

@@ -14,9 +14,15 @@ export function previewCommand(program: Command, run: CliRun): void {
     .option('--count <n>', 'how many fire times', positiveInt)
     .option('--from <instant>', 'fire times from this instant on (default: now)', instant)
     .action(async (cron: string, options: { tz?: string; count?: number; from?: string }, command: Command) => {
-      const result = await run.client().schedules.preview({ schedule: { cron, timezone: options.tz }, count: options.count, from: options.from });
+      const result = await run
+        .client()
+        .schedules.preview({ schedule: { cron, timezone: options.tz }, count: options.count, from: options.from });
       const zone = options.tz ?? TASK_DEFAULTS.timezone;
-      const rows = result.fireTimes.map((t, i) => [String(i + 1), `${t.local.slice(0, 19).replace('T', ' ')}${t.local.slice(23)}`, inUtc(t.at)]);
+      const rows = result.fireTimes.map((t, i) => [
+        String(i + 1),
+        `${t.local.slice(0, 19).replace('T', ' ')}${t.local.slice(23)}`,
+        inUtc(t.at),
+      ]);
       print(run, command, rows.length ? table(['#', `LOCAL (${zone})`, 'UTC'], rows) : 'no fire times', result);
     });
 }

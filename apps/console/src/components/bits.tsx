@@ -34,7 +34,15 @@ export function Health({ health, zone }: { health: TaskHealth; zone: string }) {
 }
 
 /** An instant as wall time in `zone`, to the second, with the zone; the exact instant on hover. */
-export function Time({ at, zone, withRelative = false }: { at: string | null | undefined; zone: string; withRelative?: boolean }) {
+export function Time({
+  at,
+  zone,
+  withRelative = false,
+}: {
+  at: string | null | undefined;
+  zone: string;
+  withRelative?: boolean;
+}) {
   if (!at) return <span class="muted">—</span>;
   return (
     <time dateTime={at} title={at}>
@@ -45,7 +53,15 @@ export function Time({ at, zone, withRelative = false }: { at: string | null | u
 }
 
 /** An instant in the task's zone and, when it differs, in the browser's. */
-export function TwoZones({ at, zone, withRelative = false }: { at: string | null | undefined; zone: string; withRelative?: boolean }) {
+export function TwoZones({
+  at,
+  zone,
+  withRelative = false,
+}: {
+  at: string | null | undefined;
+  zone: string;
+  withRelative?: boolean;
+}) {
   if (!at) return <span class="muted">—</span>;
   const mine = browserZone();
   return (
@@ -53,7 +69,8 @@ export function TwoZones({ at, zone, withRelative = false }: { at: string | null
       <Time at={at} zone={zone} withRelative={withRelative} />
       {mine !== zone ? (
         <span class="muted small">
-          {' '}yours: <Time at={at} zone={mine} />
+          {' '}
+          yours: <Time at={at} zone={mine} />
         </span>
       ) : null}
     </span>
@@ -89,10 +106,22 @@ export function Notice({ notice }: { notice: { kind: 'ok' | 'error'; text: strin
 }
 
 export function ErrorText({ error }: { error: string | null }) {
-  return error ? <p class="notice notice-error" role="alert">{error}</p> : null;
+  return error ? (
+    <p class="notice notice-error" role="alert">
+      {error}
+    </p>
+  ) : null;
 }
 
-export function Section({ title, children, actions }: { title: string; children: ComponentChildren; actions?: ComponentChildren }) {
+export function Section({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
   const id = `section-${title.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
   return (
     <section class="card" aria-labelledby={id}>
@@ -109,7 +138,12 @@ export function Section({ title, children, actions }: { title: string; children:
  * Previous / next over a cursor-paged list: `cursors` is the trail of cursors that led to the page
  * shown (the first page's is `undefined`), `next` the cursor of the page after it, if any.
  */
-export function CursorPager({ cursors, next, onChange, showPage = false }: {
+export function CursorPager({
+  cursors,
+  next,
+  onChange,
+  showPage = false,
+}: {
   cursors: (string | undefined)[];
   next: string | null | undefined;
   onChange: (cursors: (string | undefined)[]) => void;

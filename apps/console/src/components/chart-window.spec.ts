@@ -55,7 +55,12 @@ describe('the stretch of time the run chart draws', () => {
   it('fits runs spanning a couple of hours, with a tenth of their span either side, in whole minutes', () => {
     const times = [NOW - 3 * HOUR, NOW - 2 * HOUR, NOW - HOUR];
     const shown = chartWindow(times, NOW);
-    expect(shown).toEqual({ from: NOW - 3 * HOUR - 12 * MINUTE, to: NOW - HOUR + 12 * MINUTE, scaled: true, spanMs: 2 * HOUR });
+    expect(shown).toEqual({
+      from: NOW - 3 * HOUR - 12 * MINUTE,
+      to: NOW - HOUR + 12 * MINUTE,
+      scaled: true,
+      spanMs: 2 * HOUR,
+    });
     for (const t of times) expect(t > shown.from && t < shown.to).toBe(true);
     const odd = chartWindow([NOW - 2 * HOUR + 17_321, NOW - 7_777], NOW);
     expect(odd.from % MINUTE).toBe(0);
@@ -77,9 +82,16 @@ describe('the stretch of time the run chart draws', () => {
   it('never draws the future: runs of the last three minutes are shown up to now, in a window as wide as they need', () => {
     const now = NOW + 20_000;
     const recent = chartWindow([now - 3 * MINUTE, now - 2 * MINUTE, now - 5_000], now);
-    expect(recent).toEqual({ from: NOW + MINUTE - MIN_WINDOW_MS, to: NOW + MINUTE, scaled: true, spanMs: 3 * MINUTE - 5_000 });
+    expect(recent).toEqual({
+      from: NOW + MINUTE - MIN_WINDOW_MS,
+      to: NOW + MINUTE,
+      scaled: true,
+      spanMs: 3 * MINUTE - 5_000,
+    });
     // Its caption names exactly that stretch.
-    expect(windowWords(recent, 'UTC')).toBe('The chart is scaled to the runs, which span 2 min 55 s: it shows 2026-06-01 11:51:00 UTC to 2026-06-01 12:01:00 UTC.');
+    expect(windowWords(recent, 'UTC')).toBe(
+      'The chart is scaled to the runs, which span 2 min 55 s: it shows 2026-06-01 11:51:00 UTC to 2026-06-01 12:01:00 UTC.',
+    );
   });
 
   it('never starts before the 24 hours the runs were asked for', () => {
@@ -96,9 +108,15 @@ describe('the stretch of time the run chart draws', () => {
 
   it('says in words what it draws, in 24-hour times with the zone', () => {
     const scaled = chartWindow([NOW - 3 * HOUR, NOW - HOUR], NOW);
-    expect(windowWords(scaled, 'Europe/Berlin')).toBe('The chart is scaled to the runs, which span 2 h: it shows 2026-06-01 10:48:00 GMT+2 to 2026-06-01 13:12:00 GMT+2.');
-    expect(windowWords(chartWindow([NOW - HOUR], NOW), 'UTC')).toBe('The chart is scaled to the runs: it shows 2026-06-01 10:55:00 UTC to 2026-06-01 11:05:00 UTC.');
-    expect(windowWords(chartWindow([], NOW), 'America/New_York')).toBe('The chart shows the whole 24 hours, 2026-05-31 08:00:00 GMT-4 to 2026-06-01 08:00:00 GMT-4.');
+    expect(windowWords(scaled, 'Europe/Berlin')).toBe(
+      'The chart is scaled to the runs, which span 2 h: it shows 2026-06-01 10:48:00 GMT+2 to 2026-06-01 13:12:00 GMT+2.',
+    );
+    expect(windowWords(chartWindow([NOW - HOUR], NOW), 'UTC')).toBe(
+      'The chart is scaled to the runs: it shows 2026-06-01 10:55:00 UTC to 2026-06-01 11:05:00 UTC.',
+    );
+    expect(windowWords(chartWindow([], NOW), 'America/New_York')).toBe(
+      'The chart shows the whole 24 hours, 2026-05-31 08:00:00 GMT-4 to 2026-06-01 08:00:00 GMT-4.',
+    );
   });
 });
 

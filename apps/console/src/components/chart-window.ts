@@ -33,7 +33,12 @@ export function chartWindow(times: number[], now: number): ChartWindow {
     if (t < first) first = t;
     if (t > last) last = t;
   }
-  const full: ChartWindow = { from: now - CHART_WINDOW_MS, to: now, scaled: false, spanMs: Number.isFinite(first) ? last - first : 0 };
+  const full: ChartWindow = {
+    from: now - CHART_WINDOW_MS,
+    to: now,
+    scaled: false,
+    spanMs: Number.isFinite(first) ? last - first : 0,
+  };
   if (!Number.isFinite(first)) return full;
   const span = last - first;
   const pad = Math.max(span * PADDING, (MIN_WINDOW_MS - span) / 2);

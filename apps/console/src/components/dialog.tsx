@@ -5,7 +5,15 @@ import { useEffect, useRef } from 'preact/hooks';
  * A modal `<dialog>`: focus moves into it, the page behind is inert, Escape closes it. `onClose`
  * runs however it closes.
  */
-export function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: ComponentChildren }) {
+export function Dialog({
+  title,
+  onClose,
+  children,
+}: {
+  title: string;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const dialog = ref.current!;

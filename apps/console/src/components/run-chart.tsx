@@ -40,11 +40,23 @@ const GRID = { stroke: 'rgba(128,128,128,0.15)' };
 const TICKS = { stroke: 'rgba(128,128,128,0.3)' };
 
 /** One chart: a metric per run over time, one point series per status. */
-function MetricChart({ metric, runs, shown, zone }: { metric: Metric; runs: Execution[]; shown: ChartWindow; zone: string }) {
+function MetricChart({
+  metric,
+  runs,
+  shown,
+  zone,
+}: {
+  metric: Metric;
+  runs: Execution[];
+  shown: ChartWindow;
+  zone: string;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current!;
-    const sorted = runs.filter((r) => metric.value(r) !== null).sort((a, b) => Date.parse(a.scheduledFor) - Date.parse(b.scheduledFor));
+    const sorted = runs
+      .filter((r) => metric.value(r) !== null)
+      .sort((a, b) => Date.parse(a.scheduledFor) - Date.parse(b.scheduledFor));
     const statuses = [...new Set(sorted.map((r) => r.status))];
     const xs = sorted.map((r) => Date.parse(r.scheduledFor) / 1000);
     const series = statuses.map((status) => sorted.map((r) => (r.status === status ? metric.value(r) : null)));
@@ -55,13 +67,21 @@ function MetricChart({ metric, runs, shown, zone }: { metric: Metric; runs: Exec
         legend: { show: false },
         cursor: { drag: { x: true, y: false } },
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), zone),
-        scales: { x: { time: true, range: [shown.from / 1000, shown.to / 1000] }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] } },
+        scales: {
+          x: { time: true, range: [shown.from / 1000, shown.to / 1000] },
+          y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.15 : 1] },
+        },
         axes: [
           {
             stroke: 'currentColor',
             // 24-hour wall clock in the browser's zone, the date under the first tick of each day;
             // the zone is the axis label. (uPlot's own labels are 12-hour.)
-            values: (_u, ticks, _axis, _space, step) => axisTimes(ticks.map((t) => t * 1000), step * 1000, zone),
+            values: (_u, ticks, _axis, _space, step) =>
+              axisTimes(
+                ticks.map((t) => t * 1000),
+                step * 1000,
+                zone,
+              ),
             space: 56,
             size: 44,
             label: axisZone(shown, zone),
@@ -70,7 +90,13 @@ function MetricChart({ metric, runs, shown, zone }: { metric: Metric; runs: Exec
             grid: GRID,
             ticks: TICKS,
           },
-          { stroke: 'currentColor', size: 64, values: (_u, values) => values.map((v) => formatSpan(v)), grid: GRID, ticks: TICKS },
+          {
+            stroke: 'currentColor',
+            size: 64,
+            values: (_u, values) => values.map((v) => formatSpan(v)),
+            grid: GRID,
+            ticks: TICKS,
+          },
         ],
         series: [
           {},
@@ -107,7 +133,10 @@ function MetricChart({ metric, runs, shown, zone }: { metric: Metric; runs: Exec
 export function RunChart({ runs, now, truncated }: { runs: Execution[]; now: number; truncated: boolean }) {
   const statuses = [...new Set(runs.map((r) => r.status))];
   const zone = browserZone();
-  const shown = chartWindow(runs.map((r) => Date.parse(r.scheduledFor)), now);
+  const shown = chartWindow(
+    runs.map((r) => Date.parse(r.scheduledFor)),
+    now,
+  );
   return (
     <div class="run-chart">
       <p class="chart-summary">
@@ -123,7 +152,11 @@ export function RunChart({ runs, now, truncated }: { runs: Execution[]; now: num
               </li>
             ))}
           </ul>
-          <div class="charts" role="img" aria-label={`Start lag and duration per run. ${windowWords(shown, zone)} Times in ${axisZone(shown, zone)}.`}>
+          <div
+            class="charts"
+            role="img"
+            aria-label={`Start lag and duration per run. ${windowWords(shown, zone)} Times in ${axisZone(shown, zone)}.`}
+          >
             {METRICS.map((metric) => (
               <MetricChart key={metric.title} metric={metric} runs={runs} shown={shown} zone={zone} />
             ))}

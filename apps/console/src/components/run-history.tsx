@@ -20,7 +20,10 @@ function Span({ ms }: { ms: number | null }) {
 
 /** An execution's history of state changes, loaded when its row is opened. */
 export function Events({ id, zone }: { id: string; zone: string }) {
-  const [state, setState] = useState<{ events?: Awaited<ReturnType<typeof api.executions.get>>['events']; error?: string } | null>(null);
+  const [state, setState] = useState<{
+    events?: Awaited<ReturnType<typeof api.executions.get>>['events'];
+    error?: string;
+  } | null>(null);
   const load = async (event: Event) => {
     if (!(event.currentTarget as HTMLDetailsElement).open || state?.events) return;
     try {
@@ -39,17 +42,29 @@ export function Events({ id, zone }: { id: string; zone: string }) {
             <li key={i}>
               <Time at={e.at} zone={zone} /> <span class="muted">{e.from ?? 'planned'}</span> → <Status status={e.to} />
               {e.workerId ? <span class="muted small"> on {e.workerId}</span> : null}
-              {e.detail !== null && e.detail !== undefined ? <code class="small block">{typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail)}</code> : null}
+              {e.detail !== null && e.detail !== undefined ? (
+                <code class="small block">{typeof e.detail === 'string' ? e.detail : JSON.stringify(e.detail)}</code>
+              ) : null}
             </li>
           ))}
         </ol>
-      ) : state ? null : <p class="muted small">…</p>}
+      ) : state ? null : (
+        <p class="muted small">…</p>
+      )}
     </details>
   );
 }
 
 /** Retry a dead execution, cancel a pending one: the buttons the operator role has. */
-export function ExecutionButtons({ execution, onChanged, say }: { execution: Execution; onChanged: () => void; say: Say }) {
+export function ExecutionButtons({
+  execution,
+  onChanged,
+  say,
+}: {
+  execution: Execution;
+  onChanged: () => void;
+  say: Say;
+}) {
   const mayCall = useMayCall();
   const [busy, setBusy] = useState(false);
   const run = (what: string, call: () => Promise<Execution>) => async () => {
@@ -85,7 +100,19 @@ export function ExecutionButtons({ execution, onChanged, say }: { execution: Exe
  * how late it started, how long it took, and its events. A run of a deleted task of the same name
  * says so (unless `markDeleted` is false: the history of a deleted task, where every run is).
  */
-export function RunHistory({ runs, zone, onChanged, say, markDeleted = true }: { runs: Execution[]; zone: string; onChanged: () => void; say: Say; markDeleted?: boolean }) {
+export function RunHistory({
+  runs,
+  zone,
+  onChanged,
+  say,
+  markDeleted = true,
+}: {
+  runs: Execution[];
+  zone: string;
+  onChanged: () => void;
+  say: Say;
+  markDeleted?: boolean;
+}) {
   return (
     <Table
       class="runs-table"
@@ -98,7 +125,11 @@ export function RunHistory({ runs, zone, onChanged, say, markDeleted = true }: {
           cell: (run) => (
             <>
               <Time at={run.scheduledFor} zone={zone} />
-              {run.taskDeleted && markDeleted ? <span class="muted small block" title="its task was deleted; a task of the same name came later">of a deleted task</span> : null}
+              {run.taskDeleted && markDeleted ? (
+                <span class="muted small block" title="its task was deleted; a task of the same name came later">
+                  of a deleted task
+                </span>
+              ) : null}
             </>
           ),
         },
@@ -119,7 +150,9 @@ export function RunHistory({ runs, zone, onChanged, say, markDeleted = true }: {
           cell: (run) => (
             <>
               {run.error ? <p class="error-text small">{run.error}</p> : null}
-              {NOT_SUCCEEDED.includes(run.status) ? <WhyButton task={run.task} scheduledFor={run.scheduledFor} /> : null}
+              {NOT_SUCCEEDED.includes(run.status) ? (
+                <WhyButton task={run.task} scheduledFor={run.scheduledFor} />
+              ) : null}
               <div class="row-actions">
                 <ExecutionButtons execution={run} onChanged={onChanged} say={say} />
               </div>

@@ -14,7 +14,14 @@ export interface Column<T> {
  * are said once, and each cell's label comes from its column. With `empty`, no rows show that
  * sentence instead of an empty table; a column given as `false` is left out.
  */
-export function Table<T>({ columns, rows, rowKey, empty, label, class: className }: {
+export function Table<T>({
+  columns,
+  rows,
+  rowKey,
+  empty,
+  label,
+  class: className,
+}: {
   columns: (Column<T> | false)[];
   rows: readonly T[];
   rowKey: (row: T) => string | number;

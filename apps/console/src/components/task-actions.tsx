@@ -19,7 +19,15 @@ function localInput(ms: number): string {
   return d.toISOString().slice(0, 16);
 }
 
-function BackfillDialog({ name, onDone, onClose }: { name: string; onDone: (planned: number) => void; onClose: () => void }) {
+function BackfillDialog({
+  name,
+  onDone,
+  onClose,
+}: {
+  name: string;
+  onDone: (planned: number) => void;
+  onClose: () => void;
+}) {
   const now = Date.now();
   const [from, setFrom] = useState(localInput(now - 24 * 3_600_000));
   const [to, setTo] = useState(localInput(now));
@@ -31,7 +39,11 @@ function BackfillDialog({ name, onDone, onClose }: { name: string; onDone: (plan
     setBusy(true);
     setError(null);
     try {
-      const { planned } = await api.tasks.backfill(name, { from: new Date(from).toISOString(), to: new Date(to).toISOString(), maxRuns: Number(maxRuns) });
+      const { planned } = await api.tasks.backfill(name, {
+        from: new Date(from).toISOString(),
+        to: new Date(to).toISOString(),
+        maxRuns: Number(maxRuns),
+      });
       onDone(planned);
     } catch (e) {
       setError(errorText(e));
@@ -42,7 +54,10 @@ function BackfillDialog({ name, onDone, onClose }: { name: string; onDone: (plan
   return (
     <Dialog title={`Backfill ${name}`} onClose={onClose}>
       <form class="form-grid" onSubmit={submit}>
-        <p class="muted small">Runs the task's slots in this window now, each once (slots already planned are not planned again). Times are in your zone, {browserZone()}.</p>
+        <p class="muted small">
+          Runs the task's slots in this window now, each once (slots already planned are not planned again). Times are
+          in your zone, {browserZone()}.
+        </p>
         <label>
           From
           <input type="datetime-local" step="1" required value={from} onInput={(e) => setFrom(e.currentTarget.value)} />
@@ -53,9 +68,20 @@ function BackfillDialog({ name, onDone, onClose }: { name: string; onDone: (plan
         </label>
         <label>
           At most this many runs
-          <input type="number" min="1" max="1000" required value={maxRuns} onInput={(e) => setMaxRuns(e.currentTarget.value)} />
+          <input
+            type="number"
+            min="1"
+            max="1000"
+            required
+            value={maxRuns}
+            onInput={(e) => setMaxRuns(e.currentTarget.value)}
+          />
         </label>
-        {error ? <p class="notice notice-error" role="alert">{error}</p> : null}
+        {error ? (
+          <p class="notice notice-error" role="alert">
+            {error}
+          </p>
+        ) : null}
         <div class="dialog-buttons">
           <button type="button" onClick={onClose}>
             Close
@@ -69,7 +95,17 @@ function BackfillDialog({ name, onDone, onClose }: { name: string; onDone: (plan
   );
 }
 
-function DeleteDialog({ name, onDeleted, onClose, say }: { name: string; onDeleted: () => void; onClose: () => void; say: Say }) {
+function DeleteDialog({
+  name,
+  onDeleted,
+  onClose,
+  say,
+}: {
+  name: string;
+  onDeleted: () => void;
+  onClose: () => void;
+  say: Say;
+}) {
   const [busy, setBusy] = useState(false);
   const remove = async () => {
     setBusy(true);
@@ -100,7 +136,17 @@ function DeleteDialog({ name, onDeleted, onClose, say }: { name: string; onDelet
  * Pause, Resume (with the catch-up choice), Trigger, Backfill and Delete — each shown only to a
  * role the API lets call it, and only when it applies to the task's status.
  */
-export function TaskActions({ task, onChanged, onDeleted, say }: { task: TaskDetail; onChanged: () => void; onDeleted: () => void; say: Say }) {
+export function TaskActions({
+  task,
+  onChanged,
+  onDeleted,
+  say,
+}: {
+  task: TaskDetail;
+  onChanged: () => void;
+  onDeleted: () => void;
+  say: Say;
+}) {
   const mayCall = useMayCall();
   const [catchUp, setCatchUp] = useState<'' | CatchUp>('');
   const [open, setOpen] = useState<'backfill' | 'delete' | null>(null);
@@ -117,9 +163,21 @@ export function TaskActions({ task, onChanged, onDeleted, say }: { task: TaskDet
     }
   };
   const name = task.name;
-  const pause = act('Pause', async () => (await api.tasks.pause(name), `Paused ${name}: no new slots until it is resumed.`));
-  const resume = act('Resume', async () => (await api.tasks.resume(name, catchUp ? { catchUp } : {}), `Resumed ${name}${catchUp ? ` (${CATCH_UP_WORDS[catchUp]})` : ''}.`));
-  const trigger = act('Trigger', async () => `Triggered ${name}: run ${(await api.tasks.trigger(name)).id} is planned now.`);
+  const pause = act(
+    'Pause',
+    async () => (await api.tasks.pause(name), `Paused ${name}: no new slots until it is resumed.`),
+  );
+  const resume = act(
+    'Resume',
+    async () => (
+      await api.tasks.resume(name, catchUp ? { catchUp } : {}),
+      `Resumed ${name}${catchUp ? ` (${CATCH_UP_WORDS[catchUp]})` : ''}.`
+    ),
+  );
+  const trigger = act(
+    'Trigger',
+    async () => `Triggered ${name}: run ${(await api.tasks.trigger(name)).id} is planned now.`,
+  );
   const actions = [
     task.status === 'active' && mayCall(routes.pauseTask) ? (
       <button type="button" key="pause" disabled={busy} onClick={pause}>
@@ -130,7 +188,11 @@ export function TaskActions({ task, onChanged, onDeleted, say }: { task: TaskDet
       <span class="resume" key="resume">
         <span class="field">
           <label for="resume-catch-up">Catch-up</label>
-          <select id="resume-catch-up" value={catchUp} onChange={(e) => setCatchUp(e.currentTarget.value as '' | CatchUp)}>
+          <select
+            id="resume-catch-up"
+            value={catchUp}
+            onChange={(e) => setCatchUp(e.currentTarget.value as '' | CatchUp)}
+          >
             <option value="">as the misfire policy says ({task.policy.misfire})</option>
             {CATCH_UPS.map((c) => (
               <option key={c} value={c}>
@@ -175,7 +237,9 @@ export function TaskActions({ task, onChanged, onDeleted, say }: { task: TaskDet
           }}
         />
       ) : null}
-      {open === 'delete' ? <DeleteDialog name={name} say={say} onClose={() => setOpen(null)} onDeleted={onDeleted} /> : null}
+      {open === 'delete' ? (
+        <DeleteDialog name={name} say={say} onClose={() => setOpen(null)} onDeleted={onDeleted} />
+      ) : null}
     </div>
   );
 }

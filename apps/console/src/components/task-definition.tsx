@@ -55,7 +55,8 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
         <Health health={h} zone={zone} />
         {task.pauseNote ? <span class="block pause-note">Paused: {task.pauseNote}</span> : null}
         <span class="muted small block">
-          last success <Time at={h.lastSuccessAt} zone={zone} />; last slot <Time at={h.lastSlotAt} zone={zone} />; {h.consecutiveFailures} consecutive failure
+          last success <Time at={h.lastSuccessAt} zone={zone} />; last slot <Time at={h.lastSlotAt} zone={zone} />;{' '}
+          {h.consecutiveFailures} consecutive failure
           {h.consecutiveFailures === 1 ? '' : 's'}
         </span>
       </Row>
@@ -84,29 +85,44 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
           </ul>
         </Row>
       ) : null}
-      {s.dst ? <Row term="Daylight saving">gap: {s.dst.gap ?? 'shift'}, overlap: {s.dst.overlap ?? 'first'}</Row> : null}
+      {s.dst ? (
+        <Row term="Daylight saving">
+          gap: {s.dst.gap ?? 'shift'}, overlap: {s.dst.overlap ?? 'first'}
+        </Row>
+      ) : null}
       <Row term="Handler">
         <code>{task.handler}</code>
       </Row>
       <Row term="Payload">
         <pre class="json">{JSON.stringify(task.payload, null, 2)}</pre>
-        {task.secretFields.length ? <span class="muted small">secret fields: {task.secretFields.join(', ')}</span> : null}
+        {task.secretFields.length ? (
+          <span class="muted small">secret fields: {task.secretFields.join(', ')}</span>
+        ) : null}
       </Row>
       <Row term="Overlap">{task.policy.overlap}</Row>
       <Row term="Misfire">
         {task.policy.misfire}, late after {task.policy.maxDelay}
       </Row>
       <Row term="Retries">
-        {task.policy.retry.attempts} {task.policy.retry.attempts === 1 ? 'attempt' : 'attempts'}, backoff {task.policy.retry.backoff} up to {task.policy.retry.maxBackoff}; timeout {task.policy.timeout}
+        {task.policy.retry.attempts} {task.policy.retry.attempts === 1 ? 'attempt' : 'attempts'}, backoff{' '}
+        {task.policy.retry.backoff} up to {task.policy.retry.maxBackoff}; timeout {task.policy.timeout}
       </Row>
       <Row term="Flow control">
         <FlowControl policy={task.policy} />
       </Row>
       <Row term="Failure breaker">
-        {task.policy.pauseAfter ? `pauses the task after ${task.policy.pauseAfter.failures} failed slot(s) within ${task.policy.pauseAfter.within}` : <span class="muted">—</span>}
+        {task.policy.pauseAfter ? (
+          `pauses the task after ${task.policy.pauseAfter.failures} failed slot(s) within ${task.policy.pauseAfter.within}`
+        ) : (
+          <span class="muted">—</span>
+        )}
       </Row>
-      {s.remainingRuns !== null ? <Row term="Run limit">{s.remainingRuns === 1 ? '1 run left' : `${s.remainingRuns} runs left`}</Row> : null}
-      <Row term="Notify">{task.notify.url ? `${task.notify.url} on ${task.notify.on.join(', ')}` : <span class="muted">—</span>}</Row>
+      {s.remainingRuns !== null ? (
+        <Row term="Run limit">{s.remainingRuns === 1 ? '1 run left' : `${s.remainingRuns} runs left`}</Row>
+      ) : null}
+      <Row term="Notify">
+        {task.notify.url ? `${task.notify.url} on ${task.notify.on.join(', ')}` : <span class="muted">—</span>}
+      </Row>
       <Row term="Labels">
         <Labels labels={task.labels} />
       </Row>
@@ -129,7 +145,10 @@ export function TaskDefinition({ task }: { task: TaskDetail }) {
  */
 function useExcluded(task: TaskDetail) {
   const request = unexcludedPreview(task, UNEXCLUDED_COUNT);
-  return useLoad(async () => (request ? { times: (await api.schedules.preview(request)).fireTimes.map((f) => f.at) } : null), [JSON.stringify(request), task.upcoming.at(-1)]);
+  return useLoad(
+    async () => (request ? { times: (await api.schedules.preview(request)).fireTimes.map((f) => f.at) } : null),
+    [JSON.stringify(request), task.upcoming.at(-1)],
+  );
 }
 
 /** A fire time an excluded day leaves out: struck through, with the calendars the task excludes. */
@@ -152,34 +171,54 @@ function ExcludedFireTime({ at, zone, calendars }: { at: string; zone: string; c
 export function FireTimes({ task, now, count }: { task: TaskDetail; now: number; count: number }) {
   const excluded = useExcluded(task);
   if (task.upcoming.length === 0) {
-    const why = task.status === 'paused' ? 'the task is paused' : task.status === 'completed' ? 'the task has completed' : task.lastError ? 'its schedule cannot be computed' : 'the schedule has no more slots';
+    const why =
+      task.status === 'paused'
+        ? 'the task is paused'
+        : task.status === 'completed'
+          ? 'the task has completed'
+          : task.lastError
+            ? 'its schedule cannot be computed'
+            : 'the schedule has no more slots';
     return <p class="empty">No upcoming fire times: {why}.</p>;
   }
   const zone = task.schedule.timezone;
   const names = task.schedule.exclude ?? [];
-  const times: MergedFireTime[] = excluded.data ? mergeExcluded(task.upcoming, excluded.data.times, task.upcoming.length < count) : task.upcoming.map((at) => ({ at, excluded: false }));
+  const times: MergedFireTime[] = excluded.data
+    ? mergeExcluded(task.upcoming, excluded.data.times, task.upcoming.length < count)
+    : task.upcoming.map((at) => ({ at, excluded: false }));
   let number = 0;
   return (
     <>
       <ol class="fire-times">
-        {markTransitions(times.map((t) => t.at), zone, new Date(now)).map((row, i) => {
+        {markTransitions(
+          times.map((t) => t.at),
+          zone,
+          new Date(now),
+        ).map((row, i) => {
           const isExcluded = times[i]!.excluded;
           if (!isExcluded) number += 1;
           const calendars = isExcluded ? names : [];
-          const classes = [row.transition ? 'dst' : '', isExcluded ? 'excluded' : ''].filter(Boolean).join(' ') || undefined;
+          const classes =
+            [row.transition ? 'dst' : '', isExcluded ? 'excluded' : ''].filter(Boolean).join(' ') || undefined;
           return (
             <li
               key={row.at}
               class={classes}
               value={isExcluded ? undefined : number}
-              aria-label={isExcluded ? `${formatInZone(row.at, zone)}: excluded by ${calendars.join(', ')}, not run` : undefined}
+              aria-label={
+                isExcluded ? `${formatInZone(row.at, zone)}: excluded by ${calendars.join(', ')}, not run` : undefined
+              }
             >
               {row.transition ? (
                 <span class="dst-mark">
                   <abbr title="daylight saving time">DST</abbr>: {row.transition.words}
                 </span>
               ) : null}
-              {isExcluded ? <ExcludedFireTime at={row.at} zone={zone} calendars={calendars} /> : <TwoZones at={row.at} zone={zone} />}
+              {isExcluded ? (
+                <ExcludedFireTime at={row.at} zone={zone} calendars={calendars} />
+              ) : (
+                <TwoZones at={row.at} zone={zone} />
+              )}
             </li>
           );
         })}

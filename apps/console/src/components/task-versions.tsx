@@ -15,19 +15,36 @@ function ChangesSummary({ changes }: { changes: TaskChanges }) {
   const local = (f: { local: string }) => f.local.replace('T', ' ').replace('.000', '');
   return (
     <ul class="changes">
-      {changes.moved.length ? <li>{changes.moved.length} fire time(s) move, e.g. {local(changes.moved[0]!.from)} → {local(changes.moved[0]!.to)}</li> : null}
-      {changes.removed.length ? <li>{changes.removed.length} fire time(s) dropped, e.g. {local(changes.removed[0]!)}</li> : null}
-      {changes.added.length ? <li>{changes.added.length} fire time(s) added, e.g. {local(changes.added[0]!)}</li> : null}
-      {!changes.moved.length && !changes.removed.length && !changes.added.length ? <li>the next {changes.fireTimes.after.length} fire times stay as they are</li> : null}
+      {changes.moved.length ? (
+        <li>
+          {changes.moved.length} fire time(s) move, e.g. {local(changes.moved[0]!.from)} → {local(changes.moved[0]!.to)}
+        </li>
+      ) : null}
+      {changes.removed.length ? (
+        <li>
+          {changes.removed.length} fire time(s) dropped, e.g. {local(changes.removed[0]!)}
+        </li>
+      ) : null}
+      {changes.added.length ? (
+        <li>
+          {changes.added.length} fire time(s) added, e.g. {local(changes.added[0]!)}
+        </li>
+      ) : null}
+      {!changes.moved.length && !changes.removed.length && !changes.added.length ? (
+        <li>the next {changes.fireTimes.after.length} fire times stay as they are</li>
+      ) : null}
       <li>
-        planned runs: {changes.pending.kept.length} kept, {changes.pending.withdrawn.length} withdrawn, {changes.pending.retimed.length} re-timed
+        planned runs: {changes.pending.kept.length} kept, {changes.pending.withdrawn.length} withdrawn,{' '}
+        {changes.pending.retimed.length} re-timed
       </li>
       {changes.warnings.map((w) => (
         <li key={w} class="error-text">
           {w}
         </li>
       ))}
-      <li class="muted">next fire times after: {changes.fireTimes.after.slice(0, 3).map(local).join(', ') || 'none'}</li>
+      <li class="muted">
+        next fire times after: {changes.fireTimes.after.slice(0, 3).map(local).join(', ') || 'none'}
+      </li>
     </ul>
   );
 }
@@ -36,7 +53,17 @@ function ChangesSummary({ changes }: { changes: TaskChanges }) {
  * A task's versions, newest first: who changed what, when and why, each with the fields it changed;
  * for a key that may, "Roll back to this" — the preview first, then the rollback.
  */
-export function TaskVersions({ name, zone, say, onChanged }: { name: string; zone: string; say: Say; onChanged: () => void }) {
+export function TaskVersions({
+  name,
+  zone,
+  say,
+  onChanged,
+}: {
+  name: string;
+  zone: string;
+  say: Say;
+  onChanged: () => void;
+}) {
   const mayCall = useMayCall();
   const versions = useLoad(async () => {
     const page = await api.tasks.versions(name, { limit: 20 }).page();
@@ -78,7 +105,8 @@ export function TaskVersions({ name, zone, say, onChanged }: { name: string; zon
           <li key={v.version} class="version">
             <p>
               <strong>version {v.version}</strong>
-              {v.current ? <span class="muted"> (now)</span> : null} · {v.action.replace(/^task\./, '')} · {formatInZone(v.changedAt, zone)} by {v.changedBy}
+              {v.current ? <span class="muted"> (now)</span> : null} · {v.action.replace(/^task\./, '')} ·{' '}
+              {formatInZone(v.changedAt, zone)} by {v.changedBy}
               {v.reason ? <span> — “{v.reason}”</span> : null}
             </p>
             {v.diff.length ? (

@@ -17,16 +17,24 @@ export const OUTCOME_WORDS: Record<SlotOutcome, string> = { ...SLOT_OUTCOME_WORD
  * The slots of the last day (or week) up to a little ahead — the timeline of a span at most
  * {@link CELLS_MAX} slots long; a denser one is shown from the latest slots back.
  */
-async function slotsOf(name: string, span: number, now: number): Promise<{ items: TimelineItem[]; from: number; cut: boolean }> {
+async function slotsOf(
+  name: string,
+  span: number,
+  now: number,
+): Promise<{ items: TimelineItem[]; from: number; cut: boolean }> {
   const to = now + span / 12;
   let from = now - span;
-  let page = await api.tasks.timeline(name, { from: new Date(from).toISOString(), to: new Date(to).toISOString(), limit: CELLS_MAX }).page();
+  let page = await api.tasks
+    .timeline(name, { from: new Date(from).toISOString(), to: new Date(to).toISOString(), limit: CELLS_MAX })
+    .page();
   if (!page.nextCursor || page.items.length < 2) return { items: page.items, from, cut: false };
   // More slots than cells: as many as fit, ending at `to`, at the density the first page had.
   const first = Date.parse(page.items[0]!.scheduledFor);
   const last = Date.parse(page.items.at(-1)!.scheduledFor);
   from = Math.max(from, to - ((last - first) / (page.items.length - 1)) * (CELLS_MAX - 1));
-  page = await api.tasks.timeline(name, { from: new Date(from).toISOString(), to: new Date(to).toISOString(), limit: CELLS_MAX }).page();
+  page = await api.tasks
+    .timeline(name, { from: new Date(from).toISOString(), to: new Date(to).toISOString(), limit: CELLS_MAX })
+    .page();
   return { items: page.items, from, cut: true };
 }
 
@@ -52,7 +60,8 @@ export function TimelineStrip({ name, zone }: { name: string; zone: string }) {
           ))}
         </span>
         <span class="muted small">
-          {[...counts].map(([outcome, n]) => `${n} ${OUTCOME_WORDS[outcome]}`).join(' · ') || (slots.loading ? 'Loading…' : 'no slots in this span')}
+          {[...counts].map(([outcome, n]) => `${n} ${OUTCOME_WORDS[outcome]}`).join(' · ') ||
+            (slots.loading ? 'Loading…' : 'no slots in this span')}
           {slots.data?.cut ? ` (the latest ${items.length} slots)` : ''}
         </span>
       </div>
@@ -80,7 +89,8 @@ function SlotExplanation({ item, zone }: { item: TimelineItem; zone: string }) {
   return (
     <div class="slot-explanation" role="region" aria-label="Slot explanation">
       <p>
-        <strong>{formatInZone(item.scheduledFor, zone)}</strong> <span class={`status outcome-${item.outcome}`}>{OUTCOME_WORDS[item.outcome]}</span>
+        <strong>{formatInZone(item.scheduledFor, zone)}</strong>{' '}
+        <span class={`status outcome-${item.outcome}`}>{OUTCOME_WORDS[item.outcome]}</span>
         {item.reason ? <code class="small"> {item.reason}</code> : null}
       </p>
       <p>{item.detail}</p>
@@ -101,7 +111,11 @@ export function WhyButton({ task, scheduledFor }: { task: string; scheduledFor: 
   const ask = async () => {
     try {
       const page = await api.tasks.timeline(task, { from: scheduledFor, to: scheduledFor, limit: 1 }).page();
-      setAnswer(page.items[0] ? `${OUTCOME_WORDS[page.items[0].outcome]}${page.items[0].reason ? ` (${page.items[0].reason.replace(/_/g, ' ')})` : ''}: ${page.items[0].detail}` : 'no explanation found for this slot');
+      setAnswer(
+        page.items[0]
+          ? `${OUTCOME_WORDS[page.items[0].outcome]}${page.items[0].reason ? ` (${page.items[0].reason.replace(/_/g, ' ')})` : ''}: ${page.items[0].detail}`
+          : 'no explanation found for this slot',
+      );
     } catch (error) {
       setAnswer(errorText(error));
     }

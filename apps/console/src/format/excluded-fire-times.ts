@@ -2,7 +2,6 @@ import type { PreviewRequest, ScheduleSpec, Task } from '@punctual/contract';
 
 type Schedule = Task['schedule'];
 
-
 /**
  * The schedule `POST /v1/schedules/preview` is asked for to find a task's excluded fire times: the
  * task's own, as a {@link ScheduleSpec}, without `exclude`. Nulls the spec does not take are left
@@ -31,7 +30,10 @@ export function unexcludedSchedule(schedule: Schedule): ScheduleSpec {
  * fire time keeps the two in step). Null when there is nothing to compare: no excluded calendar,
  * no upcoming fire time, or a one-off (`at`), which has a single fire time or none.
  */
-export function unexcludedPreview(task: Pick<Task, 'schedule'> & { upcoming: readonly string[] }, count: number): PreviewRequest | null {
+export function unexcludedPreview(
+  task: Pick<Task, 'schedule'> & { upcoming: readonly string[] },
+  count: number,
+): PreviewRequest | null {
   const first = task.upcoming[0];
   const s = task.schedule;
   if (!first || !s.exclude?.length || s.at !== undefined) return null;
@@ -53,7 +55,11 @@ export interface MergedFireTime {
  * within the span of `unexcluded` missing from it, so it is not the same schedule (`H` hashed by
  * another name, an RRULE counted from another start) — nothing is marked excluded.
  */
-export function mergeExcluded(upcoming: readonly string[], unexcluded: readonly string[], complete = false): MergedFireTime[] {
+export function mergeExcluded(
+  upcoming: readonly string[],
+  unexcluded: readonly string[],
+  complete = false,
+): MergedFireTime[] {
   const real = upcoming.map((at) => ({ at, excluded: false }));
   if (upcoming.length === 0 || unexcluded.length === 0) return real;
   const realMs = new Set(upcoming.map((at) => Date.parse(at)));

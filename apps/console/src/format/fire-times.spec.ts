@@ -8,14 +8,26 @@ describe('fire times across daylight saving', () => {
     const times = ['2026-03-28T08:00:00.000Z', '2026-03-29T07:00:00.000Z', '2026-03-30T07:00:00.000Z'];
     const rows = markTransitions(times, 'Europe/Berlin', new Date('2026-03-27T12:00:00Z'));
     expect(rows.map((r) => r.offset)).toEqual([60, 120, 120]);
-    expect(rows.map((r) => r.transition?.words ?? null)).toEqual([null, 'clocks go forward 1 h (+01:00 → +02:00)', null]);
+    expect(rows.map((r) => r.transition?.words ?? null)).toEqual([
+      null,
+      'clocks go forward 1 h (+01:00 → +02:00)',
+      null,
+    ]);
     const autumn = markTransitions(['2026-10-25T08:00:00.000Z'], 'Europe/Berlin', new Date('2026-10-24T12:00:00Z'));
     expect(autumn[0]!.transition).toMatchObject({ from: 120, to: 60, words: 'clocks go back 1 h (+02:00 → +01:00)' });
   });
 
   it('compares the first fire time with now, and marks nothing in a zone without daylight saving', () => {
-    expect(markTransitions(['2026-03-29T07:00:00.000Z'], 'Europe/Berlin', new Date('2026-03-28T12:00:00Z'))[0]!.transition).not.toBeNull();
-    expect(markTransitions(['2026-03-29T07:00:00.000Z', '2026-11-01T07:00:00.000Z'], 'UTC', new Date('2026-01-01T00:00:00Z')).every((r) => r.transition === null)).toBe(true);
+    expect(
+      markTransitions(['2026-03-29T07:00:00.000Z'], 'Europe/Berlin', new Date('2026-03-28T12:00:00Z'))[0]!.transition,
+    ).not.toBeNull();
+    expect(
+      markTransitions(
+        ['2026-03-29T07:00:00.000Z', '2026-11-01T07:00:00.000Z'],
+        'UTC',
+        new Date('2026-01-01T00:00:00Z'),
+      ).every((r) => r.transition === null),
+    ).toBe(true);
   });
 
   it('says half-hour shifts in minutes (Lord Howe Island)', () => {
@@ -33,7 +45,14 @@ describe('time for people', () => {
 
   it('writes offsets and spans', () => {
     expect([formatOffset(0), formatOffset(-210), formatOffset(345)]).toEqual(['±00:00', '-03:30', '+05:45']);
-    expect([formatSpan(850), formatSpan(1_234), formatSpan(42_000), formatSpan(200_000), formatSpan(7_500_000), formatSpan(-90_000)]).toEqual(['850 ms', '1.2 s', '42 s', '3 min 20 s', '2 h 5 min', '-1 min 30 s']);
+    expect([
+      formatSpan(850),
+      formatSpan(1_234),
+      formatSpan(42_000),
+      formatSpan(200_000),
+      formatSpan(7_500_000),
+      formatSpan(-90_000),
+    ]).toEqual(['850 ms', '1.2 s', '42 s', '3 min 20 s', '2 h 5 min', '-1 min 30 s']);
     expect(relative('2026-01-01T00:05:00Z', Date.parse('2026-01-01T00:00:00Z'))).toBe('in 5 min');
     expect(relative('2026-01-01T00:00:00Z', Date.parse('2026-01-01T01:00:00Z'))).toBe('1 h ago');
   });

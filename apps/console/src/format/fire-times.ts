@@ -18,7 +18,8 @@ export function markTransitions(times: readonly string[], zone: string, since: D
   let previous = offsetMinutes(since, zone);
   return times.map((at) => {
     const offset = offsetMinutes(at, zone);
-    const transition = offset === previous ? null : { from: previous, to: offset, words: transitionWords(previous, offset) };
+    const transition =
+      offset === previous ? null : { from: previous, to: offset, words: transitionWords(previous, offset) };
     previous = offset;
     return { at, offset, transition };
   });

@@ -12,14 +12,20 @@ describe('schedules in words', () => {
   });
 
   it('reads intervals in their largest whole unit', () => {
-    expect([intervalWords('15m'), intervalWords('90s'), intervalWords('1h'), intervalWords('250ms'), intervalWords('1.5h')]).toEqual([
-      'Every 15 minutes', 'Every 90 seconds', 'Every hour', 'Every 250 milliseconds', 'Every 90 minutes',
-    ]);
+    expect([
+      intervalWords('15m'),
+      intervalWords('90s'),
+      intervalWords('1h'),
+      intervalWords('250ms'),
+      intervalWords('1.5h'),
+    ]).toEqual(['Every 15 minutes', 'Every 90 seconds', 'Every hour', 'Every 250 milliseconds', 'Every 90 minutes']);
   });
 
   it('reads one-offs in their zone and RRULEs with the rrule package', () => {
     expect(scheduleWords({ ...base, at: '2026-06-01T07:00:00.000Z' })).toMatch(/^Once, at 2026-06-01 09:00:00 /);
-    expect(rruleWords('DTSTART;TZID=Europe/Berlin:20260101T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO')).toBe('every week on Monday');
+    expect(rruleWords('DTSTART;TZID=Europe/Berlin:20260101T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO')).toBe(
+      'every week on Monday',
+    );
     expect(scheduleWords({ ...base, rrule: 'FREQ=DAILY;BYHOUR=9' })).toBe('Every day at 9 (Europe/Berlin)');
     expect(rruleWords('not a rule')).toBeNull();
     expect(scheduleExpression({ ...base, every: '15m' })).toBe('every 15m');

@@ -5,7 +5,13 @@ import { formatInZone } from './time.js';
 
 type Schedule = Task['schedule'];
 
-const UNIT_WORDS: [number, string][] = [[86_400_000, 'day'], [3_600_000, 'hour'], [60_000, 'minute'], [1_000, 'second'], [1, 'millisecond']];
+const UNIT_WORDS: [number, string][] = [
+  [86_400_000, 'day'],
+  [3_600_000, 'hour'],
+  [60_000, 'minute'],
+  [1_000, 'second'],
+  [1, 'millisecond'],
+];
 
 /** `Every 15 minutes`, `Every 90 seconds`: the largest unit that divides the interval. */
 export function intervalWords(every: string): string {
@@ -22,7 +28,11 @@ export function intervalWords(every: string): string {
  */
 export function cronWords(expression: string): string | null {
   try {
-    return cronstrue.toString(expression, { use24HourTimeFormat: true, throwExceptionOnParseError: true, verbose: false });
+    return cronstrue.toString(expression, {
+      use24HourTimeFormat: true,
+      throwExceptionOnParseError: true,
+      verbose: false,
+    });
   } catch {
     // Not an error to show: the expression itself is shown beside the words.
     return null;
@@ -31,7 +41,10 @@ export function cronWords(expression: string): string | null {
 
 /** The RRULE lines of RFC 5545 text in words (the rrule package), or null when it cannot say them. */
 export function rruleWords(text: string): string | null {
-  const rules = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => /^(RRULE:)?FREQ=/i.test(line));
+  const rules = text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => /^(RRULE:)?FREQ=/i.test(line));
   if (rules.length === 0) return null;
   try {
     return rules.map((line) => RRule.fromString(/^RRULE:/i.test(line) ? line : `RRULE:${line}`).toText()).join('; ');
@@ -60,5 +73,7 @@ export function scheduleWords(schedule: Schedule): string {
  */
 export function scheduleExpression(schedule: Schedule): string {
   if (schedule.at !== undefined) return formatInZone(schedule.at, schedule.timezone);
-  return schedule.cron ?? (schedule.every !== undefined ? `every ${schedule.every}` : undefined) ?? schedule.rrule ?? '';
+  return (
+    schedule.cron ?? (schedule.every !== undefined ? `every ${schedule.every}` : undefined) ?? schedule.rrule ?? ''
+  );
 }

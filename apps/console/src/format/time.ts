@@ -13,8 +13,13 @@ function formatter(zone: string, zoneName: 'shortOffset' | 'longOffset'): Intl.D
   if (!format) {
     format = new Intl.DateTimeFormat('en-US', {
       timeZone: zone,
-      year: 'numeric', month: '2-digit', day: '2-digit',
-      hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
       timeZoneName: zoneName,
     });
     formats.set(key, format);
@@ -23,7 +28,11 @@ function formatter(zone: string, zoneName: 'shortOffset' | 'longOffset'): Intl.D
 }
 
 function parts(at: Date, zone: string, zoneName: 'shortOffset' | 'longOffset'): Record<string, string> {
-  return Object.fromEntries(formatter(zone, zoneName).formatToParts(at).map((p) => [p.type, p.value]));
+  return Object.fromEntries(
+    formatter(zone, zoneName)
+      .formatToParts(at)
+      .map((p) => [p.type, p.value]),
+  );
 }
 
 /** `2026-03-29 09:00:00 GMT+2`: the wall time in `zone`, to the second, with its offset (see {@link zoneName}). */
@@ -54,7 +63,12 @@ export function formatOffset(minutes: number): string {
   return `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
 }
 
-const UNITS: [number, string][] = [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'min'], [1_000, 's']];
+const UNITS: [number, string][] = [
+  [86_400_000, 'd'],
+  [3_600_000, 'h'],
+  [60_000, 'min'],
+  [1_000, 's'],
+];
 
 /** A span of milliseconds for people: `850 ms`, `1.2 s`, `42 s`, `3 min 20 s`, `2 h 5 min`, `3 d 4 h`. */
 export function formatSpan(ms: number): string {

@@ -6,7 +6,20 @@ import { ErrorText, Section } from '../components/bits.js';
 import { Table } from '../components/table.js';
 import { useLoad } from '../load.js';
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const WEEKDAYS = ['Mo', 'Tu', 'We', 'Th', 'Fr', 'Sa', 'Su'];
 
 /** Links to the pages of the tasks that exclude a calendar, or a dash. */
@@ -32,7 +45,9 @@ export function CalendarsPage() {
   return (
     <main class="page">
       <h1>Calendars</h1>
-      <p class="muted">Named sets of excluded days: a task whose schedule excludes a calendar has no run on its days.</p>
+      <p class="muted">
+        Named sets of excluded days: a task whose schedule excludes a calendar has no run on its days.
+      </p>
       <ErrorText error={calendars.error} />
       {calendars.data ? (
         <Table<Calendar>
@@ -43,7 +58,11 @@ export function CalendarsPage() {
           columns={[
             { title: 'Name', cell: (c) => <a href={`/calendars/${encodeURIComponent(c.name)}`}>{c.name}</a> },
             { title: 'Time zone', cell: (c) => c.timezone ?? <span class="muted">each task's own</span> },
-            { title: 'Days', cell: (c) => `${c.dates.length} date${c.dates.length === 1 ? '' : 's'}, ${c.rrules.length} rule${c.rrules.length === 1 ? '' : 's'}` },
+            {
+              title: 'Days',
+              cell: (c) =>
+                `${c.dates.length} date${c.dates.length === 1 ? '' : 's'}, ${c.rrules.length} rule${c.rrules.length === 1 ? '' : 's'}`,
+            },
             { title: 'Managed by', cell: (c) => c.managedBy ?? <span class="muted">—</span> },
             { title: 'Used by', cell: (c) => <TaskLinks tasks={c.tasks} /> },
           ]}
@@ -60,7 +79,10 @@ function Month({ year, month, excluded }: { year: number; month: number; exclude
   const first = new Date(Date.UTC(year, month, 1));
   const length = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
   const lead = (first.getUTCDay() + 6) % 7;
-  const cells: (number | null)[] = [...Array.from({ length: lead }, () => null), ...Array.from({ length }, (_, i) => i + 1)];
+  const cells: (number | null)[] = [
+    ...Array.from({ length: lead }, () => null),
+    ...Array.from({ length }, (_, i) => i + 1),
+  ];
   while (cells.length % 7) cells.push(null);
   const weeks = Array.from({ length: cells.length / 7 }, (_, w) => cells.slice(w * 7, w * 7 + 7));
   const iso = (day: number) => `${year}-${String(month + 1).padStart(2, '0')}-${String(day).padStart(2, '0')}`;
@@ -126,7 +148,11 @@ export function CalendarPage() {
             </div>
             <div class="def-row">
               <dt>Time zone</dt>
-              <dd>{c.timezone ?? <span class="muted">each task's own (the dates are local dates of the task's zone)</span>}</dd>
+              <dd>
+                {c.timezone ?? (
+                  <span class="muted">each task's own (the dates are local dates of the task's zone)</span>
+                )}
+              </dd>
             </div>
             <div class="def-row">
               <dt>Dates</dt>
@@ -134,7 +160,9 @@ export function CalendarPage() {
             </div>
             <div class="def-row">
               <dt>Rules</dt>
-              <dd>{c.rrules.length ? c.rrules.map((r) => <code key={r}>{r} </code>) : <span class="muted">none</span>}</dd>
+              <dd>
+                {c.rrules.length ? c.rrules.map((r) => <code key={r}>{r} </code>) : <span class="muted">none</span>}
+              </dd>
             </div>
             <div class="def-row">
               <dt>Managed by</dt>
@@ -154,7 +182,11 @@ export function CalendarPage() {
           <button type="button" onClick={() => setYear(year - 1)} aria-label="Previous year">
             ← {year - 1}
           </button>
-          <span aria-live="polite">{days.data ? `${days.data.days.length} excluded day${days.data.days.length === 1 ? '' : 's'} in ${year}` : 'Loading…'}</span>
+          <span aria-live="polite">
+            {days.data
+              ? `${days.data.days.length} excluded day${days.data.days.length === 1 ? '' : 's'} in ${year}`
+              : 'Loading…'}
+          </span>
           <button type="button" onClick={() => setYear(year + 1)} aria-label="Next year">
             {year + 1} →
           </button>

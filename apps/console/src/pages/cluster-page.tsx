@@ -71,7 +71,10 @@ export function ClusterPage() {
           </div>
           {c.shards.length > 1 ? (
             <Section title="Shards">
-              <p class="muted small">The tasks are split into {c.shards.length} shards, each led by one scheduler; the leader of each took its latest epoch.</p>
+              <p class="muted small">
+                The tasks are split into {c.shards.length} shards, each led by one scheduler; the leader of each took
+                its latest epoch.
+              </p>
               <Table
                 label="Shard map"
                 rows={c.shards}
@@ -86,7 +89,10 @@ export function ClusterPage() {
             </Section>
           ) : null}
           <Section title="Flow control">
-            <p class="muted small">The busiest keys tasks share (<code>policy.concurrency</code>, <code>policy.rateLimit</code>): runs in progress and runs held back until the key has room.</p>
+            <p class="muted small">
+              The busiest keys tasks share (<code>policy.concurrency</code>, <code>policy.rateLimit</code>): runs in
+              progress and runs held back until the key has room.
+            </p>
             <Table
               label="Flow-control keys"
               rows={c.flow}
@@ -106,7 +112,15 @@ export function ClusterPage() {
               empty="No live worker: nothing will run until one starts."
               columns={[
                 { title: 'Instance', cell: (w) => w.instance },
-                { title: 'Handlers', cell: (w) => w.handlers.map((h) => <code key={h} class="chip">{h}</code>) },
+                {
+                  title: 'Handlers',
+                  cell: (w) =>
+                    w.handlers.map((h) => (
+                      <code key={h} class="chip">
+                        {h}
+                      </code>
+                    )),
+                },
                 { title: 'Concurrency', cell: (w) => w.concurrency ?? '—' },
                 { title: 'Last seen', cell: (w) => (w.seenAt ? relative(w.seenAt) : '—') },
               ]}
@@ -127,7 +141,9 @@ export function ClusterPage() {
                     <>
                       {o.offsetMs >= 0 ? '+' : ''}
                       {formatSpan(o.offsetMs)}
-                      {Math.abs(o.offsetMs) > OFFSET_LIMIT_MS ? <span class="status status-dead"> beyond 1 s</span> : null}
+                      {Math.abs(o.offsetMs) > OFFSET_LIMIT_MS ? (
+                        <span class="status status-dead"> beyond 1 s</span>
+                      ) : null}
                     </>
                   ),
                 },

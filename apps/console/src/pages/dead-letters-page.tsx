@@ -27,7 +27,10 @@ function useTaskZones(names: string[]): Map<string, string | null> {
     const work = async () => {
       for (let name = queue.shift(); name !== undefined && !stopped; name = queue.shift()) {
         const task = name;
-        const zone = await api.tasks.get(task, { upcoming: 1 }).then((detail) => detail.schedule.timezone, () => null);
+        const zone = await api.tasks.get(task, { upcoming: 1 }).then(
+          (detail) => detail.schedule.timezone,
+          () => null,
+        );
         if (!stopped) setZones((m) => new Map(m).set(task, zone));
       }
     };
@@ -40,7 +43,15 @@ function useTaskZones(names: string[]): Map<string, string | null> {
 }
 
 /** An instant in the run's task's zone and, when it differs, in the browser's; the browser's alone until the task's zone is known. */
-function RunTime({ at, taskZone, browser }: { at: string | null | undefined; taskZone: string | null | undefined; browser: string }) {
+function RunTime({
+  at,
+  taskZone,
+  browser,
+}: {
+  at: string | null | undefined;
+  taskZone: string | null | undefined;
+  browser: string;
+}) {
   return taskZone ? <TwoZones at={at} zone={taskZone} /> : <Time at={at} zone={browser} />;
 }
 
@@ -49,8 +60,20 @@ function RunTime({ at, taskZone, browser }: { at: string | null | undefined; tas
  * `retrying` runs (waiting for their next attempt, a replayed dead letter among them) to cancel.
  */
 const VIEWS = {
-  dead: { title: 'Dead', verb: 'Retry', past: 'retried', route: routes.retryExecution, call: (id: string) => api.executions.retry(id) },
-  retrying: { title: 'Retrying', verb: 'Cancel', past: 'cancelled', route: routes.cancelExecution, call: (id: string) => api.executions.cancel(id) },
+  dead: {
+    title: 'Dead',
+    verb: 'Retry',
+    past: 'retried',
+    route: routes.retryExecution,
+    call: (id: string) => api.executions.retry(id),
+  },
+  retrying: {
+    title: 'Retrying',
+    verb: 'Cancel',
+    past: 'cancelled',
+    route: routes.cancelExecution,
+    call: (id: string) => api.executions.cancel(id),
+  },
 } as const;
 type View = keyof typeof VIEWS;
 
@@ -65,7 +88,10 @@ export function DeadLettersPage() {
   const [selected, setSelected] = useState(new Set<string>());
   const [notice, setNotice] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const [busy, setBusy] = useState(false);
-  const page = useLoad(() => api.executions.list({ status: view, limit: PAGE_SIZE }).page(cursors.at(-1)), [view, cursors]);
+  const page = useLoad(
+    () => api.executions.list({ status: view, limit: PAGE_SIZE }).page(cursors.at(-1)),
+    [view, cursors],
+  );
   useEffect(() => {
     document.title = 'Dead letters · Punctual';
   }, []);
@@ -76,7 +102,8 @@ export function DeadLettersPage() {
   }, [view]);
   const items = page.data?.items ?? [];
   const taskZones = useTaskZones(items.map((e) => e.task));
-  const toggle = (id: string) => setSelected((s) => (s.has(id) ? new Set([...s].filter((x) => x !== id)) : new Set(s).add(id)));
+  const toggle = (id: string) =>
+    setSelected((s) => (s.has(id) ? new Set([...s].filter((x) => x !== id)) : new Set(s).add(id)));
   const allSelected = items.length > 0 && items.every((e) => selected.has(e.id));
 
   const actOnSelected = async () => {
@@ -88,7 +115,11 @@ export function DeadLettersPage() {
     setBusy(false);
     setSelected(new Set());
     const done = ids.length - failures.length;
-    setNotice(failures.length ? { kind: 'error', text: `${done} of ${ids.length} ${spec.past}; ${failures.length} failed: ${failures[0]}` } : { kind: 'ok', text: `${done} run${done === 1 ? '' : 's'} ${spec.past}.` });
+    setNotice(
+      failures.length
+        ? { kind: 'error', text: `${done} of ${ids.length} ${spec.past}; ${failures.length} failed: ${failures[0]}` }
+        : { kind: 'ok', text: `${done} run${done === 1 ? '' : 's'} ${spec.past}.` },
+    );
     await page.reload();
   };
 
@@ -96,11 +127,16 @@ export function DeadLettersPage() {
     <main class="page">
       <h1>Dead letters</h1>
       <p class="muted">
-        Runs whose attempts are exhausted stay <strong>dead</strong> until someone retries them; a retried run waits as <strong>retrying</strong> for its next attempt and can still be cancelled.
+        Runs whose attempts are exhausted stay <strong>dead</strong> until someone retries them; a retried run waits as{' '}
+        <strong>retrying</strong> for its next attempt and can still be cancelled.
       </p>
       <nav class="tabs" aria-label="Lists">
         {(Object.keys(VIEWS) as View[]).map((v) => (
-          <a key={v} href={v === 'dead' ? '/dead-letters' : '/dead-letters?status=retrying'} aria-current={v === view ? 'page' : undefined}>
+          <a
+            key={v}
+            href={v === 'dead' ? '/dead-letters' : '/dead-letters?status=retrying'}
+            aria-current={v === view ? 'page' : undefined}
+          >
             {VIEWS[v].title}
           </a>
         ))}
@@ -110,10 +146,19 @@ export function DeadLettersPage() {
       {mayAct && items.length > 0 ? (
         <div class="bulk-bar" role="group" aria-label="Selected runs">
           <label class="check">
-            <input type="checkbox" checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(items.map((e) => e.id)))} />
+            <input
+              type="checkbox"
+              checked={allSelected}
+              onChange={() => setSelected(allSelected ? new Set() : new Set(items.map((e) => e.id)))}
+            />
             Select all
           </label>
-          <button type="button" class={view === 'dead' ? 'primary' : 'danger'} disabled={busy || selected.size === 0} onClick={actOnSelected}>
+          <button
+            type="button"
+            class={view === 'dead' ? 'primary' : 'danger'}
+            disabled={busy || selected.size === 0}
+            onClick={actOnSelected}
+          >
             {spec.verb} selected ({selected.size})
           </button>
         </div>
@@ -123,30 +168,59 @@ export function DeadLettersPage() {
           class="dead-table"
           rows={items}
           rowKey={(e) => e.id}
-          empty={view === 'dead' ? 'No dead letters. Every run either succeeded or is still being tried.' : 'No run is waiting for another attempt.'}
+          empty={
+            view === 'dead'
+              ? 'No dead letters. Every run either succeeded or is still being tried.'
+              : 'No run is waiting for another attempt.'
+          }
           columns={[
             mayAct && {
               title: 'Select',
               head: <span class="visually-hidden">Selected</span>,
-              cell: (e) => <input type="checkbox" aria-label={`Select run of ${e.task} at ${e.scheduledFor}`} checked={selected.has(e.id)} onChange={() => toggle(e.id)} />,
+              cell: (e) => (
+                <input
+                  type="checkbox"
+                  aria-label={`Select run of ${e.task} at ${e.scheduledFor}`}
+                  checked={selected.has(e.id)}
+                  onChange={() => toggle(e.id)}
+                />
+              ),
             },
             { title: 'Task', cell: (e) => <a href={`/tasks/${encodeURIComponent(e.task)}`}>{e.task}</a> },
-            { title: 'Slot', cell: (e) => <RunTime at={e.scheduledFor} taskZone={taskZones.get(e.task)} browser={zone} /> },
+            {
+              title: 'Slot',
+              cell: (e) => <RunTime at={e.scheduledFor} taskZone={taskZones.get(e.task)} browser={zone} />,
+            },
             {
               title: 'Status',
               cell: (e) => (
                 <>
-                  <Status status={e.status} /> <span class="muted small">after {e.attempt} attempt{e.attempt === 1 ? '' : 's'}</span>
+                  <Status status={e.status} />{' '}
+                  <span class="muted small">
+                    after {e.attempt} attempt{e.attempt === 1 ? '' : 's'}
+                  </span>
                 </>
               ),
             },
-            { title: 'Error', cell: (e) => (e.error ? <span class="error-text small">{e.error}</span> : <span class="muted">—</span>) },
-            { title: 'Finished', cell: (e) => <RunTime at={e.finishedAt ?? e.nextAttemptAt} taskZone={taskZones.get(e.task)} browser={zone} /> },
+            {
+              title: 'Error',
+              cell: (e) => (e.error ? <span class="error-text small">{e.error}</span> : <span class="muted">—</span>),
+            },
+            {
+              title: 'Finished',
+              cell: (e) => (
+                <RunTime at={e.finishedAt ?? e.nextAttemptAt} taskZone={taskZones.get(e.task)} browser={zone} />
+              ),
+            },
             {
               title: 'Actions',
               cell: (e) => (
                 <div class="row-actions">
-                  <ExecutionButtons execution={e} say={(kind, text) => setNotice({ kind, text })} onChanged={() => void page.reload()} />
+                  <ExecutionButtons
+                    execution={e}
+                    say={(kind, text) => setNotice({ kind, text })}
+                    onChanged={() => void page.reload()}
+                  />
                 </div>
               ),
             },

@@ -23,9 +23,15 @@ const REFRESH_MS = 15_000;
 /** The runs of the last 24 hours, newest first, at most {@link CHART_MAX_RUNS}. */
 async function recentRuns(name: string, now: number): Promise<{ runs: Execution[]; truncated: boolean }> {
   const runs: Execution[] = [];
-  for await (const page of api.executions.list({ task: name, from: new Date(now - CHART_WINDOW_MS).toISOString(), limit: 500 }).pages()) {
+  for await (const page of api.executions
+    .list({ task: name, from: new Date(now - CHART_WINDOW_MS).toISOString(), limit: 500 })
+    .pages()) {
     runs.push(...page.items);
-    if (runs.length >= CHART_MAX_RUNS) return { runs: runs.slice(0, CHART_MAX_RUNS), truncated: page.nextCursor !== null || runs.length > CHART_MAX_RUNS };
+    if (runs.length >= CHART_MAX_RUNS)
+      return {
+        runs: runs.slice(0, CHART_MAX_RUNS),
+        truncated: page.nextCursor !== null || runs.length > CHART_MAX_RUNS,
+      };
   }
   return { runs, truncated: false };
 }
@@ -38,9 +44,22 @@ export function TaskPage() {
   const say: Say = (kind, text) => setNotice({ kind, text });
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   // No task of the name (null): a deleted task's history may still be listed under it.
-  const task = useLoad(() => api.tasks.get(name, { upcoming: UPCOMING }).catch((error: unknown) => (error instanceof PunctualApiError && error.status === 404 ? null : Promise.reject(error))), [name], REFRESH_MS);
+  const task = useLoad(
+    () =>
+      api.tasks
+        .get(name, { upcoming: UPCOMING })
+        .catch((error: unknown) =>
+          error instanceof PunctualApiError && error.status === 404 ? null : Promise.reject(error),
+        ),
+    [name],
+    REFRESH_MS,
+  );
   const chart = useLoad(async () => ({ now: Date.now(), ...(await recentRuns(name, Date.now())) }), [name], REFRESH_MS);
-  const history = useLoad(() => api.tasks.executions(name, { limit: HISTORY_PAGE }).page(cursors.at(-1)), [name, cursors], REFRESH_MS);
+  const history = useLoad(
+    () => api.tasks.executions(name, { limit: HISTORY_PAGE }).page(cursors.at(-1)),
+    [name, cursors],
+    REFRESH_MS,
+  );
   useEffect(() => {
     document.title = `${name} · Punctual`;
     setNotice(null);
@@ -52,7 +71,11 @@ export function TaskPage() {
       <button type="button" disabled={cursors.length < 2} onClick={() => setCursors(cursors.slice(0, -1))}>
         Newer runs
       </button>
-      <button type="button" disabled={!history.data?.nextCursor} onClick={() => setCursors([...cursors, history.data!.nextCursor!])}>
+      <button
+        type="button"
+        disabled={!history.data?.nextCursor}
+        onClick={() => setCursors([...cursors, history.data!.nextCursor!])}
+      >
         Older runs
       </button>
     </nav>
@@ -66,7 +89,13 @@ export function TaskPage() {
         <Notice notice={notice} />
         <Section title="Run history">
           <ErrorText error={history.error} />
-          <RunHistory runs={history.data.items} zone="UTC" say={say} onChanged={() => void history.reload()} markDeleted={false} />
+          <RunHistory
+            runs={history.data.items}
+            zone="UTC"
+            say={say}
+            onChanged={() => void history.reload()}
+            markDeleted={false}
+          />
           {pager}
         </Section>
       </main>
@@ -76,7 +105,13 @@ export function TaskPage() {
     return (
       <main class="page">
         <h1>{name}</h1>
-        {task.error ? <ErrorText error={task.error} /> : task.data === null && history.error ? <ErrorText error={history.error} /> : <p class="muted">Loading…</p>}
+        {task.error ? (
+          <ErrorText error={task.error} />
+        ) : task.data === null && history.error ? (
+          <ErrorText error={history.error} />
+        ) : (
+          <p class="muted">Loading…</p>
+        )}
         <p>
           <a href="/">Back to the tasks</a>
         </p>
@@ -114,11 +149,19 @@ export function TaskPage() {
       </Section>
       <Section title="Last 24 hours">
         <ErrorText error={chart.error} />
-        {chart.data ? <LazyRunChart runs={chart.data.runs} now={chart.data.now} truncated={chart.data.truncated} /> : <p class="muted">Loading…</p>}
+        {chart.data ? (
+          <LazyRunChart runs={chart.data.runs} now={chart.data.now} truncated={chart.data.truncated} />
+        ) : (
+          <p class="muted">Loading…</p>
+        )}
       </Section>
       <Section title="Run history">
         <ErrorText error={history.error} />
-        {history.data ? <RunHistory runs={history.data.items} zone={t.schedule.timezone} say={say} onChanged={() => void refresh()} /> : <p class="muted">Loading…</p>}
+        {history.data ? (
+          <RunHistory runs={history.data.items} zone={t.schedule.timezone} say={say} onChanged={() => void refresh()} />
+        ) : (
+          <p class="muted">Loading…</p>
+        )}
         {pager}
       </Section>
       <Section title="Versions">

@@ -16,7 +16,13 @@ const DETAIL_CONCURRENCY = 4;
 type Filters = { q: string; health: string; status: string; label: string; handler: string };
 
 function filtersOf(query: Record<string, string>): Filters {
-  return { q: query.q ?? '', health: query.health ?? '', status: query.status ?? '', label: query.label ?? '', handler: query.handler ?? '' };
+  return {
+    q: query.q ?? '',
+    health: query.health ?? '',
+    status: query.status ?? '',
+    label: query.label ?? '',
+    handler: query.handler ?? '',
+  };
 }
 
 function searchOf(filters: Filters): string {
@@ -51,7 +57,12 @@ function useDetails(tasks: Task[] | undefined): Map<string, TaskDetail | string>
 /** The task's latest due run, whatever became of it (a task whose runs died shows a dead one); never a slot planned ahead. */
 function LastRun({ detail, zone }: { detail: TaskDetail | string | undefined; zone: string }) {
   if (detail === undefined) return <span class="muted">…</span>;
-  if (typeof detail === 'string') return <span class="muted" title={detail}>unavailable</span>;
+  if (typeof detail === 'string')
+    return (
+      <span class="muted" title={detail}>
+        unavailable
+      </span>
+    );
   const last = detail.lastExecution;
   if (!last) return <span class="muted">never ran</span>;
   const lag = startLagMs(last);
@@ -125,11 +136,15 @@ export function TasksPage() {
       handler: next.handler || undefined,
       label: next.label ? [next.label] : undefined,
     });
-    if (!checked.success) return setFormError(checked.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; '));
+    if (!checked.success)
+      return setFormError(checked.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; '));
     setFormError(null);
     route(searchOf(next));
   };
-  const field = (name: keyof Filters) => ({ value: draft[name], onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value }) });
+  const field = (name: keyof Filters) => ({
+    value: draft[name],
+    onInput: (e: Event) => setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement).value }),
+  });
 
   return (
     <main class="page">
@@ -141,7 +156,12 @@ export function TasksPage() {
         </div>
         <div class="field">
           <label for="filter-health">Health</label>
-          <select id="filter-health" name="health" value={draft.health} onChange={(e) => setDraft({ ...draft, health: e.currentTarget.value })}>
+          <select
+            id="filter-health"
+            name="health"
+            value={draft.health}
+            onChange={(e) => setDraft({ ...draft, health: e.currentTarget.value })}
+          >
             <option value="">any</option>
             {HEALTH_STATES.map((h) => (
               <option key={h} value={h}>
@@ -152,7 +172,12 @@ export function TasksPage() {
         </div>
         <div class="field">
           <label for="filter-status">Status</label>
-          <select id="filter-status" name="status" value={draft.status} onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}>
+          <select
+            id="filter-status"
+            name="status"
+            value={draft.status}
+            onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}
+          >
             <option value="">any</option>
             {TASK_STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -175,7 +200,9 @@ export function TasksPage() {
           </datalist>
         </div>
         <div class="filter-buttons">
-          <button type="submit" class="primary">Filter</button>
+          <button type="submit" class="primary">
+            Filter
+          </button>
           {key !== '/' ? (
             <button type="button" onClick={() => route('/')}>
               Clear
@@ -189,7 +216,11 @@ export function TasksPage() {
           class="tasks-table"
           rows={page.data.items}
           rowKey={(task) => task.name}
-          empty={key === '/' ? 'No tasks yet. Create one with the API or `punctual apply`.' : 'No task matches these filters.'}
+          empty={
+            key === '/'
+              ? 'No tasks yet. Create one with the API or `punctual apply`.'
+              : 'No task matches these filters.'
+          }
           columns={[
             { title: 'Health', cell: (task) => <Health health={task.health} zone={task.schedule.timezone} /> },
             {
@@ -208,7 +239,11 @@ export function TasksPage() {
               cell: (task) => (
                 <>
                   <Status status={task.status} />
-                  {task.lastError ? <span class="status status-dead block" title={task.lastError}>planner error</span> : null}
+                  {task.lastError ? (
+                    <span class="status status-dead block" title={task.lastError}>
+                      planner error
+                    </span>
+                  ) : null}
                 </>
               ),
             },
@@ -222,7 +257,10 @@ export function TasksPage() {
               ),
             },
             { title: 'Next fire', cell: (task) => <NextFire task={task} detail={details.get(task.name)} /> },
-            { title: 'Last run', cell: (task) => <LastRun detail={details.get(task.name)} zone={task.schedule.timezone} /> },
+            {
+              title: 'Last run',
+              cell: (task) => <LastRun detail={details.get(task.name)} zone={task.schedule.timezone} />,
+            },
             { title: 'Labels', cell: (task) => <Labels labels={task.labels} /> },
           ]}
         />

@@ -32,7 +32,10 @@ export class AttemptsRepository {
    * success with its outbox notification), else the pool. Throws if the statement fails (the caller
    * may then record each on its own).
    */
-  async succeed(successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[], db: Db = this.prisma): Promise<RecordedSuccesses> {
+  async succeed(
+    successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[],
+    db: Db = this.prisma,
+  ): Promise<RecordedSuccesses> {
     const values = [
       successes.map((s) => s.id),
       successes.map((s) => s.attemptId),
@@ -40,17 +43,35 @@ export class AttemptsRepository {
     ];
     const rows =
       db === this.prisma
-        ? (await this.prisma.pool.query<{ current: string[]; handed: HandedTurn[]; waited: string[] }>({ name: this.prisma.statementName('punctual.succeed'), text: SUCCEED_AND_HAND_OVER, values })).rows
-        : await db.$queryRawUnsafe<{ current: string[]; handed: HandedTurn[]; waited: string[] }[]>(SUCCEED_AND_HAND_OVER, ...values);
+        ? (
+            await this.prisma.pool.query<{ current: string[]; handed: HandedTurn[]; waited: string[] }>({
+              name: this.prisma.statementName('punctual.succeed'),
+              text: SUCCEED_AND_HAND_OVER,
+              values,
+            })
+          ).rows
+        : await db.$queryRawUnsafe<{ current: string[]; handed: HandedTurn[]; waited: string[] }[]>(
+            SUCCEED_AND_HAND_OVER,
+            ...values,
+          );
     const current = new Set(rows[0]?.current ?? []);
-    return { current: successes.map((s) => current.has(s.attemptId)), handed: rows[0]?.handed ?? [], waited: rows[0]?.waited ?? [] };
+    return {
+      current: successes.map((s) => current.has(s.attemptId)),
+      handed: rows[0]?.handed ?? [],
+      waited: rows[0]?.waited ?? [],
+    };
   }
 
   /**
    * `running` → `succeeded`, fenced by `attempt_id`. False when the attempt is stale. A turn it hands
    * on (see {@link succeed}) waits for the relay to push its job: a worker records through `succeed`.
    */
-  async markSucceeded(id: string, attemptId: string, result: Prisma.InputJsonValue | null, db: Db = this.prisma): Promise<boolean> {
+  async markSucceeded(
+    id: string,
+    attemptId: string,
+    result: Prisma.InputJsonValue | null,
+    db: Db = this.prisma,
+  ): Promise<boolean> {
     return (await this.succeed([{ id, attemptId, result }], db)).current[0]!;
   }
 
@@ -58,7 +79,13 @@ export class AttemptsRepository {
    * A failed attempt: `retrying` until `nextAttemptAt`, or `dead` when `nextAttemptAt` is null.
    * Fenced by `attempt_id`; false when the attempt is stale.
    */
-  async markFailed(id: string, attemptId: string, error: string, nextAttemptAt: Date | null, db: Db = this.prisma): Promise<boolean> {
+  async markFailed(
+    id: string,
+    attemptId: string,
+    error: string,
+    nextAttemptAt: Date | null,
+    db: Db = this.prisma,
+  ): Promise<boolean> {
     const moved = await transition(db, {
       ids: [id],
       from: ['running'],
@@ -93,7 +120,10 @@ export class AttemptsRepository {
    * Holds (or renews) the concurrency permits of handlers that run on after their attempts ended
    * (see `overrun_permit`): each until a lease from now. One statement for all of a worker's.
    */
-  async holdPermits(permits: { attemptId: string; executionId: string; key: string }[], leaseMs: number): Promise<void> {
+  async holdPermits(
+    permits: { attemptId: string; executionId: string; key: string }[],
+    leaseMs: number,
+  ): Promise<void> {
     if (permits.length === 0) return;
     await this.prisma.leasePool.query(
       `INSERT INTO overrun_permit (attempt_id, key, execution_id, until)

@@ -18,7 +18,20 @@ export interface ClaimHolder {
 /** The execution as the judgement reads it (the attempt's whole row comes back from the write). */
 export type ClaimedExecution = Pick<
   TaskExecution,
-  'id' | 'taskId' | 'taskName' | 'status' | 'attempt' | 'attemptId' | 'trigger' | 'scheduledFor' | 'fireAt' | 'exclusive' | 'taskVersion' | 'leaseUntil' | 'nextAttemptAt' | 'heldAt'
+  | 'id'
+  | 'taskId'
+  | 'taskName'
+  | 'status'
+  | 'attempt'
+  | 'attemptId'
+  | 'trigger'
+  | 'scheduledFor'
+  | 'fireAt'
+  | 'exclusive'
+  | 'taskVersion'
+  | 'leaseUntil'
+  | 'nextAttemptAt'
+  | 'heldAt'
 > & {
   /** An edit pinned the definition it started with on it. */
   pinned: boolean;
@@ -43,10 +56,11 @@ export interface ClaimRead {
   now: Date;
 }
 
-
-
 /** A row of CLAIM_READ. */
-export type ReadRow = Pick<ExecutionRow, 'id' | 'task_id' | 'task_name' | 'status' | 'attempt' | 'attempt_id' | 'trigger' | 'exclusive' | 'task_version'> & {
+export type ReadRow = Pick<
+  ExecutionRow,
+  'id' | 'task_id' | 'task_name' | 'status' | 'attempt' | 'attempt_id' | 'trigger' | 'exclusive' | 'task_version'
+> & {
   pinned: boolean;
   pinned_handler: string | null;
   pinned_max_attempts: number | null;
@@ -95,24 +109,59 @@ export interface ClaimedRow {
 export function executionFromClaimed(row: ClaimedRow): TaskExecution {
   const startedAt = new Date(row.started_ms);
   return {
-    id: row.id, taskId: row.task_id, taskName: row.task_name, scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), trigger: row.trigger,
-    status: 'running', skipReason: null, attempt: row.attempt, attemptId: row.attempt_id, taskVersion: row.task_version, exclusive: row.exclusive,
-    workerId: row.worker_id, queuedAt: instant(row.queued_ms), startedAt, heartbeatAt: startedAt, leaseUntil: new Date(row.lease_ms), finishedAt: null,
-    nextAttemptAt: null, error: row.error, result: null, payload: row.payload === null ? null : (JSON.parse(row.payload) as Prisma.JsonValue),
+    id: row.id,
+    taskId: row.task_id,
+    taskName: row.task_name,
+    scheduledFor: new Date(row.scheduled_ms),
+    fireAt: new Date(row.fire_ms),
+    trigger: row.trigger,
+    status: 'running',
+    skipReason: null,
+    attempt: row.attempt,
+    attemptId: row.attempt_id,
+    taskVersion: row.task_version,
+    exclusive: row.exclusive,
+    workerId: row.worker_id,
+    queuedAt: instant(row.queued_ms),
+    startedAt,
+    heartbeatAt: startedAt,
+    leaseUntil: new Date(row.lease_ms),
+    finishedAt: null,
+    nextAttemptAt: null,
+    error: row.error,
+    result: null,
+    payload: row.payload === null ? null : (JSON.parse(row.payload) as Prisma.JsonValue),
     pinnedDefinition: row.pinned_definition === null ? null : (JSON.parse(row.pinned_definition) as Prisma.JsonValue),
-    concurrencyKey: row.concurrency_key, rateKey: row.rate_key, heldAt: null, flowWaitedMs: null, parkedAt: null, waitedOn: false, createdAt: new Date(row.created_ms),
+    concurrencyKey: row.concurrency_key,
+    rateKey: row.rate_key,
+    heldAt: null,
+    flowWaitedMs: null,
+    parkedAt: null,
+    waitedOn: false,
+    createdAt: new Date(row.created_ms),
   };
 }
-
 
 /** What a claim is judged by, from a row of CLAIM_READ and the task's definition (kept or parsed). */
 export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
   return {
     execution: {
-      id: row.id, taskId: row.task_id, taskName: row.task_name, status: row.status, attempt: row.attempt, attemptId: row.attempt_id,
-      trigger: row.trigger, exclusive: row.exclusive, taskVersion: row.task_version, pinned: row.pinned,
-      pinnedHandler: row.pinned_handler, pinnedMaxAttempts: row.pinned_max_attempts,
-      scheduledFor: new Date(row.scheduled_ms), fireAt: new Date(row.fire_ms), leaseUntil: instant(row.lease_ms), nextAttemptAt: instant(row.next_attempt_ms),
+      id: row.id,
+      taskId: row.task_id,
+      taskName: row.task_name,
+      status: row.status,
+      attempt: row.attempt,
+      attemptId: row.attempt_id,
+      trigger: row.trigger,
+      exclusive: row.exclusive,
+      taskVersion: row.task_version,
+      pinned: row.pinned,
+      pinnedHandler: row.pinned_handler,
+      pinnedMaxAttempts: row.pinned_max_attempts,
+      scheduledFor: new Date(row.scheduled_ms),
+      fireAt: new Date(row.fire_ms),
+      leaseUntil: instant(row.lease_ms),
+      nextAttemptAt: instant(row.next_attempt_ms),
       heldAt: instant(row.held_ms),
     },
     task,
@@ -131,5 +180,9 @@ export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
 }
 
 /** A row of CLAIM_WRITE: the request, whether its row was held by another transaction, and the attempt if it started. */
-export type WriteRow = ClaimedRow & { request_id: string; request_attempt_id: string; row_locked: boolean; claimed: boolean };
-
+export type WriteRow = ClaimedRow & {
+  request_id: string;
+  request_attempt_id: string;
+  row_locked: boolean;
+  claimed: boolean;
+};

@@ -1,10 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import type pg from 'pg';
-import { type ExecutionStatus, Prisma, type SkipReason, type Task, type TaskExecution } from '../generated/prisma/client.js';
+import {
+  type ExecutionStatus,
+  Prisma,
+  type SkipReason,
+  type Task,
+  type TaskExecution,
+} from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { taskFromJson } from '../tasks.repository.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
-import { type ClaimedRow, type ClaimRead, claimReadOf, executionFromClaimed, type ReadRow, type WriteRow } from './claim.rows.js';
+import {
+  type ClaimedRow,
+  type ClaimRead,
+  claimReadOf,
+  executionFromClaimed,
+  type ReadRow,
+  type WriteRow,
+} from './claim.rows.js';
 import { CLAIM_READ, CLAIM_WRITE } from './claim-statements.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
 import { TaskDefinitions } from './task-definitions.js';
@@ -36,7 +49,8 @@ export interface ClaimWrite {
  * - `locked`: another transaction holds the row (an edit, an operator's action): read again shortly.
  * - `contended`: a concurrent claim of another slot of the task took the overlap guard: read again.
  */
-export type ClaimWriteOutcome = { kind: 'claimed'; execution: TaskExecution } | { kind: 'changed' } | { kind: 'locked' } | { kind: 'contended' };
+export type ClaimWriteOutcome =
+  { kind: 'claimed'; execution: TaskExecution } | { kind: 'changed' } | { kind: 'locked' } | { kind: 'contended' };
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -78,7 +92,11 @@ export class ClaimsRepository {
    * id, the attempt started and its definition. A request absent from the answer was not started:
    * it is read and judged.
    */
-  async claimDirect(claims: DirectClaim[], leaseMs: number, handlers: readonly string[]): Promise<Map<string, StartedAttempt>> {
+  async claimDirect(
+    claims: DirectClaim[],
+    leaseMs: number,
+    handlers: readonly string[],
+  ): Promise<Map<string, StartedAttempt>> {
     const { rows } = await this.prisma.pool.query<ClaimedRow & { t_version: number; t_json: string | null }>({
       name: this.prisma.statementName('punctual.claim.direct'),
       text: CLAIM_DIRECT,
@@ -110,7 +128,11 @@ export class ClaimsRepository {
    */
   async read(requests: { id: string; taskId?: string }[]): Promise<Map<string, ClaimRead>> {
     const known = requests.map((r) => this.definitions.versionOf(r.taskId));
-    const { rows } = await this.prisma.pool.query<ReadRow>({ name: this.prisma.statementName('punctual.claim.read'), text: CLAIM_READ, values: [requests.map((r) => r.id), known] });
+    const { rows } = await this.prisma.pool.query<ReadRow>({
+      name: this.prisma.statementName('punctual.claim.read'),
+      text: CLAIM_READ,
+      values: [requests.map((r) => r.id), known],
+    });
     const out = new Map<string, ClaimRead>();
     const again: { id: string }[] = [];
     for (const row of rows) {
@@ -131,7 +153,9 @@ export class ClaimsRepository {
     const rows = await this.prisma.$queryRaw<(ExecutionRow & { t_json: string | null; db_now: Date })[]>`
       SELECT e.*, to_jsonb(t)::text AS t_json, now() AS db_now FROM task_execution e LEFT JOIN task t ON t.id = e.task_id WHERE e.id = ${id}::uuid`;
     const row = rows[0];
-    return row ? { execution: executionFromRow(row), task: row.t_json ? taskFromJson(row.t_json) : null, now: row.db_now } : null;
+    return row
+      ? { execution: executionFromRow(row), task: row.t_json ? taskFromJson(row.t_json) : null, now: row.db_now }
+      : null;
   }
 
   /**
@@ -140,19 +164,27 @@ export class ClaimsRepository {
    * as a whole): the caller then writes each on its own with {@link claimOne}. `db`: a connection
    * inside a transaction (flow control's claim), else the pool.
    */
-  async claimMany(writes: ClaimWrite[], leaseMs: number, db: pg.Pool | pg.PoolClient = this.prisma.pool): Promise<ClaimWriteOutcome[]> {
-    const { rows } = await db.query<WriteRow>({ name: this.prisma.statementName('punctual.claim.write'), text: CLAIM_WRITE, values: [
-      writes.map((w) => w.id),
-      writes.map((w) => w.attemptId),
-      writes.map((w) => w.workerId),
-      writes.map((w) => w.seen.status),
-      writes.map((w) => w.seen.attempt),
-      writes.map((w) => w.seen.fireAt.toISOString()),
-      writes.map((w) => w.seen.planVersion),
-      writes.map((w) => w.releasedAt ?? null),
-      leaseMs,
-      writes.map((w) => w.free),
-    ] });
+  async claimMany(
+    writes: ClaimWrite[],
+    leaseMs: number,
+    db: pg.Pool | pg.PoolClient = this.prisma.pool,
+  ): Promise<ClaimWriteOutcome[]> {
+    const { rows } = await db.query<WriteRow>({
+      name: this.prisma.statementName('punctual.claim.write'),
+      text: CLAIM_WRITE,
+      values: [
+        writes.map((w) => w.id),
+        writes.map((w) => w.attemptId),
+        writes.map((w) => w.workerId),
+        writes.map((w) => w.seen.status),
+        writes.map((w) => w.seen.attempt),
+        writes.map((w) => w.seen.fireAt.toISOString()),
+        writes.map((w) => w.seen.planVersion),
+        writes.map((w) => w.releasedAt ?? null),
+        leaseMs,
+        writes.map((w) => w.free),
+      ],
+    });
     const byId = new Map(rows.map((row) => [row.request_id, row]));
     return writes.map((w): ClaimWriteOutcome => {
       const row = byId.get(w.id);
@@ -178,7 +210,16 @@ export class ClaimsRepository {
    * read them (an edit or a resume since then makes it judged again), without waiting for a row
    * another transaction holds. False when it changed or is held.
    */
-  async skipUnstarted(id: string, reason: SkipReason, seen: { status: ExecutionStatus; attempt: number; taskVersion: number; task: { planVersion: number; status: string } | null }): Promise<boolean> {
+  async skipUnstarted(
+    id: string,
+    reason: SkipReason,
+    seen: {
+      status: ExecutionStatus;
+      attempt: number;
+      taskVersion: number;
+      task: { planVersion: number; status: string } | null;
+    },
+  ): Promise<boolean> {
     const task = seen.task
       ? Prisma.sql`EXISTS (SELECT 1 FROM task t WHERE t.id = e.task_id AND t.plan_version = ${seen.task.planVersion} AND t.status = ${seen.task.status}::task_status)`
       : Prisma.sql`e.task_id IS NULL`;

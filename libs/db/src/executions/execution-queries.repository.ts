@@ -63,8 +63,10 @@ export class ExecutionQueriesRepository {
       filter.dueBy && dueBy(filter.dueBy),
       after && Prisma.sql`(scheduled_for, id) < (${after.scheduledFor.toISOString()}::timestamptz, ${after.id}::uuid)`,
     ].filter((c): c is Prisma.Sql => Boolean(c));
-    const where = (extra: Prisma.Sql[]) => Prisma.sql`WHERE ${Prisma.join([...extra, ...conditions, Prisma.sql`TRUE`], ' AND ')}`;
-    const page = (extra: Prisma.Sql[]) => Prisma.sql`(SELECT * FROM task_execution ${where(extra)} ORDER BY scheduled_for DESC, id DESC LIMIT ${limit})`;
+    const where = (extra: Prisma.Sql[]) =>
+      Prisma.sql`WHERE ${Prisma.join([...extra, ...conditions, Prisma.sql`TRUE`], ' AND ')}`;
+    const page = (extra: Prisma.Sql[]) =>
+      Prisma.sql`(SELECT * FROM task_execution ${where(extra)} ORDER BY scheduled_for DESC, id DESC LIMIT ${limit})`;
     const rows = filter.taskName
       ? await this.prisma.$queryRaw<ExecutionRow[]>`
           SELECT * FROM (
@@ -72,7 +74,9 @@ export class ExecutionQueriesRepository {
             UNION ALL
             ${page([Prisma.sql`task_id IS NULL`, Prisma.sql`task_name = ${filter.taskName}`])}
           ) e ORDER BY scheduled_for DESC, id DESC LIMIT ${limit}`
-      : await this.prisma.$queryRaw<ExecutionRow[]>`SELECT * FROM task_execution ${where([])} ORDER BY scheduled_for DESC, id DESC LIMIT ${limit}`;
+      : await this.prisma.$queryRaw<
+          ExecutionRow[]
+        >`SELECT * FROM task_execution ${where([])} ORDER BY scheduled_for DESC, id DESC LIMIT ${limit}`;
     return rows.map(executionFromRow);
   }
 

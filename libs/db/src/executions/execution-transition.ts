@@ -5,7 +5,8 @@ import { type ExecutionRow, executionFromRow } from './execution.row.js';
 
 export const PENDING: ExecutionStatus[] = ['scheduled', 'queued', 'retrying'];
 
-export const statusList = (statuses: ExecutionStatus[]) => Prisma.sql`ARRAY[${Prisma.join(statuses)}]::execution_status[]`;
+export const statusList = (statuses: ExecutionStatus[]) =>
+  Prisma.sql`ARRAY[${Prisma.join(statuses)}]::execution_status[]`;
 
 /**
  * The history row of a transition, appended in the transition's own statement: `moved` must be a
@@ -57,7 +58,8 @@ export const EXECUTION_HISTORY = `
   ) h ORDER BY h.at, h.seq`;
 
 /** {@link EVENT_INSERT} in a Prisma statement; `detail` may carry parameters. */
-export const EVENT_CTE = (detail: Prisma.Sql = Prisma.sql`NULL::jsonb`) => Prisma.sql`${Prisma.raw(EVENT_INSERT[0])}${detail}${Prisma.raw(EVENT_INSERT[1])}`;
+export const EVENT_CTE = (detail: Prisma.Sql = Prisma.sql`NULL::jsonb`) =>
+  Prisma.sql`${Prisma.raw(EVENT_INSERT[0])}${detail}${Prisma.raw(EVENT_INSERT[1])}`;
 
 /** {@link EVENT_INSERT} in a statement written by hand for the `pg` pool; `detail` is SQL text. */
 export const EVENT_CTE_TEXT = (detail = 'NULL::jsonb') => EVENT_INSERT.join(detail);

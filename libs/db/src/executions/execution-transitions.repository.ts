@@ -200,7 +200,9 @@ export class ExecutionTransitionsRepository {
     });
     if (!moved[0]) return null;
     // The handler the replay runs (its pinned definition's, else its task's): its job goes to that handler's queue.
-    const [row] = await this.prisma.$queryRaw<{ handler: string | null }[]>`SELECT ${Prisma.raw(HANDLER_OF_ROW('e'))} AS handler FROM task_execution e WHERE e.id = ${id}::uuid`;
+    const [row] = await this.prisma.$queryRaw<
+      { handler: string | null }[]
+    >`SELECT ${Prisma.raw(HANDLER_OF_ROW('e'))} AS handler FROM task_execution e WHERE e.id = ${id}::uuid`;
     return { ...moved[0], handler: row?.handler ?? null };
   }
 }

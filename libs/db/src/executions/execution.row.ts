@@ -1,4 +1,10 @@
-import type { ExecutionStatus, ExecutionTrigger, Prisma, SkipReason, TaskExecution } from '../generated/prisma/client.js';
+import type {
+  ExecutionStatus,
+  ExecutionTrigger,
+  Prisma,
+  SkipReason,
+  TaskExecution,
+} from '../generated/prisma/client.js';
 
 /** A `task_execution` row as raw SQL returns it (snake_case columns). */
 export interface ExecutionRow {

@@ -1,5 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { type FlowCheck, type FlowPolicy, type HeldOutcome, heldOutcome, heldOutcomes, inOrder, planBatch, rateWindowMs } from '@punctual/planning';
+import {
+  type FlowCheck,
+  type FlowPolicy,
+  type HeldOutcome,
+  heldOutcome,
+  heldOutcomes,
+  inOrder,
+  planBatch,
+  rateWindowMs,
+} from '@punctual/planning';
 import type pg from 'pg';
 import { PrismaService } from '../prisma.service.js';
 import { ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './claims.repository.js';
@@ -64,7 +73,16 @@ export class FlowControlRepository {
    * A rush of claims on full keys costs one statement per batch, not a locked transaction each.
    */
   async holdIfFull(claims: { write: ClaimWrite; flow: FlowPolicy }[]): Promise<(FlowClaimOutcome | null)[]> {
-    const { rows } = await this.prisma.pool.query<{ n: number; cfull: boolean; rfull: boolean; behind: boolean; held_count: number; window_ms: number[]; marked: boolean; now_ms: number }>({
+    const { rows } = await this.prisma.pool.query<{
+      n: number;
+      cfull: boolean;
+      rfull: boolean;
+      behind: boolean;
+      held_count: number;
+      window_ms: number[];
+      marked: boolean;
+      now_ms: number;
+    }>({
       name: this.prisma.statementName('punctual.flow.hold-if-full'),
       text: FLOW_HOLD_IF_FULL,
       values: [
@@ -112,18 +130,26 @@ export class FlowControlRepository {
   }
 
   private async claimNow(writes: ClaimWrite[], flow: FlowPolicy, leaseMs: number): Promise<FlowClaimOutcome[]> {
-    const keys = [...new Set([flow.concurrency?.key, flow.rate?.key].filter((k): k is string => k !== undefined))].sort();
+    const keys = [
+      ...new Set([flow.concurrency?.key, flow.rate?.key].filter((k): k is string => k !== undefined)),
+    ].sort();
     const client = await this.prisma.pool.connect();
     let done = false;
     try {
       // One round trip: the keys are quoted by the driver (a statement with parameters cannot share one).
-      await client.query(`BEGIN; SELECT ${keys.map((key) => `pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`punctual.flow:${key}`)}, 0))`).join(', ')}`);
+      await client.query(
+        `BEGIN; SELECT ${keys.map((key) => `pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`punctual.flow:${key}`)}, 0))`).join(', ')}`,
+      );
       const check = await this.check(client, writes, flow);
       const plan = planBatch(check, writes, flow);
       const outcomes: FlowClaimOutcome[] = new Array(writes.length);
       const claimed: string[] = [];
       if (plan.going.length > 0) {
-        const results = await this.claims.claimMany(plan.going.map((g) => g.w), leaseMs, client);
+        const results = await this.claims.claimMany(
+          plan.going.map((g) => g.w),
+          leaseMs,
+          client,
+        );
         plan.going.forEach((g, k) => {
           outcomes[g.i] = results[k]!;
           if (results[k]!.kind === 'claimed') claimed.push(g.id);
@@ -134,7 +160,14 @@ export class FlowControlRepository {
         await client.query({
           name: this.prisma.statementName('punctual.flow.finish'),
           text: FLOW_FINISH,
-          values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, claimed, held.map((w) => w.id), held.map((w) => w.seen.status), held.map((w) => w.seen.attempt)],
+          values: [
+            flow.concurrency?.key ?? null,
+            flow.rate?.key ?? null,
+            claimed,
+            held.map((w) => w.id),
+            held.map((w) => w.seen.status),
+            held.map((w) => w.seen.attempt),
+          ],
         });
       }
       await client.query('COMMIT');
@@ -146,12 +179,18 @@ export class FlowControlRepository {
         if (this.roomy.size >= ROOMY_LANES_KEPT) this.roomy.clear();
         this.roomy.add(lane);
       } else this.roomy.delete(lane);
-      for (const g of plan.going) if (outcomes[g.i]!.kind === 'claimed') outcomes[g.i] = { ...(outcomes[g.i] as ClaimWriteOutcome), roomLeft };
+      for (const g of plan.going)
+        if (outcomes[g.i]!.kind === 'claimed') outcomes[g.i] = { ...(outcomes[g.i] as ClaimWriteOutcome), roomLeft };
       return heldOutcomes(check, plan, claimed, flow, outcomes);
     } finally {
       // The error on its way out is the one to report. A connection that cannot roll back is
       // destroyed (release with an error) rather than handed to the next caller mid-transaction.
-      const broken = done ? undefined : await client.query('ROLLBACK').then(() => undefined, (error: Error) => error);
+      const broken = done
+        ? undefined
+        : await client.query('ROLLBACK').then(
+            () => undefined,
+            (error: Error) => error,
+          );
       client.release(broken);
     }
   }
@@ -162,7 +201,15 @@ export class FlowControlRepository {
     const { rows } = await db.query<FlowCheck>({
       name: this.prisma.statementName('punctual.flow.check'),
       text: FLOW_CHECK,
-      values: [flow.concurrency?.key ?? null, flow.rate?.key ?? null, writes.map((w) => w.id), flow.rate?.limit ?? 1, flow.rate ? rateWindowMs(flow.rate.perMs) : 0, first.w.seen.fireAt.toISOString(), first.id],
+      values: [
+        flow.concurrency?.key ?? null,
+        flow.rate?.key ?? null,
+        writes.map((w) => w.id),
+        flow.rate?.limit ?? 1,
+        flow.rate ? rateWindowMs(flow.rate.perMs) : 0,
+        first.w.seen.fireAt.toISOString(),
+        first.id,
+      ],
     });
     return rows[0]!;
   }

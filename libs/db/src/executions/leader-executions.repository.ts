@@ -70,7 +70,13 @@ export class LeaderExecutionsRepository {
    * `taskIds` when given: the leader's timer takes them. A row stays `scheduled` until a worker
    * claims it (firing writes nothing), so the leader tells the ones it already pushed apart itself.
    */
-  listScheduledDue(after: Date | { fireAt: Date; id: string } | null, before: Date, limit: number, fence: LeaderFence, taskIds?: string[]): Promise<FireableRow[]> {
+  listScheduledDue(
+    after: Date | { fireAt: Date; id: string } | null,
+    before: Date,
+    limit: number,
+    fence: LeaderFence,
+    taskIds?: string[],
+  ): Promise<FireableRow[]> {
     const from =
       after === null
         ? Prisma.empty
@@ -120,7 +126,11 @@ export class LeaderExecutionsRepository {
    * in their task's `missed_count`. One transaction, fenced; a row that started meanwhile is left
    * alone.
    */
-  async resolveLate(fence: LeaderFence, catchup: CatchupRow[], missed: string[]): Promise<{ caughtUp: CatchupRow[]; missed: number }> {
+  async resolveLate(
+    fence: LeaderFence,
+    catchup: CatchupRow[],
+    missed: string[],
+  ): Promise<{ caughtUp: CatchupRow[]; missed: number }> {
     return this.prisma.$transaction(async (tx) => {
       const caughtUp = catchup.length
         ? await tx.$queryRaw<CatchupRow[]>`
@@ -163,9 +173,16 @@ export class LeaderExecutionsRepository {
    * order after `cursor` (null: from the start), so successive pages reach every one of them however
    * many there are.
    */
-  listAwaitingJob(before: Date, cursor: AwaitingCursor | null, limit: number, fence: LeaderFence): Promise<AwaitingJob[]> {
+  listAwaitingJob(
+    before: Date,
+    cursor: AwaitingCursor | null,
+    limit: number,
+    fence: LeaderFence,
+  ): Promise<AwaitingJob[]> {
     const at = before.toISOString();
-    const after = cursor ? Prisma.sql`AND (fire_at, id) > (${cursor.fireAt.toISOString()}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty;
+    const after = cursor
+      ? Prisma.sql`AND (fire_at, id) > (${cursor.fireAt.toISOString()}::timestamptz, ${cursor.id}::uuid)`
+      : Prisma.empty;
     return this.prisma.$queryRaw`
       WITH ${epochFence(fence)}
       SELECT id, status, attempt, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler FROM task_execution e
@@ -176,7 +193,10 @@ export class LeaderExecutionsRepository {
   }
 
   /** Of these executions, the ones still as the relay found them (same state, same attempt): waiting on a job. */
-  async stillAwaitingJob(found: Pick<AwaitingJob, 'id' | 'status' | 'attempt'>[], fence: LeaderFence): Promise<string[]> {
+  async stillAwaitingJob(
+    found: Pick<AwaitingJob, 'id' | 'status' | 'attempt'>[],
+    fence: LeaderFence,
+  ): Promise<string[]> {
     if (found.length === 0) return [];
     const rows = await this.prisma.$queryRaw<{ id: string }[]>`
       WITH ${epochFence(fence)}
@@ -214,7 +234,10 @@ export class LeaderExecutionsRepository {
    * its task's — else `dead`. Fenced twice: by the epoch, and by the attempt — a worker
    * that renews its lease meanwhile keeps it.
    */
-  reapExpiredLeases(limit: number, fence: LeaderFence): Promise<{ id: string; status: 'retrying' | 'dead'; attempt: number; handler: string | null }[]> {
+  reapExpiredLeases(
+    limit: number,
+    fence: LeaderFence,
+  ): Promise<{ id: string; status: 'retrying' | 'dead'; attempt: number; handler: string | null }[]> {
     return this.prisma.$queryRaw`
       WITH ${epochFence(fence)},
       expired AS (

@@ -150,7 +150,8 @@ export const PARK = `
  * The handler the execution row `alias` runs, as SQL: the one its pinned definition names (an edit
  * pinned a run in progress), else its task's — the handler whose queue its jobs go to.
  */
-export const HANDLER_OF_ROW = (alias: string) => `COALESCE(${alias}.pinned_definition->>'handler', (SELECT t.handler FROM task t WHERE t.id = ${alias}.task_id))`;
+export const HANDLER_OF_ROW = (alias: string) =>
+  `COALESCE(${alias}.pinned_definition->>'handler', (SELECT t.handler FROM task t WHERE t.id = ${alias}.task_id))`;
 
 /**
  * The hand-over, as CTEs after `ended` (rows whose end frees their task: `id`, `task_id`,
@@ -194,7 +195,10 @@ export const handOver = (tasks: string, ended: string) => `
   )`;
 
 /** The hand-over's answer: the slots handed their turn, as JSON (one row per statement). */
-export const HANDED_JSON = `(SELECT COALESCE(json_agg(json_build_object('id', id, 'taskId', task_id, 'status', status, 'attempt', attempt, 'fireMs', fire_ms, 'handedMs', handed_ms, 'handler', handler)), '[]') FROM handed)`;
+export const HANDED_JSON =
+  `(SELECT COALESCE(json_agg(json_build_object('id', id, 'taskId', task_id, 'status', status, ` +
+  `'attempt', attempt, 'fireMs', fire_ms, 'handedMs', handed_ms, 'handler', handler)), '[]') FROM ` +
+  `handed)`;
 
 /**
  * Successes of many attempts in one statement, each fenced by its `attempt_id` (no history row:

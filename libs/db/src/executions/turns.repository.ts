@@ -45,7 +45,12 @@ export class TurnsRepository {
     const { rows } = await this.prisma.pool.query<{ id: string }>({
       name: this.prisma.statementName('punctual.turn.park'),
       text: PARK,
-      values: [requests.map((r) => r.id), requests.map((r) => r.status), requests.map((r) => r.attempt), requests.map((r) => r.releasedAt ?? null)],
+      values: [
+        requests.map((r) => r.id),
+        requests.map((r) => r.status),
+        requests.map((r) => r.attempt),
+        requests.map((r) => r.releasedAt ?? null),
+      ],
     });
     return new Set(rows.map((r) => r.id));
   }
@@ -75,7 +80,11 @@ export class TurnsRepository {
   /** Hands the next parked slot of each of these tasks its turn, where nothing of the task is in progress (see handOver). */
   async handOver(taskIds: string[]): Promise<HandedTurn[]> {
     if (taskIds.length === 0) return [];
-    const { rows } = await this.prisma.pool.query<{ handed: HandedTurn[] }>({ name: this.prisma.statementName('punctual.turn.hand-over'), text: HAND_OVER, values: [[...new Set(taskIds)]] });
+    const { rows } = await this.prisma.pool.query<{ handed: HandedTurn[] }>({
+      name: this.prisma.statementName('punctual.turn.hand-over'),
+      text: HAND_OVER,
+      values: [[...new Set(taskIds)]],
+    });
     return rows[0]?.handed ?? [];
   }
 }

@@ -18,13 +18,20 @@ describe('canonicalIp', () => {
     expect(canonicalIp(text)).toBe(canonical);
   });
 
-  it.each(['localhost', 'example.com', 'fe80::1%eth0', '127.0.0.1:80', 'user@127.0.0.1', '1.2.3.4/8', '', '999.1.1.1', '1.2.3.4.5'])(
-    '%j is not an IP address',
-    (text) => {
-      expect(canonicalIp(text)).toBeNull();
-      expect(blockedReason(text)).toBe('not an IP address');
-    },
-  );
+  it.each([
+    'localhost',
+    'example.com',
+    'fe80::1%eth0',
+    '127.0.0.1:80',
+    'user@127.0.0.1',
+    '1.2.3.4/8',
+    '',
+    '999.1.1.1',
+    '1.2.3.4.5',
+  ])('%j is not an IP address', (text) => {
+    expect(canonicalIp(text)).toBeNull();
+    expect(blockedReason(text)).toBe('not an IP address');
+  });
 });
 
 describe('blockedReason', () => {

@@ -56,13 +56,22 @@ describe('failureOf', () => {
   });
 
   it('a redirect is not followed and names only where it pointed', () => {
-    const error = failureOf(answer(302, '', { location: 'https://other.example/new?sig=zzz' }), url, 'POST hooks.example', keep);
+    const error = failureOf(
+      answer(302, '', { location: 'https://other.example/new?sig=zzz' }),
+      url,
+      'POST hooks.example',
+      keep,
+    );
     expect(error).toBeInstanceOf(UnrecoverableError);
-    expect(error.message).toBe('POST hooks.example answered 302, a redirect to https://other.example; redirects are not followed, call the final URL');
+    expect(error.message).toBe(
+      'POST hooks.example answered 302, a redirect to https://other.example; redirects are not followed, call the final URL',
+    );
   });
 
   it('quotes at most the start of the body, through the scrubber', () => {
-    const error = failureOf(answer(400, `echo: hunter2 ${'y'.repeat(1000)}`), url, 'POST hooks.example', (t) => t.replaceAll('hunter2', '[redacted]'));
+    const error = failureOf(answer(400, `echo: hunter2 ${'y'.repeat(1000)}`), url, 'POST hooks.example', (t) =>
+      t.replaceAll('hunter2', '[redacted]'),
+    );
     expect(error.message).toMatch(/^POST hooks\.example answered 400: echo: \[redacted\] y+…$/);
     expect(error.message.length).toBeLessThan(300);
   });

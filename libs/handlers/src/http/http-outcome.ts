@@ -20,7 +20,12 @@ const ERROR_BODY_CHARS = 200;
 export function resultOf(response: SignedResponse): HttpResult {
   // Postgres `jsonb` refuses `\u0000`: a binary body must not make recording the success fail.
   const body = response.body.replaceAll('\u0000', '\uFFFD');
-  const result: HttpResult = { status: response.status, headers: { 'content-type': response.contentType }, body, truncated: response.truncated };
+  const result: HttpResult = {
+    status: response.status,
+    headers: { 'content-type': response.contentType },
+    body,
+    truncated: response.truncated,
+  };
   if (jsonBytes(result) <= RESULT_MAX_BYTES) return result;
   // Longest prefix that fits; JSON escaping makes the size non-linear in the length, hence the search.
   let [low, high] = [0, body.length];
@@ -48,7 +53,11 @@ export function failureOf(response: SignedResponse, url: URL, target: string, sc
   if (status === 408 || status === 429 || status >= 500) return new Error(scrub(`${target} answered ${status}${said}`));
   if (status >= 300 && status < 400) {
     const to = redirectOrigin(response.location, url);
-    return new UnrecoverableError(scrub(`${target} answered ${status}, a redirect${to ? ` to ${to}` : ''}; redirects are not followed, call the final URL`));
+    return new UnrecoverableError(
+      scrub(
+        `${target} answered ${status}, a redirect${to ? ` to ${to}` : ''}; redirects are not followed, call the final URL`,
+      ),
+    );
   }
   return new UnrecoverableError(scrub(`${target} answered ${status}${said}`));
 }

@@ -35,7 +35,10 @@ const schema = z
     body: z.unknown().optional(),
     timeoutMs: z.number().int().positive().max(86_400_000).optional(),
   })
-  .refine((p) => p.body === undefined || (p.method !== 'GET' && p.method !== 'HEAD'), { path: ['body'], message: 'a GET or HEAD request has no body' });
+  .refine((p) => p.body === undefined || (p.method !== 'GET' && p.method !== 'HEAD'), {
+    path: ['body'],
+    message: 'a GET or HEAD request has no body',
+  });
 
 /** The `http` handler's payload, validated and with defaults applied. */
 export type HttpPayload = z.output<typeof schema>;
@@ -47,7 +50,9 @@ export type HttpPayload = z.output<typeof schema>;
 export function parseHttpPayload(payload: unknown): HttpPayload {
   const parsed = schema.safeParse(payload);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => (issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message));
+  const problems = parsed.error.issues.map((issue) =>
+    issue.path.length ? `${issue.path.join('.')}: ${issue.message}` : issue.message,
+  );
   throw new UnrecoverableError(`invalid http payload: ${problems.join('; ')}`);
 }
 

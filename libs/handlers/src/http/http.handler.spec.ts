@@ -16,7 +16,14 @@ describe('HttpHandler wiring', () => {
     const handler = moduleRef.get(HandlerRegistry).get('http');
     expect(handler).toBeInstanceOf(HttpHandler);
     // Allowed, so not refused: the attempt gets as far as a (refused) connection on loopback port 1.
-    const context = { execution: { id: 'e' }, task: { timeoutMs: 5000, secretFields: [] }, sign: hmacSigner('k'), payload: { url: 'http://127.0.0.1:1/' }, signal: new AbortController().signal, log: { info() {} } };
+    const context = {
+      execution: { id: 'e' },
+      task: { timeoutMs: 5000, secretFields: [] },
+      sign: hmacSigner('k'),
+      payload: { url: 'http://127.0.0.1:1/' },
+      signal: new AbortController().signal,
+      log: { info() {} },
+    };
     const error = await handler!.run(context as never).catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(UnrecoverableError);

@@ -12,4 +12,10 @@ export {
   sendSigned,
   signBody,
 } from './signed-request.js';
-export { BlockedDestinationError, type Lookup, type ResolvedAddress, type ResolveOptions, resolveDestination } from './ssrf-guard.js';
+export {
+  BlockedDestinationError,
+  type Lookup,
+  type ResolvedAddress,
+  type ResolveOptions,
+  resolveDestination,
+} from './ssrf-guard.js';

@@ -32,7 +32,8 @@ export function redactor(values: Iterable<string>): (text: string) => string {
 
 function valueAt(payload: unknown, path: string): unknown {
   let node = payload;
-  for (const part of path.split('.')) node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+  for (const part of path.split('.'))
+    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
   return node;
 }
 

@@ -13,8 +13,14 @@ export const MAX_RESPONSE_BYTES = 64 * 1024;
  * framing headers would let a payload disagree with where and what is actually sent.
  */
 export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
-  'host', 'content-length', 'transfer-encoding', 'connection', 'user-agent',
-  'idempotency-key', 'x-punctual-signature', 'x-punctual-execution',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'user-agent',
+  'idempotency-key',
+  'x-punctual-signature',
+  'x-punctual-execution',
 ]);
 
 /** One signed request: what the `http` handler and the outbox notifier send. */
@@ -80,11 +86,17 @@ export async function sendSigned(request: SignedRequest): Promise<SignedResponse
   const url = new URL(request.url);
   const stop = new AbortController();
   const onAbort = () => stop.abort(request.signal!.reason);
-  const timer = setTimeout(() => stop.abort(new RequestTimeoutError(`timed out after ${request.timeoutMs} ms`)), request.timeoutMs);
+  const timer = setTimeout(
+    () => stop.abort(new RequestTimeoutError(`timed out after ${request.timeoutMs} ms`)),
+    request.timeoutMs,
+  );
   request.signal?.addEventListener('abort', onAbort, { once: true });
   if (request.signal?.aborted) onAbort();
   try {
-    const addresses = await resolveDestination(url, request.allowHosts, { lookup: request.lookup, signal: stop.signal });
+    const addresses = await resolveDestination(url, request.allowHosts, {
+      lookup: request.lookup,
+      signal: stop.signal,
+    });
     const { bytes, contentType } = encodeBody(request.body);
     const headers: Record<string, string> = contentType ? { 'content-type': contentType } : {};
     for (const [name, value] of Object.entries(request.headers ?? {})) {
@@ -99,7 +111,12 @@ export async function sendSigned(request: SignedRequest): Promise<SignedResponse
       'content-length': String(bytes.length),
       ...(request.executionId ? { 'x-punctual-execution': request.executionId } : {}),
     });
-    const options = { method: request.method ?? 'POST', headers, lookup: pinnedLookup(addresses), agent: false as const };
+    const options = {
+      method: request.method ?? 'POST',
+      headers,
+      lookup: pinnedLookup(addresses),
+      agent: false as const,
+    };
     return await exchange(url, options, bytes, stop.signal, request.maxResponseBytes ?? MAX_RESPONSE_BYTES);
   } finally {
     clearTimeout(timer);
@@ -115,14 +132,21 @@ function pinnedLookup(addresses: readonly ResolvedAddress[]): LookupFunction {
   return (_hostname, options, callback) => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
     const usable = addresses.filter((a) => family === 0 || a.family === family);
-    if (usable.length === 0) return callback(Object.assign(new Error('no checked address of that family'), { code: 'ENOTFOUND' }), '');
+    if (usable.length === 0)
+      return callback(Object.assign(new Error('no checked address of that family'), { code: 'ENOTFOUND' }), '');
     if (options.all) callback(null, usable);
     else callback(null, usable[0]!.address, usable[0]!.family);
   };
 }
 
 /** One request/response over a fresh connection; settles once, on the answer, an error or `signal`. */
-function exchange(url: URL, options: http.RequestOptions, body: Buffer, signal: AbortSignal, max: number): Promise<SignedResponse> {
+function exchange(
+  url: URL,
+  options: http.RequestOptions,
+  body: Buffer,
+  signal: AbortSignal,
+  max: number,
+): Promise<SignedResponse> {
   return new Promise<SignedResponse>((resolve, reject) => {
     signal.throwIfAborted();
     // A fresh connection each time (`agent: false`): a pooled socket would skip the check above.
@@ -131,7 +155,13 @@ function exchange(url: URL, options: http.RequestOptions, body: Buffer, signal: 
       let size = 0;
       const finish = (truncated: boolean) => {
         const { 'content-type': contentType = null, location = null } = res.headers;
-        resolve({ status: res.statusCode ?? 0, contentType, location, body: Buffer.concat(chunks).toString('utf8'), truncated });
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType,
+          location,
+          body: Buffer.concat(chunks).toString('utf8'),
+          truncated,
+        });
       };
       res.on('data', (chunk: Buffer) => {
         const room = max - size;

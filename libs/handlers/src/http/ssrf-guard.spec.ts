@@ -63,8 +63,12 @@ describe('resolveDestination', () => {
   });
 
   it('lets a host allowed by name through, whatever it resolves to, and matches names loosely', async () => {
-    expect(await resolveDestination(new URL('http://127.0.0.1:9/'), ['127.0.0.1'], { lookup: dns })).toEqual([{ address: '127.0.0.1', family: 4 }]);
-    expect(await resolveDestination(new URL('http://[::1]/'), ['[::1]'], { lookup: dns })).toEqual([{ address: '::1', family: 6 }]);
+    expect(await resolveDestination(new URL('http://127.0.0.1:9/'), ['127.0.0.1'], { lookup: dns })).toEqual([
+      { address: '127.0.0.1', family: 4 },
+    ]);
+    expect(await resolveDestination(new URL('http://[::1]/'), ['[::1]'], { lookup: dns })).toEqual([
+      { address: '::1', family: 6 },
+    ]);
     expect(await resolveDestination(new URL('http://LOCALHOST./'), ['localhost'], { lookup: dns })).toHaveLength(2);
     // Allowing a name does not allow what it resolves to under another name.
     expect(await refusal('http://loop.example/', ['127.0.0.1'])).toBeInstanceOf(BlockedDestinationError);
@@ -79,7 +83,10 @@ describe('resolveDestination', () => {
   it('stops waiting for DNS when the signal aborts', async () => {
     const stuck: Lookup = () => new Promise(() => undefined);
     const controller = new AbortController();
-    const pending = resolveDestination(new URL('http://slow.example/'), [], { lookup: stuck, signal: controller.signal });
+    const pending = resolveDestination(new URL('http://slow.example/'), [], {
+      lookup: stuck,
+      signal: controller.signal,
+    });
     controller.abort(new Error('cancelled'));
     await expect(pending).rejects.toThrow('cancelled');
   });

@@ -44,9 +44,16 @@ const defaultLookup: Lookup = (hostname) => systemLookup(hostname, { all: true, 
  * unless the host is listed in `allowHosts` by name. Throws {@link BlockedDestinationError} on a
  * refusal and a plain `Error` when the name does not resolve (DNS may recover: worth a retry).
  */
-export async function resolveDestination(url: URL, allowHosts: readonly string[], options: ResolveOptions = {}): Promise<ResolvedAddress[]> {
+export async function resolveDestination(
+  url: URL,
+  allowHosts: readonly string[],
+  options: ResolveOptions = {},
+): Promise<ResolvedAddress[]> {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new BlockedDestinationError(url.hostname || url.protocol, `uses the ${url.protocol} scheme; only http: and https: are allowed`);
+    throw new BlockedDestinationError(
+      url.hostname || url.protocol,
+      `uses the ${url.protocol} scheme; only http: and https: are allowed`,
+    );
   }
   // WHATWG URL already lower-cased the host and turned decimal, hex, octal and short IPv4 forms
   // into dotted quads, so the literal check below sees what the socket would connect to.
@@ -57,19 +64,27 @@ export async function resolveDestination(url: URL, allowHosts: readonly string[]
   for (const { address } of addresses) {
     const why = blockedReason(address);
     const resolved = address === host ? '' : ` (resolves to ${address})`;
-    if (why) throw new BlockedDestinationError(host, `is ${why}${resolved}; add the host to HTTP_ALLOW_HOSTS to allow it`);
+    if (why)
+      throw new BlockedDestinationError(host, `is ${why}${resolved}; add the host to HTTP_ALLOW_HOSTS to allow it`);
   }
   return addresses;
 }
 
 /** Allowed by name only: `localhost.` matches `localhost`, `[::1]` matches `::1`. */
 function isAllowed(host: string, allowHosts: readonly string[]): boolean {
-  const bare = (h: string) => h.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const bare = (h: string) =>
+    h
+      .toLowerCase()
+      .replace(/^\[(.*)\]$/, '$1')
+      .replace(/\.$/, '');
   const name = bare(host);
   return allowHosts.some((allowed) => bare(allowed) === name);
 }
 
-async function resolveName(host: string, { lookup = defaultLookup, signal }: ResolveOptions): Promise<ResolvedAddress[]> {
+async function resolveName(
+  host: string,
+  { lookup = defaultLookup, signal }: ResolveOptions,
+): Promise<ResolvedAddress[]> {
   signal?.throwIfAborted();
   // `dns.lookup` cannot be cancelled; racing it keeps a timeout or a cancel from waiting on it.
   let onAbort: () => void = () => undefined;

@@ -27,7 +27,12 @@ const EDIT_REACH_MS = 86_400_000;
 function replacedSchedule(spans: readonly VersionSpan[], index: number): Schedule | null {
   const span = spans[index]!;
   const before = spans[index - 1];
-  if (!before || (span.action !== 'task.update' && span.action !== 'task.replace' && span.action !== 'task.rollback') || (before.state !== 'active' && before.state !== 'paused')) return null;
+  if (
+    !before ||
+    (span.action !== 'task.update' && span.action !== 'task.replace' && span.action !== 'task.rollback') ||
+    (before.state !== 'active' && before.state !== 'paused')
+  )
+    return null;
   return schedulesOf(before)?.actual ?? null;
 }
 
@@ -64,23 +69,35 @@ function compileSpan(task: ScheduledTask): SpanSchedules {
   const dstKind = spec.kind === 'cron' || spec.kind === 'rrule';
   const open = (s: ScheduleSpec, exclude: ScheduleSpec['exclude'], dst?: { gap: 'shift' | 'skip' }): ScheduleSpec => {
     const base = { ...s, endAt: null, exclude };
-    return dst && (base.kind === 'cron' || base.kind === 'rrule') ? { ...base, dst: { ...(base.dst ?? {}), gap: dst.gap, overlap: 'both' } } : base;
+    return dst && (base.kind === 'cron' || base.kind === 'rrule')
+      ? { ...base, dst: { ...(base.dst ?? {}), gap: dst.gap, overlap: 'both' } }
+      : base;
   };
   const all = compileSchedule(open(spec, [], { gap: 'shift' }));
   const snapshots = Array.isArray(task.calendars) ? (task.calendars as CalendarSnapshot[]) : [];
   return {
     actual: compileSchedule(spec),
     all,
-    actualNoGap: dstKind ? compileSchedule({ ...spec, dst: { ...((spec as { dst?: object }).dst ?? {}), gap: 'skip' } } as ScheduleSpec) : undefined,
+    actualNoGap: dstKind
+      ? compileSchedule({ ...spec, dst: { ...((spec as { dst?: object }).dst ?? {}), gap: 'skip' } } as ScheduleSpec)
+      : undefined,
     allNoGap: dstKind ? compileSchedule(open(spec, [], { gap: 'skip' })) : undefined,
-    byCalendar: snapshots.map((c) => ({ name: c.name, schedule: compileSchedule(open(spec, excludedDaysOf([c], task.timezone), { gap: 'shift' })) })),
+    byCalendar: snapshots.map((c) => ({
+      name: c.name,
+      schedule: compileSchedule(open(spec, excludedDaysOf([c], task.timezone), { gap: 'shift' })),
+    })),
   };
 }
 
 /** The slots of `schedule` in `(after, until]`, at most `limit`, as milliseconds. */
 function slotsIn(schedule: Schedule, after: number, until: number, limit: number): number[] {
   const out: number[] = [];
-  for (let slot = schedule.next(new Date(after)); slot && slot.getTime() <= until && out.length < limit; slot = schedule.next(slot)) out.push(slot.getTime());
+  for (
+    let slot = schedule.next(new Date(after));
+    slot && slot.getTime() <= until && out.length < limit;
+    slot = schedule.next(slot)
+  )
+    out.push(slot.getTime());
   return out;
 }
 
@@ -89,7 +106,12 @@ function slotsIn(schedule: Schedule, after: number, until: number, limit: number
  * or would have defined, oldest first, each judged by the version in force at its time. Returns
  * them with the instant up to which they are all there (`until`, unless the walk stopped at `limit`).
  */
-export function candidatesOf(spans: readonly VersionSpan[], after: number, until: number, limit: number): { slots: SlotCandidate[]; through: number } {
+export function candidatesOf(
+  spans: readonly VersionSpan[],
+  after: number,
+  until: number,
+  limit: number,
+): { slots: SlotCandidate[]; through: number } {
   const slots: SlotCandidate[] = [];
   for (const [index, span] of spans.entries()) {
     if (span.to <= after + 1 || span.from > until) continue;
@@ -103,15 +125,19 @@ export function candidatesOf(spans: readonly VersionSpan[], after: number, until
     // An edit's first day: the slots the version it replaced would have run there.
     const replaced = replacedSchedule(spans, index);
     const inAll = new Set(all);
-    const dropped = replaced ? slotsIn(replaced, lo, Math.min(hi, span.from + EDIT_REACH_MS), room).filter((t) => !inAll.has(t)) : [];
+    const dropped = replaced
+      ? slotsIn(replaced, lo, Math.min(hi, span.from + EDIT_REACH_MS), room).filter((t) => !inAll.has(t))
+      : [];
     const inDropped = new Set(dropped);
     const times = [...new Set([...all, ...actual, ...dropped])].sort((a, b) => a - b).slice(0, room);
     if (times.length === 0) continue;
     const last = times[times.length - 1]!;
     const inActual = new Set(actual.filter((t) => t <= last));
     const inAllNoGap = schedules.allNoGap && new Set(slotsIn(schedules.allNoGap, lo, last, 4 * room));
-    const inActualNoGap = schedules.actualNoGap && new Set(slotsIn(schedules.actualNoGap, lo - GAP_REACH_MS, last, 4 * room + 64));
-    const movedInActual = (t: number) => inActualNoGap !== undefined && [...inActual].some((a) => a < t && a >= t - GAP_REACH_MS && !inActualNoGap.has(a));
+    const inActualNoGap =
+      schedules.actualNoGap && new Set(slotsIn(schedules.actualNoGap, lo - GAP_REACH_MS, last, 4 * room + 64));
+    const movedInActual = (t: number) =>
+      inActualNoGap !== undefined && [...inActual].some((a) => a < t && a >= t - GAP_REACH_MS && !inActualNoGap.has(a));
     let excludedBy: Map<number, string> | undefined;
     const calendarOf = (t: number): string | undefined => {
       excludedBy ??= excludedTimes(schedules, lo, last, room);
@@ -125,10 +151,12 @@ export function candidatesOf(spans: readonly VersionSpan[], after: number, until
       }
       if (inDropped.has(at)) slots.push({ at, span, planned: false, notPlanned: { reason: 'edited' } });
       else if (at > endAt) slots.push({ at, span, planned: false, notPlanned: { reason: 'after_end' } });
-      else if (calendarOf(at) !== undefined) slots.push({ at, span, planned: false, notPlanned: { reason: 'calendar', calendar: calendarOf(at) } });
+      else if (calendarOf(at) !== undefined)
+        slots.push({ at, span, planned: false, notPlanned: { reason: 'calendar', calendar: calendarOf(at) } });
       else if (inAllNoGap && !inAllNoGap.has(at)) {
         // A wall time in a gap: planned moved (shift, end) — listed where it was planned — or dropped (skip).
-        if (!movedInActual(at) && !inActual.has(at)) slots.push({ at, span, planned: false, notPlanned: { reason: 'dst_gap' } });
+        if (!movedInActual(at) && !inActual.has(at))
+          slots.push({ at, span, planned: false, notPlanned: { reason: 'dst_gap' } });
       } else if (inAllNoGap) slots.push({ at, span, planned: false, notPlanned: { reason: 'dst_fold' } });
     }
     if (slots.length >= limit) return { slots: slots.slice(0, limit), through: slots[limit - 1]!.at };

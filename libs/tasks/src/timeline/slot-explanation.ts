@@ -1,4 +1,12 @@
-import { durationMs, formatDuration, outcomeOfStatus, TASK_DEFAULTS, reasonOfSkip, type SlotOutcome, type SlotReason } from '@punctual/contract';
+import {
+  durationMs,
+  formatDuration,
+  outcomeOfStatus,
+  TASK_DEFAULTS,
+  reasonOfSkip,
+  type SlotOutcome,
+  type SlotReason,
+} from '@punctual/contract';
 import type { SlotEvent, SlotRow } from '@punctual/db';
 import { formatLocal } from '@punctual/time';
 import type { SlotCandidate } from './slot-candidates.js';
@@ -34,33 +42,59 @@ export interface ExplainContext {
 }
 
 /** The outcome of a slot, why, and a sentence naming the cause: from its execution when it has one, else from the schedule. */
-export function explainSlot(at: number, row: SlotRow | undefined, candidate: SlotCandidate | undefined, ctx: ExplainContext): Explained {
+export function explainSlot(
+  at: number,
+  row: SlotRow | undefined,
+  candidate: SlotCandidate | undefined,
+  ctx: ExplainContext,
+): Explained {
   return row ? explainRow(row, candidate, ctx) : explainUnrecorded(at, candidate!, ctx);
 }
 
 function explainRow(row: SlotRow, candidate: SlotCandidate | undefined, ctx: ExplainContext): Explained {
   const at = row.scheduledFor.getTime();
   const span = spanAt(ctx.spans, at) ?? candidate?.span;
-  const started = row.startedAt ? `started ${when(row.startedAt.getTime(), ctx)}${lateBy(row.startedAt.getTime() - row.fireAt.getTime())}` : '';
+  const started = row.startedAt
+    ? `started ${when(row.startedAt.getTime(), ctx)}${lateBy(row.startedAt.getTime() - row.fireAt.getTime())}`
+    : '';
   const errors = attemptErrors(ctx.events.get(row.id) ?? []);
   const outcome = outcomeOfStatus(row.status, row.fireAt.getTime() <= ctx.now || row.trigger !== 'schedule');
   switch (row.status) {
     case 'succeeded':
     case 'running': {
       const verb = row.status === 'succeeded' ? `succeeded ${when(row.finishedAt!.getTime(), ctx)}` : 'still running';
-      if (row.attempt > 1) return { outcome, reason: 'retried', detail: `${verb} on attempt ${row.attempt}; earlier attempts failed: ${errors || 'no error recorded'}` };
+      if (row.attempt > 1)
+        return {
+          outcome,
+          reason: 'retried',
+          detail: `${verb} on attempt ${row.attempt}; earlier attempts failed: ${errors || 'no error recorded'}`,
+        };
       const why = startReason(row, candidate, ctx);
-      return { outcome, reason: why?.reason ?? null, detail: `${started ? `${started}, ` : ''}${verb}${why ? ` — ${why.detail}` : ''}` };
+      return {
+        outcome,
+        reason: why?.reason ?? null,
+        detail: `${started ? `${started}, ` : ''}${verb}${why ? ` — ${why.detail}` : ''}`,
+      };
     }
     case 'dead':
       return row.attempt > 1
-        ? { outcome, reason: 'retried', detail: `failed all ${row.attempt} attempts: ${errors || (row.error ?? 'no error recorded')}` }
+        ? {
+            outcome,
+            reason: 'retried',
+            detail: `failed all ${row.attempt} attempts: ${errors || (row.error ?? 'no error recorded')}`,
+          }
         : { outcome, reason: 'handler_error', detail: `the handler failed: ${row.error ?? 'no error recorded'}` };
     case 'retrying':
-      return { outcome, reason: 'retried', detail: `attempt ${row.attempt} failed (${row.error ?? 'no error recorded'}); the next attempt is at ${when(row.nextAttemptAt?.getTime() ?? ctx.now, ctx)}` };
+      return {
+        outcome,
+        reason: 'retried',
+        detail: `attempt ${row.attempt} failed (${row.error ?? 'no error recorded'}); the next attempt is at ${when(row.nextAttemptAt?.getTime() ?? ctx.now, ctx)}`,
+      };
     case 'scheduled':
     case 'queued':
-      return outcome === 'upcoming' ? { outcome, reason: triggerReason(row), detail: `planned to fire at ${when(row.fireAt.getTime(), ctx)}` } : explainWaiting(row, span, ctx);
+      return outcome === 'upcoming'
+        ? { outcome, reason: triggerReason(row), detail: `planned to fire at ${when(row.fireAt.getTime(), ctx)}` }
+        : explainWaiting(row, span, ctx);
     case 'skipped':
       return explainSkip(row, span, ctx);
     case 'missed':
@@ -71,23 +105,52 @@ function explainRow(row: SlotRow, candidate: SlotCandidate | undefined, ctx: Exp
 }
 
 /** Why a run that started did not start on time (or, for a run by hand, how it came about). */
-function startReason(row: SlotRow, candidate: SlotCandidate | undefined, ctx: ExplainContext): { reason: SlotReason; detail: string } | null {
-  if (row.trigger === 'catchup') return { reason: 'catch_up', detail: `run as the catch-up of the slots missed before it (misfire ${misfireOf(row, ctx)})` };
+function startReason(
+  row: SlotRow,
+  candidate: SlotCandidate | undefined,
+  ctx: ExplainContext,
+): { reason: SlotReason; detail: string } | null {
+  if (row.trigger === 'catchup')
+    return {
+      reason: 'catch_up',
+      detail: `run as the catch-up of the slots missed before it (misfire ${misfireOf(row, ctx)})`,
+    };
   if (row.trigger === 'manual') return { reason: 'manual', detail: 'a run asked for by hand' };
   if (row.trigger === 'backfill') return { reason: 'backfill', detail: 'run by a backfill' };
-  if (row.flowWaitedMs !== null && row.flowWaitedMs >= 1_000) return { reason: 'flow_control', detail: `waited ${seconds(row.flowWaitedMs)} for key ${flowKey(row)}` };
-  if (candidate?.shifted) return { reason: 'dst_gap', detail: `its wall time did not exist (clocks went forward): dst.gap moved it to ${when(row.scheduledFor.getTime(), ctx)}` };
+  if (row.flowWaitedMs !== null && row.flowWaitedMs >= 1_000)
+    return { reason: 'flow_control', detail: `waited ${seconds(row.flowWaitedMs)} for key ${flowKey(row)}` };
+  if (candidate?.shifted)
+    return {
+      reason: 'dst_gap',
+      detail: `its wall time did not exist (clocks went forward): dst.gap moved it to ${when(row.scheduledFor.getTime(), ctx)}`,
+    };
   return null;
 }
 
 function explainWaiting(row: SlotRow, span: VersionSpan | undefined, ctx: ExplainContext): Explained {
   const since = `due since ${when(row.fireAt.getTime(), ctx)}`;
-  if (row.heldAt) return { outcome: 'pending', reason: 'flow_control', detail: `${since}, waiting ${seconds(ctx.now - row.heldAt.getTime())} so far for key ${flowKey(row)}` };
+  if (row.heldAt)
+    return {
+      outcome: 'pending',
+      reason: 'flow_control',
+      detail: `${since}, waiting ${seconds(ctx.now - row.heldAt.getTime())} so far for key ${flowKey(row)}`,
+    };
   const handler = span?.definition.handler;
-  if (handler && ctx.offered && !ctx.offered.has(handler)) return { outcome: 'pending', reason: 'no_worker', detail: `${since}: no live worker offers handler "${handler}"` };
-  if (row.parkedAt) return { outcome: 'pending', reason: 'overlap', detail: `${since}, waiting for the run of the task ahead of it to end (overlap ${span?.definition.policy.overlap ?? 'buffer_one'})` };
+  if (handler && ctx.offered && !ctx.offered.has(handler))
+    return { outcome: 'pending', reason: 'no_worker', detail: `${since}: no live worker offers handler "${handler}"` };
+  if (row.parkedAt)
+    return {
+      outcome: 'pending',
+      reason: 'overlap',
+      detail: `${since}, waiting for the run of the task ahead of it to end (overlap ${span?.definition.policy.overlap ?? 'buffer_one'})`,
+    };
   const unled = unledAt(row.fireAt.getTime(), ctx);
-  if (unled) return { outcome: 'pending', reason: 'no_leader', detail: `${since}: no scheduler has led shard ${ctx.shard} since ${when(unled.from.getTime(), ctx)}` };
+  if (unled)
+    return {
+      outcome: 'pending',
+      reason: 'no_leader',
+      detail: `${since}: no scheduler has led shard ${ctx.shard} since ${when(unled.from.getTime(), ctx)}`,
+    };
   return { outcome: 'pending', reason: triggerReason(row), detail: `${since}, waiting to start` };
 }
 
@@ -109,14 +172,26 @@ function explainSkip(row: SlotRow, span: VersionSpan | undefined, ctx: ExplainCo
     case 'late': {
       const unled = unledAt(row.scheduledFor.getTime(), ctx);
       if (unled) return { outcome: 'skipped', reason: 'no_leader', detail: `${noLeader(unled, ctx)}` };
-      const held = row.heldAt ? `, held back by flow control on key ${flowKey(row)} since ${when(row.heldAt.getTime(), ctx)}` : '';
-      return { outcome: 'skipped', reason, detail: `it could not start within maxDelay ${maxDelayOf(span)} of its slot${held}` };
+      const held = row.heldAt
+        ? `, held back by flow control on key ${flowKey(row)} since ${when(row.heldAt.getTime(), ctx)}`
+        : '';
+      return {
+        outcome: 'skipped',
+        reason,
+        detail: `it could not start within maxDelay ${maxDelayOf(span)} of its slot${held}`,
+      };
     }
     case 'paused':
       return { outcome: 'skipped', reason, detail: `${pausedWords(decided, ctx)}` };
     case 'edited': {
       const by = spanAt(ctx.spans, decided);
-      return { outcome: 'skipped', reason, detail: by?.at ? `version ${by.definition.version} of the task (${by.action?.replace('task.', '')} at ${when(by.at.getTime(), ctx)} by key ${ctx.keyName(by.changedBy ?? '')}) replaced it` : 'a new version of the task replaced it' };
+      return {
+        outcome: 'skipped',
+        reason,
+        detail: by?.at
+          ? `version ${by.definition.version} of the task (${by.action?.replace('task.', '')} at ${when(by.at.getTime(), ctx)} by key ${ctx.keyName(by.changedBy ?? '')}) replaced it`
+          : 'a new version of the task replaced it',
+      };
     }
     case 'deleted':
       return { outcome: 'skipped', reason, detail: `${deletedWords(decided, ctx)}` };
@@ -125,44 +200,88 @@ function explainSkip(row: SlotRow, span: VersionSpan | undefined, ctx: ExplainCo
   }
 }
 
-function explainMissed(at: number, row: SlotRow | undefined, span: VersionSpan | undefined, ctx: ExplainContext): Explained {
+function explainMissed(
+  at: number,
+  row: SlotRow | undefined,
+  span: VersionSpan | undefined,
+  ctx: ExplainContext,
+): Explained {
   const catchUp = ctx.catchUpOf(at);
   if (catchUp && (!row || catchUp.id !== row.id)) {
     const unled = unledAt(at, ctx);
     const pausedTo = span?.state === 'paused' ? `; ${pausedWords(at, ctx)}` : unled ? `; ${noLeader(unled, ctx)}` : '';
-    return { outcome: 'missed', reason: 'catch_up', detail: `catch-up run ${catchUp.id} (slot ${when(catchUp.scheduledFor.getTime(), ctx)}) ran in its place under misfire ${span?.definition.policy.misfire ?? TASK_DEFAULTS.misfire}${pausedTo}` };
+    return {
+      outcome: 'missed',
+      reason: 'catch_up',
+      detail: `catch-up run ${catchUp.id} (slot ${when(catchUp.scheduledFor.getTime(), ctx)}) ran in its place under misfire ${span?.definition.policy.misfire ?? TASK_DEFAULTS.misfire}${pausedTo}`,
+    };
   }
   if (span?.state === 'paused') return { outcome: 'missed', reason: 'paused', detail: `${pausedWords(at, ctx)}` };
   const unled = unledAt(at, ctx);
   if (unled) return { outcome: 'missed', reason: 'no_leader', detail: `${noLeader(unled, ctx)}` };
-  return { outcome: 'missed', reason: 'late', detail: `it was more than maxDelay ${maxDelayOf(span)} late when the scheduler came to it (misfire ${span?.definition.policy.misfire ?? TASK_DEFAULTS.misfire})${row ? '' : '; only counted (missedCount)'}` };
+  return {
+    outcome: 'missed',
+    reason: 'late',
+    detail:
+      `it was more than maxDelay ${maxDelayOf(span)} late when the scheduler came to it (misfire ` +
+      `${span?.definition.policy.misfire ?? TASK_DEFAULTS.misfire})${row ? '' : '; only counted (missedCount)'}`,
+  };
 }
 
 function explainCancel(row: SlotRow, ctx: ExplainContext): Explained {
   const event = [...(ctx.events.get(row.id) ?? [])].reverse().find((e) => e.toStatus === 'cancelled');
   const detail = (event?.detail ?? {}) as { reason?: string; by?: string };
   const at = event?.at.getTime() ?? row.finishedAt?.getTime() ?? ctx.now;
-  if (detail.reason === 'task deleted') return { outcome: 'cancelled', reason: 'deleted', detail: `${deletedWords(at, ctx)}` };
-  if (detail.reason?.startsWith('replaced by ')) return { outcome: 'cancelled', reason: 'overlap', detail: `${detail.reason.replace('replaced by ', 'replaced by execution ')}, a later slot (overlap replace)` };
-  if (detail.reason === 'cancelled by a pause') return { outcome: 'cancelled', reason: 'paused', detail: `${pausedWords(at, ctx)} (with cancel)` };
-  return { outcome: 'cancelled', reason: 'cancelled_by', detail: `cancelled at ${when(at, ctx)} by ${detail.by ? `key ${ctx.keyName(detail.by)}` : 'an operator'}` };
+  if (detail.reason === 'task deleted')
+    return { outcome: 'cancelled', reason: 'deleted', detail: `${deletedWords(at, ctx)}` };
+  if (detail.reason?.startsWith('replaced by '))
+    return {
+      outcome: 'cancelled',
+      reason: 'overlap',
+      detail: `${detail.reason.replace('replaced by ', 'replaced by execution ')}, a later slot (overlap replace)`,
+    };
+  if (detail.reason === 'cancelled by a pause')
+    return { outcome: 'cancelled', reason: 'paused', detail: `${pausedWords(at, ctx)} (with cancel)` };
+  return {
+    outcome: 'cancelled',
+    reason: 'cancelled_by',
+    detail: `cancelled at ${when(at, ctx)} by ${detail.by ? `key ${ctx.keyName(detail.by)}` : 'an operator'}`,
+  };
 }
 
 /** A slot the schedule defines with no execution: not planned (and why), still to come, or given up. */
 function explainUnrecorded(at: number, candidate: SlotCandidate, ctx: ExplainContext): Explained {
   const { span } = candidate;
-  if (span.state === 'absent') return { outcome: 'not_planned', reason: 'before_created', detail: `the task was created later, at ${when(span.to, ctx)}` };
-  if (span.state === 'deleted') return { outcome: 'not_planned', reason: 'deleted', detail: `${deletedWords(at, ctx)}` };
-  if (candidate.notPlanned) return { outcome: 'not_planned', reason: candidate.notPlanned.reason, detail: notPlannedWords(at, candidate, ctx) };
-  if (span.state === 'paused' && !(at <= ctx.now && ctx.catchUpOf(at))) return { outcome: 'not_planned', reason: 'paused', detail: `${pausedWords(at, ctx)}` };
-  if (at > ctx.now && candidate.shifted) return { outcome: 'upcoming', reason: 'dst_gap', detail: `to fire at ${when(at, ctx)}: its wall time does not exist that day (clocks go forward), dst.gap moves it` };
+  if (span.state === 'absent')
+    return {
+      outcome: 'not_planned',
+      reason: 'before_created',
+      detail: `the task was created later, at ${when(span.to, ctx)}`,
+    };
+  if (span.state === 'deleted')
+    return { outcome: 'not_planned', reason: 'deleted', detail: `${deletedWords(at, ctx)}` };
+  if (candidate.notPlanned)
+    return { outcome: 'not_planned', reason: candidate.notPlanned.reason, detail: notPlannedWords(at, candidate, ctx) };
+  if (span.state === 'paused' && !(at <= ctx.now && ctx.catchUpOf(at)))
+    return { outcome: 'not_planned', reason: 'paused', detail: `${pausedWords(at, ctx)}` };
+  if (at > ctx.now && candidate.shifted)
+    return {
+      outcome: 'upcoming',
+      reason: 'dst_gap',
+      detail: `to fire at ${when(at, ctx)}: its wall time does not exist that day (clocks go forward), dst.gap moves it`,
+    };
   if (at > ctx.now) return { outcome: 'upcoming', reason: null, detail: `to fire at ${when(at, ctx)}` };
   const unled = unledAt(at, ctx);
   const maxDelay = durationMs(span.definition.policy.maxDelay) || 3_600_000;
-  if (unled && at + maxDelay > ctx.now) return { outcome: 'pending', reason: 'no_leader', detail: `${noLeader(unled, ctx)}` };
+  if (unled && at + maxDelay > ctx.now)
+    return { outcome: 'pending', reason: 'no_leader', detail: `${noLeader(unled, ctx)}` };
   if (at > ctx.now - ctx.planningGraceMs) return { outcome: 'pending', reason: null, detail: 'due, being planned' };
   if (ctx.catchUpOf(at) || unled || ctx.missedAfter(at)) return explainMissed(at, undefined, span, ctx);
-  return { outcome: 'missed', reason: 'unrecorded', detail: 'the schedule defines this slot and no execution records what became of it' };
+  return {
+    outcome: 'missed',
+    reason: 'unrecorded',
+    detail: 'the schedule defines this slot and no execution records what became of it',
+  };
 }
 
 function notPlannedWords(at: number, candidate: SlotCandidate, ctx: ExplainContext): string {
@@ -177,7 +296,11 @@ function notPlannedWords(at: number, candidate: SlotCandidate, ctx: ExplainConte
     case 'dst_gap':
       return `its wall time does not exist on ${date} in ${ctx.timezone} (clocks go forward); dst.gap skip drops it`;
     case 'edited':
-      return `version ${span.definition.version} of the task (${span.action?.replace('task.', '')} at ${when(span.from, ctx)} by key ${ctx.keyName(span.changedBy ?? '')}) has no slot here; the version before it had`;
+      return (
+        `version ${span.definition.version} of the task (${span.action?.replace('task.', '')} at ` +
+        `${when(span.from, ctx)} by key ${ctx.keyName(span.changedBy ?? '')}) has no slot here; the version ` +
+        `before it had`
+      );
     case 'dst_fold':
       return `its wall time occurs twice on ${date} in ${ctx.timezone} (clocks go back); dst.overlap ${dst?.overlap ?? 'first'} runs it once`;
     default:
@@ -188,12 +311,16 @@ function notPlannedWords(at: number, candidate: SlotCandidate, ctx: ExplainConte
 function pausedWords(at: number, ctx: ExplainContext): string {
   const pause = [...ctx.spans].reverse().find((s) => s.state === 'paused' && s.from <= at);
   const note = pause?.definition.pauseNote ? `: "${pause.definition.pauseNote}"` : '';
-  return pause?.at ? `the task was paused at ${when(pause.at.getTime(), ctx)} by key ${ctx.keyName(pause.changedBy ?? '')}${note}` : `the task was paused${note}`;
+  return pause?.at
+    ? `the task was paused at ${when(pause.at.getTime(), ctx)} by key ${ctx.keyName(pause.changedBy ?? '')}${note}`
+    : `the task was paused${note}`;
 }
 
 function deletedWords(at: number, ctx: ExplainContext): string {
   const deleted = [...ctx.spans].reverse().find((s) => s.state === 'deleted' && s.from <= at + 1_000);
-  return deleted?.at ? `the task was deleted at ${when(deleted.at.getTime(), ctx)} by key ${ctx.keyName(deleted.changedBy ?? '')}` : 'the task was deleted';
+  return deleted?.at
+    ? `the task was deleted at ${when(deleted.at.getTime(), ctx)} by key ${ctx.keyName(deleted.changedBy ?? '')}`
+    : 'the task was deleted';
 }
 
 function noLeader(unled: { from: Date; to: Date }, ctx: ExplainContext): string {
@@ -208,12 +335,21 @@ function unledAt(at: number, ctx: ExplainContext): { from: Date; to: Date } | un
 function attemptErrors(events: readonly SlotEvent[]): string {
   return events
     .filter((e) => e.toStatus === 'retrying' || e.toStatus === 'dead')
-    .map((e, i) => `#${i + 1} ${String((e.detail as { error?: string } | null)?.error ?? 'no error recorded').slice(0, 200)}`)
+    .map(
+      (e, i) =>
+        `#${i + 1} ${String((e.detail as { error?: string } | null)?.error ?? 'no error recorded').slice(0, 200)}`,
+    )
     .join('; ');
 }
 
 function triggerReason(row: SlotRow): SlotReason | null {
-  return row.trigger === 'catchup' ? 'catch_up' : row.trigger === 'manual' ? 'manual' : row.trigger === 'backfill' ? 'backfill' : null;
+  return row.trigger === 'catchup'
+    ? 'catch_up'
+    : row.trigger === 'manual'
+      ? 'manual'
+      : row.trigger === 'backfill'
+        ? 'backfill'
+        : null;
 }
 
 function misfireOf(row: SlotRow, ctx: ExplainContext): string {
@@ -225,7 +361,12 @@ function maxDelayOf(span: VersionSpan | undefined): string {
 }
 
 function flowKey(row: SlotRow): string {
-  return [row.concurrencyKey, row.rateKey].filter(Boolean).map((k) => `"${k}"`).join(' and ') || '(none)';
+  return (
+    [row.concurrencyKey, row.rateKey]
+      .filter(Boolean)
+      .map((k) => `"${k}"`)
+      .join(' and ') || '(none)'
+  );
 }
 
 function lateBy(ms: number): string {

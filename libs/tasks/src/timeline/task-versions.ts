@@ -22,21 +22,39 @@ export interface VersionSpan {
   at: Date | null;
 }
 
-const OPENING = new Set(['task.create', 'task.update', 'task.replace', 'task.resume', 'task.pause', 'task.rollback', 'task.restore']);
+const OPENING = new Set([
+  'task.create',
+  'task.update',
+  'task.replace',
+  'task.resume',
+  'task.pause',
+  'task.rollback',
+  'task.restore',
+]);
 
 /**
  * The spans of a name's history, from its audit entries (oldest first). `calendars` are the copies
  * of the calendars the definitions exclude, by name (the task's own, else the calendars table):
  * the audit keeps a definition's calendar names, not their days.
  */
-export function versionSpans(changes: readonly TaskChange[], calendars: ReadonlyMap<string, CalendarSnapshot>): VersionSpan[] {
+export function versionSpans(
+  changes: readonly TaskChange[],
+  calendars: ReadonlyMap<string, CalendarSnapshot>,
+): VersionSpan[] {
   const spans: VersionSpan[] = [];
   let last: DefinitionJson | null = null;
   for (const change of changes) {
     const at = change.at.getTime();
     const definition = (change.after as DefinitionJson | null) ?? last;
     if (!definition) continue;
-    const state = change.action === 'task.delete' ? 'deleted' : definition.paused ? 'paused' : OPENING.has(change.action) ? 'active' : null;
+    const state =
+      change.action === 'task.delete'
+        ? 'deleted'
+        : definition.paused
+          ? 'paused'
+          : OPENING.has(change.action)
+            ? 'active'
+            : null;
     if (!state) continue;
     if (spans.length === 0) spans.push(span(Number.NEGATIVE_INFINITY, 'absent', definition, calendars, null));
     const previous = spans[spans.length - 1]!;
@@ -48,7 +66,10 @@ export function versionSpans(changes: readonly TaskChange[], calendars: Readonly
 }
 
 /** The spans of a task with no audit entries (written before its name was audited): as it is now, since its creation. */
-export function currentSpans(definition: DefinitionJson, calendars: ReadonlyMap<string, CalendarSnapshot>): VersionSpan[] {
+export function currentSpans(
+  definition: DefinitionJson,
+  calendars: ReadonlyMap<string, CalendarSnapshot>,
+): VersionSpan[] {
   const created = Date.parse(definition.createdAt);
   return [
     { ...span(Number.NEGATIVE_INFINITY, 'absent', definition, calendars, null), to: created },
@@ -56,7 +77,13 @@ export function currentSpans(definition: DefinitionJson, calendars: ReadonlyMap<
   ];
 }
 
-function span(from: number, state: VersionSpan['state'], definition: DefinitionJson, calendars: ReadonlyMap<string, CalendarSnapshot>, change: TaskChange | null): VersionSpan {
+function span(
+  from: number,
+  state: VersionSpan['state'],
+  definition: DefinitionJson,
+  calendars: ReadonlyMap<string, CalendarSnapshot>,
+  change: TaskChange | null,
+): VersionSpan {
   return {
     from,
     to: Number.POSITIVE_INFINITY,
@@ -70,7 +97,10 @@ function span(from: number, state: VersionSpan['state'], definition: DefinitionJ
 }
 
 /** The schedule columns of a definition as the audit log keeps it: what the planner computes slots from. */
-export function scheduledTaskOf(definition: DefinitionJson, calendars: ReadonlyMap<string, CalendarSnapshot>): ScheduledTask {
+export function scheduledTaskOf(
+  definition: DefinitionJson,
+  calendars: ReadonlyMap<string, CalendarSnapshot>,
+): ScheduledTask {
   const s = definition.schedule;
   const instant = (value: string | null | undefined) => (value ? new Date(value) : null);
   return {
@@ -86,7 +116,9 @@ export function scheduledTaskOf(definition: DefinitionJson, calendars: ReadonlyM
     dstGap: s.dst?.gap ?? null,
     dstOverlap: s.dst?.overlap ?? null,
     createdAt: new Date(definition.createdAt),
-    calendars: (s.exclude ?? []).map((name) => calendars.get(name)).filter((c): c is CalendarSnapshot => c !== undefined),
+    calendars: (s.exclude ?? [])
+      .map((name) => calendars.get(name))
+      .filter((c): c is CalendarSnapshot => c !== undefined),
   };
 }
 

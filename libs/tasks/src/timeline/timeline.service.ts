@@ -2,7 +2,16 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
 import { TASK_DEFAULTS, type TimelineItem, type TimelinePage, type TimelineQuery } from '@punctual/contract';
-import { ApiKeysRepository, CalendarsRepository, SchedulerStateRepository, type SlotEvent, type SlotRow, TasksRepository, TimelineRepository, unledPeriods } from '@punctual/db';
+import {
+  ApiKeysRepository,
+  CalendarsRepository,
+  SchedulerStateRepository,
+  type SlotEvent,
+  type SlotRow,
+  TasksRepository,
+  TimelineRepository,
+  unledPeriods,
+} from '@punctual/db';
 import { type CalendarSnapshot, shardOf } from '@punctual/planning';
 import { formatLocal } from '@punctual/time';
 import type { z } from 'zod';
@@ -40,13 +49,22 @@ export class TimelineService {
   ) {}
 
   /** One page of the timeline of the task named `name` (a deleted one's too). `offered`: the handlers live workers offer, or null when unknown. */
-  async page(name: string, query: z.output<typeof TimelineQuery>, offered: () => Promise<ReadonlySet<string> | null>): Promise<TimelinePage> {
+  async page(
+    name: string,
+    query: z.output<typeof TimelineQuery>,
+    offered: () => Promise<ReadonlySet<string> | null>,
+  ): Promise<TimelinePage> {
     const now = this.clock.now();
     const { from, to } = rangeOf(query, now);
     const after = query.cursor ? cursorTime(query.cursor, from, to) : from - 1;
     const [task, changes] = await Promise.all([this.tasks.findByName(name), this.timeline.changesOf(name)]);
     const calendars = await this.calendarSnapshots(task?.calendars);
-    const spans = changes.length > 0 ? versionSpans(changes, calendars) : task ? currentSpans(presentDefinition(task), calendars) : [];
+    const spans =
+      changes.length > 0
+        ? versionSpans(changes, calendars)
+        : task
+          ? currentSpans(presentDefinition(task), calendars)
+          : [];
     if (spans.length === 0) {
       const rows = await this.timeline.rowsOf(name, null, new Date(0), new Date(8.64e15), 1);
       if (rows.length === 0) throw new NotFoundError('task', name);
@@ -54,7 +72,13 @@ export class TimelineService {
     const timezone = task?.timezone ?? spans[spans.length - 1]?.schedule.timezone ?? TASK_DEFAULTS.timezone;
 
     const { slots, through } = candidatesOf(spans, after, to, query.limit);
-    const rows = await this.timeline.rowsOf(name, task?.id ?? null, new Date(after), new Date(through), query.limit + 1);
+    const rows = await this.timeline.rowsOf(
+      name,
+      task?.id ?? null,
+      new Date(after),
+      new Date(through),
+      query.limit + 1,
+    );
     const cut = rows.length > query.limit ? Math.min(through, rows[query.limit - 1]!.scheduledFor.getTime()) : through;
     const items = merge(slots, rows, task?.id ?? null).filter((i) => i.at <= cut);
     const page = items.slice(0, query.limit);
@@ -110,10 +134,17 @@ export class TimelineService {
     const missed = rows.filter((r) => r.status === 'missed').map((r) => r.scheduledFor.getTime());
     let noneFrom = Number.POSITIVE_INFINITY;
     const catchUpOf = (at: number) => catchUps.find((c) => c.scheduledFor.getTime() >= at) ?? null;
-    const needsCatchUp = page.filter((i) => (i.row ? i.row.status === 'missed' : i.candidate?.planned && i.at <= now - PLANNING_GRACE_MS));
+    const needsCatchUp = page.filter((i) =>
+      i.row ? i.row.status === 'missed' : i.candidate?.planned && i.at <= now - PLANNING_GRACE_MS,
+    );
     for (const item of needsCatchUp) {
       if (catchUpOf(item.at) || item.at >= noneFrom) continue;
-      const found = await this.timeline.firstCatchUpFrom(name, taskId, new Date(item.at), new Date(item.at + CATCH_UP_REACH_MS));
+      const found = await this.timeline.firstCatchUpFrom(
+        name,
+        taskId,
+        new Date(item.at),
+        new Date(item.at + CATCH_UP_REACH_MS),
+      );
       if (found) catchUps.push(found);
       else noneFrom = item.at;
     }
@@ -141,12 +172,20 @@ export class TimelineService {
     const first = leaderships[0]?.from.getTime();
     if (first === undefined) return [];
     // A leader beats every 2 s (its repair pass) and holds its lock for LEADER_TTL_MS: only a longer silence is a time unled.
-    return unledPeriods(leaderships, new Date(Math.max(from, first)), new Date(to), Math.max(2 * this.config.leaderTtlMs, HEARTBEAT_GRACE_MS));
+    return unledPeriods(
+      leaderships,
+      new Date(Math.max(from, first)),
+      new Date(to),
+      Math.max(2 * this.config.leaderTtlMs, HEARTBEAT_GRACE_MS),
+    );
   }
 
   private shardCountMemo: Promise<number> | null = null;
   private shardCount(): Promise<number> {
-    this.shardCountMemo ??= this.schedulers.shards().then((s) => Math.max(1, s.length), () => 1);
+    this.shardCountMemo ??= this.schedulers.shards().then(
+      (s) => Math.max(1, s.length),
+      () => 1,
+    );
     return this.shardCountMemo;
   }
 
@@ -154,7 +193,14 @@ export class TimelineService {
   private async calendarSnapshots(own: unknown): Promise<Map<string, CalendarSnapshot>> {
     const snapshots = new Map<string, CalendarSnapshot>();
     for (const c of await this.calendars.list()) {
-      snapshots.set(c.name, { name: c.name, version: c.version, updatedAt: c.updatedAt.toISOString(), timezone: c.timezone, dates: c.dates, rrules: c.rrules });
+      snapshots.set(c.name, {
+        name: c.name,
+        version: c.version,
+        updatedAt: c.updatedAt.toISOString(),
+        timezone: c.timezone,
+        dates: c.dates,
+        rrules: c.rrules,
+      });
     }
     if (Array.isArray(own)) for (const c of own as CalendarSnapshot[]) snapshots.set(c.name, c);
     return snapshots;
