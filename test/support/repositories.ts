@@ -1,4 +1,3 @@
-import { WorkerDirectory } from '../../libs/cluster/src/index.js';
 import type { Config } from '../../libs/config/src/index.js';
 import {
   AttemptsRepository,

@@ -1,7 +1,8 @@
 /**
  * What the cluster looks like now, for operators (`ClusterService`: shard leaders, live workers,
- * queue depth, flow-control keys, clock offsets), the directory in which workers announce
- * their handlers (`WorkerDirectory`), and the handlers' queues (`HandlerQueues`).
+ * queue depth, flow-control keys, clock offsets), the handlers the live workers offer, read from
+ * the directory they announce themselves in (`WorkerDirectory`), and the handlers' queues
+ * (`HandlerQueues`).
  *
  * @imports @punctual/contract, @punctual/db, @punctual/metrics, @punctual/queue, @punctual/redis
  * @packageDocumentation
@@ -9,4 +10,4 @@
 export { ClusterModule } from './cluster.module.js';
 export { ClusterService } from './cluster.service.js';
 export { HandlerQueues } from './handler-queues.js';
-export { ANNOUNCE_MS, WorkerDirectory } from './worker-directory.js';
+export { WorkerDirectory } from './worker-directory.js';

@@ -1,36 +1,15 @@
 import { Injectable } from '@nestjs/common';
+import { type WorkerEntry, WORKERS_KEY } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 
-interface Entry {
-  handlers: string[];
-  concurrency: number;
-  at: string;
-}
-
-/** How long a worker's entry lives without a refresh. */
-const ENTRY_TTL_S = 45;
 /**
- * How often a live worker refreshes its entry (and at once when its Redis connection comes back):
- * a directory emptied by a Redis restart or `FLUSHALL` is whole again within this.
- */
-export const ANNOUNCE_MS = 5_000;
-
-/**
- * Which handlers the live workers offer. Each worker refreshes an entry under
- * `<prefix>:workers:<instance>`; the API reads them back, so `GET /v1/handlers` is what can run now.
+ * Which handlers the live workers offer, read from the directory each worker keeps its entry in
+ * (`<prefix>:workers:<instance>`, written by the worker's `WorkerAnnouncer`): `GET /v1/handlers`
+ * is what can run now, and the handler queues and the cluster view read the same.
  */
 @Injectable()
 export class WorkerDirectory {
   constructor(private readonly redis: RedisService) {}
-
-  async announce(instanceId: string, handlers: string[], concurrency: number): Promise<void> {
-    const entry: Entry = { handlers, concurrency, at: new Date().toISOString() };
-    await this.redis.client.set(this.redis.key('workers', instanceId), JSON.stringify(entry), 'EX', ENTRY_TTL_S);
-  }
-
-  async withdraw(instanceId: string): Promise<void> {
-    await this.redis.client.del(this.redis.key('workers', instanceId));
-  }
 
   /** Every handler name offered by at least one live worker, with how many offer it. */
   async handlers(): Promise<{ name: string; workers: number }[]> {
@@ -44,8 +23,8 @@ export class WorkerDirectory {
   async workers(): Promise<
     { instance: string; handlers: string[]; concurrency: number | null; seenAt: string | null }[]
   > {
-    const workers = (await this.redis.entries('workers')).map(([instance, value]) => {
-      const entry = JSON.parse(value) as Partial<Entry>;
+    const workers = (await this.redis.entries(WORKERS_KEY)).map(([instance, value]) => {
+      const entry = JSON.parse(value) as Partial<WorkerEntry>;
       return {
         instance,
         handlers: entry.handlers ?? [],

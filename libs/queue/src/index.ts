@@ -1,6 +1,6 @@
 /**
  * The executions queues (one per handler), defined once: their names, job payload type, job options and pub/sub
- * channels, and `ExecutionsQueue`, the producer every role adds jobs through (each job carrying
+ * channels, the shape of the live workers' directory in Redis, and `ExecutionsQueue`, the producer every role adds jobs through (each job carrying
  * the active trace context).
  *
  * @imports @punctual/metrics, @punctual/redis, @punctual/tracing
@@ -22,5 +22,8 @@ export {
   tasksChangedBy,
   tasksChangedMessage,
   turnJobId,
+  WORKER_ENTRY_TTL_S,
+  type WorkerEntry,
+  WORKERS_KEY,
 } from './queue.constants.js';
 export { QueueModule } from './queue.module.js';

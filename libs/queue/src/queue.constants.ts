@@ -120,3 +120,18 @@ export function tasksChangedBy(message: string): string[] | 'all' {
   if (message === '*' || message === '1') return 'all';
   return message === '' ? [] : message.split(',');
 }
+
+/**
+ * The directory of live workers in Redis: each worker keeps an entry under
+ * `<prefix>:<WORKERS_KEY>:<instance>` (written by the worker's `WorkerAnnouncer`, read by the
+ * cluster's `WorkerDirectory`), which lives `WORKER_ENTRY_TTL_S` without a refresh.
+ */
+export const WORKERS_KEY = 'workers';
+export const WORKER_ENTRY_TTL_S = 45;
+
+/** A worker's entry in the directory: the handlers it offers, its handler slots, when it last said so. */
+export interface WorkerEntry {
+  handlers: string[];
+  concurrency: number;
+  at: string;
+}

@@ -3,7 +3,7 @@
  * taken from the queue, claims fenced in Postgres with flow control and overlap, handlers run
  * under a lease with a timeout, outcomes and retries recorded, notifications delivered.
  *
- * @imports @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/handlers,
+ * @imports @punctual/clock, @punctual/config, @punctual/contract, @punctual/db, @punctual/handlers,
  *   @punctual/logging, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/tracing
  * @packageDocumentation
  */
@@ -21,6 +21,7 @@ export { LeaseKeeper } from './lease-keeper.js';
 export { type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 export { WorkerCoreModule } from './worker.module.js';
 export { WorkerService } from './worker.service.js';
+export { ANNOUNCE_MS, WorkerAnnouncer } from './worker-announcer.js';
 export { createWorker, type CreateWorkerOptions, type PunctualWorker } from './create-worker.js';
 export { type PunctualWorkerAsyncOptions, PunctualWorkerModule } from './punctual-worker.module.js';
 export { type PunctualWorkerOptions, workerConfig } from './worker-options.js';

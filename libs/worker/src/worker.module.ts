@@ -1,17 +1,17 @@
 import { Module } from '@nestjs/common';
 import { ClockModule } from '@punctual/clock';
-import { ClusterModule } from '@punctual/cluster';
 import { HandlersModule } from '@punctual/handlers';
 import { QueueModule } from '@punctual/queue';
 import { ExecutionRunner } from './execution-runner.js';
 import { OutboxNotifier } from './outbox-notifier.js';
 import { ExecutionClaimer } from './execution-claimer.js';
+import { WorkerAnnouncer } from './worker-announcer.js';
 import { WorkerService } from './worker.service.js';
 
 /** The worker role: the BullMQ processor and the execution runner. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({
-  imports: [QueueModule, HandlersModule, ClockModule.forRole('worker'), ClusterModule],
-  providers: [ExecutionRunner, ExecutionClaimer, WorkerService, OutboxNotifier],
+  imports: [QueueModule, HandlersModule, ClockModule.forRole('worker')],
+  providers: [ExecutionRunner, ExecutionClaimer, WorkerService, OutboxNotifier, WorkerAnnouncer],
   exports: [ExecutionRunner, OutboxNotifier, ClockModule],
 })
 export class WorkerCoreModule {}

@@ -15,9 +15,9 @@ import { RedisService, type RedisConnection } from '@punctual/redis';
 import { DelayedError, type Job, Worker } from 'bullmq';
 import { HandlerRegistry } from '@punctual/handlers';
 import { ExecutionRunner } from './execution-runner.js';
-import { ANNOUNCE_MS, WorkerDirectory } from '@punctual/cluster';
 import { ExecutionClaimer } from './execution-claimer.js';
 import { flowTurn, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
+import { ANNOUNCE_MS, WorkerAnnouncer } from './worker-announcer.js';
 
 /**
  * A job a worker holds is locked in BullMQ, the lock renewed every half of this while the worker
@@ -62,7 +62,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   /** One BullMQ worker per handler offered here, on that handler's queue. */
   private workers: Worker<ExecutionJobData>[] = [];
   private subscriber: RedisConnection | null = null;
-  private announcer: NodeJS.Timeout | null = null;
+  private announceTimer: NodeJS.Timeout | null = null;
   /** While set, this worker takes no jobs (see UNREACHABLE_HOLD_OFF_MS); it resumes when it fires. */
   private holdingOff: NodeJS.Timeout | null = null;
   private readonly waiting = new WaitingRoom();
@@ -74,7 +74,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly redis: RedisService,
     private readonly runner: ExecutionRunner,
     private readonly claimer: ExecutionClaimer,
-    private readonly directory: WorkerDirectory,
+    private readonly announcer: WorkerAnnouncer,
     private readonly handlers: HandlerRegistry,
     private readonly queue: ExecutionsQueue,
   ) {}
@@ -113,13 +113,13 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     if (this.workers.length === 0) this.logger.warn('this worker offers no handlers: it takes no runs');
     const announce = () =>
-      this.announcer
+      this.announceTimer
         ? bestEffort(
-            this.directory.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency),
+            this.announcer.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency),
             'worker.announce',
           )
         : Promise.resolve();
-    this.announcer = setInterval(announce, ANNOUNCE_MS);
+    this.announceTimer = setInterval(announce, ANNOUNCE_MS);
     await announce();
     // Redis back after a restart (its directory empty): this worker is in it again at once.
     this.redis.client.on('ready', () => void announce());
@@ -259,7 +259,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     for (const worker of this.workers) void worker.pause(true).catch(warn);
     this.holdingOff = setTimeout(() => {
       this.holdingOff = null;
-      if (this.announcer) for (const worker of this.workers) void Promise.resolve(worker.resume()).catch(warn);
+      if (this.announceTimer) for (const worker of this.workers) void Promise.resolve(worker.resume()).catch(warn);
     }, UNREACHABLE_HOLD_OFF_MS);
   }
 
@@ -281,11 +281,11 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     if (this.workers.length === 0) return;
-    if (this.announcer) clearInterval(this.announcer);
-    this.announcer = null;
+    if (this.announceTimer) clearInterval(this.announceTimer);
+    this.announceTimer = null;
     if (this.holdingOff) clearTimeout(this.holdingOff);
     this.holdingOff = null;
-    await bestEffort(this.directory.withdraw(this.config.instanceId), 'worker.withdraw');
+    await bestEffort(this.announcer.withdraw(this.config.instanceId), 'worker.withdraw');
     this.claimer.stop();
     const closing = Promise.all(this.workers.map((w) => w.close()));
     let timer: NodeJS.Timeout | undefined;
