@@ -45,8 +45,14 @@ describe('fault: the leader freezes inside its planning transaction', () => {
     await sleep(2_000);
     old.signal('SIGCONT');
     await cluster.waitFor(async () => /stepped down/.test(old.output), 15_000, 'the resumed leader to step down');
-    // Slots run on past the resume: what it was about to commit is among them.
-    await sleep(2_000);
+    // Slots run on past the resume (what it was about to commit is among them): waited for as an
+    // event, the successor firing a slot two seconds on.
+    const steppedDownAt = Date.now();
+    await cluster.waitFor(
+      () => cluster.firstFireAfter(steppedDownAt + 2_000),
+      15_000,
+      'a slot fired two seconds after the step-down',
+    );
     expect((await cluster.leader())?.label).toBe(successor.label);
 
     const lastSlot = Math.floor(Date.now() / 1000) * 1000 - 1000;

@@ -34,8 +34,13 @@ describe('fault: the leader is SIGSTOPped past its lease, then resumed', () => {
     // The resumed process notices it was superseded (lease unconfirmed or fenced) and steps down.
     await cluster.waitFor(async () => /stepped down/.test(old.output), 15_000, 'the resumed leader to step down');
     // Slots run on past the resume, over several of its tries for the lock (every LEADER_TTL_MS / 3):
-    // it never leads again.
-    await sleep(2_000);
+    // it never leads again. Waited for as an event: the successor fired a slot two seconds on.
+    const steppedDownAt = Date.now();
+    await cluster.waitFor(
+      () => cluster.firstFireAfter(steppedDownAt + 2_000),
+      15_000,
+      'a slot fired two seconds after the step-down',
+    );
     expect(old.output.slice(old.output.lastIndexOf('stepped down'))).not.toMatch(/became leader/);
     const health = (await (await fetch(`${old.url}/health/ready`)).json()) as { leader: boolean };
     expect(health.leader).toBe(false);
