@@ -152,9 +152,12 @@ describe('fault: flow control — concurrency keys and rate limits shared across
     expect(heldByStart).toEqual(held.map((r) => r.task_name));
     expect(Math.max(...rate.map((r) => r.started_at.getTime())) - at.getTime()).toBeGreaterThan(2_500);
 
-    // Another key and no key: on time while partner-api and mail-relay waited.
+    // Another key and no key: on time while partner-api and mail-relay waited — judged by order,
+    // each started before the first run partner-api held back got its permit (when one of the first
+    // three, 1 s long, ended). The start lags are printed below, not judged.
+    const firstHeldStart = conc.map((r) => r.started_at.getTime()).sort((a, b) => a - b)[3]!;
     for (const r of all.filter((r) => /^(other|free)-/.test(r.task_name)))
-      expect(r.started_at.getTime() - r.fire_at.getTime(), r.task_name).toBeLessThan(1_000);
+      expect(r.started_at.getTime(), r.task_name).toBeLessThan(firstHeldStart);
     console.log(
       `flow: 30 runs on 3 permits in ${lastStart - at.getTime() + 1000} ms; 20 at 5/s in ${Math.max(...rate.map((r) => r.started_at.getTime())) - at.getTime()} ms; ` +
         `others' start lag ≤ ${Math.max(...all.filter((r) => /^(other|free)-/.test(r.task_name)).map((r) => r.started_at.getTime() - r.fire_at.getTime()))} ms`,
@@ -241,7 +244,11 @@ describe('fault: flow control — concurrency keys and rate limits shared across
     // Four keyed runs were held (and one running) when it came due: it started at once all the same.
     const heldThen = all.filter((r) => r.task_name !== 'slots-free' && r.started_at > free.started_at).length;
     expect(heldThen).toBeGreaterThanOrEqual(3);
-    expect(free.started_at.getTime() - free.fire_at.getTime()).toBeLessThan(1_000);
+    // …and before the key's next run: it did not wait for a slot the held runs would have kept.
+    const keyedAfter = all.filter(
+      (r) => r.task_name !== 'slots-free' && r.started_at.getTime() >= free.fire_at.getTime(),
+    );
+    expect(free.started_at.getTime()).toBeLessThan(Math.min(...keyedAfter.map((r) => r.started_at.getTime())));
     expect(mostAtOnce(callsOf(7))).toBe(1);
     for (const r of all) expect(c.invocations.succeededBy().get(r.id)).toBe(1);
   });
