@@ -5,14 +5,14 @@ import { ClockService } from '@punctual/clock';
 import { LeaderExecutionsRepository, SchedulerStateRepository } from '@punctual/db';
 import { bestEffort, Metrics } from '@punctual/metrics';
 import { leaderKey, shardShare } from '@punctual/planning';
-import { ExecutionsQueue, TASKS_CHANGED_CHANNEL, tasksChangedBy } from '@punctual/queue';
+import { TASKS_CHANGED_CHANNEL, tasksChangedBy } from '@punctual/queue';
 import { RedisService, type RedisConnection } from '@punctual/redis';
 import { ShardCountMismatchError } from './errors.js';
 import { ExecutionDispatcher } from './execution-dispatcher.js';
 import { PlannerService } from './planner.service.js';
 import { RelayService } from './relay.service.js';
 import { SchedulerMembers } from './scheduler-members.js';
-import { ShardLeader } from './shard-leader.js';
+import { ShardLeader, type ShardServices } from './shard-leader.js';
 
 /** Balancing rounds a shard may stay without a leader before any scheduler takes it, whatever its share. */
 const FREE_ROUNDS_BEFORE_ANYONE = 3;
@@ -48,7 +48,6 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly planner: PlannerService,
     private readonly executions: LeaderExecutionsRepository,
     private readonly state: SchedulerStateRepository,
-    private readonly queue: ExecutionsQueue,
     private readonly relay: RelayService,
     private readonly dispatcher: ExecutionDispatcher,
     private readonly clock: ClockService,
@@ -81,19 +80,14 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     const shards = this.config.schedulerShards;
     const stored = await this.state.adoptShardCount(shards);
     if (stored !== shards) throw new ShardCountMismatchError(shards, stored);
-    const { config, redis, planner, executions, state, queue, relay, dispatcher, clock, metrics, handlerQueues } = this;
-    const services = {
-      config,
-      redis,
-      planner,
-      executions,
-      state,
-      queue,
-      relay,
-      dispatcher,
+    const { config, redis, planner, executions, state, relay, dispatcher, clock, metrics, handlerQueues } = this;
+    const services: ShardServices = {
       clock,
       metrics,
-      handlerQueues,
+      lock: { redis, state, config },
+      planning: { planner, config },
+      firing: { dispatcher, config },
+      upkeep: { executions, relay, handlerQueues, config },
     };
     for (let shard = 0; shard < shards; shard += 1) {
       this.leaders.push(new ShardLeader(services, { shard, shards, mayAcquire: () => this.mayAcquire(shard) }));

@@ -10,7 +10,6 @@ import {
 } from '@punctual/db';
 import type { Metrics } from '@punctual/metrics';
 import { leaderKey, resolveLateSlots } from '@punctual/planning';
-import type { ExecutionsQueue } from '@punctual/queue';
 import type { RedisService } from '@punctual/redis';
 import { FencedOutError } from './errors.js';
 import type { ExecutionDispatcher } from './execution-dispatcher.js';
@@ -26,19 +25,44 @@ const RELAY_INTERVAL_MS = 2_000;
 /** Shard 0's leader sets the queues' gauges (depth, runs waiting for a worker) every this many relay passes. */
 const OBSERVE_EVERY = 3;
 
-/** What every shard's leader of one scheduler process shares. */
-export interface ShardServices {
-  config: Config;
+/** Leadership: the shard's Redis lock, its epoch and history in Postgres. */
+export interface ShardLockServices {
   redis: RedisService;
-  planner: PlannerService;
-  executions: LeaderExecutionsRepository;
   state: SchedulerStateRepository;
-  queue: ExecutionsQueue;
-  relay: RelayService;
+  config: Pick<Config, 'instanceId' | 'leaderTtlMs'>;
+}
+
+/** Planning: the shard's due slots written ahead, every tick and when the API announces a change. */
+export interface ShardPlanningServices {
+  planner: PlannerService;
+  config: Pick<Config, 'planTickMs'>;
+}
+
+/** Firing: planned rows pushed to their handlers' queues at their `fire_at`. */
+export interface ShardFiringServices {
   dispatcher: ExecutionDispatcher;
+  config: Pick<Config, 'fireLeadMs'>;
+}
+
+/** Upkeep: adoption and sweeps of planned rows, late slots by their misfire policy, the relay's repairs, the queues' gauges. */
+export interface ShardUpkeepServices {
+  executions: LeaderExecutionsRepository;
+  relay: RelayService;
+  handlerQueues: HandlerQueues;
+  config: Pick<Config, 'relayGraceMs' | 'lookaheadMs' | 'catchupMax'>;
+}
+
+/**
+ * What a shard's leader needs, by part — each part only what it uses — and the clock and metrics
+ * every part reads. One scheduler process gives the same services to each of its shards' leaders.
+ */
+export interface ShardServices {
   clock: ClockService;
   metrics: Metrics;
-  handlerQueues: HandlerQueues;
+  lock: ShardLockServices;
+  planning: ShardPlanningServices;
+  firing: ShardFiringServices;
+  upkeep: ShardUpkeepServices;
 }
 
 export interface ShardLeaderOptions {
@@ -86,10 +110,10 @@ export class ShardLeader {
   ) {
     this.shard = options.shard;
     this.logger = new Logger(options.shards === 1 ? 'SchedulerService' : `SchedulerService[shard ${options.shard}]`);
-    this.elector = new LeaderElector(s.redis.client, {
-      key: s.redis.key(...leaderKey(options.shard, options.shards)),
-      instanceId: s.config.instanceId,
-      ttlMs: s.config.leaderTtlMs,
+    this.elector = new LeaderElector(s.lock.redis.client, {
+      key: s.lock.redis.key(...leaderKey(options.shard, options.shards)),
+      instanceId: s.lock.config.instanceId,
+      ttlMs: s.lock.config.leaderTtlMs,
       mayAcquire: options.mayAcquire,
       onElected: () => {
         this.leading = this.lead();
@@ -99,7 +123,7 @@ export class ShardLeader {
     this.timer = new FireTimer(
       (due) => void this.fire(due),
       () => this.s.clock.now(),
-      s.config.fireLeadMs,
+      s.firing.config.fireLeadMs,
     );
     s.metrics.leader.set(this.labels, 0);
   }
@@ -135,7 +159,7 @@ export class ShardLeader {
     await this.planning?.catch(() => undefined);
     // Its leadership ends now in the shard's history, before the lock goes to the next leader.
     if (fence !== null) {
-      await this.s.state
+      await this.s.lock.state
         .release(fence)
         .catch((error: unknown) =>
           this.logger.warn(
@@ -189,7 +213,7 @@ export class ShardLeader {
       const fence: ShardFence = { shard: this.shard, shards: this.options.shards, epoch };
       this.fence = fence;
       this.logger.log(
-        { epoch: epoch.toString(), shard: this.shard, instance: this.s.config.instanceId },
+        { epoch: epoch.toString(), shard: this.shard, instance: this.s.lock.config.instanceId },
         'became leader',
       );
       this.s.metrics.leader.set(this.labels, 1);
@@ -199,7 +223,7 @@ export class ShardLeader {
       // cursors and the late rows it planned but never fired then share one misfire decision (no
       // catch-up run has started that the decision would have to take back). Then everything due
       // goes into the timer (what is due now fires at once).
-      const planned = await this.s.planner
+      const planned = await this.s.planning.planner
         .planDueSlots(fence, () => this.s.clock.date())
         .catch((error: unknown) => {
           this.onLeaderError(fence, error, 'planning failed');
@@ -212,7 +236,7 @@ export class ShardLeader {
       if (this.fence !== fence) return;
       // The rows of this first plan that are not due yet go into the timer too.
       this.timer.add(planned);
-      this.planTimer = setInterval(() => this.requestPlan(), this.s.config.planTickMs);
+      this.planTimer = setInterval(() => this.requestPlan(), this.s.planning.config.planTickMs);
       this.relayTimer = setInterval(() => void this.repair(), RELAY_INTERVAL_MS);
       this.requestPlan();
     } catch (error) {
@@ -229,7 +253,7 @@ export class ShardLeader {
   private async takeEpoch(): Promise<bigint | null> {
     for (;;) {
       try {
-        return await this.s.state.bumpEpoch(this.s.config.instanceId, this.shard);
+        return await this.s.lock.state.bumpEpoch(this.s.lock.config.instanceId, this.shard);
       } catch (error) {
         if (!isLockTimeout(error)) throw error;
         this.logger.warn('the previous leader still holds the epoch; waiting for Postgres to end its session');
@@ -278,7 +302,7 @@ export class ShardLeader {
     const fence = this.fence;
     if (fence === null || !this.elector.isLeader) return;
     try {
-      const planned = await this.s.planner.planDueSlots(fence, () => this.s.clock.date());
+      const planned = await this.s.planning.planner.planDueSlots(fence, () => this.s.clock.date());
       if (this.fence === fence) this.timer.add(planned);
     } catch (error) {
       this.onLeaderError(fence, error, 'planning failed; retrying next tick');
@@ -291,7 +315,7 @@ export class ShardLeader {
     for (const e of due) this.pushed.set(e.id, e.fireAt.getTime());
     try {
       const stillLeading = () => this.fence === fence && this.elector.isLeader;
-      const pushed = await this.s.dispatcher.dispatch(due, { stillLeading, now: () => this.s.clock.now() });
+      const pushed = await this.s.firing.dispatcher.dispatch(due, { stillLeading, now: () => this.s.clock.now() });
       // Deposed on the way: what was not pushed is the successor's (it pushes every due row it finds).
       if (pushed.length < due.length) for (const e of due.slice(pushed.length)) this.pushed.delete(e.id);
     } catch (error) {
@@ -309,7 +333,7 @@ export class ShardLeader {
   private async sweepScheduled(options: { adopting?: boolean; tasks?: string[] } = {}): Promise<void> {
     const fence = this.fence;
     if (fence === null) return;
-    const { config } = this.s;
+    const { config } = this.s.upkeep;
     try {
       const now = this.s.clock.now();
       for (const [id, fireAt] of this.pushed) if (fireAt < now - 2 * config.relayGraceMs) this.pushed.delete(id);
@@ -317,7 +341,7 @@ export class ShardLeader {
         ? null
         : new Date(now - config.relayGraceMs);
       for (;;) {
-        const due = await this.s.executions.listScheduledDue(
+        const due = await this.s.upkeep.executions.listScheduledDue(
           after,
           new Date(now + config.lookaheadMs),
           SWEEP_LIMIT,
@@ -340,10 +364,10 @@ export class ShardLeader {
     const fence = this.fence;
     if (fence === null) return;
     try {
-      const late = await this.s.executions.listLateUnstarted(LATE_LIMIT, fence);
+      const late = await this.s.upkeep.executions.listLateUnstarted(LATE_LIMIT, fence);
       if (late.length === 0) return;
-      const decision = resolveLateSlots(late, this.s.clock.date(), this.s.config.catchupMax);
-      const { caughtUp, missed } = await this.s.executions.resolveLate(fence, decision.catchup, decision.missed);
+      const decision = resolveLateSlots(late, this.s.clock.date(), this.s.upkeep.config.catchupMax);
+      const { caughtUp, missed } = await this.s.upkeep.executions.resolveLate(fence, decision.catchup, decision.missed);
       this.s.metrics.missed.inc(missed);
       this.s.metrics.slotsDecided('missed', 'late', missed);
       // Written only as a whole (the leader's fence): every slot decided missed was recorded missed.
@@ -365,12 +389,12 @@ export class ShardLeader {
     if (this.repairing || fence === null || !this.isLeader) return;
     this.repairing = true;
     try {
-      if (!(await this.s.state.heartbeat(fence))) throw new FencedOutError(fence.epoch);
+      if (!(await this.s.lock.state.heartbeat(fence))) throw new FencedOutError(fence.epoch);
       await this.resolveLate();
       await this.sweepScheduled();
-      await this.s.relay.repair(fence, this.s.clock.date());
+      await this.s.upkeep.relay.repair(fence, this.s.clock.date());
       if (this.shard === 0 && (this.observed += 1) % OBSERVE_EVERY === 1)
-        await this.s.handlerQueues.observe(this.s.metrics);
+        await this.s.upkeep.handlerQueues.observe(this.s.metrics);
     } catch (error) {
       this.onLeaderError(fence, error, 'relay failed; retrying next interval');
     } finally {
