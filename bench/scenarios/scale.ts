@@ -91,7 +91,9 @@ async function planningTicks(sandbox: Sandbox, idleTasks: number, seconds: numbe
         [i + 1, Math.min(idleTasks, i + 100_000)],
       );
     }
-    await db.query('ANALYZE task');
+    // What autovacuum does soon after a bulk insert: statistics, and the pending entries of the GIN
+    // indexes (labels, trigrams) merged, so searches read the indexes, not a long pending list.
+    await db.query('VACUUM ANALYZE task');
     const config = sandbox.config();
     await insertTasks(db, DUE_TASKS, { prefix: 'due', nextRunAt: new Date(Math.ceil(Date.now() / 1000) * 1000) });
     const epoch = await scheduler.lead();
@@ -109,6 +111,9 @@ async function planningTicks(sandbox: Sandbox, idleTasks: number, seconds: numbe
     await db.end();
   }
 }
+
+/** Searches (`?q=`) timed after the pages. */
+const SEARCHES = 50;
 
 async function listLatencies(cluster: Cluster, requests: number): Promise<{ listPages: Summary; search: Summary }> {
   const timed = async (path: string) => {
@@ -128,7 +133,13 @@ async function listLatencies(cluster: Cluster, requests: number): Promise<{ list
       pages.push(took);
       path = body.nextCursor ? `${path.split('&cursor=')[0]}&cursor=${body.nextCursor}` : null;
     }
-    if (i % 10 === 0) searches.push((await timed(`/v1/tasks?q=idle-${(i * 7919) % 1000}&limit=50`)).ms);
+  }
+  // Searches as a user looks a task up by a piece of its name: four in five by a number that a few
+  // names hold (`idle-4711`: idle-4711 and idle-47110…47119), one in five by a two-digit one that
+  // one name in a hundred holds (`idle-98`, whose matches sort last).
+  for (let i = 0; i < SEARCHES; i += 1) {
+    const n = i % 5 === 0 ? 10 + ((i * 7) % 90) : (i * 7919 + 4711) % 100_000;
+    searches.push((await timed(`/v1/tasks?q=idle-${n}&limit=50`)).ms);
   }
   return { listPages: summarize(pages), search: summarize(searches) };
 }
@@ -181,8 +192,8 @@ export async function scaleScenario(opts: BenchOptions): Promise<ScenarioOutcome
       punctual: `${ms(r.search.p50)} / ${ms(r.search.p99)}`,
       peer: '—',
       ratio: '—',
-      target: '—',
-      met: null,
+      target: 'p99 ≤ 50 ms',
+      met: r.search.p99 <= 50,
     },
   ];
   return { rows, data: r, problems: [] };
