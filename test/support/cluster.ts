@@ -266,7 +266,7 @@ export class Cluster {
    * counting runs as the tasks' webhook saw them: a slot whose handler succeeded twice ran twice.
    */
   async report(taskIds: string[], from: number, to: number): Promise<SlotReport> {
-    const { rows } = await this.db.query(
+    const { rows: read } = await this.db.query(
       `SELECT e.id, e.task_id, e.scheduled_for, e.status, e.skip_reason, e.attempt, e.fire_at, e.exclusive, e.finished_at, t.handler, t.overlap,
               h.successes, h.first_start
        FROM task_execution e LEFT JOIN task t ON t.id = e.task_id
@@ -283,8 +283,7 @@ export class Cluster {
       [taskIds],
     );
     // A run begun before the window may hold the task at its first slot: read, not counted.
-    const before = rows.filter((r) => r.scheduled_for.getTime() < from);
-    rows.splice(0, rows.length, ...rows.filter((r) => r.scheduled_for.getTime() >= from));
+    const rows = read.filter((r) => r.scheduled_for.getTime() >= from);
     const seen = new Set(rows.map((r) => `${r.task_id}@${r.scheduled_for.getTime()}`));
     const countedOnly = new Map(missed.map((m) => [m.id as string, m.uncounted as number]));
     const report: SlotReport = {
@@ -323,7 +322,7 @@ export class Cluster {
       if (r.skip_reason === 'overlap') {
         const why = wrongOverlapSkip(
           r,
-          [...before, ...rows].filter((o) => o.task_id === r.task_id),
+          read.filter((o) => o.task_id === r.task_id),
           r.overlap ?? 'skip',
         );
         if (why) report.wrongOverlapSkips.push(`${r.id} (${r.scheduled_for.toISOString()}): ${why}`);
