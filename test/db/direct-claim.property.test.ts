@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Random } from '../../chaos/random.js';
+import { EXECUTION_STATUSES } from '../../libs/contract/src/index.js';
 import type { ExecutionStatus } from '../../libs/db/src/index.js';
 import { judgeClaim } from '../../libs/planning/src/index.js';
 import { claimContextOf } from '../../libs/worker/src/index.js';
@@ -54,23 +55,12 @@ describe('the one-statement claim never starts what the judgement would not', ()
         ...(flow ? { concurrencyKey: `k${n}`, concurrencyLimit: 5 } : {}),
       },
     });
-    const statuses: ExecutionStatus[] = [
-      'scheduled',
-      'queued',
-      'running',
-      'retrying',
-      'succeeded',
-      'dead',
-      'skipped',
-      'missed',
-      'cancelled',
-    ];
     const count = random.int(1, 4);
     const ids: string[] = [];
     let runningExclusive = false;
     for (let i = 0; i < count; i += 1) {
       let status = random.pick(
-        i === 0 ? (['scheduled', 'queued', 'queued', 'retrying', 'running'] as ExecutionStatus[]) : statuses,
+        i === 0 ? (['scheduled', 'queued', 'queued', 'retrying', 'running'] as ExecutionStatus[]) : EXECUTION_STATUSES,
       );
       const exclusive = random.next() < 0.8;
       // The schema's guard: one exclusive run of a task running at a time.

@@ -21,7 +21,6 @@ export { LeaseKeeper } from './lease-keeper.js';
 export { type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
 export { WorkerCoreModule } from './worker.module.js';
 export { WorkerService } from './worker.service.js';
-export { ANNOUNCE_MS, WorkerAnnouncer } from './worker-announcer.js';
 export { createWorker, type CreateWorkerOptions, type PunctualWorker } from './create-worker.js';
 export { type PunctualWorkerAsyncOptions, PunctualWorkerModule } from './punctual-worker.module.js';
 export { type PunctualWorkerOptions, workerConfig } from './worker-options.js';
