@@ -91,7 +91,11 @@ describe('the console behind a browser session', () => {
   });
 
   it('answers who the caller is, and as many next fire times as asked', async () => {
-    expect((await ctx.api.call('GET', '/v1/me')).body).toEqual({ actor: 'admin-api-key', role: 'admin' });
+    expect((await ctx.api.call('GET', '/v1/me')).body).toEqual({
+      actor: 'admin-api-key',
+      role: 'admin',
+      namespaces: null,
+    });
     await ctx.api.call('POST', '/v1/tasks', {
       name: 'twenty',
       handler: 'noop',

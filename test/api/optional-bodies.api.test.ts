@@ -44,8 +44,11 @@ describe('optional request bodies', () => {
       (await ctx.api.call('POST', '/v1/tasks', { name: TASK, handler: 'noop', schedule: { cron: '0 9 * * *' } }))
         .status,
     ).toBe(201);
+    // An existing namespace: a PUT without a body replaces it (200) as one with {} does.
+    expect((await ctx.api.call('PUT', '/v1/namespaces/optional-bodies', {})).status).toBe(201);
     for (const [id, route] of optionalRoutes) {
       const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
+        if (name === 'namespace') return 'optional-bodies';
         if (name !== 'name') throw new Error(`${id}: no value for {${name}} here`);
         return TASK;
       });

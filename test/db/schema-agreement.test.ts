@@ -87,7 +87,11 @@ describe('schema.prisma agrees with the migrated database', () => {
       updatedAt: later,
     };
     const written = await db.prisma.task.create({ data: task });
-    expect(await db.prisma.task.findUniqueOrThrow({ where: { id: written.id } })).toEqual({ ...task, id: written.id });
+    expect(await db.prisma.task.findUniqueOrThrow({ where: { id: written.id } })).toEqual({
+      ...task,
+      id: written.id,
+      namespace: 'default', // generated from the name
+    });
 
     const execution = {
       id: randomUUID(),
@@ -122,7 +126,10 @@ describe('schema.prisma agrees with the migrated database', () => {
       createdAt: now,
     };
     await db.prisma.taskExecution.create({ data: execution });
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toEqual(execution);
+    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toEqual({
+      ...execution,
+      namespace: 'default',
+    });
 
     const event = await db.prisma.executionEvent.create({
       data: {
@@ -185,7 +192,10 @@ describe('schema.prisma agrees with the migrated database', () => {
       updatedAt: later,
     };
     await db.prisma.calendar.create({ data: calendar });
-    expect(await db.prisma.calendar.findUniqueOrThrow({ where: { name: 'us-holidays' } })).toEqual(calendar);
+    expect(await db.prisma.calendar.findUniqueOrThrow({ where: { name: 'us-holidays' } })).toEqual({
+      ...calendar,
+      namespace: 'default',
+    });
     await expect(db.prisma.calendar.create({ data: { ...calendar, name: 'Not A Name' } })).rejects.toThrow();
     await expect(db.prisma.task.update({ where: { id: written.id }, data: { sloStartWithinMs: 0 } })).rejects.toThrow();
 
@@ -224,6 +234,7 @@ describe('schema.prisma agrees with the migrated database', () => {
       prefix: 'pk_abc',
       hash: 'h',
       role: 'operator' as const,
+      namespaces: ['team-x'],
       createdAt: now,
       lastUsedAt: later,
       revokedAt: later,
@@ -242,10 +253,32 @@ describe('schema.prisma agrees with the migrated database', () => {
     const a = await db.prisma.auditLog.create({ data: audit });
     expect(await db.prisma.auditLog.findUniqueOrThrow({ where: { id: a.id } })).toMatchObject({
       actor: 'pk_abc',
+      namespace: 'default',
       after: { a: 1 },
       before: null,
       at: now,
     });
+
+    // A namespace; a task's, a calendar's and an audit entry's namespace is read from its key.
+    const namespace = { name: 'team-x', description: 'd', maxTasks: 10, createdAt: now, updatedAt: later };
+    await db.prisma.namespace.create({ data: namespace });
+    expect(await db.prisma.namespace.findUniqueOrThrow({ where: { name: 'team-x' } })).toEqual(namespace);
+    const inX = await db.prisma.task.create({ data: { ...task, name: 'team-x/agreement' } });
+    expect(inX.namespace).toBe('team-x');
+    expect((await db.prisma.calendar.create({ data: { ...calendar, name: 'team-x/us-holidays' } })).namespace).toBe(
+      'team-x',
+    );
+    const entry = await db.prisma.auditLog.create({ data: { ...audit, target: 'team-x/agreement' } });
+    expect((await db.prisma.auditLog.findUniqueOrThrow({ where: { id: entry.id } })).namespace).toBe('team-x');
+    const cluster = await db.prisma.auditLog.create({ data: { ...audit, action: 'api_key.create', target: 'pk_x' } });
+    expect((await db.prisma.auditLog.findUniqueOrThrow({ where: { id: cluster.id } })).namespace).toBeNull();
+    // A task or a calendar only in a namespace that exists; a namespace holding one is not deleted.
+    await expect(db.prisma.task.create({ data: { ...task, name: 'nowhere/agreement' } })).rejects.toThrow();
+    await expect(db.prisma.calendar.create({ data: { ...calendar, name: 'nowhere/h' } })).rejects.toThrow();
+    await expect(db.prisma.namespace.delete({ where: { name: 'team-x' } })).rejects.toThrow();
+    await expect(db.prisma.namespace.create({ data: { name: 'Bad_Name' } })).rejects.toThrow();
+    await expect(db.prisma.namespace.create({ data: { name: 'negative', maxTasks: -1 } })).rejects.toThrow();
+    await db.prisma.task.delete({ where: { id: inX.id } });
 
     // Deleting a task keeps its history: the execution's task_id becomes NULL, its name stays.
     await db.prisma.task.delete({ where: { id: written.id } });

@@ -50,16 +50,16 @@ describe('task search by substring', () => {
     const before = await trigramScans();
     expect(Object.keys(before).sort()).toEqual(['task_description_trgm_idx', 'task_name_trgm_idx']);
     // A piece of one task's name (md5 of 4242), and of one task's description.
-    const byName = await db.tasks.list({ q: 'fe7ecc4de2' }, 50);
+    const byName = await db.tasks.list({ namespace: 'default', q: 'fe7ecc4de2' }, 50);
     expect(byName.map((t) => t.name)).toEqual(['user-4242-fe7ecc4de28b2c83c016b5c6c2acd826']);
-    const byDescription = await db.tasks.list({ q: 'customer 17778 ' }, 50);
+    const byDescription = await db.tasks.list({ namespace: 'default', q: 'customer 17778 ' }, 50);
     expect(byDescription.map((t) => t.name)).toEqual([expect.stringMatching(/^user-17778-/)]);
     // LIKE's own characters are searched for as they are: "50% off" matches the half that says it,
     // and "_0% off" nothing (a `_` taken as LIKE's any-character would match "50% off").
-    const percent = await db.tasks.list({ q: '50% off' }, 5);
+    const percent = await db.tasks.list({ namespace: 'default', q: '50% off' }, 5);
     expect(percent).toHaveLength(5);
     for (const t of percent) expect(t.description).toContain('50% off');
-    expect(await db.tasks.list({ q: '_0% off' }, 5)).toEqual([]);
+    expect(await db.tasks.list({ namespace: 'default', q: '_0% off' }, 5)).toEqual([]);
     // A backend reports its counts when idle, at most every 10 s (PGSTAT_IDLE_INTERVAL).
     const after = await waitFor(
       async () => {

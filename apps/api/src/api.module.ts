@@ -27,6 +27,7 @@ import { ErrorFilter } from './http/error.filter.js';
 import { UnknownQueryInterceptor } from './http/unknown-query.interceptor.js';
 import { BoardQueues } from './admin/bull-board.js';
 import { TasksController } from './tasks/tasks.controller.js';
+import { NamespacesController } from './namespaces/namespaces.controller.js';
 
 /** The admin HTTP API. */
 @Module({})
@@ -47,6 +48,7 @@ export class ApiModule {
       ],
       controllers: [
         TasksController,
+        NamespacesController,
         ExecutionsController,
         SchedulesController,
         CalendarsController,

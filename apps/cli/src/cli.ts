@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { NAMESPACE_NAME_PATTERN } from '@punctual/contract';
 import { applyCommands } from './commands/apply.command.js';
 import { calendarsCommand } from './commands/calendars.command.js';
 import { executionsCommand } from './commands/executions.command.js';
@@ -7,7 +8,7 @@ import { previewCommand } from './commands/preview.command.js';
 import { runsCommand } from './commands/runs.command.js';
 import { tasksCommand } from './commands/tasks.command.js';
 import { CliRun, type CliIo, DEFAULT_URL } from './context.js';
-import { EXIT } from './errors.js';
+import { EXIT, UsageError } from './errors.js';
 import { reportError } from './report-error.js';
 
 /**
@@ -40,8 +41,19 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
 function buildProgram(run: CliRun): Command {
   const program = new Command('punctual')
     .description(
-      `Punctual's command line: tasks, calendars, runs (to retry or cancel), schedule previews and tasks as code.\nConfigured by PUNCTUAL_URL (default ${DEFAULT_URL}) and PUNCTUAL_API_KEY.`,
+      "Punctual's command line: tasks, calendars, runs (to retry or cancel), schedule previews and tasks as code.\n" +
+        `Configured by PUNCTUAL_URL (default ${DEFAULT_URL}), PUNCTUAL_API_KEY and PUNCTUAL_NAMESPACE.`,
     )
+    .option('-n, --namespace <name>', 'the namespace to act in (default: PUNCTUAL_NAMESPACE, else "default")')
+    .hook('preAction', (command) => {
+      const { namespace } = command.opts<{ namespace?: string }>();
+      if (namespace !== undefined) {
+        if (!NAMESPACE_NAME_PATTERN.test(namespace))
+          throw new UsageError(`--namespace must match ${NAMESPACE_NAME_PATTERN.source}, not "${namespace}"`);
+        run.namespace = namespace;
+        run.namespaceGiven = true;
+      }
+    })
     .addOption(
       new Option('-o, --output <format>', 'table for people, json for programs (one JSON document)')
         .choices(['table', 'json'])

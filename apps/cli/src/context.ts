@@ -23,7 +23,14 @@ export class CliRun {
   /** Where the tasks and calendars sent came from, so that the API's errors about them can name the file and line. */
   origins?: FileOrigins;
 
-  constructor(readonly io: CliIo) {}
+  /** The namespace the commands act in: `--namespace`, else `PUNCTUAL_NAMESPACE`, else the server's default. */
+  namespace?: string;
+  /** Whether `--namespace` named it (a file's `namespace:` may not then say another). */
+  namespaceGiven = false;
+
+  constructor(readonly io: CliIo) {
+    this.namespace = io.env.PUNCTUAL_NAMESPACE || undefined;
+  }
 
   /** `PUNCTUAL_URL` (default {@link DEFAULT_URL}), checked once. */
   get baseUrl(): string {
@@ -47,6 +54,7 @@ export class CliRun {
     return new PunctualClient({
       baseUrl: this.baseUrl,
       apiKey: this.io.env.PUNCTUAL_API_KEY || undefined,
+      namespace: this.namespace,
       fetch: async (input, init) => {
         try {
           return await fetch(input, { ...init, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });

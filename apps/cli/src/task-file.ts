@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CalendarSpec, fieldPath, ManagedBy, TaskSpec } from '@punctual/contract';
+import { CalendarSpec, fieldPath, ManagedBy, NamespaceName, TaskSpec } from '@punctual/contract';
 import { type Document, isMap, isNode, isScalar, isSeq, LineCounter, parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { substituteEnv } from './env-substitution.js';
@@ -26,6 +26,8 @@ export interface FileOrigins {
 export interface TaskFile {
   /** The file's `managedBy`, if it names one. */
   managedBy?: string;
+  /** The namespace the file's tasks and calendars belong to, if it names one. */
+  namespace?: string;
   tasks: TaskSpec[];
   /** For each task of `tasks`, where it was declared. */
   origins: TaskOrigin[];
@@ -43,6 +45,7 @@ export interface TaskFile {
 
 const FileDocument = z.strictObject({
   managedBy: ManagedBy.optional(),
+  namespace: NamespaceName.optional(),
   tasks: z.array(z.unknown()),
   calendars: z.array(z.unknown()).optional(),
 });
@@ -75,9 +78,10 @@ export function readTaskFile(file: string, env: Record<string, string | undefine
     ]);
   }
   const reader = new TaskFileReader(file, text);
-  const { declared, calendars, managedBy } = reader.documents();
+  const { declared, calendars, managedBy, namespace } = reader.documents();
   const out: TaskFile = {
     managedBy,
+    ...(namespace && { namespace }),
     tasks: [],
     origins: [],
     calendarOrigins: [],
@@ -116,10 +120,11 @@ class TaskFileReader {
   }
 
   /** The tasks each document declares, its calendars (when a document has the key) and the file's manager. */
-  documents(): { declared: Declared[]; calendars?: Declared[]; managedBy?: string } {
+  documents(): { declared: Declared[]; calendars?: Declared[]; managedBy?: string; namespace?: string } {
     const declared: Declared[] = [];
     let calendars: Declared[] | undefined;
     const managers = new Set<string>();
+    const namespaces = new Set<string>();
     for (const doc of this.parsed) {
       // The first error of a document says what is wrong; the ones after it follow from it.
       const [error] = doc.errors;
@@ -140,6 +145,7 @@ class TaskFileReader {
           continue;
         }
         if (parsed.data.managedBy) managers.add(parsed.data.managedBy);
+        if (parsed.data.namespace) namespaces.add(parsed.data.namespace);
         parsed.data.tasks.forEach((_, i) => declared.push({ doc, at: ['tasks', i], label: `tasks[${i}]` }));
         if (parsed.data.calendars) {
           calendars ??= [];
@@ -154,11 +160,15 @@ class TaskFileReader {
         );
       }
     }
+    if (namespaces.size > 1)
+      this.problems.push(
+        `${this.file}: its documents name different namespaces (${[...namespaces].join(', ')}): one file has one namespace`,
+      );
     if (managers.size > 1)
       this.problems.push(
         `${this.file}: its documents name different managers (${[...managers].join(', ')}): one file has one managedBy`,
       );
-    return { declared, calendars, managedBy: [...managers][0] };
+    return { declared, calendars, managedBy: [...managers][0], namespace: [...namespaces][0] };
   }
 
   /**

@@ -3,10 +3,19 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { type ApiKey, type ApiKeyRole, ApiKeysRepository } from '@punctual/db';
 
-/** Who a request acts as. `actor` names the key (its prefix), never the key itself. */
+/**
+ * Who a request acts as. `actor` names the key (its prefix), never the key itself; `namespaces`
+ * are the ones a scoped key may see, null for a key of the whole cluster.
+ */
 export interface Principal {
   actor: string;
   role: ApiKeyRole;
+  namespaces: readonly string[] | null;
+}
+
+/** Whether the principal may see (and, as its role allows, act in) the namespace. */
+export function canSeeNamespace(principal: Principal, namespace: string): boolean {
+  return principal.namespaces === null || principal.namespaces.includes(namespace);
 }
 
 const ROLE_RANK: Record<ApiKeyRole, number> = { viewer: 0, operator: 1, admin: 2 };
@@ -36,23 +45,34 @@ export class ApiKeysService {
   }
 
   /** Creates a key; the clear key is returned here only. */
-  async create(name: string, role: ApiKeyRole): Promise<{ key: string; record: ApiKey }> {
+  async create(
+    name: string,
+    role: ApiKeyRole,
+    namespaces: readonly string[] | null = null,
+  ): Promise<{ key: string; record: ApiKey }> {
     const id = randomBytes(16).toString('base64url').replace(/[-_]/g, '').slice(0, 10).padEnd(10, '0');
     const key = `pk_${id}_${randomBytes(24).toString('base64url')}`;
-    const record = await this.keys.create({ name, prefix: `pk_${id}`, hash: sha256(key).toString('hex'), role });
+    const record = await this.keys.create({
+      name,
+      prefix: `pk_${id}`,
+      hash: sha256(key).toString('hex'),
+      role,
+      namespaces: namespaces ? [...new Set(namespaces)].sort() : [],
+    });
     return { key, record };
   }
 
   /** The principal a presented key stands for, or null. */
   async authenticate(presented: string): Promise<Principal | null> {
     const digest = sha256(presented);
-    if (this.bootstrap && timingSafeEqual(digest, this.bootstrap)) return { actor: 'admin-api-key', role: 'admin' };
+    if (this.bootstrap && timingSafeEqual(digest, this.bootstrap))
+      return { actor: 'admin-api-key', role: 'admin', namespaces: null };
     const match = KEY_FORMAT.exec(presented);
     if (!match) return null;
     const record = await this.keys.findActiveByPrefix(match[1]!);
     if (!record || !timingSafeEqual(digest, Buffer.from(record.hash, 'hex'))) return null;
     void this.keys.touch(record.id);
-    return { actor: record.prefix, role: record.role };
+    return { actor: record.prefix, role: record.role, namespaces: scopeOf(record) };
   }
 
   list(): Promise<ApiKey[]> {
@@ -67,4 +87,9 @@ export class ApiKeysService {
   async anyConfigured(): Promise<boolean> {
     return this.bootstrap !== null || (await this.keys.countActive()) > 0;
   }
+}
+
+/** The namespaces a stored key may see: null (the whole cluster) when it names none. */
+export function scopeOf(record: Pick<ApiKey, 'namespaces'>): string[] | null {
+  return record.namespaces.length > 0 ? record.namespaces : null;
 }

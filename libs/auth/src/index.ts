@@ -6,6 +6,6 @@
  * @imports @punctual/config, @punctual/db
  * @packageDocumentation
  */
-export { ApiKeysService, type Principal, roleAllows } from './api-keys.service.js';
+export { ApiKeysService, canSeeNamespace, type Principal, roleAllows, scopeOf } from './api-keys.service.js';
 export { AuthModule } from './auth.module.js';
 export { Public, PUBLIC_ROUTE } from './public.decorator.js';

@@ -7,6 +7,7 @@ import {
   type CreateApiKeyBody,
   type Execution,
   type ExecutionListQuery,
+  type NamespacePutBody,
   type PreviewRequest,
   routes,
   type TaskApplyRequest,
@@ -34,6 +35,7 @@ import { type PunctualClientOptions, Transport } from './transport.js';
  * await client.tasks.create({ name: 'hello', handler: 'log', schedule: { cron: '0 9 * * *' } });
  * for await (const task of client.tasks.list({ label: ['team=billing'] })) console.log(task.name);
  * ```
+ * With `namespace: 'team-a'` every call of a namespace acts in that one (`?namespace=team-a`).
  * Error answers throw {@link PunctualApiError} with the status, `code`, `message` and `details`.
  */
 export class PunctualClient {
@@ -154,5 +156,16 @@ export class PunctualClient {
 
   readonly cluster = {
     get: () => this.http.call(routes.getCluster),
+  };
+
+  /** Namespaces: those the key may see, each with its quotas and use. Changes need a key of the whole cluster. */
+  readonly namespaces = {
+    list: async () => (await this.http.call(routes.listNamespaces)).items,
+    get: (namespace: string) => this.http.call(routes.getNamespace, { params: { namespace } }),
+    /** Creates (201) or replaces (200) the namespace's description and quotas. */
+    put: (namespace: string, body: NamespacePutBody) =>
+      this.http.call(routes.putNamespace, { params: { namespace }, body }),
+    /** Refused (409) while it holds a task or a calendar. */
+    delete: (namespace: string) => this.http.call(routes.deleteNamespace, { params: { namespace } }),
   };
 }

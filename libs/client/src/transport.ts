@@ -8,6 +8,11 @@ export interface PunctualClientOptions {
   apiKey?: string;
   /** A `fetch` of your own (tests, proxies, a browser's); the global one by default. */
   fetch?: typeof fetch;
+  /**
+   * The namespace every call of a namespace acts in (sent as `?namespace=`); the server's default
+   * (`default`) when left out. Routes of the whole cluster take none.
+   */
+  namespace?: string;
 }
 
 export interface CallOptions<R extends RouteDef> {
@@ -49,12 +54,14 @@ export class Transport {
       return encodeURIComponent(value);
     });
     const search = new URLSearchParams();
-    for (const [key, value] of Object.entries(options.query ?? {})) {
+    const query = { ...options.query };
+    if (!route.cluster && this.options.namespace !== undefined) query.namespace ??= this.options.namespace;
+    for (const [key, value] of Object.entries(query)) {
       for (const item of Array.isArray(value) ? value : [value])
         if (item !== undefined && item !== null) search.append(key, String(item));
     }
-    const query = search.toString();
-    return `${this.baseUrl}${path}${query ? `?${query}` : ''}`;
+    const text = search.toString();
+    return `${this.baseUrl}${path}${text ? `?${text}` : ''}`;
   }
 }
 

@@ -2,6 +2,18 @@ import { z } from 'zod';
 import { Page, PageQuery, Timestamp } from './common.js';
 import { PENDING_EXECUTION_STATUSES, Role } from './enums.js';
 import { API_KEY_NAME_PATTERN } from './limits.js';
+import { NamespaceName } from './namespace.js';
+
+const KeyNamespaces = z
+  .array(NamespaceName)
+  .min(1)
+  .max(100)
+  .nullable()
+  .meta({
+    description:
+      'the namespaces the key may see (outside them everything is a 404); null or left out: the whole cluster',
+    examples: [['team-a']],
+  });
 
 export const CreateApiKeyBody = z
   .strictObject({
@@ -10,6 +22,7 @@ export const CreateApiKeyBody = z
       .regex(API_KEY_NAME_PATTERN, `must match ${API_KEY_NAME_PATTERN.source}`)
       .meta({ examples: ['ci-deployer'] }),
     role: Role.meta({ examples: ['operator'] }),
+    namespaces: KeyNamespaces.optional(),
   })
   .meta({ id: 'CreateApiKeyBody' });
 
@@ -20,6 +33,7 @@ export const ApiKey = z
     name: z.string(),
     prefix: z.string(),
     role: Role,
+    namespaces: z.array(z.string()).nullable().meta({ description: 'null: the whole cluster' }),
     createdAt: Timestamp,
     lastUsedAt: Timestamp.nullable(),
     revokedAt: Timestamp.nullable(),
@@ -36,6 +50,10 @@ export const AuditEntry = z
     actor: z.string(),
     action: z.string(),
     target: z.string(),
+    namespace: z
+      .string()
+      .nullable()
+      .meta({ description: "the target's namespace (a task's, a calendar's); null: the cluster's (keys, namespaces)" }),
     before: z.unknown(),
     after: z.unknown(),
     at: Timestamp,
@@ -49,7 +67,13 @@ export const AuditQuery = PageQuery.extend({
 });
 
 /** Who the caller is (`GET /v1/me`): the key's name for the audit log and its role. */
-export const Me = z.object({ actor: z.string(), role: Role }).meta({ id: 'Me' });
+export const Me = z
+  .object({
+    actor: z.string(),
+    role: Role,
+    namespaces: z.array(z.string()).nullable().meta({ description: 'the namespaces the key may see; null: all' }),
+  })
+  .meta({ id: 'Me' });
 
 export const HandlerList = z
   .object({ items: z.array(z.object({ name: z.string(), workers: z.number().int() })) })

@@ -119,7 +119,7 @@ describe('request bodies', () => {
     const optional = Object.entries(contract.routes)
       .filter(([, route]) => contract.isBodyOptional(route))
       .map(([id]) => id);
-    expect(optional.sort()).toEqual(['patchTask', 'pauseTask', 'resumeTask', 'triggerTask']);
+    expect(optional.sort()).toEqual(['patchTask', 'pauseTask', 'putNamespace', 'resumeTask', 'triggerTask']);
   });
 });
 

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   'version_conflict',
   'invalid_state',
   'calendar_in_use',
+  'namespace_in_use',
   'not_managed',
   // 413, 415
   'payload_too_large',
@@ -40,8 +41,10 @@ export const ERROR_CODES = [
   'invalid_duration',
   'invalid_range',
   'invalid_text',
-  // 429, 500, 503 (Postgres cannot be reached for now: a restart, a failover; try again)
+  // 429 (`quota_exceeded`: a namespace's quota; the message names it and its use), 500, 503 (Postgres
+  // cannot be reached for now: a restart, a failover; try again)
   'too_many_failures',
+  'quota_exceeded',
   'internal',
   'unavailable',
 ] as const;

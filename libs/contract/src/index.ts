@@ -17,6 +17,7 @@ export * from './enums.js';
 export * from './error-codes.js';
 export * from './execution.js';
 export * from './limits.js';
+export * from './namespace.js';
 export * from './routes.js';
 export * from './issues.js';
 export * from './redact.js';

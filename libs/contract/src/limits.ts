@@ -96,3 +96,10 @@ export const CALENDAR_RRULES_MAX = 100;
 export const CALENDARS_APPLY_MAX = 200;
 /** Calendar names follow task names' rule. */
 export const CALENDAR_NAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+
+/** A namespace's name (DESIGN §7, wave 4): what `?namespace=` takes. */
+export const NAMESPACE_NAME_PATTERN = /^[a-z0-9-]{1,63}$/;
+/** The namespace of a request that names none, and of every task created before namespaces. */
+export const DEFAULT_NAMESPACE = 'default';
+/** The largest value each namespace quota takes (a quota left out, or null, has no limit). */
+export const QUOTA_CAPS = Object.freeze({ maxTasks: 10_000_000 });

@@ -32,6 +32,7 @@ import {
 import type { Role } from './enums.js';
 import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
 import { TimelinePage, TimelineQuery } from './timeline.js';
+import { Namespace, NamespaceList, NamespacePutBody } from './namespace.js';
 import {
   CreatedTask,
   PatchedTask,
@@ -71,6 +72,13 @@ export interface RouteDef {
   alsoStatus?: number[];
   /** Error statuses beyond those every route may answer (400, 401, 403, 404, 422, 429). */
   errors?: number[];
+  /**
+   * A route of the whole cluster takes no `?namespace=`: `shared` ones (handlers, the cluster's
+   * figures, the caller, the namespaces it may see) answer any key; `whole` ones only a key of the
+   * whole cluster. Every other route acts in the namespace `?namespace=` names (default `default`),
+   * which a scoped key must be allowed: outside its namespaces everything is a 404.
+   */
+  cluster?: 'shared' | 'whole';
   /** Request headers the route reads. */
   headers?: { name: string; description: string }[];
 }
@@ -426,6 +434,7 @@ export const routes = {
   listHandlers: route({
     method: 'GET',
     path: '/v1/handlers',
+    cluster: 'shared',
     tag: 'handlers',
     role: 'viewer',
     summary: 'Handlers offered by the live workers',
@@ -435,6 +444,7 @@ export const routes = {
   getCluster: route({
     method: 'GET',
     path: '/v1/cluster',
+    cluster: 'shared',
     tag: 'cluster',
     role: 'viewer',
     summary: 'Leader, workers, queue depth and clock offsets',
@@ -444,6 +454,7 @@ export const routes = {
   getMe: route({
     method: 'GET',
     path: '/v1/me',
+    cluster: 'shared',
     tag: 'api-keys',
     role: 'viewer',
     summary: 'Who the caller is: its actor name and role',
@@ -454,6 +465,7 @@ export const routes = {
   createApiKey: route({
     method: 'POST',
     path: '/v1/api-keys',
+    cluster: 'whole',
     tag: 'api-keys',
     role: 'admin',
     summary: 'Create an API key',
@@ -465,6 +477,7 @@ export const routes = {
   listApiKeys: route({
     method: 'GET',
     path: '/v1/api-keys',
+    cluster: 'whole',
     tag: 'api-keys',
     role: 'admin',
     summary: 'List API keys (never the keys themselves)',
@@ -474,10 +487,59 @@ export const routes = {
   revokeApiKey: route({
     method: 'DELETE',
     path: '/v1/api-keys/{id}',
+    cluster: 'whole',
     tag: 'api-keys',
     role: 'admin',
     summary: 'Revoke an API key',
     status: 204,
+  }),
+  listNamespaces: route({
+    method: 'GET',
+    path: '/v1/namespaces',
+    cluster: 'shared',
+    tag: 'namespaces',
+    role: 'viewer',
+    summary: 'The namespaces the caller may see, with their quotas and use',
+    status: 200,
+    response: NamespaceList,
+  }),
+  getNamespace: route({
+    method: 'GET',
+    path: '/v1/namespaces/{namespace}',
+    cluster: 'shared',
+    tag: 'namespaces',
+    role: 'viewer',
+    summary: 'A namespace: its quotas and what it uses of each',
+    description: 'A namespace the key may not see is a 404, as one that does not exist.',
+    status: 200,
+    response: Namespace,
+  }),
+  putNamespace: route({
+    method: 'PUT',
+    path: '/v1/namespaces/{namespace}',
+    cluster: 'whole',
+    tag: 'namespaces',
+    role: 'admin',
+    summary: 'Create a namespace or replace its description and quotas',
+    description:
+      '201 when created, 200 when replaced. A quota lowered below what the namespace uses stops new ' +
+      'tasks (or runs) until its use is under it; nothing stored is removed. Admin of the whole cluster only.',
+    body: NamespacePutBody,
+    status: 200,
+    alsoStatus: [201],
+    response: Namespace,
+  }),
+  deleteNamespace: route({
+    method: 'DELETE',
+    path: '/v1/namespaces/{namespace}',
+    cluster: 'whole',
+    tag: 'namespaces',
+    role: 'admin',
+    summary: 'Delete an empty namespace',
+    description:
+      '409 `namespace_in_use` while it holds a task or a calendar. `default` cannot be deleted. Admin of the whole cluster only.',
+    status: 204,
+    errors: [409],
   }),
   listAudit: route({
     method: 'GET',

@@ -363,6 +363,7 @@ export const TaskHealth = z
 export const Task = z
   .object({
     name: z.string(),
+    namespace: z.string().meta({ description: 'the namespace the task belongs to' }),
     description: z.string().nullable(),
     handler: z.string(),
     payload: z.unknown().meta({ description: 'secret fields shown as "[redacted]"' }),

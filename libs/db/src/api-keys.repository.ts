@@ -8,7 +8,13 @@ import { PrismaService } from './prisma.service.js';
 export class ApiKeysRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  create(data: { name: string; prefix: string; hash: string; role: ApiKeyRole }): Promise<ApiKey> {
+  create(data: {
+    name: string;
+    prefix: string;
+    hash: string;
+    role: ApiKeyRole;
+    namespaces: string[];
+  }): Promise<ApiKey> {
     return this.prisma.apiKey.create({ data });
   }
 

@@ -43,14 +43,15 @@ export class AuditRepository {
         AS x(actor text, action text, target text, before jsonb, after jsonb)`;
   }
 
-  /** Newest first, keyset-paginated on id. */
+  /** Newest first: the entries of `namespace`, and with `withCluster` those of the cluster itself too. */
   list(
-    filter: { actor?: string; action?: string; target?: string },
+    filter: { actor?: string; action?: string; target?: string; namespace: string; withCluster: boolean },
     limit: number,
     beforeId?: bigint,
   ): Promise<AuditLog[]> {
     return this.prisma.auditLog.findMany({
       where: {
+        OR: [{ namespace: filter.namespace }, ...(filter.withCluster ? [{ namespace: null }] : [])],
         actor: filter.actor,
         action: filter.action,
         target: filter.target,

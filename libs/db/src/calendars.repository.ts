@@ -23,11 +23,11 @@ export type CalendarInUse = Calendar & { tasks: string[] };
 export class CalendarsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async list(): Promise<CalendarInUse[]> {
+  async list(namespace: string): Promise<CalendarInUse[]> {
     return this.prisma.$queryRaw<CalendarInUse[]>`
       SELECT c.name, c.description, c.timezone, c.dates, c.rrules, c.version, c.managed_by AS "managedBy", c.created_at AS "createdAt", c.updated_at AS "updatedAt",
              ARRAY(SELECT t.name FROM task t WHERE c.name = ANY(t.exclude) ORDER BY t.name) AS tasks
-      FROM calendar c ORDER BY c.name`;
+      FROM calendar c WHERE c.namespace = ${namespace} ORDER BY c.name`;
   }
 
   async get(name: string, db: Db = this.prisma): Promise<CalendarInUse | null> {
@@ -66,11 +66,11 @@ export class CalendarsRepository {
     return { calendar: (await db.calendar.findUnique({ where: { name } }))!, created: row!.created, before };
   }
 
-  /** Locks the named calendars and every calendar `managedBy` manages (for an apply), in name order. */
-  async lockForApply(names: string[], managedBy: string, db: Db): Promise<Calendar[]> {
+  /** Locks the named calendars and every calendar `managedBy` manages in `namespace` (for an apply), in name order. */
+  async lockForApply(names: string[], managedBy: string, namespace: string, db: Db): Promise<Calendar[]> {
     const rows = await db.$queryRaw<
       { name: string }[]
-    >`SELECT name FROM calendar WHERE name = ANY(${names}::text[]) OR managed_by = ${managedBy} ORDER BY name FOR UPDATE`;
+    >`SELECT name FROM calendar WHERE name = ANY(${names}::text[]) OR (managed_by = ${managedBy} AND namespace = ${namespace}) ORDER BY name FOR UPDATE`;
     return rows.length
       ? db.calendar.findMany({ where: { name: { in: rows.map((r) => r.name) } }, orderBy: { name: 'asc' } })
       : [];

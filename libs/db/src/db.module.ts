@@ -17,6 +17,7 @@ import { CalendarsRepository } from './calendars.repository.js';
 import { TaskHealthRepository } from './task-health.repository.js';
 import { TimelineRepository } from './timeline.repository.js';
 import { TaskVersionsRepository } from './task-versions.repository.js';
+import { NamespacesRepository } from './namespaces.repository.js';
 
 const REPOSITORIES = [
   PrismaService,
@@ -37,6 +38,7 @@ const REPOSITORIES = [
   TaskHealthRepository,
   TimelineRepository,
   TaskVersionsRepository,
+  NamespacesRepository,
 ];
 
 /** Postgres access: the Prisma client and the repositories that own each table's SQL. */

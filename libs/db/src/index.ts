@@ -53,6 +53,7 @@ export {
   type ExecutionStatus,
   type ExecutionTrigger,
   type MisfirePolicy,
+  type Namespace,
   type OverlapPolicy,
   type Outbox,
   Prisma,
@@ -70,6 +71,7 @@ export {
   MigrationError,
   readMigrations,
 } from './migrator.js';
+export { type NamespaceInUse, NamespacesRepository } from './namespaces.repository.js';
 export { OutboxRepository } from './outbox.repository.js';
 export { type TaskVersionRow, TaskVersionsRepository } from './task-versions.repository.js';
 export { type SlotEvent, type SlotRow, type TaskChange, TimelineRepository } from './timeline.repository.js';
@@ -87,6 +89,7 @@ export {
   type CursorMove,
   PLAN_ERROR_RETRY_MS,
   type PlanError,
+  QuotaExceededError,
   type TaskListFilter,
   TaskNameTakenError,
   TasksRepository,

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { DEFAULT_NAMESPACE, splitQualifiedName } from '@punctual/contract';
 import { inShard, type LeaderFence } from './epoch-fence.js';
 import { Prisma, type Task, type TaskStatus } from './generated/prisma/client.js';
 import { PrismaService, type Db } from './prisma.service.js';
@@ -25,6 +26,8 @@ export interface PlanError {
 export const PLAN_ERROR_RETRY_MS = 60_000;
 
 export interface TaskListFilter {
+  /** The namespace listed: a list never reaches past one. */
+  namespace: string;
   status?: TaskStatus;
   handler?: string;
   q?: string;
@@ -38,7 +41,10 @@ export interface TaskListFilter {
 export class TaskNameTakenError extends Error {
   override readonly name = 'TaskNameTakenError';
   constructor(readonly taskName: string) {
-    super(`a task named "${taskName}" already exists`);
+    const { namespace, name } = splitQualifiedName(taskName);
+    super(
+      `a task named "${name}" already exists${namespace === DEFAULT_NAMESPACE ? '' : ` in namespace "${namespace}"`}`,
+    );
   }
 }
 
@@ -53,6 +59,9 @@ const TASK_FIELDS = (Object.keys(Prisma.TaskScalarFieldEnum) as (keyof Task)[]).
 
 /** Columns of type bigint: the driver reads them as text. */
 const BIGINT_FIELDS = new Set<keyof Task>(['everyMs', 'missedCount']);
+
+/** The columns the database derives (generated): read, never written. */
+const WRITTEN_FIELDS = TASK_FIELDS.filter(([field]) => field !== 'namespace');
 
 /**
  * The select list of a task's columns under `alias`, each renamed `<prefix><column>`, for statements
@@ -107,12 +116,30 @@ function jsonValue(value: unknown): unknown {
   return value;
 }
 
+/** Creating tasks would take a namespace past its `maxTasks`: answered 429 `quota_exceeded`, nothing stored. */
+export class QuotaExceededError extends Error {
+  override readonly name = 'QuotaExceededError';
+  constructor(
+    readonly namespace: string,
+    readonly quota: 'maxTasks',
+    readonly limit: number,
+    readonly used: number,
+    readonly adding: number,
+  ) {
+    super(
+      `namespace "${namespace}" holds ${used} task(s) and its quota ${quota} is ${limit}: ` +
+        `${adding} more would pass it (delete tasks or raise the quota)`,
+    );
+  }
+}
+
 /** Owns the `task` table. */
 @Injectable()
 export class TasksRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   async create(data: Prisma.TaskCreateInput, db: Db = this.prisma): Promise<Task> {
+    await this.admit([data.name], db);
     try {
       return await db.task.create({ data });
     } catch (error) {
@@ -129,10 +156,14 @@ export class TasksRepository {
    */
   async insertMany(tasks: Task[], db: Db): Promise<void> {
     if (tasks.length === 0) return;
-    const rows = tasks.map((task) =>
-      Object.fromEntries(TASK_FIELDS.map(([field, column]) => [column, jsonValue(task[field])])),
+    await this.admit(
+      tasks.map((t) => t.name),
+      db,
     );
-    const columns = Prisma.raw(TASK_FIELDS.map(([, column]) => `"${column}"`).join(', '));
+    const rows = tasks.map((task) =>
+      Object.fromEntries(WRITTEN_FIELDS.map(([field, column]) => [column, jsonValue(task[field])])),
+    );
+    const columns = Prisma.raw(WRITTEN_FIELDS.map(([, column]) => `"${column}"`).join(', '));
     const inserted = await db.$queryRaw<{ name: string }[]>`
       INSERT INTO task (${columns})
       SELECT ${columns} FROM jsonb_populate_recordset(NULL::task, ${JSON.stringify(rows)}::jsonb)
@@ -141,6 +172,29 @@ export class TasksRepository {
     if (inserted.length !== tasks.length) {
       const stored = new Set(inserted.map((r) => r.name));
       throw new TaskNameTakenError(tasks.find((t) => !stored.has(t.name))!.name);
+    }
+  }
+
+  /**
+   * Checks that the new tasks (by key) fit their namespaces' `max_tasks`, inside the writer's
+   * transaction: each namespace's row is locked (`FOR NO KEY UPDATE`, which leaves the foreign-key
+   * checks of other inserts free) before its tasks are counted, so two writers take turns and
+   * neither passes the quota on a count the other is changing. A namespace without a quota costs
+   * one read of its row. Throws {@link QuotaExceededError}.
+   */
+  private async admit(names: string[], db: Db): Promise<void> {
+    const adding = new Map<string, number>();
+    for (const name of names) {
+      const { namespace } = splitQualifiedName(name);
+      adding.set(namespace, (adding.get(namespace) ?? 0) + 1);
+    }
+    for (const [namespace, count] of [...adding].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const [row] = await db.$queryRaw<{ max_tasks: number | null }[]>`
+        SELECT max_tasks FROM namespace WHERE name = ${namespace} FOR NO KEY UPDATE`;
+      if (!row || row.max_tasks === null) continue; // no such namespace: the foreign key refuses the insert
+      const [used] = await db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM task WHERE namespace = ${namespace}`;
+      const n = Number(used!.n);
+      if (n + count > row.max_tasks) throw new QuotaExceededError(namespace, 'maxTasks', row.max_tasks, n, count);
     }
   }
 
@@ -154,13 +208,14 @@ export class TasksRepository {
   }
 
   /**
-   * Locks the named tasks and every task `managedBy` manages, in name order with one statement (so
-   * concurrent applies and batches cannot deadlock), for the rest of the transaction.
+   * Locks the named tasks and every task `managedBy` manages in `namespace`, in name order with one
+   * statement (so concurrent applies and batches cannot deadlock), for the rest of the transaction.
    */
-  async lockByNamesOrManager(names: string[], managedBy: string, db: Db): Promise<Task[]> {
-    const rows = await db.$queryRaw<
-      { id: string }[]
-    >`SELECT id FROM task WHERE name = ANY(${names}::text[]) OR managed_by = ${managedBy} ORDER BY name FOR UPDATE`;
+  async lockByNamesOrManager(names: string[], managedBy: string, namespace: string, db: Db): Promise<Task[]> {
+    const rows = await db.$queryRaw<{ id: string }[]>`
+      SELECT id FROM task
+      WHERE name = ANY(${names}::text[]) OR (managed_by = ${managedBy} AND namespace = ${namespace})
+      ORDER BY name FOR UPDATE`;
     return rows.length
       ? db.task.findMany({ where: { id: { in: rows.map((r) => r.id) } }, orderBy: { name: 'asc' } })
       : [];
@@ -192,6 +247,7 @@ export class TasksRepository {
     const like = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     const health = filter.health ? TaskHealthRepository.inState(filter.health) : null;
     const conditions = [
+      Prisma.sql`t.namespace = ${filter.namespace}`,
       filter.status && Prisma.sql`t.status = ${filter.status}::task_status`,
       filter.handler && Prisma.sql`t.handler = ${filter.handler}`,
       filter.managedBy && Prisma.sql`t.managed_by = ${filter.managedBy}`,

@@ -8,6 +8,7 @@ import {
   type CalendarDays as CalendarDaysJson,
   type CalendarPutBody,
   TASK_DEFAULTS,
+  bareName,
 } from '@punctual/contract';
 import {
   AuditRepository,
@@ -46,8 +47,8 @@ export class CalendarsService {
     private readonly previews: ChangePreviews,
   ) {}
 
-  list(): Promise<CalendarInUse[]> {
-    return this.calendars.list();
+  list(namespace: string): Promise<CalendarInUse[]> {
+    return this.calendars.list(namespace);
   }
 
   async get(name: string): Promise<CalendarInUse> {
@@ -59,7 +60,7 @@ export class CalendarsService {
     const calendar = await this.get(name);
     const year = asked ?? this.clock.date().getUTCFullYear();
     return {
-      name,
+      name: bareName(name),
       year,
       timezone: calendar.timezone,
       days: excludedDatesOfYear(
@@ -81,7 +82,7 @@ export class CalendarsService {
     actor: Principal,
     dryRun?: { horizon: number },
   ): Promise<{ calendar: CalendarInUse; created: boolean; changes?: Record<string, Changes> }> {
-    if (!CALENDAR_NAME_PATTERN.test(name))
+    if (!CALENDAR_NAME_PATTERN.test(bareName(name)))
       throw new InvalidTaskError('name', `name must match ${CALENDAR_NAME_PATTERN.source}`, 'invalid_name');
     const fields = calendarFields(body);
     const now = this.clock.date();
@@ -174,14 +175,14 @@ export class CalendarsService {
 /** The API's view of a calendar. */
 export function presentCalendar(calendar: CalendarInUse): CalendarJson {
   return {
-    name: calendar.name,
+    name: bareName(calendar.name),
     description: calendar.description,
     timezone: calendar.timezone,
     dates: calendar.dates,
     rrules: calendar.rrules,
     version: calendar.version,
     managedBy: calendar.managedBy,
-    tasks: calendar.tasks,
+    tasks: calendar.tasks.map(bareName),
     createdAt: calendar.createdAt.toISOString(),
     updatedAt: calendar.updatedAt.toISOString(),
   };

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '@punctual/contract';
+import { DEFAULT_NAMESPACE, type ErrorCode, splitQualifiedName } from '@punctual/contract';
 
 /** What a request names — a task or a calendar by its name, an execution by its id — does not exist: answered 404. */
 export class NotFoundError extends Error {
@@ -12,7 +12,7 @@ export class NotFoundError extends Error {
         ? `no execution with id "${key}"`
         : what === 'version'
           ? `no version ${key}`
-          : `no ${what} named "${key}"`,
+          : named(what, key),
     );
   }
 }
@@ -130,4 +130,10 @@ export class CalendarInUseError extends Error {
       `calendar "${calendarName}" is excluded by ${tasks.length} task(s) (${shown}${tasks.length > 5 ? ', …' : ''}): remove it from their schedule.exclude first`,
     );
   }
+}
+
+/** "no task named …", the namespace said when it is not the default one. */
+function named(what: string, key: string): string {
+  const { namespace, name } = splitQualifiedName(key);
+  return `no ${what} named "${name}"${namespace === DEFAULT_NAMESPACE ? '' : ` in namespace "${namespace}"`}`;
 }

@@ -6,6 +6,8 @@ import {
   listsPlanned,
   type Page,
   type Execution as ExecutionJson,
+  qualifiedName,
+  splitQualifiedName,
   type TaskExecutionsQuery,
 } from '@punctual/contract';
 import { type ExecutionFilter, ExecutionQueriesRepository, TasksRepository } from '@punctual/db';
@@ -26,9 +28,10 @@ export class ExecutionViews {
   ) {}
 
   /** `GET /v1/executions`: only the due ones unless the query lists the planned ones too. */
-  list(query: z.output<typeof ExecutionListQuery>): Promise<Page<ExecutionJson>> {
+  list(query: z.output<typeof ExecutionListQuery>, namespace: string): Promise<Page<ExecutionJson>> {
     const filter = {
-      taskName: query.task,
+      namespace,
+      taskName: query.task && qualifiedName(namespace, query.task),
       status: query.status,
       from: query.from ? new Date(query.from) : undefined,
       to: query.to ? new Date(query.to) : undefined,
@@ -37,12 +40,12 @@ export class ExecutionViews {
   }
 
   /**
-   * `GET /v1/tasks/{name}/executions`. A deleted task's history is read by its name: the name is
-   * unknown (404) only if no task and no execution has it.
+   * `GET /v1/tasks/{name}/executions` (`name`: the task's key). A deleted task's history is read by
+   * its name: the name is unknown (404) only if no task and no execution has it.
    */
   async ofTask(name: string, query: z.output<typeof TaskExecutionsQuery>): Promise<Page<ExecutionJson>> {
     const page = await this.page(
-      { taskName: name, status: query.status, dueBy: this.dueBy(query) },
+      { namespace: splitQualifiedName(name).namespace, taskName: name, status: query.status, dueBy: this.dueBy(query) },
       query.limit,
       query.cursor,
     );
@@ -56,9 +59,9 @@ export class ExecutionViews {
   }
 
   /** `GET /v1/executions/{id}`: the execution and its events. */
-  async detail(id: string): Promise<ExecutionDetail> {
+  async detail(id: string, namespace: string): Promise<ExecutionDetail> {
     const execution = await this.executions.findById(id);
-    if (!execution) throw new NotFoundError('execution', id);
+    if (!execution || execution.namespace !== namespace) throw new NotFoundError('execution', id);
     return { ...presentExecution(execution), events: execution.events.map(presentEvent) };
   }
 

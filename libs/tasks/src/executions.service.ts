@@ -16,8 +16,9 @@ export class ExecutionsService {
     private readonly metrics: Metrics,
   ) {}
 
-  /** Replays a dead execution: a new attempt, now. */
-  async retry(id: string): Promise<TaskExecution> {
+  /** Replays a dead execution of the namespace: a new attempt, now. */
+  async retry(id: string, namespace: string): Promise<TaskExecution> {
+    await this.mustBeIn(id, namespace);
     const replayed = await this.executions.retryDead(id);
     if (!replayed) throw await this.stateError(id, 'a dead execution can be retried');
     const { handler, ...execution } = replayed;
@@ -31,7 +32,8 @@ export class ExecutionsService {
    * moved it from — not by a read before it, which a claim may overtake — and its handler's signal
    * aborts; a worker that misses the message sees the cancel within a second anyway (LeaseKeeper).
    */
-  async cancel(id: string, by?: string): Promise<TaskExecution> {
+  async cancel(id: string, namespace: string, by?: string): Promise<TaskExecution> {
+    await this.mustBeIn(id, namespace);
     const cancelled = await this.executions.cancel(id, 'cancelled by an operator', undefined, by);
     if (!cancelled)
       throw await this.stateError(id, 'a scheduled, queued, retrying or running execution can be cancelled');
@@ -40,6 +42,11 @@ export class ExecutionsService {
       await this.redis.client.publish(this.redis.key(EXECUTION_CANCEL_CHANNEL), id);
     const { fromStatus: _, ...execution } = cancelled;
     return execution;
+  }
+
+  /** Another namespace's execution is one that does not exist. */
+  private async mustBeIn(id: string, namespace: string): Promise<void> {
+    if (!(await this.queries.inNamespace(id, namespace))) throw new NotFoundError('execution', id);
   }
 
   private async stateError(id: string, action: string): Promise<Error> {

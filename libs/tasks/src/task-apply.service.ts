@@ -42,7 +42,8 @@ export class TaskApplyService {
     private readonly previews: ChangePreviews,
   ) {}
 
-  async apply(request: TaskApplyRequest, actor: Principal): Promise<TaskApplyResult> {
+  /** `request` names tasks and calendars by their keys in `namespace` (see `qualifiedName`); only that namespace is pruned. */
+  async apply(request: TaskApplyRequest, actor: Principal, namespace: string): Promise<TaskApplyResult> {
     const managedBy = request.managedBy ?? APPLY_MANAGED_BY_DEFAULT;
     checkDistinctNames(request.tasks);
     checkManager(request.tasks, managedBy);
@@ -58,7 +59,7 @@ export class TaskApplyService {
               tx,
               actor,
               declaredCalendars,
-              { managedBy, prune: request.prune ?? false, dryRun: request.dryRun ?? false },
+              { managedBy, namespace, prune: request.prune ?? false, dryRun: request.dryRun ?? false },
               now,
               cancelled,
             )
@@ -67,6 +68,7 @@ export class TaskApplyService {
         const locked = await this.tasks.lockByNamesOrManager(
           request.tasks.map((s) => s.name),
           managedBy,
+          namespace,
           tx,
         );
         const existing = new Map(locked.map((t) => [t.name, t]));
@@ -153,13 +155,14 @@ export class TaskApplyService {
     tx: Parameters<TaskLifecycle['edit']>[0],
     actor: Principal,
     desired: DesiredCalendar[],
-    { managedBy, prune, dryRun }: { managedBy: string; prune: boolean; dryRun: boolean },
+    { managedBy, namespace, prune, dryRun }: { managedBy: string; namespace: string; prune: boolean; dryRun: boolean },
     now: Date,
     cancelled: string[],
   ): Promise<{ items: CalendarApplyItem[] }> {
     const current = await this.calendars.lockForApply(
       desired.map((c) => c.name),
       managedBy,
+      namespace,
       tx,
     );
     const plan = diffCalendars(desired, current, managedBy, prune);

@@ -16,6 +16,7 @@ import { InvalidTaskError, PayloadTooLargeError } from './errors.js';
 /** The columns of a task its definition does not set: its identity and secret, and what runs and edits keep up. */
 type BookkeepingField =
   | 'id'
+  | 'namespace'
   | 'secret'
   | 'lastScheduledFor'
   | 'missedCount'

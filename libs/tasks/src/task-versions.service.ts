@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
+  splitQualifiedName,
   redactPayload,
   type Task as TaskJson,
   type TaskVersion,
@@ -10,7 +11,7 @@ import { TasksRepository, type TaskVersionRow, TaskVersionsRepository } from '@p
 import { InvalidCursorError, NotFoundError } from './errors.js';
 import { decodeCursor, encodeCursor } from './page-cursor.js';
 import { fieldChanges, type TaskState } from './task-diff.js';
-import type { TaskDefinitionJson } from './task.presenter.js';
+import { type TaskDefinitionJson, withBareNames } from './task.presenter.js';
 
 /** A task's versions as the API shows them: newest first, each whole (secret fields redacted), one with its diff. */
 @Injectable()
@@ -59,10 +60,11 @@ function present(row: TaskVersionRow, current: number | null): TaskVersion {
     changedBy: row.changedBy,
     reason: row.reason,
     current: row.version === current,
-    definition: { ...definition, payload: redactPayload(definition.payload, definition.secretFields) } as Omit<
-      TaskJson,
-      'health'
-    >,
+    definition: {
+      ...withBareNames(definition),
+      namespace: splitQualifiedName(definition.name).namespace,
+      payload: redactPayload(definition.payload, definition.secretFields),
+    } as Omit<TaskJson, 'health'>,
   };
 }
 

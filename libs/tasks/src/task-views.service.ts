@@ -62,9 +62,10 @@ export class TaskViews {
   }
 
   /** `GET /v1/tasks`: a page of tasks by name, filtered, each with its health. */
-  async list(query: z.output<typeof TaskListQuery>): Promise<Page<TaskJson>> {
+  async list(query: z.output<typeof TaskListQuery>, namespace: string): Promise<Page<TaskJson>> {
     const after = query.cursor ? decodeCursor<{ name: string }>(query.cursor, 'name').name : undefined;
     const filter = {
+      namespace,
       status: query.status,
       handler: query.handler,
       q: query.q,

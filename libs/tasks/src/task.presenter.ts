@@ -1,4 +1,5 @@
 import {
+  bareName,
   type Execution,
   type ExecutionEvent as ExecutionEventJson,
   formatDuration,
@@ -18,7 +19,7 @@ export type TaskDefinitionJson = Omit<TaskJson, 'health'>;
 export function presentTask(task: Task, health: TaskHealthRow | undefined, nextRunAt: string | null): TaskJson {
   const shown = presentHealth(health);
   return {
-    ...presentDefinition(task),
+    ...withBareNames(presentDefinition(task)),
     nextRunAt,
     health: task.status === 'paused' && task.pauseNote ? { ...shown, pauseNote: task.pauseNote } : shown,
   };
@@ -34,7 +35,23 @@ export function presentHealth(health: TaskHealthRow | undefined): TaskHealth {
   };
 }
 
-/** The task JSON without its health: what the audit log keeps and what a patch or an apply compares. */
+/**
+ * A definition as its namespace sees it: the task's and its calendars' names without the namespace
+ * their keys carry (see `qualifiedName`).
+ */
+export function withBareNames<T extends Pick<TaskDefinitionJson, 'name' | 'schedule'>>(definition: T): T {
+  const { exclude } = definition.schedule;
+  return {
+    ...definition,
+    name: bareName(definition.name),
+    schedule: exclude ? { ...definition.schedule, exclude: exclude.map(bareName) } : definition.schedule,
+  };
+}
+
+/**
+ * The task JSON without its health: what the audit log keeps and what a patch or an apply compares.
+ * Names are keys here (`team-a/nightly`), as stored; {@link presentTask} shows them bare.
+ */
 export function presentDefinition(task: Task): TaskDefinitionJson {
   const schedule: Partial<Pick<TaskJson['schedule'], 'cron' | 'rrule' | 'at' | 'every'>> = {};
   if (task.scheduleKind === 'cron') schedule.cron = task.cron!;
@@ -43,6 +60,7 @@ export function presentDefinition(task: Task): TaskDefinitionJson {
   if (task.scheduleKind === 'every') schedule.every = formatDuration(Number(task.everyMs));
   return {
     name: task.name,
+    namespace: task.namespace,
     description: task.description,
     handler: task.handler,
     payload: redactPayload(task.payload, task.secretFields),
@@ -105,7 +123,7 @@ export function presentExecution(execution: TaskExecution): Execution {
   const iso = (d: Date | null) => d?.toISOString() ?? null;
   return {
     id: execution.id,
-    task: execution.taskName,
+    task: bareName(execution.taskName),
     taskDeleted: execution.taskId === null,
     scheduledFor: execution.scheduledFor.toISOString(),
     fireAt: execution.fireAt.toISOString(),

@@ -1,18 +1,20 @@
 import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
-import { ApiKeysService, type Principal } from '@punctual/auth';
+import { ApiKeysService, type Principal, scopeOf } from '@punctual/auth';
 import { ClusterService, WorkerDirectory } from '@punctual/cluster';
 import {
   type ApiKey as ApiKeyJson,
   type Cluster,
   type CreateApiKeyBody,
   type CreatedApiKey,
+  bareName,
   type Me,
+  qualifiedName,
   routes,
 } from '@punctual/contract';
-import { type ApiKey, AuditRepository } from '@punctual/db';
+import { type ApiKey, AuditRepository, NamespacesRepository } from '@punctual/db';
 import { decodeCursor, InvalidCursorError, nextCursor } from '@punctual/tasks';
 import type { z } from 'zod';
-import { CurrentPrincipal } from '../auth/roles.js';
+import { CurrentNamespace, CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
 import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
@@ -21,6 +23,7 @@ const presentKey = (k: ApiKey): ApiKeyJson => ({
   name: k.name,
   prefix: k.prefix,
   role: k.role,
+  namespaces: scopeOf(k),
   createdAt: k.createdAt.toISOString(),
   lastUsedAt: k.lastUsedAt?.toISOString() ?? null,
   revokedAt: k.revokedAt?.toISOString() ?? null,
@@ -31,6 +34,7 @@ export class ApiKeysController {
   constructor(
     private readonly keys: ApiKeysService,
     private readonly audit: AuditRepository,
+    private readonly namespaces: NamespacesRepository,
   ) {}
 
   @Route(routes.createApiKey)
@@ -38,7 +42,13 @@ export class ApiKeysController {
     @ValidBody(routes.createApiKey) body: CreateApiKeyBody,
     @CurrentPrincipal() actor: Principal,
   ): Promise<CreatedApiKey> {
-    const { key, record } = await this.keys.create(body.name, body.role);
+    const scope = body.namespaces ?? null;
+    const missing = scope && (await Promise.all(scope.map((n) => this.namespaces.exists(n)))).indexOf(false);
+    if (scope && missing !== null && missing >= 0) {
+      const message = `namespaces[${missing}]: no namespace named "${scope[missing]}"`;
+      throw new ApiError(422, 'validation_failed', message, [{ field: `namespaces[${missing}]`, message }]);
+    }
+    const { key, record } = await this.keys.create(body.name, body.role, scope);
     await this.audit.record({
       actor: actor.actor,
       action: 'api_key.create',
@@ -50,7 +60,11 @@ export class ApiKeysController {
 
   @Route(routes.getMe)
   me(@CurrentPrincipal() principal: Principal): Me {
-    return { actor: principal.actor, role: principal.role };
+    return {
+      actor: principal.actor,
+      role: principal.role,
+      namespaces: principal.namespaces && [...principal.namespaces],
+    };
   }
 
   @Route(routes.listApiKeys)
@@ -83,19 +97,28 @@ export class AuditController {
   constructor(private readonly audit: AuditRepository) {}
 
   @Route(routes.listAudit)
-  async list(@ValidQuery(routes.listAudit) query: z.output<typeof routes.listAudit.query>) {
+  async list(
+    @ValidQuery(routes.listAudit) query: z.output<typeof routes.listAudit.query>,
+    @CurrentNamespace() namespace: string,
+    @CurrentPrincipal() principal: Principal,
+  ) {
     const before = query.cursor ? auditCursor(query.cursor) : undefined;
-    const items = await this.audit.list(
-      { actor: query.actor, action: query.action, target: query.target },
-      query.limit,
-      before,
-    );
+    const filter = {
+      actor: query.actor,
+      action: query.action,
+      target: query.target && qualifiedName(namespace, query.target),
+      namespace,
+      // Entries about the cluster itself (keys, namespaces) are for a key of the whole cluster only.
+      withCluster: principal.namespaces === null,
+    };
+    const items = await this.audit.list(filter, query.limit, before);
     return {
       items: items.map((a) => ({
         id: a.id.toString(),
         actor: a.actor,
         action: a.action,
-        target: a.target,
+        target: a.namespace ? bareName(a.target) : a.target,
+        namespace: a.namespace,
         before: a.before,
         after: a.after,
         at: a.at.toISOString(),
@@ -126,7 +149,9 @@ export class ClusterController {
   constructor(private readonly cluster: ClusterService) {}
 
   @Route(routes.getCluster)
-  get(): Promise<Cluster> {
-    return this.cluster.snapshot();
+  async get(@CurrentPrincipal() principal: Principal): Promise<Cluster> {
+    const snapshot = await this.cluster.snapshot();
+    // Flow-control keys are the tasks' own words: a scoped key sees the cluster's figures only.
+    return principal.namespaces === null ? snapshot : { ...snapshot, flow: [] };
   }
 }

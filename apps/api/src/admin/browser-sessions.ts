@@ -42,8 +42,11 @@ export class BrowserSessions {
   private async check(role: ApiKeyRole, req: Request, res: Response, next: NextFunction): Promise<void> {
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const principal = bearer ? await this.keys.authenticate(bearer) : await this.store.principalOf(req);
-    if (principal && roleAllows(principal.role, role)) return next();
-    if (principal) return void res.status(403).json(errorEnvelope('forbidden', `this page needs the ${role} role`));
+    if (principal && roleAllows(principal.role, role) && principal.namespaces === null) return next();
+    if (principal) {
+      const needs = `this page shows every namespace's jobs: it needs the ${role} role and a key of the whole cluster`;
+      return void res.status(403).json(errorEnvelope('forbidden', needs));
+    }
     if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html')
       return void res.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(req.originalUrl)}`);
     res

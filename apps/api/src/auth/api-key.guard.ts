@@ -2,9 +2,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { Reflector } from '@nestjs/core';
-import { ApiKeysService, PUBLIC_ROUTE, roleAllows } from '@punctual/auth';
-import type { ApiKeyRole } from '@punctual/db';
+import { ApiKeysService, canSeeNamespace, type Principal, PUBLIC_ROUTE, roleAllows } from '@punctual/auth';
+import { DEFAULT_NAMESPACE, NAMESPACE_NAME_PATTERN, type RouteDef } from '@punctual/contract';
+import { type ApiKeyRole, NamespacesRepository } from '@punctual/db';
 import { ApiError } from '../http/api-error.js';
+import { CONTRACT_ROUTE } from '../http/route.decorator.js';
 import { AuthThrottle } from './auth-throttle.js';
 import { BrowserSessionStore } from './browser-session.store.js';
 import { type AuthedRequest, REQUIRED_ROLE } from './roles.js';
@@ -13,6 +15,12 @@ import { type AuthedRequest, REQUIRED_ROLE } from './roles.js';
  * `Authorization: Bearer <key>` on every route not marked `@Public()`, and the route's role:
  * viewer < operator < admin. Repeated failures from one address are throttled. The console calls
  * with its session cookie instead, and only together with its header (`CONSOLE_HEADER`).
+ *
+ * Then the namespace: a route of a namespace acts in the one `?namespace=` names (default
+ * `default`), set on the request for the controller. A namespace the key may not see is a 404, word
+ * for word the answer for one that does not exist, so a scoped key learns nothing of the others. A
+ * route of the whole cluster (`cluster: 'whole'`), and any route outside the contract (`/metrics`,
+ * whose series name tasks of every namespace), needs a key of the whole cluster.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -24,6 +32,7 @@ export class ApiKeyGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly keys: ApiKeysService,
     private readonly sessions: BrowserSessionStore,
+    private readonly namespaces: NamespacesRepository,
     @Inject(CONFIG) config: Config,
   ) {
     this.metricsToken = config.metricsToken;
@@ -48,6 +57,15 @@ export class ApiKeyGuard implements CanActivate {
         match ? 'the API key is not valid' : 'send Authorization: Bearer <api key>',
       );
     }
+    const route = this.reflector.get<RouteDef | undefined>(CONTRACT_ROUTE, context.getHandler());
+    if ((!route || route.cluster === 'whole') && principal.namespaces !== null)
+      throw new ApiError(
+        403,
+        'forbidden',
+        `this route needs a key of the whole cluster; the key may see only ${principal.namespaces.join(', ')}`,
+      );
+    // The namespace before the role: outside its namespaces a key meets the same 404 whatever it asks.
+    if (route && !route.cluster) req.namespace = await this.namespaceOf(req, principal);
     const required =
       this.reflector.getAllAndOverride<ApiKeyRole>(REQUIRED_ROLE, targets) ??
       (req.method === 'GET' ? 'viewer' : 'admin');
@@ -56,6 +74,22 @@ export class ApiKeyGuard implements CanActivate {
     }
     req.principal = principal;
     return true;
+  }
+
+  /** The namespace a request acts in: `?namespace=`, `default` when it names none. */
+  private async namespaceOf(req: AuthedRequest, principal: Principal): Promise<string> {
+    const asked = req.query.namespace ?? DEFAULT_NAMESPACE;
+    if (typeof asked !== 'string' || !NAMESPACE_NAME_PATTERN.test(asked)) {
+      const message = `namespace must match ${NAMESPACE_NAME_PATTERN.source}`;
+      throw new ApiError(422, 'validation_failed', message, [{ field: 'namespace', message }]);
+    }
+    const visible =
+      canSeeNamespace(principal, asked) && (asked === DEFAULT_NAMESPACE || (await this.namespaces.exists(asked)));
+    if (!visible) {
+      const scope = principal.namespaces ? `; this key may see ${principal.namespaces.join(', ')}` : '';
+      throw new ApiError(404, 'not_found', `no namespace named "${asked}"${scope}`);
+    }
+    return asked;
   }
 }
 

@@ -39,7 +39,9 @@ export class BrowserSessionStore {
     const token = tokenOf(req);
     if (!token) return null;
     const stored = await this.redis.client.get(this.key(token));
-    return stored ? (JSON.parse(stored) as Principal) : null;
+    if (!stored) return null;
+    const principal = JSON.parse(stored) as Principal;
+    return { ...principal, namespaces: principal.namespaces ?? null };
   }
 
   /** Ends the request's session, if it has one. */

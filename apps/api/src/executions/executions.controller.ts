@@ -3,7 +3,7 @@ import type { Principal } from '@punctual/auth';
 import { type Execution, type ExecutionDetail, routes } from '@punctual/contract';
 import { ExecutionsService, ExecutionViews, presentExecution } from '@punctual/tasks';
 import type { z } from 'zod';
-import { CurrentPrincipal } from '../auth/roles.js';
+import { CurrentNamespace, CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
 import { Route, ValidQuery } from '../http/route.decorator.js';
 
@@ -18,22 +18,29 @@ export class ExecutionsController {
   ) {}
 
   @Route(routes.listExecutions)
-  list(@ValidQuery(routes.listExecutions) query: z.output<typeof routes.listExecutions.query>) {
-    return this.views.list(query);
+  list(
+    @ValidQuery(routes.listExecutions) query: z.output<typeof routes.listExecutions.query>,
+    @CurrentNamespace() namespace: string,
+  ) {
+    return this.views.list(query, namespace);
   }
 
   @Route(routes.getExecution)
-  get(@Param('id', uuid()) id: string): Promise<ExecutionDetail> {
-    return this.views.detail(id);
+  get(@Param('id', uuid()) id: string, @CurrentNamespace() namespace: string): Promise<ExecutionDetail> {
+    return this.views.detail(id, namespace);
   }
 
   @Route(routes.retryExecution)
-  async retry(@Param('id', uuid()) id: string): Promise<Execution> {
-    return presentExecution(await this.service.retry(id));
+  async retry(@Param('id', uuid()) id: string, @CurrentNamespace() namespace: string): Promise<Execution> {
+    return presentExecution(await this.service.retry(id, namespace));
   }
 
   @Route(routes.cancelExecution)
-  async cancel(@Param('id', uuid()) id: string, @CurrentPrincipal() actor: Principal): Promise<Execution> {
-    return presentExecution(await this.service.cancel(id, actor.actor));
+  async cancel(
+    @Param('id', uuid()) id: string,
+    @CurrentNamespace() namespace: string,
+    @CurrentPrincipal() actor: Principal,
+  ): Promise<Execution> {
+    return presentExecution(await this.service.cancel(id, namespace, actor.actor));
   }
 }

@@ -1,4 +1,11 @@
-import { ErrorEnvelope, isBodyOptional, type RouteDef, routes } from '@punctual/contract';
+import {
+  DEFAULT_NAMESPACE,
+  ErrorEnvelope,
+  isBodyOptional,
+  NAMESPACE_NAME_PATTERN,
+  type RouteDef,
+  routes,
+} from '@punctual/contract';
 import { z } from 'zod';
 
 type JsonSchema = Record<string, unknown>;
@@ -51,6 +58,7 @@ function operation(operationId: string, route: RouteDef) {
       schema: name === 'id' ? { type: 'string', format: 'uuid' } : { type: 'string' },
     })),
     ...queryParameters(route.query),
+    ...(route.cluster ? [] : [NAMESPACE_PARAMETER]),
     ...(route.headers ?? []).map((h) => ({
       name: h.name,
       in: 'header',
@@ -87,6 +95,15 @@ function operation(operationId: string, route: RouteDef) {
     responses,
   };
 }
+
+/** The query parameter of every route of a namespace (see `RouteDef.cluster`). */
+const NAMESPACE_PARAMETER = {
+  name: 'namespace',
+  in: 'query',
+  required: false,
+  description: `the namespace the request acts in (default \`${DEFAULT_NAMESPACE}\`); one the key may not see is a 404`,
+  schema: { type: 'string', pattern: NAMESPACE_NAME_PATTERN.source, default: DEFAULT_NAMESPACE },
+};
 
 /** Every query parameter of a route, from its schema's fields. */
 function queryParameters(query: z.ZodType | undefined) {

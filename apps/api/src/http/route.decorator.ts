@@ -23,5 +23,9 @@ export function Route(route: RouteDef): MethodDecorator {
 /** The request body, parsed by the route's schema. */
 export const ValidBody = (route: RouteDef): ParameterDecorator => Body(new ZodValidationPipe(route.body!));
 
-/** The query string, parsed by the route's schema. */
-export const ValidQuery = (route: RouteDef): ParameterDecorator => Query(new ZodValidationPipe(route.query!));
+/**
+ * The query string, parsed by the route's schema; `namespace`, which every route of a namespace
+ * takes and the guard reads, is left out (see `CurrentNamespace`).
+ */
+export const ValidQuery = (route: RouteDef): ParameterDecorator =>
+  Query(new ZodValidationPipe(route.query!, route.cluster ? [] : ['namespace']));

@@ -10,7 +10,7 @@ import { CONTRACT_ROUTE } from './route.decorator.js';
  * A route whose contract reads no query string refuses one (400 naming each parameter): a flag it
  * does not know — `?dryRun=true` on a route with no dry run — must never be ignored while the
  * request does what it would do without it. Routes that read a query refuse unknown parameters
- * through their strict schema.
+ * through their strict schema. `namespace` is a parameter of every route of a namespace.
  */
 @Injectable()
 export class UnknownQueryInterceptor implements NestInterceptor {
@@ -19,7 +19,8 @@ export class UnknownQueryInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const route = this.reflector.get<RouteDef | undefined>(CONTRACT_ROUTE, context.getHandler());
     const query = context.switchToHttp().getRequest<Request>().query;
-    const names = Object.keys(query ?? {});
+    // A route of a namespace reads `namespace` whatever else it reads (the guard does).
+    const names = Object.keys(query ?? {}).filter((name) => route?.cluster || name !== 'namespace');
     if (route && !route.query && names.length > 0) {
       const details = names.map((name) => ({
         field: name,

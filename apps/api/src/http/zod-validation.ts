@@ -17,10 +17,14 @@ import { ApiError } from './api-error.js';
  * field is malformed (400); a well-formed value with an impossible meaning is 422.
  */
 export class ZodValidationPipe implements PipeTransform {
-  constructor(private readonly schema: z.ZodType) {}
+  /** `skip`: query parameters read elsewhere, left out before the schema sees the query. */
+  constructor(
+    private readonly schema: z.ZodType,
+    private readonly skip: readonly string[] = [],
+  ) {}
 
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
-    const input = metadata.type === 'query' ? listsAsArrays(this.schema, value) : value;
+    const input = metadata.type === 'query' ? listsAsArrays(this.schema, without(value, this.skip)) : value;
     const parsed = parseExplained(this.schema, input === undefined && metadata.type === 'body' ? MISSING_BODY : input);
     if (parsed.success) return parsed.data;
     throw validationError(parsed.issues);
@@ -110,4 +114,9 @@ function unwrap(schema: z.ZodType): z.ZodType {
   let current = schema as z.ZodType & { _zod: { def: { type: string; innerType?: z.ZodType } } };
   while (current._zod.def.innerType) current = current._zod.def.innerType as typeof current;
   return current;
+}
+
+function without(value: unknown, names: readonly string[]): unknown {
+  if (names.length === 0 || typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([name]) => !names.includes(name)));
 }

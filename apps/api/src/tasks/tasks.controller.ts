@@ -23,6 +23,8 @@ import {
   type TriggerBody,
   TASK_NAME_PATTERN,
   TaskName,
+  bareName,
+  qualifiedName,
   type WrittenTask,
 } from '@punctual/contract';
 import {
@@ -38,7 +40,7 @@ import {
 } from '@punctual/tasks';
 import type { Response } from 'express';
 import type { z } from 'zod';
-import { CurrentPrincipal } from '../auth/roles.js';
+import { CurrentNamespace, CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
 import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
@@ -56,17 +58,21 @@ export class TasksController {
   ) {}
 
   @Route(routes.listTasks)
-  async list(@ValidQuery(routes.listTasks) query: z.output<typeof routes.listTasks.query>) {
-    const page = await this.views.list(query);
+  async list(
+    @ValidQuery(routes.listTasks) query: z.output<typeof routes.listTasks.query>,
+    @CurrentNamespace() namespace: string,
+  ) {
+    const page = await this.views.list(query, namespace);
     return { ...page, items: await this.withWorkers(page.items) };
   }
 
   @Route(routes.createTask)
   async create(
     @ValidBody(routes.createTask) body: TaskSpec,
+    @CurrentNamespace() namespace: string,
     @CurrentPrincipal() actor: Principal,
   ): Promise<CreatedTask> {
-    const { task, secret } = await this.tasks.create(body, actor);
+    const { task, secret } = await this.tasks.create(inNamespace(body, namespace), actor);
     return {
       ...(await this.views.presentOne(task)),
       secret,
@@ -78,14 +84,16 @@ export class TasksController {
   async batch(
     @ValidBody(routes.batchTasks) body: TaskBatchRequest,
     @ValidQuery(routes.batchTasks) query: z.output<typeof routes.batchTasks.query>,
+    @CurrentNamespace() namespace: string,
     @CurrentPrincipal() actor: Principal,
   ): Promise<TaskBatchResponse> {
     const dryRun = dryRunOf(query);
-    const results = await this.tasks.batch(body.tasks, actor, dryRun, query.reason);
+    const specs = body.tasks.map((spec) => inNamespace(spec, namespace));
+    const results = await this.tasks.batch(specs, actor, dryRun, query.reason);
     const next = dryRun ? new Map<string, string>() : await this.views.nextRuns(results.map((r) => r.task));
     const items = results.map(({ index, task, created, secret, changes }) => ({
       index,
-      name: task.name,
+      name: bareName(task.name),
       created,
       version: task.version,
       nextRunAt: dryRun ? (changes?.fireTimes.after[0]?.at ?? null) : (next.get(task.id) ?? null),
@@ -108,33 +116,46 @@ export class TasksController {
   @Route(routes.applyTasks)
   async apply(
     @ValidBody(routes.applyTasks) body: TaskApplyRequest,
+    @CurrentNamespace() namespace: string,
     @CurrentPrincipal() actor: Principal,
   ): Promise<TaskApplyResponse> {
-    const { handlers, ...result } = await this.applier.apply(body, actor);
-    return { ...result, warnings: await missingHandlerWarnings(this.directory, handlers) };
+    const request = {
+      ...body,
+      tasks: body.tasks.map((spec) => inNamespace(spec, namespace)),
+      calendars: body.calendars?.map((c) => ({ ...c, name: qualifiedName(namespace, c.name) })),
+    };
+    const { handlers, ...result } = await this.applier.apply(request, actor, namespace);
+    return {
+      ...result,
+      items: result.items.map((item) => ({ ...item, name: bareName(item.name) })),
+      calendars: result.calendars.map((item) => ({ ...item, name: bareName(item.name) })),
+      warnings: await missingHandlerWarnings(this.directory, handlers),
+    };
   }
 
   @Route(routes.putTask)
   async put(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidBody(routes.putTask) body: TaskPutBody,
     @ValidQuery(routes.putTask) query: z.output<typeof routes.putTask.query>,
     @CurrentPrincipal() actor: Principal,
     @Res({ passthrough: true }) res: Response,
   ): Promise<WrittenTask> {
+    const name = qualifiedName(namespace, bare);
     // The name comes from the URL, which no body schema checked.
-    if (!TaskName.safeParse(name).success)
+    if (!TaskName.safeParse(bare).success)
       throw new ApiError(422, 'invalid_name', `name must match ${TASK_NAME_PATTERN.source}`, [
         { field: 'name', message: `name must match ${TASK_NAME_PATTERN.source}` },
       ]);
-    if (body.name !== undefined && body.name !== name)
+    if (body.name !== undefined && body.name !== bare)
       throw new ApiError(422, 'name_mismatch', 'name in the body must match the URL', [
         { field: 'name', message: 'must match the URL' },
       ]);
     const dryRun = dryRunOf(query);
     const { task, created, secret, changes } = await this.tasks.put(
       name,
-      { ...body, name },
+      inNamespace({ ...body, name: bare }, namespace),
       actor,
       dryRun,
       query.reason,
@@ -148,23 +169,33 @@ export class TasksController {
 
   @Route(routes.patchTask)
   async patch(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidBody(routes.patchTask) body: TaskPatch,
     @ValidQuery(routes.patchTask) query: z.output<typeof routes.patchTask.query>,
     @CurrentPrincipal() actor: Principal,
     @Headers('if-match') ifMatch?: string,
   ): Promise<PatchedTask> {
+    const name = qualifiedName(namespace, bare);
     const dryRun = dryRunOf(query);
-    const { task, changes } = await this.tasks.patch(name, body, actor, parseIfMatch(ifMatch), dryRun, query.reason);
+    const patch = body.schedule?.exclude
+      ? {
+          ...body,
+          schedule: { ...body.schedule, exclude: body.schedule.exclude.map((c) => qualifiedName(namespace, c)) },
+        }
+      : body;
+    const { task, changes } = await this.tasks.patch(name, patch, actor, parseIfMatch(ifMatch), dryRun, query.reason);
     const shown = await this.views.presentOne(task);
     return dryRun ? { ...asPreviewed(shown, changes), dryRun: true, changes } : shown;
   }
 
   @Route(routes.getTask)
   async get(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>,
   ): Promise<TaskDetail> {
+    const name = qualifiedName(namespace, bare);
     const [detail] = await this.withWorkers([await this.views.detail(await this.tasks.get(name), query.upcoming)]);
     return detail!;
   }
@@ -186,67 +217,86 @@ export class TasksController {
   }
 
   @Route(routes.deleteTask)
-  async remove(@Param('name') name: string, @CurrentPrincipal() actor: Principal): Promise<void> {
-    await this.tasks.delete(name, actor);
+  async remove(
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
+    @CurrentPrincipal() actor: Principal,
+  ): Promise<void> {
+    const name = qualifiedName(namespace, bare);
+    await this.tasks.delete(qualifiedName(namespace, bare), actor);
   }
 
   @Route(routes.pauseTask)
   async pause(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidBody(routes.pauseTask) body: PauseBody,
     @CurrentPrincipal() actor: Principal,
   ): Promise<TaskJson> {
+    const name = qualifiedName(namespace, bare);
     return this.views.presentOne(await this.runs.pause(name, actor, { cancel: body.cancel, note: body.note }));
   }
 
   @Route(routes.resumeTask)
   async resume(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidBody(routes.resumeTask) body: ResumeBody,
     @CurrentPrincipal() actor: Principal,
   ): Promise<TaskJson> {
+    const name = qualifiedName(namespace, bare);
     return this.views.presentOne(await this.runs.resume(name, actor, body.catchUp));
   }
 
   @Route(routes.triggerTask)
   async trigger(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidBody(routes.triggerTask) body: TriggerBody,
     @CurrentPrincipal() actor: Principal,
   ) {
+    const name = qualifiedName(namespace, bare);
     return presentExecution(await this.runs.trigger(name, actor, body.payload));
   }
 
   @Route(routes.backfillTask)
   async backfill(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidBody(routes.backfillTask) body: BackfillBody,
     @CurrentPrincipal() actor: Principal,
   ) {
+    const name = qualifiedName(namespace, bare);
     return { planned: await this.runs.backfill(name, actor, new Date(body.from), new Date(body.to), body.maxRuns) };
   }
 
   @Route(routes.taskExecutions)
   executionsOf(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>,
   ) {
+    const name = qualifiedName(namespace, bare);
     return this.executionViews.ofTask(name, query);
   }
   @Route(routes.taskVersions)
   versionsOf(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidQuery(routes.taskVersions) query: z.output<typeof routes.taskVersions.query>,
   ) {
+    const name = qualifiedName(namespace, bare);
     return this.versions.list(name, query.limit, query.cursor);
   }
 
   @Route(routes.taskVersion)
   versionOf(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @Param('version') version: string,
     @ValidQuery(routes.taskVersion) query: z.output<typeof routes.taskVersion.query>,
   ) {
+    const name = qualifiedName(namespace, bare);
     const v = Number(version);
     if (!/^\d+$/.test(version) || !Number.isSafeInteger(v) || v < 1)
       throw new ApiError(404, 'not_found', `no version "${version}" of task "${name}"`);
@@ -255,10 +305,12 @@ export class TasksController {
 
   @Route(routes.rollbackTask)
   async rollback(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidBody(routes.rollbackTask) body: RollbackBody,
     @CurrentPrincipal() actor: Principal,
   ): Promise<WrittenTask> {
+    const name = qualifiedName(namespace, bare);
     const dryRun = body.dryRun ? { horizon: HORIZON_DEFAULT } : undefined;
     const { task, created, secret, changes } = await this.tasks.rollback(
       name,
@@ -275,9 +327,11 @@ export class TasksController {
 
   @Route(routes.taskTimeline)
   timelineOf(
-    @Param('name') name: string,
+    @Param('name') bare: string,
+    @CurrentNamespace() namespace: string,
     @ValidQuery(routes.taskTimeline) query: z.output<typeof routes.taskTimeline.query>,
   ) {
+    const name = qualifiedName(namespace, bare);
     return this.timeline.page(name, query, async () => new Set((await this.directory.handlers()).map((h) => h.name)));
   }
 }
@@ -298,4 +352,18 @@ function parseIfMatch(header: string | undefined): number | undefined {
   if (!Number.isSafeInteger(version) || version < 1)
     throw new ApiError(400, 'invalid_if_match', 'If-Match must be the task version, e.g. If-Match: 3');
   return version;
+}
+
+/**
+ * A spec as the namespace stores it: its name and the calendars it excludes as their keys there
+ * (`qualifiedName`), so no name of the request can reach another namespace.
+ */
+function inNamespace<T extends { name: string; schedule: { exclude?: string[] } }>(spec: T, namespace: string): T {
+  const key = (name: string) => qualifiedName(namespace, name);
+  const { exclude } = spec.schedule;
+  return {
+    ...spec,
+    name: key(spec.name),
+    schedule: exclude ? { ...spec.schedule, exclude: exclude.map(key) } : spec.schedule,
+  };
 }

@@ -2,7 +2,7 @@ import { PunctualApiError } from '@punctual/client';
 import type { FieldChange, TaskApplyResponse } from '@punctual/contract';
 import type { Command } from 'commander';
 import { type CliRun, print } from '../context.js';
-import { EXIT, TaskFileError } from '../errors.js';
+import { EXIT, TaskFileError, UsageError } from '../errors.js';
 import { itemLine } from '../report-error.js';
 import { changesAnything, diffText } from '../format.js';
 import { SecretsFile } from '../secrets-file.js';
@@ -99,6 +99,7 @@ async function applyFile(
   } catch (error) {
     throw await withApiProblems(run, error);
   }
+  useNamespaceOf(run, file);
   run.secrets.push(...file.secretValues);
   run.origins = { tasks: file.origins, calendars: file.calendarOrigins };
   // Without a `calendars` key the file says nothing about calendars: they are left as they are (and never pruned).
@@ -123,6 +124,7 @@ async function withApiProblems(run: CliRun, error: unknown): Promise<unknown> {
   if (!(error instanceof TaskFileError) || error.valid === undefined) return error;
   const valid = error.valid as TaskFile;
   if (valid.tasks.length === 0 && !valid.calendars?.length) return error;
+  useNamespaceOf(run, valid);
   run.secrets.push(...valid.secretValues);
   const calendars = valid.calendars?.length ? { calendars: valid.calendars } : {};
   const more = await run
@@ -192,4 +194,15 @@ function masked<T extends { name: string; changes: FieldChange[] }>(
     );
     return { ...item, changes };
   });
+}
+
+/**
+ * A file's `namespace:` is where its tasks and calendars go (and the only one `--prune` reaches):
+ * every call of the run acts in it. `--namespace` naming another is a usage error, not a choice.
+ */
+function useNamespaceOf(run: CliRun, file: TaskFile): void {
+  if (file.namespace === undefined) return;
+  if (run.namespaceGiven && run.namespace !== file.namespace)
+    throw new UsageError(`--namespace ${run.namespace} names another namespace than the file's (${file.namespace})`);
+  run.namespace = file.namespace;
 }

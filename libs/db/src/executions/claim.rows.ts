@@ -1,3 +1,4 @@
+import { splitQualifiedName } from '@punctual/contract';
 import type { Prisma, Task, TaskExecution } from '../generated/prisma/client.js';
 import type { ExecutionRow } from './execution.row.js';
 
@@ -112,6 +113,7 @@ export function executionFromClaimed(row: ClaimedRow): TaskExecution {
     id: row.id,
     taskId: row.task_id,
     taskName: row.task_name,
+    namespace: splitQualifiedName(row.task_name).namespace,
     scheduledFor: new Date(row.scheduled_ms),
     fireAt: new Date(row.fire_ms),
     trigger: row.trigger,

@@ -14,6 +14,8 @@ export interface ExecutionHistoryEvent {
 }
 
 export interface ExecutionFilter {
+  /** The namespace listed: a list never reaches past one. */
+  namespace: string;
   taskName?: string;
   status?: ExecutionStatus;
   from?: Date;
@@ -55,8 +57,16 @@ export class ExecutionQueriesRepository {
    * the same name left behind (`task_execution_orphan_idx`): each an ordered index scan that stops
    * at the page's end.
    */
+  /** Whether the execution exists in the namespace (a namespace sees only its own). */
+  async inNamespace(id: string, namespace: string): Promise<boolean> {
+    const rows = await this.prisma.$queryRaw<unknown[]>`
+      SELECT 1 FROM task_execution WHERE id = ${id}::uuid AND namespace = ${namespace}`;
+    return rows.length > 0;
+  }
+
   async list(filter: ExecutionFilter, limit: number, after?: { scheduledFor: Date; id: string }) {
     const conditions = [
+      Prisma.sql`namespace = ${filter.namespace}`,
       filter.status && Prisma.sql`status = ${filter.status}::execution_status`,
       filter.from && Prisma.sql`scheduled_for >= ${filter.from.toISOString()}::timestamptz`,
       filter.to && Prisma.sql`scheduled_for < ${filter.to.toISOString()}::timestamptz`,

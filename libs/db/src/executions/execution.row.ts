@@ -1,3 +1,4 @@
+import { splitQualifiedName } from '@punctual/contract';
 import type {
   ExecutionStatus,
   ExecutionTrigger,
@@ -46,6 +47,7 @@ export function executionFromRow(row: ExecutionRow): TaskExecution {
     id: row.id,
     taskId: row.task_id,
     taskName: row.task_name,
+    namespace: splitQualifiedName(row.task_name).namespace,
     scheduledFor: row.scheduled_for,
     fireAt: row.fire_at,
     trigger: row.trigger,

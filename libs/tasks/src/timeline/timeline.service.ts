@@ -1,7 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
-import { TASK_DEFAULTS, type TimelineItem, type TimelinePage, type TimelineQuery } from '@punctual/contract';
+import {
+  splitQualifiedName,
+  TASK_DEFAULTS,
+  type TimelineItem,
+  type TimelinePage,
+  type TimelineQuery,
+} from '@punctual/contract';
 import {
   ApiKeysRepository,
   CalendarsRepository,
@@ -58,7 +64,7 @@ export class TimelineService {
     const { from, to } = rangeOf(query, now);
     const after = query.cursor ? cursorTime(query.cursor, from, to) : from - 1;
     const [task, changes] = await Promise.all([this.tasks.findByName(name), this.timeline.changesOf(name)]);
-    const calendars = await this.calendarSnapshots(task?.calendars);
+    const calendars = await this.calendarSnapshots(splitQualifiedName(name).namespace, task?.calendars);
     const spans =
       changes.length > 0
         ? versionSpans(changes, calendars)
@@ -190,9 +196,9 @@ export class TimelineService {
   }
 
   /** The calendars the task's definitions may exclude: its own copies first, the calendars table for the rest. */
-  private async calendarSnapshots(own: unknown): Promise<Map<string, CalendarSnapshot>> {
+  private async calendarSnapshots(namespace: string, own: unknown): Promise<Map<string, CalendarSnapshot>> {
     const snapshots = new Map<string, CalendarSnapshot>();
-    for (const c of await this.calendars.list()) {
+    for (const c of await this.calendars.list(namespace)) {
       snapshots.set(c.name, {
         name: c.name,
         version: c.version,

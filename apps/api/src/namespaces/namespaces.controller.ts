@@ -1,0 +1,124 @@
+import { Controller, Param, Res } from '@nestjs/common';
+import { canSeeNamespace, type Principal } from '@punctual/auth';
+import {
+  DEFAULT_NAMESPACE,
+  type Namespace as NamespaceJson,
+  type NamespaceList,
+  NAMESPACE_NAME_PATTERN,
+  type NamespacePutBody,
+  routes,
+} from '@punctual/contract';
+import { AuditRepository, type NamespaceInUse, NamespacesRepository, PrismaService } from '@punctual/db';
+import type { Response } from 'express';
+import { CurrentPrincipal } from '../auth/roles.js';
+import { ApiError } from '../http/api-error.js';
+import { Route, ValidBody } from '../http/route.decorator.js';
+
+/**
+ * Namespaces (DESIGN §7, wave 4): their description and quotas. Any key lists and reads the ones it
+ * may see (another is a 404, as one that does not exist); only an admin key of the whole cluster
+ * creates, changes or deletes one.
+ */
+@Controller()
+export class NamespacesController {
+  constructor(
+    private readonly namespaces: NamespacesRepository,
+    private readonly audit: AuditRepository,
+    private readonly prisma: PrismaService,
+  ) {}
+
+  @Route(routes.listNamespaces)
+  async list(@CurrentPrincipal() principal: Principal): Promise<NamespaceList> {
+    return { items: (await this.namespaces.list(principal.namespaces)).map(present) };
+  }
+
+  @Route(routes.getNamespace)
+  async get(@Param('namespace') name: string, @CurrentPrincipal() principal: Principal): Promise<NamespaceJson> {
+    const found = canSeeNamespace(principal, name) ? await this.namespaces.get(name) : null;
+    if (!found) throw notFound(name);
+    return present(found);
+  }
+
+  @Route(routes.putNamespace)
+  async put(
+    @Param('namespace') name: string,
+    @ValidBody(routes.putNamespace) body: NamespacePutBody,
+    @CurrentPrincipal() actor: Principal,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<NamespaceJson> {
+    checkName(name);
+    const fields = { description: body.description ?? null, maxTasks: body.quotas?.maxTasks ?? null };
+    const { before, after } = await this.prisma.$transaction(async (tx) => {
+      const written = await this.namespaces.put(name, fields, tx);
+      await this.audit.record(
+        {
+          actor: actor.actor,
+          action: 'namespace.put',
+          target: name,
+          before: auditFields(written.before),
+          after: fields,
+        },
+        tx,
+      );
+      return written;
+    });
+    res.status(before ? 200 : 201);
+    return present((await this.namespaces.get(after.name))!);
+  }
+
+  @Route(routes.deleteNamespace)
+  async remove(@Param('namespace') name: string, @CurrentPrincipal() actor: Principal): Promise<void> {
+    checkName(name);
+    if (name === DEFAULT_NAMESPACE)
+      throw new ApiError(
+        409,
+        'namespace_in_use',
+        'the default namespace cannot be deleted: it is every request’s default',
+      );
+    await this.prisma.$transaction(async (tx) => {
+      const result = await this.namespaces.delete(name, tx);
+      if (!result) throw notFound(name);
+      if (!('deleted' in result))
+        throw new ApiError(
+          409,
+          'namespace_in_use',
+          `namespace "${name}" holds ${result.tasks} task(s) and ${result.calendars} calendar(s): delete them first`,
+          [{ field: 'namespace', message: `${result.tasks} task(s), ${result.calendars} calendar(s)` }],
+        );
+      await this.audit.record(
+        {
+          actor: actor.actor,
+          action: 'namespace.delete',
+          target: name,
+          before: auditFields(result.deleted),
+          after: null,
+        },
+        tx,
+      );
+    });
+  }
+}
+
+function checkName(name: string): void {
+  if (!NAMESPACE_NAME_PATTERN.test(name)) {
+    const message = `namespace must match ${NAMESPACE_NAME_PATTERN.source}`;
+    throw new ApiError(422, 'validation_failed', message, [{ field: 'namespace', message }]);
+  }
+}
+
+const notFound = (name: string) => new ApiError(404, 'not_found', `no namespace named "${name}"`);
+
+function auditFields(row: { description: string | null; maxTasks: number | null } | null) {
+  return row && { description: row.description, maxTasks: row.maxTasks };
+}
+
+function present(row: NamespaceInUse): NamespaceJson {
+  return {
+    name: row.name,
+    description: row.description,
+    quotas: { maxTasks: row.maxTasks },
+    use: { maxTasks: { used: row.tasks, limit: row.maxTasks } },
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { Timestamp } from './common.js';
+import { DEFAULT_NAMESPACE, NAMESPACE_NAME_PATTERN, QUOTA_CAPS } from './limits.js';
+
+/**
+ * A task's or a calendar's key in the cluster: its name in the default namespace,
+ * `<namespace>/<name>` in any other. A name never holds `/`, so keys of two namespaces never meet.
+ * Rows, metrics and logs carry the key; the API shows the name and the namespace apart.
+ */
+export function qualifiedName(namespace: string, name: string): string {
+  return namespace === DEFAULT_NAMESPACE ? name : `${namespace}/${name}`;
+}
+
+/** The namespace and the name a key ({@link qualifiedName}) stands for. */
+export function splitQualifiedName(key: string): { namespace: string; name: string } {
+  const slash = key.indexOf('/');
+  return slash < 0
+    ? { namespace: DEFAULT_NAMESPACE, name: key }
+    : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+/** The name a key stands for, without its namespace. */
+export const bareName = (key: string): string => splitQualifiedName(key).name;
+
+export const NamespaceName = z
+  .string()
+  .regex(NAMESPACE_NAME_PATTERN, `must match ${NAMESPACE_NAME_PATTERN.source}`)
+  .meta({ description: 'a namespace: lower-case letters, digits and -, 1–63 characters', examples: ['team-a'] });
+
+const quota = (cap: number, description: string) =>
+  z
+    .number()
+    .int()
+    .min(0)
+    .max(cap)
+    .nullable()
+    .optional()
+    .meta({ description: `${description}; null or left out: no limit` });
+
+/** A namespace's limits. */
+export const NamespaceQuotas = z
+  .strictObject({
+    maxTasks: quota(QUOTA_CAPS.maxTasks, 'tasks the namespace may hold: creating one more is a 429 `quota_exceeded`'),
+  })
+  .meta({ id: 'NamespaceQuotas' });
+
+export const NamespacePutBody = z
+  .strictObject({
+    description: z.string().max(1000).nullable().optional(),
+    quotas: NamespaceQuotas.optional(),
+  })
+  .meta({ id: 'NamespacePutBody' });
+
+const use = z.object({ used: z.number().int(), limit: z.number().int().nullable() });
+
+export const Namespace = z
+  .object({
+    name: z.string(),
+    description: z.string().nullable(),
+    quotas: z.object({ maxTasks: z.number().int().nullable() }),
+    use: z
+      .object({ maxTasks: use.meta({ description: 'tasks in the namespace' }) })
+      .meta({ description: 'each quota with what the namespace uses of it now' }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  })
+  .meta({ id: 'Namespace' });
+
+export const NamespaceList = z.object({ items: z.array(Namespace) }).meta({ id: 'NamespaceList' });
+
+export type NamespacePutBody = z.infer<typeof NamespacePutBody>;
+export type NamespaceQuotas = z.infer<typeof NamespaceQuotas>;
+export type Namespace = z.infer<typeof Namespace>;
+export type NamespaceList = z.infer<typeof NamespaceList>;
+export type QuotaName = keyof typeof QUOTA_CAPS;

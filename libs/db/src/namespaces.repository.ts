@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import type { Namespace } from './generated/prisma/client.js';
+import { PrismaService, type Db } from './prisma.service.js';
+
+/** A namespace with what it uses of its quotas now. */
+export interface NamespaceInUse extends Namespace {
+  tasks: number;
+}
+
+/** Owns `namespace`: teams' (or customers') shares of the cluster and their quotas. */
+@Injectable()
+export class NamespacesRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  async exists(name: string): Promise<boolean> {
+    const rows = await this.prisma.$queryRaw<unknown[]>`SELECT 1 FROM namespace WHERE name = ${name}`;
+    return rows.length > 0;
+  }
+
+  /** The namespaces named (all when `names` is null), in name order, each with its use. */
+  async list(names: readonly string[] | null): Promise<NamespaceInUse[]> {
+    const rows = await this.prisma.namespace.findMany({
+      where: names ? { name: { in: [...names] } } : {},
+      orderBy: { name: 'asc' },
+    });
+    return this.withUse(rows);
+  }
+
+  async get(name: string): Promise<NamespaceInUse | null> {
+    const row = await this.prisma.namespace.findUnique({ where: { name } });
+    return row ? ((await this.withUse([row]))[0] ?? null) : null;
+  }
+
+  /** Creates or replaces a namespace's fields; `before` is null when it was created. */
+  async put(
+    name: string,
+    fields: { description: string | null; maxTasks: number | null },
+    db: Db,
+  ): Promise<{ before: Namespace | null; after: Namespace }> {
+    const before = await db.namespace.findUnique({ where: { name } });
+    const after = await db.namespace.upsert({
+      where: { name },
+      create: { name, ...fields },
+      update: { ...fields, updatedAt: new Date() },
+    });
+    return { before, after };
+  }
+
+  /**
+   * Deletes a namespace that holds no task and no calendar. Answers what it held otherwise (and
+   * deletes nothing); null when there is no such namespace.
+   */
+  async delete(name: string, db: Db): Promise<{ deleted: Namespace } | { tasks: number; calendars: number } | null> {
+    const row = await db.namespace.findUnique({ where: { name } });
+    if (!row) return null;
+    await this.lock(name, db);
+    const [held] = await db.$queryRaw<{ tasks: bigint; calendars: bigint }[]>`
+      SELECT (SELECT count(*) FROM task WHERE namespace = ${name}) AS tasks,
+             (SELECT count(*) FROM calendar WHERE namespace = ${name}) AS calendars`;
+    const tasks = Number(held!.tasks);
+    const calendars = Number(held!.calendars);
+    if (tasks > 0 || calendars > 0) return { tasks, calendars };
+    await db.namespace.delete({ where: { name } });
+    return { deleted: row };
+  }
+
+  private async lock(name: string, db: Db): Promise<void> {
+    await db.$queryRaw`SELECT 1 FROM namespace WHERE name = ${name} FOR UPDATE`;
+  }
+
+  private async withUse(rows: Namespace[]): Promise<NamespaceInUse[]> {
+    if (rows.length === 0) return [];
+    const counts = await this.prisma.$queryRaw<{ namespace: string; n: bigint }[]>`
+      SELECT ns.name AS namespace, (SELECT count(*) FROM task t WHERE t.namespace = ns.name) AS n
+      FROM unnest(${rows.map((r) => r.name)}::text[]) AS ns(name)`;
+    const tasks = new Map(counts.map((c) => [c.namespace, Number(c.n)]));
+    return rows.map((row) => ({ ...row, tasks: tasks.get(row.name) ?? 0 }));
+  }
+}
