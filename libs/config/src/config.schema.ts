@@ -91,6 +91,7 @@ export const configSchema = z
     DB_POOL_SIZE: int(10, 2, 1_000),
     SHUTDOWN_GRACE_MS: int(25_000, 0, 3_600_000),
     CATCHUP_MAX: int(100, 1, 100_000),
+    CATCHUP_RATE: int(200, 1, 1_000_000),
     RELAY_GRACE_MS: int(5_000, 100, 3_600_000),
     HTTP_ALLOW_HOSTS: z
       .string()

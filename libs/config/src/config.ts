@@ -33,6 +33,11 @@ export interface Config {
   readonly dbPoolSize: number;
   readonly shutdownGraceMs: number;
   readonly catchupMax: number;
+  /**
+   * Backlog runs (catch-ups, backfills) released a second, cluster-wide (each shard leader its
+   * share), round-robin across namespaces; slots on their schedule are never held by it.
+   */
+  readonly catchupRate: number;
   /** How long past its `fire_at` (a retry: its due instant) an execution may wait for a worker before the relay checks its job exists. */
   readonly relayGraceMs: number;
   readonly httpAllowHosts: readonly string[];
@@ -112,6 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolSize: c.DB_POOL_SIZE,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS,
     catchupMax: c.CATCHUP_MAX,
+    catchupRate: c.CATCHUP_RATE,
     relayGraceMs: c.RELAY_GRACE_MS,
     httpAllowHosts: Object.freeze([...c.HTTP_ALLOW_HOSTS]),
     flowMetricsKeys: Object.freeze([...c.FLOW_METRICS_KEYS]),

@@ -24,6 +24,12 @@ export class Metrics {
     labelNames: ['shard'],
     registers: [this.registry],
   });
+  readonly backlogHeld = new Gauge({
+    name: 'punctual_backlog_held',
+    help: 'backlog runs (catch-ups, backfills) due and held by the shard leader for their turn within CATCHUP_RATE',
+    labelNames: ['shard'],
+    registers: [this.registry],
+  });
   readonly leaderChanges = new Counter({
     name: 'punctual_leader_changes_total',
     help: 'Times this scheduler gained or lost leadership',

@@ -1,3 +1,4 @@
+import type { Trigger } from '@punctual/planning';
 /** An item the timer fires: anything with an id and an instant. */
 export interface Timed {
   id: string;
@@ -10,6 +11,11 @@ export interface Fireable extends Timed {
   taskId?: string;
   /** The handler it runs: its job goes to that handler's queue. */
   handler: string;
+  /** What started it: a backlog run (catch-up, backfill) is released within `CATCHUP_RATE`. */
+  trigger?: Trigger;
+  /** Its task's namespace (or its task's key, which names it): a backlog run's lane. */
+  namespace?: string;
+  taskName?: string;
 }
 
 /**

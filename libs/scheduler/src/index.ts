@@ -3,7 +3,7 @@
  * Postgres epoch, planning due slots into executions, firing them to the queue on time, deciding
  * late slots, and the relay that repairs what Redis lost.
  *
- * @imports @punctual/clock, @punctual/cluster, @punctual/config, @punctual/db, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/tracing
+ * @imports @punctual/clock, @punctual/cluster, @punctual/config, @punctual/contract, @punctual/db, @punctual/metrics, @punctual/planning, @punctual/queue, @punctual/redis, @punctual/tracing
  * @packageDocumentation
  */
 export { FencedOutError, ShardCountMismatchError } from './errors.js';

@@ -40,11 +40,16 @@ export class RelayService {
     private readonly metrics: Metrics,
   ) {}
 
-  /** Repairs the shard `fence` leads (a bare epoch: the one shard). `now`: the cluster's clock (Postgres'). */
+  /**
+   * Repairs the shard `fence` leads (a bare epoch: the one shard). `now`: the cluster's clock
+   * (Postgres'). `held`: the executions the leader holds back on purpose (a backlog released at
+   * `CATCHUP_RATE`): waiting without a job is what they should do.
+   */
   async repair(
     fence: LeaderFence,
     now = new Date(),
     pageSize = RELAY_PAGE,
+    held: (id: string) => boolean = () => false,
   ): Promise<{ reaped: number; requeued: number; handed: number }> {
     const { shard } = shardFence(fence);
     const reaped = await this.executions.reapExpiredLeases(pageSize, fence);
@@ -69,7 +74,7 @@ export class RelayService {
       // The job of a retry carries its attempt; a first attempt's (planned, or given back) is the
       // execution's own. A row without a handler lost its task (the delete ends its runs): no queue takes it.
       const attempts = waiting.flatMap((e) =>
-        e.handler
+        e.handler && !held(e.id)
           ? [
               {
                 handler: e.handler,

@@ -8,8 +8,9 @@ import {
   type SchedulerStateRepository,
   type ShardFence,
 } from '@punctual/db';
+import { splitQualifiedName } from '@punctual/contract';
 import type { Metrics } from '@punctual/metrics';
-import { leaderKey, resolveLateSlots } from '@punctual/planning';
+import { FairRelease, isBacklog, leaderKey, type Releasable, resolveLateSlots } from '@punctual/planning';
 import type { RedisService } from '@punctual/redis';
 import { FencedOutError } from './errors.js';
 import type { ExecutionDispatcher } from './execution-dispatcher.js';
@@ -22,6 +23,8 @@ import type { RelayService } from './relay.service.js';
 const SWEEP_LIMIT = 100_000;
 const LATE_LIMIT = 10_000;
 const RELAY_INTERVAL_MS = 2_000;
+/** How often held backlog runs are released (each time what the rate allowed since the last). */
+const RELEASE_INTERVAL_MS = 100;
 /** Shard 0's leader sets the queues' gauges (depth, runs waiting for a worker) every this many relay passes. */
 const OBSERVE_EVERY = 3;
 
@@ -49,7 +52,7 @@ export interface ShardUpkeepServices {
   executions: LeaderExecutionsRepository;
   relay: RelayService;
   handlerQueues: HandlerQueues;
-  config: Pick<Config, 'relayGraceMs' | 'lookaheadMs' | 'catchupMax'>;
+  config: Pick<Config, 'relayGraceMs' | 'lookaheadMs' | 'catchupMax' | 'catchupRate'>;
 }
 
 /**
@@ -97,6 +100,13 @@ export class ShardLeader {
    * again. Kept until the relay's grace has passed (the relay then checks the job exists).
    */
   private readonly pushed = new Map<string, number>();
+  /**
+   * Backlog runs (catch-ups, backfills) due and not pushed yet: released at this shard's share of
+   * `CATCHUP_RATE`, round-robin across namespaces, so one namespace's day of missed slots never
+   * stands in front of another's runs. On-time slots never wait here.
+   */
+  private readonly backlog: FairRelease<Fireable & Releasable>;
+  private releaseTimer: NodeJS.Timeout | null = null;
   private planning: Promise<void> | null = null;
   private replanRequested = false;
   /** The sweep of rows the API inserted, one at a time: what the next one looks at (tasks, or all). */
@@ -120,6 +130,7 @@ export class ShardLeader {
       },
       onDeposed: (reason) => this.stepDown(reason),
     });
+    this.backlog = new FairRelease(Math.max(1, s.upkeep.config.catchupRate / options.shards));
     this.timer = new FireTimer(
       (due) => void this.fire(due),
       () => this.s.clock.now(),
@@ -238,6 +249,7 @@ export class ShardLeader {
       this.timer.add(planned);
       this.planTimer = setInterval(() => this.requestPlan(), this.s.planning.config.planTickMs);
       this.relayTimer = setInterval(() => void this.repair(), RELAY_INTERVAL_MS);
+      this.releaseTimer = setInterval(() => this.releaseBacklog(), RELEASE_INTERVAL_MS);
       this.requestPlan();
     } catch (error) {
       this.logger.error({ err: error }, 'could not take the epoch; stepping down');
@@ -277,9 +289,13 @@ export class ShardLeader {
     this.pushed.clear();
     if (this.planTimer) clearInterval(this.planTimer);
     if (this.relayTimer) clearInterval(this.relayTimer);
+    if (this.releaseTimer) clearInterval(this.releaseTimer);
     this.planTimer = null;
     this.relayTimer = null;
+    this.releaseTimer = null;
     this.timer.clear();
+    this.backlog.clear();
+    this.s.metrics.backlogHeld.set(this.labels, 0);
   }
 
   /** Coalesces plan requests: at most one pass runs, and one more follows if asked meanwhile. */
@@ -309,7 +325,30 @@ export class ShardLeader {
     }
   }
 
+  /** Due executions: on-time ones pushed now, backlog ones held for their turn (see {@link backlog}). */
   private async fire(due: Fireable[]): Promise<void> {
+    if (this.fence === null || !this.isLeader) return;
+    const now: Fireable[] = [];
+    const held: (Fireable & Releasable)[] = [];
+    for (const e of due)
+      if (isBacklog(e.trigger))
+        held.push({ ...e, namespace: e.namespace ?? splitQualifiedName(e.taskName ?? '').namespace });
+      else now.push(e);
+    this.backlog.add(held);
+    this.s.metrics.backlogHeld.set(this.labels, this.backlog.size);
+    if (held.length > 0) this.releaseBacklog();
+    if (now.length > 0) await this.push(now);
+  }
+
+  /** The held backlog runs whose turn has come. */
+  private releaseBacklog(): void {
+    if (this.fence === null || this.backlog.size === 0) return;
+    const released = this.backlog.take(this.s.clock.now());
+    this.s.metrics.backlogHeld.set(this.labels, this.backlog.size);
+    if (released.length > 0) void this.push(released);
+  }
+
+  private async push(due: Fireable[]): Promise<void> {
     const fence = this.fence;
     if (fence === null || !this.isLeader) return;
     for (const e of due) this.pushed.set(e.id, e.fireAt.getTime());
@@ -349,7 +388,7 @@ export class ShardLeader {
           options.tasks,
         );
         if (this.fence !== fence) return;
-        this.timer.add(due.filter((e) => !this.pushed.has(e.id)));
+        this.timer.add(due.filter((e) => !this.pushed.has(e.id) && !this.backlog.has(e.id)));
         if (due.length < SWEEP_LIMIT) return;
         // By (fire_at, id): a page that ends among rows due at one instant goes on with the rest.
         after = due.at(-1)!;
@@ -392,7 +431,7 @@ export class ShardLeader {
       if (!(await this.s.lock.state.heartbeat(fence))) throw new FencedOutError(fence.epoch);
       await this.resolveLate();
       await this.sweepScheduled();
-      await this.s.upkeep.relay.repair(fence, this.s.clock.date());
+      await this.s.upkeep.relay.repair(fence, this.s.clock.date(), undefined, (id) => this.backlog.has(id));
       if (this.shard === 0 && (this.observed += 1) % OBSERVE_EVERY === 1)
         await this.s.upkeep.handlerQueues.observe(this.s.metrics);
     } catch (error) {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { epochFence, inShard, type LeaderFence } from '../epoch-fence.js';
-import { type MisfirePolicy, Prisma } from '../generated/prisma/client.js';
+import { type ExecutionTrigger, type MisfirePolicy, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
 import { attemptsRemainSql, canBeLateSql, lateSql, plannedSql } from './predicates.js';
@@ -17,6 +17,8 @@ export interface FireableRow {
   taskId?: string;
   /** The handler it runs (see HANDLER_OF): its job goes to that handler's queue. */
   handler: string;
+  trigger: ExecutionTrigger;
+  namespace: string;
 }
 
 /** A late slot the misfire policy runs now, at `fireAt`. */
@@ -86,7 +88,7 @@ export class LeaderExecutionsRepository {
     const of = taskIds ? Prisma.sql`AND task_id = ANY(${taskIds}::uuid[])` : Prisma.empty;
     return this.prisma.$queryRaw<FireableRow[]>`
       WITH ${epochFence(fence)}
-      SELECT id, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler FROM task_execution e
+      SELECT id, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler, trigger, namespace FROM task_execution e
       WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} ${of} AND parked_at IS NULL ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
       ORDER BY fire_at, id LIMIT ${limit}`;
   }

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { FairRelease, isBacklog } from './fair-release.js';
+
+const runs = (namespace: string, n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => ({ id: `${namespace}-${from + i}`, namespace }));
+
+describe('FairRelease', () => {
+  it('holds only backlog runs: catch-ups and backfills', () => {
+    expect(['schedule', 'manual', 'catchup', 'backfill'].filter((t) => isBacklog(t as never))).toEqual([
+      'catchup',
+      'backfill',
+    ]);
+  });
+
+  it('releases within the rate: a second’s worth at once, then as the bucket fills', () => {
+    const gate = new FairRelease(10);
+    gate.add(runs('a', 100));
+    expect(gate.take(0)).toHaveLength(10);
+    expect(gate.take(0)).toHaveLength(0);
+    expect(gate.take(500)).toHaveLength(5);
+    expect(gate.take(10_000)).toHaveLength(10); // a long quiet fills one second's worth, no more
+    expect(gate.size).toBe(75);
+  });
+
+  it('takes turns across namespaces: one with 100,000 held does not delay another’s few', () => {
+    const gate = new FairRelease(4);
+    gate.add(runs('big', 100_000));
+    gate.add(runs('small', 3));
+    gate.add(runs('other', 1));
+    const first = gate.take(0).map((r) => r.namespace);
+    expect(first).toEqual(['big', 'other', 'small', 'big']);
+    // Within three seconds every run of the small namespaces is out, while the big one still holds most of its own.
+    const released = [...first, ...gate.take(1000).map((r) => r.namespace), ...gate.take(2000).map((r) => r.namespace)];
+    expect(released.filter((n) => n === 'small')).toHaveLength(3);
+    expect(gate.backlog()).toEqual(new Map([['big', 100_000 - (released.length - 4)]]));
+  });
+
+  it('releases each namespace’s runs oldest first, and a run added twice once', () => {
+    const gate = new FairRelease(1_000);
+    gate.add(runs('a', 3));
+    gate.add(runs('a', 3)); // a sweep finding the same runs again
+    gate.add(runs('b', 2));
+    const out = gate.take(0).map((r) => r.id);
+    expect(out).toHaveLength(5);
+    expect(out.filter((id) => id.startsWith('a'))).toEqual(['a-0', 'a-1', 'a-2']);
+    expect(out.filter((id) => id.startsWith('b'))).toEqual(['b-0', 'b-1']);
+    // Interleaved: never two of one namespace while the other waits.
+    expect(out).toEqual(['a-0', 'b-0', 'a-1', 'b-1', 'a-2']);
+    gate.add(runs('c', 1));
+    gate.clear();
+    expect([gate.size, gate.take(1).length]).toEqual([0, 0]);
+  });
+});
