@@ -26,6 +26,7 @@ describe('fair catch-up: one namespace’s backlog does not stand in front of an
     });
     for (const ns of ['team-a', 'team-b', 'team-c'])
       expect((await cluster.call('PUT', `/v1/namespaces/${ns}`, {})).status).toBe(201);
+    expect((await cluster.call('PUT', '/v1/namespaces/team-a', { quotas: { maxTasks: 40 } })).status).toBe(200);
     // team-a and team-c: every-minute tasks paused a day ago (their cursor and creation moved back a day).
     const dayAgo = new Date(Math.floor((Date.now() - 86_400_000) / 60_000) * 60_000);
     for (const [prefix, count] of [
@@ -95,6 +96,19 @@ describe('fair catch-up: one namespace’s backlog does not stand in front of an
        FROM task_execution WHERE task_id = ANY($1::uuid[]) AND started_at IS NOT NULL`,
       [b.ids, new Date(resumedAt)],
     );
+    // The quota gauge: team-a's use against its quota, and no series for namespaces without one.
+    const metrics = await cluster.waitFor(
+      async () => {
+        const text = await (await fetch(`${cluster.schedulers[0]!.url}/metrics`)).text();
+        return text.includes('punctual_namespace_quota_used{') && text;
+      },
+      15_000,
+      'the namespace quota series',
+    );
+    expect(metrics).toContain('punctual_namespace_quota_used{namespace="team-a",quota="maxTasks"} 10');
+    expect(metrics).toContain('punctual_namespace_quota_limit{namespace="team-a",quota="maxTasks"} 40');
+    expect(metrics).not.toContain('punctual_namespace_quota_used{namespace="team-b"');
+    expect(metrics).toMatch(/punctual_backlog_held\{shard="0"\} 0/);
     console.log(
       `team-b start lag p99: ${Math.round(lag.rows[0]!.before)} ms before, ${Math.round(lag.rows[0]!.during)} ms during the catch-up`,
     );

@@ -64,6 +64,20 @@ export class NamespacesRepository {
     return { deleted: row };
   }
 
+  /**
+   * The `limit` namespaces nearest their task quota (use ÷ quota, highest first), for the metrics:
+   * a bounded set of series however many namespaces there are. Each count reads its namespace's
+   * range of the (namespace, name) index.
+   */
+  async nearestQuota(limit: number): Promise<{ namespace: string; quota: 'maxTasks'; used: number; limit: number }[]> {
+    const rows = await this.prisma.$queryRaw<{ namespace: string; used: number; max_tasks: number }[]>`
+      SELECT n.name AS namespace, c.used, n.max_tasks FROM namespace n
+      CROSS JOIN LATERAL (SELECT count(*)::int AS used FROM task t WHERE t.namespace = n.name) c
+      WHERE n.max_tasks IS NOT NULL
+      ORDER BY c.used::float8 / GREATEST(n.max_tasks, 1) DESC, n.name LIMIT ${limit}`;
+    return rows.map((r) => ({ namespace: r.namespace, quota: 'maxTasks', used: r.used, limit: r.max_tasks }));
+  }
+
   private async lock(name: string, db: Db): Promise<void> {
     await db.$queryRaw`SELECT 1 FROM namespace WHERE name = ${name} FOR UPDATE`;
   }

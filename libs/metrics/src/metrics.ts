@@ -30,6 +30,18 @@ export class Metrics {
     labelNames: ['shard'],
     registers: [this.registry],
   });
+  readonly namespaceQuotaUsed = new Gauge({
+    name: 'punctual_namespace_quota_used',
+    help: 'what a namespace uses of a quota, for the namespaces nearest their quotas only (see NAMESPACE_METRICS_TOP)',
+    labelNames: ['namespace', 'quota'],
+    registers: [this.registry],
+  });
+  readonly namespaceQuotaLimit = new Gauge({
+    name: 'punctual_namespace_quota_limit',
+    help: 'the quota itself, beside punctual_namespace_quota_used',
+    labelNames: ['namespace', 'quota'],
+    registers: [this.registry],
+  });
   readonly leaderChanges = new Counter({
     name: 'punctual_leader_changes_total',
     help: 'Times this scheduler gained or lost leadership',
@@ -242,6 +254,16 @@ export class Metrics {
   }
 
   /** A slot of a task with an slo was decided: it started `lateMs` after its fire time (Infinity: never). */
+  /** The namespaces nearest their quotas, and only those: the series of the others are dropped. */
+  observeNamespaceQuotas(rows: { namespace: string; quota: string; used: number; limit: number }[]): void {
+    this.namespaceQuotaUsed.reset();
+    this.namespaceQuotaLimit.reset();
+    for (const r of rows) {
+      this.namespaceQuotaUsed.set({ namespace: r.namespace, quota: r.quota }, r.used);
+      this.namespaceQuotaLimit.set({ namespace: r.namespace, quota: r.quota }, r.limit);
+    }
+  }
+
   observeTaskSlot(task: string, lateMs: number, startWithinMs: number, count = 1): void {
     this.taskSlots.inc({ task }, count);
     this.taskLateSlots.inc({ task }, lateMs > startWithinMs ? count : 0);

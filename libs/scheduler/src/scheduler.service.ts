@@ -2,7 +2,7 @@ import { HandlerQueues } from '@punctual/cluster';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
-import { LeaderExecutionsRepository, SchedulerStateRepository } from '@punctual/db';
+import { LeaderExecutionsRepository, NamespacesRepository, SchedulerStateRepository } from '@punctual/db';
 import { bestEffort, Metrics } from '@punctual/metrics';
 import { leaderKey, shardShare } from '@punctual/planning';
 import { TASKS_CHANGED_CHANNEL, tasksChangedBy } from '@punctual/queue';
@@ -53,6 +53,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly clock: ClockService,
     private readonly metrics: Metrics,
     private readonly handlerQueues: HandlerQueues,
+    private readonly namespaces: NamespacesRepository,
   ) {
     this.share = config.schedulerShards;
     // A dead scheduler leaves the count before its shard locks run out (announced every ttl/3, kept
@@ -80,14 +81,15 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     const shards = this.config.schedulerShards;
     const stored = await this.state.adoptShardCount(shards);
     if (stored !== shards) throw new ShardCountMismatchError(shards, stored);
-    const { config, redis, planner, executions, state, relay, dispatcher, clock, metrics, handlerQueues } = this;
+    const { config, redis, planner, executions, state, relay, dispatcher, clock, metrics, handlerQueues, namespaces } =
+      this;
     const services: ShardServices = {
       clock,
       metrics,
       lock: { redis, state, config },
       planning: { planner, config },
       firing: { dispatcher, config },
-      upkeep: { executions, relay, handlerQueues, config },
+      upkeep: { executions, relay, handlerQueues, namespaces, config },
     };
     for (let shard = 0; shard < shards; shard += 1) {
       this.leaders.push(new ShardLeader(services, { shard, shards, mayAcquire: () => this.mayAcquire(shard) }));

@@ -5,6 +5,7 @@ import type { HandlerQueues } from '@punctual/cluster';
 import {
   isLockTimeout,
   type LeaderExecutionsRepository,
+  type NamespacesRepository,
   type SchedulerStateRepository,
   type ShardFence,
 } from '@punctual/db';
@@ -27,6 +28,8 @@ const RELAY_INTERVAL_MS = 2_000;
 const RELEASE_INTERVAL_MS = 100;
 /** Shard 0's leader sets the queues' gauges (depth, runs waiting for a worker) every this many relay passes. */
 const OBSERVE_EVERY = 3;
+/** Namespaces with `punctual_namespace_quota_used` series: the ones nearest their quotas. */
+const NAMESPACE_METRICS_TOP = 20;
 
 /** Leadership: the shard's Redis lock, its epoch and history in Postgres. */
 export interface ShardLockServices {
@@ -52,6 +55,7 @@ export interface ShardUpkeepServices {
   executions: LeaderExecutionsRepository;
   relay: RelayService;
   handlerQueues: HandlerQueues;
+  namespaces: NamespacesRepository;
   config: Pick<Config, 'relayGraceMs' | 'lookaheadMs' | 'catchupMax' | 'catchupRate'>;
 }
 
@@ -432,8 +436,10 @@ export class ShardLeader {
       await this.resolveLate();
       await this.sweepScheduled();
       await this.s.upkeep.relay.repair(fence, this.s.clock.date(), undefined, (id) => this.backlog.has(id));
-      if (this.shard === 0 && (this.observed += 1) % OBSERVE_EVERY === 1)
+      if (this.shard === 0 && (this.observed += 1) % OBSERVE_EVERY === 1) {
         await this.s.upkeep.handlerQueues.observe(this.s.metrics);
+        this.s.metrics.observeNamespaceQuotas(await this.s.upkeep.namespaces.nearestQuota(NAMESPACE_METRICS_TOP));
+      }
     } catch (error) {
       this.onLeaderError(fence, error, 'relay failed; retrying next interval');
     } finally {
