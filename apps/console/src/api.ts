@@ -1,5 +1,6 @@
 import { PunctualApiError, PunctualClient } from '@punctual/client';
 import { CONSOLE_HEADER } from '@punctual/contract';
+import { currentNamespace } from './namespace.js';
 
 /** Where a browser signs in; `next` brings it back to the page it was on. */
 export function loginUrl(): string {
@@ -8,10 +9,12 @@ export function loginUrl(): string {
 
 /**
  * The API as the console calls it: this origin, the browser's session cookie and the console's
- * header instead of a key. A 401 means the session ended: back to the login form.
+ * header instead of a key, in the namespace the console shows. A 401 means the session ended: back
+ * to the login form.
  */
 export const api = new PunctualClient({
   baseUrl: window.location.origin,
+  namespace: currentNamespace,
   fetch: async (input, init) => {
     const headers = new Headers(init?.headers);
     headers.set(CONSOLE_HEADER, '1');

@@ -1,4 +1,5 @@
 import type { Me } from '@punctual/contract';
+import { useEffect } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { CalendarPage, CalendarsPage } from './pages/calendars-page.js';
 import { ClusterPage } from './pages/cluster-page.js';
@@ -6,6 +7,9 @@ import { DeadLettersPage } from './pages/dead-letters-page.js';
 import { TaskPage } from './pages/task-page.js';
 import { TasksPage } from './pages/tasks-page.js';
 import { roleMayCall, SessionContext } from './session.js';
+import { api } from './api.js';
+import { useLoad } from './load.js';
+import { chooseNamespace, currentNamespace } from './namespace.js';
 
 /** Links the console routes itself; Bull Board, the docs and the login form are the server's pages. */
 const CONSOLE_LINKS = /^\/(?!admin\/|docs)/;
@@ -36,6 +40,7 @@ function Nav({ me }: { me: Me }) {
         {roleMayCall(me.role, { role: 'admin' }) ? <a href="/admin/queues">Bull Board</a> : null}
         <a href="/docs">API docs</a>
       </nav>
+      <NamespacePicker me={me} />
       <form class="whoami" method="post" action="/admin/logout">
         <span class="muted small" title={`signed in as ${me.actor}`}>
           {me.actor} · {me.role}
@@ -45,6 +50,35 @@ function Nav({ me }: { me: Me }) {
         </button>
       </form>
     </header>
+  );
+}
+
+/**
+ * The namespace every page shows: the ones the key may see, from the API. Choosing another opens
+ * its task list. A key that sees one namespace, the default one, is not shown a choice; a key scoped
+ * to namespaces is taken to the first of them when the page's is not one.
+ */
+function NamespacePicker({ me }: { me: Me }) {
+  const current = currentNamespace();
+  const outside = me.namespaces !== null && !me.namespaces.includes(current);
+  useEffect(() => {
+    if (outside && me.namespaces?.[0]) chooseNamespace(me.namespaces[0]);
+  }, [outside]);
+  const { data } = useLoad(() => api.namespaces.list(), []);
+  const names = data?.map((n) => n.name) ?? [current];
+  if (!names.includes(current)) names.unshift(current);
+  if (names.length === 1 && current === 'default') return null;
+  return (
+    <label class="namespace-picker">
+      <span class="muted small">Namespace</span>
+      <select value={current} onChange={(e) => chooseNamespace((e.target as HTMLSelectElement).value)}>
+        {names.map((name) => (
+          <option key={name} value={name}>
+            {name}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 

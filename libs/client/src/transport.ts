@@ -10,9 +10,10 @@ export interface PunctualClientOptions {
   fetch?: typeof fetch;
   /**
    * The namespace every call of a namespace acts in (sent as `?namespace=`); the server's default
-   * (`default`) when left out. Routes of the whole cluster take none.
+   * (`default`) when left out. Routes of the whole cluster take none. A function is asked at each
+   * call (a console whose namespace is the page's).
    */
-  namespace?: string;
+  namespace?: string | (() => string | undefined);
 }
 
 export interface CallOptions<R extends RouteDef> {
@@ -55,7 +56,9 @@ export class Transport {
     });
     const search = new URLSearchParams();
     const query = { ...options.query };
-    if (!route.cluster && this.options.namespace !== undefined) query.namespace ??= this.options.namespace;
+    const { namespace } = this.options;
+    const current = typeof namespace === 'function' ? namespace() : namespace;
+    if (!route.cluster && current !== undefined) query.namespace ??= current;
     for (const [key, value] of Object.entries(query)) {
       for (const item of Array.isArray(value) ? value : [value])
         if (item !== undefined && item !== null) search.append(key, String(item));

@@ -34,17 +34,29 @@ export class BrowserSessions {
     http.post(LOGOUT_PATH, (req, res, next) => void this.logout(req, res).catch(next));
   }
 
-  /** Middleware: the request must carry a key or a session of at least `role`. */
-  require(role: ApiKeyRole): RequestHandler {
-    return (req, res, next) => void this.check(role, req, res, next).catch(next);
+  /**
+   * Middleware: the request must carry a key or a session of at least `role`; with `wholeCluster`
+   * (a page showing every namespace's data, as Bull Board does), one not scoped to namespaces.
+   */
+  require(role: ApiKeyRole, options: { wholeCluster?: boolean } = {}): RequestHandler {
+    return (req, res, next) => void this.check(role, options.wholeCluster ?? false, req, res, next).catch(next);
   }
 
-  private async check(role: ApiKeyRole, req: Request, res: Response, next: NextFunction): Promise<void> {
+  private async check(
+    role: ApiKeyRole,
+    wholeCluster: boolean,
+    req: Request,
+    res: Response,
+    next: NextFunction,
+  ): Promise<void> {
     const bearer = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
     const principal = bearer ? await this.keys.authenticate(bearer) : await this.store.principalOf(req);
-    if (principal && roleAllows(principal.role, role) && principal.namespaces === null) return next();
+    const scoped = wholeCluster && principal?.namespaces != null;
+    if (principal && roleAllows(principal.role, role) && !scoped) return next();
     if (principal) {
-      const needs = `this page shows every namespace's jobs: it needs the ${role} role and a key of the whole cluster`;
+      const needs = scoped
+        ? `this page shows every namespace's data: it needs a key of the whole cluster`
+        : `this page needs the ${role} role`;
       return void res.status(403).json(errorEnvelope('forbidden', needs));
     }
     if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html')

@@ -48,5 +48,5 @@ export function mountBullBoard(app: NestExpressApplication, sessions: BrowserSes
   const fresh: express.RequestHandler = (_req, _res, next) =>
     void queues.refresh(replaceQueues).then(() => next(), next);
   const http = app.getHttpAdapter().getInstance() as express.Express;
-  http.use(BOARD_PATH, sessions.require('admin'), fresh, board.getRouter());
+  http.use(BOARD_PATH, sessions.require('admin', { wholeCluster: true }), fresh, board.getRouter());
 }
