@@ -11,20 +11,32 @@ import { ms, summarize, type Summary } from '../support/stats.js';
 
 export interface ScaleResult {
   idleTasks: number;
+  /** The namespaces the idle tasks are spread over (a customer's schedules each). */
+  namespaces: number;
   dueTasks: number;
+  /** Tasks created through `POST /v1/tasks:batch` (1,000 a call, each call one namespace's): tasks a second. */
+  batchCreated: number;
+  batchTasksPerS: number;
   /** ms per planning tick with the idle tasks present, and with none (same due tasks). */
   tickWithIdle: Summary;
   tickWithoutIdle: Summary;
   /** The leader process, after `leaderSeconds` s of leading over all those tasks: MiB. */
   leaderRssMiB: number;
   leaderPeakRssMiB: number;
-  /** ms per `GET /v1/tasks` page (first pages, deep keyset pages, status and handler filters). */
+  /** The API and the worker processes, idle over all those tasks: MiB. */
+  apiRssMiB: number;
+  workerRssMiB: number;
+  /** ms per `GET /v1/tasks?namespace=` page (one namespace's first and next pages, status and handler filters). */
   listPages: Summary;
-  /** ms per `GET /v1/tasks?q=` (substring search of name and description). */
+  /** ms per `GET /v1/tasks?namespace=&q=` (substring search of name and description in one namespace). */
   search: Summary;
 }
 
 const DUE_TASKS = 100;
+/** Namespaces the idle tasks are spread over (--quick: fewer). */
+const NAMESPACES = 10_000;
+/** Tasks a batch call creates: the contract's most. */
+const BATCH = 1_000;
 
 /**
  * Scenario 7: `idleTasks` active daily tasks whose cursors lie hours ahead, beside 100 every-second
@@ -33,6 +45,8 @@ const DUE_TASKS = 100;
  */
 export async function benchScale(
   idleTasks: number,
+  namespaces: number,
+  batchCalls: number,
   tickSeconds: number,
   leaderSeconds: number,
   requests: number,
@@ -40,12 +54,12 @@ export async function benchScale(
   const small = await openSandbox(undefined, 'bench');
   let tickWithoutIdle: Summary;
   try {
-    tickWithoutIdle = await planningTicks(small, 0, tickSeconds);
+    tickWithoutIdle = await planningTicks(small, 0, 0, tickSeconds);
   } finally {
     await small.dispose();
   }
   const big = await openSandbox(undefined, 'bench');
-  const tickWithIdle = await planningTicks(big, idleTasks, tickSeconds).catch(async (error: unknown) => {
+  const tickWithIdle = await planningTicks(big, idleTasks, namespaces, tickSeconds).catch(async (error: unknown) => {
     await big.dispose();
     throw error;
   });
@@ -58,17 +72,23 @@ export async function benchScale(
   });
   try {
     const leader = await cluster.waitForLeader(15_000);
+    const batch = await batchCreate(cluster, batchCalls);
     await sleep(leaderSeconds * 1000);
-    const status = readFileSync(`/proc/${leader.child.pid}/status`, 'utf8');
-    const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
-    const { listPages, search } = await listLatencies(cluster, requests);
+    const kib = (pid: number | undefined, field: string) =>
+      Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+    const { listPages, search } = await listLatencies(cluster, requests, Math.max(1, namespaces));
     return {
       idleTasks,
+      namespaces,
       dueTasks: DUE_TASKS,
+      batchCreated: batch.created,
+      batchTasksPerS: batch.perS,
       tickWithIdle,
       tickWithoutIdle,
-      leaderRssMiB: kib('VmRSS') / 1024,
-      leaderPeakRssMiB: kib('VmHWM') / 1024,
+      leaderRssMiB: kib(leader.child.pid, 'VmRSS') / 1024,
+      leaderPeakRssMiB: kib(leader.child.pid, 'VmHWM') / 1024,
+      apiRssMiB: kib(cluster.api!.child.pid, 'VmRSS') / 1024,
+      workerRssMiB: kib(cluster.workers[0]!.child.pid, 'VmRSS') / 1024,
       listPages,
       search,
     };
@@ -77,18 +97,57 @@ export async function benchScale(
   }
 }
 
-/** Fills the sandbox, then times `planDueSlots` once per PLAN_TICK_MS for `seconds` s. */
-async function planningTicks(sandbox: Sandbox, idleTasks: number, seconds: number): Promise<Summary> {
+/**
+ * `calls` batches of 1,000 daily tasks through the API, each into a namespace of its own (created
+ * first): what a product scheduling for its customers does. Returns the tasks created a second.
+ */
+async function batchCreate(cluster: Cluster, calls: number): Promise<{ created: number; perS: number }> {
+  let created = 0;
+  let took = 0;
+  for (let c = 0; c < calls; c += 1) {
+    const namespace = `batch-${c}`;
+    const put = await cluster.call('PUT', `/v1/namespaces/${namespace}`, { quotas: { maxTasks: BATCH } });
+    if (put.status !== 201) throw new Error(`PUT namespace answered ${put.status}`);
+    const tasks = Array.from({ length: BATCH }, (_, i) => ({
+      name: `user-${i}`,
+      handler: 'noop',
+      schedule: { cron: `${i % 60} ${i % 24} * * *`, timezone: 'Europe/Berlin' },
+    }));
+    const t0 = performance.now();
+    const res = await cluster.call('POST', `/v1/tasks:batch?namespace=${namespace}`, { tasks });
+    took += performance.now() - t0;
+    if (res.status !== 200)
+      throw new Error(`tasks:batch answered ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+    created += res.body.created as number;
+  }
+  return { created, perS: took > 0 ? (created / took) * 1000 : 0 };
+}
+
+/**
+ * Fills the sandbox (`idleTasks` spread over `namespaces` namespaces, or all in the default one
+ * when none), then times `planDueSlots` once per PLAN_TICK_MS for `seconds` s.
+ */
+async function planningTicks(
+  sandbox: Sandbox,
+  idleTasks: number,
+  namespaces: number,
+  seconds: number,
+): Promise<Summary> {
   const db = new pg.Client({ connectionString: sandbox.databaseUrl });
   await db.connect();
   const scheduler = await InProcessScheduler.open(sandbox.config({ LOG_LEVEL: 'warn' }));
   try {
+    if (namespaces > 0)
+      await db.query(`INSERT INTO namespace (name) SELECT 'ns-' || n FROM generate_series(0, $1::int - 1) AS n`, [
+        namespaces,
+      ]);
     for (let i = 0; i < idleTasks; i += 100_000) {
+      // Task n lives in namespace ns-(n mod namespaces): its key is `ns-…/idle-n` (see qualifiedName).
       await db.query(
         `INSERT INTO task (name, handler, schedule_kind, cron, secret, next_run_at)
-         SELECT 'idle-' || n, 'noop', 'cron', '0 3 * * *', md5(n::text), now() + interval '6 hours' + (n % 86400) * interval '1 second'
+         SELECT CASE WHEN $3::int > 0 THEN 'ns-' || (n % $3::int) || '/' ELSE '' END || 'idle-' || n, 'noop', 'cron', '0 3 * * *', md5(n::text), now() + interval '6 hours' + (n % 86400) * interval '1 second'
          FROM generate_series($1::int, $2::int) AS n`,
-        [i + 1, Math.min(idleTasks, i + 100_000)],
+        [i + 1, Math.min(idleTasks, i + 100_000), namespaces],
       );
     }
     // What autovacuum does soon after a bulk insert: statistics, and the pending entries of the GIN
@@ -115,7 +174,11 @@ async function planningTicks(sandbox: Sandbox, idleTasks: number, seconds: numbe
 /** Searches (`?q=`) timed after the pages. */
 const SEARCHES = 50;
 
-async function listLatencies(cluster: Cluster, requests: number): Promise<{ listPages: Summary; search: Summary }> {
+async function listLatencies(
+  cluster: Cluster,
+  requests: number,
+  namespaces: number,
+): Promise<{ listPages: Summary; search: Summary }> {
   const timed = async (path: string) => {
     const t0 = performance.now();
     const res = await cluster.call('GET', path);
@@ -124,31 +187,40 @@ async function listLatencies(cluster: Cluster, requests: number): Promise<{ list
   };
   const pages: number[] = [];
   const searches: number[] = [];
-  const queries = ['/v1/tasks?limit=50', '/v1/tasks?status=active&limit=50', '/v1/tasks?handler=noop&limit=100'];
+  const queries = ['limit=50', 'status=active&limit=50', 'handler=noop&limit=20'];
+  // A namespace a request reads: each time another, as many customers' consoles would.
+  const namespaceOf = (i: number) => `ns-${(i * 7919) % namespaces}`;
   for (let i = 0; pages.length < requests; i += 1) {
-    // Follow each listing ten pages deep, as a UI scrolling through would.
-    let path: string | null = queries[i % queries.length]!;
+    // Follow each listing ten pages deep (or to its end), as a UI scrolling through would.
+    let path: string | null = `/v1/tasks?namespace=${namespaceOf(i)}&${queries[i % queries.length]!}`;
     for (let depth = 0; depth < 10 && path && pages.length < requests; depth += 1) {
       const { ms: took, body } = await timed(path);
       pages.push(took);
       path = body.nextCursor ? `${path.split('&cursor=')[0]}&cursor=${body.nextCursor}` : null;
     }
   }
-  // Searches as a user looks a task up by a piece of its name: four in five by a number that a few
-  // names hold (`idle-4711`: idle-4711 and idle-47110…47119), one in five by a two-digit one that
-  // one name in a hundred holds (`idle-98`, whose matches sort last).
+  // Searches as a customer looks a task up by a piece of its name in its namespace: four in five by
+  // a number that a few names hold (`idle-4711`: idle-4711 and idle-47110…47119), one in five by a
+  // two-digit one that one name in a hundred holds (`idle-98`).
   for (let i = 0; i < SEARCHES; i += 1) {
     const n = i % 5 === 0 ? 10 + ((i * 7) % 90) : (i * 7919 + 4711) % 100_000;
-    searches.push((await timed(`/v1/tasks?q=idle-${n}&limit=50`)).ms);
+    const namespace = `ns-${n % namespaces}`;
+    searches.push((await timed(`/v1/tasks?namespace=${namespace}&q=idle-${n}&limit=50`)).ms);
   }
   return { listPages: summarize(pages), search: summarize(searches) };
 }
 
-/** Scenario 7 as table rows: 100,000 idle tasks (--large: 1,000,000; quick: 2,000). */
+/**
+ * Scenario 7 as table rows: 100,000 idle tasks (--large: 1,000,000; quick: 2,000) over 10,000
+ * namespaces (quick: 100), and tasks created by batch (quick: 1 call, else 20).
+ */
 export async function scaleScenario(opts: BenchOptions): Promise<ScenarioOutcome> {
   const idle = opts.quick ? 2_000 : opts.large ? 1_000_000 : 100_000;
-  const r = opts.quick ? await benchScale(idle, 1, 1, 30) : await benchScale(idle, 10, 10, 300);
-  const scenario = `scale, ${idle.toLocaleString('en')} idle tasks + ${DUE_TASKS} every-second tasks`;
+  const namespaces = opts.quick ? 100 : NAMESPACES;
+  const r = opts.quick
+    ? await benchScale(idle, namespaces, 1, 1, 1, 30)
+    : await benchScale(idle, namespaces, 20, 10, 10, 300);
+  const scenario = `scale, ${idle.toLocaleString('en')} idle tasks in ${namespaces.toLocaleString('en')} namespaces + ${DUE_TASKS} every-second tasks`;
   const rows: Row[] = [
     {
       scenario,
@@ -179,7 +251,25 @@ export async function scaleScenario(opts: BenchOptions): Promise<ScenarioOutcome
     },
     {
       scenario,
-      measure: `GET /v1/tasks p50 / p99 (${r.listPages.n} pages)`,
+      measure: 'API / worker RSS, idle',
+      punctual: `${Math.round(r.apiRssMiB)} MiB / ${Math.round(r.workerRssMiB)} MiB`,
+      peer: '—',
+      ratio: '—',
+      target: '≤ 512 MB each',
+      met: Math.max(r.apiRssMiB, r.workerRssMiB) * 1.048576 <= 512,
+    },
+    {
+      scenario,
+      measure: `tasks:batch, ${r.batchCreated.toLocaleString('en')} tasks (1,000 a call)`,
+      punctual: `${Math.round(r.batchTasksPerS).toLocaleString('en')} tasks/s`,
+      peer: '—',
+      ratio: '—',
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure: `GET /v1/tasks?namespace= p50 / p99 (${r.listPages.n} pages)`,
       punctual: `${ms(r.listPages.p50)} / ${ms(r.listPages.p99)}`,
       peer: '—',
       ratio: '—',
@@ -188,7 +278,7 @@ export async function scaleScenario(opts: BenchOptions): Promise<ScenarioOutcome
     },
     {
       scenario,
-      measure: `GET /v1/tasks?q= p50 / p99 (${r.search.n} searches)`,
+      measure: `GET /v1/tasks?namespace=&q= p50 / p99 (${r.search.n} searches)`,
       punctual: `${ms(r.search.p50)} / ${ms(r.search.p99)}`,
       peer: '—',
       ratio: '—',
