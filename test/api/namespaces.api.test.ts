@@ -183,6 +183,8 @@ describe('namespaces: scoped keys see nothing outside their namespaces', () => {
     expect(audit.status).toBe(200);
     expect(audit.body.items.length).toBeGreaterThan(0);
     for (const entry of audit.body.items) expect(entry).toMatchObject({ namespace: 'team-a' });
+    expect(JSON.stringify(audit.body)).not.toContain('team-a/'); // names bare, before and after too
+    expect(audit.body.items.some((e: { after: { name?: string } | null }) => e.after?.name === 'report')).toBe(true);
     const whole = await api.call('GET', '/v1/audit?action=namespace.put');
     expect(whole.body.items.map((e: { target: string }) => e.target).sort()).toEqual(['team-a', 'team-b']);
   });

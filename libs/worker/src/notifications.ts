@@ -1,3 +1,4 @@
+import { bareName } from '@punctual/contract';
 import type { Task, TaskExecution } from '@punctual/db';
 
 export type NotifyEvent = 'succeeded' | 'failed' | 'dead';
@@ -13,7 +14,8 @@ export function notificationFor(task: Task, execution: TaskExecution, event: Not
       event,
       execution: {
         id: execution.id,
-        task: execution.taskName,
+        task: bareName(execution.taskName),
+        namespace: execution.namespace,
         scheduledFor: execution.scheduledFor.toISOString(),
         fireAt: execution.fireAt.toISOString(),
         trigger: execution.trigger,

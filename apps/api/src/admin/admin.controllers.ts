@@ -119,8 +119,8 @@ export class AuditController {
         action: a.action,
         target: a.namespace ? bareName(a.target) : a.target,
         namespace: a.namespace,
-        before: a.before,
-        after: a.after,
+        before: a.namespace ? withBareName(a.before) : a.before,
+        after: a.namespace ? withBareName(a.after) : a.after,
         at: a.at.toISOString(),
       })),
       nextCursor: nextCursor(items, query.limit, (a) => ({ id: a.id.toString() })),
@@ -154,4 +154,17 @@ export class ClusterController {
     // Flow-control keys are the tasks' own words: a scoped key sees the cluster's figures only.
     return principal.namespaces === null ? snapshot : { ...snapshot, flow: [] };
   }
+}
+
+/**
+ * A task's or a calendar's definition as its namespace sees it: its name, and the calendars a task
+ * excludes, without the namespace their keys carry (see `qualifiedName`).
+ */
+function withBareName(state: unknown): unknown {
+  if (typeof state !== 'object' || state === null || !('name' in state) || typeof state.name !== 'string') return state;
+  const shown: Record<string, unknown> = { ...state, name: bareName(state.name) };
+  const schedule = (state as { schedule?: { exclude?: unknown } }).schedule;
+  if (schedule && Array.isArray(schedule.exclude))
+    shown.schedule = { ...schedule, exclude: schedule.exclude.map((c) => (typeof c === 'string' ? bareName(c) : c)) };
+  return shown;
 }
