@@ -76,7 +76,8 @@ describe('fault: outbox notifications survive a notifier killed mid-delivery', (
       id: row.id,
       event: 'succeeded',
       task: 'notifying',
-      execution: { status: 'succeeded' },
+      namespace: 'default',
+      execution: { status: 'succeeded', task: 'notifying', namespace: 'default' },
     });
     const { rows } = await c.db.query(`SELECT count(*)::int AS n FROM outbox`);
     expect(rows[0].n).toBe(1);

@@ -1,3 +1,4 @@
+import { bareName } from '@punctual/contract';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { type Outbox, OutboxRepository, TasksRepository } from '@punctual/db';
@@ -71,7 +72,8 @@ export class OutboxNotifier implements OnApplicationBootstrap, OnModuleDestroy {
           id: message.id,
           topic: message.topic,
           event: payload.event,
-          task: task.name,
+          task: bareName(task.name),
+          namespace: task.namespace,
           execution: payload.execution,
           createdAt: message.createdAt.toISOString(),
         },
