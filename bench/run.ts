@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { burstScenario } from './scenarios/burst.js';
 import { campaignScenario } from './scenarios/campaign.js';
+import { fairCatchUpScenario } from './scenarios/fair-catch-up.js';
 import { failoverScenario } from './scenarios/failover.js';
 import { flowScenario } from './scenarios/flow.js';
 import { loadApiScenario } from './scenarios/load-api.js';
@@ -42,6 +43,7 @@ const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>
   flow: flowScenario,
   timeline: timelineScenario,
   pgbouncer: pgbouncerScenario,
+  'fair-catch-up': fairCatchUpScenario,
 };
 
 let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };
