@@ -189,6 +189,69 @@ describe('namespaces: scoped keys see nothing outside their namespaces', () => {
     expect(whole.body.items.map((e: { target: string }) => e.target).sort()).toEqual(['team-a', 'team-b']);
   });
 
+  it('reaches no namespace through a name: an escaped "/" in a path names nothing, for any key', async () => {
+    const defaultOnly = (
+      await api.call('POST', '/v1/api-keys', { name: 'default-admin', role: 'admin', namespaces: ['default'] })
+    ).body.key as string;
+    for (const [key, ns] of [
+      [defaultOnly, 'default'],
+      [scoped.admin, 'team-a'],
+      [undefined, 'default'],
+    ] as const) {
+      for (const [method, path, body] of [
+        ['GET', '/v1/tasks/team-b%2Freport'],
+        ['GET', '/v1/tasks/team-b%2Freport/executions'],
+        ['GET', '/v1/tasks/team-b%2Freport/versions'],
+        ['GET', '/v1/tasks/team-b%2Freport/timeline'],
+        ['PATCH', '/v1/tasks/team-b%2Freport', { description: 'taken' }],
+        ['POST', '/v1/tasks/team-b%2Freport/pause'],
+        ['DELETE', '/v1/tasks/team-b%2Freport'],
+        ['GET', '/v1/calendars/team-b%2Fholidays'],
+        ['DELETE', '/v1/calendars/team-b%2Fholidays'],
+      ] as [string, string, unknown?][]) {
+        const res = await api.call(method, withNs(path, ns), body, {}, key);
+        expect(res.status, `${method} ${path}`).toBe(404);
+        expect(JSON.stringify(res.body)).not.toContain('marker-of');
+      }
+      const put = await api.call(
+        'PUT',
+        withNs('/v1/calendars/team-b%2Fholidays', ns),
+        { dates: ['2027-01-01'] },
+        {},
+        key,
+      );
+      expect(put.status, JSON.stringify(put.body)).toBe(422);
+      const putTask = await api.call('PUT', withNs('/v1/tasks/team-b%2Freport', ns), BODIES.putTask, {}, key);
+      expect(putTask.status, JSON.stringify(putTask.body)).toBe(422);
+    }
+    expect((await api.call('GET', '/v1/tasks/report?namespace=team-b')).body.description).toBe(marker('team-b'));
+    expect((await api.call('GET', '/v1/calendars/holidays?namespace=team-b')).body.dates).toEqual(['2026-12-25']);
+  });
+
+  it("searches names, not the namespace in the keys; previews with the namespace's calendars", async () => {
+    const search = async (q: string) =>
+      (await api.call('GET', `/v1/tasks?namespace=team-a&q=${q}`)).body.items.map((t: { name: string }) => t.name);
+    expect(await search('a%2Frep')).toEqual([]); // only the key `team-a/report` holds "a/rep"
+    expect(await search('repo')).toEqual(['report']);
+    // team-a's own holidays (the 25th) leave out the 25th; another namespace's calendar is unknown here.
+    expect((await api.call('PUT', '/v1/calendars/new-year?namespace=team-b', { dates: ['2027-01-01'] })).status).toBe(
+      201,
+    );
+    const preview = (ns: string, exclude: string) =>
+      api.call('POST', `/v1/schedules/preview?namespace=${ns}`, {
+        schedule: { cron: '0 12 * * *', exclude: [exclude] },
+        from: '2026-12-24T00:00:00Z',
+        count: 2,
+      });
+    const own = await preview('team-a', 'holidays');
+    expect(own.status).toBe(200);
+    expect(own.body.fireTimes.map((f: { at: string }) => f.at)).toEqual([
+      '2026-12-24T12:00:00.000Z',
+      '2026-12-26T12:00:00.000Z',
+    ]);
+    expect((await preview('team-a', 'new-year')).status).toBe(422);
+  });
+
   it('writes with a scoped admin key inside its namespace only', async () => {
     const created = await api.call(
       'POST',
@@ -335,6 +398,47 @@ describe('namespaces: quotas and bad input', () => {
     expect((await api.call('GET', '/v1/api-keys')).body.items).toEqual([]);
     // A route of the whole cluster takes no namespace.
     expect((await api.call('GET', '/v1/handlers?namespace=default')).status).toBe(400);
+  });
+
+  it('deletes a namespace with its history and its keys: one created again by the name starts empty', async () => {
+    expect((await api.call('PUT', '/v1/namespaces/gone', { quotas: { maxTasks: 1 } })).status).toBe(201);
+    expect((await api.call('PUT', '/v1/namespaces/kept', {})).status).toBe(201);
+    const only = (await api.call('POST', '/v1/api-keys', { name: 'gone-only', role: 'admin', namespaces: ['gone'] }))
+      .body;
+    const both = (
+      await api.call('POST', '/v1/api-keys', { name: 'both', role: 'viewer', namespaces: ['gone', 'kept'] })
+    ).body;
+    expect((await api.call('POST', '/v1/tasks?namespace=gone', spec('old'), {}, only.key)).status).toBe(201);
+    const run = await api.call('POST', '/v1/tasks/old/trigger?namespace=gone', {}, {}, only.key);
+    expect(run.status).toBe(202);
+    expect((await api.call('DELETE', '/v1/tasks/old?namespace=gone')).status).toBe(204);
+    // Its history is still there while the namespace is.
+    expect((await api.call('GET', '/v1/tasks/old/executions?namespace=gone')).body.items).toHaveLength(1);
+    expect((await api.call('DELETE', '/v1/namespaces/gone')).status).toBe(204);
+    expect((await api.call('PUT', '/v1/namespaces/gone', {})).status).toBe(201);
+    expect((await api.call('GET', '/v1/tasks/old/executions?namespace=gone')).status).toBe(404);
+    expect((await api.call('GET', '/v1/tasks/old/versions?namespace=gone')).status).toBe(404);
+    expect((await api.call('GET', `/v1/executions/${run.body.id}?namespace=gone`)).status).toBe(404);
+    const audit = (await api.call('GET', '/v1/audit?namespace=gone&limit=200')).body.items;
+    expect(audit.filter((e: { namespace: string | null }) => e.namespace !== null)).toEqual([]);
+    // The key of it alone is revoked (not widened to the whole cluster); the other keeps its other namespace.
+    expect((await api.call('GET', '/v1/tasks?namespace=gone', undefined, {}, only.key)).status).toBe(401);
+    expect((await api.call('GET', '/v1/me', undefined, {}, both.key)).body.namespaces).toEqual(['kept']);
+    expect((await api.call('GET', '/v1/tasks?namespace=gone', undefined, {}, both.key)).status).toBe(404);
+  });
+
+  it('lets an apply swap tasks at the quota: the prune makes the room the new ones take', async () => {
+    expect((await api.call('PUT', '/v1/namespaces/swap', { quotas: { maxTasks: 2 } })).status).toBe(201);
+    const file = (names: string[]) => ({
+      managedBy: 'ci',
+      prune: true,
+      tasks: names.map((n) => ({ ...spec(n), managedBy: 'ci' })),
+    });
+    expect((await api.call('POST', '/v1/tasks:apply?namespace=swap', file(['a', 'b']))).body.created).toBe(2);
+    const swapped = await api.call('POST', '/v1/tasks:apply?namespace=swap', file(['a', 'c']));
+    expect(swapped.status, JSON.stringify(swapped.body)).toBe(200);
+    expect(swapped.body).toMatchObject({ created: 1, deleted: 1 });
+    expect((await api.call('POST', '/v1/tasks:apply?namespace=swap', file(['a', 'c', 'd']))).status).toBe(429);
   });
 
   it('applies and prunes inside one namespace: the same manager elsewhere is left alone', async () => {

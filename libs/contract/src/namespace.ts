@@ -8,6 +8,7 @@ import { DEFAULT_NAMESPACE, NAMESPACE_NAME_PATTERN, QUOTA_CAPS } from './limits.
  * Rows, metrics and logs carry the key; the API shows the name and the namespace apart.
  */
 export function qualifiedName(namespace: string, name: string): string {
+  if (namespace.includes('/')) throw new TypeError(`a namespace holds no "/": "${namespace}"`);
   return namespace === DEFAULT_NAMESPACE ? name : `${namespace}/${name}`;
 }
 

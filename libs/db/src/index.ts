@@ -89,6 +89,7 @@ export {
   type CursorMove,
   PLAN_ERROR_RETRY_MS,
   type PlanError,
+  NamespaceGoneError,
   QuotaExceededError,
   type TaskListFilter,
   TaskNameTakenError,

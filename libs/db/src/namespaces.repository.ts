@@ -47,8 +47,12 @@ export class NamespacesRepository {
   }
 
   /**
-   * Deletes a namespace that holds no task and no calendar. Answers what it held otherwise (and
-   * deletes nothing); null when there is no such namespace.
+   * Deletes a namespace that holds no task and no calendar, and with it everything that still
+   * names it — the history of its deleted tasks (executions and their events, versions), its audit
+   * entries, its flow-control starts — and every key's access to it: a key of it alone is revoked,
+   * a key of it and others keeps the others. A namespace created again by the same name starts
+   * empty, and no old key sees it. Answers what it held otherwise (and deletes nothing); null when
+   * there is no such namespace.
    */
   async delete(name: string, db: Db): Promise<{ deleted: Namespace } | { tasks: number; calendars: number } | null> {
     const row = await db.namespace.findUnique({ where: { name } });
@@ -60,6 +64,18 @@ export class NamespacesRepository {
     const tasks = Number(held!.tasks);
     const calendars = Number(held!.calendars);
     if (tasks > 0 || calendars > 0) return { tasks, calendars };
+    const prefix = `${name}/%`;
+    await db.$executeRaw`DELETE FROM task_execution WHERE namespace = ${name}`;
+    await db.$executeRaw`DELETE FROM task_version WHERE task_name LIKE ${prefix}`;
+    await db.$executeRaw`DELETE FROM audit_log WHERE namespace = ${name}`;
+    await db.$executeRaw`DELETE FROM flow_start WHERE key LIKE ${prefix}`;
+    await db.$executeRaw`DELETE FROM overrun_permit WHERE key LIKE ${prefix}`;
+    // A key left with no namespace would be a key of the whole cluster: revoked instead.
+    await db.$executeRaw`
+      UPDATE api_key SET revoked_at = now() WHERE revoked_at IS NULL AND namespaces = ARRAY[${name}]::text[]`;
+    await db.$executeRaw`
+      UPDATE api_key SET namespaces = array_remove(namespaces, ${name})
+      WHERE ${name} = ANY(namespaces) AND cardinality(namespaces) > 1`;
     await db.namespace.delete({ where: { name } });
     return { deleted: row };
   }

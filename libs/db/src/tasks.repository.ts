@@ -133,6 +133,21 @@ export class QuotaExceededError extends Error {
   }
 }
 
+/** The namespace a task was being created in was deleted meanwhile: answered 404, nothing stored. */
+export class NamespaceGoneError extends Error {
+  override readonly name = 'NamespaceGoneError';
+  constructor(readonly namespace: string) {
+    super(`no namespace named "${namespace}"`);
+  }
+}
+
+/** A foreign-key violation: a task's namespace deleted between the check and the insert. */
+function isForeignKeyViolation(error: unknown): boolean {
+  if (error instanceof Prisma.PrismaClientKnownRequestError) return error.code === 'P2003';
+  const cause = (error as { meta?: { code?: string }; code?: string } | null) ?? null;
+  return cause?.code === '23503' || cause?.meta?.code === '23503';
+}
+
 /** Owns the `task` table. */
 @Injectable()
 export class TasksRepository {
@@ -145,6 +160,7 @@ export class TasksRepository {
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')
         throw new TaskNameTakenError(data.name);
+      if (isForeignKeyViolation(error)) throw new NamespaceGoneError(splitQualifiedName(data.name).namespace);
       throw error;
     }
   }
@@ -168,7 +184,10 @@ export class TasksRepository {
       INSERT INTO task (${columns})
       SELECT ${columns} FROM jsonb_populate_recordset(NULL::task, ${JSON.stringify(rows)}::jsonb)
       ON CONFLICT (name) DO NOTHING
-      RETURNING name`;
+      RETURNING name`.catch((error: unknown) => {
+      if (isForeignKeyViolation(error)) throw new NamespaceGoneError(splitQualifiedName(tasks[0]!.name).namespace);
+      throw error;
+    });
     if (inserted.length !== tasks.length) {
       const stored = new Set(inserted.map((r) => r.name));
       throw new TaskNameTakenError(tasks.find((t) => !stored.has(t.name))!.name);
@@ -180,7 +199,8 @@ export class TasksRepository {
    * transaction: each namespace's row is locked (`FOR NO KEY UPDATE`, which leaves the foreign-key
    * checks of other inserts free) before its tasks are counted, so two writers take turns and
    * neither passes the quota on a count the other is changing. A namespace without a quota costs
-   * one read of its row. Throws {@link QuotaExceededError}.
+   * one read of its row (and takes no turn). Throws {@link QuotaExceededError}, or
+   * {@link NamespaceGoneError} when the namespace was deleted after the request was let in.
    */
   private async admit(names: string[], db: Db): Promise<void> {
     const adding = new Map<string, number>();
@@ -189,9 +209,15 @@ export class TasksRepository {
       adding.set(namespace, (adding.get(namespace) ?? 0) + 1);
     }
     for (const [namespace, count] of [...adding].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      // Without a quota, nothing to count and no turn to take: writers of the namespace go on together.
+      const [seen] = await db.$queryRaw<{ max_tasks: number | null }[]>`
+        SELECT max_tasks FROM namespace WHERE name = ${namespace}`;
+      if (!seen) throw new NamespaceGoneError(namespace);
+      if (seen.max_tasks === null) continue;
       const [row] = await db.$queryRaw<{ max_tasks: number | null }[]>`
         SELECT max_tasks FROM namespace WHERE name = ${namespace} FOR NO KEY UPDATE`;
-      if (!row || row.max_tasks === null) continue; // no such namespace: the foreign key refuses the insert
+      if (!row) throw new NamespaceGoneError(namespace);
+      if (row.max_tasks === null) continue;
       const [used] = await db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM task WHERE namespace = ${namespace}`;
       const n = Number(used!.n);
       if (n + count > row.max_tasks) throw new QuotaExceededError(namespace, 'maxTasks', row.max_tasks, n, count);
@@ -255,6 +281,10 @@ export class TasksRepository {
         Object.keys(filter.labels).length > 0 &&
         Prisma.sql`t.labels @> ${JSON.stringify(filter.labels)}::jsonb`,
       filter.q && Prisma.sql`(t.name ILIKE ${like(filter.q)} OR t.description ILIKE ${like(filter.q)})`,
+      // The key holds the namespace (`team-a/…`): the name itself must match, not its prefix. The
+      // condition above finds the candidates through the trigram indexes; this one checks them.
+      filter.q &&
+        Prisma.sql`(substr(t.name, strpos(t.name, '/') + 1) ILIKE ${like(filter.q)} OR t.description ILIKE ${like(filter.q)})`,
       afterName !== undefined && Prisma.sql`t.name > ${afterName}`,
       health?.where,
     ].filter((c): c is Prisma.Sql => Boolean(c));

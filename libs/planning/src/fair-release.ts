@@ -66,8 +66,9 @@ export class FairRelease<T extends Releasable> {
   /** The runs the rate allows at `nowMs`, round-robin across namespaces, each namespace's oldest first. */
   take(nowMs: number): T[] {
     if (this.filledAt !== null)
-      this.tokens = Math.min(this.ratePerS, this.tokens + ((nowMs - this.filledAt) / 1000) * this.ratePerS);
-    this.filledAt = nowMs;
+      this.tokens = Math.min(this.ratePerS, this.tokens + (Math.max(0, nowMs - this.filledAt) / 1000) * this.ratePerS);
+    // A clock that stepped back keeps the later instant: the bucket refills from there, never below it.
+    this.filledAt = Math.max(nowMs, this.filledAt ?? nowMs);
     const out: T[] = [];
     while (this.tokens >= 1 && this.held.size > 0) {
       const at = this.last === null ? 0 : firstAfter(this.order, this.last);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { Metrics } from '@punctual/metrics';
+import { isBacklog } from '@punctual/planning';
 import { tracing } from '@punctual/tracing';
 import { ExecutionsQueue } from '@punctual/queue';
 import type { Fireable } from './fire-timer.js';
@@ -58,9 +59,11 @@ export class ExecutionDispatcher {
       );
       const queuedAt = now();
       this.metrics.fired.inc(chunk.length);
-      // Lateness against the instant the push was meant for (fire_at − lead), not fire_at itself.
+      // Lateness against the instant the push was meant for (fire_at − lead), not fire_at itself. A
+      // backlog run is pushed late on purpose (its turn within CATCHUP_RATE): not lateness.
       for (const e of chunk)
-        this.metrics.dispatchLag.observe(Math.max(0, queuedAt - (e.fireAt.getTime() - lead)) / 1000);
+        if (!isBacklog(e.trigger))
+          this.metrics.dispatchLag.observe(Math.max(0, queuedAt - (e.fireAt.getTime() - lead)) / 1000);
       return chunk;
     };
     // Grouped executions stay together in a chunk: a chunk ends at an instant's edge or a group's.

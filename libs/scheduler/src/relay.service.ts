@@ -106,8 +106,9 @@ export class RelayService {
         );
       }
       requeued += again.length;
-      // A page with jobs for all its rows, or the last page: the rest waits for the next pass.
-      if (waiting.length < pageSize || again.length === 0) break;
+      // A page with jobs for all its rows, or the last page: the rest waits for the next pass. A page
+      // of held backlog runs only (no job expected) says nothing of the next: go on.
+      if (waiting.length < pageSize || (again.length === 0 && attempts.length > 0)) break;
     }
     if (reaped.length || requeued || handed.length)
       this.logger.warn({ reaped: reaped.length, requeued, handed: handed.length }, 'relay repaired executions');

@@ -187,7 +187,11 @@ export class TaskApplyService {
     return { items };
   }
 
-  /** Writes the plan: new rows in one insert, updates as a replace does, deletes as a delete does; one audit entry each. */
+  /**
+   * Writes the plan: new rows in one insert, updates as a replace does, deletes as a delete does;
+   * one audit entry each. The deletes go first, so a file that swaps tasks at its namespace's
+   * `maxTasks` fits as its end state does.
+   */
   private async write(
     tx: Parameters<TaskLifecycle['edit']>[0],
     actor: Principal,
@@ -203,6 +207,12 @@ export class TaskApplyService {
       tx,
     );
     for (const task of fresh) task.version = versions.get(task.name) ?? 1;
+    for (const item of plan)
+      if (item.action === 'delete') {
+        const before = existing.get(item.name)!;
+        cancelled.push(...(await this.lifecycle.cancelAll(tx, before)));
+        await this.tasks.delete(before.id, tx);
+      }
     await this.tasks.insertMany(fresh, tx);
     const audit: Parameters<TaskChanges['recordMany']>[2] = fresh.map((task) => ({
       action: 'task.create',
@@ -219,8 +229,6 @@ export class TaskApplyService {
         audit.push({ action: 'task.update', target: item.name, before, after: changed.task });
         items.push({ ...item, version: changed.task.version });
       } else if (item.action === 'delete') {
-        cancelled.push(...(await this.lifecycle.cancelAll(tx, before!)));
-        await this.tasks.delete(before!.id, tx);
         audit.push({ action: 'task.delete', target: item.name, before, after: null });
         items.push({ ...item, version: null });
       } else {

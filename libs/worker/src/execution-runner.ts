@@ -14,6 +14,7 @@ import { Metrics } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
 import { ExecutionsQueue } from '@punctual/queue';
 import { ClockService } from '@punctual/clock';
+import { concurrencyKeyOf } from './flow-claims.js';
 import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
 import { holdBeforeSlotMs } from './claim-checks.js';
 import type { Disposition, RunOutcome } from './disposition.js';
@@ -190,7 +191,7 @@ export class ExecutionRunner implements OnModuleDestroy {
         );
         // Ended by a cancel (or replace) that raced the handler's own end: the permit the cancel kept
         // for it is given back here, as an overrunning handler's is when it settles.
-        if (task.concurrencyKey !== null && overrun === null && (outcome === 'cancelled' || outcome === 'stale')) {
+        if (concurrencyKeyOf(task) !== null && overrun === null && (outcome === 'cancelled' || outcome === 'stale')) {
           await this.leases
             .dropPermit(attemptId)
             .catch((error: unknown) =>
@@ -204,7 +205,8 @@ export class ExecutionRunner implements OnModuleDestroy {
       } finally {
         if (execution.exclusive && execution.taskId)
           for (const listener of this.turnListeners) listener(execution.taskId);
-        if (task.concurrencyKey !== null) for (const listener of this.permitListeners) listener(task.concurrencyKey);
+        const permitKey = concurrencyKeyOf(task);
+        if (permitKey !== null) for (const listener of this.permitListeners) listener(permitKey);
       }
     } finally {
       turn.settle();
@@ -264,7 +266,9 @@ export class ExecutionRunner implements OnModuleDestroy {
       } catch (error) {
         if (run && error instanceof AttemptAbortedError) {
           const permit =
-            task.concurrencyKey === null ? null : { attemptId, executionId: execution.id, key: task.concurrencyKey };
+            concurrencyKeyOf(task) === null
+              ? null
+              : { attemptId, executionId: execution.id, key: concurrencyKeyOf(task)! };
           const overrun = this.overrunning(run, fields, error.reason, permit);
           onOverrun(overrun.settled);
           // Timed out: the attempt stays `running` — counted against its concurrency key's limit and

@@ -1,3 +1,4 @@
+import { DEFAULT_NAMESPACE, qualifiedName } from '@punctual/contract';
 import type { Logger } from '@nestjs/common';
 import {
   type ClaimWrite,
@@ -15,12 +16,30 @@ import { BATCH, BATCHES_IN_FLIGHT } from './claim-batches.js';
 /** Flow-control lanes a worker keeps (see {@link FlowClaims.lane}). */
 const FLOW_LANES_KEPT = 10_000;
 
+/**
+ * A flow-control key as its namespace owns it: tasks of one namespace naming `openai` share a limit,
+ * tasks of another naming `openai` have their own (`team-a/openai`, see `qualifiedName`). A key of
+ * the default namespace stays as written — and `team-a/openai` written there is team-a's key, which
+ * lets the cluster's own tasks share a limit with a namespace on purpose.
+ */
+export function scopedFlowKey(task: Pick<Task, 'namespace'>, key: string): string {
+  return qualifiedName(task.namespace ?? DEFAULT_NAMESPACE, key);
+}
+
+/** The task's concurrency key in its namespace (see {@link scopedFlowKey}), or null. */
+export function concurrencyKeyOf(task: Pick<Task, 'namespace' | 'concurrencyKey'>): string | null {
+  return task.concurrencyKey === null ? null : scopedFlowKey(task, task.concurrencyKey);
+}
+
 /** A task's flow control, or null when it has none (its claims share the batched write). */
 export function flowPolicyOf(task: Task): FlowPolicy | null {
   if (task.concurrencyKey === null && task.rateKey === null) return null;
   return {
-    concurrency: task.concurrencyKey === null ? null : { key: task.concurrencyKey, limit: task.concurrencyLimit! },
-    rate: task.rateKey === null ? null : { key: task.rateKey, limit: task.rateLimit!, perMs: task.ratePerMs! },
+    concurrency: task.concurrencyKey === null ? null : { key: concurrencyKeyOf(task)!, limit: task.concurrencyLimit! },
+    rate:
+      task.rateKey === null
+        ? null
+        : { key: scopedFlowKey(task, task.rateKey), limit: task.rateLimit!, perMs: task.ratePerMs! },
   };
 }
 

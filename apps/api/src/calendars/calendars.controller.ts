@@ -5,8 +5,8 @@ import {
   type Calendar,
   type CalendarDays,
   type CalendarList,
+  CALENDAR_NAME_PATTERN,
   type CalendarPutBody,
-  qualifiedName,
   routes,
   type WrittenCalendar,
 } from '@punctual/contract';
@@ -14,6 +14,8 @@ import type { z } from 'zod';
 import { CalendarsService, presentCalendar } from '@punctual/tasks';
 import type { Response } from 'express';
 import { CurrentNamespace, CurrentPrincipal } from '../auth/roles.js';
+import { ApiError } from '../http/api-error.js';
+import { keyOf } from '../http/names.js';
 import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 import { dryRunOf } from '../tasks/tasks.controller.js';
 
@@ -29,7 +31,7 @@ export class CalendarsController {
 
   @Route(routes.getCalendar)
   async get(@Param('name') name: string, @CurrentNamespace() namespace: string): Promise<Calendar> {
-    return presentCalendar(await this.calendars.get(qualifiedName(namespace, name)));
+    return presentCalendar(await this.calendars.get(keyOf(namespace, name, 'calendar')));
   }
 
   @Route(routes.calendarDays)
@@ -38,7 +40,7 @@ export class CalendarsController {
     @CurrentNamespace() namespace: string,
     @ValidQuery(routes.calendarDays) query: z.output<typeof routes.calendarDays.query>,
   ): Promise<CalendarDays> {
-    return this.calendars.days(qualifiedName(namespace, name), query.year);
+    return this.calendars.days(keyOf(namespace, name, 'calendar'), query.year);
   }
 
   @Route(routes.putCalendar)
@@ -51,7 +53,11 @@ export class CalendarsController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<WrittenCalendar> {
     const dryRun = dryRunOf(query);
-    const key = qualifiedName(namespace, name);
+    if (!CALENDAR_NAME_PATTERN.test(name)) {
+      const message = `name must match ${CALENDAR_NAME_PATTERN.source}`;
+      throw new ApiError(422, 'invalid_name', message, [{ field: 'name', message }]);
+    }
+    const key = keyOf(namespace, name, 'calendar');
     const { calendar, created, changes } = await this.calendars.put(key, body, actor, dryRun);
     if (dryRun) {
       const byTask = changes && Object.fromEntries(Object.entries(changes).map(([task, c]) => [bareName(task), c]));
@@ -67,6 +73,6 @@ export class CalendarsController {
     @CurrentNamespace() namespace: string,
     @CurrentPrincipal() actor: Principal,
   ): Promise<void> {
-    await this.calendars.delete(qualifiedName(namespace, name), actor);
+    await this.calendars.delete(keyOf(namespace, name, 'calendar'), actor);
   }
 }

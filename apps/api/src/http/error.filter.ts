@@ -1,6 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { ErrorCode } from '@punctual/contract';
-import { isConnectionError, QuotaExceededError, TaskNameTakenError } from '@punctual/db';
+import { isConnectionError, NamespaceGoneError, QuotaExceededError, TaskNameTakenError } from '@punctual/db';
 import {
   CalendarInUseError,
   ExecutionStateError,
@@ -76,6 +76,7 @@ export class ErrorFilter implements ExceptionFilter {
       return new ApiError(409, 'not_managed', e.message, [{ field: 'managedBy', message: e.message }]);
     if (e instanceof VersionConflictError) return new ApiError(409, 'version_conflict', e.message);
     if (e instanceof ExecutionStateError) return new ApiError(409, 'invalid_state', e.message);
+    if (e instanceof NamespaceGoneError) return new ApiError(404, 'not_found', e.message);
     if (e instanceof QuotaExceededError)
       return new ApiError(429, 'quota_exceeded', e.message, [
         { field: 'quotas.maxTasks', message: `used ${e.used} of ${e.limit}; this request adds ${e.adding}` },

@@ -42,6 +42,7 @@ import type { Response } from 'express';
 import type { z } from 'zod';
 import { CurrentNamespace, CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
+import { keyOf } from '../http/names.js';
 import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
 @Controller()
@@ -142,12 +143,12 @@ export class TasksController {
     @CurrentPrincipal() actor: Principal,
     @Res({ passthrough: true }) res: Response,
   ): Promise<WrittenTask> {
-    const name = qualifiedName(namespace, bare);
     // The name comes from the URL, which no body schema checked.
     if (!TaskName.safeParse(bare).success)
       throw new ApiError(422, 'invalid_name', `name must match ${TASK_NAME_PATTERN.source}`, [
         { field: 'name', message: `name must match ${TASK_NAME_PATTERN.source}` },
       ]);
+    const name = keyOf(namespace, bare, 'task');
     if (body.name !== undefined && body.name !== bare)
       throw new ApiError(422, 'name_mismatch', 'name in the body must match the URL', [
         { field: 'name', message: 'must match the URL' },
@@ -176,7 +177,7 @@ export class TasksController {
     @CurrentPrincipal() actor: Principal,
     @Headers('if-match') ifMatch?: string,
   ): Promise<PatchedTask> {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     const dryRun = dryRunOf(query);
     const patch = body.schedule?.exclude
       ? {
@@ -195,7 +196,7 @@ export class TasksController {
     @CurrentNamespace() namespace: string,
     @ValidQuery(routes.getTask) query: z.output<typeof routes.getTask.query>,
   ): Promise<TaskDetail> {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     const [detail] = await this.withWorkers([await this.views.detail(await this.tasks.get(name), query.upcoming)]);
     return detail!;
   }
@@ -222,8 +223,7 @@ export class TasksController {
     @CurrentNamespace() namespace: string,
     @CurrentPrincipal() actor: Principal,
   ): Promise<void> {
-    const name = qualifiedName(namespace, bare);
-    await this.tasks.delete(qualifiedName(namespace, bare), actor);
+    await this.tasks.delete(keyOf(namespace, bare, 'task'), actor);
   }
 
   @Route(routes.pauseTask)
@@ -233,7 +233,7 @@ export class TasksController {
     @ValidBody(routes.pauseTask) body: PauseBody,
     @CurrentPrincipal() actor: Principal,
   ): Promise<TaskJson> {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     return this.views.presentOne(await this.runs.pause(name, actor, { cancel: body.cancel, note: body.note }));
   }
 
@@ -244,7 +244,7 @@ export class TasksController {
     @ValidBody(routes.resumeTask) body: ResumeBody,
     @CurrentPrincipal() actor: Principal,
   ): Promise<TaskJson> {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     return this.views.presentOne(await this.runs.resume(name, actor, body.catchUp));
   }
 
@@ -255,7 +255,7 @@ export class TasksController {
     @ValidBody(routes.triggerTask) body: TriggerBody,
     @CurrentPrincipal() actor: Principal,
   ) {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     return presentExecution(await this.runs.trigger(name, actor, body.payload));
   }
 
@@ -266,7 +266,7 @@ export class TasksController {
     @ValidBody(routes.backfillTask) body: BackfillBody,
     @CurrentPrincipal() actor: Principal,
   ) {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     return { planned: await this.runs.backfill(name, actor, new Date(body.from), new Date(body.to), body.maxRuns) };
   }
 
@@ -276,7 +276,7 @@ export class TasksController {
     @CurrentNamespace() namespace: string,
     @ValidQuery(routes.taskExecutions) query: z.output<typeof routes.taskExecutions.query>,
   ) {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     return this.executionViews.ofTask(name, query);
   }
   @Route(routes.taskVersions)
@@ -285,7 +285,7 @@ export class TasksController {
     @CurrentNamespace() namespace: string,
     @ValidQuery(routes.taskVersions) query: z.output<typeof routes.taskVersions.query>,
   ) {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     return this.versions.list(name, query.limit, query.cursor);
   }
 
@@ -296,7 +296,7 @@ export class TasksController {
     @Param('version') version: string,
     @ValidQuery(routes.taskVersion) query: z.output<typeof routes.taskVersion.query>,
   ) {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     const v = Number(version);
     if (!/^\d+$/.test(version) || !Number.isSafeInteger(v) || v < 1)
       throw new ApiError(404, 'not_found', `no version "${version}" of task "${name}"`);
@@ -310,7 +310,7 @@ export class TasksController {
     @ValidBody(routes.rollbackTask) body: RollbackBody,
     @CurrentPrincipal() actor: Principal,
   ): Promise<WrittenTask> {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     const dryRun = body.dryRun ? { horizon: HORIZON_DEFAULT } : undefined;
     const { task, created, secret, changes } = await this.tasks.rollback(
       name,
@@ -331,7 +331,7 @@ export class TasksController {
     @CurrentNamespace() namespace: string,
     @ValidQuery(routes.taskTimeline) query: z.output<typeof routes.taskTimeline.query>,
   ) {
-    const name = qualifiedName(namespace, bare);
+    const name = keyOf(namespace, bare, 'task');
     return this.timeline.page(name, query, async () => new Set((await this.directory.handlers()).map((h) => h.name)));
   }
 }

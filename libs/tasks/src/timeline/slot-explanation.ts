@@ -1,4 +1,5 @@
 import {
+  bareName,
   durationMs,
   formatDuration,
   outcomeOfStatus,
@@ -292,7 +293,7 @@ function notPlannedWords(at: number, candidate: SlotCandidate, ctx: ExplainConte
     case 'after_end':
       return `the schedule ended at ${when(span.schedule.endAt!.getTime(), ctx)} (schedule.endAt)`;
     case 'calendar':
-      return `calendar "${notPlanned!.calendar}" excludes ${date}`;
+      return `calendar "${bareName(notPlanned!.calendar ?? '')}" excludes ${date}`;
     case 'dst_gap':
       return `its wall time does not exist on ${date} in ${ctx.timezone} (clocks go forward); dst.gap skip drops it`;
     case 'edited':

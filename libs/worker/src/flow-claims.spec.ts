@@ -1,0 +1,27 @@
+import type { Task } from '@punctual/db';
+import { describe, expect, it } from 'vitest';
+import { concurrencyKeyOf, flowPolicyOf } from './flow-claims.js';
+
+const task = (namespace: string, concurrencyKey: string | null, rateKey: string | null) =>
+  ({
+    namespace,
+    concurrencyKey,
+    concurrencyLimit: concurrencyKey && 2,
+    rateKey,
+    rateLimit: rateKey && 10,
+    ratePerMs: rateKey && 60_000,
+  }) as unknown as Task;
+
+describe('flow-control keys in namespaces', () => {
+  it('are the namespace’s own: the same key in two namespaces is two keys, in default as written', () => {
+    expect(flowPolicyOf(task('team-a', 'openai', 'openai'))).toEqual({
+      concurrency: { key: 'team-a/openai', limit: 2 },
+      rate: { key: 'team-a/openai', limit: 10, perMs: 60_000 },
+    });
+    expect(flowPolicyOf(task('team-b', 'openai', null))?.concurrency?.key).toBe('team-b/openai');
+    expect(flowPolicyOf(task('default', 'openai', null))?.concurrency?.key).toBe('openai');
+    // The cluster's own tasks may share a namespace's limit on purpose, by its key.
+    expect(concurrencyKeyOf(task('default', 'team-a/openai', null))).toBe('team-a/openai');
+    expect(flowPolicyOf(task('team-a', null, null))).toBeNull();
+  });
+});
