@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FairRelease, isBacklog } from './fair-release.js';
 
-const runs = (namespace: string, n: number, from = 0) =>
-  Array.from({ length: n }, (_, i) => ({ id: `${namespace}-${from + i}`, namespace }));
+const runs = (namespace: string, n: number, from = 0, group = 'task') =>
+  Array.from({ length: n }, (_, i) => ({ id: `${namespace}-${from + i}`, namespace, group }));
 
 describe('FairRelease', () => {
   it('holds only backlog runs: catch-ups and backfills', () => {
@@ -33,6 +33,19 @@ describe('FairRelease', () => {
     const released = [...first, ...gate.take(1000).map((r) => r.namespace), ...gate.take(2000).map((r) => r.namespace)];
     expect(released.filter((n) => n === 'small')).toHaveLength(3);
     expect(gate.backlog()).toEqual(new Map([['big', 100_000 - (released.length - 4)]]));
+  });
+
+  it('takes turns across the tasks of a namespace too, each task’s oldest first', () => {
+    const gate = new FairRelease(1_000);
+    gate.add([...runs('a', 3, 0, 'x'), ...runs('a', 2, 10, 'y'), ...runs('b', 1, 0, 'z')]);
+    expect(gate.backlog()).toEqual(
+      new Map([
+        ['a', 5],
+        ['b', 1],
+      ]),
+    );
+    // a (task x), b, a (task y), a (x), a (y), a (x): namespaces alternate while both have runs, tasks within a.
+    expect(gate.take(0).map((r) => r.id)).toEqual(['a-0', 'b-0', 'a-10', 'a-1', 'a-11', 'a-2']);
   });
 
   it('releases each namespace’s runs oldest first, and a run added twice once', () => {

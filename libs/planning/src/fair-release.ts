@@ -9,26 +9,76 @@ export function isBacklog(trigger: Trigger | undefined): boolean {
   return trigger === 'catchup' || trigger === 'backfill';
 }
 
-/** A run the gate holds: its namespace is its lane. */
+/** A run the gate holds: its namespace is its lane, its task (`group`) its place in the lane. */
 export interface Releasable {
   id: string;
   namespace: string;
+  /** Its task: a namespace's turns go task by task, so one task's catch-ups do not come one after another. */
+  group: string;
+}
+
+/**
+ * Keys taking turns in name order, each with a value (a queue): {@link next} is the one after the
+ * last served, wrapping around.
+ */
+class Rotation<V> {
+  private readonly values = new Map<string, V>();
+  /** The keys in name order: the order of their turns. */
+  private readonly order: string[] = [];
+  /** The key that had the last turn: the next goes to the one after it. */
+  private last: string | null = null;
+
+  /** The key's value, made by `make` (and given its place in the turns) when it has none. */
+  of(key: string, make: () => V): V {
+    let value = this.values.get(key);
+    if (value === undefined) {
+      this.values.set(key, (value = make()));
+      this.order.splice(firstAfter(this.order, key), 0, key);
+    }
+    return value;
+  }
+
+  /** The key whose turn it is, with its value; it becomes the last served. */
+  next(): [string, V] | undefined {
+    if (this.order.length === 0) return undefined;
+    const at = this.last === null ? 0 : firstAfter(this.order, this.last);
+    const key = this.order[at < this.order.length ? at : 0]!;
+    this.last = key;
+    return [key, this.values.get(key)!];
+  }
+
+  remove(key: string): void {
+    if (!this.values.delete(key)) return;
+    this.order.splice(firstAfter(this.order, key) - 1, 1);
+  }
+
+  get size(): number {
+    return this.values.size;
+  }
+
+  entries(): IterableIterator<[string, V]> {
+    return this.values.entries();
+  }
+
+  clear(): void {
+    this.values.clear();
+    this.order.length = 0;
+    this.last = null;
+  }
 }
 
 /**
  * Backlog runs released within a rate (runs a second), round-robin across namespaces: the turns go
- * in name order, one run each (its namespace's oldest), so a namespace with 100,000 missed slots
- * takes one turn in each round like a namespace with one. A token bucket holds the rate: it
- * fills at `ratePerS` up to one second's worth (a quiet gate releases at most that at once).
- * Pure: the caller says the time.
+ * in name order, one run each, so a namespace with 100,000 missed slots takes one turn in each
+ * round like a namespace with one. Within a namespace its tasks take turns the same way, each
+ * task's oldest run first: one task's hundred catch-ups do not all wait for each other while the
+ * namespace's other tasks wait behind them. A token bucket holds the rate: it fills at `ratePerS`
+ * up to one second's worth (a quiet gate releases at most that at once). Pure: the caller says the
+ * time.
  */
 export class FairRelease<T extends Releasable> {
-  private readonly lanes = new Map<string, T[]>();
+  private readonly namespaces = new Rotation<Rotation<T[]>>();
   private readonly held = new Set<string>();
-  /** The namespaces with runs held, in name order: the order of their turns. */
-  private readonly order: string[] = [];
-  /** The namespace that had the last turn: the next goes to the one after it. */
-  private last: string | null = null;
   private tokens: number;
   private filledAt: number | null = null;
 
@@ -36,17 +86,15 @@ export class FairRelease<T extends Releasable> {
     this.tokens = ratePerS;
   }
 
-  /** Holds the runs not held already (a sweep may find a held run again), each at the end of its namespace's lane. */
+  /** Holds the runs not held already (a sweep may find a held run again), each at the end of its task's queue. */
   add(items: Iterable<T>): void {
     for (const item of items) {
       if (this.held.has(item.id)) continue;
       this.held.add(item.id);
-      let lane = this.lanes.get(item.namespace);
-      if (!lane) {
-        this.lanes.set(item.namespace, (lane = []));
-        this.order.splice(firstAfter(this.order, item.namespace), 0, item.namespace);
-      }
-      lane.push(item);
+      this.namespaces
+        .of(item.namespace, () => new Rotation<T[]>())
+        .of(item.group, () => [])
+        .push(item);
     }
   }
 
@@ -60,10 +108,16 @@ export class FairRelease<T extends Releasable> {
 
   /** Runs held per namespace. */
   backlog(): Map<string, number> {
-    return new Map([...this.lanes].map(([namespace, lane]) => [namespace, lane.length]));
+    const counts = new Map<string, number>();
+    for (const [namespace, tasks] of this.namespaces.entries())
+      counts.set(
+        namespace,
+        [...tasks.entries()].reduce((n, [, queue]) => n + queue.length, 0),
+      );
+    return counts;
   }
 
-  /** The runs the rate allows at `nowMs`, round-robin across namespaces, each namespace's oldest first. */
+  /** The runs the rate allows at `nowMs`: namespaces in turn, and in each its tasks in turn, each task's oldest first. */
   take(nowMs: number): T[] {
     if (this.filledAt !== null)
       this.tokens = Math.min(this.ratePerS, this.tokens + (Math.max(0, nowMs - this.filledAt) / 1000) * this.ratePerS);
@@ -71,17 +125,12 @@ export class FairRelease<T extends Releasable> {
     this.filledAt = Math.max(nowMs, this.filledAt ?? nowMs);
     const out: T[] = [];
     while (this.tokens >= 1 && this.held.size > 0) {
-      const at = this.last === null ? 0 : firstAfter(this.order, this.last);
-      const index = at < this.order.length ? at : 0;
-      const namespace = this.order[index]!;
-      const lane = this.lanes.get(namespace)!;
-      const item = lane.shift()!;
-      if (lane.length === 0) {
-        this.lanes.delete(namespace);
-        this.order.splice(index, 1);
-      }
+      const [namespace, tasks] = this.namespaces.next()!;
+      const [task, queue] = tasks.next()!;
+      const item = queue.shift()!;
+      if (queue.length === 0) tasks.remove(task);
+      if (tasks.size === 0) this.namespaces.remove(namespace);
       this.held.delete(item.id);
-      this.last = namespace;
       out.push(item);
       this.tokens -= 1;
     }
@@ -90,10 +139,8 @@ export class FairRelease<T extends Releasable> {
 
   /** Forgets every held run (a leader stepping down: its successor finds them in Postgres). */
   clear(): void {
-    this.lanes.clear();
+    this.namespaces.clear();
     this.held.clear();
-    this.order.length = 0;
-    this.last = null;
   }
 }
 

@@ -16,6 +16,11 @@ export const STRANDED_AFTER_MS = 2_000;
  * whose jobs Redis lost): they are pushed again at full speed, not a page per pass.
  */
 const PAGES_PER_PASS = 50;
+/**
+ * Pages of held backlog runs only (see `held`) read past in one pass: the relay's cursor still
+ * goes round every page in a few passes, without reading a whole held backlog every two seconds.
+ */
+const HELD_PAGES_PER_PASS = 5;
 /** Jobs pushed again at once (their commands pipelined on the connection). */
 const REQUEUE_TOGETHER = 200;
 
@@ -62,6 +67,7 @@ export class RelayService {
     await this.queue.enqueueTurns(handed);
     this.metrics.turnsHanded.inc({ by: 'relay' }, handed.length);
     let requeued = 0;
+    let heldPages = 0;
     for (let page = 0; page < PAGES_PER_PASS; page += 1) {
       const waiting = await this.executions.listAwaitingJob(
         new Date(now.getTime() - this.config.relayGraceMs),
@@ -107,8 +113,10 @@ export class RelayService {
       }
       requeued += again.length;
       // A page with jobs for all its rows, or the last page: the rest waits for the next pass. A page
-      // of held backlog runs only (no job expected) says nothing of the next: go on.
-      if (waiting.length < pageSize || (again.length === 0 && attempts.length > 0)) break;
+      // of held backlog runs only (no job expected) says nothing of the next: a few more are read
+      // (HELD_PAGES_PER_PASS), not the whole backlog every pass.
+      if (waiting.length < pageSize) break;
+      if (again.length === 0 && (attempts.length > 0 || (heldPages += 1) >= HELD_PAGES_PER_PASS)) break;
     }
     if (reaped.length || requeued || handed.length)
       this.logger.warn({ reaped: reaped.length, requeued, handed: handed.length }, 'relay repaired executions');

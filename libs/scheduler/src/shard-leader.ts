@@ -336,7 +336,11 @@ export class ShardLeader {
     const held: (Fireable & Releasable)[] = [];
     for (const e of due)
       if (isBacklog(e.trigger))
-        held.push({ ...e, namespace: e.namespace ?? splitQualifiedName(e.taskName ?? '').namespace });
+        held.push({
+          ...e,
+          namespace: e.namespace ?? splitQualifiedName(e.taskName ?? '').namespace,
+          group: e.taskId ?? e.taskName ?? e.id,
+        });
       else now.push(e);
     this.backlog.add(held);
     this.s.metrics.backlogHeld.set(this.labels, this.backlog.size);
