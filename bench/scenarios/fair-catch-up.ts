@@ -114,7 +114,9 @@ export async function fairCatchUpScenario(opts: BenchOptions): Promise<ScenarioO
   const size = opts.quick ? QUICK : FULL;
   const paced = await benchFairCatchUp(size, 200);
   const unpaced = await benchFairCatchUp(size, 1_000_000);
-  const scenario = `fair catch-up: ${size.pausedTasks} every-minute tasks of team-a back from a day's pause (catchUp: all, ${paced.catchUps.toLocaleString('en')} runs) beside ${size.liveTasks} every-second tasks of team-b`;
+  const scenario =
+    `fair catch-up: ${size.pausedTasks} every-minute tasks of team-a back from a day's pause ` +
+    `(catchUp: all, ${paced.catchUps.toLocaleString('en')} runs) beside ${size.liveTasks} every-second tasks of team-b`;
   const rows: Row[] = [
     {
       scenario,

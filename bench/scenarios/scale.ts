@@ -151,7 +151,8 @@ async function planningTicks(
       // Task n lives in namespace ns-(n mod namespaces): its key is `ns-…/idle-n` (see qualifiedName).
       await db.query(
         `INSERT INTO task (name, handler, schedule_kind, cron, secret, next_run_at)
-         SELECT CASE WHEN $3::int > 0 THEN 'ns-' || (n % $3::int) || '/' ELSE '' END || 'idle-' || n, 'noop', 'cron', '0 3 * * *', md5(n::text), now() + interval '6 hours' + (n % 86400) * interval '1 second'
+         SELECT CASE WHEN $3::int > 0 THEN 'ns-' || (n % $3::int) || '/' ELSE '' END || 'idle-' || n, 'noop', 'cron',
+                '0 3 * * *', md5(n::text), now() + interval '6 hours' + (n % 86400) * interval '1 second'
          FROM generate_series($1::int, $2::int) AS n`,
         [i + 1, Math.min(idleTasks, i + 100_000), namespaces],
       );
