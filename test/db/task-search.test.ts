@@ -1,7 +1,5 @@
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSandbox, type Sandbox } from '../support/isolation.js';
-import { openRepositories } from '../support/repositories.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useRepositorySandbox } from '../support/api-sandbox.js';
 import { waitFor } from '../support/processes.js';
 
 const TASKS = 20_000;
@@ -12,16 +10,10 @@ const TASKS = 20_000;
  * over 20,000 tasks. How fast it is at 1,000,000 is the bench's (`scale --large`).
  */
 describe('task search by substring', () => {
-  let sandbox: Sandbox;
-  let db: Awaited<ReturnType<typeof openRepositories>>;
-  let client: pg.Client;
+  const ctx = useRepositorySandbox();
 
   beforeAll(async () => {
-    sandbox = await createSandbox();
-    db = await openRepositories(sandbox.config());
-    client = new pg.Client({ connectionString: sandbox.databaseUrl });
-    await client.connect();
-    await client.query(
+    await ctx.client.query(
       `INSERT INTO task (name, handler, schedule_kind, cron, secret, next_run_at, description)
        SELECT 'user-' || n || '-' || md5(n::text), 'noop', 'cron', '0 9 * * *', md5(n::text), now() + interval '1 day',
               CASE WHEN n % 2 = 0 THEN 'reminder for customer ' || n || ' of 50% off' END
@@ -29,18 +21,13 @@ describe('task search by substring', () => {
       [TASKS],
     );
     // As autovacuum would soon after a bulk insert: statistics, and the trigram indexes' pending entries merged.
-    await client.query('VACUUM ANALYZE task');
-  });
-  afterAll(async () => {
-    await client?.end();
-    await db?.close();
-    await sandbox?.dispose();
+    await ctx.client.query('VACUUM ANALYZE task');
   });
 
   /** Index scans of each trigram index so far, as Postgres counts them. */
   async function trigramScans(): Promise<Record<string, number>> {
-    await client.query('SELECT pg_stat_clear_snapshot()');
-    const { rows } = await client.query(
+    await ctx.client.query('SELECT pg_stat_clear_snapshot()');
+    const { rows } = await ctx.client.query(
       `SELECT indexrelname AS name, idx_scan::int AS scans FROM pg_stat_user_indexes WHERE indexrelname IN ('task_name_trgm_idx', 'task_description_trgm_idx')`,
     );
     return Object.fromEntries(rows.map((r) => [r.name, r.scans]));
@@ -50,16 +37,16 @@ describe('task search by substring', () => {
     const before = await trigramScans();
     expect(Object.keys(before).sort()).toEqual(['task_description_trgm_idx', 'task_name_trgm_idx']);
     // A piece of one task's name (md5 of 4242), and of one task's description.
-    const byName = await db.tasks.list({ namespace: 'default', q: 'fe7ecc4de2' }, 50);
+    const byName = await ctx.db.tasks.list({ namespace: 'default', q: 'fe7ecc4de2' }, 50);
     expect(byName.map((t) => t.name)).toEqual(['user-4242-fe7ecc4de28b2c83c016b5c6c2acd826']);
-    const byDescription = await db.tasks.list({ namespace: 'default', q: 'customer 17778 ' }, 50);
+    const byDescription = await ctx.db.tasks.list({ namespace: 'default', q: 'customer 17778 ' }, 50);
     expect(byDescription.map((t) => t.name)).toEqual([expect.stringMatching(/^user-17778-/)]);
     // LIKE's own characters are searched for as they are: "50% off" matches the half that says it,
     // and "_0% off" nothing (a `_` taken as LIKE's any-character would match "50% off").
-    const percent = await db.tasks.list({ namespace: 'default', q: '50% off' }, 5);
+    const percent = await ctx.db.tasks.list({ namespace: 'default', q: '50% off' }, 5);
     expect(percent).toHaveLength(5);
     for (const t of percent) expect(t.description).toContain('50% off');
-    expect(await db.tasks.list({ namespace: 'default', q: '_0% off' }, 5)).toEqual([]);
+    expect(await ctx.db.tasks.list({ namespace: 'default', q: '_0% off' }, 5)).toEqual([]);
     // A backend reports its counts when idle, at most every 10 s (PGSTAT_IDLE_INTERVAL).
     const after = await waitFor(
       async () => {

@@ -35,6 +35,7 @@ export {
   presentHealth,
   presentTask,
   type TaskDefinitionJson,
+  withBareNames,
 } from './task.presenter.js';
 export { TaskApplyService, type TaskApplyResult } from './task-apply.service.js';
 export { diffTasks, fieldChanges, type TaskDiff, type TaskState } from './task-diff.js';

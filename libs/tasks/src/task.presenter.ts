@@ -36,15 +36,16 @@ export function presentHealth(health: TaskHealthRow | undefined): TaskHealth {
 }
 
 /**
- * A definition as its namespace sees it: the task's and its calendars' names without the namespace
- * their keys carry (see `qualifiedName`).
+ * A definition as its namespace sees it: the task's (or calendar's) name and the calendars a task
+ * excludes without the namespace their keys carry (see `qualifiedName`). Also what the audit log
+ * shows of a stored definition: a calendar's has no schedule.
  */
-export function withBareNames<T extends Pick<TaskDefinitionJson, 'name' | 'schedule'>>(definition: T): T {
-  const { exclude } = definition.schedule;
+export function withBareNames<T extends { name: string; schedule?: { exclude?: string[] } }>(definition: T): T {
+  const exclude = definition.schedule?.exclude;
   return {
     ...definition,
     name: bareName(definition.name),
-    schedule: exclude ? { ...definition.schedule, exclude: exclude.map(bareName) } : definition.schedule,
+    ...(exclude && { schedule: { ...definition.schedule, exclude: exclude.map(bareName) } }),
   };
 }
 

@@ -12,7 +12,7 @@ import {
   routes,
 } from '@punctual/contract';
 import { type ApiKey, AuditRepository, NamespacesRepository } from '@punctual/db';
-import { decodeCursor, InvalidCursorError, nextCursor } from '@punctual/tasks';
+import { decodeCursor, InvalidCursorError, nextCursor, withBareNames } from '@punctual/tasks';
 import type { z } from 'zod';
 import { CurrentNamespace, CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
@@ -119,8 +119,8 @@ export class AuditController {
         action: a.action,
         target: a.namespace ? bareName(a.target) : a.target,
         namespace: a.namespace,
-        before: a.namespace ? withBareName(a.before) : a.before,
-        after: a.namespace ? withBareName(a.after) : a.after,
+        before: a.namespace ? shownState(a.before) : a.before,
+        after: a.namespace ? shownState(a.after) : a.after,
         at: a.at.toISOString(),
       })),
       nextCursor: nextCursor(items, query.limit, (a) => ({ id: a.id.toString() })),
@@ -156,15 +156,8 @@ export class ClusterController {
   }
 }
 
-/**
- * A task's or a calendar's definition as its namespace sees it: its name, and the calendars a task
- * excludes, without the namespace their keys carry (see `qualifiedName`).
- */
-function withBareName(state: unknown): unknown {
-  if (typeof state !== 'object' || state === null || !('name' in state) || typeof state.name !== 'string') return state;
-  const shown: Record<string, unknown> = { ...state, name: bareName(state.name) };
-  const schedule = (state as { schedule?: { exclude?: unknown } }).schedule;
-  if (schedule && Array.isArray(schedule.exclude))
-    shown.schedule = { ...schedule, exclude: schedule.exclude.map((c) => (typeof c === 'string' ? bareName(c) : c)) };
-  return shown;
+/** An audit entry's before or after: a stored definition (see `withBareNames`), or nothing. */
+function shownState(state: unknown): unknown {
+  const named = typeof state === 'object' && state !== null && typeof (state as { name?: unknown }).name === 'string';
+  return named ? withBareNames(state as { name: string }) : state;
 }
