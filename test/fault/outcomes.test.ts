@@ -9,6 +9,7 @@ import './postgres-kill.fault.js';
 import './outbox.fault.js';
 import './slow-claim.fault.js';
 import './backlog-cost.fault.js';
+import './backlog-failover.fault.js';
 import './edits.fault.js';
 import './timeline.fault.js';
 import './breaker.fault.js';
