@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionDispatcher, GROUP_FROM, GROUP_SIZE } from '../../libs/scheduler/src/index.js';
 import { Metrics } from '../../libs/metrics/src/index.js';
-import { ExecutionsQueue } from '../../libs/queue/src/index.js';
+import { ExecutionsQueue, executionsQueueName } from '../../libs/queue/src/index.js';
+import { Worker } from 'bullmq';
 import { RedisService } from '../../libs/redis/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { openRepositories } from '../support/repositories.js';
@@ -34,7 +35,14 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
    * `count` planned rows of a new every-second task, one a second back from `fireAt`, all firing at
    * `fireAt` — or, `spread`, each a millisecond after the one before (no instant crowded enough to fire in groups).
    */
-  async function planned(name: string, count: number, fireAt: Date, spread = false, handler = 'noop') {
+  async function planned(
+    name: string,
+    count: number,
+    fireAt: Date,
+    spread = false,
+    handler = 'noop',
+    trigger: 'schedule' | 'catchup' = 'schedule',
+  ) {
     const task = await db.prisma.task.create({
       data: { name, handler, scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
     });
@@ -44,7 +52,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
       taskName: name,
       scheduledFor: new Date(fireAt.getTime() - i * 1000),
       fireAt: spread ? new Date(fireAt.getTime() + i) : fireAt,
-      trigger: 'schedule' as const,
+      trigger,
       status: 'scheduled' as const,
       taskVersion: 1,
       exclusive: false,
@@ -121,6 +129,41 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect(await queue.queueFor('send-mail').getJobCounts('waiting')).toEqual({
       waiting: Math.ceil(GROUP_FROM / GROUP_SIZE),
     });
+  });
+
+  it('puts backlog runs (single or grouped) behind every on-time job: a worker takes the on-time ones first', async () => {
+    await noop().obliterate({ force: true });
+    const past = new Date(Date.now() - 60_000);
+    const { rows: backlog } = await planned('caught-up', 3, past, true, 'noop', 'catchup');
+    const { rows: crowd } = await planned(
+      'caught-up-crowd',
+      GROUP_FROM,
+      new Date(past.getTime() - 1_000),
+      false,
+      'noop',
+      'catchup',
+    );
+    await dispatcher.dispatch([...backlog, ...crowd]);
+    const { rows: onTime } = await planned('on-time', 2, new Date(), true);
+    await dispatcher.dispatch(onTime);
+    expect(await noop().getJobCounts('waiting', 'prioritized')).toEqual({
+      waiting: 2,
+      prioritized: 3 + Math.ceil(GROUP_FROM / GROUP_SIZE),
+    });
+    const taken: string[] = [];
+    const worker = new Worker(
+      executionsQueueName('noop'),
+      async (job) => {
+        taken.push(job.data.executionId);
+      },
+      { connection: redis.connect(), prefix: redis.prefix, concurrency: 1 },
+    );
+    try {
+      await expect.poll(() => taken.length, { timeout: 10_000 }).toBe(5 + Math.ceil(GROUP_FROM / GROUP_SIZE));
+    } finally {
+      await worker.close();
+    }
+    expect(new Set(taken.slice(0, 2))).toEqual(new Set(onTime.map((r) => r.id)));
   });
 
   it('the claim records the release its job carries: the history shows it, with no history row written', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FairRelease, isBacklog } from './fair-release.js';
+import { FairRelease, OnTimeFirst, isBacklog } from './fair-release.js';
 
 const runs = (namespace: string, n: number, from = 0, group = 'task') =>
   Array.from({ length: n }, (_, i) => ({ id: `${namespace}-${from + i}`, namespace, group }));
@@ -62,5 +62,25 @@ describe('FairRelease', () => {
     gate.add(runs('c', 1));
     gate.clear();
     expect([gate.size, gate.take(1).length]).toEqual([0, 0]);
+  });
+});
+
+describe('OnTimeFirst', () => {
+  it('steps aside for an on-time slot due just ahead or just fired, never more than twice in a row', () => {
+    const gate = new OnTimeFirst(150, 30, 2);
+    // Nothing on time near: releases.
+    expect(gate.yields(1_000, 2_000, 0)).toBe(false);
+    // A slot fires 120 ms ahead: steps aside; one fired 20 ms ago: steps aside.
+    expect(gate.yields(1_880, 2_000, 1_000)).toBe(true);
+    expect(gate.yields(2_020, 3_000, 2_000)).toBe(true);
+    expect(gate.yields(2_025, 3_000, 2_000)).toBe(false); // a third in a row goes
+    // Past the window behind, and the next slot beyond the window ahead: releases.
+    expect(gate.yields(2_100, 3_000, 2_000)).toBe(false);
+  });
+
+  it('holds the rate however crowded the schedule: every third release goes', () => {
+    const gate = new OnTimeFirst(150, 30, 2);
+    const went = Array.from({ length: 30 }, (_, i) => !gate.yields(i * 100, i * 100 + 50, i * 100 - 10));
+    expect(went.filter(Boolean)).toHaveLength(10);
   });
 });

@@ -144,6 +144,35 @@ export class FairRelease<T extends Releasable> {
   }
 }
 
+/**
+ * On-time slots first, in time as well as in the queue: a release of backlog runs steps aside when
+ * an on-time slot fires within `aheadMs` (its push comes a lead before it) or fired within
+ * `behindMs` — its runs are being claimed — so the backlog's runs are not claimed in the same
+ * instant as the slots that are due. The release after takes what the skipped one was allowed (the
+ * bucket keeps it), and at most `inARow` are skipped in a row, so however crowded the schedule the
+ * rate holds. Pure: the caller says the instants.
+ */
+export class OnTimeFirst {
+  private skipped = 0;
+
+  constructor(
+    private readonly aheadMs: number,
+    private readonly behindMs: number,
+    private readonly inARow: number,
+  ) {}
+
+  /** Whether the release at `nowMs` steps aside, given the next on-time `fire_at` (null: none) and the latest fired. */
+  yields(nowMs: number, nextOnTimeMs: number | null, lastOnTimeMs: number): boolean {
+    const near = (at: number) => at >= nowMs - this.behindMs && at <= nowMs + this.aheadMs;
+    if ((near(lastOnTimeMs) || (nextOnTimeMs !== null && near(nextOnTimeMs))) && this.skipped < this.inARow) {
+      this.skipped++;
+      return true;
+    }
+    this.skipped = 0;
+    return false;
+  }
+}
+
 /** The index of the first name after `name` in the sorted `names` (binary search). */
 function firstAfter(names: readonly string[], name: string): number {
   let lo = 0;

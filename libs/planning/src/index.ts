@@ -6,7 +6,7 @@
  * @imports @punctual/contract, @punctual/time
  * @packageDocumentation
  */
-export { FairRelease, isBacklog, type Releasable } from './fair-release.js';
+export { FairRelease, isBacklog, OnTimeFirst, type Releasable } from './fair-release.js';
 export { type LateDecision, type LateSlot, resolveLateSlots } from './late-slots.js';
 export { PINNED_FIELDS, type PinnedDefinition, pinnedDefinitionOf, withPinnedDefinition } from './pinned-definition.js';
 export { type CursorAdvance, type PlannedExecution, type Trigger } from './planned-execution.js';

@@ -36,7 +36,16 @@ export interface ReleasedExecution {
   fireAt: Date;
   taskId?: string;
   handler: string;
+  /** A backlog run (a catch-up, a backfill): its job waits behind every on-time job (see {@link BACKLOG_PRIORITY}). */
+  backlog?: boolean;
 }
+
+/**
+ * The BullMQ priority of a backlog run's job. A worker takes a queue's jobs without a priority first
+ * (BullMQ's wait list) and prioritized ones only when none is waiting, so a slot on its schedule is
+ * never behind a catch-up that its turn of `CATCHUP_RATE` put in the queue a moment before.
+ */
+export const BACKLOG_PRIORITY = 1;
 
 /** BullMQ's job counts by state, summed over the queues asked about. */
 export type JobCounts = Record<string, number>;
@@ -96,10 +105,10 @@ export class ExecutionsQueue implements OnApplicationShutdown {
     await Promise.all(
       [...byHandler(executions)].map(([handler, list]) =>
         this.queueFor(handler).addBulk(
-          list.map(({ id, fireAt, taskId }) => ({
+          list.map(({ id, fireAt, taskId, backlog }) => ({
             name: 'execution',
             data: { executionId: id, taskId, fireAt: fireAt.getTime(), releasedAt, trace },
-            opts: { jobId: executionJobId(id) },
+            opts: { jobId: executionJobId(id), ...(backlog ? { priority: BACKLOG_PRIORITY } : {}) },
           })),
         ),
       ),
@@ -112,7 +121,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    * both in one round trip per handler. Each job carries the instant and the release, as a job of one does.
    */
   async enqueueGroups(
-    groups: { fireAt: Date; handler: string; executions: { id: string; taskId?: string }[] }[],
+    groups: { fireAt: Date; handler: string; backlog?: boolean; executions: { id: string; taskId?: string }[] }[],
     releasedAt: number,
   ): Promise<void> {
     if (groups.length === 0) return;
@@ -130,7 +139,10 @@ export class ExecutionsQueue implements OnApplicationShutdown {
           trace,
           group: members,
         },
-        opts: { jobId: groupJobId(g.fireAt.getTime(), members[0]!.executionId) },
+        opts: {
+          jobId: groupJobId(g.fireAt.getTime(), members[0]!.executionId),
+          ...(g.backlog ? { priority: BACKLOG_PRIORITY } : {}),
+        },
       };
     });
     // Membership first: a relay that finds an execution without a job of its own finds its group.

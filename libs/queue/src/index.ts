@@ -6,7 +6,13 @@
  * @imports @punctual/metrics, @punctual/redis, @punctual/tracing
  * @packageDocumentation
  */
-export { ExecutionsQueue, type JobCounts, type ReleasedExecution, type TurnJob } from './executions.queue.js';
+export {
+  BACKLOG_PRIORITY,
+  ExecutionsQueue,
+  type JobCounts,
+  type ReleasedExecution,
+  type TurnJob,
+} from './executions.queue.js';
 export {
   EXECUTION_CANCEL_CHANNEL,
   EXECUTION_JOB_OPTIONS,

@@ -83,18 +83,19 @@ export class ExecutionDispatcher {
 
   /**
    * Pushes a chunk, each execution to its handler's queue: the executions of one handler crowding
-   * an instant in groups, the others one job each.
+   * an instant in groups, the others one job each; backlog runs behind on-time ones (`BACKLOG_PRIORITY`).
    */
   private async enqueue(chunk: Fireable[], releasedAt: number): Promise<void> {
-    const crowds = new Map<string, Fireable[]>();
-    for (const e of chunk) {
-      const key = `${e.fireAt.getTime()} ${e.handler}`;
+    const crowds = new Map<string, (Fireable & { backlog: boolean })[]>();
+    for (const each of chunk) {
+      const e = { ...each, backlog: isBacklog(each.trigger) };
+      const key = `${e.fireAt.getTime()} ${e.handler} ${e.backlog}`;
       let list = crowds.get(key);
       if (!list) crowds.set(key, (list = []));
       list.push(e);
     }
-    const singles: Fireable[] = [];
-    const groups: { fireAt: Date; handler: string; executions: Fireable[] }[] = [];
+    const singles: (Fireable & { backlog: boolean })[] = [];
+    const groups: { fireAt: Date; handler: string; backlog: boolean; executions: Fireable[] }[] = [];
     for (const list of crowds.values()) {
       if (list.length < GROUP_FROM) singles.push(...list);
       else
@@ -102,6 +103,7 @@ export class ExecutionDispatcher {
           groups.push({
             fireAt: list[0]!.fireAt,
             handler: list[0]!.handler,
+            backlog: list[0]!.backlog,
             executions: list.slice(i, i + GROUP_SIZE),
           });
     }

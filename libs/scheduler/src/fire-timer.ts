@@ -43,6 +43,11 @@ export class FireTimer<T extends Timed> {
     return this.ids.size;
   }
 
+  /** The earliest `fireAt` held (epoch ms), or null when empty. */
+  nextFireAt(): number | null {
+    return this.heap[0]?.fireAt.getTime() ?? null;
+  }
+
   add(items: Iterable<T>): void {
     for (const item of items) {
       const at = item.fireAt.getTime();

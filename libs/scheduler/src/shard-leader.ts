@@ -11,7 +11,7 @@ import {
 } from '@punctual/db';
 import { splitQualifiedName } from '@punctual/contract';
 import type { Metrics } from '@punctual/metrics';
-import { FairRelease, isBacklog, leaderKey, type Releasable, resolveLateSlots } from '@punctual/planning';
+import { FairRelease, isBacklog, leaderKey, OnTimeFirst, type Releasable, resolveLateSlots } from '@punctual/planning';
 import type { RedisService } from '@punctual/redis';
 import { FencedOutError } from './errors.js';
 import type { ExecutionDispatcher } from './execution-dispatcher.js';
@@ -26,6 +26,12 @@ const LATE_LIMIT = 10_000;
 const RELAY_INTERVAL_MS = 2_000;
 /** How often held backlog runs are released (each time what the rate allowed since the last). */
 const RELEASE_INTERVAL_MS = 100;
+/**
+ * A release of backlog runs steps aside (see OnTimeFirst) for an on-time slot due within a release
+ * interval ahead (plus the fire lead) or fired within this long; every third release goes whatever.
+ */
+const YIELD_BEHIND_MS = 30;
+const YIELDS_IN_A_ROW = 2;
 /** Shard 0's leader sets the queues' gauges (depth, runs waiting for a worker) every this many relay passes. */
 const OBSERVE_EVERY = 3;
 /** Namespaces with `punctual_namespace_quota_used` series: the ones nearest their quotas. */
@@ -111,6 +117,9 @@ export class ShardLeader {
    */
   private readonly backlog: FairRelease<Fireable & Releasable>;
   private releaseTimer: NodeJS.Timeout | null = null;
+  /** The latest `fire_at` of an on-time slot pushed, and the release's step aside for them. */
+  private lastOnTimeAt = Number.NEGATIVE_INFINITY;
+  private readonly onTimeFirst: OnTimeFirst;
   private planning: Promise<void> | null = null;
   private replanRequested = false;
   /** The sweep of rows the API inserted, one at a time: what the next one looks at (tasks, or all). */
@@ -135,6 +144,11 @@ export class ShardLeader {
       onDeposed: (reason) => this.stepDown(reason),
     });
     this.backlog = new FairRelease(Math.max(1, s.upkeep.config.catchupRate / options.shards));
+    this.onTimeFirst = new OnTimeFirst(
+      RELEASE_INTERVAL_MS + s.firing.config.fireLeadMs,
+      YIELD_BEHIND_MS,
+      YIELDS_IN_A_ROW,
+    );
     this.timer = new FireTimer(
       (due) => void this.fire(due),
       () => this.s.clock.now(),
@@ -341,17 +355,22 @@ export class ShardLeader {
           namespace: e.namespace ?? splitQualifiedName(e.taskName ?? '').namespace,
           group: e.taskId ?? e.taskName ?? e.id,
         });
-      else now.push(e);
+      else {
+        now.push(e);
+        this.lastOnTimeAt = Math.max(this.lastOnTimeAt, e.fireAt.getTime());
+      }
     this.backlog.add(held);
     this.s.metrics.backlogHeld.set(this.labels, this.backlog.size);
     if (held.length > 0) this.releaseBacklog();
     if (now.length > 0) await this.push(now);
   }
 
-  /** The held backlog runs whose turn has come. */
+  /** The held backlog runs whose turn has come — unless on-time slots fire about now (see OnTimeFirst). */
   private releaseBacklog(): void {
     if (this.fence === null || this.backlog.size === 0) return;
-    const released = this.backlog.take(this.s.clock.now());
+    const now = this.s.clock.now();
+    if (this.onTimeFirst.yields(now, this.timer.nextFireAt(), this.lastOnTimeAt)) return;
+    const released = this.backlog.take(now);
     this.s.metrics.backlogHeld.set(this.labels, this.backlog.size);
     if (released.length > 0) void this.push(released);
   }
