@@ -290,7 +290,7 @@ describe('namespaces: quotas and bad input', () => {
     expect(put.status).toBe(201);
     expect(put.body).toMatchObject({
       name: 'quota-team',
-      quotas: { maxTasks: 3 },
+      quotas: { maxTasks: 3, maxRunsPerMinute: null, maxConcurrentRuns: null },
       use: { maxTasks: { used: 0, limit: 3 } },
     });
     expect((await api.call('POST', '/v1/tasks?namespace=quota-team', spec('one'))).status).toBe(201);
@@ -338,11 +338,40 @@ describe('namespaces: quotas and bad input', () => {
     ).toBe(200);
     expect((await api.call('POST', '/v1/tasks', spec('four'))).status).toBe(201);
     const shown = await api.call('GET', '/v1/namespaces/quota-team');
-    expect(shown.body.use).toEqual({ maxTasks: { used: 3, limit: 3 } });
+    expect(shown.body.use).toEqual({
+      maxTasks: { used: 3, limit: 3 },
+      maxRunsPerMinute: { used: 0, limit: null },
+      maxConcurrentRuns: { used: 0, limit: null },
+    });
     // Raised by one: one more fits.
     expect((await api.call('PUT', '/v1/namespaces/quota-team', { quotas: { maxTasks: 4 } })).status).toBe(200);
     expect((await api.call('POST', '/v1/tasks?namespace=quota-team', spec('four'))).status).toBe(201);
     expect((await api.call('POST', '/v1/tasks?namespace=quota-team', spec('five'))).status).toBe(429);
+  });
+
+  it('sets and shows the run quotas, and writes them to the audit log', async () => {
+    const put = await api.call('PUT', '/v1/namespaces/runs-team', {
+      description: 'per-customer reminders',
+      quotas: { maxRunsPerMinute: 600, maxConcurrentRuns: 0 },
+    });
+    expect(put.status).toBe(201);
+    expect(put.body).toMatchObject({
+      quotas: { maxTasks: null, maxRunsPerMinute: 600, maxConcurrentRuns: 0 },
+      use: {
+        maxTasks: { used: 0, limit: null },
+        maxRunsPerMinute: { used: 0, limit: 600 },
+        maxConcurrentRuns: { used: 0, limit: 0 },
+      },
+    });
+    // A PUT replaces: a quota left out has no limit again.
+    const lifted = await api.call('PUT', '/v1/namespaces/runs-team', { quotas: { maxRunsPerMinute: 60 } });
+    expect(lifted.body.quotas).toEqual({ maxTasks: null, maxRunsPerMinute: 60, maxConcurrentRuns: null });
+    const audit = await api.call('GET', '/v1/audit?action=namespace.put&target=runs-team');
+    const last = audit.body.items.find((e: { target: string }) => e.target === 'runs-team');
+    expect(last).toMatchObject({
+      before: { maxRunsPerMinute: 600, maxConcurrentRuns: 0 },
+      after: { maxRunsPerMinute: 60, maxConcurrentRuns: null },
+    });
   });
 
   it('holds the quota against concurrent creates: never more than maxTasks stored', async () => {
@@ -385,10 +414,17 @@ describe('namespaces: quotas and bad input', () => {
       expect(asked.status).toBe(422);
       expect(asked.body.error.details[0].field).toBe('namespace');
     }
-    for (const maxTasks of [-1, 10_000_001]) {
-      const res = await api.call('PUT', '/v1/namespaces/bad-quota', { quotas: { maxTasks } });
-      expect(res.status, String(maxTasks)).toBe(422);
-      expect(res.body.error.details[0].field).toBe('quotas.maxTasks');
+    for (const [quota, value] of [
+      ['maxTasks', -1],
+      ['maxTasks', 10_000_001],
+      ['maxRunsPerMinute', -1],
+      ['maxRunsPerMinute', 10_000_001],
+      ['maxConcurrentRuns', -1],
+      ['maxConcurrentRuns', 1_000_001],
+    ] as const) {
+      const res = await api.call('PUT', '/v1/namespaces/bad-quota', { quotas: { [quota]: value } });
+      expect(res.status, `${quota} ${value}`).toBe(422);
+      expect(res.body.error.details[0].field).toBe(`quotas.${quota}`);
     }
     expect((await api.call('PUT', '/v1/namespaces/bad-quota', { quotas: { maxTask: 1 } })).status).toBe(400);
     expect((await api.call('GET', '/v1/namespaces/bad-quota')).status).toBe(404);

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { quotaFlowKey } from '../../libs/planning/src/index.js';
 import { openRepositories } from '../support/repositories.js';
 
 /**
@@ -25,6 +26,7 @@ describe('claiming under flow control', () => {
   /** A task with these flow columns and `count` executions due (fire_at `agoMs` back, 1 ms apart, in order). */
   async function due(
     flow: {
+      name?: string;
       concurrencyKey?: string;
       concurrencyLimit?: number;
       rateKey?: string;
@@ -36,7 +38,8 @@ describe('claiming under flow control', () => {
     maxDelayMs = 3_600_000,
   ) {
     n += 1;
-    const name = `flow-${n}`;
+    const { name: prefix, ...columns } = flow;
+    const name = prefix ? `${prefix}-${n}` : `flow-${n}`;
     const task = await db.prisma.task.create({
       data: {
         name,
@@ -46,7 +49,7 @@ describe('claiming under flow control', () => {
         secret: 's',
         overlap: 'allow',
         maxDelayMs,
-        ...flow,
+        ...columns,
       },
     });
     const ids: string[] = [];
@@ -189,5 +192,42 @@ describe('claiming under flow control', () => {
     expect(loads[0]!.waiting).toBeGreaterThanOrEqual(loads.at(-1)!.waiting);
     const named = await db.flow.busiestKeys(0, ['other']);
     expect(named.map((l) => l.key)).toEqual(['other']);
+  });
+
+  it("a namespace's maxConcurrentRuns: its runs of every task (keyed or not) share it, the next held on the quota until one ends; another namespace is untouched", async () => {
+    await db.prisma.namespace.create({ data: { name: 'team-q', maxConcurrentRuns: 2 } });
+    const plain = await due({ name: 'team-q/plain' }, 2, 300);
+    const [keyed] = await due({ name: 'team-q/keyed', concurrencyKey: 'k', concurrencyLimit: 5 }, 1, 200);
+    const [elsewhere] = await due({}, 1, 200);
+    // Two claimed together, as two workers would; then the keyed task's, over the quota though its own key has room.
+    const results = [...(await Promise.all(plain.map(claim))), await claim(keyed!), await claim(elsewhere!)];
+    expect(results.map((r) => r.kind)).toEqual(['run', 'run', 'later', 'run']);
+    expect(results[2]).toMatchObject({ why: 'held', waitsFor: { flowKey: quotaFlowKey('team-q') } });
+    // Held on the quota, in its place; the runs started under it carry the namespace (their permits).
+    expect(await row(keyed!)).toMatchObject({ status: 'queued', quotaNamespace: 'team-q', concurrencyKey: 'team-q/k' });
+    for (const id of plain) expect(await row(id)).toMatchObject({ status: 'running', quotaNamespace: 'team-q' });
+    expect(await row(elsewhere!)).toMatchObject({ status: 'running', quotaNamespace: null });
+    expect((await db.namespaces.get('team-q'))!.running).toBe(2);
+
+    await finish(plain[0]!);
+    expect((await claim(keyed!)).kind).toBe('run');
+    expect(await row(keyed!)).toMatchObject({ status: 'running', quotaNamespace: 'team-q', heldAt: null });
+  });
+
+  it("a namespace's maxRunsPerMinute: starts in the last minute counted across its tasks; the next is told when the oldest leaves the minute", async () => {
+    await db.prisma.namespace.create({ data: { name: 'team-r', maxRunsPerMinute: 3 } });
+    const ids = [...(await due({ name: 'team-r/a' }, 2, 400)), ...(await due({ name: 'team-r/b' }, 2, 300))];
+    const results = [];
+    for (const id of ids) results.push(await claim(id));
+    expect(results.map((r) => r.kind)).toEqual(['run', 'run', 'run', 'later']);
+    const held = results[3]!;
+    expect(held).toMatchObject({ why: 'held', waitsFor: { flowKey: quotaFlowKey('team-r') } });
+    // Told to ask again about when the first start is a minute old (not the poll of a held permit).
+    expect(held.kind === 'later' && held.afterMs).toBeGreaterThan(55_000);
+    expect(await db.prisma.quotaStart.count({ where: { namespace: 'team-r' } })).toBe(3);
+    expect((await db.namespaces.get('team-r'))!.startsInMinute).toBe(3);
+    // The quota lifted, the held run starts at once.
+    await db.prisma.namespace.update({ where: { name: 'team-r' }, data: { maxRunsPerMinute: null } });
+    expect((await claim(ids[3]!)).kind).toBe('run');
   });
 });

@@ -120,6 +120,7 @@ describe('schema.prisma agrees with the migrated database', () => {
       concurrencyKey: 'openai',
       rateKey: 'twitter:acct-42',
       heldAt: now,
+      quotaNamespace: 'default',
       flowWaitedMs: 1_500,
       parkedAt: later,
       waitedOn: true,
@@ -260,7 +261,15 @@ describe('schema.prisma agrees with the migrated database', () => {
     });
 
     // A namespace; a task's, a calendar's and an audit entry's namespace is read from its key.
-    const namespace = { name: 'team-x', description: 'd', maxTasks: 10, createdAt: now, updatedAt: later };
+    const namespace = {
+      name: 'team-x',
+      description: 'd',
+      maxTasks: 10,
+      maxRunsPerMinute: 600,
+      maxConcurrentRuns: 20,
+      createdAt: now,
+      updatedAt: later,
+    };
     await db.prisma.namespace.create({ data: namespace });
     expect(await db.prisma.namespace.findUniqueOrThrow({ where: { name: 'team-x' } })).toEqual(namespace);
     const inX = await db.prisma.task.create({ data: { ...task, name: 'team-x/agreement' } });
@@ -278,6 +287,17 @@ describe('schema.prisma agrees with the migrated database', () => {
     await expect(db.prisma.namespace.delete({ where: { name: 'team-x' } })).rejects.toThrow();
     await expect(db.prisma.namespace.create({ data: { name: 'Bad_Name' } })).rejects.toThrow();
     await expect(db.prisma.namespace.create({ data: { name: 'negative', maxTasks: -1 } })).rejects.toThrow();
+    await expect(db.prisma.namespace.create({ data: { name: 'negative', maxRunsPerMinute: -1 } })).rejects.toThrow();
+    await expect(db.prisma.namespace.create({ data: { name: 'negative', maxConcurrentRuns: -1 } })).rejects.toThrow();
+    const quotaStart = await db.prisma.quotaStart.create({
+      data: { namespace: 'team-x', at: now, executionId: execution.id },
+    });
+    expect(await db.prisma.quotaStart.findUniqueOrThrow({ where: { id: quotaStart.id } })).toEqual({
+      id: quotaStart.id,
+      namespace: 'team-x',
+      at: now,
+      executionId: execution.id,
+    });
     await db.prisma.task.delete({ where: { id: inX.id } });
 
     // Deleting a task keeps its history: the execution's task_id becomes NULL, its name stays.
@@ -348,6 +368,8 @@ describe('schema.prisma agrees with the migrated database', () => {
       'task_execution_concurrency_running_idx',
       'task_execution_concurrency_held_idx',
       'task_execution_rate_held_idx',
+      'task_execution_quota_running_idx',
+      'task_execution_quota_held_idx',
       'task_execution_parked_idx',
     ];
     const rows = await db.prisma.$queryRaw<{ indexname: string }[]>`

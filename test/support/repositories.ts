@@ -6,6 +6,7 @@ import {
   ExecutionTransitionsRepository,
   FlowControlRepository,
   LeaderExecutionsRepository,
+  NamespacesRepository,
   PrismaService,
   SchedulerStateRepository,
   TasksRepository,
@@ -86,6 +87,7 @@ export async function openRepositories(config: Config) {
     leader: new LeaderExecutionsRepository(prisma),
     queries: new ExecutionQueriesRepository(prisma),
     state: new SchedulerStateRepository(prisma),
+    namespaces: new NamespacesRepository(prisma),
     /**
      * Resolves once Postgres' clock — the one a claim is judged by — has passed `at`: a test waits
      * for a slot's instant, or a lease's end, rather than sleeping and hoping it came. By a whole

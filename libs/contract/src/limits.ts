@@ -102,4 +102,8 @@ export const NAMESPACE_NAME_PATTERN = /^[a-z0-9-]{1,63}$/;
 /** The namespace of a request that names none, and of every task created before namespaces. */
 export const DEFAULT_NAMESPACE = 'default';
 /** The largest value each namespace quota takes (a quota left out, or null, has no limit). */
-export const QUOTA_CAPS = Object.freeze({ maxTasks: 10_000_000 });
+export const QUOTA_CAPS = Object.freeze({
+  maxTasks: 10_000_000,
+  maxRunsPerMinute: 10_000_000,
+  maxConcurrentRuns: 1_000_000,
+});

@@ -42,6 +42,14 @@ const quota = (cap: number, description: string) =>
 export const NamespaceQuotas = z
   .strictObject({
     maxTasks: quota(QUOTA_CAPS.maxTasks, 'tasks the namespace may hold: creating one more is a 429 `quota_exceeded`'),
+    maxRunsPerMinute: quota(
+      QUOTA_CAPS.maxRunsPerMinute,
+      'starts of its runs in any minute, across every worker: a run over it waits (held, in `fire_at` order), it does not fail',
+    ),
+    maxConcurrentRuns: quota(
+      QUOTA_CAPS.maxConcurrentRuns,
+      'its runs at once, across every worker: a run over it waits for one to end (held, in `fire_at` order)',
+    ),
   })
   .meta({ id: 'NamespaceQuotas' });
 
@@ -58,9 +66,19 @@ export const Namespace = z
   .object({
     name: z.string(),
     description: z.string().nullable(),
-    quotas: z.object({ maxTasks: z.number().int().nullable() }),
+    quotas: z.object({
+      maxTasks: z.number().int().nullable(),
+      maxRunsPerMinute: z.number().int().nullable(),
+      maxConcurrentRuns: z.number().int().nullable(),
+    }),
     use: z
-      .object({ maxTasks: use.meta({ description: 'tasks in the namespace' }) })
+      .object({
+        maxTasks: use.meta({ description: 'tasks in the namespace' }),
+        maxRunsPerMinute: use.meta({
+          description: 'starts in the last minute counted under the quota (recorded while it is set)',
+        }),
+        maxConcurrentRuns: use.meta({ description: 'its runs running now' }),
+      })
       .meta({ description: 'each quota with what the namespace uses of it now' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,

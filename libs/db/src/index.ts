@@ -71,7 +71,12 @@ export {
   MigrationError,
   readMigrations,
 } from './migrator.js';
-export { type NamespaceInUse, NamespacesRepository } from './namespaces.repository.js';
+export {
+  type NamespaceFields,
+  type NamespaceInUse,
+  NamespacesRepository,
+  type QuotaMetric,
+} from './namespaces.repository.js';
 export { OutboxRepository } from './outbox.repository.js';
 export { type TaskVersionRow, TaskVersionsRepository } from './task-versions.repository.js';
 export { type SlotEvent, type SlotRow, type TaskChange, TimelineRepository } from './timeline.repository.js';

@@ -5,7 +5,22 @@ import { PrismaService, type Db } from './prisma.service.js';
 /** A namespace with what it uses of its quotas now. */
 export interface NamespaceInUse extends Namespace {
   tasks: number;
+  /** Its runs running now. */
+  running: number;
+  /** Its starts in the last minute counted under `maxRunsPerMinute` (recorded while it is set). */
+  startsInMinute: number;
 }
+
+/** The fields of a namespace an admin sets (a type, not an interface: it is written as JSON to the audit log). */
+export type NamespaceFields = {
+  description: string | null;
+  maxTasks: number | null;
+  maxRunsPerMinute: number | null;
+  maxConcurrentRuns: number | null;
+};
+
+/** The quotas counted in `punctual_namespace_quota_used`. */
+export type QuotaMetric = 'maxTasks' | 'maxRunsPerMinute' | 'maxConcurrentRuns';
 
 /** Owns `namespace`: teams' (or customers') shares of the cluster and their quotas. */
 @Injectable()
@@ -32,11 +47,7 @@ export class NamespacesRepository {
   }
 
   /** Creates or replaces a namespace's fields; `before` is null when it was created. */
-  async put(
-    name: string,
-    fields: { description: string | null; maxTasks: number | null },
-    db: Db,
-  ): Promise<{ before: Namespace | null; after: Namespace }> {
+  async put(name: string, fields: NamespaceFields, db: Db): Promise<{ before: Namespace | null; after: Namespace }> {
     const before = await db.namespace.findUnique({ where: { name } });
     const after = await db.namespace.upsert({
       where: { name },
@@ -69,6 +80,7 @@ export class NamespacesRepository {
     await db.$executeRaw`DELETE FROM task_version WHERE task_name LIKE ${prefix}`;
     await db.$executeRaw`DELETE FROM audit_log WHERE namespace = ${name}`;
     await db.$executeRaw`DELETE FROM flow_start WHERE key LIKE ${prefix}`;
+    await db.$executeRaw`DELETE FROM quota_start WHERE namespace = ${name}`;
     await db.$executeRaw`DELETE FROM overrun_permit WHERE key LIKE ${prefix}`;
     // A key left with no namespace would be a key of the whole cluster: revoked instead.
     await db.$executeRaw`
@@ -81,17 +93,31 @@ export class NamespacesRepository {
   }
 
   /**
-   * The `limit` namespaces nearest their task quota (use ÷ quota, highest first), for the metrics:
-   * a bounded set of series however many namespaces there are. Each count reads its namespace's
-   * range of the (namespace, name) index.
+   * The `limit` quotas nearest their limit (use ÷ limit, highest first) across every namespace, for
+   * the metrics: a bounded set of series however many namespaces there are. Each count reads its
+   * namespace's range of an index (its tasks by name, its runs running, its starts in the minute).
    */
-  async nearestQuota(limit: number): Promise<{ namespace: string; quota: 'maxTasks'; used: number; limit: number }[]> {
-    const rows = await this.prisma.$queryRaw<{ namespace: string; used: number; max_tasks: number }[]>`
-      SELECT n.name AS namespace, c.used, n.max_tasks FROM namespace n
-      CROSS JOIN LATERAL (SELECT count(*)::int AS used FROM task t WHERE t.namespace = n.name) c
-      WHERE n.max_tasks IS NOT NULL
-      ORDER BY c.used::float8 / GREATEST(n.max_tasks, 1) DESC, n.name LIMIT ${limit}`;
-    return rows.map((r) => ({ namespace: r.namespace, quota: 'maxTasks', used: r.used, limit: r.max_tasks }));
+  async nearestQuota(limit: number): Promise<{ namespace: string; quota: QuotaMetric; used: number; limit: number }[]> {
+    return this.prisma.$queryRaw<{ namespace: string; quota: QuotaMetric; used: number; limit: number }[]>`
+      SELECT namespace, quota, used, "limit" FROM (
+        SELECT n.name AS namespace, 'maxTasks' AS quota, c.used, n.max_tasks AS "limit" FROM namespace n
+        CROSS JOIN LATERAL (SELECT count(*)::int AS used FROM task t WHERE t.namespace = n.name) c
+        WHERE n.max_tasks IS NOT NULL
+        UNION ALL
+        SELECT n.name, 'maxConcurrentRuns', c.used, n.max_concurrent_runs FROM namespace n
+        CROSS JOIN LATERAL (
+          SELECT count(*)::int AS used FROM task_execution x
+          WHERE x.quota_namespace = n.name AND x.status = 'running' AND x.lease_until > now()
+        ) c
+        WHERE n.max_concurrent_runs IS NOT NULL
+        UNION ALL
+        SELECT n.name, 'maxRunsPerMinute', c.used, n.max_runs_per_minute FROM namespace n
+        CROSS JOIN LATERAL (
+          SELECT count(*)::int AS used FROM quota_start f WHERE f.namespace = n.name AND f.at > now() - interval '1 minute'
+        ) c
+        WHERE n.max_runs_per_minute IS NOT NULL
+      ) q
+      ORDER BY used::float8 / GREATEST("limit", 1) DESC, namespace, quota LIMIT ${limit}`;
   }
 
   private async lock(name: string, db: Db): Promise<void> {
@@ -100,10 +126,19 @@ export class NamespacesRepository {
 
   private async withUse(rows: Namespace[]): Promise<NamespaceInUse[]> {
     if (rows.length === 0) return [];
-    const counts = await this.prisma.$queryRaw<{ namespace: string; n: bigint }[]>`
-      SELECT ns.name AS namespace, (SELECT count(*) FROM task t WHERE t.namespace = ns.name) AS n
+    // Runs running: the few rows of the running index, whatever the history holds.
+    const counts = await this.prisma.$queryRaw<{ namespace: string; tasks: number; running: number; starts: number }[]>`
+      SELECT ns.name AS namespace,
+        (SELECT count(*) FROM task t WHERE t.namespace = ns.name)::int AS tasks,
+        (SELECT count(*) FROM task_execution x WHERE x.status = 'running' AND x.namespace = ns.name AND x.lease_until > now())::int AS running,
+        (SELECT count(*) FROM quota_start f WHERE f.namespace = ns.name AND f.at > now() - interval '1 minute')::int AS starts
       FROM unnest(${rows.map((r) => r.name)}::text[]) AS ns(name)`;
-    const tasks = new Map(counts.map((c) => [c.namespace, Number(c.n)]));
-    return rows.map((row) => ({ ...row, tasks: tasks.get(row.name) ?? 0 }));
+    const use = new Map(counts.map((c) => [c.namespace, c]));
+    return rows.map((row) => ({
+      ...row,
+      tasks: use.get(row.name)?.tasks ?? 0,
+      running: use.get(row.name)?.running ?? 0,
+      startsInMinute: use.get(row.name)?.starts ?? 0,
+    }));
   }
 }

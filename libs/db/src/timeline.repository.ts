@@ -29,6 +29,7 @@ export interface SlotRow {
   error: string | null;
   concurrencyKey: string | null;
   rateKey: string | null;
+  quotaNamespace: string | null;
   heldAt: Date | null;
   flowWaitedMs: number | null;
   parkedAt: Date | null;
@@ -45,7 +46,7 @@ export interface SlotEvent {
 
 const ROW_COLUMNS = `id, task_id AS "taskId", scheduled_for AS "scheduledFor", fire_at AS "fireAt", trigger, status, skip_reason AS "skipReason",
   attempt, task_version AS "taskVersion", started_at AS "startedAt", finished_at AS "finishedAt", next_attempt_at AS "nextAttemptAt", error,
-  concurrency_key AS "concurrencyKey", rate_key AS "rateKey", held_at AS "heldAt", flow_waited_ms AS "flowWaitedMs", parked_at AS "parkedAt",
+  concurrency_key AS "concurrencyKey", rate_key AS "rateKey", quota_namespace AS "quotaNamespace", held_at AS "heldAt", flow_waited_ms AS "flowWaitedMs", parked_at AS "parkedAt",
   created_at AS "createdAt"`;
 
 /**

@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { type FlowCheck, type FlowPolicy, type FlowWrite, heldOutcomes, planBatch, rateWindowMs } from './flow-plan.js';
+import {
+  type FlowCheck,
+  type FlowPolicy,
+  type FlowWrite,
+  heldOnQuota,
+  heldOutcomes,
+  planBatch,
+  QUOTA_PER_MS,
+  quotaFlowKey,
+  rateWindowMs,
+} from './flow-plan.js';
 
 const write = (fireMs: number, id = randomUUID()): FlowWrite => ({ id, seen: { fireAt: new Date(fireMs) } });
 const check = (over: Partial<FlowCheck> = {}): FlowCheck => ({
@@ -68,5 +78,69 @@ describe('heldOutcomes', () => {
     const plan = planBatch(seen, [write(1), write(2)], rate(2, 1_000));
     const held = heldOutcomes(seen, plan, [], rate(2, 1_000), []);
     expect(held.map((h) => h.kind === 'held' && h.retryInMs)).toEqual([550, 650]);
+  });
+});
+
+describe("a namespace's run quotas", () => {
+  const quotaCheck = (over: Partial<NonNullable<FlowCheck['quota']>> = {}, outer: Partial<FlowCheck> = {}) =>
+    check({ quota: { running: 0, first_held: null, held: 0, window_ms: [], ...over }, ...outer });
+  const quota = (concurrency: number | null, perMinute: number | null, own: Partial<FlowPolicy> = {}): FlowPolicy => ({
+    concurrency: null,
+    rate: null,
+    ...own,
+    quota: { namespace: 'team-a', concurrency, perMinute },
+  });
+
+  it('starts as many as maxConcurrentRuns leaves room for, and holds the rest on the quota (woken when a run of the namespace ends)', () => {
+    const writes = [write(1), write(2), write(3), write(4)];
+    const seen = quotaCheck({ running: 1, held: 2 });
+    const plan = planBatch(seen, writes, quota(3, null));
+    expect(plan.going.map((g) => g.w)).toEqual(writes.slice(0, 2));
+    expect(plan.waiting.map((_, j) => heldOnQuota(plan, plan.going.length + j))).toEqual([true, true]);
+    expect(heldOutcomes(seen, plan, [], quota(3, null), [])).toEqual([
+      undefined,
+      undefined,
+      { kind: 'held', key: quotaFlowKey('team-a'), retryInMs: null, ahead: 2 },
+      { kind: 'held', key: quotaFlowKey('team-a'), retryInMs: null, ahead: 3 },
+    ]);
+  });
+
+  it('a run held on the quota ahead goes first, whatever the room; a task key that is full holds on the key, not the quota', () => {
+    const [early, late] = [write(1), write(3)];
+    const behind = planBatch(
+      quotaCheck({ first_held: { fireMs: 2, id: randomUUID() } }),
+      [late!, early!],
+      quota(10, null),
+    );
+    expect(behind.going.map((g) => g.w)).toEqual([early]);
+    expect(heldOnQuota(behind, 1)).toBe(true);
+
+    const own = quota(10, null, { concurrency: { key: 'api', limit: 1 } });
+    const seen = quotaCheck({}, { running: 1 });
+    const onKey = planBatch(seen, [write(1)], own);
+    expect(onKey.going).toHaveLength(0);
+    expect(heldOnQuota(onKey, 0)).toBe(false);
+    expect(heldOutcomes(seen, onKey, [], own, [])).toEqual([{ kind: 'held', key: 'api', retryInMs: null, ahead: 0 }]);
+  });
+
+  it('counts maxRunsPerMinute over the last minute: a run over it asks again when a start leaves the window', () => {
+    // 3 starts in the minute, at 5 s, 9 s and 9.9 s (now 10 s), of a quota of 4: one goes, the next
+    // waits for the 5 s start to be a window old.
+    const seen = quotaCheck({ window_ms: [5_000, 9_000, 9_900] });
+    const plan = planBatch(seen, [write(1), write(2)], quota(null, 4));
+    expect(plan.going).toHaveLength(1);
+    const [, held] = heldOutcomes(seen, plan, [plan.going[0]!.id], quota(null, 4), []);
+    expect(held).toEqual({
+      kind: 'held',
+      key: quotaFlowKey('team-a'),
+      retryInMs: 5_000 + rateWindowMs(QUOTA_PER_MS) - 10_000,
+      ahead: 0,
+    });
+  });
+
+  it('a quota of 0 lets nothing start, and a run held on it waits for the quota to change', () => {
+    const plan = planBatch(quotaCheck(), [write(1)], quota(null, 0));
+    expect(plan.going).toHaveLength(0);
+    expect(heldOutcomes(quotaCheck(), plan, [], quota(null, 0), [])[0]).toMatchObject({ retryInMs: null });
   });
 });

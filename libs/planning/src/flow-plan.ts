@@ -8,11 +8,30 @@ export interface FlowWrite {
   seen: { fireAt: Date };
 }
 
-/** A task's flow control (DESIGN §5), as its policy says. */
+/** A task's flow control (DESIGN §5), as its policy says, and its namespace's run quotas. */
 export interface FlowPolicy {
   concurrency: { key: string; limit: number } | null;
   rate: { key: string; limit: number; perMs: number } | null;
+  /** Its namespace's run quotas, when the namespace has any (see {@link RunQuota}). */
+  quota?: RunQuota | null;
 }
+
+/**
+ * A namespace's run quotas (`maxConcurrentRuns`, `maxRunsPerMinute`; null: no limit): every run of
+ * the namespace counts, whatever its task's own keys — as a concurrency key and a rate key of a
+ * minute would, each run held over them keeping its place in `fire_at` order.
+ */
+export interface RunQuota {
+  namespace: string;
+  concurrency: number | null;
+  perMinute: number | null;
+}
+
+/** A run quota's window: a minute. */
+export const QUOTA_PER_MS = 60_000;
+
+/** The key a run held on its namespace's run quotas waits on (woken as a flow-control key is). */
+export const quotaFlowKey = (namespace: string): string => `namespace-quota:${namespace}`;
 
 /**
  * A run held: a key is at its limit, or an earlier run waits on it: the run is marked held and comes
@@ -58,6 +77,8 @@ export interface FlowCheck {
   first_held: { fireMs: number; id: string } | null;
   held: number;
   window_ms: number[];
+  /** The same of the namespace's run quotas (the flow control's `quota`), or null. */
+  quota?: Omit<FlowCheck, 'now_ms' | 'quota'> | null;
 }
 
 export interface Placed<W extends FlowWrite = FlowWrite> {
@@ -74,6 +95,14 @@ export interface BatchPlan<W extends FlowWrite = FlowWrite> {
   waiting: Placed<W>[];
   permits: number;
   starts: number;
+  /** Of the run quota: its room, and its first held run's place in the batch's order (the first that may not go past it). */
+  quota: { permits: number; starts: number; firstBehind: number } | null;
+}
+
+/** Whether a held run of the plan waits on its namespace's run quota (else on its task's keys); `at`: its place in the batch's order. */
+export function heldOnQuota(plan: BatchPlan, at: number): boolean {
+  const q = plan.quota;
+  return q !== null && (at >= q.permits || at >= q.starts || at >= q.firstBehind);
 }
 
 /** The claims of a batch in the order they go, `(fire_at, id)`. */
@@ -88,11 +117,32 @@ export function planBatch<W extends FlowWrite>(check: FlowCheck, writes: W[], fl
   const order = inOrder(writes);
   const permits = flow.concurrency ? Math.max(0, flow.concurrency.limit - check.running) : Number.POSITIVE_INFINITY;
   const starts = flow.rate ? Math.max(0, flow.rate.limit - check.window_ms.length) : Number.POSITIVE_INFINITY;
-  const firstHeld = check.first_held;
-  const mayGo = firstHeld ? order.findIndex((o) => !before(o, firstHeld)) : -1;
-  const eligible = mayGo === -1 ? order.length : mayGo;
-  const going = order.slice(0, Math.min(eligible, permits, starts));
-  return { going, waiting: order.slice(going.length), permits, starts };
+  const firstBehind = (first: FlowCheck['first_held']) => {
+    const at = first ? order.findIndex((o) => !before(o, first)) : -1;
+    return at === -1 ? order.length : at;
+  };
+  const eligible = firstBehind(check.first_held);
+  let quota: BatchPlan['quota'] = null;
+  if (flow.quota && check.quota) {
+    const { concurrency, perMinute } = flow.quota;
+    quota = {
+      permits: concurrency === null ? Number.POSITIVE_INFINITY : Math.max(0, concurrency - check.quota.running),
+      starts: perMinute === null ? Number.POSITIVE_INFINITY : Math.max(0, perMinute - check.quota.window_ms.length),
+      firstBehind: firstBehind(check.quota.first_held),
+    };
+  }
+  const going = order.slice(
+    0,
+    Math.min(
+      eligible,
+      permits,
+      starts,
+      quota?.permits ?? Infinity,
+      quota?.starts ?? Infinity,
+      quota?.firstBehind ?? Infinity,
+    ),
+  );
+  return { going, waiting: order.slice(going.length), permits, starts, quota };
 }
 
 /**
@@ -122,6 +172,25 @@ export function heldOutcome(
   return { kind: 'held', key: flow.rate!.key, retryInMs: Math.ceil(Math.max(0, freeAt - nowMs)), ahead };
 }
 
+/**
+ * A run held on its namespace's run quota: waiting for a permit (`onPermit`) until a run of the
+ * namespace ends, else — like a rate key's — until the start `perMinute` back from its place leaves the minute.
+ */
+export function heldOnQuotaOutcome(
+  quota: RunQuota,
+  onPermit: boolean,
+  position: number,
+  window: number[],
+  nowMs: number,
+): HeldOutcome {
+  const key = quotaFlowKey(quota.namespace);
+  // A quota of 0 runs a minute frees no start: the run waits for the quota to change (and asks now and then).
+  if (onPermit || !quota.perMinute)
+    return { kind: 'held', key, retryInMs: null, ahead: Math.min(AHEAD_COUNTED, position) };
+  const asRate: FlowPolicy = { concurrency: null, rate: { key, limit: quota.perMinute, perMs: QUOTA_PER_MS } };
+  return heldOutcome(asRate, false, position, window, nowMs);
+}
+
 /** The held outcomes of a plan, into `outcomes` (see {@link heldOutcome}; this batch's starts are in the window). */
 export function heldOutcomes<O, W extends FlowWrite>(
   check: FlowCheck,
@@ -132,6 +201,14 @@ export function heldOutcomes<O, W extends FlowWrite>(
 ): (O | HeldOutcome)[] {
   const window = [...check.window_ms, ...claimed.map(() => check.now_ms)];
   plan.waiting.forEach((o, j) => {
+    const at = plan.going.length + j;
+    if (flow.quota && check.quota && plan.quota && heldOnQuota(plan, at)) {
+      const q = plan.quota;
+      const onPermit = at >= q.permits && (flow.quota.perMinute === null || q.permits <= q.starts);
+      const quotaWindow = [...check.quota.window_ms, ...claimed.map(() => check.now_ms)];
+      outcomes[o.i] = heldOnQuotaOutcome(flow.quota, onPermit, check.quota.held + j, quotaWindow, check.now_ms);
+      return;
+    }
     const onPermit =
       flow.concurrency !== null &&
       (plan.going.length + j >= plan.permits || flow.rate === null || plan.permits <= plan.starts);

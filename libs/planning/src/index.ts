@@ -38,11 +38,16 @@ export {
   type FlowWrite,
   flowOrder,
   type HeldOutcome,
+  heldOnQuota,
+  heldOnQuotaOutcome,
   heldOutcome,
   heldOutcomes,
   inOrder,
   planBatch,
+  QUOTA_PER_MS,
+  quotaFlowKey,
   rateWindowMs,
+  type RunQuota,
 } from './flow-plan.js';
 export {
   attemptsRemain,

@@ -15,7 +15,14 @@ import {
 import { HandlerRegistry } from '@punctual/handlers';
 import { Metrics } from '@punctual/metrics';
 import { reasonOfSkip } from '@punctual/contract';
-import { type ClaimContext, type ClaimVerdict, flowOrder, judgeClaim, withPinnedDefinition } from '@punctual/planning';
+import {
+  type ClaimContext,
+  type ClaimVerdict,
+  flowOrder,
+  judgeClaim,
+  quotaFlowKey,
+  withPinnedDefinition,
+} from '@punctual/planning';
 import { EXECUTION_CANCEL_CHANNEL, ExecutionsQueue } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { ClaimBatches } from './claim-batches.js';
@@ -291,7 +298,7 @@ export class ExecutionClaimer {
       // A newcomer of an exclusive task runs because nothing else of it was in progress or due first.
       free: execution.exclusive && execution.attempt === 0,
     };
-    const flow = flowPolicyOf(task);
+    const flow = flowPolicyOf(task, read.quota);
     // A write waits for its batch (a flow-controlled one for its turn in its key's lane): given up on
     // before it leaves, it is never sent.
     let gaveUp = false;
@@ -325,6 +332,8 @@ export class ExecutionClaimer {
       );
       // A held run went and the key still has room: the next one held behind it may go too.
       if (outcome.roomLeft && flow?.concurrency) void this.flowClaims.wake(flow.concurrency.key);
+      if (outcome.roomLeft && flow?.quota?.concurrency != null)
+        void this.flowClaims.wake(quotaFlowKey(flow.quota.namespace));
     }
     return this.run(outcome.execution, task, sentAt);
   }

@@ -14,6 +14,7 @@ import { Metrics } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
 import { ExecutionsQueue } from '@punctual/queue';
 import { ClockService } from '@punctual/clock';
+import { quotaFlowKey } from '@punctual/planning';
 import { concurrencyKeyOf } from './flow-claims.js';
 import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
 import { holdBeforeSlotMs } from './claim-checks.js';
@@ -207,6 +208,9 @@ export class ExecutionRunner implements OnModuleDestroy {
           for (const listener of this.turnListeners) listener(execution.taskId);
         const permitKey = concurrencyKeyOf(task);
         if (permitKey !== null) for (const listener of this.permitListeners) listener(permitKey);
+        // A run started under its namespace's run quotas frees one of `maxConcurrentRuns`.
+        if (execution.quotaNamespace !== null)
+          for (const listener of this.permitListeners) listener(quotaFlowKey(execution.quotaNamespace));
       }
     } finally {
       turn.settle();

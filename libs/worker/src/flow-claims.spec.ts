@@ -17,11 +17,21 @@ describe('flow-control keys in namespaces', () => {
     expect(flowPolicyOf(task('team-a', 'openai', 'openai'))).toEqual({
       concurrency: { key: 'team-a/openai', limit: 2 },
       rate: { key: 'team-a/openai', limit: 10, perMs: 60_000 },
+      quota: null,
     });
     expect(flowPolicyOf(task('team-b', 'openai', null))?.concurrency?.key).toBe('team-b/openai');
     expect(flowPolicyOf(task('default', 'openai', null))?.concurrency?.key).toBe('openai');
     // The cluster's own tasks may share a namespace's limit on purpose, by its key.
     expect(concurrencyKeyOf(task('default', 'team-a/openai', null))).toBe('team-a/openai');
     expect(flowPolicyOf(task('team-a', null, null))).toBeNull();
+  });
+
+  it("add the namespace's run quotas, as the claim read them: a task with no key of its own goes through flow control too", () => {
+    const quota = { namespace: 'team-a', concurrency: 5, perMinute: null };
+    expect(flowPolicyOf(task('team-a', null, null), quota)).toEqual({ concurrency: null, rate: null, quota });
+    expect(flowPolicyOf(task('team-a', 'openai', null), quota)).toMatchObject({
+      concurrency: { key: 'team-a/openai', limit: 2 },
+      quota,
+    });
   });
 });

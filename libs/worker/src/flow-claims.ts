@@ -7,7 +7,7 @@ import {
   isConnectionError,
   type Task,
 } from '@punctual/db';
-import type { FlowPolicy } from '@punctual/planning';
+import { type FlowPolicy, quotaFlowKey, type RunQuota } from '@punctual/planning';
 import { FLOW_WAKE_CHANNEL } from '@punctual/queue';
 import type { RedisService } from '@punctual/redis';
 import { Batcher } from './batcher.js';
@@ -31,10 +31,14 @@ export function concurrencyKeyOf(task: Pick<Task, 'namespace' | 'concurrencyKey'
   return task.concurrencyKey === null ? null : scopedFlowKey(task, task.concurrencyKey);
 }
 
-/** A task's flow control, or null when it has none (its claims share the batched write). */
-export function flowPolicyOf(task: Task): FlowPolicy | null {
-  if (task.concurrencyKey === null && task.rateKey === null) return null;
+/**
+ * A task's flow control with its namespace's run quotas (as the claim read them), or null when it
+ * has neither (its claims share the batched write).
+ */
+export function flowPolicyOf(task: Task, quota: RunQuota | null = null): FlowPolicy | null {
+  if (task.concurrencyKey === null && task.rateKey === null && quota === null) return null;
   return {
+    quota,
     concurrency: task.concurrencyKey === null ? null : { key: concurrencyKeyOf(task)!, limit: task.concurrencyLimit! },
     rate:
       task.rateKey === null

@@ -8,7 +8,13 @@ import {
   type NamespacePutBody,
   routes,
 } from '@punctual/contract';
-import { AuditRepository, type NamespaceInUse, NamespacesRepository, PrismaService } from '@punctual/db';
+import {
+  AuditRepository,
+  type NamespaceFields,
+  type NamespaceInUse,
+  NamespacesRepository,
+  PrismaService,
+} from '@punctual/db';
 import type { Response } from 'express';
 import { CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
@@ -47,7 +53,12 @@ export class NamespacesController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<NamespaceJson> {
     checkName(name);
-    const fields = { description: body.description ?? null, maxTasks: body.quotas?.maxTasks ?? null };
+    const fields: NamespaceFields = {
+      description: body.description ?? null,
+      maxTasks: body.quotas?.maxTasks ?? null,
+      maxRunsPerMinute: body.quotas?.maxRunsPerMinute ?? null,
+      maxConcurrentRuns: body.quotas?.maxConcurrentRuns ?? null,
+    };
     const { before, after } = await this.prisma.$transaction(async (tx) => {
       const written = await this.namespaces.put(name, fields, tx);
       await this.audit.record(
@@ -108,16 +119,31 @@ function checkName(name: string): void {
 
 const notFound = (name: string) => new ApiError(404, 'not_found', `no namespace named "${name}"`);
 
-function auditFields(row: { description: string | null; maxTasks: number | null } | null) {
-  return row && { description: row.description, maxTasks: row.maxTasks };
+function auditFields(row: NamespaceFields | null): NamespaceFields | null {
+  return (
+    row && {
+      description: row.description,
+      maxTasks: row.maxTasks,
+      maxRunsPerMinute: row.maxRunsPerMinute,
+      maxConcurrentRuns: row.maxConcurrentRuns,
+    }
+  );
 }
 
 function present(row: NamespaceInUse): NamespaceJson {
   return {
     name: row.name,
     description: row.description,
-    quotas: { maxTasks: row.maxTasks },
-    use: { maxTasks: { used: row.tasks, limit: row.maxTasks } },
+    quotas: {
+      maxTasks: row.maxTasks,
+      maxRunsPerMinute: row.maxRunsPerMinute,
+      maxConcurrentRuns: row.maxConcurrentRuns,
+    },
+    use: {
+      maxTasks: { used: row.tasks, limit: row.maxTasks },
+      maxRunsPerMinute: { used: row.startsInMinute, limit: row.maxRunsPerMinute },
+      maxConcurrentRuns: { used: row.running, limit: row.maxConcurrentRuns },
+    },
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

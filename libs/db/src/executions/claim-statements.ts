@@ -35,7 +35,10 @@ export const CLAIM_READ = `
       SELECT (extract(epoch FROM o.scheduled_for) * 1000)::float8 FROM task_execution o
       WHERE o.task_id = e.task_id AND o.scheduled_for < e.scheduled_for AND o.trigger = 'schedule'
       ORDER BY o.scheduled_for DESC LIMIT 1
-    ) END AS previous_slot_ms
+    ) END AS previous_slot_ms,
+    -- The run quotas of the task's namespace, when it has any: its claim goes through flow control.
+    (SELECT json_build_object('namespace', n.name, 'concurrency', n.max_concurrent_runs, 'perMinute', n.max_runs_per_minute)
+      FROM namespace n WHERE n.name = t.namespace AND (n.max_concurrent_runs IS NOT NULL OR n.max_runs_per_minute IS NOT NULL)) AS quota
   FROM unnest($1::uuid[], $2::int[]) AS req(id, known_version)
   CROSS JOIN LATERAL (SELECT * FROM task_execution x WHERE x.id = req.id OFFSET 0) e
   -- One index lookup per row, whatever the planner thinks of the tables' sizes (OFFSET 0 keeps it a subquery).

@@ -1,4 +1,5 @@
 import { splitQualifiedName } from '@punctual/contract';
+import type { RunQuota } from '@punctual/planning';
 import type { Prisma, Task, TaskExecution } from '../generated/prisma/client.js';
 import type { ExecutionRow } from './execution.row.js';
 
@@ -53,6 +54,8 @@ export interface ClaimRead {
   otherBuffered: boolean;
   /** The task's scheduled slot before this one; null when there is none, or no run of the task is in progress. */
   previousSlotAt: Date | null;
+  /** The run quotas of the task's namespace (null: it has none). */
+  quota: RunQuota | null;
   /** Postgres' clock when the snapshot was taken. */
   now: Date;
 }
@@ -78,6 +81,7 @@ export type ReadRow = Pick<
   earlier_due: boolean;
   other_buffered: boolean;
   previous_slot_ms: number | null;
+  quota: RunQuota | null;
 };
 
 export const instant = (ms: number | null) => (ms === null ? null : new Date(ms));
@@ -137,6 +141,8 @@ export function executionFromClaimed(row: ClaimedRow): TaskExecution {
     concurrencyKey: row.concurrency_key,
     rateKey: row.rate_key,
     heldAt: null,
+    // Recorded by the flow-controlled claim's end, after the row came back: not known here.
+    quotaNamespace: null,
     flowWaitedMs: null,
     parkedAt: null,
     waitedOn: false,
@@ -177,6 +183,7 @@ export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
     earlierDue: row.earlier_due,
     otherBuffered: row.other_buffered,
     previousSlotAt: instant(row.previous_slot_ms),
+    quota: row.quota,
     now: new Date(row.now_ms),
   };
 }

@@ -35,6 +35,7 @@ export interface ExecutionRow {
   concurrency_key: string | null;
   rate_key: string | null;
   held_at: Date | null;
+  quota_namespace: string | null;
   flow_waited_ms: number | null;
   parked_at: Date | null;
   waited_on: boolean;
@@ -71,6 +72,7 @@ export function executionFromRow(row: ExecutionRow): TaskExecution {
     concurrencyKey: row.concurrency_key,
     rateKey: row.rate_key,
     heldAt: row.held_at,
+    quotaNamespace: row.quota_namespace,
     flowWaitedMs: row.flow_waited_ms,
     parkedAt: row.parked_at,
     waitedOn: row.waited_on,

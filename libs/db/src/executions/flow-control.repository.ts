@@ -3,10 +3,13 @@ import {
   type FlowCheck,
   type FlowPolicy,
   type HeldOutcome,
+  heldOnQuota,
+  heldOnQuotaOutcome,
   heldOutcome,
   heldOutcomes,
   inOrder,
   planBatch,
+  QUOTA_PER_MS,
   rateWindowMs,
 } from '@punctual/planning';
 import type pg from 'pg';
@@ -82,6 +85,11 @@ export class FlowControlRepository {
       window_ms: number[];
       marked: boolean;
       now_ms: number;
+      qcfull: boolean;
+      qrfull: boolean;
+      qbehind: boolean;
+      q_held_count: number;
+      q_window_ms: number[];
     }>({
       name: this.prisma.statementName('punctual.flow.hold-if-full'),
       text: FLOW_HOLD_IF_FULL,
@@ -95,19 +103,32 @@ export class FlowControlRepository {
         claims.map((c) => c.write.seen.fireAt.toISOString()),
         claims.map((c) => c.write.seen.status),
         claims.map((c) => c.write.seen.attempt),
+        claims.map((c) => c.flow.quota?.namespace ?? null),
+        claims.map((c) => c.flow.quota?.concurrency ?? null),
+        claims.map((c) => c.flow.quota?.perMinute ?? null),
+        rateWindowMs(QUOTA_PER_MS),
       ],
     });
     // Claims of one flow control held in this batch queue up behind each other.
     const placed = new Map<string, number>();
     return rows.map((row, i) => {
       const { flow } = claims[i]!;
-      if (!row.cfull && !row.rfull && !row.behind) return null;
+      const onQuota = row.qcfull || row.qrfull || row.qbehind;
+      if (!row.cfull && !row.rfull && !row.behind && !onQuota) return null;
       // Not held: no longer as read (another claim, an edit): read again.
       if (!row.marked) return { kind: 'changed' };
       const lane = JSON.stringify(flow);
       this.roomy.delete(lane);
       const j = placed.get(lane) ?? 0;
       placed.set(lane, j + 1);
+      if (onQuota)
+        return heldOnQuotaOutcome(
+          flow.quota!,
+          row.qcfull || !row.qrfull,
+          row.q_held_count + j,
+          row.q_window_ms,
+          row.now_ms,
+        );
       // Waiting for a permit unless only the rate window is full.
       const onPermit = flow.concurrency !== null && (row.cfull || !row.rfull);
       return heldOutcome(flow, onPermit, row.held_count + j, row.window_ms, row.now_ms);
@@ -130,15 +151,21 @@ export class FlowControlRepository {
   }
 
   private async claimNow(writes: ClaimWrite[], flow: FlowPolicy, leaseMs: number): Promise<FlowClaimOutcome[]> {
+    // The namespace's run quotas lock as a key of their own: its runs of every key serialize on it.
     const keys = [
-      ...new Set([flow.concurrency?.key, flow.rate?.key].filter((k): k is string => k !== undefined)),
+      ...new Set(
+        [flow.concurrency?.key, flow.rate?.key]
+          .filter((k): k is string => k !== undefined)
+          .map((key) => `punctual.flow:${key}`)
+          .concat(flow.quota ? [`punctual.quota:${flow.quota.namespace}`] : []),
+      ),
     ].sort();
     const client = await this.prisma.pool.connect();
     let done = false;
     try {
       // One round trip: the keys are quoted by the driver (a statement with parameters cannot share one).
       await client.query(
-        `BEGIN; SELECT ${keys.map((key) => `pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`punctual.flow:${key}`)}, 0))`).join(', ')}`,
+        `BEGIN; SELECT ${keys.map((key) => `pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(key)}, 0))`).join(', ')}`,
       );
       const check = await this.check(client, writes, flow);
       const plan = planBatch(check, writes, flow);
@@ -167,20 +194,31 @@ export class FlowControlRepository {
             held.map((w) => w.id),
             held.map((w) => w.seen.status),
             held.map((w) => w.seen.attempt),
+            flow.quota?.namespace ?? null,
+            !!flow.quota?.perMinute,
+            plan.waiting.map((_, j) => heldOnQuota(plan, plan.going.length + j)),
           ],
         });
       }
       await client.query('COMMIT');
       done = true;
 
-      const roomLeft = plan.permits - claimed.length > 0 && plan.starts - claimed.length > 0;
+      const roomLeft =
+        plan.permits - claimed.length > 0 &&
+        plan.starts - claimed.length > 0 &&
+        (plan.quota === null || (plan.quota.permits - claimed.length > 0 && plan.quota.starts - claimed.length > 0));
       const lane = JSON.stringify(flow);
       if (roomLeft && plan.waiting.length === 0) {
         if (this.roomy.size >= ROOMY_LANES_KEPT) this.roomy.clear();
         this.roomy.add(lane);
       } else this.roomy.delete(lane);
-      for (const g of plan.going)
-        if (outcomes[g.i]!.kind === 'claimed') outcomes[g.i] = { ...(outcomes[g.i] as ClaimWriteOutcome), roomLeft };
+      for (const g of plan.going) {
+        const outcome = outcomes[g.i]!;
+        if (outcome.kind !== 'claimed') continue;
+        // Started under its namespace's run quotas: the finish recorded the namespace on its row.
+        const execution = { ...outcome.execution, quotaNamespace: flow.quota?.namespace ?? null };
+        outcomes[g.i] = { ...outcome, execution, roomLeft };
+      }
       return heldOutcomes(check, plan, claimed, flow, outcomes);
     } finally {
       // The error on its way out is the one to report. A connection that cannot roll back is
@@ -209,6 +247,9 @@ export class FlowControlRepository {
         flow.rate ? rateWindowMs(flow.rate.perMs) : 0,
         first.w.seen.fireAt.toISOString(),
         first.id,
+        flow.quota?.namespace ?? null,
+        flow.quota?.perMinute ?? 0,
+        rateWindowMs(QUOTA_PER_MS),
       ],
     });
     return rows[0]!;

@@ -7,7 +7,8 @@ import { earlierSlotDueSql, lateSql, plannedSql, runInProgressSql } from './pred
 
 /**
  * When an execution may start without a judgement: the case of `judgeClaim` that says `run` for a
- * pending or retrying execution of a task with no flow control (DESIGN §5) — due by Postgres'
+ * pending or retrying execution of a task with no flow control (DESIGN §5), in a namespace with no
+ * run quotas — due by Postgres'
  * clock (a retry: its next attempt too), a first attempt of a scheduled slot on its plan version,
  * its task not paused and the slot not late (manual runs skip those checks), and an exclusive one
  * only while its task is free: no other exclusive run of it running, and for a first attempt none
@@ -20,6 +21,8 @@ export const STARTS_WITHOUT_JUDGEMENT = `
   AND e.fire_at <= statement_timestamp()
   AND (e.status <> 'retrying' OR COALESCE(e.next_attempt_at, e.fire_at) <= statement_timestamp())
   AND t.concurrency_key IS NULL AND t.rate_key IS NULL
+  AND NOT EXISTS (
+    SELECT 1 FROM namespace n WHERE n.name = t.namespace AND (n.max_concurrent_runs IS NOT NULL OR n.max_runs_per_minute IS NOT NULL))
   AND (e.attempt > 0 OR e.trigger = 'manual' OR (
     t.status <> 'paused'
     AND (e.pinned_definition IS NOT NULL OR e.task_version = t.plan_version)

@@ -119,7 +119,7 @@ function startReason(
   if (row.trigger === 'manual') return { reason: 'manual', detail: 'a run asked for by hand' };
   if (row.trigger === 'backfill') return { reason: 'backfill', detail: 'run by a backfill' };
   if (row.flowWaitedMs !== null && row.flowWaitedMs >= 1_000)
-    return { reason: 'flow_control', detail: `waited ${seconds(row.flowWaitedMs)} for key ${flowKey(row)}` };
+    return { reason: 'flow_control', detail: `waited ${seconds(row.flowWaitedMs)} for ${flowKey(row)}` };
   if (candidate?.shifted)
     return {
       reason: 'dst_gap',
@@ -134,7 +134,7 @@ function explainWaiting(row: SlotRow, span: VersionSpan | undefined, ctx: Explai
     return {
       outcome: 'pending',
       reason: 'flow_control',
-      detail: `${since}, waiting ${seconds(ctx.now - row.heldAt.getTime())} so far for key ${flowKey(row)}`,
+      detail: `${since}, waiting ${seconds(ctx.now - row.heldAt.getTime())} so far for ${flowKey(row)}`,
     };
   const handler = span?.definition.handler;
   if (handler && ctx.offered && !ctx.offered.has(handler))
@@ -174,7 +174,7 @@ function explainSkip(row: SlotRow, span: VersionSpan | undefined, ctx: ExplainCo
       const unled = unledAt(row.scheduledFor.getTime(), ctx);
       if (unled) return { outcome: 'skipped', reason: 'no_leader', detail: `${noLeader(unled, ctx)}` };
       const held = row.heldAt
-        ? `, held back by flow control on key ${flowKey(row)} since ${when(row.heldAt.getTime(), ctx)}`
+        ? `, held back by flow control on ${flowKey(row)} since ${when(row.heldAt.getTime(), ctx)}`
         : '';
       return {
         outcome: 'skipped',
@@ -361,13 +361,19 @@ function maxDelayOf(span: VersionSpan | undefined): string {
   return String(span?.definition.policy.maxDelay ?? '1h');
 }
 
+/**
+ * What a run waits or waited on: its keys (`key "a" and "b"`), its namespace's run quotas when it
+ * is held on them, and either for a run that started under both.
+ */
 function flowKey(row: SlotRow): string {
-  return (
-    [row.concurrencyKey, row.rateKey]
-      .filter(Boolean)
-      .map((k) => `"${k}"`)
-      .join(' and ') || '(none)'
-  );
+  const keys = [row.concurrencyKey, row.rateKey]
+    .filter(Boolean)
+    .map((k) => `"${k}"`)
+    .join(' and ');
+  const quota = row.quotaNamespace === null ? null : `the run quotas of namespace "${row.quotaNamespace}"`;
+  if (row.heldAt !== null && quota) return quota;
+  if (keys && quota) return `key ${keys} or ${quota}`;
+  return keys ? `key ${keys}` : (quota ?? 'key (none)');
 }
 
 function lateBy(ms: number): string {
