@@ -371,6 +371,7 @@ describe('schema.prisma agrees with the migrated database', () => {
       'task_execution_quota_running_idx',
       'task_execution_quota_held_idx',
       'task_execution_parked_idx',
+      'task_bare_name_trgm_idx',
     ];
     const rows = await db.prisma.$queryRaw<{ indexname: string }[]>`
       SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' AND indexname NOT LIKE '%_pkey'`;

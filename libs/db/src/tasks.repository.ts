@@ -287,9 +287,8 @@ export class TasksRepository {
       filter.labels &&
         Object.keys(filter.labels).length > 0 &&
         Prisma.sql`t.labels @> ${JSON.stringify(filter.labels)}::jsonb`,
-      filter.q && Prisma.sql`(t.name ILIKE ${like(filter.q)} OR t.description ILIKE ${like(filter.q)})`,
-      // The key holds the namespace (`team-a/…`): the name itself must match, not its prefix. The
-      // condition above finds the candidates through the trigram indexes; this one checks them.
+      // The key holds the namespace (`team-a/…`): the name itself must match, not its prefix — the
+      // bare name, as the trigram index holds it (task_bare_name_trgm_idx).
       filter.q &&
         Prisma.sql`(substr(t.name, strpos(t.name, '/') + 1) ILIKE ${like(filter.q)} OR t.description ILIKE ${like(filter.q)})`,
       afterName !== undefined && Prisma.sql`t.name > ${afterName}`,
