@@ -1,25 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../support/cluster.js';
-import { mostAtOnce } from '../support/invocations.js';
-
-const oneOff = (name: string, url: string, at: Date, policy: object = {}) => ({
-  name,
-  handler: 'http',
-  payload: { url },
-  schedule: { at: at.toISOString() },
-  policy,
-});
-
-/** The most of `instants` within any window of `ms`. */
-function mostWithin(instants: number[], ms: number): number {
-  const at = [...instants].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; j < at.length; j += 1) {
-    while (at[j]! - at[i]! >= ms) i += 1;
-    most = Math.max(most, j - i + 1);
-  }
-  return most;
-}
+import { mostAtOnce, mostWithin, oneOffCalling as oneOff } from '../support/invocations.js';
 
 /**
  * A namespace's run quotas (DESIGN §7 wave 4) with real processes: two workers, one scheduler,

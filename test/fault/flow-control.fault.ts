@@ -1,26 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../support/cluster.js';
-import { mostAtOnce } from '../support/invocations.js';
+import { mostAtOnce, mostWithin, oneOffCalling as oneOff } from '../support/invocations.js';
 import { OwnRedis } from '../support/redis-server.js';
-
-/** The most of `instants` within any window of `ms`. */
-function mostWithin(instants: number[], ms: number): number {
-  const at = [...instants].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; j < at.length; j += 1) {
-    while (at[j]! - at[i]! >= ms) i += 1;
-    most = Math.max(most, j - i + 1);
-  }
-  return most;
-}
-
-const oneOff = (name: string, url: string, at: Date, policy: object) => ({
-  name,
-  handler: 'http',
-  payload: { url },
-  schedule: { at: at.toISOString() },
-  policy,
-});
 
 /**
  * Flow control with real processes (DESIGN §5): two workers, one scheduler, a Redis of the test's

@@ -105,3 +105,23 @@ export function mostAtOnce(calls: Invocation[]): number {
   for (const e of edges) most = Math.max(most, (open += e.d));
   return most;
 }
+
+/** The most of `instants` within any window of `ms`. */
+export function mostWithin(instants: number[], ms: number): number {
+  const at = [...instants].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; j < at.length; j += 1) {
+    while (at[j]! - at[i]! >= ms) i += 1;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
+}
+
+/** A one-off task of the `http` handler calling `url` at `at`, with `policy`. */
+export const oneOffCalling = (name: string, url: string, at: Date, policy: object = {}) => ({
+  name,
+  handler: 'http',
+  payload: { url },
+  schedule: { at: at.toISOString() },
+  policy,
+});
