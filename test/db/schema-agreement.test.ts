@@ -368,7 +368,7 @@ describe('schema.prisma agrees with the migrated database', () => {
       'task_execution_concurrency_running_idx',
       'task_execution_concurrency_held_idx',
       'task_execution_rate_held_idx',
-      'task_execution_quota_running_idx',
+      'task_execution_namespace_running_idx',
       'task_execution_quota_held_idx',
       'task_execution_parked_idx',
       'task_bare_name_trgm_idx',

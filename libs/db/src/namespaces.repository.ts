@@ -107,7 +107,7 @@ export class NamespacesRepository {
         SELECT n.name, 'maxConcurrentRuns', c.used, n.max_concurrent_runs FROM namespace n
         CROSS JOIN LATERAL (
           SELECT count(*)::int AS used FROM task_execution x
-          WHERE x.quota_namespace = n.name AND x.status = 'running' AND x.lease_until > now()
+          WHERE x.namespace = n.name AND x.status = 'running' AND x.lease_until > now()
         ) c
         WHERE n.max_concurrent_runs IS NOT NULL
         UNION ALL

@@ -115,6 +115,14 @@ describe("a namespace's run quotas", () => {
     expect(behind.going.map((g) => g.w)).toEqual([early]);
     expect(heldOnQuota(behind, 1)).toBe(true);
 
+    // A batch stopped by its task's key holds on the key, whatever their places, while the quota has room.
+    const stoppedByKey = planBatch(quotaCheck(), [write(1), write(2), write(3), write(4), write(5)], {
+      ...quota(3, null),
+      concurrency: { key: 'api', limit: 1 },
+    });
+    expect(stoppedByKey.going).toHaveLength(1);
+    expect(stoppedByKey.waiting.map((_, j) => heldOnQuota(stoppedByKey, 1 + j))).toEqual([false, false, false, false]);
+
     const own = quota(10, null, { concurrency: { key: 'api', limit: 1 } });
     const seen = quotaCheck({}, { running: 1 });
     const onKey = planBatch(seen, [write(1)], own);

@@ -99,10 +99,14 @@ export interface BatchPlan<W extends FlowWrite = FlowWrite> {
   quota: { permits: number; starts: number; firstBehind: number } | null;
 }
 
-/** Whether a held run of the plan waits on its namespace's run quota (else on its task's keys); `at`: its place in the batch's order. */
+/**
+ * Whether a held run of the plan waits on its namespace's run quota (else on its task's keys): the
+ * quota is what stopped the batch (its room all taken by the runs that go), or the run is behind
+ * one already held on it; `at`: its place in the batch's order.
+ */
 export function heldOnQuota(plan: BatchPlan, at: number): boolean {
   const q = plan.quota;
-  return q !== null && (at >= q.permits || at >= q.starts || at >= q.firstBehind);
+  return q !== null && (plan.going.length >= q.permits || plan.going.length >= q.starts || at >= q.firstBehind);
 }
 
 /** The claims of a batch in the order they go, `(fire_at, id)`. */
@@ -204,7 +208,7 @@ export function heldOutcomes<O, W extends FlowWrite>(
     const at = plan.going.length + j;
     if (flow.quota && check.quota && plan.quota && heldOnQuota(plan, at)) {
       const q = plan.quota;
-      const onPermit = at >= q.permits && (flow.quota.perMinute === null || q.permits <= q.starts);
+      const onPermit = plan.going.length >= q.permits && (flow.quota.perMinute === null || q.permits <= q.starts);
       const quotaWindow = [...check.quota.window_ms, ...claimed.map(() => check.now_ms)];
       outcomes[o.i] = heldOnQuotaOutcome(flow.quota, onPermit, check.quota.held + j, quotaWindow, check.now_ms);
       return;

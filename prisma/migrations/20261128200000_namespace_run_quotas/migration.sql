@@ -7,11 +7,12 @@ ALTER TABLE "namespace" ADD COLUMN "max_runs_per_minute" INTEGER,
     ADD CONSTRAINT "namespace_max_runs_per_minute" CHECK ("max_runs_per_minute" IS NULL OR "max_runs_per_minute" >= 0),
     ADD CONSTRAINT "namespace_max_concurrent_runs" CHECK ("max_concurrent_runs" IS NULL OR "max_concurrent_runs" >= 0);
 
--- The namespace whose run quotas a run was started under (its permit of `max_concurrent_runs`), or
--- is held on (waiting for the quota, in `fire_at` order); null otherwise.
+-- The namespace whose run quotas a run was started under, or is held on (waiting for the quota, in
+-- `fire_at` order); null otherwise. Every running run of a namespace counts against its
+-- `max_concurrent_runs` (one started before the quota was set too): counted by the namespace.
 ALTER TABLE "task_execution" ADD COLUMN "quota_namespace" TEXT;
-CREATE INDEX "task_execution_quota_running_idx" ON "task_execution" ("quota_namespace")
-  WHERE "status" = 'running' AND "quota_namespace" IS NOT NULL;
+CREATE INDEX "task_execution_namespace_running_idx" ON "task_execution" ("namespace")
+  WHERE "status" = 'running';
 CREATE INDEX "task_execution_quota_held_idx" ON "task_execution" ("quota_namespace", "fire_at")
   WHERE "held_at" IS NOT NULL AND "status" IN ('scheduled', 'queued', 'retrying') AND "quota_namespace" IS NOT NULL;
 

@@ -15,6 +15,9 @@ import {
   NamespacesRepository,
   PrismaService,
 } from '@punctual/db';
+import { quotaFlowKey } from '@punctual/planning';
+import { FLOW_WAKE_CHANNEL } from '@punctual/queue';
+import { RedisService } from '@punctual/redis';
 import type { Response } from 'express';
 import { CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
@@ -31,6 +34,7 @@ export class NamespacesController {
     private readonly namespaces: NamespacesRepository,
     private readonly audit: AuditRepository,
     private readonly prisma: PrismaService,
+    private readonly redis: RedisService,
   ) {}
 
   @Route(routes.listNamespaces)
@@ -74,6 +78,10 @@ export class NamespacesController {
       return written;
     });
     res.status(before ? 200 : 201);
+    // Runs held on the run quotas wait for a run of the namespace to end; a quota raised or lifted
+    // frees them now: the first held is woken, and each that starts with room left wakes the next.
+    if (before && (before.maxConcurrentRuns !== null || before.maxRunsPerMinute !== null))
+      await this.redis.client.publish(this.redis.key(FLOW_WAKE_CHANNEL), quotaFlowKey(name)).catch(() => undefined); // the held runs ask again on their own
     return present((await this.namespaces.get(after.name))!);
   }
 

@@ -124,7 +124,7 @@ export class FlowControlRepository {
       if (onQuota)
         return heldOnQuotaOutcome(
           flow.quota!,
-          row.qcfull || !row.qrfull,
+          flow.quota!.concurrency !== null && (row.qcfull || !row.qrfull),
           row.q_held_count + j,
           row.q_window_ms,
           row.now_ms,

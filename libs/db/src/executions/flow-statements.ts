@@ -55,7 +55,7 @@ export const FLOW_CHECK = `
     CASE WHEN $8::text IS NULL THEN NULL ELSE json_build_object(
       'running', (
         SELECT count(*) FROM task_execution r
-        WHERE r.quota_namespace = $8 AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> ALL($3::uuid[])
+        WHERE r.namespace = $8 AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> ALL($3::uuid[])
       ),
       'first_held', (SELECT json_build_object('fireMs', (extract(epoch FROM h.fire_at) * 1000)::float8, 'id', h.id) FROM qheld h ORDER BY h.fire_at, h.id LIMIT 1),
       'held', (SELECT count(*) FROM (SELECT 1 FROM qheld h WHERE (h.fire_at, h.id) < ($6::timestamptz, $7::uuid) LIMIT ${AHEAD_COUNTED}) a),
@@ -105,7 +105,7 @@ export const FLOW_HOLD_IF_FULL = `
   qkeys AS (SELECT DISTINCT qns AS ns, qrlimit FROM req WHERE qns IS NOT NULL),
   qrunning AS (
     SELECT k.ns, (SELECT count(*) FROM task_execution x
-      WHERE x.quota_namespace = k.ns AND x.status = 'running' AND x.lease_until > clock_timestamp() AND x.id <> ALL($1::uuid[]))::int AS n
+      WHERE x.namespace = k.ns AND x.status = 'running' AND x.lease_until > clock_timestamp() AND x.id <> ALL($1::uuid[]))::int AS n
     FROM (SELECT DISTINCT ns FROM qkeys) k
   ),
   qwindows AS (
