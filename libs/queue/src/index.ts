@@ -32,4 +32,5 @@ export {
   type WorkerEntry,
   WORKERS_KEY,
 } from './queue.constants.js';
+export { announceFlowKey } from './flow-wake.js';
 export { QueueModule } from './queue.module.js';

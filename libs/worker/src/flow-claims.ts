@@ -8,7 +8,7 @@ import {
   type Task,
 } from '@punctual/db';
 import { type FlowPolicy, quotaFlowKey, type RunQuota } from '@punctual/planning';
-import { FLOW_WAKE_CHANNEL } from '@punctual/queue';
+import { announceFlowKey } from '@punctual/queue';
 import type { RedisService } from '@punctual/redis';
 import { Batcher } from './batcher.js';
 import { BATCH, BATCHES_IN_FLIGHT } from './claim-batches.js';
@@ -101,13 +101,8 @@ export class FlowClaims {
 
   /** Tells every worker that a run of `key` started or ended: each brings its first run held on the key forward. */
   async wake(key: string): Promise<void> {
-    await this.redis.client
-      .publish(this.redis.key(FLOW_WAKE_CHANNEL), key)
-      .catch((error: unknown) =>
-        this.logger.warn(
-          { err: error, key },
-          'could not announce a flow-control key; held runs ask again on their own',
-        ),
-      );
+    const error = await announceFlowKey(this.redis, key);
+    if (error)
+      this.logger.warn({ err: error, key }, 'could not announce a flow-control key; held runs ask again on their own');
   }
 }

@@ -16,7 +16,7 @@ import {
   PrismaService,
 } from '@punctual/db';
 import { quotaFlowKey } from '@punctual/planning';
-import { FLOW_WAKE_CHANNEL } from '@punctual/queue';
+import { announceFlowKey } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import type { Response } from 'express';
 import { CurrentPrincipal } from '../auth/roles.js';
@@ -81,7 +81,7 @@ export class NamespacesController {
     // Runs held on the run quotas wait for a run of the namespace to end; a quota raised or lifted
     // frees them now: the first held is woken, and each that starts with room left wakes the next.
     if (before && (before.maxConcurrentRuns !== null || before.maxRunsPerMinute !== null))
-      await this.redis.client.publish(this.redis.key(FLOW_WAKE_CHANNEL), quotaFlowKey(name)).catch(() => undefined); // the held runs ask again on their own
+      await announceFlowKey(this.redis, quotaFlowKey(name)); // not heard: the held runs ask again on their own
     return present((await this.namespaces.get(after.name))!);
   }
 
