@@ -361,9 +361,10 @@ describe('claiming an execution', () => {
 
     it('a run released late (after a failover) makes the next slot ask again until it has waited as long, then the policy decides', async () => {
       const now = Date.now();
-      // Released 4 s after its fire_at, just before the next slot (4 s: wide enough that a busy
-      // machine's pauses between the steps below stay inside the wait they judge).
-      const LATE = 4_000;
+      // Released 6 s after its fire_at, just before the next slot (6 s: wide enough that a busy
+      // machine's pauses between the steps below stay inside the wait they judge; the check within
+      // the wait comes 1 s into it, leaving 5 s for such a pause).
+      const LATE = 6_000;
       const late = await execution('queued', { exclusive: true, at: now - LATE - 100, queuedAt: new Date(now - 100) });
       expect((await claim(late)).kind).toBe('run');
       await startedAt(late, now - 100);
@@ -379,7 +380,7 @@ describe('claiming an execution', () => {
         'allowance',
         true,
       ]);
-      await db.clockPasses(nextAt + LATE / 3, 'a third of the wait');
+      await db.clockPasses(nextAt + 1_000, 'a second into the wait');
       expect((await claim(next)).kind).toBe('later');
       await db.clockPasses(nextAt + LATE, 'the end of the wait');
       expect(await claim(next)).toEqual({ kind: 'skipped', reason: 'overlap' });
