@@ -33,6 +33,8 @@ export interface ScaleResult {
   listPages: Summary;
   /** ms per `GET /v1/tasks?namespace=&q=` (substring search of name and description in one namespace). */
   search: Summary;
+  /** ms per `GET /v1/namespaces` page of 50 (the first ten pages, and lookups by a name's start). */
+  namespacePages: Summary;
 }
 
 const DUE_TASKS = 100;
@@ -80,7 +82,7 @@ export async function benchScale(
     await sleep(leaderSeconds * 1000);
     const apiIdle = kib(cluster.api!.child.pid, 'VmRSS') / 1024;
     const batch = await batchCreate(cluster, batchCalls);
-    const { listPages, search } = await listLatencies(cluster, requests, Math.max(1, namespaces));
+    const { listPages, search, namespacePages } = await listLatencies(cluster, requests, Math.max(1, namespaces));
     return {
       idleTasks,
       namespaces,
@@ -97,6 +99,7 @@ export async function benchScale(
       workerRssMiB: kib(cluster.workers[0]!.child.pid, 'VmRSS') / 1024,
       listPages,
       search,
+      namespacePages,
     };
   } finally {
     await cluster.stop();
@@ -185,7 +188,7 @@ async function listLatencies(
   cluster: Cluster,
   requests: number,
   namespaces: number,
-): Promise<{ listPages: Summary; search: Summary }> {
+): Promise<{ listPages: Summary; search: Summary; namespacePages: Summary }> {
   const timed = async (path: string) => {
     const t0 = performance.now();
     const res = await cluster.call('GET', path);
@@ -214,7 +217,17 @@ async function listLatencies(
     const namespace = `ns-${n % namespaces}`;
     searches.push((await timed(`/v1/tasks?namespace=${namespace}&q=idle-${n}&limit=50`)).ms);
   }
-  return { listPages: summarize(pages), search: summarize(searches) };
+  // The namespaces, as the console's picker reads them: ten pages deep, then by the start of a name.
+  const namespacePages: number[] = [];
+  let path: string | null = '/v1/namespaces?limit=50';
+  for (let depth = 0; depth < 10 && path; depth += 1) {
+    const { ms: took, body } = await timed(path);
+    namespacePages.push(took);
+    path = body.nextCursor ? `/v1/namespaces?limit=50&cursor=${body.nextCursor}` : null;
+  }
+  for (let i = 0; i < 20; i += 1)
+    namespacePages.push((await timed(`/v1/namespaces?limit=50&prefix=ns-${(i * 7919) % namespaces}`)).ms);
+  return { listPages: summarize(pages), search: summarize(searches), namespacePages: summarize(namespacePages) };
 }
 
 /**
@@ -291,6 +304,15 @@ export async function scaleScenario(opts: BenchOptions): Promise<ScenarioOutcome
       ratio: '—',
       target: 'p99 ≤ 50 ms',
       met: r.search.p99 <= 50,
+    },
+    {
+      scenario,
+      measure: `GET /v1/namespaces p50 / p99 (${r.namespacePages.n} pages of 50, with each one's use)`,
+      punctual: `${ms(r.namespacePages.p50)} / ${ms(r.namespacePages.p99)}`,
+      peer: '—',
+      ratio: '—',
+      target: '—',
+      met: null,
     },
   ];
   return { rows, data: r, problems: [] };

@@ -263,6 +263,7 @@ describe('fuzz: malformed requests', () => {
         ['GET', `/v1/tasks?cursor=${cursor}`, undefined],
         ['GET', `/v1/executions?cursor=${cursor}`, undefined],
         ['GET', `/v1/audit?cursor=${cursor}`, undefined],
+        ['GET', `/v1/namespaces?cursor=${cursor}`, undefined],
       );
     }
     for (const query of [

@@ -73,4 +73,24 @@ describe('the console in namespaces', () => {
     expect(text).not.toContain('owner-of-team-a');
     expect(text).not.toContain('owner-of-default');
   });
+
+  it('past a page of namespaces, finds one by the start of its name', async () => {
+    // 100 more: the first page (100) no longer holds them all.
+    for (let i = 0; i < 100; i++)
+      expect((await call('PUT', `/v1/namespaces/many-${String(i).padStart(3, '0')}`, {})).status).toBe(201);
+    const admin = await openWatched(ctx.api.base);
+    watched.push(admin);
+    const { page } = admin;
+    await signIn(page, ctx.api.base, ctx.api.config.adminApiKey!);
+    const field = page.getByLabel('Namespace');
+    await expect.poll(() => field.evaluate((e) => e.tagName)).toBe('INPUT');
+    await field.fill('team-');
+    const offered = () =>
+      page.locator('#namespace-choices option').evaluateAll((o) => o.map((e) => e.getAttribute('value')));
+    await expect.poll(offered).toEqual(['team-a', 'team-b']);
+    await field.fill('team-b');
+    await expect.poll(offered).toEqual(['team-b']);
+    await Promise.all([page.waitForURL(`${ctx.api.base}/?namespace=team-b`), field.press('Enter')]);
+    await expect.poll(() => page.locator('tbody').textContent()).toContain('owner-of-team-b');
+  });
 });

@@ -1,5 +1,5 @@
 import type { Me } from '@punctual/contract';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { CalendarPage, CalendarsPage } from './pages/calendars-page.js';
 import { ClusterPage } from './pages/cluster-page.js';
@@ -53,10 +53,15 @@ function Nav({ me }: { me: Me }) {
   );
 }
 
+/** Namespaces the picker lists at most: past a page of them it is a field that finds them by their start. */
+const PICKER_PAGE = 100;
+
 /**
  * The namespace every page shows: the ones the key may see, from the API. Choosing another opens
  * its task list. A key that sees one namespace, the default one, is not shown a choice; a key scoped
- * to namespaces is taken to the first of them when the page's is not one.
+ * to namespaces is taken to the first of them when the page's is not one. A cluster of more
+ * namespaces than a page (thousands of teams or customers) gets a field instead of a list: typing
+ * the start of a name offers the first page of those that start so.
  */
 function NamespacePicker({ me }: { me: Me }) {
   const current = currentNamespace();
@@ -64,8 +69,37 @@ function NamespacePicker({ me }: { me: Me }) {
   useEffect(() => {
     if (outside && me.namespaces?.[0]) chooseNamespace(me.namespaces[0]);
   }, [outside]);
-  const { data } = useLoad(() => api.namespaces.list(), []);
-  const names = data?.map((n) => n.name) ?? [current];
+  const [prefix, setPrefix] = useState('');
+  const [many, setMany] = useState(false);
+  const { data } = useLoad(
+    () => api.namespaces.list({ limit: PICKER_PAGE, prefix: prefix || undefined }).page(),
+    [prefix],
+  );
+  useEffect(() => {
+    if (data?.nextCursor) setMany(true);
+  }, [data]);
+  const names = data?.items.map((n) => n.name) ?? [current];
+  if (many) {
+    return (
+      <label class="namespace-picker">
+        <span class="muted small">Namespace</span>
+        <input
+          list="namespace-choices"
+          placeholder={current}
+          onInput={(e) => setPrefix((e.target as HTMLInputElement).value.toLowerCase())}
+          onChange={(e) => {
+            const value = (e.target as HTMLInputElement).value.toLowerCase();
+            if (names.includes(value) && value !== current) chooseNamespace(value);
+          }}
+        />
+        <datalist id="namespace-choices">
+          {names.map((name) => (
+            <option key={name} value={name} />
+          ))}
+        </datalist>
+      </label>
+    );
+  }
   if (!names.includes(current)) names.unshift(current);
   if (names.length === 1 && current === 'default') return null;
   return (

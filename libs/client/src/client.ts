@@ -7,6 +7,8 @@ import {
   type CreateApiKeyBody,
   type Execution,
   type ExecutionListQuery,
+  type Namespace,
+  type NamespaceListQuery,
   type NamespacePutBody,
   type PreviewRequest,
   routes,
@@ -160,7 +162,9 @@ export class PunctualClient {
 
   /** Namespaces: those the key may see, each with its quotas and use. Changes need a key of the whole cluster. */
   readonly namespaces = {
-    list: async () => (await this.http.call(routes.listNamespaces)).items,
+    /** By name, a page at a time; `prefix` keeps those whose name starts with it. */
+    list: (query: Omit<NamespaceListQuery, 'cursor'> = {}) =>
+      new Paginated<Namespace>((cursor) => this.http.call(routes.listNamespaces, { query: { ...query, cursor } })),
     get: (namespace: string) => this.http.call(routes.getNamespace, { params: { namespace } }),
     /** Creates (201) or replaces (200) the namespace's description and quotas. */
     put: (namespace: string, body: NamespacePutBody) =>

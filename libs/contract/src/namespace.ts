@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Timestamp } from './common.js';
+import { Page, PageQuery, Timestamp } from './common.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_NAME_PATTERN, QUOTA_CAPS } from './limits.js';
 
 /**
@@ -85,10 +85,20 @@ export const Namespace = z
   })
   .meta({ id: 'Namespace' });
 
-export const NamespaceList = z.object({ items: z.array(Namespace) }).meta({ id: 'NamespaceList' });
+/** `GET /v1/namespaces`: a page of them by name, those starting with `prefix` when given. */
+export const NamespaceListQuery = PageQuery.extend({
+  prefix: z
+    .string()
+    .max(63)
+    .regex(/^[a-z0-9-]*$/, 'must be the start of a namespace name: a-z, 0-9 and -')
+    .optional()
+    .meta({ description: 'only the namespaces whose name starts with this' }),
+});
+export const NamespacePage = Page(Namespace).meta({ id: 'NamespacePage' });
 
 export type NamespacePutBody = z.infer<typeof NamespacePutBody>;
 export type NamespaceQuotas = z.infer<typeof NamespaceQuotas>;
 export type Namespace = z.infer<typeof Namespace>;
-export type NamespaceList = z.infer<typeof NamespaceList>;
+export type NamespacePage = z.infer<typeof NamespacePage>;
+export type NamespaceListQuery = z.input<typeof NamespaceListQuery>;
 export type QuotaName = keyof typeof QUOTA_CAPS;

@@ -32,7 +32,7 @@ import {
 import type { Role } from './enums.js';
 import { ExecutionDetail, ExecutionListQuery, ExecutionPage, Execution, TaskExecutionsQuery } from './execution.js';
 import { TimelinePage, TimelineQuery } from './timeline.js';
-import { Namespace, NamespaceList, NamespacePutBody } from './namespace.js';
+import { Namespace, NamespaceListQuery, NamespacePage, NamespacePutBody } from './namespace.js';
 import {
   CreatedTask,
   PatchedTask,
@@ -500,8 +500,11 @@ export const routes = {
     tag: 'namespaces',
     role: 'viewer',
     summary: 'The namespaces the caller may see, with their quotas and use',
+    description:
+      'Keyset-paginated by name: pass nextCursor back as cursor. `prefix` keeps the names that start with it.',
+    query: NamespaceListQuery,
     status: 200,
-    response: NamespaceList,
+    response: NamespacePage,
   }),
   getNamespace: route({
     method: 'GET',

@@ -33,10 +33,24 @@ export class NamespacesRepository {
   }
 
   /** The namespaces named (all when `names` is null), in name order, each with its use. */
-  async list(names: readonly string[] | null): Promise<NamespaceInUse[]> {
+  /**
+   * A page of namespaces by name, after `after`, those of `names` only (a scoped key's; null: all)
+   * and starting with `prefix`: the use of a page's namespaces only, however many the cluster holds.
+   */
+  async list(
+    names: readonly string[] | null,
+    page: { limit: number; after?: string; prefix?: string },
+  ): Promise<NamespaceInUse[]> {
     const rows = await this.prisma.namespace.findMany({
-      where: names ? { name: { in: [...names] } } : {},
+      where: {
+        AND: [
+          names ? { name: { in: [...names] } } : {},
+          page.after !== undefined ? { name: { gt: page.after } } : {},
+          page.prefix ? { name: { startsWith: page.prefix } } : {},
+        ],
+      },
       orderBy: { name: 'asc' },
+      take: page.limit,
     });
     return this.withUse(rows);
   }

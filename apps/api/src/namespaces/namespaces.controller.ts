@@ -3,7 +3,7 @@ import { canSeeNamespace, type Principal } from '@punctual/auth';
 import {
   DEFAULT_NAMESPACE,
   type Namespace as NamespaceJson,
-  type NamespaceList,
+  type NamespacePage,
   NAMESPACE_NAME_PATTERN,
   type NamespacePutBody,
   routes,
@@ -18,10 +18,12 @@ import {
 import { quotaFlowKey } from '@punctual/planning';
 import { announceFlowKey } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
+import { decodeCursor, nextCursor } from '@punctual/tasks';
 import type { Response } from 'express';
+import type { z } from 'zod';
 import { CurrentPrincipal } from '../auth/roles.js';
 import { ApiError } from '../http/api-error.js';
-import { Route, ValidBody } from '../http/route.decorator.js';
+import { Route, ValidBody, ValidQuery } from '../http/route.decorator.js';
 
 /**
  * Namespaces (DESIGN §7, wave 4): their description and quotas. Any key lists and reads the ones it
@@ -38,8 +40,13 @@ export class NamespacesController {
   ) {}
 
   @Route(routes.listNamespaces)
-  async list(@CurrentPrincipal() principal: Principal): Promise<NamespaceList> {
-    return { items: (await this.namespaces.list(principal.namespaces)).map(present) };
+  async list(
+    @ValidQuery(routes.listNamespaces) query: z.output<typeof routes.listNamespaces.query>,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<NamespacePage> {
+    const after = query.cursor ? decodeCursor<{ name: string }>(query.cursor, 'name').name : undefined;
+    const items = await this.namespaces.list(principal.namespaces, { limit: query.limit, after, prefix: query.prefix });
+    return { items: items.map(present), nextCursor: nextCursor(items, query.limit, (n) => ({ name: n.name })) };
   }
 
   @Route(routes.getNamespace)
