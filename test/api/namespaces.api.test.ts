@@ -1,4 +1,7 @@
 import { type RouteDef, routes } from '@punctual/contract';
+import { quotaFlowKey } from '@punctual/planning';
+import { FLOW_WAKE_CHANNEL } from '@punctual/queue';
+import { RedisService } from '@punctual/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi } from '../support/api.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
@@ -189,6 +192,44 @@ describe('namespaces: scoped keys see nothing outside their namespaces', () => {
     expect(whole.body.items.map((e: { target: string }) => e.target).sort()).toEqual(['team-a', 'team-b']);
   });
 
+  it('lists namespaces a page at a time by name, those starting with a prefix, and a scoped key its own only', async () => {
+    const names = Array.from({ length: 7 }, (_, i) => `paged-${i}`);
+    for (const ns of names) expect((await api.call('PUT', `/v1/namespaces/${ns}`, {})).status).toBe(201);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const res = await api.call('GET', `/v1/namespaces?prefix=paged-&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(res.status).toBe(200);
+      expect(res.body.items.length).toBeLessThanOrEqual(3);
+      seen.push(...res.body.items.map((n: { name: string }) => n.name));
+      cursor = res.body.nextCursor;
+      pages++;
+    } while (cursor);
+    expect([seen, pages]).toEqual([names, 3]);
+    // Each item still carries its use.
+    const first = await api.call('GET', '/v1/namespaces?prefix=team-a');
+    expect(
+      first.body.items.map((n: { name: string; use: { maxTasks: { used: number } } }) => [n.name, n.use.maxTasks.used]),
+    ).toEqual([['team-a', 1]]);
+    // A key scoped to team-a pages through team-a only, whatever it asks.
+    const key = scoped.viewer;
+    expect((await api.call('GET', '/v1/namespaces?limit=1', undefined, {}, key)).body).toMatchObject({
+      items: [{ name: 'team-a' }],
+    });
+    expect((await api.call('GET', '/v1/namespaces?prefix=paged-', undefined, {}, key)).body.items).toEqual([]);
+    // Bad pages: a cursor this API did not write, a prefix no name starts with, a limit past the cap.
+    for (const [query, status] of [
+      ['cursor=abc', 400],
+      ['prefix=Team%20A', 422],
+      ['limit=501', 422],
+    ] as const) {
+      const res = await api.call('GET', `/v1/namespaces?${query}`);
+      expect([query, res.status]).toEqual([query, status]);
+      expect(res.body.error.code).toBeTruthy();
+    }
+  });
+
   it('reaches no namespace through a name: an escaped "/" in a path names nothing, for any key', async () => {
     const defaultOnly = (
       await api.call('POST', '/v1/api-keys', { name: 'default-admin', role: 'admin', namespaces: ['default'] })
@@ -347,6 +388,38 @@ describe('namespaces: quotas and bad input', () => {
     expect((await api.call('PUT', '/v1/namespaces/quota-team', { quotas: { maxTasks: 4 } })).status).toBe(200);
     expect((await api.call('POST', '/v1/tasks?namespace=quota-team', spec('four'))).status).toBe(201);
     expect((await api.call('POST', '/v1/tasks?namespace=quota-team', spec('five'))).status).toBe(429);
+  });
+
+  it("wakes the runs held on a namespace's run quotas when the quotas change", async () => {
+    // The workers' channel (FLOW_WAKE_CHANNEL under the prefix): a raised quota must not leave its
+    // held runs to their own next ask.
+    const redis = api.app.get(RedisService);
+    const listener = redis.client.duplicate();
+    const heard: string[] = [];
+    listener.on('message', (_channel: string, key: string) => heard.push(key));
+    await listener.subscribe(redis.key(FLOW_WAKE_CHANNEL));
+    try {
+      const wakes = () => heard.filter((k) => k === quotaFlowKey('woken-team')).length;
+      const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+      // Created with a quota: no run can be held on it yet, nobody to wake.
+      expect((await api.call('PUT', '/v1/namespaces/woken-team', { quotas: { maxConcurrentRuns: 0 } })).status).toBe(
+        201,
+      );
+      await settle();
+      expect(wakes()).toBe(0);
+      expect((await api.call('PUT', '/v1/namespaces/woken-team', { quotas: { maxConcurrentRuns: 5 } })).status).toBe(
+        200,
+      );
+      await expect.poll(wakes).toBe(1);
+      // A refused change wakes nobody.
+      expect((await api.call('PUT', '/v1/namespaces/woken-team', { quotas: { maxConcurrentRuns: -1 } })).status).toBe(
+        422,
+      );
+      await settle();
+      expect(wakes()).toBe(1);
+    } finally {
+      listener.disconnect();
+    }
   });
 
   it('sets and shows the run quotas, and writes them to the audit log', async () => {
