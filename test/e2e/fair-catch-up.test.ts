@@ -33,9 +33,14 @@ describe('fair catch-up: one namespace’s backlog does not stand in front of an
       ['team-a/a', 10],
       ['team-c/c', 1],
     ] as const) {
-      const ids = await insertTasks(cluster.db, count, { prefix, nextRunAt: dayAgo, cron: '* * * * *' });
+      const ids = await insertTasks(cluster.db, count, {
+        prefix,
+        nextRunAt: dayAgo,
+        cron: '* * * * *',
+        status: 'paused',
+      });
       await cluster.db.query(
-        `UPDATE task SET status = 'paused', created_at = $2::timestamptz - interval '1 hour' WHERE id = ANY($1::uuid[])`,
+        `UPDATE task SET created_at = $2::timestamptz - interval '1 hour' WHERE id = ANY($1::uuid[])`,
         [ids, dayAgo],
       );
     }

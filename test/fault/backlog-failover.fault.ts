@@ -35,9 +35,10 @@ describe('fault: the leader is kill -9ed while it holds a backlog', () => {
       cron: '* * * * *',
       handler: 'http',
       payload: { url: cluster.invocations.url() },
+      status: 'paused',
     });
     await cluster.db.query(
-      `UPDATE task SET status = 'paused', created_at = $2::timestamptz - interval '1 hour' WHERE id = ANY($1::uuid[])`,
+      `UPDATE task SET created_at = $2::timestamptz - interval '1 hour' WHERE id = ANY($1::uuid[])`,
       [ids, dayAgo],
     );
     for (let i = 1; i <= TASKS; i += 1)

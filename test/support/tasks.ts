@@ -3,7 +3,9 @@ import type pg from 'pg';
 /**
  * Inserts `count` tasks in one statement, named `<prefix>-1` … `<prefix>-<count>`, each with its
  * cursor on `nextRunAt`: a one-off at `runAt` when given, else the `cron` (every second by
- * default). The handler is `noop` unless given, with `payload`. Returns their ids in name order.
+ * default). The handler is `noop` unless given, with `payload`. Inserted `paused` when asked: a
+ * leader already running never plans them before the pause (it would decide their past slots by
+ * their misfire policy). Returns their ids in name order.
  */
 export async function insertTasks(
   db: pg.Client,
@@ -16,11 +18,12 @@ export async function insertTasks(
     overlap?: 'skip' | 'allow';
     handler?: string;
     payload?: unknown;
+    status?: 'active' | 'paused';
   },
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO task (name, handler, schedule_kind, cron, run_at, secret, next_run_at, overlap, payload)
-     SELECT $1 || '-' || n, $8, $2::schedule_kind, $3, $4, md5(n::text), $5, $6::overlap_policy, $9::jsonb
+    `INSERT INTO task (name, handler, schedule_kind, cron, run_at, secret, next_run_at, overlap, payload, status)
+     SELECT $1 || '-' || n, $8, $2::schedule_kind, $3, $4, md5(n::text), $5, $6::overlap_policy, $9::jsonb, $10::task_status
      FROM generate_series(1, $7::int) AS n
      ORDER BY n
      RETURNING id`,
@@ -34,6 +37,7 @@ export async function insertTasks(
       count,
       options.handler ?? 'noop',
       JSON.stringify(options.payload ?? {}),
+      options.status ?? 'active',
     ],
   );
   return rows.map((r) => r.id);
