@@ -28,16 +28,27 @@ export interface FairCatchUpSide {
    * beside 200 on-time runs of team-a — on-time load, not the catch-up's.
    */
   duringOffMinute: Summary;
+  /**
+   * Team-b's start lag at team-a's whole minutes: during the catch-up, and after it (the first
+   * minute once every catch-up has run, team-a's 200 tasks on time and nothing held) — what those
+   * instants cost with no backlog at all. Empty when the size waits for no minute after.
+   */
+  duringMinute: Summary;
+  afterMinute: Summary;
 }
 
 interface Size {
   pausedTasks: number;
   liveTasks: number;
   catchupMax: number;
+  /** How long team-b runs alone before the resume: its p99 "before" (a minute: 3,000 starts, not a handful of worst ones). */
   beforeMs: number;
+  /** Whether to wait, after the catch-up, for a whole minute with team-a on time and nothing held. */
+  minuteAfter: boolean;
 }
-const FULL: Size = { pausedTasks: 200, liveTasks: 50, catchupMax: 100, beforeMs: 10_000 };
-const QUICK: Size = { pausedTasks: 20, liveTasks: 10, catchupMax: 20, beforeMs: 3_000 };
+const WARM_UP_MS = 5_000;
+const FULL: Size = { pausedTasks: 200, liveTasks: 50, catchupMax: 100, beforeMs: 60_000, minuteAfter: true };
+const QUICK: Size = { pausedTasks: 20, liveTasks: 10, catchupMax: 20, beforeMs: 3_000, minuteAfter: false };
 
 /**
  * Namespace team-a's every-minute tasks come back from a day's pause with `catchUp: all` (each
@@ -60,13 +71,15 @@ export async function benchFairCatchUp(size: Size, catchupRate: number): Promise
       prefix: 'team-a/report',
       nextRunAt: dayAgo,
       cron: '* * * * *',
+      status: 'paused',
     });
     await cluster.db.query(
-      `UPDATE task SET status = 'paused', created_at = $2::timestamptz - interval '1 hour' WHERE id = ANY($1::uuid[])`,
+      `UPDATE task SET created_at = $2::timestamptz - interval '1 hour' WHERE id = ANY($1::uuid[])`,
       [paused, dayAgo],
     );
     const live = await cluster.createEverySecondTasks(size.liveTasks, {}, { prefix: 'team-b/tick', handler: 'noop' });
-    await sleep(size.beforeMs + 1_000);
+    // Warmed up first (the processes' first runs, their pools and compiled code), then team-b alone for `beforeMs`.
+    await sleep(WARM_UP_MS + size.beforeMs);
     const resumedAt = Date.now();
     // Eight resumes at a time, as an operator's script would; each must succeed.
     let next = 1;
@@ -93,17 +106,20 @@ export async function benchFairCatchUp(size: Size, catchupRate: number): Promise
       'every catch-up run to succeed',
     );
     const doneAt = Date.now();
-    await sleep(2_000);
+    // The first whole minute after the catch-up, with 2 s for its runs to start (and any handed run of team-a to have gone).
+    const minuteAfter = Math.ceil((doneAt + 5_000) / 60_000) * 60_000;
+    const until = size.minuteAfter ? minuteAfter + 1 : doneAt;
+    await sleep(until - Date.now() + 2_000);
     const { rows } = await cluster.db.query<{ fire: Date; lag: number }>(
       `SELECT fire_at AS fire, extract(epoch FROM started_at - fire_at) * 1000 AS lag FROM task_execution
        WHERE task_id = ANY($1::uuid[]) AND started_at IS NOT NULL AND fire_at >= $2 AND fire_at < $3`,
-      [live.ids, new Date(resumedAt - size.beforeMs), new Date(doneAt)],
+      [live.ids, new Date(resumedAt - size.beforeMs), new Date(until)],
     );
-    const lags = (from: number, to: number, offMinute = false) =>
+    const lags = (from: number, to: number, instants: 'all' | 'off-minute' | 'minute' = 'all') =>
       summarize(
         rows
           .filter((r) => r.fire.getTime() >= from && r.fire.getTime() < to)
-          .filter((r) => !offMinute || r.fire.getTime() % 60_000 !== 0)
+          .filter((r) => instants === 'all' || (r.fire.getTime() % 60_000 === 0) === (instants === 'minute'))
           .map((r) => Number(r.lag)),
       );
     return {
@@ -114,7 +130,9 @@ export async function benchFairCatchUp(size: Size, catchupRate: number): Promise
       before: lags(resumedAt - size.beforeMs, resumedAt),
       resuming: lags(resumedAt, resumedBy),
       during: lags(resumedBy, doneAt),
-      duringOffMinute: lags(resumedBy, doneAt, true),
+      duringOffMinute: lags(resumedBy, doneAt, 'off-minute'),
+      duringMinute: lags(resumedBy, doneAt, 'minute'),
+      afterMinute: lags(doneAt, until, 'minute'),
     };
   } finally {
     await cluster.stop();
@@ -145,6 +163,16 @@ export async function fairCatchUpScenario(opts: BenchOptions): Promise<ScenarioO
       measure: "team-b's start lag p99 during, every instant (with team-a's 200 on-time runs each whole minute)",
       punctual: ms(paced.during.p99),
       peer: `unpaced ${ms(unpaced.during.p99)}`,
+      ratio: '—',
+      target: '—',
+      met: null,
+    },
+    {
+      scenario,
+      measure:
+        "team-b's start lag p99 at team-a's whole minutes: during the catch-up → the first minute after it (no backlog)",
+      punctual: `${ms(paced.duringMinute.p99)} → ${ms(paced.afterMinute.p99)}`,
+      peer: `unpaced ${ms(unpaced.duringMinute.p99)} → ${ms(unpaced.afterMinute.p99)}`,
       ratio: '—',
       target: '—',
       met: null,
