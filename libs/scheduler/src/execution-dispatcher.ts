@@ -83,13 +83,12 @@ export class ExecutionDispatcher {
 
   /**
    * Pushes a chunk, each execution to its handler's queue: the executions of one handler crowding
-   * an instant in groups, the others one job each; backlog runs (and slots behind their task's
-   * backlog) behind on-time ones (`BACKLOG_PRIORITY`).
+   * an instant in groups, the others one job each; backlog runs behind on-time ones (`BACKLOG_PRIORITY`).
    */
   private async enqueue(chunk: Fireable[], releasedAt: number): Promise<void> {
     const crowds = new Map<string, (Fireable & { backlog: boolean })[]>();
     for (const each of chunk) {
-      const e = { ...each, backlog: isBacklog(each.trigger) || each.behindBacklog === true };
+      const e = { ...each, backlog: isBacklog(each.trigger) };
       const key = `${e.fireAt.getTime()} ${e.handler} ${e.backlog}`;
       let list = crowds.get(key);
       if (!list) crowds.set(key, (list = []));
@@ -108,20 +107,6 @@ export class ExecutionDispatcher {
             executions: list.slice(i, i + GROUP_SIZE),
           });
     }
-    const push = (backlog: boolean) =>
-      Promise.all([
-        this.queue.enqueueNow(
-          singles.filter((e) => e.backlog === backlog),
-          releasedAt,
-        ),
-        this.queue.enqueueGroups(
-          groups.filter((g) => g.backlog === backlog),
-          releasedAt,
-        ),
-      ]);
-    // On-time jobs reach the queue first: a worker waiting for work takes whatever is there, so a
-    // priority orders only the jobs present together.
-    await push(false);
-    await push(true);
+    await Promise.all([this.queue.enqueueNow(singles, releasedAt), this.queue.enqueueGroups(groups, releasedAt)]);
   }
 }

@@ -16,13 +16,6 @@ export interface Fireable extends Timed {
   /** Its task's namespace (or its task's key, which names it): a backlog run's lane. */
   namespace?: string;
   taskName?: string;
-  /** Its overlap policy is not `allow`: it cannot start before its task's earlier slots. */
-  exclusive?: boolean;
-  /**
-   * An on-time slot pushed while its task's earlier backlog runs are still held for their turn:
-   * it can only park behind them, so its job waits with theirs, behind every other on-time job.
-   */
-  behindBacklog?: boolean;
 }
 
 /**

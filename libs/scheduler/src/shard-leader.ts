@@ -348,23 +348,18 @@ export class ShardLeader {
     if (this.fence === null || !this.isLeader) return;
     const now: Fireable[] = [];
     const held: (Fireable & Releasable)[] = [];
-    const laneOf = (e: Fireable) => ({
-      namespace: e.namespace ?? splitQualifiedName(e.taskName ?? '').namespace,
-      group: e.taskId ?? e.taskName ?? e.id,
-    });
-    for (const e of due) if (isBacklog(e.trigger)) held.push({ ...e, ...laneOf(e) });
-    this.backlog.add(held);
-    for (const e of due) {
-      if (isBacklog(e.trigger)) continue;
-      const { namespace, group } = laneOf(e);
-      // An exclusive task's slot behind its own held catch-ups would only park behind them: its job
-      // waits with theirs, so the on-time slots of every other task are claimed first.
-      if (e.exclusive && this.backlog.holdsTask(namespace, group)) now.push({ ...e, behindBacklog: true });
+    for (const e of due)
+      if (isBacklog(e.trigger))
+        held.push({
+          ...e,
+          namespace: e.namespace ?? splitQualifiedName(e.taskName ?? '').namespace,
+          group: e.taskId ?? e.taskName ?? e.id,
+        });
       else {
         now.push(e);
         this.lastOnTimeAt = Math.max(this.lastOnTimeAt, e.fireAt.getTime());
       }
-    }
+    this.backlog.add(held);
     this.s.metrics.backlogHeld.set(this.labels, this.backlog.size);
     if (held.length > 0) this.releaseBacklog();
     if (now.length > 0) await this.push(now);
