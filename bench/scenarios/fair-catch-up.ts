@@ -23,9 +23,9 @@ export interface FairCatchUpSide {
   resuming: Summary;
   during: Summary;
   /**
-   * The same during the catch-up, of team-b's instants that are not a whole minute: once resumed,
-   * team-a's 200 tasks run on time every minute too, and at those instants team-b's 50 runs start
-   * beside 200 on-time runs of team-a — on-time load, not the catch-up's.
+   * The same during the catch-up, of team-b's instants that are not a whole minute. At a whole
+   * minute team-b's 50 runs start beside team-a's 200 on-time slots — each, while its task's own
+   * catch-ups are held, claimed only to park behind them (see `duringMinute`, `afterMinute`).
    */
   duringOffMinute: Summary;
   /**
@@ -67,16 +67,13 @@ export async function benchFairCatchUp(size: Size, catchupRate: number): Promise
     for (const ns of ['team-a', 'team-b'])
       if ((await cluster.call('PUT', `/v1/namespaces/${ns}`, {})).status !== 201) throw new Error(`PUT ${ns}`);
     const dayAgo = new Date(Math.floor((Date.now() - 86_400_000) / 60_000) * 60_000);
-    const paused = await insertTasks(cluster.db, size.pausedTasks, {
+    await insertTasks(cluster.db, size.pausedTasks, {
       prefix: 'team-a/report',
       nextRunAt: dayAgo,
       cron: '* * * * *',
       status: 'paused',
+      createdAt: new Date(dayAgo.getTime() - 3_600_000),
     });
-    await cluster.db.query(
-      `UPDATE task SET created_at = $2::timestamptz - interval '1 hour' WHERE id = ANY($1::uuid[])`,
-      [paused, dayAgo],
-    );
     const live = await cluster.createEverySecondTasks(size.liveTasks, {}, { prefix: 'team-b/tick', handler: 'noop' });
     // Warmed up first (the processes' first runs, their pools and compiled code), then team-b alone for `beforeMs`.
     await sleep(WARM_UP_MS + size.beforeMs);

@@ -33,16 +33,13 @@ describe('fair catch-up: one namespace’s backlog does not stand in front of an
       ['team-a/a', 10],
       ['team-c/c', 1],
     ] as const) {
-      const ids = await insertTasks(cluster.db, count, {
+      await insertTasks(cluster.db, count, {
         prefix,
         nextRunAt: dayAgo,
         cron: '* * * * *',
         status: 'paused',
+        createdAt: new Date(dayAgo.getTime() - 3_600_000),
       });
-      await cluster.db.query(
-        `UPDATE task SET created_at = $2::timestamptz - interval '1 hour' WHERE id = ANY($1::uuid[])`,
-        [ids, dayAgo],
-      );
     }
     b = await cluster.createEverySecondTasks(10, {}, { prefix: 'team-b/b' });
   }, 120_000);

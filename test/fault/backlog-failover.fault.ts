@@ -29,18 +29,15 @@ describe('fault: the leader is kill -9ed while it holds a backlog', () => {
   it('every held catch-up runs once after the failover, none lost, none twice', async () => {
     expect((await cluster.call('PUT', '/v1/namespaces/team-a', {})).status).toBe(201);
     const dayAgo = new Date(Math.floor((Date.now() - 86_400_000) / 60_000) * 60_000);
-    const ids = await insertTasks(cluster.db, TASKS, {
+    await insertTasks(cluster.db, TASKS, {
       prefix: 'team-a/report',
       nextRunAt: dayAgo,
       cron: '* * * * *',
       handler: 'http',
       payload: { url: cluster.invocations.url() },
       status: 'paused',
+      createdAt: new Date(dayAgo.getTime() - 3_600_000),
     });
-    await cluster.db.query(
-      `UPDATE task SET created_at = $2::timestamptz - interval '1 hour' WHERE id = ANY($1::uuid[])`,
-      [ids, dayAgo],
-    );
     for (let i = 1; i <= TASKS; i += 1)
       expect(
         (await cluster.call('POST', `/v1/tasks/report-${i}/resume?namespace=team-a`, { catchUp: 'all' })).status,

@@ -5,7 +5,8 @@ import type pg from 'pg';
  * cursor on `nextRunAt`: a one-off at `runAt` when given, else the `cron` (every second by
  * default). The handler is `noop` unless given, with `payload`. Inserted `paused` when asked: a
  * leader already running never plans them before the pause (it would decide their past slots by
- * their misfire policy). Returns their ids in name order.
+ * their misfire policy); created at `createdAt` when given (a task paused a day ago existed
+ * before it). Returns their ids in name order.
  */
 export async function insertTasks(
   db: pg.Client,
@@ -19,11 +20,13 @@ export async function insertTasks(
     handler?: string;
     payload?: unknown;
     status?: 'active' | 'paused';
+    createdAt?: Date;
   },
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO task (name, handler, schedule_kind, cron, run_at, secret, next_run_at, overlap, payload, status)
-     SELECT $1 || '-' || n, $8, $2::schedule_kind, $3, $4, md5(n::text), $5, $6::overlap_policy, $9::jsonb, $10::task_status
+    `INSERT INTO task (name, handler, schedule_kind, cron, run_at, secret, next_run_at, overlap, payload, status, created_at)
+     SELECT $1 || '-' || n, $8, $2::schedule_kind, $3, $4, md5(n::text), $5, $6::overlap_policy, $9::jsonb, $10::task_status,
+            coalesce($11::timestamptz, now())
      FROM generate_series(1, $7::int) AS n
      ORDER BY n
      RETURNING id`,
@@ -38,6 +41,7 @@ export async function insertTasks(
       options.handler ?? 'noop',
       JSON.stringify(options.payload ?? {}),
       options.status ?? 'active',
+      options.createdAt ?? null,
     ],
   );
   return rows.map((r) => r.id);

@@ -32,7 +32,6 @@ export class NamespacesRepository {
     return rows.length > 0;
   }
 
-  /** The namespaces named (all when `names` is null), in name order, each with its use. */
   /**
    * A page of namespaces by name, after `after`, those of `names` only (a scoped key's; null: all)
    * and starting with `prefix`: the use of a page's namespaces only, however many the cluster holds.
