@@ -157,7 +157,7 @@ export async function fairCatchUpScenario(opts: BenchOptions): Promise<ScenarioO
     },
     {
       scenario,
-      measure: "team-b's start lag p99 during, every instant (with team-a's 200 on-time runs each whole minute)",
+      measure: `team-b's start lag p99 during, every instant (with team-a's ${size.pausedTasks} on-time slots each whole minute)`,
       punctual: ms(paced.during.p99),
       peer: `unpaced ${ms(unpaced.during.p99)}`,
       ratio: '—',
