@@ -183,6 +183,25 @@ describe('claiming under flow control', () => {
     expect(count).toBe(3);
   });
 
+  it("a claim given back unspent takes its start back out of the rate key's window: the next run has its room", async () => {
+    const ids = await due({ rateKey: 'relay', rateLimit: 1, ratePerMs: 60_000 }, 2);
+    const attemptId = randomUUID();
+    expect((await db.claim({ id: ids[0]!, attemptId, workerId: 'w1' })).kind).toBe('run');
+    const starts = async () =>
+      (
+        await db.prisma.$queryRaw<
+          { count: number }[]
+        >`SELECT count(*)::int AS count FROM flow_start WHERE key = 'relay'`
+      )[0]!.count;
+    expect(await starts()).toBe(1);
+    expect((await claim(ids[1]!)).kind).toBe('later');
+    // The claim's answer came too late to run it (its connection lost): given back, its handler never started.
+    expect(await db.claims.giveBack(ids[0]!, attemptId, 'the claim was confirmed too late')).toBe(true);
+    expect(await starts()).toBe(0);
+    expect((await claim(ids[1]!)).kind).toBe('run');
+    expect(await starts()).toBe(1);
+  });
+
   it('lists the busiest keys with their runs in progress and held back', async () => {
     const loads = await db.flow.busiestKeys(20);
     const byKey = Object.fromEntries(loads.map((l) => [l.key, l]));

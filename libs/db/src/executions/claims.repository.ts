@@ -238,7 +238,8 @@ export class ClaimsRepository {
   /**
    * Gives a claimed attempt back without spending it: its handler never started (the claim's
    * answer was lost with its connection and came back too late to run within the lease). A first
-   * attempt goes back to `queued`, a later one to `retrying`, due now. Fenced by `attempt_id`.
+   * attempt goes back to `queued`, a later one to `retrying`, due now; the start its claim recorded
+   * in its rate key's window and its namespace's minute is taken back. Fenced by `attempt_id`.
    */
   async giveBack(id: string, attemptId: string, reason: string): Promise<boolean> {
     const moved = await this.prisma.$queryRaw<{ id: string }[]>`
@@ -249,8 +250,14 @@ export class ClaimsRepository {
           attempt = e.attempt - 1, lease_until = NULL, next_attempt_at = CASE WHEN e.attempt <= 1 THEN NULL ELSE now() END,
           started_at = CASE WHEN e.attempt <= 1 THEN NULL ELSE e.started_at END, worker_id = CASE WHEN e.attempt <= 1 THEN NULL ELSE e.worker_id END
         FROM prev WHERE e.id = prev.id
-        RETURNING e.id, e.status, e.attempt, e.worker_id, prev.status AS from_status, prev.started_at AS claimed_at
+        RETURNING e.id, e.status, e.attempt, e.worker_id, e.rate_key, e.quota_namespace, prev.status AS from_status, prev.started_at AS claimed_at
       ),
+      -- The start its claim put in its rate key's window and its namespace's minute: never spent.
+      unstarted AS (
+        DELETE FROM flow_start f USING moved m WHERE f.key = m.rate_key AND f.at >= m.claimed_at AND f.execution_id = m.id),
+      unstarted_quota AS (
+        DELETE FROM quota_start q USING moved m
+        WHERE q.namespace = m.quota_namespace AND q.at >= m.claimed_at AND q.execution_id = m.id),
       ${EVENT_CTE(Prisma.sql`jsonb_build_object('reason', 'given back', 'detail', ${reason}::text, 'claimedAt', claimed_at)`)}
       SELECT id FROM moved`;
     return moved.length === 1;
