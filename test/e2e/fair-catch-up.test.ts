@@ -80,13 +80,16 @@ describe('fair catch-up: one namespace’s backlog does not stand in front of an
       'every catch-up run to succeed',
     );
     // Round-robin: team-c's 100 runs came out in turns with team-a's, not after its 1,000 (FIFO
-    // would start it last: it resumed after team-a). The first second's burst (100) is team-a's
-    // alone, then the turns alternate; team-c's runs are one task's, each after the one before.
+    // would start them last: team-c resumed after team-a). team-c's runs are one task's, each after
+    // the one before, so how far they spread depends on how fast one run follows another on this
+    // machine (printed); that team-c's first starts within the first two seconds' releases does not.
+    const firstOfC = all.findIndex((r) => r.namespace === 'team-c');
     const lastOfC = all.findLastIndex((r) => r.namespace === 'team-c');
     console.log(
-      `team-c's last catch-up started as run ${lastOfC + 1} of ${all.length}; FIFO would make it ${all.length}`,
+      `team-c's catch-ups started as runs ${firstOfC + 1}–${lastOfC + 1} of ${all.length}; FIFO would make them ${all.length - CATCHUP_MAX + 1}–${all.length}`,
     );
-    expect(lastOfC).toBeLessThan(5 * CATCHUP_MAX);
+    expect(firstOfC).toBeLessThan(2 * CATCHUP_MAX);
+    expect(lastOfC).toBeLessThan(all.length - CATCHUP_MAX / 2);
     const lastSlot = Math.floor((Date.now() - 2_000) / 1000) * 1000;
     const report = await cluster.report(b.ids, b.firstSlot, lastSlot);
     expectEverySlotSucceeded(report);
