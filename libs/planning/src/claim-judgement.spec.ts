@@ -25,7 +25,6 @@ const slot = (over: Partial<ClaimSlot> = {}): ClaimSlot => ({
   leaseUntil: null,
   nextAttemptAt: null,
   heldAt: null,
-  parkedAt: null,
   ...over,
 });
 const task = (over: Partial<ClaimTask> = {}): ClaimTask => ({
@@ -163,31 +162,18 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
     ['buffer_one', { kind: 'buffer' }],
     ['replace', { kind: 'replace', holderIds: ['h9'] }],
   ] as const)('%s: a run that started before the slot and still runs', (overlap, verdict) => {
-    // (Under skip, once the slot has waited out the outcome grace, parked: see below.)
-    expect(judge({ task: task({ overlap }), holders: [holder(9)], slot: slot({ parkedAt: s(10) }) }, 12)).toEqual(
-      verdict,
-    );
+    expect(judge({ task: task({ overlap }), holders: [holder(9)] }, 12)).toEqual(verdict);
   });
 
   it(
     "skip: a run still running at the slot's time may have ended with its outcome on its way — the slot waits " +
-      `${OUTCOME_GRACE_MS} ms, parked (the run's end hands it its turn), then is judged by when that run ended`,
+      `${OUTCOME_GRACE_MS} ms past its time (parked: the run's end hands it its turn), then is judged by when that run ended`,
     () => {
-      // The first time it finds the run running, the slot waits the whole grace, parked.
-      expect(judge({ holders: [holder(9)] }, 10.01)).toEqual({ kind: 'wait', retryInMs: OUTCOME_GRACE_MS });
-      const parked = slot({ parkedAt: s(10.01) });
-      expect(judge({ holders: [holder(9)], slot: parked }, 11.01)).toEqual({
-        kind: 'wait',
-        retryInMs: OUTCOME_GRACE_MS - 1_000,
-      });
-      // Still running once the grace is over: skipped.
-      expect(judge({ holders: [holder(9)], slot: parked }, 10.01 + OUTCOME_GRACE_MS / 1000)).toEqual({
+      expect(judge({ holders: [holder(9)] }, 10.01)).toEqual({ kind: 'wait', retryInMs: OUTCOME_GRACE_MS - 10 });
+      expect(judge({ holders: [holder(9)] }, 10 + OUTCOME_GRACE_MS / 1000)).toEqual({
         kind: 'skip',
         reason: 'overlap',
       });
-      // Claimed long after its time (Postgres was away, and outcomes with it): the grace counts from
-      // when the slot first found the run running, not from its time.
-      expect(judge({ holders: [holder(9)] }, 40)).toEqual({ kind: 'wait', retryInMs: OUTCOME_GRACE_MS });
       // buffer_one and replace lose nothing to a run that has ended: they go on at once.
       expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [holder(9)] }, 10.01)).toEqual({ kind: 'buffer' });
       // The outcome landed: the run ended at 9.1 s, before the slot's time (its write was late) — the slot runs.
@@ -231,19 +217,13 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
     const adopted = holder(9, { fireAt: s(6), releasedAt: s(9) });
     expect(judge({ holders: [adopted] }, 10.5)).toEqual({ kind: 'wait', retryInMs: 2_500 });
     expect(judge({ holders: [adopted] }, 12.9)).toEqual({ kind: 'wait', retryInMs: 100 });
-    expect(judge({ holders: [adopted], slot: slot({ parkedAt: s(10.5) }) }, 13)).toEqual({
-      kind: 'skip',
-      reason: 'overlap',
-    });
+    expect(judge({ holders: [adopted] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
   });
 
   it('a run released on time that started late (parked behind a backlog) is judged as if it had started on time too — but not under buffer_one, whose waiting slot starts late by design', () => {
     const behindBacklog = holder(9, { fireAt: s(6), releasedAt: s(6) });
     expect(judge({ holders: [behindBacklog] }, 10)).toEqual({ kind: 'wait', retryInMs: 3_000 });
-    expect(judge({ holders: [behindBacklog], slot: slot({ parkedAt: s(10) }) }, 13)).toEqual({
-      kind: 'skip',
-      reason: 'overlap',
-    });
+    expect(judge({ holders: [behindBacklog] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
     expect(judge({ task: task({ overlap: 'replace' }), holders: [behindBacklog] }, 10)).toEqual({
       kind: 'wait',
       retryInMs: 3_000,
@@ -259,10 +239,7 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
       kind: 'wait',
       retryInMs: OUTCOME_GRACE_MS,
     });
-    expect(judge({ holders: [holder(6, { releasedAt: s(6) })], slot: slot({ parkedAt: s(10) }) }, 12)).toEqual({
-      kind: 'skip',
-      reason: 'overlap',
-    });
+    expect(judge({ holders: [holder(6, { releasedAt: s(6) })] }, 12)).toEqual({ kind: 'skip', reason: 'overlap' });
   });
 
   it(
@@ -276,11 +253,8 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
       expect(judge({ holders: [late], previousSlotAt }, 10)).toEqual({ kind: 'wait', retryInMs: 1_000 });
       // Still running after 2 s: on time it would still have been running at this slot's time (skipped
       // once its outcome had time to land).
-      expect(judge({ holders: [late], previousSlotAt }, 11)).toEqual({ kind: 'wait', retryInMs: OUTCOME_GRACE_MS });
-      expect(judge({ holders: [late], previousSlotAt, slot: slot({ parkedAt: s(11) }) }, 13)).toEqual({
-        kind: 'skip',
-        reason: 'overlap',
-      });
+      expect(judge({ holders: [late], previousSlotAt }, 11)).toEqual({ kind: 'wait', retryInMs: 1_000 });
+      expect(judge({ holders: [late], previousSlotAt }, 12)).toEqual({ kind: 'skip', reason: 'overlap' });
       expect(judge({ task: task({ overlap: 'replace' }), holders: [late], previousSlotAt }, 11)).toEqual({
         kind: 'replace',
         holderIds: ['h9'],

@@ -22,8 +22,6 @@ export interface ClaimSlot {
   nextAttemptAt: Date | null;
   /** Since when flow control holds it back (its key at its limit); null when it is not held. */
   heldAt: Date | null;
-  /** Since when it has waited, parked, for its turn or for the run ahead's outcome; null when not parked. */
-  parkedAt: Date | null;
 }
 
 /** What the judgement reads of the slot's task. */
@@ -57,11 +55,9 @@ export interface EndedRun {
 }
 
 /**
- * How long a slot waits, parked, before it is skipped for a run that is still `running`: that run
- * may have ended before the slot's time with its outcome not yet written (a write queued behind a
- * lock, a connection being replaced, Postgres just back), and once it lands the slot is judged by
- * when the run ended. Counted from when the slot first found the run running, not from its time: a
- * slot claimed late (Postgres was away) still gives the outcome its time to land.
+ * How long after its time a slot waits before it is skipped for a run that is still `running`: that
+ * run may have ended before the slot's time with its outcome not yet committed (a write queued
+ * behind a lock, a connection being replaced), and once it lands the slot is judged by it.
  */
 export const OUTCOME_GRACE_MS = 2_000;
 
@@ -139,9 +135,9 @@ const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: '
  *    would overlap this slot had it started on time: the overlap is the task's own (a slow task),
  *    and the policy judges it at once — else a task slower than its schedule, once late, would
  *    park every new slot behind its backlog and never catch up.
- *    Before a newcomer is skipped for a run still `running`, it waits {@link OUTCOME_GRACE_MS},
- *    parked (that run's end hands it its turn at once): the run's outcome may be on its way. A run
- *    that ended within that grace of the slot's time counts as it ended: it overlapped the slot
+ *    Before a newcomer is skipped for a run still `running`, it waits {@link OUTCOME_GRACE_MS}
+ *    past its time (parked: that run's end hands it its turn at once): the run's outcome may be
+ *    on its way. A run that ended within that grace counts as it ended: it overlapped the slot
  *    only if, had it started on time, it would have lasted past the slot's time (its `fire_at`
  *    plus how long it ran); a slot whose run ahead ended before its time runs. A run that ended
  *    after the grace is not judged after the fact (a slot claimed late, behind a frozen worker, is
@@ -214,10 +210,8 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   switch (task.overlap) {
     case 'skip':
       // A run between attempts is surely in progress; a running one may have ended, its outcome on its way.
-      if (atItsTime.every((h) => h.running)) {
-        const waited = at - (slot.parkedAt?.getTime() ?? at);
-        if (waited < OUTCOME_GRACE_MS) return { kind: 'wait', retryInMs: OUTCOME_GRACE_MS - waited };
-      }
+      if (atItsTime.every((h) => h.running) && at - slotAt < OUTCOME_GRACE_MS)
+        return { kind: 'wait', retryInMs: OUTCOME_GRACE_MS - (at - slotAt) };
       return skip('overlap');
     case 'buffer_one':
       if (slot.nextAttemptAt !== null) return PARK;

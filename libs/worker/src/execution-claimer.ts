@@ -68,7 +68,6 @@ export function claimContextOf(read: ClaimRead): ClaimContext {
       leaseUntil: e.leaseUntil,
       nextAttemptAt: e.nextAttemptAt,
       heldAt: e.heldAt,
-      parkedAt: e.parkedAt,
     },
     task,
     holders: read.holders,

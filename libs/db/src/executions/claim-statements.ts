@@ -20,7 +20,7 @@ export const CLAIM_READ = `
     -- Instants as epoch milliseconds: a number the driver reads for free, where a timestamp costs a parse.
     (extract(epoch FROM e.scheduled_for) * 1000)::float8 AS scheduled_ms, (extract(epoch FROM e.fire_at) * 1000)::float8 AS fire_ms,
     (extract(epoch FROM e.lease_until) * 1000)::float8 AS lease_ms, (extract(epoch FROM e.next_attempt_at) * 1000)::float8 AS next_attempt_ms,
-    (extract(epoch FROM e.held_at) * 1000)::float8 AS held_ms, (extract(epoch FROM e.parked_at) * 1000)::float8 AS parked_ms,
+    (extract(epoch FROM e.held_at) * 1000)::float8 AS held_ms,
     (extract(epoch FROM now()) * 1000)::float8 AS now_ms,
     -- What the judgement reads of the task, and the whole definition only when this worker does not keep its version.
     t.id AS t_id, t.version AS t_version, t.status AS t_status, t.plan_version AS t_plan_version, t.overlap AS t_overlap,

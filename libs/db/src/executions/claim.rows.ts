@@ -42,7 +42,6 @@ export type ClaimedExecution = Pick<
   | 'leaseUntil'
   | 'nextAttemptAt'
   | 'heldAt'
-  | 'parkedAt'
 > & {
   /** An edit pinned the definition it started with on it. */
   pinned: boolean;
@@ -84,7 +83,6 @@ export type ReadRow = Pick<
   lease_ms: number | null;
   next_attempt_ms: number | null;
   held_ms: number | null;
-  parked_ms: number | null;
   now_ms: number;
   t_id: string | null;
   t_version: number | null;
@@ -184,7 +182,6 @@ export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
       leaseUntil: instant(row.lease_ms),
       nextAttemptAt: instant(row.next_attempt_ms),
       heldAt: instant(row.held_ms),
-      parkedAt: instant(row.parked_ms),
     },
     task,
     holders: row.holders.map((h) => ({
