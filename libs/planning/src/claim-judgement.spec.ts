@@ -6,7 +6,6 @@ import {
   type ClaimVerdict,
   type Holder,
   judgeClaim,
-  OUTCOME_GRACE_MS,
 } from './claim-judgement.js';
 
 /** Instants in seconds from an arbitrary origin: slot 10 is due at 10 s. */
@@ -46,16 +45,7 @@ const holder = (started: number, over: Partial<Holder> = {}): Holder => ({
 });
 const judge = (over: Partial<ClaimContext>, nowSeconds: number): ClaimVerdict =>
   judgeClaim(
-    {
-      slot: slot(),
-      task: task(),
-      holders: [],
-      ended: [],
-      earlierDue: false,
-      otherBuffered: false,
-      previousSlotAt: null,
-      ...over,
-    },
+    { slot: slot(), task: task(), holders: [], earlierDue: false, otherBuffered: false, previousSlotAt: null, ...over },
     s(nowSeconds),
   );
 
@@ -162,43 +152,8 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
     ['buffer_one', { kind: 'buffer' }],
     ['replace', { kind: 'replace', holderIds: ['h9'] }],
   ] as const)('%s: a run that started before the slot and still runs', (overlap, verdict) => {
-    expect(judge({ task: task({ overlap }), holders: [holder(9)] }, 12)).toEqual(verdict);
+    expect(judge({ task: task({ overlap }), holders: [holder(9)] }, 10.01)).toEqual(verdict);
   });
-
-  it(
-    "skip: a run still running at the slot's time may have ended with its outcome on its way — the slot waits " +
-      `${OUTCOME_GRACE_MS} ms past its time (parked: the run's end hands it its turn), then is judged by when that run ended`,
-    () => {
-      expect(judge({ holders: [holder(9)] }, 10.01)).toEqual({ kind: 'wait', retryInMs: OUTCOME_GRACE_MS - 10 });
-      expect(judge({ holders: [holder(9)] }, 10 + OUTCOME_GRACE_MS / 1000)).toEqual({
-        kind: 'skip',
-        reason: 'overlap',
-      });
-      // buffer_one and replace lose nothing to a run that has ended: they go on at once.
-      expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [holder(9)] }, 10.01)).toEqual({ kind: 'buffer' });
-      // The outcome landed: the run ended at 9.1 s, before the slot's time (its write was late) — the slot runs.
-      const ended = (started: number, endedAt: number, fireAt = started) => ({
-        id: `h${started}`,
-        fireAt: s(fireAt),
-        firstStartedAt: s(started),
-        endedAt: s(endedAt),
-      });
-      expect(judge({ ended: [] }, 10.5)).toEqual({ kind: 'run' });
-      // Ended after the slot's time (at 10.3 s): it was running then — skipped, whenever the slot asks.
-      expect(judge({ ended: [ended(9, 10.3)] }, 10.5)).toEqual({ kind: 'skip', reason: 'overlap' });
-      expect(judge({ ended: [ended(9, 10.3)] }, 40)).toEqual({ kind: 'skip', reason: 'overlap' });
-      // Ended after the grace (a worker frozen mid-run, its outcome written on waking): a slot claimed
-      // only then is a backlog, and runs.
-      expect(judge({ ended: [ended(9, 10 + OUTCOME_GRACE_MS / 1000 + 0.5)] }, 40)).toEqual({ kind: 'run' });
-      // Under another policy an ended run holds nothing: the slot runs.
-      for (const overlap of ['buffer_one', 'replace', 'allow'] as const)
-        expect(judge({ task: task({ overlap }), ended: [ended(9, 10.3)] }, 10.5)).toEqual({ kind: 'run' });
-      // Started late (its slot at 8 s, begun at 9.5 s) and ran 0.8 s: on time it would have ended at 8.8 s.
-      expect(judge({ ended: [ended(9.5, 10.3, 8)] }, 10.5)).toEqual({ kind: 'run' });
-      // Begun after the slot's time: a backlog the slot waited behind, never an overlap.
-      expect(judge({ ended: [ended(10.2, 12, 8)] }, 12.1)).toEqual({ kind: 'run' });
-    },
-  );
 
   it('buffer_one: the buffered slot waits for the run; another newcomer is skipped while one is buffered', () => {
     const buffered = slot({ nextAttemptAt: s(10) });
@@ -233,13 +188,8 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
     expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [behindBacklog], otherBuffered: true }, 10)).toEqual(
       { kind: 'skip', reason: 'overlap' },
     );
-    // One that started on time and runs on past the slot's time is the task's own overlap: skipped
-    // once its outcome had time to land.
-    expect(judge({ holders: [holder(6, { releasedAt: s(6) })] }, 10)).toEqual({
-      kind: 'wait',
-      retryInMs: OUTCOME_GRACE_MS,
-    });
-    expect(judge({ holders: [holder(6, { releasedAt: s(6) })] }, 12)).toEqual({ kind: 'skip', reason: 'overlap' });
+    // One that started on time and runs on past the slot's time is the task's own overlap: skipped at once.
+    expect(judge({ holders: [holder(6, { releasedAt: s(6) })] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
   });
 
   it(
@@ -251,10 +201,8 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
       const previousSlotAt = s(8);
       // It has run 1 s: a quick run would end soon — the slot asks again when it has run the gap (2 s).
       expect(judge({ holders: [late], previousSlotAt }, 10)).toEqual({ kind: 'wait', retryInMs: 1_000 });
-      // Still running after 2 s: on time it would still have been running at this slot's time (skipped
-      // once its outcome had time to land).
-      expect(judge({ holders: [late], previousSlotAt }, 11)).toEqual({ kind: 'wait', retryInMs: 1_000 });
-      expect(judge({ holders: [late], previousSlotAt }, 12)).toEqual({ kind: 'skip', reason: 'overlap' });
+      // Still running after 2 s: on time it would still have been running at this slot's time.
+      expect(judge({ holders: [late], previousSlotAt }, 11)).toEqual({ kind: 'skip', reason: 'overlap' });
       expect(judge({ task: task({ overlap: 'replace' }), holders: [late], previousSlotAt }, 11)).toEqual({
         kind: 'replace',
         holderIds: ['h9'],

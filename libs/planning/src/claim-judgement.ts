@@ -44,23 +44,6 @@ export interface Holder {
   running: boolean;
 }
 
-/** A run of the task that was in progress at the slot's own time and ended within {@link OUTCOME_GRACE_MS} after it. */
-export interface EndedRun {
-  id: string;
-  fireAt: Date;
-  /** When its first attempt started (at or before the slot's time). */
-  firstStartedAt: Date;
-  /** When it ended (after the slot's time). */
-  endedAt: Date;
-}
-
-/**
- * How long after its time a slot waits before it is skipped for a run that is still `running`: that
- * run may have ended before the slot's time with its outcome not yet committed (a write queued
- * behind a lock, a connection being replaced), and once it lands the slot is judged by it.
- */
-export const OUTCOME_GRACE_MS = 2_000;
-
 /** Everything a claim is judged by, read in one snapshot. */
 export interface ClaimContext {
   slot: ClaimSlot;
@@ -68,8 +51,6 @@ export interface ClaimContext {
   task: ClaimTask | null;
   /** The task's other exclusive executions in progress (none when the slot is not exclusive). */
   holders: Holder[];
-  /** The task's exclusive runs that were in progress at the slot's own time and have ended since (only for a newcomer). */
-  ended: EndedRun[];
   /** An earlier slot of the task is due (its `fire_at` has passed) and has not started: it goes first. */
   earlierDue: boolean;
   /** Another slot of the task is already the one waiting behind the run in progress (`buffer_one`). */
@@ -88,8 +69,7 @@ export interface ClaimContext {
  * - `park`: not its turn (an earlier slot of the task goes first, or a run of it is in progress):
  *   it waits in Postgres, and the end of the run ahead of it hands it its turn (DESIGN §5
  *   "Graceful under overload") — it never goes round the queue for it.
- * - `wait`: ask again after `retryInMs` (a run released late is given the time it was late by; a
- *   run still `running` at the slot's time, the time its outcome may take to land).
+ * - `wait`: ask again after `retryInMs` (a run released late is given the time it was late by).
  * - `buffer`: it becomes the one slot waiting behind the run in progress (`buffer_one`).
  * - `replace`: cancel the runs in progress (`replace`), then ask again.
  */
@@ -135,13 +115,6 @@ const skip = (reason: (typeof SKIP_REASONS)[number]): ClaimVerdict => ({ kind: '
  *    would overlap this slot had it started on time: the overlap is the task's own (a slow task),
  *    and the policy judges it at once — else a task slower than its schedule, once late, would
  *    park every new slot behind its backlog and never catch up.
- *    Before a newcomer is skipped for a run still `running`, it waits {@link OUTCOME_GRACE_MS}
- *    past its time (parked: that run's end hands it its turn at once): the run's outcome may be
- *    on its way. A run that ended within that grace counts as it ended: it overlapped the slot
- *    only if, had it started on time, it would have lasted past the slot's time (its `fire_at`
- *    plus how long it ran); a slot whose run ahead ended before its time runs. A run that ended
- *    after the grace is not judged after the fact (a slot claimed late, behind a frozen worker, is
- *    a backlog, and backlogs run).
  * 7. Otherwise a newcomer waits its turn (parked) while any run of the task is in progress or an
  *    earlier slot is due and has not started: backlogs run one after another, in slot order, and a
  *    slot that waited its turn is never skipped for it afterwards (every run it waits behind
@@ -176,18 +149,7 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
   const { slot, holders } = context;
   const slotAt = slot.scheduledFor.getTime();
   const atItsTime = holders.filter((h) => h.firstStartedAt.getTime() <= slotAt);
-  if (atItsTime.length === 0) {
-    if (!taskIsFree(context)) return PARK;
-    // The run ahead ended after this slot's time (its outcome landed during the grace): had it
-    // started on time, would it still have been running at this slot's time?
-    const overlapped = context.ended.some(
-      (r) =>
-        r.firstStartedAt.getTime() <= slotAt &&
-        r.endedAt.getTime() <= slotAt + OUTCOME_GRACE_MS &&
-        r.fireAt.getTime() + (r.endedAt.getTime() - r.firstStartedAt.getTime()) > slotAt,
-    );
-    return overlapped && task.overlap === 'skip' ? skip('overlap') : RUN;
-  }
+  if (atItsTime.length === 0) return taskIsFree(context) ? RUN : PARK;
 
   // A run released on time may still start late: parked behind the late runs of a failover's
   // backlog, its start is that backlog's lateness, not the task's overlap — except under
@@ -209,9 +171,6 @@ function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): Clai
 
   switch (task.overlap) {
     case 'skip':
-      // A run between attempts is surely in progress; a running one may have ended, its outcome on its way.
-      if (atItsTime.every((h) => h.running) && at - slotAt < OUTCOME_GRACE_MS)
-        return { kind: 'wait', retryInMs: OUTCOME_GRACE_MS - (at - slotAt) };
       return skip('overlap');
     case 'buffer_one':
       if (slot.nextAttemptAt !== null) return PARK;

@@ -26,10 +26,8 @@ export {
   type ClaimSlot,
   type ClaimTask,
   type ClaimVerdict,
-  type EndedRun,
   type Holder,
   judgeClaim,
-  OUTCOME_GRACE_MS,
 } from './claim-judgement.js';
 export { canBeLate, isLate } from './lateness.js';
 export {

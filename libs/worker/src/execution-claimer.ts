@@ -71,7 +71,6 @@ export function claimContextOf(read: ClaimRead): ClaimContext {
     },
     task,
     holders: read.holders,
-    ended: read.ended,
     earlierDue: read.earlierDue,
     otherBuffered: read.otherBuffered,
     previousSlotAt: read.previousSlotAt,
@@ -244,8 +243,8 @@ export class ExecutionClaimer {
           ? { kind: 'parked' }
           : 'again';
       case 'wait':
-        // A run ahead released late (a failover adopted it), or still running with its outcome
-        // perhaps on its way: judged by the overlap policy only once it has waited. Parked meanwhile, so that the end of the run ahead hands it its turn
+        // A run ahead released late (a failover adopted it): judged by the overlap policy only once
+        // it has waited as long. Parked meanwhile, so that the end of the run ahead hands it its turn
         // at once (the common case: that run is short); its job comes back at the end of the wait too.
         if (
           !(await this.batches.parks.run({

@@ -296,14 +296,11 @@ export class ExecutionRunner implements OnModuleDestroy {
           () => control.disowned,
         );
       }
-      // How long it ran, from the claim's sending (its lease's start) to now: its success records
-      // when it ended, not when the write (perhaps delayed) lands.
-      const ranMs = performance.now() - (leaseValidUntil - this.lease.leaseMs);
       releaseSlot();
       // Only the handler's own errors are failures: a success that cannot be written is not retried
       // as a failure (that would run the handler again), it is written again.
       return await this.outcomes.record(
-        () => this.outcomes.recordSuccess(execution, task, attemptId, result, fields, ranMs),
+        () => this.outcomes.recordSuccess(execution, task, attemptId, result, fields),
         fields,
         () => control.disowned,
       );

@@ -46,8 +46,6 @@ interface Success {
   id: string;
   attemptId: string;
   result: Prisma.InputJsonValue | null;
-  /** From when its claim was sent to its handler's end (see AttemptsRepository.succeed). */
-  ranMs?: number;
 }
 
 /** What the recorder writes through. */
@@ -148,14 +146,13 @@ export class OutcomeRecorder {
     attemptId: string,
     result: unknown,
     fields: object,
-    ranMs?: number,
   ): Promise<RunOutcome> {
     // What Postgres can store: a NUL or half a character in a result would fail the write itself.
     const json =
       result === undefined ? null : storableJson(JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue | null);
     const stored =
       json !== null && Buffer.byteLength(JSON.stringify(json)) > RESULT_MAX_BYTES ? { truncated: true } : json;
-    const success = { id: execution.id, attemptId, result: stored, ranMs };
+    const success = { id: execution.id, attemptId, result: stored };
     const ok = await this.withNotification(
       task,
       execution,

@@ -28,20 +28,18 @@ export class AttemptsRepository {
 
   /**
    * Successes of many attempts in one statement, each fenced by its `attempt_id`, with the hand-over
-   * of every task they free (see SUCCEED_AND_HAND_OVER). `ranMs`: how long the attempt ran, from
-   * when its claim was sent to its handler's end, by the worker's clock (see SUCCEED_AND_HAND_OVER). `db`: a connection inside a transaction (a
+   * of every task they free (see SUCCEED_AND_HAND_OVER). `db`: a connection inside a transaction (a
    * success with its outbox notification), else the pool. Throws if the statement fails (the caller
    * may then record each on its own).
    */
   async succeed(
-    successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null; ranMs?: number }[],
+    successes: { id: string; attemptId: string; result: Prisma.InputJsonValue | null }[],
     db: Db = this.prisma,
   ): Promise<RecordedSuccesses> {
     const values = [
       successes.map((s) => s.id),
       successes.map((s) => s.attemptId),
       successes.map((s) => (s.result === null ? null : JSON.stringify(s.result))),
-      successes.map((s) => s.ranMs ?? null),
     ];
     const rows =
       db === this.prisma

@@ -1,6 +1,5 @@
 import { EVENT_CTE_TEXT } from './execution-transition.js';
-import { OUTCOME_GRACE_MS } from '@punctual/planning';
-import { ENDED_RUNS_LOOKED_AT, ENDED_STATUSES, earlierSlotDueSql, plannedSql, taskFreeSql } from './predicates.js';
+import { earlierSlotDueSql, plannedSql, taskFreeSql } from './predicates.js';
 import { CLAIMED_COLUMNS } from './turn-statements.js';
 
 // The two statements of a worker's claim (see ClaimsRepository), prepared once per connection.
@@ -9,8 +8,7 @@ import { CLAIMED_COLUMNS } from './turn-statements.js';
  * The read of the claims the one-statement claim did not start (`$1` ids, `$2` the version of each
  * one's task the worker keeps, 0 when none): each execution, its task (the definition only when
  * the worker does not keep its version), the task's exclusive runs in progress (their first start
- * from the history once a later attempt replaced `started_at`), its runs in progress at a newcomer's
- * time that have ended since, whether an earlier slot is due and
+ * from the history once a later attempt replaced `started_at`), whether an earlier slot is due and
  * not started, whether another slot is buffered, the task's scheduled slot before it (when a run is in progress). No locks: the write re-checks what it relies on.
  */
 export const CLAIM_READ = `
@@ -27,7 +25,6 @@ export const CLAIM_READ = `
     t.max_delay_ms AS t_max_delay_ms, t.max_attempts AS t_max_attempts,
     CASE WHEN t.version = req.known_version THEN NULL ELSE to_jsonb(t)::text END AS t_json,
     COALESCE(h.holders, '[]'::json) AS holders,
-    COALESCE(d.ended, '[]'::json) AS ended,
     (e.exclusive AND ${earlierSlotDueSql('e', 'now()')}) AS earlier_due,
     (e.exclusive AND EXISTS (
       SELECT 1 FROM task_execution o
@@ -57,21 +54,7 @@ export const CLAIM_READ = `
       SELECT * FROM task_execution x WHERE x.task_id = e.task_id AND x.status = 'retrying' AND x.exclusive AND x.id <> e.id
     ) r
     WHERE e.exclusive
-  ) h ON true
-  -- A newcomer's runs ahead that were in progress at its time and ended within the outcome grace
-  -- after it (an outcome that landed while it waited): among the task's latest slots up to its own, one index scan of a few rows.
-  LEFT JOIN LATERAL (
-    SELECT json_agg(json_build_object(
-      'id', r.id, 'fireAt', r.fire_at, 'endedAt', r.finished_at,
-      'firstStartedAt', LEAST(r.started_at, (SELECT min(ev.at) FROM execution_event ev WHERE ev.execution_id = r.id AND ev.to_status = 'running'))
-    )) AS ended
-    FROM (
-      SELECT * FROM task_execution x WHERE x.task_id = e.task_id AND x.scheduled_for <= e.scheduled_for AND x.id <> e.id
-      ORDER BY x.scheduled_for DESC LIMIT ${ENDED_RUNS_LOOKED_AT}
-    ) r
-    WHERE e.exclusive AND e.attempt = 0 AND r.exclusive AND r.started_at <= e.scheduled_for AND r.status IN ${ENDED_STATUSES}
-      AND r.finished_at > e.scheduled_for AND r.finished_at <= e.scheduled_for + ${OUTCOME_GRACE_MS} * interval '1 millisecond'
-  ) d ON true`;
+  ) h ON true`;
 
 /**
  * The write: every requested row is locked without waiting (`SKIP LOCKED`: a transaction of the

@@ -17,14 +17,6 @@ export interface ClaimHolder {
   releasedAt: Date | null;
 }
 
-/** A run of the same task in progress at the slot's own time that has ended since. */
-export interface EndedClaimRun {
-  id: string;
-  fireAt: Date;
-  firstStartedAt: Date;
-  endedAt: Date;
-}
-
 /** The execution as the judgement reads it (the attempt's whole row comes back from the write). */
 export type ClaimedExecution = Pick<
   TaskExecution,
@@ -56,8 +48,6 @@ export interface ClaimRead {
   /** The task as it is now (null once deleted). */
   task: Task | null;
   holders: ClaimHolder[];
-  /** The task's runs in progress at the slot's time that have ended since (a newcomer's only). */
-  ended: EndedClaimRun[];
   /** An earlier exclusive slot of the task is due and has not started. */
   earlierDue: boolean;
   /** Another pending slot of the task is the one buffered behind the run in progress. */
@@ -88,7 +78,6 @@ export type ReadRow = Pick<
   t_version: number | null;
   t_json: string | null;
   holders: { id: string; running: boolean; fireAt: string; firstStartedAt: string; releasedAt: string | null }[];
-  ended: { id: string; fireAt: string; firstStartedAt: string; endedAt: string }[];
   earlier_due: boolean;
   other_buffered: boolean;
   previous_slot_ms: number | null;
@@ -190,12 +179,6 @@ export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
       fireAt: new Date(h.fireAt),
       firstStartedAt: new Date(h.firstStartedAt),
       releasedAt: h.releasedAt === null ? null : new Date(h.releasedAt),
-    })),
-    ended: row.ended.map((r) => ({
-      id: r.id,
-      fireAt: new Date(r.fireAt),
-      firstStartedAt: new Date(r.firstStartedAt),
-      endedAt: new Date(r.endedAt),
     })),
     earlierDue: row.earlier_due,
     otherBuffered: row.other_buffered,

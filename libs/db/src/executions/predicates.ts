@@ -1,5 +1,4 @@
 import { PLANNED_EXECUTION_STATUSES } from '@punctual/contract';
-import { OUTCOME_GRACE_MS } from '@punctual/planning';
 
 /**
  * The rules of the claim and leader paths, in SQL, each written once. Every statement that asks one
@@ -68,26 +67,3 @@ export function taskFreeSql(e: string, now: string): string {
         AND NOT ${runInProgressSql(e, 'retrying')}
         AND NOT ${earlierSlotDueSql(e, now)}`;
 }
-
-/** How many of a task's latest slots are looked at for a run that ended after a newcomer's time. */
-export const ENDED_RUNS_LOOKED_AT = 3;
-
-/**
- * A run of `e`'s task that was in progress at `e`'s own time (its last attempt started by its
- * `scheduled_for`) and ended within the outcome grace after it (see `OUTCOME_GRACE_MS`), among the task's latest few slots up to `e`'s (one short index scan): under
- * `overlap: skip` the judgement decides whether it overlapped `e` (see `judgeClaim`'s `ended`),
- * so `e` is not started without it. `r` names the rows looked at.
- */
-export function endedSinceItsTimeSql(e: string, r = 'r'): string {
-  return `EXISTS (
-    SELECT 1 FROM (
-      SELECT x.exclusive, x.status, x.started_at, x.finished_at FROM task_execution x
-      WHERE x.task_id = ${e}.task_id AND x.scheduled_for <= ${e}.scheduled_for AND x.id <> ${e}.id
-      ORDER BY x.scheduled_for DESC LIMIT ${ENDED_RUNS_LOOKED_AT}
-    ) ${r}
-    WHERE ${r}.exclusive AND ${r}.status IN ${ENDED_STATUSES} AND ${r}.started_at <= ${e}.scheduled_for
-      AND ${r}.finished_at > ${e}.scheduled_for AND ${r}.finished_at <= ${e}.scheduled_for + ${OUTCOME_GRACE_MS} * interval '1 millisecond')`;
-}
-
-/** The statuses of a run that started and has ended. */
-export const ENDED_STATUSES = "('succeeded', 'dead', 'cancelled')";

@@ -1,5 +1,5 @@
 import { EVENT_CTE_TEXT } from './execution-transition.js';
-import { earlierSlotDueSql, endedSinceItsTimeSql, lateSql, plannedSql, runInProgressSql } from './predicates.js';
+import { earlierSlotDueSql, lateSql, plannedSql, runInProgressSql } from './predicates.js';
 
 // The statements of a worker's turn-taking (DESIGN §5 "Graceful under overload"), prepared once
 // per connection: the claim that needs no judgement, the park of a slot whose turn has not come,
@@ -12,8 +12,7 @@ import { earlierSlotDueSql, endedSinceItsTimeSql, lateSql, plannedSql, runInProg
  * clock (a retry: its next attempt too), a first attempt of a scheduled slot on its plan version,
  * its task not paused and the slot not late (manual runs skip those checks), and an exclusive one
  * only while its task is free: no other exclusive run of it running, and for a first attempt none
- * between attempts and no earlier slot due (and, under `overlap: skip`, no run that was in progress at
- * its time and ended since: the judgement decides whether it overlapped). Over `e` (the execution) and `t` (its task); `now` is
+ * between attempts and no earlier slot due. Over `e` (the execution) and `t` (its task); `now` is
  * the statement's clock. A property test holds it to `judgeClaim`: whatever this admits, the
  * judgement of the same rows says `run` (test/db/direct-claim.property.test.ts).
  */
@@ -32,8 +31,7 @@ export const STARTS_WITHOUT_JUDGEMENT = `
     NOT ${runInProgressSql('e', 'running')}
     AND (e.attempt > 0 OR (
       NOT ${runInProgressSql('e', 'retrying')}
-      AND NOT ${earlierSlotDueSql('e', 'statement_timestamp()')}
-      AND (t.overlap <> 'skip' OR NOT ${endedSinceItsTimeSql('e')})))))`;
+      AND NOT ${earlierSlotDueSql('e', 'statement_timestamp()')}))))`;
 
 /**
  * The columns a claimed attempt comes back with (instants as epoch milliseconds: a number the
@@ -207,20 +205,15 @@ export const HANDED_JSON =
 
 /**
  * Successes of many attempts in one statement, each fenced by its `attempt_id` (no history row:
- * the success is read back from the row, see EXECUTION_HISTORY). Its `finished_at` is when its
- * handler ended, as near as Postgres' clock can tell: the claim's `started_at` plus how long the
- * worker saw it run since it sent the claim (`$4`, never before the true end), or the statement's
- * instant when that is earlier or not given — not when a write delayed by a lock or a lost
- * connection landed (a newcomer judges its overlap by it). And the hand-over of each freed
+ * the success is read back from the row, see EXECUTION_HISTORY), and the hand-over of each freed
  * task's turn. Answers the attempts that were current, the slots handed their turn, and the tasks
  * whose ended run a parked slot waits behind although none was handed here (the park may have
  * committed after this statement began: the caller hands over again, in a statement of its own).
  */
 export const SUCCEED_AND_HAND_OVER = `
-  WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::jsonb[], $4::float8[]) AS r(id, attempt_id, result, ran_ms)),
+  WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::jsonb[]) AS r(id, attempt_id, result)),
   ended AS (
-    UPDATE task_execution e SET status = 'succeeded', lease_until = NULL, error = NULL, result = req.result,
-      finished_at = LEAST(statement_timestamp(), COALESCE(e.started_at + req.ran_ms * interval '1 millisecond', statement_timestamp()))
+    UPDATE task_execution e SET status = 'succeeded', finished_at = statement_timestamp(), lease_until = NULL, error = NULL, result = req.result
     FROM req WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = 'running' AND e.attempt_id = req.attempt_id
     RETURNING e.id, e.attempt_id, e.task_id, e.exclusive, e.waited_on
   ),
