@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ExecutionStatus } from '../../libs/db/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
+import { sleep } from '../support/processes.js';
 import { openRepositories } from '../support/repositories.js';
 
 /**
@@ -357,6 +358,54 @@ describe('claiming an execution', () => {
       await startedAt(a, due);
       const b = await execution('queued', { exclusive: true, at: Date.now() - 10, queuedAt: new Date() });
       expect(await claim(b)).toEqual({ kind: 'skipped', reason: 'overlap' });
+    });
+
+    it("a run whose success is on its way (its write waiting behind a lock) at the next slot's time: the slot's skip waits for it, and the slot runs, for the run had ended", async () => {
+      const now = Date.now();
+      await db.prisma.taskExecution.deleteMany({
+        where: { taskId, scheduledFor: { gt: new Date(now - 3_100), lt: new Date(now + 1_000) } },
+      });
+      const a = await execution('queued', { exclusive: true, at: now - 3_000 });
+      const claimed = await claim(a);
+      expect(claimed.kind).toBe('run');
+      await startedAt(a, now - 3_000);
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      // Another transaction holds a's row (under load: a leader's fenced write of the rows it fired).
+      const holding = db.prisma.$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT id FROM task_execution WHERE id = ${a}::uuid FOR UPDATE`;
+          locked();
+          await released;
+        },
+        { timeout: 60_000 },
+      );
+      await isLocked;
+      let success: ReturnType<typeof db.attempts.succeed> | undefined;
+      try {
+        // a's handler has ended: its success is written (finished_at: this instant) and waits for the lock.
+        const attemptId = claimed.kind === 'run' ? claimed.execution.attemptId! : '';
+        success = db.attempts.succeed([{ id: a, attemptId, result: null }]);
+        await sleep(300);
+        const b = await execution('queued', { exclusive: true, at: Date.now() - 100, queuedAt: new Date() });
+        // a still looks running, and long enough to be the task's own overlap: b would be skipped.
+        // The skip needs a still in progress, and waits for the write in flight on its row.
+        let settled = false;
+        const claimingB = claim(b).finally(() => (settled = true));
+        await sleep(500);
+        expect(settled).toBe(false);
+        release();
+        expect((await success).current).toEqual([true]);
+        // a ended before b's time: b runs.
+        expect((await claimingB).kind).toBe('run');
+        expect((await row(a)).finishedAt!.getTime()).toBeLessThan((await row(b)).scheduledFor.getTime());
+      } finally {
+        release();
+        await holding;
+        await success?.catch(() => undefined);
+      }
     });
 
     it('a run released late (after a failover) makes the next slot ask again until it has waited as long, then the policy decides', async () => {

@@ -32,8 +32,12 @@ describe('fault: Postgres connections are killed mid-run', () => {
       `${terminated} connections killed: ${report.expected} slots: ${JSON.stringify(report.byStatus)}, max attempt ${report.maxAttempt}`,
     );
     expectEveryPromiseKept(report);
-    // A run interrupted between claim and record is retried (attempt 2) — still one success.
-    expect(Object.keys(report.byStatus)).toEqual(['succeeded']);
+    // A run interrupted between claim and record is retried (attempt 2) — still one success. A run
+    // whose outcome write was cut stays `running` until it is written again, and a slot due
+    // meanwhile is judged against it: such a skip was checked above to have had its run in
+    // progress at its time (wrongOverlapSkips). Nothing else but successes.
+    expect(Object.keys(report.byStatus).filter((status) => status !== 'skipped:overlap')).toEqual(['succeeded']);
+    expect(report.byStatus['skipped:overlap'] ?? 0).toBeLessThan(report.expected / 20);
     // Processes survive connection loss: each one answers ready (Postgres included) after the last kill.
     const apps = [...cluster.schedulers, ...cluster.workers];
     await Promise.all(apps.map((app) => app.ready(10_000)));

@@ -80,6 +80,19 @@ export interface StartedAttempt {
  * {@link claimMany} of what it read — each one statement for many executions. The small writes of
  * the other verdicts (skip, give back) are here as well; parking and buffering are the TurnsRepository's.
  */
+/**
+ * The guard of a skip for overlap: another exclusive run of the task is still in progress. Its
+ * row is share-locked, so an outcome being written to it (a success whose statement waits behind a
+ * lock, or is about to commit) is waited for: once it commits the run is no longer in progress, the
+ * skip is not written, and the claim reads and judges the slot again — against a run that ended,
+ * by the write's own instant, before the slot's time. Without it, a success delayed on its way in
+ * skips the next slot of a task whose run had ended.
+ */
+const STILL_IN_PROGRESS = Prisma.sql`AND EXISTS (
+  SELECT 1 FROM task_execution h
+  WHERE h.task_id = e.task_id AND h.id <> e.id AND h.exclusive AND h.status IN ('running', 'retrying')
+  FOR SHARE OF h)`;
+
 @Injectable()
 export class ClaimsRepository {
   /** The task definitions this process has parsed (see TaskDefinitions). */
@@ -207,8 +220,10 @@ export class ClaimsRepository {
 
   /**
    * Ends a slot that never started as `skipped`, only while it and its task are as the judgement
-   * read them (an edit or a resume since then makes it judged again), without waiting for a row
-   * another transaction holds. False when it changed or is held.
+   * read them (an edit or a resume since then makes it judged again), without waiting for its own
+   * row when another transaction holds it. False when it changed or is held. A skip for overlap also
+   * needs the run it overlapped still in progress — waiting for an outcome being written to that
+   * run (see STILL_IN_PROGRESS).
    */
   async skipUnstarted(
     id: string,
@@ -228,7 +243,7 @@ export class ClaimsRepository {
       from: [seen.status],
       to: 'skipped',
       set: Prisma.sql`skip_reason = ${reason}::skip_reason, finished_at = now(), lease_until = NULL, next_attempt_at = NULL`,
-      guard: Prisma.sql`e.attempt = ${seen.attempt} AND e.task_version = ${seen.taskVersion} AND ${task}`,
+      guard: Prisma.sql`e.attempt = ${seen.attempt} AND e.task_version = ${seen.taskVersion} AND ${task} ${reason === 'overlap' ? STILL_IN_PROGRESS : Prisma.empty}`,
       detail: { reason },
       skipLocked: true,
     });
