@@ -227,7 +227,7 @@ describe('the docs’ runnable blocks, against a running Punctual', () => {
     if (!exported) throw new Error(`no export line in the banner:\n${banner}`);
     const [, url, key] = exported as unknown as [string, string, string];
     env = {
-      PATH: `${curlFailingOnErrors()}:${process.env.PATH ?? ''}`,
+      PATH: `${readersCommands()}:${process.env.PATH ?? ''}`,
       HOME: process.env.HOME ?? tmpdir(),
       TMPDIR: process.env.TMPDIR ?? tmpdir(),
       LANG: process.env.LANG ?? 'C.UTF-8',
@@ -332,16 +332,28 @@ async function stopSystem(child: ChildProcess): Promise<void> {
 }
 
 /**
- * A directory holding a `curl` that fails on an HTTP error status (`--fail-with-body`), first on
- * the blocks' PATH: the docs' curl lines stay as a reader types them, and a refused request still
- * fails its block.
+ * A directory first on the blocks' PATH, so that the docs' lines stay as a reader types them:
+ * - a `curl` that fails on an HTTP error status (`--fail-with-body`): a refused request still fails
+ *   its block;
+ * - an `npx` that runs `npx punctual …` as npx does in this checkout — the package's own bin
+ *   (package.json `bin`), built — without npm's start-up for each of the docs' ~50 CLI lines
+ *   (seconds each on a busy machine); any other `npx` line goes to the real npx.
  */
-function curlFailingOnErrors(): string {
-  const real = spawnSync('bash', ['-c', 'command -v curl'], { encoding: 'utf8' }).stdout.trim();
-  if (!real) throw new Error('curl is not installed');
+function readersCommands(): string {
+  const which = (command: string) => {
+    const found = spawnSync('bash', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim();
+    if (!found) throw new Error(`${command} is not installed`);
+    return found;
+  };
+  const bin = (JSON.parse(readText(ROOT, 'package.json')) as { bin: Record<string, string> }).bin.punctual!;
   const dir = mkdtempSync(join(tmpdir(), 'punctual-docs-bin-'));
-  writeFileSync(join(dir, 'curl'), `#!/bin/sh\nexec ${JSON.stringify(real)} --fail-with-body "$@"\n`);
-  chmodSync(join(dir, 'curl'), 0o755);
+  writeFileSync(join(dir, 'curl'), `#!/bin/sh\nexec ${JSON.stringify(which('curl'))} --fail-with-body "$@"\n`);
+  writeFileSync(
+    join(dir, 'npx'),
+    `#!/bin/sh\nif [ "$1" = punctual ]; then shift; exec ${JSON.stringify(process.execPath)} ${JSON.stringify(join(ROOT, bin))} "$@"; fi\n` +
+      `exec ${JSON.stringify(which('npx'))} "$@"\n`,
+  );
+  for (const command of ['curl', 'npx']) chmodSync(join(dir, command), 0o755);
   return dir;
 }
 
