@@ -81,17 +81,18 @@ export interface StartedAttempt {
  * the other verdicts (skip, give back) are here as well; parking and buffering are the TurnsRepository's.
  */
 /**
- * The guard of a skip for overlap: another exclusive run of the task is still in progress. Its
- * row is share-locked, so an outcome being written to it (a success whose statement waits behind a
- * lock, or is about to commit) is waited for: once it commits the run is no longer in progress, the
- * skip is not written, and the claim reads and judges the slot again — against a run that ended,
- * by the write's own instant, before the slot's time. Without it, a success delayed on its way in
- * skips the next slot of a task whose run had ended.
+ * The guard of a skip for overlap: another exclusive run of the task is still in progress, and its
+ * row is not being written. A row another transaction holds may be taking the run's outcome (a
+ * success whose statement waits behind a leader's lock, or is about to commit): the skip is not
+ * written, and the claim reads and judges the slot again — once the outcome lands, against a run
+ * that ended, by the write's own instant, before the slot's time. Without it, a success delayed on
+ * its way in skips the next slot of a task whose run had ended. `SKIP LOCKED`, not a wait: a
+ * transaction holding the run's row may be waiting for this slot's own row (a hand-over).
  */
 const STILL_IN_PROGRESS = Prisma.sql`AND EXISTS (
   SELECT 1 FROM task_execution h
   WHERE h.task_id = e.task_id AND h.id <> e.id AND h.exclusive AND h.status IN ('running', 'retrying')
-  FOR SHARE OF h)`;
+  FOR SHARE OF h SKIP LOCKED)`;
 
 @Injectable()
 export class ClaimsRepository {
@@ -222,8 +223,7 @@ export class ClaimsRepository {
    * Ends a slot that never started as `skipped`, only while it and its task are as the judgement
    * read them (an edit or a resume since then makes it judged again), without waiting for its own
    * row when another transaction holds it. False when it changed or is held. A skip for overlap also
-   * needs the run it overlapped still in progress — waiting for an outcome being written to that
-   * run (see STILL_IN_PROGRESS).
+   * needs the run it overlapped still in progress and not being written (see STILL_IN_PROGRESS).
    */
   async skipUnstarted(
     id: string,
