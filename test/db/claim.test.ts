@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { ExecutionStatus } from '../../libs/db/src/index.js';
+import type { Db, ExecutionStatus } from '../../libs/db/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { sleep } from '../support/processes.js';
 import { openRepositories } from '../support/repositories.js';
@@ -89,6 +89,23 @@ describe('claiming an execution', () => {
   /** As if the attempt running `id` had started at `at` (a claim starts it now). */
   const startedAt = (id: string, at: number) =>
     db.prisma.taskExecution.update({ where: { id }, data: { startedAt: new Date(at) } });
+  /** Another client's transaction that takes its locks with `lock` and holds them until `release()`; `done`: its end. */
+  async function holdLocks(lock: (tx: Db) => Promise<unknown>) {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((resolve) => (locked = resolve));
+    const done = db.prisma.$transaction(
+      async (tx) => {
+        await lock(tx);
+        locked();
+        await released;
+      },
+      { timeout: 60_000 },
+    );
+    await isLocked;
+    return { release, done };
+  }
 
   it.each(['scheduled', 'queued', 'retrying'] as const)(
     'claims from %s: running, attempt + 1, a fresh attempt_id and a lease',
@@ -360,7 +377,7 @@ describe('claiming an execution', () => {
       expect(await claim(b)).toEqual({ kind: 'skipped', reason: 'overlap' });
     });
 
-    it("a run whose success is on its way (its write waiting behind a lock) at the next slot's time: the slot is not skipped on it, and runs once the success lands, for the run had ended", async () => {
+    it("a run whose success is on its way (its write behind a lock) at the next slot's time: the slot is not skipped on it, and runs once the success lands", async () => {
       const now = Date.now();
       await db.prisma.taskExecution.deleteMany({
         where: { taskId, scheduledFor: { gt: new Date(now - 3_100), lt: new Date(now + 1_000) } },
@@ -369,20 +386,10 @@ describe('claiming an execution', () => {
       const claimed = await claim(a);
       expect(claimed.kind).toBe('run');
       await startedAt(a, now - 3_000);
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((resolve) => (locked = resolve));
       // Another transaction holds a's row (under load: a leader's fenced write of the rows it fired).
-      const holding = db.prisma.$transaction(
-        async (tx) => {
-          await tx.$queryRaw`SELECT id FROM task_execution WHERE id = ${a}::uuid FOR UPDATE`;
-          locked();
-          await released;
-        },
-        { timeout: 60_000 },
+      const { release, done: holding } = await holdLocks(
+        (tx) => tx.$queryRaw`SELECT id FROM task_execution WHERE id = ${a}::uuid FOR UPDATE`,
       );
-      await isLocked;
       let success: ReturnType<typeof db.attempts.succeed> | undefined;
       try {
         // a's handler has ended: its success is written (finished_at: this instant) and waits for the lock.
@@ -534,21 +541,11 @@ describe('claiming an execution', () => {
           status: 'queued',
         },
       });
-      let release!: () => void;
-      const released = new Promise<void>((resolve) => (release = resolve));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((resolve) => (locked = resolve));
       // An API transaction (an edit, a `tasks:batch` of many) holding the task and its rows.
-      const edit = db.prisma.$transaction(
-        async (tx) => {
-          await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
-          await db.executions.lockUnfinished(taskId, tx);
-          locked();
-          await released;
-        },
-        { timeout: 60_000 },
-      );
-      await isLocked;
+      const { release, done: edit } = await holdLocks(async (tx) => {
+        await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR UPDATE`;
+        await db.executions.lockUnfinished(taskId, tx);
+      });
       try {
         // Claimed together, in one read and one write: the other task's slot starts while the transaction is still open.
         const [a, b] = await Promise.all([claim(mine), claim(theirs)]);
