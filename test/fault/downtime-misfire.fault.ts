@@ -104,7 +104,9 @@ describe('fault: everything is down for longer than maxDelay', () => {
         // when the leader came back may turn late while it waits (a loaded machine) and be judged
         // by a later pass, as its own backlog: then the older catch-up is missed (above) or had run.
         const ran = catchup.filter((r) => r.status === 'succeeded');
-        expect(ran.length).toBeGreaterThanOrEqual(1);
+        // A catch-up ran: the outage's own, or — when it was missed for a newer one, judged by a
+        // later pass — that newer one (itself younger than the outage's slots).
+        expect(ranCatchups.length).toBeGreaterThanOrEqual(1);
         expect(
           ran.filter((r) => r.scheduled_for.getTime() < leaderBack - MAX_DELAY_MS - 1_000).length,
         ).toBeLessThanOrEqual(1);
