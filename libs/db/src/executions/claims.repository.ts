@@ -20,6 +20,7 @@ import {
 } from './claim.rows.js';
 import { CLAIM_READ, CLAIM_WRITE } from './claim-statements.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
+import { runInProgressSql } from './predicates.js';
 import { TaskDefinitions } from './task-definitions.js';
 import { CLAIM_DIRECT } from './turn-statements.js';
 
@@ -74,13 +75,6 @@ export interface StartedAttempt {
 }
 
 /**
- * A worker's claim of an attempt (DESIGN §5): first {@link claimDirect}, one fenced statement that
- * starts every attempt the judgement would start without asking it (see STARTS_WITHOUT_JUDGEMENT);
- * for the rest, a {@link read} of everything the judgement needs and, when it says run, a fenced
- * {@link claimMany} of what it read — each one statement for many executions. The small writes of
- * the other verdicts (skip, give back) are here as well; parking and buffering are the TurnsRepository's.
- */
-/**
  * The guard of a skip for overlap: another exclusive run of the task is still in progress, and its
  * row is not being written. A row another transaction holds may be taking the run's outcome (a
  * success whose statement waits behind a leader's lock, or is about to commit): the skip is not
@@ -89,11 +83,17 @@ export interface StartedAttempt {
  * its way in skips the next slot of a task whose run had ended. `SKIP LOCKED`, not a wait: a
  * transaction holding the run's row may be waiting for this slot's own row (a hand-over).
  */
-const STILL_IN_PROGRESS = Prisma.sql`AND EXISTS (
-  SELECT 1 FROM task_execution h
-  WHERE h.task_id = e.task_id AND h.id <> e.id AND h.exclusive AND h.status IN ('running', 'retrying')
-  FOR SHARE OF h SKIP LOCKED)`;
+const STILL_IN_PROGRESS = Prisma.raw(
+  `AND (${runInProgressSql('e', 'running', 'h', 'FOR SHARE OF h SKIP LOCKED')} OR ${runInProgressSql('e', 'retrying', 'h', 'FOR SHARE OF h SKIP LOCKED')})`,
+);
 
+/**
+ * A worker's claim of an attempt (DESIGN §5): first {@link claimDirect}, one fenced statement that
+ * starts every attempt the judgement would start without asking it (see STARTS_WITHOUT_JUDGEMENT);
+ * for the rest, a {@link read} of everything the judgement needs and, when it says run, a fenced
+ * {@link claimMany} of what it read — each one statement for many executions. The small writes of
+ * the other verdicts (skip, give back) are here as well; parking and buffering are the TurnsRepository's.
+ */
 @Injectable()
 export class ClaimsRepository {
   /** The task definitions this process has parsed (see TaskDefinitions). */

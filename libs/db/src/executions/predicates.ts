@@ -44,10 +44,11 @@ export function attemptsRemainSql(attempt: string, maxAttempts: string): string 
 /**
  * Another exclusive run of `e`'s task is in progress in `status` — `running`, or `retrying` (a slot
  * between attempts still holds its task). Two questions, not one `IN`, so each is one probe of the
- * partial indexes on exclusive running and retrying rows. `h` names the row found.
+ * partial indexes on exclusive running and retrying rows. `h` names the row found; `lock`, a
+ * locking clause on it (a write that relies on the run being in progress).
  */
-export function runInProgressSql(e: string, status: 'running' | 'retrying', h = 'h'): string {
-  return `EXISTS (SELECT 1 FROM task_execution ${h} WHERE ${h}.task_id = ${e}.task_id AND ${h}.status = '${status}' AND ${h}.exclusive AND ${h}.id <> ${e}.id)`;
+export function runInProgressSql(e: string, status: 'running' | 'retrying', h = 'h', lock = ''): string {
+  return `EXISTS (SELECT 1 FROM task_execution ${h} WHERE ${h}.task_id = ${e}.task_id AND ${h}.status = '${status}' AND ${h}.exclusive AND ${h}.id <> ${e}.id${lock && ` ${lock}`})`;
 }
 
 /** An earlier exclusive slot of `e`'s task is due (its `fire_at` has come by `now`) and not begun. Twin: the claim read's `earlierDue`. */
