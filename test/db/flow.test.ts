@@ -202,6 +202,19 @@ describe('claiming under flow control', () => {
     expect(await starts()).toBe(1);
   });
 
+  it("a claim given back unspent takes its start back out of its namespace's minute (maxRunsPerMinute)", async () => {
+    await db.prisma.namespace.create({ data: { name: 'team-g', maxRunsPerMinute: 1 } });
+    const ids = await due({ name: 'team-g/a' }, 2, 400);
+    const attemptId = randomUUID();
+    expect((await db.claim({ id: ids[0]!, attemptId, workerId: 'w1' })).kind).toBe('run');
+    const starts = () => db.prisma.quotaStart.count({ where: { namespace: 'team-g' } });
+    expect(await starts()).toBe(1);
+    expect((await claim(ids[1]!)).kind).toBe('later');
+    expect(await db.claims.giveBack(ids[0]!, attemptId, 'the claim was confirmed too late')).toBe(true);
+    expect(await starts()).toBe(0);
+    expect((await claim(ids[1]!)).kind).toBe('run');
+  });
+
   it('lists the busiest keys with their runs in progress and held back', async () => {
     const loads = await db.flow.busiestKeys(20);
     const byKey = Object.fromEntries(loads.map((l) => [l.key, l]));
