@@ -89,6 +89,8 @@ describe('claiming an execution', () => {
   /** As if the attempt running `id` had started at `at` (a claim starts it now). */
   const startedAt = (id: string, at: number) =>
     db.prisma.taskExecution.update({ where: { id }, data: { startedAt: new Date(at) } });
+  /** Claims read again to be judged, as the worker counts them. */
+  const reads = async () => (await db.metrics.claimReads.get()).values[0]?.value ?? 0;
   /** Another client's transaction that takes its locks with `lock` and holds them until `release()`; `done`: its end. */
   async function holdLocks(lock: (tx: Db) => Promise<unknown>) {
     let release!: () => void;
@@ -324,8 +326,6 @@ describe('claiming an execution', () => {
   });
 
   describe('the one-statement claim', () => {
-    const reads = async () => (await db.metrics.claimReads.get()).values[0]?.value ?? 0;
-
     it('starts a due slot of a free task in one statement: no read, no judgement', async () => {
       const before = await reads();
       const slot = await execution('queued', { exclusive: true, at: Date.now() - 1_000 });
@@ -399,8 +399,13 @@ describe('claiming an execution', () => {
         const b = await execution('queued', { exclusive: true, at: Date.now() - 100, queuedAt: new Date() });
         // a still looks running, and long enough to be the task's own overlap: b would be skipped.
         // But a's row is being written: b is not skipped on it, it comes back a moment later.
+        const readsBefore = await reads();
         const first = await claim(b);
         expect(first.kind === 'later' && first.why).toBe('contended');
+        // What it cost: two reads (the second finds the run still held), then its job comes back
+        // later — it does not re-read while the write waits.
+        expect((await reads()) - readsBefore).toBe(2);
+        expect(first.kind === 'later' && first.afterMs).toBe(250);
         expect((await row(b)).status).toBe('queued');
         release();
         expect((await success).current).toEqual([true]);

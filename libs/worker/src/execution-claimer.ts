@@ -43,6 +43,12 @@ const SHORT_EARLY_MS = 100;
  */
 const FLOW_POLL_MS = 1_000;
 const FLOW_POLL_MAX_MS = 15_000;
+/**
+ * A skip for overlap refused twice in one claim: the run it overlaps has its row held (its outcome
+ * being written, see ClaimsRepository.skipUnstarted). The claim comes back after this rather than
+ * re-reading while the write waits.
+ */
+const HELD_RUN_RETRY_MS = 250;
 /** A first attempt found late is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
 const LATE_RECHECK_MS = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -162,7 +168,7 @@ export class ExecutionClaimer {
         if (confirmed !== 'again') return confirmed;
         continue;
       }
-      const result = await this.carryOut(judgeClaim(claimContextOf(read), read.now), read, request);
+      const result = await this.carryOut(judgeClaim(claimContextOf(read), read.now), read, request, round);
       if (result !== 'again') return result;
       if (round > 1) await sleep(5 * round);
     }
@@ -187,6 +193,7 @@ export class ExecutionClaimer {
     verdict: ClaimVerdict,
     read: ClaimRead,
     request: ClaimRequest,
+    round: number,
   ): Promise<Disposition | 'again'> {
     const { execution, task } = read;
     switch (verdict.kind) {
@@ -208,7 +215,10 @@ export class ExecutionClaimer {
           taskVersion: execution.taskVersion,
           task: task && { planVersion: task.planVersion, status: task.status },
         };
-        if (!(await this.claims.skipUnstarted(execution.id, verdict.reason, seen))) return 'again';
+        if (!(await this.claims.skipUnstarted(execution.id, verdict.reason, seen)))
+          return verdict.reason === 'overlap' && round > 1
+            ? { kind: 'later', why: 'contended', afterMs: HELD_RUN_RETRY_MS }
+            : 'again';
         this.metrics.skipped.inc({ reason: verdict.reason });
         this.metrics.slotsDecided('skipped', reasonOfSkip(verdict.reason) ?? verdict.reason);
         this.logger.log(
