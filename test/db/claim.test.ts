@@ -489,6 +489,56 @@ describe('claiming an execution', () => {
       expect((await claim(c!)).kind).toBe('run');
     });
 
+    it("an on-time slot fired behind its task's held catch-ups is parked by the leader, never claimed, and handed its turn by the last of them", async () => {
+      const now = Date.now();
+      const a = await execution('scheduled', { exclusive: true, trigger: 'catchup', at: now - 5_000 });
+      const b = await execution('scheduled', { exclusive: true, trigger: 'catchup', at: now - 4_000 });
+      const onTime = await execution('scheduled', { exclusive: true, at: now - 10 });
+      const readsBefore = await reads();
+      expect(await db.turns.parkAtFire([onTime], now)).toEqual(new Set([onTime]));
+      expect(await row(onTime)).toMatchObject({
+        status: 'scheduled',
+        parkedAt: expect.any(Date),
+        queuedAt: new Date(now),
+      });
+      // What it waits behind is the nearest earlier slot, marked so that its end looks for the waiter.
+      expect([(await row(a)).waitedOn, (await row(b)).waitedOn]).toEqual([false, true]);
+      expect(await db.turns.parkAtFire([onTime], now)).toEqual(new Set());
+
+      const ranA = await claim(a);
+      expect(ranA.kind).toBe('run');
+      const attemptOf = (r: typeof ranA) => (r.kind === 'run' ? r.execution.attemptId! : '');
+      // a's end: b is the task's next slot, not parked (its job comes on its own): nobody is handed.
+      expect((await db.attempts.succeed([{ id: a, attemptId: attemptOf(ranA), result: null }])).handed).toEqual([]);
+      const ranB = await claim(b);
+      expect(ranB.kind).toBe('run');
+      const handed = await db.attempts.succeed([{ id: b, attemptId: attemptOf(ranB), result: null }]);
+      expect(handed.handed.map((h) => h.id)).toEqual([onTime]);
+      expect((await claim(onTime)).kind).toBe('run');
+      // The on-time slot was claimed once, when its turn had come: the catch-ups' own claims started
+      // in one statement each, and nothing was read to be judged.
+      expect((await reads()) - readsBefore).toBe(0);
+    });
+
+    it('the leader parks at fire only what a claim could only park: never beside a run in progress, with nothing ahead, or for a paused task', async () => {
+      const now = Date.now();
+      // Nothing earlier due: its turn has come.
+      const free = await execution('scheduled', { exclusive: true, at: now - 10 });
+      expect(await db.turns.parkAtFire([free], now)).toEqual(new Set());
+      // A run of the task in progress: the overlap policy may judge the slot, so its claim decides.
+      await execution('running', { exclusive: true, at: now - 6_000, startedAt: new Date(now - 6_000) });
+      await execution('scheduled', { exclusive: true, trigger: 'catchup', at: now - 5_000 });
+      const besideARun = await execution('scheduled', { exclusive: true, at: now - 5 });
+      expect(await db.turns.parkAtFire([besideARun], now)).toEqual(new Set());
+      await db.prisma.taskExecution.updateMany({ where: { taskId, status: 'running' }, data: { status: 'succeeded' } });
+      // Paused: the claim skips it.
+      await db.prisma.task.update({ where: { id: taskId }, data: { status: 'paused' } });
+      expect(await db.turns.parkAtFire([besideARun], now)).toEqual(new Set());
+      await db.prisma.task.update({ where: { id: taskId }, data: { status: 'active' } });
+      expect(await db.turns.parkAtFire([besideARun], now)).toEqual(new Set([besideARun]));
+      expect((await row(free)).parkedAt).toBeNull();
+    });
+
     it('an earlier slot whose fire_at has not come (jitter) does not hold a later one back', async () => {
       const jittered = await execution('scheduled', { exclusive: true, fireAt: Date.now() + 60_000 });
       const due = await execution('queued', { exclusive: true });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../support/cluster.js';
 import { sleep } from '../support/processes.js';
-import { expectEverySlotSucceeded } from '../support/promises.js';
+import { expectEveryPromiseKept, expectEverySlotSucceeded } from '../support/promises.js';
 import { insertTasks } from '../support/tasks.js';
 
 const RATE = 100;
@@ -117,5 +117,89 @@ describe('fair catch-up: one namespace’s backlog does not stand in front of an
     console.log(
       `team-b start lag p99: ${Math.round(lag.rows[0]!.before)} ms before, ${Math.round(lag.rows[0]!.during)} ms during the catch-up`,
     );
+  }, 120_000);
+});
+
+/**
+ * An exclusive task's on-time slot that fires while its own catch-ups are still held for their turn
+ * could only wait behind them: the leader parks it as it fires (no job, no claim), and the end of
+ * the task's last catch-up hands it its turn. Real processes; counted at the webhook.
+ */
+describe("fair catch-up: an on-time slot behind its task's own held catch-ups waits parked, not claimed", () => {
+  let cluster: Cluster;
+  let ids: string[];
+  let pausedAt: number;
+
+  beforeAll(async () => {
+    cluster = await Cluster.start({
+      schedulers: 1,
+      workers: 1,
+      api: true,
+      env: { CATCHUP_RATE: '10', CATCHUP_MAX: String(CATCHUP_MAX) },
+    });
+    expect((await cluster.call('PUT', '/v1/namespaces/team-a', {})).status).toBe(201);
+    // Three every-second tasks paused 20 s ago: 60 catch-ups, six seconds' releases at 10 a second.
+    pausedAt = Math.floor((Date.now() - 20_000) / 1000) * 1000;
+    ids = await insertTasks(cluster.db, 3, {
+      prefix: 'team-a/p',
+      nextRunAt: new Date(pausedAt),
+      status: 'paused',
+      handler: 'http',
+      payload: { url: cluster.invocations.url() },
+      createdAt: new Date(pausedAt - 60_000),
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('parks them as they fire; each runs once, after its catch-ups, in slot order', async () => {
+    const scrape = async (url: string, metric: string) => {
+      const line = (await (await fetch(`${url}/metrics`)).text()).split('\n').find((l) => l.startsWith(metric));
+      return line ? Number(line.split(' ').at(-1)) : 0;
+    };
+    const workerParks = () => scrape(cluster.workers[0]!.url, 'punctual_claims_total{verdict="parked"}');
+    const parksBefore = await workerParks();
+    for (let i = 1; i <= 3; i += 1)
+      expect((await cluster.call('POST', `/v1/tasks/p-${i}/resume?namespace=team-a`, { catchUp: 'all' })).status).toBe(
+        200,
+      );
+    const resumedAt = Date.now();
+    // Every slot up to four seconds after the catch-up's six seconds has run.
+    const lastSlot = Math.floor((resumedAt + 10_000) / 1000) * 1000;
+    await cluster.waitFor(
+      async () => {
+        const { rows } = await cluster.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM task_execution WHERE task_id = ANY($1::uuid[]) AND scheduled_for <= $2 AND status = 'succeeded'`,
+          [ids, new Date(lastSlot)],
+        );
+        return rows[0]!.n >= (ids.length * (lastSlot - pausedAt)) / 1000 + ids.length;
+      },
+      60_000,
+      "every slot of team-a's tasks to succeed",
+    );
+    const report = await cluster.report(ids, pausedAt, lastSlot);
+    expectEveryPromiseKept(report);
+    expect(report.byStatus).toEqual({ succeeded: report.expected });
+
+    // Each task's runs began in slot order: its on-time slots after all of its catch-ups.
+    const { rows } = await cluster.db.query<{ task_id: string; trigger: string }>(
+      `SELECT task_id, trigger FROM task_execution WHERE task_id = ANY($1::uuid[]) AND scheduled_for <= $2 ORDER BY task_id, started_at`,
+      [ids, new Date(lastSlot)],
+    );
+    const { rows: bySlot } = await cluster.db.query<{ task_id: string; trigger: string }>(
+      `SELECT task_id, trigger FROM task_execution WHERE task_id = ANY($1::uuid[]) AND scheduled_for <= $2 ORDER BY task_id, scheduled_for`,
+      [ids, new Date(lastSlot)],
+    );
+    expect(rows).toEqual(bySlot);
+
+    const parkedAtFire = await scrape(cluster.schedulers[0]!.url, 'punctual_parked_at_fire_total');
+    const parkedByWorker = (await workerParks()) - parksBefore;
+    console.log(
+      `on-time slots parked by the leader as they fired: ${parkedAtFire}; claimed and parked by the worker: ${parkedByWorker}`,
+    );
+    // Each task had an on-time slot fire in each of the catch-up's seconds: most were parked at fire.
+    expect(parkedAtFire).toBeGreaterThanOrEqual(9);
+    expect(parkedByWorker).toBeLessThan(parkedAtFire);
   }, 120_000);
 });

@@ -58,6 +58,11 @@ export class Metrics {
     help: 'Planned executions pushed to the queue (fired)',
     registers: [this.registry],
   });
+  readonly parkedAtFire = new Counter({
+    name: 'punctual_parked_at_fire_total',
+    help: "On-time slots the leader parked as they fired, behind their task's own backlog runs still held for their turn: no job until the run ahead hands them their turn",
+    registers: [this.registry],
+  });
   readonly missed = new Counter({
     name: 'punctual_missed_total',
     help: 'Slots not run because they were late (misfire policy)',

@@ -38,6 +38,10 @@ class Rotation<V> {
     return value;
   }
 
+  get(key: string): V | undefined {
+    return this.values.get(key);
+  }
+
   /** The key whose turn it is, with its value; it becomes the last served. */
   next(): [string, V] | undefined {
     if (this.order.length === 0) return undefined;
@@ -100,6 +104,11 @@ export class FairRelease<T extends Releasable> {
 
   has(id: string): boolean {
     return this.held.has(id);
+  }
+
+  /** Whether a run of the task (`group`) of `namespace` is held. */
+  holdsTask(namespace: string, group: string): boolean {
+    return (this.namespaces.get(namespace)?.get(group)?.length ?? 0) > 0;
   }
 
   get size(): number {

@@ -16,6 +16,8 @@ export interface Fireable extends Timed {
   /** Its task's namespace (or its task's key, which names it): a backlog run's lane. */
   namespace?: string;
   taskName?: string;
+  /** Its overlap policy is not `allow`: it cannot start before its task's earlier slots. */
+  exclusive?: boolean;
 }
 
 /**

@@ -2,7 +2,12 @@ import { HandlerQueues } from '@punctual/cluster';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
-import { LeaderExecutionsRepository, NamespacesRepository, SchedulerStateRepository } from '@punctual/db';
+import {
+  LeaderExecutionsRepository,
+  NamespacesRepository,
+  SchedulerStateRepository,
+  TurnsRepository,
+} from '@punctual/db';
 import { bestEffort, Metrics } from '@punctual/metrics';
 import { leaderKey, shardShare } from '@punctual/planning';
 import { TASKS_CHANGED_CHANNEL, tasksChangedBy } from '@punctual/queue';
@@ -54,6 +59,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly metrics: Metrics,
     private readonly handlerQueues: HandlerQueues,
     private readonly namespaces: NamespacesRepository,
+    private readonly turns: TurnsRepository,
   ) {
     this.share = config.schedulerShards;
     // A dead scheduler leaves the count before its shard locks run out (announced every ttl/3, kept
@@ -81,14 +87,26 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     const shards = this.config.schedulerShards;
     const stored = await this.state.adoptShardCount(shards);
     if (stored !== shards) throw new ShardCountMismatchError(shards, stored);
-    const { config, redis, planner, executions, state, relay, dispatcher, clock, metrics, handlerQueues, namespaces } =
-      this;
+    const {
+      config,
+      redis,
+      planner,
+      executions,
+      state,
+      relay,
+      dispatcher,
+      clock,
+      metrics,
+      handlerQueues,
+      namespaces,
+      turns,
+    } = this;
     const services: ShardServices = {
       clock,
       metrics,
       lock: { redis, state, config },
       planning: { planner, config },
-      firing: { dispatcher, config },
+      firing: { dispatcher, turns, config },
       upkeep: { executions, relay, handlerQueues, namespaces, config },
     };
     for (let shard = 0; shard < shards; shard += 1) {

@@ -8,6 +8,7 @@ import {
   type NamespacesRepository,
   type SchedulerStateRepository,
   type ShardFence,
+  type TurnsRepository,
 } from '@punctual/db';
 import { splitQualifiedName } from '@punctual/contract';
 import type { Metrics } from '@punctual/metrics';
@@ -50,9 +51,10 @@ export interface ShardPlanningServices {
   config: Pick<Config, 'planTickMs'>;
 }
 
-/** Firing: planned rows pushed to their handlers' queues at their `fire_at`. */
+/** Firing: planned rows pushed to their handlers' queues at their `fire_at` (or parked, when they may only wait). */
 export interface ShardFiringServices {
   dispatcher: ExecutionDispatcher;
+  turns: TurnsRepository;
   config: Pick<Config, 'fireLeadMs'>;
 }
 
@@ -343,26 +345,49 @@ export class ShardLeader {
     }
   }
 
-  /** Due executions: on-time ones pushed now, backlog ones held for their turn (see {@link backlog}). */
+  /**
+   * Due executions: on-time ones pushed now, backlog ones held for their turn (see {@link backlog}),
+   * and an exclusive task's on-time slot behind its own held backlog parked on its row: it could
+   * only wait for them, and a job claimed only to park would cost its worker a claim, a read and a
+   * park at the very instant other tasks' slots start.
+   */
   private async fire(due: Fireable[]): Promise<void> {
     if (this.fence === null || !this.isLeader) return;
-    const now: Fireable[] = [];
-    const held: (Fireable & Releasable)[] = [];
-    for (const e of due)
-      if (isBacklog(e.trigger))
-        held.push({
-          ...e,
-          namespace: e.namespace ?? splitQualifiedName(e.taskName ?? '').namespace,
-          group: e.taskId ?? e.taskName ?? e.id,
-        });
-      else {
-        now.push(e);
-        this.lastOnTimeAt = Math.max(this.lastOnTimeAt, e.fireAt.getTime());
-      }
-    this.backlog.add(held);
+    const laneOf = (e: Fireable) => ({
+      namespace: e.namespace ?? splitQualifiedName(e.taskName ?? '').namespace,
+      group: e.taskId ?? e.taskName ?? e.id,
+    });
+    // The backlog first: an on-time slot due with its own task's backlog is behind it.
+    this.backlog.add(due.filter((e) => isBacklog(e.trigger)).map((e) => ({ ...e, ...laneOf(e) })));
     this.s.metrics.backlogHeld.set(this.labels, this.backlog.size);
-    if (held.length > 0) this.releaseBacklog();
+    const now: Fireable[] = [];
+    const behind: Fireable[] = [];
+    for (const e of due) {
+      if (isBacklog(e.trigger)) continue;
+      const { namespace, group } = laneOf(e);
+      (e.exclusive === true && this.backlog.holdsTask(namespace, group) ? behind : now).push(e);
+    }
+    if (due.length > now.length + behind.length) this.releaseBacklog();
     if (now.length > 0) await this.push(now);
+    if (behind.length > 0) await this.parkBehindBacklog(behind);
+  }
+
+  /** Parks the slots behind their task's held backlog that may only wait (see `parkAtFire`); pushes the others. */
+  private async parkBehindBacklog(slots: Fireable[]): Promise<void> {
+    const fence = this.fence;
+    if (fence === null || !this.isLeader) return;
+    // Handled, as a push is: a sweep meanwhile must not put them back into the timer.
+    for (const e of slots) this.pushed.set(e.id, e.fireAt.getTime());
+    let parked = new Set<string>();
+    try {
+      const ids = slots.map((e) => e.id);
+      parked = await this.s.firing.turns.parkAtFire(ids, this.s.clock.now());
+    } catch (error) {
+      this.logger.warn({ err: error, count: slots.length }, 'could not park slots behind their backlog; pushing them');
+    }
+    this.s.metrics.parkedAtFire.inc(parked.size);
+    const rest = slots.filter((e) => !parked.has(e.id));
+    if (rest.length > 0) await this.push(rest);
   }
 
   /** The held backlog runs whose turn has come — unless on-time slots fire about now (see OnTimeFirst). */
@@ -378,7 +403,10 @@ export class ShardLeader {
   private async push(due: Fireable[]): Promise<void> {
     const fence = this.fence;
     if (fence === null || !this.isLeader) return;
-    for (const e of due) this.pushed.set(e.id, e.fireAt.getTime());
+    for (const e of due) {
+      this.pushed.set(e.id, e.fireAt.getTime());
+      if (!isBacklog(e.trigger)) this.lastOnTimeAt = Math.max(this.lastOnTimeAt, e.fireAt.getTime());
+    }
     try {
       const stillLeading = () => this.fence === fence && this.elector.isLeader;
       const pushed = await this.s.firing.dispatcher.dispatch(due, { stillLeading, now: () => this.s.clock.now() });

@@ -19,6 +19,8 @@ export interface FireableRow {
   handler: string;
   trigger: ExecutionTrigger;
   namespace: string;
+  /** Its overlap policy is not `allow`: it waits for its task's earlier slots. */
+  exclusive: boolean;
 }
 
 /** A late slot the misfire policy runs now, at `fireAt`. */
@@ -88,7 +90,7 @@ export class LeaderExecutionsRepository {
     const of = taskIds ? Prisma.sql`AND task_id = ANY(${taskIds}::uuid[])` : Prisma.empty;
     return this.prisma.$queryRaw<FireableRow[]>`
       WITH ${epochFence(fence)}
-      SELECT id, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler, trigger, namespace FROM task_execution e
+      SELECT id, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler, trigger, namespace, exclusive FROM task_execution e
       WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} ${of} AND parked_at IS NULL ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
       ORDER BY fire_at, id LIMIT ${limit}`;
   }

@@ -100,6 +100,18 @@ export const CLAIM_DIRECT = `
   SELECT ${CLAIMED_COLUMNS}, m.t_version, m.t_json FROM moved m`;
 
 /**
+ * The nearest earlier exclusive slot due of each first attempt of `me` (`task_id`, `scheduled_for`,
+ * `first`): the slot a newcomer waits behind — one row, however long the backlog before it.
+ */
+const NEAREST_EARLIER_DUE = `
+    SELECT n.id FROM me CROSS JOIN LATERAL (
+      SELECT o.id FROM task_execution o
+      WHERE me.first AND o.task_id = me.task_id AND ${plannedSql('o')} AND o.exclusive
+        AND o.fire_at <= statement_timestamp() AND o.scheduled_for < me.scheduled_for
+      ORDER BY o.scheduled_for DESC LIMIT 1
+    ) n`;
+
+/**
  * What the slots of `req` (`id`, `status`, `attempt`: as judged) wait behind: the task's exclusive
  * runs in progress, and for a first attempt the nearest earlier slot due. At most a few rows per
  * slot, however long the backlog.
@@ -115,12 +127,19 @@ const AHEAD = `
     UNION
     SELECT h.id FROM me JOIN task_execution h ON h.task_id = me.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> me.id
     UNION
-    SELECT n.id FROM me CROSS JOIN LATERAL (
-      SELECT o.id FROM task_execution o
-      WHERE me.first AND o.task_id = me.task_id AND ${plannedSql('o')} AND o.exclusive
-        AND o.fire_at <= statement_timestamp() AND o.scheduled_for < me.scheduled_for
-      ORDER BY o.scheduled_for DESC LIMIT 1
-    ) n
+    ${NEAREST_EARLIER_DUE}
+  )`;
+
+/**
+ * The parks' "what it waits behind", as CTEs after `marked` rows are found in `ahead` (`id`): each
+ * such run marked `waited_on` — a row lock that orders the park with the end of that run (see PARK).
+ */
+const MARK_AHEAD = `
+  marked AS (
+    UPDATE task_execution h SET waited_on = true
+    FROM (SELECT DISTINCT id FROM ahead) a
+    WHERE h.id = a.id AND h.exclusive AND h.status IN ('running', 'retrying', 'scheduled', 'queued')
+    RETURNING h.task_id
   )`;
 
 /**
@@ -135,18 +154,40 @@ const AHEAD = `
 export const PARK = `
   WITH req AS (SELECT * FROM unnest($1::uuid[], $2::execution_status[], $3::int[], $4::float8[]) AS r(id, status, attempt, released_ms)),
   ${AHEAD},
-  marked AS (
-    UPDATE task_execution h SET waited_on = true
-    FROM (SELECT DISTINCT id FROM ahead) a
-    WHERE h.id = a.id AND h.exclusive AND h.status IN ('running', 'retrying', 'scheduled', 'queued')
-    RETURNING h.task_id
-  )
+  ${MARK_AHEAD}
   UPDATE task_execution e SET parked_at = COALESCE(e.parked_at, statement_timestamp()),
     -- Released on time, whatever its turn: the release its job carried is kept (a newcomer behind
     -- it judges the overlap by it), as a claim would record it.
     queued_at = CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(req.released_ms / 1000.0), statement_timestamp()), statement_timestamp()) ELSE e.queued_at END
   FROM req JOIN me USING (id)
   WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = req.status AND e.attempt = req.attempt AND EXISTS (SELECT 1 FROM marked WHERE marked.task_id = me.task_id)
+  RETURNING e.id`;
+
+/**
+ * Parks on-time slots as the leader fires them (`$1` ids; `$2` the release, epoch ms) where the
+ * claim's judgement could only say "wait your turn": a first attempt due now (not late), its task
+ * not paused and the row on its plan, nothing of the task in progress, and an earlier slot due that
+ * has not begun — a backlog run still held for its turn. Such a slot gets no job, claim or read
+ * until the end of the run ahead hands it its turn. A slot with a run of its task in progress is
+ * left to the claim (its overlap policy may judge it); one with nothing ahead is not parked. Marks
+ * what each waits behind as PARK does. Returns the ids parked.
+ */
+export const PARK_AT_FIRE = `
+  WITH me AS (
+    SELECT e.id, e.task_id, e.scheduled_for, true AS first
+    FROM unnest($1::uuid[]) AS req(id) CROSS JOIN LATERAL (SELECT * FROM task_execution x WHERE x.id = req.id OFFSET 0) e
+    JOIN task t ON t.id = e.task_id
+    WHERE e.status = 'scheduled' AND e.attempt = 0 AND e.exclusive AND e.parked_at IS NULL
+      AND (e.trigger = 'manual' OR (t.status <> 'paused' AND (e.pinned_definition IS NOT NULL OR e.task_version = t.plan_version)))
+      AND NOT ${runInProgressSql('e', 'running')} AND NOT ${runInProgressSql('e', 'retrying')}
+  ),
+  ahead AS (${NEAREST_EARLIER_DUE}),
+  ${MARK_AHEAD}
+  UPDATE task_execution e SET parked_at = statement_timestamp(),
+    queued_at = COALESCE(e.queued_at, LEAST(to_timestamp($2::float8 / 1000.0), statement_timestamp()))
+  FROM me
+  WHERE e.id = me.id AND e.status = 'scheduled' AND e.attempt = 0 AND e.parked_at IS NULL
+    AND EXISTS (SELECT 1 FROM marked WHERE marked.task_id = me.task_id)
   RETURNING e.id`;
 
 /**

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type ExecutionStatus, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { PLANNED_STATUSES, plannedSql } from './predicates.js';
-import { HAND_OVER, PARK } from './turn-statements.js';
+import { HAND_OVER, PARK, PARK_AT_FIRE } from './turn-statements.js';
 
 /** A slot handed its turn: its job is to be pushed (see TurnsRepository). */
 export interface HandedTurn {
@@ -51,6 +51,21 @@ export class TurnsRepository {
         requests.map((r) => r.attempt),
         requests.map((r) => r.releasedAt ?? null),
       ],
+    });
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * Parks the on-time slots `ids` the leader fires at `releasedAt` (epoch ms) that could only wait
+   * for their task's earlier slot (see PARK_AT_FIRE), in one statement. Returns the ids parked: the
+   * others are pushed as usual.
+   */
+  async parkAtFire(ids: string[], releasedAt: number): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const { rows } = await this.prisma.pool.query<{ id: string }>({
+      name: this.prisma.statementName('punctual.turn.park-at-fire'),
+      text: PARK_AT_FIRE,
+      values: [ids, releasedAt],
     });
     return new Set(rows.map((r) => r.id));
   }
