@@ -34,8 +34,11 @@ describe('the one-statement claim never starts what the judgement would not', ()
     await sandbox?.dispose();
   });
 
-  /** One task and a few executions of it, drawn at random; returns the execution to claim. */
-  async function scenario(random: Random, n: number): Promise<{ id: string; taskId: string }> {
+  /**
+   * One task and a few executions of it, drawn at random; returns the execution to claim. `firing`:
+   * that execution is mostly a first attempt of a slot about now, as the leader fires it.
+   */
+  async function scenario(random: Random, n: number, firing = false): Promise<{ id: string; taskId: string }> {
     const now = Date.now();
     const planVersion = random.int(1, 2);
     const flow = random.next() < 0.1;
@@ -59,17 +62,40 @@ describe('the one-statement claim never starts what the judgement would not', ()
     const ids: string[] = [];
     let runningExclusive = false;
     for (let i = 0; i < count; i += 1) {
+      // Firing: the slot fired is mostly a fresh one, and the task's others mostly pending or in progress.
       let status = random.pick(
-        i === 0 ? (['scheduled', 'queued', 'queued', 'retrying', 'running'] as ExecutionStatus[]) : EXECUTION_STATUSES,
+        i === 0
+          ? firing
+            ? ([
+                'scheduled',
+                'scheduled',
+                'scheduled',
+                'scheduled',
+                'queued',
+                'retrying',
+                'running',
+              ] as ExecutionStatus[])
+            : (['scheduled', 'queued', 'queued', 'retrying', 'running'] as ExecutionStatus[])
+          : firing
+            ? (['scheduled', 'queued', 'queued', 'running', 'retrying', 'succeeded'] as ExecutionStatus[])
+            : EXECUTION_STATUSES,
       );
       const exclusive = random.next() < 0.8;
       // The schema's guard: one exclusive run of a task running at a time.
       if (status === 'running' && exclusive && runningExclusive) status = 'retrying';
       if (status === 'running' && exclusive) runningExclusive = true;
-      const attempt = status === 'scheduled' || status === 'queued' ? random.pick([0, 0, 0, 1]) : random.int(1, 3);
-      // Slots a few seconds apart, in the past or (some) in the future.
-      const scheduledFor = now + random.int(-4, 1) * S + i * 1_000;
-      const fireAt = scheduledFor + random.pick([0, 0, S, 2 * S]);
+      const attempt =
+        firing && i === 0 && status === 'scheduled'
+          ? random.pick([0, 0, 0, 0, 1])
+          : status === 'scheduled' || status === 'queued'
+            ? random.pick([0, 0, 0, 1])
+            : random.int(1, 3);
+      // Slots a few seconds apart, in the past or (some) in the future; a slot being fired is about now.
+      const scheduledFor = firing
+        ? now + (i === 0 ? random.int(-1, 0) * S : random.int(-4, 0) * S - i * 1_000)
+        : now + random.int(-4, 1) * S + i * 1_000;
+      const fired = firing && i === 0;
+      const fireAt = scheduledFor + random.pick(fired ? [0, 0, 0, S] : [0, 0, S, 2 * S]);
       const id = randomUUID();
       ids.push(id);
       await db.prisma.taskExecution.create({
@@ -82,7 +108,7 @@ describe('the one-statement claim never starts what the judgement would not', ()
           trigger: random.pick(['schedule', 'schedule', 'schedule', 'catchup', 'manual', 'backfill'] as const),
           status,
           attempt,
-          taskVersion: random.int(1, 2),
+          taskVersion: fired && random.next() < 0.8 ? planVersion : random.int(1, 2),
           exclusive,
           pinnedDefinition:
             random.next() < 0.15 ? { handler: random.pick(['noop', 'elsewhere']), timeoutMs: 1_000 } : undefined,
@@ -118,5 +144,29 @@ describe('the one-statement claim never starts what the judgement would not', ()
     // left to it (a flow key, a handler offered elsewhere, a takeover, a row held by flow control).
     expect(started).toBeGreaterThan(SCENARIOS / 10);
     expect(runNotStarted).toBeGreaterThan(0);
+  });
+
+  // The leader's park at fire (PARK_AT_FIRE) is a twin of `judgeClaim`'s `park` for a slot as it
+  // fires: whatever it parks, the judgement of the same rows would have parked.
+  it(`the park at fire parks only what the judgement would park, over ${SCENARIOS} random scenarios (seed ${SEED + 1})`, async () => {
+    const random = new Random(SEED + 1);
+    let parked = 0;
+    let parkLeftToClaim = 0;
+    for (let n = SCENARIOS; n < 2 * SCENARIOS; n += 1) {
+      const { id, taskId } = await scenario(random, n, true);
+      const read = (await db.claims.read([{ id, taskId }])).get(id)!;
+      const verdict = judgeClaim(claimContextOf(read), read.now);
+      if ((await db.turns.parkAtFire([id], Date.now())).has(id)) {
+        parked += 1;
+        expect({ scenario: n, verdict }).toEqual({ scenario: n, verdict: { kind: 'park' } });
+      } else if (verdict.kind === 'park') {
+        parkLeftToClaim += 1;
+      }
+    }
+    // Not vacuous: some scenarios park at fire, and some the judgement parks are left to the claim
+    // (a retry, a run of the task in progress, a row already parked or queued).
+    console.log(`parked at fire: ${parked}; parked by the judgement only: ${parkLeftToClaim}`);
+    expect(parked).toBeGreaterThan(0);
+    expect(parkLeftToClaim).toBeGreaterThan(0);
   });
 });

@@ -161,4 +161,43 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     await db.state.bumpEpoch('newer');
     expect(await db.leader.stillAwaitingJob(found, epoch)).toEqual([]);
   });
+
+  it('hands a stranded parked slot its turn in the first page, however many tasks wait parked on purpose behind earlier slots', async () => {
+    await db.prisma.taskExecution.deleteMany({});
+    const now = Date.now();
+    const parkedAt = new Date(now - 10_000);
+    const row = (task: string, name: string, at: number, data: Record<string, unknown>) =>
+      db.prisma.taskExecution.create({
+        data: {
+          id: randomUUID(),
+          taskId: task,
+          taskName: name,
+          scheduledFor: new Date(at),
+          fireAt: new Date(at),
+          taskVersion: 1,
+          exclusive: true,
+          ...data,
+        },
+      });
+    // 20 tasks whose on-time slot is parked behind a catch-up still held for its turn (pending, due, not parked).
+    for (let i = 0; i < 20; i += 1) {
+      const { id, name } = await db.prisma.task.create({
+        data: { name: `behind-${i}`, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
+      });
+      await row(id, name, now - 60_000, { status: 'scheduled', trigger: 'catchup' });
+      await row(id, name, now - 5_000, { status: 'scheduled', parkedAt });
+    }
+    // One task whose run ahead ended by a path that hands nothing over: its parked slot is stranded.
+    const stranded = await db.prisma.task.create({
+      data: { name: 'stranded', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
+    });
+    await row(stranded.id, stranded.name, now - 60_000, { status: 'cancelled' });
+    const waiting = await row(stranded.id, stranded.name, now - 5_000, { status: 'scheduled', parkedAt });
+
+    const leading = await db.state.bumpEpoch('relay-test');
+    const { handed } = await relay.repair(leading, new Date(now), 3);
+    expect(handed).toBe(1);
+    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: waiting.id } })).parkedAt).toBeNull();
+    expect(await db.prisma.taskExecution.count({ where: { parkedAt: { not: null } } })).toBe(20);
+  });
 });

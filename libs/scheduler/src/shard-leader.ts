@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Logger } from '@nestjs/common';
 import type { Config } from '@punctual/config';
 import type { ClockService } from '@punctual/clock';
@@ -32,6 +33,8 @@ const RELEASE_INTERVAL_MS = 100;
  * interval ahead (plus the fire lead) or fired within this long; every third release goes whatever.
  */
 const YIELD_BEHIND_MS = 30;
+/** A slot parked at fire is parked this long after its `fire_at` by the cluster's clock (which this process knows to a few ms). */
+const PARK_MARGIN_MS = 5;
 const YIELDS_IN_A_ROW = 2;
 /** Shard 0's leader sets the queues' gauges (depth, runs waiting for a worker) every this many relay passes. */
 const OBSERVE_EVERY = 3;
@@ -92,7 +95,8 @@ export interface ShardLeaderOptions {
  * leading, plans the shard's due slots every tick (and at once when the API announces a change) and
  * fires its planned rows at their `fire_at` as immediate BullMQ jobs; adopts what a previous leader
  * left, repairs what Redis or a worker lost. On losing leadership it stops at once. Every write is
- * fenced by the shard's epoch and touches only the shard's tasks; every instant it decides by is
+ * fenced by the shard's epoch and touches only the shard's tasks — but the park of a slot at its
+ * fire, which only does what any worker's claim of it may do; every instant it decides by is
  * Postgres' (see {@link ClockService}).
  */
 export class ShardLeader {
@@ -367,17 +371,26 @@ export class ShardLeader {
       const { namespace, group } = laneOf(e);
       (e.exclusive === true && this.backlog.holdsTask(namespace, group) ? behind : now).push(e);
     }
+    // Known before the release below, which steps aside for them.
+    for (const e of now) this.lastOnTimeAt = Math.max(this.lastOnTimeAt, e.fireAt.getTime());
     if (due.length > now.length + behind.length) this.releaseBacklog();
     if (now.length > 0) await this.push(now);
     if (behind.length > 0) await this.parkBehindBacklog(behind);
   }
 
-  /** Parks the slots behind their task's held backlog that may only wait (see `parkAtFire`); pushes the others. */
+  /**
+   * Parks the slots behind their task's held backlog that may only wait (see `parkAtFire`); pushes
+   * the others. Parked at their `fire_at`, not the lead before it: a slot not yet due would not be
+   * handed its turn by an end that came before it is (it would wait for the relay). Not fenced: a
+   * park is what any worker's claim of the slot may write.
+   */
   private async parkBehindBacklog(slots: Fireable[]): Promise<void> {
-    const fence = this.fence;
-    if (fence === null || !this.isLeader) return;
+    if (this.fence === null || !this.isLeader) return;
     // Handled, as a push is: a sweep meanwhile must not put them back into the timer.
     for (const e of slots) this.pushed.set(e.id, e.fireAt.getTime());
+    const dueIn = Math.max(...slots.map((e) => e.fireAt.getTime())) - this.s.clock.now();
+    if (dueIn > 0) await sleep(dueIn + PARK_MARGIN_MS);
+    if (this.fence === null || !this.isLeader) return;
     let parked = new Set<string>();
     try {
       const ids = slots.map((e) => e.id);

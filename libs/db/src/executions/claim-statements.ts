@@ -1,6 +1,6 @@
 import { EVENT_CTE_TEXT } from './execution-transition.js';
 import { earlierSlotDueSql, plannedSql, taskFreeSql } from './predicates.js';
-import { CLAIMED_COLUMNS } from './turn-statements.js';
+import { CLAIMED_COLUMNS, queuedAtOnClaimSql } from './turn-statements.js';
 
 // The two statements of a worker's claim (see ClaimsRepository), prepared once per connection.
 
@@ -82,7 +82,7 @@ export const CLAIM_WRITE = `
     UPDATE task_execution e
     SET status = 'running', attempt = e.attempt + 1, attempt_id = req.attempt_id, worker_id = req.worker_id,
         -- Claimed before the leader marked it: the release is recorded here (the history shows it).
-        queued_at = CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(req.released_ms / 1000.0), statement_timestamp()), statement_timestamp()) ELSE e.queued_at END,
+        queued_at = ${queuedAtOnClaimSql('req.released_ms')},
         started_at = statement_timestamp(), heartbeat_at = statement_timestamp(), lease_until = statement_timestamp() + $9 * interval '1 millisecond', next_attempt_at = NULL,
         parked_at = NULL
     FROM req JOIN locked USING (id)

@@ -3,7 +3,7 @@ import { epochFence, inShard, type LeaderFence } from '../epoch-fence.js';
 import { type ExecutionTrigger, type MisfirePolicy, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
-import { attemptsRemainSql, canBeLateSql, lateSql, plannedSql } from './predicates.js';
+import { attemptsRemainSql, canBeLateSql, earlierSlotDueSql, lateSql, plannedSql } from './predicates.js';
 import { HANDED_JSON, HANDLER_OF_ROW, handOver } from './turn-statements.js';
 
 /** The handler a row `e` runs, as SQL (see HANDLER_OF_ROW). */
@@ -221,8 +221,12 @@ export class LeaderExecutionsRepository {
     const rows = await this.prisma.$queryRaw<{ handed: HandedTurn[] }[]>`
       WITH ${epochFence(fence)},
       asked AS (
-        SELECT DISTINCT task_id FROM task_execution
+        SELECT DISTINCT task_id FROM task_execution p
         WHERE parked_at IS NOT NULL AND parked_at < ${before.toISOString()}::timestamptz AND status IN ('scheduled', 'queued', 'retrying')
+          -- Only a task whose next slot is the one parked (or a retry) can be handed its turn: slots
+          -- parked on purpose behind earlier ones still pending (a backlog held for its turn) are
+          -- not asked about, however many, so a page always reaches the stranded.
+          AND (p.status = 'retrying' OR NOT ${Prisma.raw(earlierSlotDueSql('p', 'now()'))})
           ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
         LIMIT ${limit}
       ),

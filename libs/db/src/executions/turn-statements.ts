@@ -6,6 +6,23 @@ import { earlierSlotDueSql, lateSql, plannedSql, runInProgressSql } from './pred
 // and the hand-over of a task's turn to its next parked slot when the run ahead of it ends.
 
 /**
+ * A first attempt `e` of task `t` that the judgement does not skip or leave to the misfire policy
+ * (rule 3 of `judgeClaim`): a manual run, or its task not paused, the row on its task's plan (or
+ * pinned by an edit), and a scheduled slot not late.
+ */
+const FIRST_ATTEMPT_STANDS = `(e.trigger = 'manual' OR (
+    t.status <> 'paused'
+    AND (e.pinned_definition IS NOT NULL OR e.task_version = t.plan_version)
+    AND (e.trigger <> 'schedule' OR NOT (${lateSql('e', 't', 'statement_timestamp()')}))))`;
+
+/**
+ * `e.queued_at` as a claim or a park records it: the release its job carried (`releasedMs`, epoch
+ * ms; never after now), kept once recorded, for a row still `scheduled`.
+ */
+export const queuedAtOnClaimSql = (releasedMs: string) =>
+  `CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(${releasedMs} / 1000.0), statement_timestamp()), statement_timestamp()) ELSE e.queued_at END`;
+
+/**
  * When an execution may start without a judgement: the case of `judgeClaim` that says `run` for a
  * pending or retrying execution of a task with no flow control (DESIGN §5), in a namespace with no
  * run quotas — due by Postgres'
@@ -23,10 +40,7 @@ export const STARTS_WITHOUT_JUDGEMENT = `
   AND t.concurrency_key IS NULL AND t.rate_key IS NULL
   AND NOT EXISTS (
     SELECT 1 FROM namespace n WHERE n.name = t.namespace AND (n.max_concurrent_runs IS NOT NULL OR n.max_runs_per_minute IS NOT NULL))
-  AND (e.attempt > 0 OR e.trigger = 'manual' OR (
-    t.status <> 'paused'
-    AND (e.pinned_definition IS NOT NULL OR e.task_version = t.plan_version)
-    AND (e.trigger <> 'schedule' OR NOT (${lateSql('e', 't', 'statement_timestamp()')}))))
+  AND (e.attempt > 0 OR ${FIRST_ATTEMPT_STANDS})
   AND (NOT e.exclusive OR (
     NOT ${runInProgressSql('e', 'running')}
     AND (e.attempt > 0 OR (
@@ -77,7 +91,7 @@ export const CLAIM_DIRECT = `
   moved AS (
     UPDATE task_execution e
     SET status = 'running', attempt = e.attempt + 1, attempt_id = l.attempt_id, worker_id = l.worker_id,
-        queued_at = CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(l.released_ms / 1000.0), statement_timestamp()), statement_timestamp()) ELSE e.queued_at END,
+        queued_at = ${queuedAtOnClaimSql('l.released_ms')},
         started_at = statement_timestamp(), heartbeat_at = statement_timestamp(), lease_until = statement_timestamp() + $6 * interval '1 millisecond',
         next_attempt_at = NULL, parked_at = NULL
     FROM locked l
@@ -158,33 +172,33 @@ export const PARK = `
   UPDATE task_execution e SET parked_at = COALESCE(e.parked_at, statement_timestamp()),
     -- Released on time, whatever its turn: the release its job carried is kept (a newcomer behind
     -- it judges the overlap by it), as a claim would record it.
-    queued_at = CASE WHEN e.status = 'scheduled' THEN COALESCE(e.queued_at, LEAST(to_timestamp(req.released_ms / 1000.0), statement_timestamp()), statement_timestamp()) ELSE e.queued_at END
+    queued_at = ${queuedAtOnClaimSql('req.released_ms')}
   FROM req JOIN me USING (id)
   WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = req.status AND e.attempt = req.attempt AND EXISTS (SELECT 1 FROM marked WHERE marked.task_id = me.task_id)
   RETURNING e.id`;
 
 /**
  * Parks on-time slots as the leader fires them (`$1` ids; `$2` the release, epoch ms) where the
- * claim's judgement could only say "wait your turn": a first attempt due now (not late), its task
- * not paused and the row on its plan, nothing of the task in progress, and an earlier slot due that
- * has not begun — a backlog run still held for its turn. Such a slot gets no job, claim or read
- * until the end of the run ahead hands it its turn. A slot with a run of its task in progress is
- * left to the claim (its overlap policy may judge it); one with nothing ahead is not parked. Marks
- * what each waits behind as PARK does. Returns the ids parked.
+ * claim's judgement could only say "wait your turn": a first attempt due by now (its `fire_at`
+ * come) that stands (see FIRST_ATTEMPT_STANDS), nothing of its task in progress, and an earlier
+ * slot due that has not begun — a backlog run still held for its turn. Such a slot gets no job,
+ * claim or read until the end of the run ahead hands it its turn. A slot with a run of its task in
+ * progress is left to the claim (its overlap policy may judge it); one with nothing ahead is not
+ * parked. Marks what each waits behind as PARK does. Returns the ids parked. A property test holds
+ * it to the judgement (test/db/direct-claim.property.test.ts).
  */
 export const PARK_AT_FIRE = `
   WITH me AS (
     SELECT e.id, e.task_id, e.scheduled_for, true AS first
     FROM unnest($1::uuid[]) AS req(id) CROSS JOIN LATERAL (SELECT * FROM task_execution x WHERE x.id = req.id OFFSET 0) e
     JOIN task t ON t.id = e.task_id
-    WHERE e.status = 'scheduled' AND e.attempt = 0 AND e.exclusive AND e.parked_at IS NULL
-      AND (e.trigger = 'manual' OR (t.status <> 'paused' AND (e.pinned_definition IS NOT NULL OR e.task_version = t.plan_version)))
+    WHERE e.status = 'scheduled' AND e.attempt = 0 AND e.exclusive AND e.parked_at IS NULL AND e.held_at IS NULL
+      AND e.fire_at <= statement_timestamp() AND ${FIRST_ATTEMPT_STANDS}
       AND NOT ${runInProgressSql('e', 'running')} AND NOT ${runInProgressSql('e', 'retrying')}
   ),
   ahead AS (${NEAREST_EARLIER_DUE}),
   ${MARK_AHEAD}
-  UPDATE task_execution e SET parked_at = statement_timestamp(),
-    queued_at = COALESCE(e.queued_at, LEAST(to_timestamp($2::float8 / 1000.0), statement_timestamp()))
+  UPDATE task_execution e SET parked_at = statement_timestamp(), queued_at = ${queuedAtOnClaimSql('$2::float8')}
   FROM me
   WHERE e.id = me.id AND e.status = 'scheduled' AND e.attempt = 0 AND e.parked_at IS NULL
     AND EXISTS (SELECT 1 FROM marked WHERE marked.task_id = me.task_id)
