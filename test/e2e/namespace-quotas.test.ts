@@ -154,3 +154,83 @@ describe("a namespace's run quotas: maxConcurrentRuns and maxRunsPerMinute, acro
     expect(lastStart - firstStart).toBeGreaterThanOrEqual(60_000);
   }, 120_000);
 });
+
+/**
+ * The word that a quota has room, passed along its waiters (one worker: the job a wake brings
+ * forward is run where it was woken).
+ */
+describe("a namespace's run quota: the word that it has room reaches the run that can take it", () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true });
+    expect((await cluster.call('PUT', '/v1/namespaces/team-w', { quotas: { maxConcurrentRuns: 1 } })).status).toBe(201);
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("a run woken for the quota's room that does not take it passes the word on: the next held run starts when the room frees, not at its next poll", async () => {
+    const c = cluster;
+    const at = Date.now() + 4_000;
+    const gone = 40;
+    const created = await c.call('POST', '/v1/tasks:batch?namespace=team-w', {
+      tasks: [
+        oneOff('blocker', c.invocations.url({ delay: 5000, v: 3 }), new Date(at)),
+        // Held behind the blocker, then cancelled: each, when woken, has nothing to run.
+        ...Array.from({ length: gone }, (_, i) => oneOff(`gone-${i}`, c.invocations.url({ v: 4 }), new Date(at + 500))),
+        oneOff('next', c.invocations.url({ v: 5 }), new Date(at + 1_000)),
+      ],
+    });
+    expect(created.status).toBe(200);
+    const byName = async () =>
+      new Map(
+        (
+          await c.db.query<{
+            name: string;
+            id: string;
+            status: string;
+            held_at: Date | null;
+            started_at: Date | null;
+            finished_at: Date | null;
+          }>(
+            `SELECT t.name, e.id, e.status, e.held_at, e.started_at, e.finished_at FROM task_execution e JOIN task t ON t.id = e.task_id WHERE e.namespace = 'team-w'`,
+          )
+        ).rows.map((r) => [r.name.replace(/^team-w\//, ''), r]),
+      );
+    // Every run behind the blocker held on the quota (after `gone` runs ahead, `next` asks again on
+    // its own only seconds later), then the held runs ahead of it cancelled.
+    const held = await c.waitFor(
+      async () => {
+        const found = await byName();
+        return [...found.values()].filter((r) => r.held_at !== null).length === gone + 1 ? found : null;
+      },
+      20_000,
+      'every run behind the blocker held on the quota',
+    );
+    const nextHeldAt = held.get('next')!.held_at!.getTime();
+    for (let i = 0; i < gone; i += 1) {
+      const id = (await byName()).get(`gone-${i}`)!.id;
+      expect((await c.call('POST', `/v1/executions/${id}/cancel?namespace=team-w`)).status).toBe(200);
+    }
+    const runs = await c.waitFor(
+      async () => {
+        const found = await byName();
+        return found.get('next')?.status === 'succeeded' && found.get('blocker')?.status === 'succeeded' ? found : null;
+      },
+      40_000,
+      'the blocker and the next run to succeed',
+    );
+    const blocker = runs.get('blocker')!;
+    const next = runs.get('next')!;
+    expect(blocker.finished_at!.getTime()).toBeLessThan(next.started_at!.getTime());
+    const afterRoom = next.started_at!.getTime() - blocker.finished_at!.getTime();
+    console.log(
+      `the next held run started ${afterRoom} ms after the room freed (its own next ask: ${Math.round((nextHeldAt + 1_000 + 250 * gone - blocker.finished_at!.getTime()) / 100) / 10} s after)`,
+    );
+    // Woken through the cancelled runs ahead of it, one after another, as the room freed — not
+    // brought back by its own poll (1 s + 250 ms for each run held ahead of it after it was held).
+    expect(afterRoom).toBeLessThan(3_000);
+    expect([...runs.values()].filter((r) => r.status === 'cancelled')).toHaveLength(gone);
+    expect(c.invocations.calls.filter((call) => call.url.includes('v=4'))).toHaveLength(0);
+  }, 90_000);
+});

@@ -18,7 +18,7 @@ export { type FailedAttempt, type FailureVerdict, judgeFailure } from './failure
 export { leasePolicy, type LeasePolicy } from './lease-policy.js';
 export { OutboxNotifier } from './outbox-notifier.js';
 export { LeaseKeeper } from './lease-keeper.js';
-export { type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
+export { type Promotable, waitBeforeRetryMs, WaitingRoom, wakePassedOn } from './waiting-room.js';
 export { WorkerCoreModule } from './worker.module.js';
 export { WorkerService } from './worker.service.js';
 export { createWorker, type CreateWorkerOptions, type PunctualWorker } from './create-worker.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { flowOrder } from '@punctual/planning';
-import { flowTurn, type Promotable, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
+import { flowTurn, type Promotable, waitBeforeRetryMs, WaitingRoom, wakePassedOn } from './waiting-room.js';
 
 const job = (id: string, promoted: string[], fail = false): Promotable => ({
   id,
@@ -64,5 +64,63 @@ describe('waitBeforeRetryMs', () => {
     expect(waitBeforeRetryMs(0)).toBe(20);
     expect(waitBeforeRetryMs(2_000)).toBe(100);
     expect(waitBeforeRetryMs(600_000)).toBe(250);
+  });
+});
+
+describe('a wake passed on', () => {
+  it("skips a key's waiter whose job came back elsewhere (no longer delayed): the word reaches the next", async () => {
+    const promoted: string[] = [];
+    const room = new WaitingRoom();
+    room.add(flowTurn('k'), job('taken-elsewhere', promoted, true), flowOrder(1, 'a'));
+    room.add(flowTurn('k'), job('next', promoted), flowOrder(2, 'a'));
+    room.add(flowTurn('k'), job('last', promoted), flowOrder(3, 'a'));
+    expect(await room.wake(flowTurn('k'), 1)).toBe(1);
+    expect(promoted).toEqual(['next']);
+    expect([room.wokenFor('taken-elsewhere'), room.wokenFor('next'), room.size]).toEqual([undefined, flowTurn('k'), 1]);
+  });
+
+  it('remembers what a job was woken for, once, as it runs again; not a job that came back on its own', async () => {
+    const room = new WaitingRoom();
+    room.add(flowTurn('k'), job('woken', []), flowOrder(1, 'a'));
+    room.add(flowTurn('k'), job('polled', []), flowOrder(2, 'a'));
+    await room.wake(flowTurn('k'), 1);
+    room.remove('polled');
+    expect([room.wokenFor('woken'), room.wokenFor('woken'), room.wokenFor('polled')]).toEqual([
+      flowTurn('k'),
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("goes to the key's next waiter when the woken job did not take the key's room", () => {
+    const key = 'namespace-quota:team-a';
+    const heldOn = (flowKey: string) => ({
+      kind: 'later' as const,
+      why: 'held' as const,
+      waitsFor: { flowKey, order: '' },
+    });
+    expect(
+      [
+        heldOn('its-own-key'),
+        { kind: 'parked' as const },
+        { kind: 'skipped' as const, reason: 'overlap' as const },
+        { kind: 'dropped' as const, why: 'lost' as const },
+        { kind: 'moved' as const, handler: 'h', attempt: 1 },
+        { kind: 'later' as const, why: 'contended' as const },
+      ].map((d) => wakePassedOn(flowTurn(key), d)),
+    ).toEqual(Array(6).fill(key));
+    // It took the room, found none after all, or nobody can be served: nothing to pass on.
+    expect(
+      [
+        { kind: 'ended' as const, outcome: 'succeeded' as const },
+        heldOn(key),
+        { kind: 'later' as const, why: 'unreachable' as const },
+      ].map((d) => wakePassedOn(flowTurn(key), d)),
+    ).toEqual([undefined, undefined, undefined]);
+    // Not woken for a key: a task's turn, or not woken at all.
+    expect([wakePassedOn('a-task-id', { kind: 'parked' }), wakePassedOn(undefined, { kind: 'parked' })]).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 });

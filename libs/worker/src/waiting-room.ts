@@ -1,3 +1,4 @@
+import type { Disposition } from './disposition.js';
 /** A queue job that can be brought forward (BullMQ's `Job.promote`). */
 export interface Promotable {
   id?: string;
@@ -25,6 +26,8 @@ export class WaitingRoom {
   /** Jobs by turn, each with its place (lowest first, as strings compare). */
   private readonly byTurn = new Map<string, Map<string, { job: Promotable; order: string }>>();
   private readonly turnOf = new Map<string, string>();
+  /** The turn each job brought forward by a wake waited for, until it runs again (see {@link wokenFor}). */
+  private readonly woken = new Map<string, string>();
 
   add(turn: string, job: Promotable, order = ''): void {
     if (!job.id) return;
@@ -47,22 +50,47 @@ export class WaitingRoom {
 
   /**
    * The turn is free: its first `count` waiters here (all by default) come back now — one wins the
-   * claim, the rest wait again. Returns how many were brought forward.
+   * claim, the rest wait again. Returns how many were brought forward (of a limited wake, how many
+   * could still be: one whose job is no longer delayed here is passed over for the next).
    */
   async wake(turn: string, count = Number.POSITIVE_INFINITY): Promise<number> {
     const jobs = this.byTurn.get(turn);
     if (!jobs) return 0;
-    const chosen =
-      count >= jobs.size
-        ? [...jobs.entries()]
-        : [...jobs.entries()]
-            .sort((a, b) => (a[1].order < b[1].order ? -1 : a[1].order > b[1].order ? 1 : 0))
-            .slice(0, count);
-    for (const [id] of chosen) this.remove(id);
-    // A job already back in the queue cannot be promoted: it is on its way anyway. Nor can one
-    // Redis did not answer for; it comes back when its delay ends, as it would have without a wake.
-    await Promise.all(chosen.map(([, { job }]) => job.promote().catch(() => undefined)));
-    return chosen.length;
+    const waiters = [...jobs.entries()];
+    if (count < waiters.length)
+      waiters.sort((a, b) => (a[1].order < b[1].order ? -1 : a[1].order > b[1].order ? 1 : 0));
+    if (this.woken.size >= WOKEN_KEPT) this.woken.clear();
+    const bring = async ([id, { job }]: (typeof waiters)[number]): Promise<boolean> => {
+      this.remove(id);
+      this.woken.set(id, turn);
+      // A job already back in the queue cannot be promoted: it is on its way anyway (or, taken by
+      // another worker, was already run). Nor can one Redis did not answer for; it comes back when
+      // its delay ends, as it would have without a wake.
+      return job.promote().then(
+        () => true,
+        () => {
+          this.woken.delete(id);
+          return false;
+        },
+      );
+    };
+    if (count >= waiters.length) return (await Promise.all(waiters.map(bring))).length;
+    // The first `count` that can still be brought forward: an entry whose job came back elsewhere
+    // does not use up the wake (the key's word would be lost with it).
+    let brought = 0;
+    for (const waiter of waiters) {
+      if (brought >= count) break;
+      if (await bring(waiter)) brought += 1;
+    }
+    return brought;
+  }
+
+  /** The turn a wake brought the job `jobId` forward for, if one did: told once, as the job runs again. */
+  wokenFor(jobId: string | undefined): string | undefined {
+    if (jobId === undefined) return undefined;
+    const turn = this.woken.get(jobId);
+    this.woken.delete(jobId);
+    return turn;
   }
 
   get size(): number {
@@ -70,5 +98,28 @@ export class WaitingRoom {
   }
 }
 
+/** Jobs remembered as woken (forgotten all at once past it: a job that never came back leaves no trace for long). */
+const WOKEN_KEPT = 10_000;
+
 /** The waiting-room turn of a flow-control key (task turns are task ids, which never start so). */
-export const flowTurn = (key: string): string => `flow:${key}`;
+const FLOW_TURN_PREFIX = 'flow:';
+export const flowTurn = (key: string): string => `${FLOW_TURN_PREFIX}${key}`;
+
+/**
+ * The flow-control key whose word a job woken for `turn` passes on, given what became of it: a
+ * job woken for a key's room that did not take it — held on another key, parked, skipped, dropped,
+ * sent elsewhere, come back for another reason — so the key's next waiter asks now instead of at
+ * its next poll. Undefined when there is nothing to pass on: not woken for a key; it ran (its start
+ * or its end moves the key); held on the same key again (no room after all); or Postgres is
+ * unreachable (every waiter would fail alike).
+ */
+export function wakePassedOn(turn: string | undefined, disposition: Disposition): string | undefined {
+  if (turn === undefined || !turn.startsWith(FLOW_TURN_PREFIX)) return undefined;
+  const key = turn.slice(FLOW_TURN_PREFIX.length);
+  if (disposition.kind === 'run' || disposition.kind === 'ended') return undefined;
+  if (disposition.kind === 'later') {
+    const { waitsFor, why } = disposition;
+    if (why === 'unreachable' || (waitsFor && 'flowKey' in waitsFor && waitsFor.flowKey === key)) return undefined;
+  }
+  return key;
+}

@@ -16,7 +16,7 @@ import { DelayedError, type Job, Worker } from 'bullmq';
 import { HandlerRegistry } from '@punctual/handlers';
 import { ExecutionRunner } from './execution-runner.js';
 import { ExecutionClaimer } from './execution-claimer.js';
-import { flowTurn, waitBeforeRetryMs, WaitingRoom } from './waiting-room.js';
+import { flowTurn, waitBeforeRetryMs, WaitingRoom, wakePassedOn } from './waiting-room.js';
 import { ANNOUNCE_MS, WorkerAnnouncer } from './worker-announcer.js';
 
 /**
@@ -144,6 +144,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private async process(job: Job<ExecutionJobData>, token?: string): Promise<string> {
     if (job.data.group) return this.processGroup(job);
     this.waiting.remove(job.id);
+    const wokenFor = this.waiting.wokenFor(job.id);
     const startedAt = performance.now();
     // One span per attempt, continuing the trace of whatever queued the job (a fire chunk, a failed attempt).
     const disposition = await tracing.withSpan(
@@ -156,6 +157,9 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
         }),
       { parent: job.data.trace },
     );
+    // Woken for a key's room it did not take: the key's next waiter is told (see wakePassedOn).
+    const passOn = wakePassedOn(wokenFor, disposition);
+    if (passOn !== undefined) void this.claimer.wakeFlow(passOn);
     switch (disposition.kind) {
       case 'ended':
         return disposition.outcome;
