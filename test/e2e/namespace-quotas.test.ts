@@ -156,13 +156,13 @@ describe("a namespace's run quotas: maxConcurrentRuns and maxRunsPerMinute, acro
 });
 
 /**
- * The word that a quota has room, passed along its waiters (one worker: the job a wake brings
- * forward is run where it was woken).
+ * The word that a quota has room, passed along its waiters, across two workers (the job a wake
+ * brings forward may be taken by either).
  */
 describe("a namespace's run quota: the word that it has room reaches the run that can take it", () => {
   let cluster: Cluster;
   beforeAll(async () => {
-    cluster = await Cluster.start({ schedulers: 1, workers: 1, api: true });
+    cluster = await Cluster.start({ schedulers: 1, workers: 2, api: true });
     expect((await cluster.call('PUT', '/v1/namespaces/team-w', { quotas: { maxConcurrentRuns: 1 } })).status).toBe(201);
   }, 120_000);
   afterAll(async () => {

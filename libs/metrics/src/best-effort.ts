@@ -23,6 +23,8 @@ export const BEST_EFFORT_SITES = {
     'a cancel was not published: a worker running that execution is not told to abort it (the row is cancelled already)',
   'tasks.announce-change':
     'a task change was not published: the leader plans it at its next tick and fires inserted runs at its next sweep',
+  'worker.clear-woken':
+    "a held job going back to wait kept the mark of the wake that brought it: when it comes back on its own it passes a wake on to its key's next held run, which asks once for nothing",
   'worker.forget-group':
     "a fire group's membership was not forgotten; it expires within a day (the relay looks past it to the ended group job)",
   'worker.announce':

@@ -50,6 +50,12 @@ export interface ExecutionJobData {
    * a job of one execution.
    */
   group?: { executionId: string; taskId?: string }[];
+  /**
+   * The waiting-room turn (a flow-control key's) a wake brought this held job forward for: a run
+   * that then does not take the key's room passes the word on, on whichever worker takes the job.
+   * Cleared when the job waits again.
+   */
+  wokenFor?: string;
 }
 
 /**

@@ -68,28 +68,39 @@ describe('waitBeforeRetryMs', () => {
 });
 
 describe('a wake passed on', () => {
+  /** A job whose data the wake may tell what it was woken for. */
+  const held = (id: string, promoted: string[], fail = false) => {
+    const j = { ...job(id, promoted, fail), data: { executionId: id } as object };
+    return Object.assign(j, {
+      updateData: async (data: object) => {
+        j.data = data;
+      },
+    });
+  };
+
+  it("tells the job it brings forward which key's room it was woken for; not a task's turn", async () => {
+    const room = new WaitingRoom();
+    const forKey = held('for-key', []);
+    const forTurn = held('for-turn', []);
+    room.add(flowTurn('k'), forKey, flowOrder(1, 'a'));
+    room.add('a-task-id', forTurn);
+    await room.wake(flowTurn('k'), 1);
+    await room.wake('a-task-id');
+    expect([forKey.data, forTurn.data]).toEqual([
+      { executionId: 'for-key', wokenFor: flowTurn('k') },
+      { executionId: 'for-turn' },
+    ]);
+  });
+
   it("skips a key's waiter whose job came back elsewhere (no longer delayed): the word reaches the next", async () => {
     const promoted: string[] = [];
     const room = new WaitingRoom();
-    room.add(flowTurn('k'), job('taken-elsewhere', promoted, true), flowOrder(1, 'a'));
-    room.add(flowTurn('k'), job('next', promoted), flowOrder(2, 'a'));
-    room.add(flowTurn('k'), job('last', promoted), flowOrder(3, 'a'));
+    room.add(flowTurn('k'), held('taken-elsewhere', promoted, true), flowOrder(1, 'a'));
+    room.add(flowTurn('k'), held('next', promoted), flowOrder(2, 'a'));
+    room.add(flowTurn('k'), held('last', promoted), flowOrder(3, 'a'));
     expect(await room.wake(flowTurn('k'), 1)).toBe(1);
     expect(promoted).toEqual(['next']);
-    expect([room.wokenFor('taken-elsewhere'), room.wokenFor('next'), room.size]).toEqual([undefined, flowTurn('k'), 1]);
-  });
-
-  it('remembers what a job was woken for, once, as it runs again; not a job that came back on its own', async () => {
-    const room = new WaitingRoom();
-    room.add(flowTurn('k'), job('woken', []), flowOrder(1, 'a'));
-    room.add(flowTurn('k'), job('polled', []), flowOrder(2, 'a'));
-    await room.wake(flowTurn('k'), 1);
-    room.remove('polled');
-    expect([room.wokenFor('woken'), room.wokenFor('woken'), room.wokenFor('polled')]).toEqual([
-      flowTurn('k'),
-      undefined,
-      undefined,
-    ]);
+    expect(room.size).toBe(1);
   });
 
   it("goes to the key's next waiter when the woken job did not take the key's room", () => {

@@ -1,8 +1,13 @@
 import type { Disposition } from './disposition.js';
-/** A queue job that can be brought forward (BullMQ's `Job.promote`). */
+/**
+ * A queue job that can be brought forward (BullMQ's `Job.promote`), and told what for (its data's
+ * `wokenFor`, BullMQ's `Job.updateData`): whichever worker takes it then knows.
+ */
 export interface Promotable {
   id?: string;
   promote(): Promise<void>;
+  data?: object;
+  updateData?(data: object): Promise<void>;
 }
 
 /**
@@ -26,8 +31,6 @@ export class WaitingRoom {
   /** Jobs by turn, each with its place (lowest first, as strings compare). */
   private readonly byTurn = new Map<string, Map<string, { job: Promotable; order: string }>>();
   private readonly turnOf = new Map<string, string>();
-  /** The turn each job brought forward by a wake waited for, until it runs again (see {@link wokenFor}). */
-  private readonly woken = new Map<string, string>();
 
   add(turn: string, job: Promotable, order = ''): void {
     if (!job.id) return;
@@ -59,19 +62,17 @@ export class WaitingRoom {
     const waiters = [...jobs.entries()];
     if (count < waiters.length)
       waiters.sort((a, b) => (a[1].order < b[1].order ? -1 : a[1].order > b[1].order ? 1 : 0));
-    if (this.woken.size >= WOKEN_KEPT) this.woken.clear();
     const bring = async ([id, { job }]: (typeof waiters)[number]): Promise<boolean> => {
       this.remove(id);
-      this.woken.set(id, turn);
+      // Woken for a key's room, it says so to whichever worker takes it (see wakePassedOn).
+      if (turn.startsWith(FLOW_TURN_PREFIX) && job.updateData)
+        await job.updateData({ ...job.data, wokenFor: turn }).catch(() => undefined);
       // A job already back in the queue cannot be promoted: it is on its way anyway (or, taken by
       // another worker, was already run). Nor can one Redis did not answer for; it comes back when
       // its delay ends, as it would have without a wake.
       return job.promote().then(
         () => true,
-        () => {
-          this.woken.delete(id);
-          return false;
-        },
+        () => false,
       );
     };
     if (count >= waiters.length) return (await Promise.all(waiters.map(bring))).length;
@@ -85,21 +86,10 @@ export class WaitingRoom {
     return brought;
   }
 
-  /** The turn a wake brought the job `jobId` forward for, if one did: told once, as the job runs again. */
-  wokenFor(jobId: string | undefined): string | undefined {
-    if (jobId === undefined) return undefined;
-    const turn = this.woken.get(jobId);
-    this.woken.delete(jobId);
-    return turn;
-  }
-
   get size(): number {
     return this.turnOf.size;
   }
 }
-
-/** Jobs remembered as woken (forgotten all at once past it: a job that never came back leaves no trace for long). */
-const WOKEN_KEPT = 10_000;
 
 /** The waiting-room turn of a flow-control key (task turns are task ids, which never start so). */
 const FLOW_TURN_PREFIX = 'flow:';

@@ -144,7 +144,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private async process(job: Job<ExecutionJobData>, token?: string): Promise<string> {
     if (job.data.group) return this.processGroup(job);
     this.waiting.remove(job.id);
-    const wokenFor = this.waiting.wokenFor(job.id);
+    const { wokenFor, ...data } = job.data;
     const startedAt = performance.now();
     // One span per attempt, continuing the trace of whatever queued the job (a fire chunk, a failed attempt).
     const disposition = await tracing.withSpan(
@@ -184,6 +184,8 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     const missedWord =
       waitsFor !== undefined && 'flowKey' in waitsFor && (this.flowMovedAt.get(waitsFor.flowKey) ?? -1) >= startedAt;
     const wait = missedWord ? 1 : (disposition.afterMs ?? waitBeforeRetryMs(Date.now() - job.timestamp));
+    // It waits again: the wake that brought it is spent.
+    if (wokenFor !== undefined) await bestEffort(job.updateData(data), 'worker.clear-woken');
     await job.moveToDelayed(Date.now() + Math.max(1, Math.ceil(wait)), token);
     if (waitsFor && 'taskId' in waitsFor) this.waiting.add(waitsFor.taskId, job);
     if (waitsFor && 'flowKey' in waitsFor) this.waiting.add(flowTurn(waitsFor.flowKey), job, waitsFor.order);
