@@ -371,10 +371,11 @@ export class ShardLeader {
       const { namespace, group } = laneOf(e);
       (e.exclusive === true && this.backlog.holdsTask(namespace, group) ? behind : now).push(e);
     }
-    // Known before the release below, which steps aside for them.
-    for (const e of now) this.lastOnTimeAt = Math.max(this.lastOnTimeAt, e.fireAt.getTime());
+    // Pushed first: a push marks its on-time slots before its first await, so the release below
+    // steps aside for them, and their jobs reach the queue before the backlog's.
+    const pushing = now.length > 0 ? this.push(now) : undefined;
     if (due.length > now.length + behind.length) this.releaseBacklog();
-    if (now.length > 0) await this.push(now);
+    await pushing;
     if (behind.length > 0) await this.parkBehindBacklog(behind);
   }
 
@@ -388,7 +389,7 @@ export class ShardLeader {
     if (this.fence === null || !this.isLeader) return;
     // Handled, as a push is: a sweep meanwhile must not put them back into the timer.
     for (const e of slots) this.pushed.set(e.id, e.fireAt.getTime());
-    const dueIn = Math.max(...slots.map((e) => e.fireAt.getTime())) - this.s.clock.now();
+    const dueIn = slots.reduce((latest, e) => Math.max(latest, e.fireAt.getTime()), 0) - this.s.clock.now();
     if (dueIn > 0) await sleep(dueIn + PARK_MARGIN_MS);
     if (this.fence === null || !this.isLeader) return;
     let parked = new Set<string>();
