@@ -16,6 +16,7 @@ export * from './common.js';
 export * from './enums.js';
 export * from './error-codes.js';
 export * from './execution.js';
+export * from './execution-id.js';
 export * from './limits.js';
 export * from './namespace.js';
 export * from './routes.js';

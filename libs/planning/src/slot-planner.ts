@@ -10,7 +10,8 @@ export interface SlotPlannerOptions {
   catchupMax: number;
   /** Slots examined per task per pass; a longer backlog continues on the next pass. */
   maxSlotsPerPass: number;
-  newId: () => string;
+  /** The id of the execution of `slot` (`executionIdFor`: a UUIDv7 carrying the slot). */
+  newId: (slot: Date) => string;
 }
 
 export interface TaskSlotPlan {
@@ -70,7 +71,7 @@ export function planTaskSlots(
     status: PlannedExecution['status'],
     trigger: PlannedExecution['trigger'],
   ): PlannedExecution => ({
-    id: options.newId(),
+    id: options.newId(slot),
     taskId: task.id,
     taskName: task.name,
     scheduledFor: slot,
