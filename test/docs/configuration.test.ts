@@ -48,7 +48,7 @@ describe('docs/configuration.md', () => {
 
   it('states each whole-number range the configuration enforces: both ends accepted, one past each refused', () => {
     const ranged = rows.filter((r) => /^[\d,]+–[\d,]+$/.test(r.allowed));
-    expect(ranged.length, 'every whole-number variable has its range').toBe(15);
+    expect(ranged.length, 'every whole-number variable has its range').toBe(16);
     for (const { name, allowed } of ranged) {
       const [low, high] = allowed.split('–').map(number) as [number, number];
       expect([accepts(name, String(low)), accepts(name, String(high))], `${name} ${allowed}`).toEqual([true, true]);
@@ -62,7 +62,7 @@ describe('docs/configuration.md', () => {
   it('states the default of each whole-number variable', () => {
     const config = loadConfig(BASE) as unknown as Record<string, unknown>;
     const numeric = rows.filter((r) => /^`\d+`$/.test(r.fallback));
-    expect(numeric.length, 'every whole-number variable has its default').toBe(15);
+    expect(numeric.length, 'every whole-number variable has its default').toBe(16);
     const byName = new Map(
       Object.entries(config).map(([key, value]) => [key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase(), value]),
     );

@@ -26,6 +26,22 @@ const anyUrl = (protocols: string[]) =>
 
 const url = (protocols: string[], fallback: string) => anyUrl(protocols).default(fallback);
 
+const HOUR_MS = 3_600_000;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: HOUR_MS, d: 24 * HOUR_MS };
+
+/** A retention: a duration such as `30d` or `12h` (or whole milliseconds), at least an hour, as milliseconds. */
+const retention = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value) => {
+      const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(value.trim());
+      return match ? Math.round(Number(match[1]) * UNIT_MS[match[2] ?? 'ms']!) : Number.NaN;
+    })
+    .refine((ms) => Number.isSafeInteger(ms), 'must be a duration such as "30d", "12h" or "90m"')
+    .refine((ms) => ms >= HOUR_MS, 'must be at least 1h: no row a slot can still need is ever pruned')
+    .refine((ms) => ms <= 100 * 365 * 24 * HOUR_MS, 'must be at most 36500d');
+
 /** A comma-separated list of `host:port` (a Sentinel's or a Redis Cluster node's address). */
 const hostPorts = z
   .string()
@@ -93,6 +109,14 @@ export const configSchema = z
     CATCHUP_MAX: int(100, 1, 100_000),
     CATCHUP_RATE: int(200, 1, 1_000_000),
     RELAY_GRACE_MS: int(5_000, 100, 3_600_000),
+    /** How long ended executions and their events are kept, by slot (a namespace may set its own). */
+    HISTORY_RETENTION: retention('30d'),
+    /** How long dead letters stay listed and replayable, by slot (a namespace may set its own). */
+    DEAD_LETTER_RETENTION: retention('90d'),
+    /** How long audit entries (and versions of deleted tasks) are kept. */
+    AUDIT_RETENTION: retention('365d'),
+    /** How often shard 0's leader runs the history pass (partitions ahead, the live horizon, pruning). */
+    HISTORY_PASS_MS: int(60_000, 1000, 86_400_000),
     HTTP_ALLOW_HOSTS: z
       .string()
       .default('')

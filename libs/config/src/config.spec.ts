@@ -17,9 +17,29 @@ describe('loadConfig', () => {
       workerConcurrency: 50,
       shutdownGraceMs: 25_000,
       catchupMax: 100,
+      historyRetentionMs: 30 * 86_400_000,
+      deadLetterRetentionMs: 90 * 86_400_000,
+      auditRetentionMs: 365 * 86_400_000,
+      historyPassMs: 60_000,
       nodeEnv: 'production',
     });
     expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads retentions as durations of at least an hour', () => {
+    expect(loadConfig({ HISTORY_RETENTION: '12h', DEAD_LETTER_RETENTION: '7d', AUDIT_RETENTION: '90m' })).toMatchObject(
+      {
+        historyRetentionMs: 12 * 3_600_000,
+        deadLetterRetentionMs: 7 * 86_400_000,
+        auditRetentionMs: 90 * 60_000,
+      },
+    );
+    expect(() => loadConfig({ HISTORY_RETENTION: '30m' })).toThrow(
+      'Invalid configuration: HISTORY_RETENTION must be at least 1h: no row a slot can still need is ever pruned (got "30m")',
+    );
+    expect(() => loadConfig({ DEAD_LETTER_RETENTION: 'a month' })).toThrow(
+      'Invalid configuration: DEAD_LETTER_RETENTION must be a duration such as "30d", "12h" or "90m" (got "a month")',
+    );
   });
 
   it('listens on every interface in production and on the loopback address in development, unless HOST says', () => {

@@ -38,6 +38,14 @@ export interface Config {
    * share), round-robin across namespaces; slots on their schedule are never held by it.
    */
   readonly catchupRate: number;
+  /** Ended executions and their events are kept this long past their slot (HISTORY_RETENTION); a namespace may set its own. */
+  readonly historyRetentionMs: number;
+  /** Dead letters are kept, listed and replayable, this long past their slot (DEAD_LETTER_RETENTION). */
+  readonly deadLetterRetentionMs: number;
+  /** Audit entries, and the versions of tasks deleted, are kept this long (AUDIT_RETENTION). */
+  readonly auditRetentionMs: number;
+  /** How often shard 0's leader runs the history pass (HISTORY_PASS_MS). */
+  readonly historyPassMs: number;
   /** How long past its `fire_at` (a retry: its due instant) an execution may wait for a worker before the relay checks its job exists. */
   readonly relayGraceMs: number;
   readonly httpAllowHosts: readonly string[];
@@ -119,6 +127,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     catchupMax: c.CATCHUP_MAX,
     catchupRate: c.CATCHUP_RATE,
     relayGraceMs: c.RELAY_GRACE_MS,
+    historyRetentionMs: c.HISTORY_RETENTION,
+    deadLetterRetentionMs: c.DEAD_LETTER_RETENTION,
+    auditRetentionMs: c.AUDIT_RETENTION,
+    historyPassMs: c.HISTORY_PASS_MS,
     httpAllowHosts: Object.freeze([...c.HTTP_ALLOW_HOSTS]),
     flowMetricsKeys: Object.freeze([...c.FLOW_METRICS_KEYS]),
     flowMetricsTop: c.FLOW_METRICS_TOP,

@@ -59,3 +59,16 @@ export {
   turnHolders,
 } from './policy.js';
 export { leaderKey, shardOf, shardShare } from './shard.js';
+export {
+  type EffectiveRetention,
+  type NamespaceRetention,
+  PARTITION_WIDTHS_MS,
+  type PartitionDecision,
+  type PartitionRange,
+  partitionFor,
+  PRUNE_BATCH,
+  RETENTION_MIN_MS,
+  RetentionRules,
+  type RetentionSettings,
+  type TableCutoffs,
+} from './retention.js';

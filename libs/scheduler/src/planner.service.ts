@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
+import { executionIdFor } from '@punctual/contract';
 import {
   ExecutionTransitionsRepository,
+  HistoryRoom,
   type LeaderFence,
   type PlanError,
   PrismaService,
@@ -65,6 +66,7 @@ export class PlannerService {
     private readonly executions: ExecutionTransitionsRepository,
     private readonly state: SchedulerStateRepository,
     private readonly metrics: Metrics,
+    private readonly room: HistoryRoom,
   ) {}
 
   /**
@@ -94,65 +96,69 @@ export class PlannerService {
     fence: LeaderFence,
     now: Date,
   ): Promise<{ inserted: PlannedExecution[]; tasksLocked: number; complete: boolean }> {
-    const result = await this.prisma.$transaction(
-      async (tx) => {
-        if (!(await this.state.fence(fence, tx))) throw new FencedOutError(shardFence(fence).epoch);
-        const at = now.getTime();
-        const due = await this.tasks.lockDue(
-          new Date(at + this.config.lookaheadMs),
-          new Date(at + ONE_OFF_LOOKAHEAD_MS),
-          PLAN_BATCH,
-          tx,
-          fence,
-        );
-        const rows: PlannedExecution[] = [];
-        const advances: CursorAdvance[] = [];
-        const errors: PlanError[] = [];
-        let budget = SLOTS_PER_BATCH;
-        const sloMissed: { task: string; missed: number; startWithinMs: number }[] = [];
-        for (const task of due) {
-          // Out of budget: the rest keep their cursors (still due) for the next batch.
-          if (budget <= 0) break;
-          try {
-            const plan = planTaskSlots(task, taskSchedule(task), now, {
-              lookaheadMs:
-                task.scheduleKind === 'at'
-                  ? Math.max(ONE_OFF_LOOKAHEAD_MS, this.config.lookaheadMs)
-                  : phasedLookaheadMs(task.id, now.getTime(), this.config.lookaheadMs, PLAN_STRIDE_MS),
-              catchupMax: this.config.catchupMax,
-              maxSlotsPerPass: Math.min(MAX_SLOTS_PER_TASK_PER_PASS, budget),
-              newId: randomUUID,
-            });
-            budget -= plan.examined;
-            rows.push(...plan.executions);
-            advances.push(plan.advance);
-            if (task.sloStartWithinMs !== null && plan.advance.missed > 0)
-              sloMissed.push({ task: task.name, missed: plan.advance.missed, startWithinMs: task.sloStartWithinMs });
-          } catch (error) {
-            // Never completed, never skipped past: the task waits with its cursor where it was.
-            const message = error instanceof Error ? error.message : String(error);
-            this.logger.error(
-              { task: task.name, err: error },
-              'cannot compute slots; task kept with its cursor, retried in a minute',
-            );
-            errors.push({ id: task.id, error: message });
+    // A slot with no partition yet, or a catch-up below the live horizon: the room is made and the
+    // batch planned again (see HistoryRoom).
+    const result = await this.room.withRoom(() =>
+      this.prisma.$transaction(
+        async (tx) => {
+          if (!(await this.state.fence(fence, tx))) throw new FencedOutError(shardFence(fence).epoch);
+          const at = now.getTime();
+          const due = await this.tasks.lockDue(
+            new Date(at + this.config.lookaheadMs),
+            new Date(at + ONE_OFF_LOOKAHEAD_MS),
+            PLAN_BATCH,
+            tx,
+            fence,
+          );
+          const rows: PlannedExecution[] = [];
+          const advances: CursorAdvance[] = [];
+          const errors: PlanError[] = [];
+          let budget = SLOTS_PER_BATCH;
+          const sloMissed: { task: string; missed: number; startWithinMs: number }[] = [];
+          for (const task of due) {
+            // Out of budget: the rest keep their cursors (still due) for the next batch.
+            if (budget <= 0) break;
+            try {
+              const plan = planTaskSlots(task, taskSchedule(task), now, {
+                lookaheadMs:
+                  task.scheduleKind === 'at'
+                    ? Math.max(ONE_OFF_LOOKAHEAD_MS, this.config.lookaheadMs)
+                    : phasedLookaheadMs(task.id, now.getTime(), this.config.lookaheadMs, PLAN_STRIDE_MS),
+                catchupMax: this.config.catchupMax,
+                maxSlotsPerPass: Math.min(MAX_SLOTS_PER_TASK_PER_PASS, budget),
+                newId: executionIdFor,
+              });
+              budget -= plan.examined;
+              rows.push(...plan.executions);
+              advances.push(plan.advance);
+              if (task.sloStartWithinMs !== null && plan.advance.missed > 0)
+                sloMissed.push({ task: task.name, missed: plan.advance.missed, startWithinMs: task.sloStartWithinMs });
+            } catch (error) {
+              // Never completed, never skipped past: the task waits with its cursor where it was.
+              const message = error instanceof Error ? error.message : String(error);
+              this.logger.error(
+                { task: task.name, err: error },
+                'cannot compute slots; task kept with its cursor, retried in a minute',
+              );
+              errors.push({ id: task.id, error: message });
+            }
           }
-        }
-        const inserted = await this.executions.insertPlannedIds(rows, tx);
-        await this.tasks.advanceCursors(advances, tx);
-        await this.tasks.recordPlanErrors(errors, tx);
-        const scheduled = rows.filter((e) => e.status === 'scheduled' && inserted.has(e.id));
-        const missed = advances.reduce((sum, a) => sum + a.missed, 0);
-        return {
-          inserted: scheduled,
-          tasksLocked: due.length,
-          complete: budget > 0,
-          missed,
-          errors: errors.length,
-          sloMissed,
-        };
-      },
-      { timeout: 30_000, maxWait: 10_000 },
+          const inserted = await this.executions.insertPlannedIds(rows, tx);
+          await this.tasks.advanceCursors(advances, tx);
+          await this.tasks.recordPlanErrors(errors, tx);
+          const scheduled = rows.filter((e) => e.status === 'scheduled' && inserted.has(e.id));
+          const missed = advances.reduce((sum, a) => sum + a.missed, 0);
+          return {
+            inserted: scheduled,
+            tasksLocked: due.length,
+            complete: budget > 0,
+            missed,
+            errors: errors.length,
+            sloMissed,
+          };
+        },
+        { timeout: 30_000, maxWait: 10_000 },
+      ),
     );
     // Counted after commit: a fenced-out batch planned nothing.
     this.metrics.planned.inc(result.inserted.length);

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import type { CatchUp } from '@punctual/contract';
+import { type CatchUp, executionIdFor } from '@punctual/contract';
 import { type Db, ExecutionTransitionsRepository, type Prisma, type Task, TasksRepository } from '@punctual/db';
 import { Metrics } from '@punctual/metrics';
 import { PINNED_FIELDS, pinnedDefinitionOf, planTaskSlots, replanUnstarted, taskSchedule } from '@punctual/planning';
@@ -201,7 +200,12 @@ export class TaskLifecycle {
   }
 
   private slotOptions() {
-    return { lookaheadMs: 0, catchupMax: this.config.catchupMax, maxSlotsPerPass: SLOTS_PER_CHANGE, newId: randomUUID };
+    return {
+      lookaheadMs: 0,
+      catchupMax: this.config.catchupMax,
+      maxSlotsPerPass: SLOTS_PER_CHANGE,
+      newId: executionIdFor,
+    };
   }
 }
 

@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import { BACKFILL_DEFAULT, BACKFILL_MAX, type CatchUp } from '@punctual/contract';
+import { BACKFILL_DEFAULT, BACKFILL_MAX, type CatchUp, executionIdFor } from '@punctual/contract';
 import {
   type Db,
   ExecutionTransitionsRepository,
+  HistoryRoom,
   PrismaService,
   type Task,
   type TaskExecution,
@@ -27,6 +27,7 @@ export class TaskRunsService {
     private readonly lifecycle: TaskLifecycle,
     private readonly changes: TaskChanges,
     private readonly clock: ClockService,
+    private readonly room: HistoryRoom,
   ) {}
 
   /**
@@ -60,7 +61,9 @@ export class TaskRunsService {
       const at = new Date(this.clock.now() + offset);
       if (slotsBetween(schedule, new Date(at.getTime() - 1), at, 1).some((slot) => slot.getTime() === at.getTime()))
         continue;
-      const execution = await this.executions.insertManualRun(this.row(task, at, at, 'manual'), payload, this.prisma);
+      const execution = await this.room.withRoom(() =>
+        this.executions.insertManualRun(this.row(task, at, at, 'manual'), payload, this.prisma),
+      );
       if (execution) {
         await this.changes.record(this.prisma, actor, 'task.trigger', name, null, null);
         await this.changes.announce([], [task.id]);
@@ -83,9 +86,9 @@ export class TaskRunsService {
     if (!task) throw new NotFoundError('task', name);
     const slots = slotsBetween(taskSchedule(task), new Date(from.getTime() - 1), to, Math.min(maxRuns, BACKFILL_MAX));
     // One millisecond apart, in slot order: they run one after another, oldest first.
-    const inserted = await this.executions.insertPlanned(
-      slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill')),
-      this.prisma,
+    const rows = slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill'));
+    const inserted = await this.room.withRoom(() =>
+      this.prisma.$transaction((tx) => this.executions.insertPlanned(rows, tx)),
     );
     await this.changes.record(this.prisma, actor, 'task.backfill', name, null, null);
     await this.changes.announce([], [task.id]);
@@ -94,7 +97,7 @@ export class TaskRunsService {
 
   private row(task: Task, slot: Date, fireAt: Date, trigger: 'manual' | 'backfill'): PlannedExecution {
     return {
-      id: randomUUID(),
+      id: executionIdFor(slot),
       taskId: task.id,
       taskName: task.name,
       scheduledFor: slot,
@@ -113,13 +116,15 @@ export class TaskRunsService {
     action: string,
     apply: (tx: Db, existing: Task) => Promise<LifecycleResult>,
   ): Promise<Task> {
-    const result = await this.prisma.$transaction(async (tx) => {
-      const existing = await this.tasks.lockByName(name, tx);
-      if (!existing) throw new NotFoundError('task', name);
-      const after = await apply(tx, existing);
-      await this.changes.record(tx, actor, action, name, existing, after.task);
-      return after;
-    });
+    const result = await this.room.withRoom(() =>
+      this.prisma.$transaction(async (tx) => {
+        const existing = await this.tasks.lockByName(name, tx);
+        if (!existing) throw new NotFoundError('task', name);
+        const after = await apply(tx, existing);
+        await this.changes.record(tx, actor, action, name, existing, after.task);
+        return after;
+      }),
+    );
     await this.changes.announce(result.cancelledRunning, [result.task.id]);
     return result.task;
   }
