@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
 
@@ -39,9 +40,10 @@ describe('GET /v1/cluster', () => {
         schedule: { cron: '0 9 * * *' },
       });
       const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'cluster-task' } });
+      await ctx.db.historyAt(1000, 9000);
       await ctx.db.prisma.taskExecution.createMany({
         data: (['scheduled', 'scheduled', 'queued', 'succeeded'] as const).map((status, i) => ({
-          id: crypto.randomUUID(),
+          id: executionIdFor(new Date(1000 * (i + 1))),
           taskId: task.id,
           taskName: task.name,
           scheduledFor: new Date(1000 * (i + 1)),
@@ -53,7 +55,7 @@ describe('GET /v1/cluster', () => {
       // A retry due since 10:00 pinned (by an edit) to a handler no live worker offers: it waits for one.
       await ctx.db.prisma.taskExecution.create({
         data: {
-          id: crypto.randomUUID(),
+          id: executionIdFor(new Date(9000)),
           taskId: task.id,
           taskName: task.name,
           scheduledFor: new Date(9000),

@@ -173,7 +173,7 @@ describe('due runs and planned slots', () => {
     // cursor, so the next page neither repeats a run nor takes it in; a new first page has it.
     const page1 = (await ctx.api.call('GET', '/v1/tasks/paged/executions?limit=2')).body;
     expect(ids(page1.items)).toEqual(due.slice(0, 2));
-    await ctx.db.prisma.taskExecution.update({
+    await ctx.db.prisma.taskExecution.updateMany({
       where: { id: ahead[1]! },
       data: { fireAt: new Date(Date.now() - 1000) },
     });

@@ -49,7 +49,7 @@ describe('edits, pauses and resumes around planned slots', () => {
     return id;
   }
 
-  const execution = (id: string) => ctx.db.prisma.taskExecution.findUnique({ where: { id } });
+  const execution = (id: string) => ctx.db.prisma.taskExecution.findFirst({ where: { id } });
   const taskNamed = (name: string) => ctx.db.prisma.task.findUniqueOrThrow({ where: { name } });
 
   it('a change to what runs keeps the planned slot: one run, under the new definition', async () => {

@@ -28,7 +28,7 @@ describe('pause and resume', () => {
     expect(paused.status).toBe(200);
     expect(paused.body).toMatchObject({ status: 'paused', paused: true });
     // A slot planned ahead that has not come is withdrawn: the resume decides it with the others.
-    expect(await ctx.db.prisma.taskExecution.findUnique({ where: { id: planned } })).toBeNull();
+    expect(await ctx.db.prisma.taskExecution.findFirst({ where: { id: planned } })).toBeNull();
     // Paused, it has no next run; the planner's cursor stays where the pause found it.
     expect(paused.body.nextRunAt).toBeNull();
     expect(Date.parse(paused.body.planCursor)).toBe(task.nextRunAt!.getTime());

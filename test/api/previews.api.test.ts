@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
 
@@ -124,7 +125,7 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     const [dueId] = await planAhead('pv-warn', [due]);
     await ctx.db.prisma.taskExecution.create({
       data: {
-        id: randomUUID(),
+        id: executionIdFor(new Date(due - MINUTE)),
         taskId: task.id,
         taskName: 'pv-warn',
         scheduledFor: new Date(due - MINUTE),

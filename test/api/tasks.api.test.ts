@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { useApiSandbox } from '../support/api-sandbox.js';
 
 describe('tasks API', () => {
@@ -280,11 +281,12 @@ describe('tasks API', () => {
     const created = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'doomed' });
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'doomed' } });
     const row = { taskId: task.id, taskName: 'doomed', fireAt: new Date(), taskVersion: 1 };
+    await ctx.db.historyAt(1000);
     await ctx.db.prisma.taskExecution.createMany({
       data: [
-        { id: crypto.randomUUID(), ...row, scheduledFor: new Date(1000), status: 'succeeded' },
-        { id: crypto.randomUUID(), ...row, scheduledFor: new Date(2000), status: 'scheduled' },
-        { id: crypto.randomUUID(), ...row, scheduledFor: new Date(3000), status: 'queued' },
+        { id: executionIdFor(new Date(1000)), ...row, scheduledFor: new Date(1000), status: 'succeeded' },
+        { id: executionIdFor(new Date(2000)), ...row, scheduledFor: new Date(2000), status: 'scheduled' },
+        { id: executionIdFor(new Date(3000)), ...row, scheduledFor: new Date(3000), status: 'queued' },
       ],
     });
     expect(created.status).toBe(201);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
 
@@ -43,7 +44,7 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
   const row = (task: { id: string; name: string; version: number }, at: number, fields: Record<string, unknown>) =>
     ctx.db.prisma.taskExecution.create({
       data: {
-        id: randomUUID(),
+        id: executionIdFor(new Date(at)),
         taskId: task.id,
         taskName: task.name,
         scheduledFor: new Date(at),
@@ -167,12 +168,14 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
       data: [
         {
           executionId: retried.id,
+          scheduledFor: retried.scheduledFor,
           fromStatus: 'running',
           toStatus: 'retrying',
           detail: { error: 'HTTP 503 from the webhook' },
         },
         {
           executionId: retried.id,
+          scheduledFor: retried.scheduledFor,
           fromStatus: 'running',
           toStatus: 'retrying',
           detail: { error: 'connect ECONNREFUSED' },

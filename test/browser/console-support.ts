@@ -108,6 +108,7 @@ export async function insertRuns(
     data: rows.flatMap((row) => [
       {
         executionId: row.id,
+        scheduledFor: row.scheduledFor,
         fromStatus: null,
         toStatus: 'scheduled' as const,
         at: new Date(row.scheduledFor.getTime() - 60_000),
@@ -116,6 +117,7 @@ export async function insertRuns(
         ? [
             {
               executionId: row.id,
+              scheduledFor: row.scheduledFor,
               fromStatus: 'retrying' as const,
               toStatus: 'running' as const,
               at: row.startedAt,
@@ -128,6 +130,7 @@ export async function insertRuns(
         ? [
             {
               executionId: row.id,
+              scheduledFor: row.scheduledFor,
               fromStatus: 'running' as const,
               toStatus: row.status,
               at: row.finishedAt,

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { Redis } from 'ioredis';
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -103,7 +104,7 @@ describe('the console', () => {
     if (flakyPlanned - Date.now() < 600_000) flakyPlanned += 3_600_000;
     await ctx.db.prisma.taskExecution.create({
       data: {
-        id: randomUUID(),
+        id: executionIdFor(new Date(flakyPlanned)),
         taskId: flaky.id,
         taskName: 'flaky-export',
         scheduledFor: new Date(flakyPlanned),
@@ -328,7 +329,7 @@ describe('the console', () => {
       data: [
         {
           ...base,
-          id: randomUUID(),
+          id: executionIdFor(slot(3)),
           scheduledFor: slot(3),
           fireAt: slot(3),
           status: 'succeeded',
@@ -349,7 +350,7 @@ describe('the console', () => {
         },
         {
           ...base,
-          id: randomUUID(),
+          id: executionIdFor(slot(1)),
           scheduledFor: slot(1),
           fireAt: slot(1),
           status: 'skipped',
@@ -708,7 +709,7 @@ describe('the console', () => {
     );
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'nightly-report' } });
     const flowRun = (status: 'running' | 'queued', minutesAhead: number) => ({
-      id: randomUUID(),
+      id: executionIdFor(new Date(Date.now() + minutesAhead * 60_000)),
       taskId: task.id,
       taskName: task.name,
       scheduledFor: new Date(Date.now() + minutesAhead * 60_000),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkChaos } from '../../chaos/check.js';
@@ -33,7 +34,7 @@ describe("the chaos run's check", () => {
     const slot = (at: Date, data: Record<string, unknown> = {}) =>
       db.prisma.taskExecution.create({
         data: {
-          id: randomUUID(),
+          id: executionIdFor(at),
           taskId: task.id,
           taskName: task.name,
           scheduledFor: at,
@@ -53,7 +54,7 @@ describe("the chaos run's check", () => {
     const b = await slot(new Date(bAt));
     // The claim judges B once it has waited as long as A was released late (the overlap may be the
     // late release's, see judgeClaim): A's claim released it ~100 ms after its fire_at.
-    const { queuedAt, fireAt } = await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: a.id } });
+    const { queuedAt, fireAt } = await db.prisma.taskExecution.findFirstOrThrow({ where: { id: a.id } });
     await db.clockPasses(
       bAt + queuedAt!.getTime() - fireAt.getTime(),
       "B's slot, and as long again as A was released late",
@@ -78,6 +79,7 @@ describe("the chaos run's check", () => {
     await db.prisma.executionEvent.createMany({
       data: [1, 2].map(() => ({
         executionId: d.id,
+        scheduledFor: d.scheduledFor,
         fromStatus: 'running' as const,
         toStatus: 'succeeded' as const,
         workerId: 'w1',
@@ -112,7 +114,7 @@ describe("the chaos run's check", () => {
     const row = (at: number, data: Record<string, unknown> = {}) =>
       db.prisma.taskExecution.create({
         data: {
-          id: randomUUID(),
+          id: executionIdFor(new Date(at)),
           taskId: task.id,
           taskName: name,
           scheduledFor: new Date(at),
@@ -146,6 +148,7 @@ describe("the chaos run's check", () => {
         executionId: (
           await db.prisma.taskExecution.findFirstOrThrow({ where: { taskName: 'skips', scheduledFor: new Date(t0) } })
         ).id,
+        scheduledFor: new Date(t0),
         fromStatus: 'queued',
         toStatus: 'running',
         at: new Date(t0),

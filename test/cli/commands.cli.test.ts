@@ -1,4 +1,5 @@
 import { PunctualClient } from '@punctual/client';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
 import { ensureCliBuilt, runCli } from './run-cli.js';
@@ -308,7 +309,7 @@ describe('punctual commands', () => {
     let ahead = last + hour;
     if (ahead - Date.now() < 600_000) ahead += hour;
     const row = (slot: number, status: 'dead' | 'scheduled') => ({
-      id: crypto.randomUUID(),
+      id: executionIdFor(new Date(slot)),
       taskId: task.id,
       taskName: task.name,
       scheduledFor: new Date(slot),

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { PunctualClient } from '@punctual/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
@@ -23,9 +24,10 @@ describe('punctual explain', () => {
     // 2026-03-10 … 2026-03-12, 09:00 in Berlin (UTC+1).
     for (const [i, status] of statuses.entries()) {
       const slot = new Date(Date.UTC(2026, 2, 10 + i, 8));
+      await ctx.db.historyAt(slot);
       await ctx.db.prisma.taskExecution.create({
         data: {
-          id: randomUUID(),
+          id: executionIdFor(slot),
           taskId: task.id,
           taskName: name,
           scheduledFor: slot,

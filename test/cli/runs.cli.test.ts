@@ -20,6 +20,7 @@ describe('punctual runs and executions', () => {
     const row = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: task } });
     const id = randomUUID();
     const finishedAt = new Date(scheduledFor.getTime() + 1_500);
+    await ctx.db.historyAt(scheduledFor);
     await ctx.db.prisma.taskExecution.create({
       data: {
         id,
@@ -38,7 +39,7 @@ describe('punctual runs and executions', () => {
       },
     });
     await ctx.db.prisma.executionEvent.create({
-      data: { executionId: id, fromStatus: 'running', toStatus: 'dead', at: finishedAt, workerId: 'host-a:1' },
+      data: { executionId: id, scheduledFor, fromStatus: 'running', toStatus: 'dead', at: finishedAt, workerId: 'host-a:1' },
     });
     return id;
   }
@@ -101,7 +102,7 @@ describe('punctual runs and executions', () => {
     const id = await insertDeadRun('runs-long-error', new Date('2026-03-01T10:00:00Z'));
     const error =
       'failed: cannot reach https://billing.internal/exports: connect ECONNREFUSED 10.0.0.7:443\nafter 3 attempts';
-    await ctx.db.prisma.taskExecution.update({ where: { id }, data: { error, result: { partial: true } } });
+    await ctx.db.prisma.taskExecution.updateMany({ where: { id }, data: { error, result: { partial: true } } });
 
     const cut = await cli(['runs', 'runs-long-error']);
     const [, row] = cells(cut.stdout);

@@ -1,4 +1,5 @@
 import { PunctualApiError, PunctualClient } from '@punctual/client';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
 
@@ -42,7 +43,7 @@ describe('PunctualClient against the running API', () => {
     const ahead = new Date(Date.now() + 3_600_000);
     await ctx.db.prisma.taskExecution.create({
       data: {
-        id: crypto.randomUUID(),
+        id: executionIdFor(ahead),
         taskId: row.id,
         taskName: row.name,
         scheduledFor: ahead,

@@ -85,10 +85,10 @@ describe('claiming an execution', () => {
     return id;
   }
   const claim = (id: string, workerId = 'w1', attemptId = randomUUID()) => db.claim({ id, attemptId, workerId });
-  const row = (id: string) => db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
+  const row = (id: string) => db.prisma.taskExecution.findFirstOrThrow({ where: { id } });
   /** As if the attempt running `id` had started at `at` (a claim starts it now). */
   const startedAt = (id: string, at: number) =>
-    db.prisma.taskExecution.update({ where: { id }, data: { startedAt: new Date(at) } });
+    db.prisma.taskExecution.updateMany({ where: { id }, data: { startedAt: new Date(at) } });
   /** Claims read again to be judged, as the worker counts them. */
   const reads = async () => (await db.metrics.claimReads.get()).values[0]?.value ?? 0;
   /** Another client's transaction that takes its locks with `lock` and holds them until `release()`; `done`: its end. */
@@ -284,7 +284,7 @@ describe('claiming an execution', () => {
       expect((await claim(a)).kind).toBe('parked');
       expect(await row(a)).toMatchObject({ status: 'retrying', parkedAt: expect.any(Date) });
       expect((await row(b)).waitedOn).toBe(true);
-      await db.prisma.taskExecution.update({ where: { id: b }, data: { status: 'succeeded' } });
+      await db.prisma.taskExecution.updateMany({ where: { id: b }, data: { status: 'succeeded' } });
       expect((await claim(a)).kind).toBe('run');
     });
 
@@ -472,7 +472,10 @@ describe('claiming an execution', () => {
       expect(results.map((r) => r.kind)).toEqual(['run', 'parked', 'parked']);
       const attemptOf = (r: (typeof results)[number]) => (r.kind === 'run' ? r.execution.attemptId! : '');
       // Long after, b and c still wait for their turn rather than being judged by the policy.
-      await db.prisma.taskExecution.update({ where: { id: a! }, data: { startedAt: new Date(Date.now() - 1_000) } });
+      await db.prisma.taskExecution.updateMany({
+        where: { id: a! },
+        data: { startedAt: new Date(Date.now() - 1_000) },
+      });
       expect((await claim(c!)).kind).toBe('parked');
       // The end of a's run hands the turn to b (the earliest parked), and only to b.
       const first = await db.attempts.succeed([{ id: a!, attemptId: attemptOf(results[0]!), result: null }]);

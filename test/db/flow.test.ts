@@ -73,9 +73,9 @@ describe('claiming under flow control', () => {
     return ids;
   }
   const claim = (id: string) => db.claim({ id, attemptId: randomUUID(), workerId: 'w1' });
-  const row = (id: string) => db.prisma.taskExecution.findUniqueOrThrow({ where: { id } });
+  const row = (id: string) => db.prisma.taskExecution.findFirstOrThrow({ where: { id } });
   const finish = (id: string) =>
-    db.prisma.taskExecution.update({ where: { id }, data: { status: 'succeeded', finishedAt: new Date() } });
+    db.prisma.taskExecution.updateMany({ where: { id }, data: { status: 'succeeded', finishedAt: new Date() } });
 
   it('a concurrency key: limit runs at once across its tasks, the next held (not late, its place kept) until one ends', async () => {
     const a = await due({ concurrencyKey: 'api', concurrencyLimit: 2 }, 2, 300, 1_000);
@@ -111,7 +111,7 @@ describe('claiming under flow control', () => {
     const [first, second] = await due({ concurrencyKey: 'leased', concurrencyLimit: 1 }, 2);
     expect((await claim(first!)).kind).toBe('run');
     expect((await claim(second!)).kind).toBe('later');
-    await db.prisma.taskExecution.update({ where: { id: first! }, data: { leaseUntil: new Date(Date.now() - 1) } });
+    await db.prisma.taskExecution.updateMany({ where: { id: first! }, data: { leaseUntil: new Date(Date.now() - 1) } });
     expect((await claim(second!)).kind).toBe('run');
   });
 

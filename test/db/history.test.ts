@@ -166,16 +166,30 @@ describe("an execution's history", () => {
     const row = (await db.queries.findById(id))!;
     await db.prisma.executionEvent.createMany({
       data: [
-        { executionId: id, fromStatus: 'scheduled', toStatus: 'queued', at: row.queuedAt! },
         {
           executionId: id,
+          scheduledFor: row.scheduledFor,
+          fromStatus: 'scheduled',
+          toStatus: 'queued',
+          at: row.queuedAt!,
+        },
+        {
+          executionId: id,
+          scheduledFor: row.scheduledFor,
           fromStatus: 'queued',
           toStatus: 'running',
           at: row.startedAt!,
           workerId: 'w1',
           detail: { attempt: 1 },
         },
-        { executionId: id, fromStatus: 'running', toStatus: 'succeeded', at: row.finishedAt!, workerId: 'w1' },
+        {
+          executionId: id,
+          scheduledFor: row.scheduledFor,
+          fromStatus: 'running',
+          toStatus: 'succeeded',
+          at: row.finishedAt!,
+          workerId: 'w1',
+        },
       ],
     });
     expect((await history(id)).map((e) => e.to)).toEqual(['queued', 'running', 'succeeded']);

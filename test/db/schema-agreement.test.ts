@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,8 +94,10 @@ describe('schema.prisma agrees with the migrated database', () => {
       namespace: 'default', // generated from the name
     });
 
+    // Executions are partitioned by slot, their ids carry it (and a slot this old needs its partition made).
+    await db.partitions.ensureCovered([now], 86_400_000);
     const execution = {
-      id: randomUUID(),
+      id: executionIdFor(now),
       taskId: written.id,
       taskName: 'agreement',
       scheduledFor: now,
@@ -127,7 +130,7 @@ describe('schema.prisma agrees with the migrated database', () => {
       createdAt: now,
     };
     await db.prisma.taskExecution.create({ data: execution });
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toEqual({
+    expect(await db.prisma.taskExecution.findFirstOrThrow({ where: { id: execution.id } })).toEqual({
       ...execution,
       namespace: 'default',
     });
@@ -135,6 +138,7 @@ describe('schema.prisma agrees with the migrated database', () => {
     const event = await db.prisma.executionEvent.create({
       data: {
         executionId: execution.id,
+        scheduledFor: execution.scheduledFor,
         fromStatus: 'running',
         toStatus: 'dead',
         at: now,
@@ -142,8 +146,13 @@ describe('schema.prisma agrees with the migrated database', () => {
         detail: { x: 1 },
       },
     });
-    expect(await db.prisma.executionEvent.findUniqueOrThrow({ where: { id: event.id } })).toMatchObject({
+    expect(
+      await db.prisma.executionEvent.findUniqueOrThrow({
+        where: { id_scheduledFor: { id: event.id, scheduledFor: execution.scheduledFor } },
+      }),
+    ).toMatchObject({
       executionId: execution.id,
+      scheduledFor: now,
       fromStatus: 'running',
       toStatus: 'dead',
       at: now,
@@ -267,6 +276,8 @@ describe('schema.prisma agrees with the migrated database', () => {
       maxTasks: 10,
       maxRunsPerMinute: 600,
       maxConcurrentRuns: 20,
+      historyRetentionMs: 7_200_000n,
+      deadLetterRetentionMs: 86_400_000n,
       createdAt: now,
       updatedAt: later,
     };
@@ -289,6 +300,13 @@ describe('schema.prisma agrees with the migrated database', () => {
     await expect(db.prisma.namespace.create({ data: { name: 'negative', maxTasks: -1 } })).rejects.toThrow();
     await expect(db.prisma.namespace.create({ data: { name: 'negative', maxRunsPerMinute: -1 } })).rejects.toThrow();
     await expect(db.prisma.namespace.create({ data: { name: 'negative', maxConcurrentRuns: -1 } })).rejects.toThrow();
+    // No retention under an hour.
+    await expect(
+      db.prisma.namespace.create({ data: { name: 'short', historyRetentionMs: 60_000n } }),
+    ).rejects.toThrow();
+    await expect(
+      db.prisma.namespace.create({ data: { name: 'short', deadLetterRetentionMs: 60_000n } }),
+    ).rejects.toThrow();
     const quotaStart = await db.prisma.quotaStart.create({
       data: { namespace: 'team-x', at: now, executionId: execution.id },
     });
@@ -300,9 +318,29 @@ describe('schema.prisma agrees with the migrated database', () => {
     });
     await db.prisma.task.delete({ where: { id: inX.id } });
 
+    // The live horizon (one row), the overlap guard, and what pruning kept of a task's history.
+    expect(await db.prisma.historyHorizon.findUniqueOrThrow({ where: { id: 1 } })).toMatchObject({ id: 1 });
+    await expect(db.prisma.historyHorizon.create({ data: { id: 2 } })).rejects.toThrow();
+    const guard = { taskId: written.id, executionId: execution.id, takenFrom: null };
+    await db.prisma.taskRunGuard.create({ data: guard });
+    expect(await db.prisma.taskRunGuard.findUniqueOrThrow({ where: { taskId: written.id } })).toEqual(guard);
+    const kept = {
+      taskId: written.id,
+      lastSuccessSlot: now,
+      lastSuccessAt: later,
+      failuresSinceSuccess: 2,
+      lastFinishedSlot: later,
+      lastFinishedOk: false,
+      lastSlot: later,
+      lastExecution: { id: execution.id },
+      prunedThrough: later,
+    };
+    await db.prisma.taskHistory.create({ data: kept });
+    expect(await db.prisma.taskHistory.findUniqueOrThrow({ where: { taskId: written.id } })).toEqual(kept);
+
     // Deleting a task keeps its history: the execution's task_id becomes NULL, its name stays.
     await db.prisma.task.delete({ where: { id: written.id } });
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({
+    expect(await db.prisma.taskExecution.findFirstOrThrow({ where: { id: execution.id } })).toMatchObject({
       taskId: null,
       taskName: 'agreement',
     });
@@ -312,36 +350,29 @@ describe('schema.prisma agrees with the migrated database', () => {
     const task = await db.prisma.task.create({
       data: { name: 'guards', handler: 'noop', scheduleKind: 'cron', cron: '* * * * *', secret: 's' },
     });
-    const row = {
-      taskId: task.id,
-      taskName: task.name,
-      scheduledFor: new Date(0),
-      fireAt: new Date(0),
-      taskVersion: 1,
-    };
-    await db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row } });
-    // UNIQUE (task_id, scheduled_for): the idempotency guard.
-    await expect(db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row } })).rejects.toThrow();
-    // One running exclusive execution per task.
-    await db.prisma.taskExecution.create({
-      data: { id: randomUUID(), ...row, scheduledFor: new Date(1), status: 'running' },
-    });
+    const slot = new Date();
+    const row = { taskId: task.id, taskName: task.name, scheduledFor: slot, fireAt: slot, taskVersion: 1 };
+    await db.prisma.taskExecution.create({ data: { id: executionIdFor(slot), ...row } });
+    // UNIQUE (task_id, scheduled_for): the idempotency guard, across partitions (the slot is the partition key).
+    await expect(db.prisma.taskExecution.create({ data: { id: executionIdFor(slot), ...row } })).rejects.toThrow();
+    // An id that carries a slot carries its own: a row whose id names another slot is refused (a read
+    // by id would look in the wrong partition). An id of another kind is looked for everywhere.
+    const other = new Date(slot.getTime() + 1);
+    await db.prisma.taskExecution.create({ data: { id: randomUUID(), ...row, scheduledFor: other } });
     await expect(
-      db.prisma.taskExecution.create({
-        data: { id: randomUUID(), ...row, scheduledFor: new Date(2), status: 'running' },
-      }),
+      db.prisma.taskExecution.create({ data: { id: executionIdFor(slot), ...row, scheduledFor: other } }),
     ).rejects.toThrow();
-    // …but non-exclusive runs (overlap=allow) may run side by side.
-    await db.prisma.taskExecution.create({
-      data: { id: randomUUID(), ...row, scheduledFor: new Date(3), status: 'running', exclusive: false },
-    });
+    // The two history tables are partitioned by slot; the overlap guard spans every partition in a table of its own.
+    const partitioned = await db.prisma.$queryRaw<{ relname: string }[]>`
+      SELECT c.relname FROM pg_partitioned_table p JOIN pg_class c ON c.oid = p.partrelid ORDER BY 1`;
+    expect(partitioned.map((r) => r.relname)).toEqual(['execution_event', 'task_execution']);
     const indexes = await db.prisma.$queryRaw<
       { indexname: string }[]
-    >`SELECT indexname FROM pg_indexes WHERE tablename IN ('task', 'task_execution', 'outbox')`;
+    >`SELECT indexname FROM pg_indexes WHERE tablename IN ('task', 'task_execution', 'outbox', 'task_run_guard')`;
     expect(indexes.map((i) => i.indexname)).toEqual(
       expect.arrayContaining([
         'task_next_run_active_idx',
-        'task_execution_one_running_exclusive',
+        'task_run_guard_pkey',
         'task_execution_waiting_idx',
         'outbox_pending_idx',
       ]),
@@ -355,7 +386,6 @@ describe('schema.prisma agrees with the migrated database', () => {
     declared.push('task_name_key', 'api_key_prefix_key');
     const sqlOnly = [
       'task_next_run_active_idx',
-      'task_execution_one_running_exclusive',
       'task_execution_pending_idx',
       'task_execution_retrying_idx',
       'task_execution_waiting_idx',
@@ -374,7 +404,9 @@ describe('schema.prisma agrees with the migrated database', () => {
       'task_bare_name_trgm_idx',
     ];
     const rows = await db.prisma.$queryRaw<{ indexname: string }[]>`
-      SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' AND indexname NOT LIKE '%_pkey'`;
+      SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND tablename <> '_prisma_migrations' AND indexname NOT LIKE '%_pkey'
+        -- A partition's indexes are the partitioned table's, attached: the table's are the ones declared.
+        AND tablename NOT IN (SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid)`;
     expect(rows.map((r) => r.indexname).sort()).toEqual([...declared, ...sqlOnly].sort());
   });
 });

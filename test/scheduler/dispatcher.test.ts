@@ -177,7 +177,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
       releasedAt: job.data.releasedAt,
     });
     expect(claim.kind).toBe('run');
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({
+    expect(await db.prisma.taskExecution.findFirstOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({
       status: 'running',
       queuedAt: new Date(job.data.releasedAt!),
     });
@@ -204,7 +204,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect(
       await db.claim({ id: again!.id!, attemptId: randomUUID(), workerId: 'w2', releasedAt: again!.data.releasedAt }),
     ).toEqual({ kind: 'dropped', why: 'lost' });
-    expect(await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({
+    expect(await db.prisma.taskExecution.findFirstOrThrow({ where: { id: rows[0]!.id } })).toMatchObject({
       status: 'succeeded',
       attempt: 1,
     });

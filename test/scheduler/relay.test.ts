@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayService } from '../../libs/scheduler/src/index.js';
 import { ExecutionsQueue } from '../../libs/queue/src/index.js';
@@ -135,7 +136,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     await db.prisma.taskExecution.deleteMany({});
     const plain = await plannedRow(false);
     const pinned = await plannedRow(false);
-    await db.prisma.taskExecution.update({
+    await db.prisma.taskExecution.updateMany({
       where: { id: pinned.id },
       data: { pinnedDefinition: { handler: 'send-mail' } },
     });
@@ -169,7 +170,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     const row = (task: string, name: string, at: number, data: Record<string, unknown>) =>
       db.prisma.taskExecution.create({
         data: {
-          id: randomUUID(),
+          id: executionIdFor(new Date(at)),
           taskId: task,
           taskName: name,
           scheduledFor: new Date(at),
@@ -197,7 +198,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     const leading = await db.state.bumpEpoch('relay-test');
     const { handed } = await relay.repair(leading, new Date(now), 3);
     expect(handed).toBe(1);
-    expect((await db.prisma.taskExecution.findUniqueOrThrow({ where: { id: waiting.id } })).parkedAt).toBeNull();
+    expect((await db.prisma.taskExecution.findFirstOrThrow({ where: { id: waiting.id } })).parkedAt).toBeNull();
     expect(await db.prisma.taskExecution.count({ where: { parkedAt: { not: null } } })).toBe(20);
   });
 });

@@ -5,7 +5,10 @@ import {
   ExecutionQueriesRepository,
   ExecutionTransitionsRepository,
   FlowControlRepository,
+  HistoryPartitionsRepository,
+  HistoryRoom,
   LeaderExecutionsRepository,
+  LiveHorizonRepository,
   NamespacesRepository,
   PrismaService,
   SchedulerStateRepository,
@@ -42,7 +45,10 @@ export async function openRepositories(config: Config) {
   const prisma = new PrismaService(config);
   await prisma.onModuleInit();
   const claims = new ClaimsRepository(prisma);
-  const executions = new ExecutionTransitionsRepository(prisma);
+  const partitions = new HistoryPartitionsRepository(prisma);
+  const horizon = new LiveHorizonRepository(prisma, partitions);
+  const room = new HistoryRoom(partitions, horizon, config);
+  const executions = new ExecutionTransitionsRepository(prisma, room);
   const flow = new FlowControlRepository(prisma, claims);
   const turns = new TurnsRepository(prisma);
   let redis: RedisService | null = null;
@@ -88,6 +94,14 @@ export async function openRepositories(config: Config) {
     queries: new ExecutionQueriesRepository(prisma),
     state: new SchedulerStateRepository(prisma),
     namespaces: new NamespacesRepository(prisma),
+    partitions,
+    horizon,
+    room,
+    /**
+     * Partitions for rows a test inserts itself at these instants (a slot no leader made a partition
+     * for: a day long past, 1970): `task_execution` is partitioned by slot.
+     */
+    historyAt: (...at: (Date | number)[]) => partitions.ensureCovered(at.map((a) => new Date(a)), 86_400_000),
     /**
      * Resolves once Postgres' clock — the one a claim is judged by — has passed `at`: a test waits
      * for a slot's instant, or a lease's end, rather than sleeping and hoping it came. By a whole

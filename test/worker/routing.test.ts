@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 import { describe, expect, it } from 'vitest';
 import { useRepositorySandbox } from '../support/api-sandbox.js';
 
@@ -23,7 +24,7 @@ describe('a claim of a run whose handler this worker does not offer', () => {
     const { status = 'scheduled', attempt = 0, pinnedHandler } = row;
     const execution = await ctx.db.prisma.taskExecution.create({
       data: {
-        id: randomUUID(),
+        id: executionIdFor(fireAt),
         taskId: task.id,
         taskName: task.name,
         scheduledFor: fireAt,
@@ -47,7 +48,7 @@ describe('a claim of a run whose handler this worker does not offer', () => {
       handler: 'send-mail',
       attempt: 1,
     });
-    expect(await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({
+    expect(await ctx.db.prisma.taskExecution.findFirstOrThrow({ where: { id: execution.id } })).toMatchObject({
       status: 'scheduled',
       attempt: 0,
       attemptId: null,
@@ -67,7 +68,7 @@ describe('a claim of a run whose handler this worker does not offer', () => {
       handler: 'send-mail',
       attempt: 2,
     });
-    expect(await ctx.db.prisma.taskExecution.findUniqueOrThrow({ where: { id: execution.id } })).toMatchObject({
+    expect(await ctx.db.prisma.taskExecution.findFirstOrThrow({ where: { id: execution.id } })).toMatchObject({
       status: 'retrying',
       attempt: 1,
     });

@@ -87,3 +87,8 @@ export function isConnectionError(error: unknown): boolean {
 export function isLockTimeout(error: unknown): boolean {
   return codesOf(error).includes('55P03');
 }
+
+/** The statement failed with this SQLSTATE (anywhere along the error's chain). */
+export function hasSqlState(error: unknown, sqlstate: string): boolean {
+  return codesOf(error).includes(sqlstate);
+}

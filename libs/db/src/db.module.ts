@@ -18,6 +18,10 @@ import { TaskHealthRepository } from './task-health.repository.js';
 import { TimelineRepository } from './timeline.repository.js';
 import { TaskVersionsRepository } from './task-versions.repository.js';
 import { NamespacesRepository } from './namespaces.repository.js';
+import { HistoryPartitionsRepository } from './history/history-partitions.repository.js';
+import { HistoryPruneRepository } from './history/history-prune.repository.js';
+import { HistoryRoom } from './history/history-room.js';
+import { LiveHorizonRepository } from './history/live-horizon.repository.js';
 
 const REPOSITORIES = [
   PrismaService,
@@ -39,6 +43,10 @@ const REPOSITORIES = [
   TimelineRepository,
   TaskVersionsRepository,
   NamespacesRepository,
+  HistoryPartitionsRepository,
+  LiveHorizonRepository,
+  HistoryRoom,
+  HistoryPruneRepository,
 ];
 
 /** Postgres access: the Prisma client and the repositories that own each table's SQL. */

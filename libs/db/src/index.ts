@@ -78,9 +78,22 @@ export {
   type QuotaMetric,
 } from './namespaces.repository.js';
 export { OutboxRepository } from './outbox.repository.js';
+export {
+  type HistoryPartition,
+  HistoryPartitionsRepository,
+  type TableSize,
+} from './history/history-partitions.repository.js';
+export { HistoryPruneRepository, type PrunedCounts } from './history/history-prune.repository.js';
+export { HistoryRoom, NoRoomError } from './history/history-room.js';
+export {
+  HorizonPassedError,
+  LiveHorizonRepository,
+  RAISE_LAG_MS,
+  WRITE_LAG_MS,
+} from './history/live-horizon.repository.js';
 export { type TaskVersionRow, TaskVersionsRepository } from './task-versions.repository.js';
 export { type SlotEvent, type SlotRow, type TaskChange, TimelineRepository } from './timeline.repository.js';
-export { isConnectionError, isLockTimeout } from './db-errors.js';
+export { hasSqlState, isConnectionError, isLockTimeout } from './db-errors.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';
 export {
   type Leadership,

@@ -109,7 +109,7 @@ export async function migrate(databaseUrl: string, migrationsDir: string): Promi
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [PRISMA_MIGRATE_LOCK]);
+    await takeMigrateLock(client);
     await client.query(CREATE_MIGRATIONS_TABLE);
     const { rows } = await client.query<{
       migration_name: string;
@@ -136,18 +136,61 @@ export async function migrate(databaseUrl: string, migrationsDir: string): Promi
   }
 }
 
+/**
+ * Takes Prisma Migrate's advisory lock, trying every 200 ms rather than waiting on it: a session
+ * waiting for a lock holds its statement's snapshot, and `CREATE INDEX CONCURRENTLY` in the session
+ * that holds the lock waits for every older snapshot to end — a deadlock, were the others waiting.
+ */
+async function takeMigrateLock(client: pg.Client): Promise<void> {
+  for (;;) {
+    const { rows } = await client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1) AS taken', [
+      PRISMA_MIGRATE_LOCK,
+    ]);
+    if (rows[0]?.taken) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * Whether a migration is one statement that Postgres refuses inside a transaction (`CREATE INDEX
+ * CONCURRENTLY`, `DROP INDEX CONCURRENTLY`): such a file is applied on its own, outside a
+ * transaction, as Prisma Migrate does (7.4 and later). Comments do not count as statements.
+ */
+export function runsOutsideTransaction(sql: string): boolean {
+  const statements = sql
+    .replace(/--[^\n]*/g, '')
+    .split(';')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return statements.length === 1 && /\bCONCURRENTLY\b/i.test(statements[0]!);
+}
+
 async function applyOne(client: pg.Client, migration: MigrationFile): Promise<void> {
   const id = randomUUID();
-  await client.query('BEGIN');
-  try {
-    await client.query(
+  const record = () =>
+    client.query(
       'INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)',
       [id, migration.checksum, migration.name],
     );
+  const finish = () =>
+    client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
+  if (runsOutsideTransaction(migration.sql)) {
+    // Recorded as started first: a build that fails (or a process killed during it) stays a failed
+    // migration, which stops the next start until it is resolved, as Prisma's would.
+    await record();
+    try {
+      await client.query(migration.sql);
+    } catch (error) {
+      throw new MigrationError(`migration ${migration.name} failed: ${(error as Error).message}`);
+    }
+    await finish();
+    return;
+  }
+  await client.query('BEGIN');
+  try {
+    await record();
     await client.query(migration.sql);
-    await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [
-      id,
-    ]);
+    await finish();
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK');

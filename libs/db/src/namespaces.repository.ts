@@ -119,7 +119,7 @@ export class NamespacesRepository {
         UNION ALL
         SELECT n.name, 'maxConcurrentRuns', c.used, n.max_concurrent_runs FROM namespace n
         CROSS JOIN LATERAL (
-          SELECT count(*)::int AS used FROM task_execution x
+          SELECT count(*)::int AS used FROM live_execution x
           WHERE x.namespace = n.name AND x.status = 'running' AND x.lease_until > now()
         ) c
         WHERE n.max_concurrent_runs IS NOT NULL
@@ -143,7 +143,7 @@ export class NamespacesRepository {
     const counts = await this.prisma.$queryRaw<{ namespace: string; tasks: number; running: number; starts: number }[]>`
       SELECT ns.name AS namespace,
         (SELECT count(*) FROM task t WHERE t.namespace = ns.name)::int AS tasks,
-        (SELECT count(*) FROM task_execution x WHERE x.status = 'running' AND x.namespace = ns.name AND x.lease_until > now())::int AS running,
+        (SELECT count(*) FROM live_execution x WHERE x.status = 'running' AND x.namespace = ns.name AND x.lease_until > now())::int AS running,
         (SELECT count(*) FROM quota_start f WHERE f.namespace = ns.name AND f.at > now() - interval '1 minute')::int AS starts
       FROM unnest(${rows.map((r) => r.name)}::text[]) AS ns(name)`;
     const use = new Map(counts.map((c) => [c.namespace, c]));

@@ -77,7 +77,7 @@ export class SchedulerStateRepository {
    * session is ended by Postgres after `idle_in_transaction_session_timeout`).
    */
   async bumpEpoch(leaderId: string, shard = 0): Promise<bigint> {
-    // The leadership it begins is recorded in the same statement; a year's history is kept.
+    // The leadership it begins is recorded in the same statement (kept as long as the history: see HistoryKeeper).
     const rows = await this.prisma.$queryRaw<{ epoch: bigint }[]>`
       WITH bumped AS (
         UPDATE scheduler_state SET epoch = epoch + 1, leader_id = ${leaderId}, acquired_at = now(), heartbeat_at = now()
@@ -86,8 +86,7 @@ export class SchedulerStateRepository {
       recorded AS (
         INSERT INTO shard_leadership (shard, epoch, leader_id, acquired_at, heartbeat_at)
         SELECT ${shard}::int, epoch, ${leaderId}, now(), now() FROM bumped
-      ),
-      pruned AS (DELETE FROM shard_leadership WHERE shard = ${shard}::int AND heartbeat_at < now() - interval '400 days')
+      )
       SELECT epoch FROM bumped`;
     return rows[0]!.epoch;
   }

@@ -17,6 +17,7 @@ import {
   type CalendarInUse,
   CalendarsRepository,
   type Db,
+  HistoryRoom,
   PrismaService,
   type Task,
 } from '@punctual/db';
@@ -45,6 +46,7 @@ export class CalendarsService {
     private readonly audit: AuditRepository,
     private readonly clock: ClockService,
     private readonly previews: ChangePreviews,
+    private readonly room: HistoryRoom,
   ) {}
 
   list(namespace: string): Promise<CalendarInUse[]> {
@@ -99,7 +101,7 @@ export class CalendarsService {
       const previewed = await this.previews.rolledBack(change, options);
       return { calendar: previewed.calendar!, created: previewed.created, changes: previewed.changes };
     }
-    const { created, cancelled } = await this.prisma.$transaction(change, options);
+    const { created, cancelled } = await this.room.withRoom(() => this.prisma.$transaction(change, options));
     await this.changes.announce(cancelled, 'all');
     return { calendar: await this.get(name), created };
   }

@@ -3,6 +3,7 @@ import type { FireTime, PendingSlot, TaskChanges } from '@punctual/contract';
 import {
   type Db,
   ExecutionTransitionsRepository,
+  HistoryRoom,
   PrismaService,
   type Task,
   type UnstartedExecution,
@@ -37,14 +38,17 @@ export class ChangePreviews {
   constructor(
     private readonly prisma: PrismaService,
     private readonly executions: ExecutionTransitionsRepository,
+    private readonly room: HistoryRoom,
   ) {}
 
   /** Runs `change` in a transaction that is always rolled back; answers what it returned. */
   async rolledBack<T>(change: (tx: Db) => Promise<T>, options?: { timeout: number; maxWait: number }): Promise<T> {
     try {
-      await this.prisma.$transaction(async (tx) => {
-        throw new DryRunRollback(await change(tx));
-      }, options);
+      await this.room.withRoom(() =>
+        this.prisma.$transaction(async (tx) => {
+          throw new DryRunRollback(await change(tx));
+        }, options),
+      );
     } catch (error) {
       if (error instanceof DryRunRollback) return error.result as T;
       throw error;
@@ -57,7 +61,7 @@ export class ChangePreviews {
     const [pending, running] = await Promise.all([
       this.executions.unstartedOfTask(task.id, tx),
       tx.$queryRaw<{ id: string; scheduledFor: Date; status: string }[]>`
-        SELECT id, scheduled_for AS "scheduledFor", status::text AS status FROM task_execution
+        SELECT id, scheduled_for AS "scheduledFor", status::text AS status FROM live_execution
         WHERE task_id = ${task.id}::uuid AND status IN ('running', 'retrying') ORDER BY scheduled_for`,
     ]);
     return { task, pending, running };

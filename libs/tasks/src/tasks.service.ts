@@ -4,6 +4,7 @@ import { ClockService } from '@punctual/clock';
 import {
   CalendarsRepository,
   type Db,
+  HistoryRoom,
   PrismaService,
   type Task,
   TaskNameTakenError,
@@ -44,6 +45,7 @@ export class TasksService {
     private readonly calendars: CalendarsRepository,
     private readonly previews: ChangePreviews,
     private readonly versions: TaskVersionsRepository,
+    private readonly room: HistoryRoom,
   ) {}
 
   /** The calendars `specs` exclude, locked against a delete until the transaction ends. */
@@ -87,7 +89,7 @@ export class TasksService {
       };
     };
     if (dryRun) return this.previews.rolledBack(body) as Promise<{ task: Task; changes: Changes }>;
-    const { task } = await this.prisma.$transaction(body);
+    const { task } = await this.room.withRoom(() => this.prisma.$transaction(body));
     // A new task has no executions yet: the leader plans it.
     await this.changes.announce([], []);
     return { task, secret };
@@ -204,7 +206,7 @@ export class TasksService {
     // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
     const options = { timeout: 60_000, maxWait: 10_000 };
     if (dryRun) return this.previews.rolledBack(body, options);
-    const results = await this.prisma.$transaction(body, options);
+    const results = await this.room.withRoom(() => this.prisma.$transaction(body, options));
     // Replaced tasks may have rows planned for slots already due; new ones have none.
     await this.changes.announce(
       cancelled,
@@ -310,7 +312,7 @@ export class TasksService {
       };
     };
     if (dryRun) return this.previews.rolledBack(body);
-    const result = await this.prisma.$transaction(body);
+    const result = await this.room.withRoom(() => this.prisma.$transaction(body));
     if (result) await this.changes.announce(result.cancelledRunning, [result.task.id]);
     return result && { task: result.task };
   }

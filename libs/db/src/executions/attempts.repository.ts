@@ -107,7 +107,7 @@ export class AttemptsRepository {
   async renewLeases(attempts: { id: string; attemptId: string }[], leaseMs: number): Promise<Set<string>> {
     if (attempts.length === 0) return new Set();
     const { rows } = await this.prisma.leasePool.query<{ attempt_id: string }>(
-      `UPDATE task_execution e SET lease_until = now() + $3 * interval '1 millisecond', heartbeat_at = now()
+      `UPDATE live_execution e SET lease_until = now() + $3 * interval '1 millisecond', heartbeat_at = now()
        FROM unnest($1::uuid[], $2::uuid[]) AS a(id, attempt_id)
        WHERE e.id = a.id AND e.attempt_id = a.attempt_id AND e.status = 'running'
        RETURNING e.attempt_id`,
@@ -142,12 +142,11 @@ export class AttemptsRepository {
     );
   }
 
-  /** Gives back the permits of handlers that have settled, in one statement; expired ones (their workers died) are pruned on the way. */
+  /** Gives back the permits of handlers that have settled, in one statement (expired ones, whose workers died, go by the retention rules). */
   async dropPermits(attemptIds: string[]): Promise<void> {
     if (attemptIds.length === 0) return;
     await this.prisma.leasePool.query(
-      `WITH pruned AS (DELETE FROM overrun_permit WHERE until < now() - interval '1 hour')
-       DELETE FROM overrun_permit WHERE attempt_id = ANY($1::uuid[])`,
+      `DELETE FROM overrun_permit WHERE attempt_id = ANY($1::uuid[])`,
       [attemptIds],
     );
   }
@@ -160,7 +159,7 @@ export class AttemptsRepository {
     if (attempts.length === 0) return new Map();
     const { rows } = await this.prisma.leasePool.query<{ attempt_id: string; status: ExecutionStatus | null }>(
       `SELECT a.attempt_id, e.status FROM unnest($1::uuid[], $2::uuid[]) AS a(id, attempt_id)
-       LEFT JOIN task_execution e ON e.id = a.id
+       LEFT JOIN live_execution e ON e.id = a.id
        WHERE e.id IS NULL OR e.attempt_id IS DISTINCT FROM a.attempt_id OR e.status <> 'running'`,
       [attempts.map((a) => a.id), attempts.map((a) => a.attemptId)],
     );

@@ -1,4 +1,4 @@
-import { EVENT_CTE_TEXT } from './execution-transition.js';
+import { EVENT_CTE_TEXT, FIRST_CLAIM_CTE, GUARD_TAKEN, TAKE_RUN_GUARD } from './execution-transition.js';
 import { earlierSlotDueSql, plannedSql, taskFreeSql } from './predicates.js';
 import { CLAIMED_COLUMNS, queuedAtOnClaimSql } from './turn-statements.js';
 
@@ -27,12 +27,12 @@ export const CLAIM_READ = `
     COALESCE(h.holders, '[]'::json) AS holders,
     (e.exclusive AND ${earlierSlotDueSql('e', 'now()')}) AS earlier_due,
     (e.exclusive AND EXISTS (
-      SELECT 1 FROM task_execution o
+      SELECT 1 FROM live_execution o
       WHERE o.task_id = e.task_id AND ${plannedSql('o')} AND o.id <> e.id AND o.next_attempt_at IS NOT NULL
     )) AS other_buffered,
     -- The task's scheduled slot before this one: how long a run may last before it overlaps the next.
     CASE WHEN e.exclusive AND h.holders IS NOT NULL THEN (
-      SELECT (extract(epoch FROM o.scheduled_for) * 1000)::float8 FROM task_execution o
+      SELECT (extract(epoch FROM o.scheduled_for) * 1000)::float8 FROM live_execution o
       WHERE o.task_id = e.task_id AND o.scheduled_for < e.scheduled_for AND o.trigger = 'schedule'
       ORDER BY o.scheduled_for DESC LIMIT 1
     ) END AS previous_slot_ms,
@@ -40,18 +40,18 @@ export const CLAIM_READ = `
     (SELECT json_build_object('namespace', n.name, 'concurrency', n.max_concurrent_runs, 'perMinute', n.max_runs_per_minute)
       FROM namespace n WHERE n.name = t.namespace AND (n.max_concurrent_runs IS NOT NULL OR n.max_runs_per_minute IS NOT NULL)) AS quota
   FROM unnest($1::uuid[], $2::int[]) AS req(id, known_version)
-  CROSS JOIN LATERAL (SELECT * FROM task_execution x WHERE x.id = req.id OFFSET 0) e
+  CROSS JOIN LATERAL (SELECT * FROM live_execution x WHERE x.id = req.id OFFSET 0) e
   -- One index lookup per row, whatever the planner thinks of the tables' sizes (OFFSET 0 keeps it a subquery).
   LEFT JOIN LATERAL (SELECT * FROM task y WHERE y.id = e.task_id OFFSET 0) t ON true
   LEFT JOIN LATERAL (
     SELECT json_agg(json_build_object(
       'id', r.id, 'running', r.status = 'running', 'fireAt', r.fire_at, 'releasedAt', r.queued_at,
-      'firstStartedAt', LEAST(r.started_at, (SELECT min(ev.at) FROM execution_event ev WHERE ev.execution_id = r.id AND ev.to_status = 'running'))
+      'firstStartedAt', LEAST(r.started_at, (SELECT min(ev.at) FROM live_execution_event ev WHERE ev.execution_id = r.id AND ev.to_status = 'running'))
     )) AS holders
     FROM (
-      SELECT * FROM task_execution x WHERE x.task_id = e.task_id AND x.status = 'running' AND x.exclusive AND x.id <> e.id
+      SELECT * FROM live_execution x WHERE x.task_id = e.task_id AND x.status = 'running' AND x.exclusive AND x.id <> e.id
       UNION ALL
-      SELECT * FROM task_execution x WHERE x.task_id = e.task_id AND x.status = 'retrying' AND x.exclusive AND x.id <> e.id
+      SELECT * FROM live_execution x WHERE x.task_id = e.task_id AND x.status = 'retrying' AND x.exclusive AND x.id <> e.id
     ) r
     WHERE e.exclusive
   ) h ON true`;
@@ -75,11 +75,12 @@ export const CLAIM_WRITE = `
     ORDER BY id
   ),
   locked AS (
-    SELECT e.id, e.status, e.attempt, e.started_at, e.worker_id
-    FROM task_execution e WHERE e.id = ANY($1::uuid[]) ORDER BY e.id FOR UPDATE SKIP LOCKED
+    SELECT e.id, e.task_id, e.exclusive, e.scheduled_for, e.status, e.attempt, e.started_at, e.worker_id
+    FROM live_execution e WHERE e.id = ANY($1::uuid[]) ORDER BY e.id FOR UPDATE SKIP LOCKED
   ),
+  ${TAKE_RUN_GUARD('locked')},
   moved AS (
-    UPDATE task_execution e
+    UPDATE live_execution e
     SET status = 'running', attempt = e.attempt + 1, attempt_id = req.attempt_id, worker_id = req.worker_id,
         -- Claimed before the leader marked it: the release is recorded here (the history shows it).
         queued_at = ${queuedAtOnClaimSql('req.released_ms')},
@@ -93,18 +94,11 @@ export const CLAIM_WRITE = `
       -- the task in progress, and still no earlier slot of it due.
       AND (NOT req.free OR (
         ${taskFreeSql('e', 'statement_timestamp()')}))
+      AND ${GUARD_TAKEN('e')}
     RETURNING e.*, locked.status AS from_status, locked.attempt AS prev_attempt, locked.started_at AS prev_started_at, locked.worker_id AS prev_worker_id
   ),
-  -- The first attempt's claim was read from the row (see EXECUTION_HISTORY): written down before a
-  -- second attempt replaces its started_at and worker_id.
-  first_claim AS (
-    INSERT INTO execution_event (execution_id, from_status, to_status, at, worker_id, detail)
-    SELECT m.id, CASE WHEN m.queued_at IS NOT NULL THEN 'queued' ELSE 'scheduled' END::execution_status, 'running', m.prev_started_at, m.prev_worker_id,
-           jsonb_build_object('attempt', 1)
-    FROM moved m
-    WHERE m.prev_attempt = 1 AND m.prev_started_at IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = m.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
-  ),
+  ${FIRST_CLAIM_CTE},
   ${EVENT_CTE_TEXT(`jsonb_build_object('attempt', attempt)`)}
-  SELECT req.id AS request_id, req.attempt_id AS request_attempt_id, (l.id IS NULL) AS row_locked, m.id IS NOT NULL AS claimed, ${CLAIMED_COLUMNS}
+  SELECT req.id AS request_id, req.attempt_id AS request_attempt_id, (l.id IS NULL) AS row_locked, m.id IS NOT NULL AS claimed,
+    (m.id IS NULL AND l.exclusive AND l.task_id IS NOT NULL AND l.id NOT IN (SELECT id FROM guarded)) AS contended, ${CLAIMED_COLUMNS}
   FROM req LEFT JOIN locked l ON l.id = req.id LEFT JOIN moved m ON m.id = req.id`;

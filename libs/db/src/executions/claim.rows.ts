@@ -194,4 +194,6 @@ export type WriteRow = ClaimedRow & {
   request_attempt_id: string;
   row_locked: boolean;
   claimed: boolean;
+  /** Not started because a claim of another slot of its task holds the overlap guard. */
+  contended: boolean;
 };

@@ -165,7 +165,7 @@ export class ClaimsRepository {
   /** An execution's whole row and its task, read again after a claim whose answer was lost (see the claimer's confirm). */
   async readClaimed(id: string): Promise<{ execution: TaskExecution; task: Task | null; now: Date } | null> {
     const rows = await this.prisma.$queryRaw<(ExecutionRow & { t_json: string | null; db_now: Date })[]>`
-      SELECT e.*, to_jsonb(t)::text AS t_json, now() AS db_now FROM task_execution e LEFT JOIN task t ON t.id = e.task_id WHERE e.id = ${id}::uuid`;
+      SELECT e.*, to_jsonb(t)::text AS t_json, now() AS db_now FROM live_execution e LEFT JOIN task t ON t.id = e.task_id WHERE e.id = ${id}::uuid`;
     const row = rows[0];
     return row
       ? { execution: executionFromRow(row), task: row.t_json ? taskFromJson(row.t_json) : null, now: row.db_now }
@@ -173,10 +173,11 @@ export class ClaimsRepository {
   }
 
   /**
-   * Starts the attempts in one statement (see {@link CLAIM_WRITE}); one outcome per request, in order.
-   * Throws when concurrent claims break the overlap guard (a unique violation fails the statement
-   * as a whole): the caller then writes each on its own with {@link claimOne}. `db`: a connection
-   * inside a transaction (flow control's claim), else the pool.
+   * Starts the attempts in one statement (see {@link CLAIM_WRITE}); one outcome per request, in order
+   * (`contended`: a claim of another slot of the task holds the overlap guard). Throws when a row of
+   * the table as it was before partitioning breaks its own overlap index (a unique violation fails
+   * the statement as a whole): the caller then writes each on its own with {@link claimOne}. `db`:
+   * a connection inside a transaction (flow control's claim), else the pool.
    */
   async claimMany(
     writes: ClaimWrite[],
@@ -205,6 +206,7 @@ export class ClaimsRepository {
       // A second request for the same execution in the batch lost to the first.
       if (!row || row.request_attempt_id !== w.attemptId) return { kind: 'changed' };
       if (row.claimed) return { kind: 'claimed', execution: executionFromClaimed(row) };
+      if (row.contended) return { kind: 'contended' };
       return row.row_locked ? { kind: 'locked' } : { kind: 'changed' };
     });
   }
@@ -258,14 +260,14 @@ export class ClaimsRepository {
    */
   async giveBack(id: string, attemptId: string, reason: string): Promise<boolean> {
     const moved = await this.prisma.$queryRaw<{ id: string }[]>`
-      WITH prev AS (SELECT id, status, started_at FROM task_execution WHERE id = ${id}::uuid AND attempt_id = ${attemptId}::uuid AND status = 'running' FOR UPDATE),
+      WITH prev AS (SELECT id, status, started_at FROM live_execution WHERE id = ${id}::uuid AND attempt_id = ${attemptId}::uuid AND status = 'running' FOR UPDATE),
       moved AS (
-        UPDATE task_execution e SET
+        UPDATE live_execution e SET
           status = CASE WHEN e.attempt <= 1 THEN 'queued'::execution_status ELSE 'retrying'::execution_status END,
           attempt = e.attempt - 1, lease_until = NULL, next_attempt_at = CASE WHEN e.attempt <= 1 THEN NULL ELSE now() END,
           started_at = CASE WHEN e.attempt <= 1 THEN NULL ELSE e.started_at END, worker_id = CASE WHEN e.attempt <= 1 THEN NULL ELSE e.worker_id END
         FROM prev WHERE e.id = prev.id
-        RETURNING e.id, e.status, e.attempt, e.worker_id, e.rate_key, e.quota_namespace, prev.status AS from_status, prev.started_at AS claimed_at
+        RETURNING e.id, e.scheduled_for, e.status, e.attempt, e.worker_id, e.rate_key, e.quota_namespace, prev.status AS from_status, prev.started_at AS claimed_at
       ),
       -- The start its claim put in its rate key's window and its namespace's minute: never spent.
       unstarted AS (

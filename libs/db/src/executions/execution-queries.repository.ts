@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type ExecutionStatus, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
+import { byId } from './by-id.js';
 import { EXECUTION_HISTORY } from './execution-transition.js';
 
 /** One transition in an execution's history. */
@@ -42,12 +43,12 @@ export class ExecutionQueriesRepository {
 
   /** One execution with its history, oldest event first. */
   async findById(id: string) {
-    const execution = await this.prisma.taskExecution.findUnique({ where: { id } });
-    if (!execution) return null;
+    const [row] = await this.prisma.$queryRaw<ExecutionRow[]>`SELECT * FROM task_execution e WHERE ${byId('e', id)}`;
+    if (!row) return null;
     const events = await this.prisma.$queryRaw<ExecutionHistoryEvent[]>`
       SELECT h.from_status AS "fromStatus", h.to_status AS "toStatus", h.at, h.worker_id AS "workerId", h.detail
-      FROM task_execution e CROSS JOIN LATERAL (${Prisma.raw(EXECUTION_HISTORY)}) h WHERE e.id = ${id}::uuid`;
-    return { ...execution, events };
+      FROM task_execution e CROSS JOIN LATERAL (${Prisma.raw(EXECUTION_HISTORY)}) h WHERE ${byId('e', id)}`;
+    return { ...executionFromRow(row), events };
   }
 
   /**
@@ -60,7 +61,7 @@ export class ExecutionQueriesRepository {
   /** Whether the execution exists in the namespace (a namespace sees only its own). */
   async inNamespace(id: string, namespace: string): Promise<boolean> {
     const rows = await this.prisma.$queryRaw<unknown[]>`
-      SELECT 1 FROM task_execution WHERE id = ${id}::uuid AND namespace = ${namespace}`;
+      SELECT 1 FROM task_execution e WHERE ${byId('e', id)} AND e.namespace = ${namespace}`;
     return rows.length > 0;
   }
 
@@ -107,7 +108,7 @@ export class ExecutionQueriesRepository {
    */
   async plannedSlotsOfTask(taskId: string, now: Date, jitterMs: number, limit: number): Promise<Date[]> {
     const rows = await this.prisma.$queryRaw<{ slot: Date }[]>`
-      SELECT scheduled_for AS slot FROM task_execution
+      SELECT scheduled_for AS slot FROM live_execution
       WHERE task_id = ${taskId}::uuid AND scheduled_for > ${new Date(now.getTime() - jitterMs).toISOString()}::timestamptz AND NOT ${dueBy(now)}
       ORDER BY scheduled_for LIMIT ${limit}`;
     return rows.map((r) => r.slot);
@@ -121,9 +122,9 @@ export class ExecutionQueriesRepository {
   async firstPlannedSlots(taskIds: string[], now: Date): Promise<Map<string, Date>> {
     if (taskIds.length === 0) return new Map();
     const rows = await this.prisma.$queryRaw<{ taskId: string; slot: Date }[]>`
-      SELECT DISTINCT ON (task_id) task_id AS "taskId", scheduled_for AS slot FROM task_execution
+      SELECT DISTINCT ON (task_id) task_id AS "taskId", scheduled_for AS slot FROM live_execution x
       WHERE task_id = ANY(${taskIds}::uuid[]) AND NOT ${dueBy(now)}
-        AND scheduled_for > ${now.toISOString()}::timestamptz - (SELECT t.jitter_ms FROM task t WHERE t.id = task_execution.task_id) * interval '1 millisecond'
+        AND scheduled_for > ${now.toISOString()}::timestamptz - (SELECT t.jitter_ms FROM task t WHERE t.id = x.task_id) * interval '1 millisecond'
       ORDER BY task_id, scheduled_for`;
     return new Map(rows.map((r) => [r.taskId, r.slot]));
   }
@@ -148,7 +149,7 @@ export class ExecutionQueriesRepository {
     return this.prisma.$queryRaw<{ handler: string; runs: number; since: Date }[]>`
       SELECT COALESCE(e.pinned_definition->>'handler', t.handler) AS handler, count(*)::int AS runs,
              min(CASE WHEN e.status = 'retrying' THEN e.next_attempt_at ELSE e.fire_at END) AS since
-      FROM task_execution e JOIN task t ON t.id = e.task_id
+      FROM live_execution e JOIN task t ON t.id = e.task_id
       WHERE e.status IN ('scheduled', 'queued', 'retrying') AND CASE WHEN e.status = 'retrying' THEN e.next_attempt_at ELSE e.fire_at END <= now()
       GROUP BY 1 ORDER BY 1`;
   }
@@ -158,16 +159,16 @@ export class ExecutionQueriesRepository {
     const rows = await this.prisma.$queryRaw<{ handler: string }[]>`
       SELECT DISTINCT handler FROM task
       UNION
-      SELECT DISTINCT pinned_definition->>'handler' FROM task_execution
+      SELECT DISTINCT pinned_definition->>'handler' FROM live_execution
       WHERE pinned_definition IS NOT NULL AND status IN ('scheduled', 'queued', 'running', 'retrying') AND pinned_definition->>'handler' IS NOT NULL`;
     return rows.map((r) => r.handler);
   }
 
   async countUnfinished(): Promise<Record<'scheduled' | 'queued' | 'running' | 'retrying', number>> {
     const rows = await this.prisma.$queryRaw<{ status: 'scheduled' | 'queued' | 'running' | 'retrying'; n: bigint }[]>`
-      SELECT status, count(*) AS n FROM task_execution WHERE status IN ('scheduled', 'queued', 'retrying') GROUP BY status
+      SELECT status, count(*) AS n FROM live_execution WHERE status IN ('scheduled', 'queued', 'retrying') GROUP BY status
       UNION ALL
-      SELECT 'running', count(*) FROM task_execution WHERE status = 'running'`;
+      SELECT 'running', count(*) FROM live_execution WHERE status = 'running'`;
     const counts = { scheduled: 0, queued: 0, running: 0, retrying: 0 };
     for (const row of rows) counts[row.status] = Number(row.n);
     return counts;

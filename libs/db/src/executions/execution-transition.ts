@@ -1,6 +1,7 @@
 import { type ExecutionStatus, Prisma, type TaskExecution } from '../generated/prisma/client.js';
 import type { Db } from '../prisma.service.js';
 import { epochFence, type LeaderFence } from '../epoch-fence.js';
+import { byIds } from './by-id.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
 
 export const PENDING: ExecutionStatus[] = ['scheduled', 'queued', 'retrying'];
@@ -10,7 +11,8 @@ export const statusList = (statuses: ExecutionStatus[]) =>
 
 /**
  * The history row of a transition, appended in the transition's own statement: `moved` must be a
- * CTE returning `id`, `from_status`, `status`, `attempt` and `worker_id`. The one place
+ * CTE returning `id`, `scheduled_for` (the event lives in its execution's partition), `from_status`,
+ * `status`, `attempt` and `worker_id`. The one place
  * `execution_event` is written; a transition's `detail` (a jsonb expression) goes between the two
  * parts.
  *
@@ -21,8 +23,8 @@ export const statusList = (statuses: ExecutionStatus[]) =>
 const EVENT_INSERT = [
   `
   ev AS (
-    INSERT INTO execution_event (execution_id, from_status, to_status, worker_id, detail)
-    SELECT id, from_status, status, worker_id, `,
+    INSERT INTO execution_event (execution_id, scheduled_for, from_status, to_status, worker_id, detail)
+    SELECT id, scheduled_for, from_status, status, worker_id, `,
   ` FROM moved
     WHERE NOT ((from_status = 'scheduled' AND status = 'queued')
             OR (from_status IN ('scheduled', 'queued') AND status = 'running' AND attempt = 1)
@@ -36,12 +38,14 @@ const EVENT_INSERT = [
  * `scheduled → queued` at `queued_at`, the first attempt's claim at `started_at` (while the row is
  * still on its first attempt: the next claim writes it down before moving on), and the success at
  * `finished_at`. A transition also written as a row (by an older version) is not derived twice.
+ * An event is in its execution's partition (or, written by the version before partitioning, at
+ * `-infinity`).
  * Columns: `from_status`, `to_status`, `at`, `worker_id`, `detail`, oldest first.
  */
 export const EXECUTION_HISTORY = `
   SELECT h.from_status, h.to_status, h.at, h.worker_id, h.detail FROM (
     SELECT ev.from_status, ev.to_status, ev.at, ev.worker_id, ev.detail, ev.id AS seq
-    FROM execution_event ev WHERE ev.execution_id = e.id
+    FROM execution_event ev WHERE ev.execution_id = e.id AND ev.scheduled_for IN (e.scheduled_for, '-infinity')
     UNION ALL
     SELECT 'scheduled', 'queued', e.queued_at, NULL, NULL, -2
     WHERE e.queued_at IS NOT NULL
@@ -56,6 +60,53 @@ export const EXECUTION_HISTORY = `
     WHERE e.status = 'succeeded'
       AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'succeeded')
   ) h ORDER BY h.at, h.seq`;
+
+/**
+ * The first attempt's claim, written down before a second attempt replaces it: the happy path reads
+ * it back from the row's `started_at` and `worker_id` (see {@link EXECUTION_HISTORY}), which the
+ * next claim overwrites. A CTE after `moved` (the claimed rows, with `prev_attempt`,
+ * `prev_started_at` and `prev_worker_id` as they were before the claim).
+ */
+export const FIRST_CLAIM_CTE = `
+  first_claim AS (
+    INSERT INTO execution_event (execution_id, scheduled_for, from_status, to_status, at, worker_id, detail)
+    SELECT m.id, m.scheduled_for, CASE WHEN m.queued_at IS NOT NULL THEN 'queued' ELSE 'scheduled' END::execution_status, 'running',
+           m.prev_started_at, m.prev_worker_id, jsonb_build_object('attempt', 1)
+    FROM moved m
+    WHERE m.prev_attempt = 1 AND m.prev_started_at IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM live_execution_event ev WHERE ev.execution_id = m.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
+  )`;
+
+/**
+ * The no-overlap guard (`task_run_guard`) of the exclusive tasks of `source` — a CTE of rows about to
+ * start (`id`, `task_id`, `exclusive`, `scheduled_for`; per task its earliest slot tries) — as two
+ * CTEs: `guarded` returns the ids that took it. An execution takes its task's guard over from the
+ * holder this statement's snapshot shows, and only if that holder is not running (or is itself); a
+ * claim of another slot of the task that took the guard meanwhile — committed or not, whatever the
+ * partition of its slot — leaves it unchanged (a compare-and-set), and this one is judged again.
+ * What `UNIQUE (task_id) WHERE running AND exclusive` was before the table was partitioned (a unique
+ * index of a partitioned table holds only within a partition).
+ */
+export const TAKE_RUN_GUARD = (source: string) => `
+  guard_seen AS (
+    SELECT DISTINCT ON (s.task_id) s.task_id, s.id, g.execution_id AS holder
+    FROM ${source} s LEFT JOIN task_run_guard g ON g.task_id = s.task_id
+    WHERE s.exclusive AND s.task_id IS NOT NULL
+    ORDER BY s.task_id, s.scheduled_for
+  ),
+  guarded AS (
+    INSERT INTO task_run_guard AS g (task_id, execution_id, taken_from)
+    SELECT q.task_id, q.id, q.holder FROM guard_seen q
+    WHERE q.holder IS NULL OR q.holder = q.id
+       OR NOT EXISTS (SELECT 1 FROM live_execution r WHERE r.id = q.holder AND r.status = 'running')
+    ON CONFLICT (task_id) DO UPDATE SET execution_id = EXCLUDED.execution_id, taken_from = EXCLUDED.taken_from
+      WHERE g.execution_id IS NOT DISTINCT FROM EXCLUDED.taken_from
+    RETURNING g.execution_id AS id
+  )`;
+
+/** `e` may start as far as the guard goes: it is not exclusive, or it took its task's guard (see {@link TAKE_RUN_GUARD}). */
+export const GUARD_TAKEN = (e: string) =>
+  `(NOT ${e}.exclusive OR ${e}.task_id IS NULL OR ${e}.id IN (SELECT id FROM guarded))`;
 
 /** {@link EVENT_INSERT} in a Prisma statement; `detail` may carry parameters. */
 export const EVENT_CTE = (detail: Prisma.Sql = Prisma.sql`NULL::jsonb`) =>
@@ -112,13 +163,13 @@ export async function transition(db: Db, spec: TransitionSpec): Promise<MovedExe
   const rows = await db.$queryRaw<(ExecutionRow & { from_status: ExecutionStatus })[]>`
     WITH ${fence}
     prev AS (
-      SELECT id, status, attempt_id, concurrency_key, lease_until FROM task_execution
-      WHERE id = ANY(${spec.ids}::uuid[]) ${fenced} ORDER BY id FOR UPDATE ${spec.skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty}
+      SELECT id, status, attempt_id, concurrency_key, lease_until FROM task_execution p
+      WHERE ${byIds('p', spec.ids)} ${fenced} ORDER BY id FOR UPDATE ${spec.skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty}
     ),
     moved AS (
       UPDATE task_execution e SET status = ${spec.to}::execution_status, ${spec.set}
       FROM prev
-      WHERE e.id = prev.id AND prev.status = ANY(${statusList(spec.from)}) AND ${spec.guard ?? Prisma.sql`TRUE`}
+      WHERE ${byIds('e', spec.ids)} AND e.id = prev.id AND prev.status = ANY(${statusList(spec.from)}) AND ${spec.guard ?? Prisma.sql`TRUE`}
       RETURNING e.*, prev.status AS from_status
     ),
     ${spec.keepPermit ? KEEP_PERMIT : Prisma.empty}

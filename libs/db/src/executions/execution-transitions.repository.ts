@@ -3,6 +3,8 @@ import { type ExecutionTrigger, Prisma, type SkipReason, type TaskExecution } fr
 import { PrismaService, type Db } from '../prisma.service.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
 import { type MovedExecution, PENDING, transition } from './execution-transition.js';
+import { HistoryRoom } from '../history/history-room.js';
+import { byId } from './by-id.js';
 import { PLANNED_STATUSES, plannedSql } from './predicates.js';
 import { HANDLER_OF_ROW } from './turn-statements.js';
 
@@ -45,11 +47,19 @@ const iso = (dates: Date[]) => dates.map((d) => d.toISOString());
  */
 @Injectable()
 export class ExecutionTransitionsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly room: HistoryRoom,
+  ) {}
 
-  /** Inserts planned slots; a slot that already exists is left alone. Returns the rows inserted. */
+  /**
+   * Inserts planned slots; a slot that already exists is left alone. Returns the rows inserted.
+   * Throws NoRoomError when a slot has no partition yet or a planned one is below the live horizon
+   * (see HistoryRoom.withRoom, around the caller's transaction).
+   */
   async insertPlanned(rows: NewExecution[], db: Db): Promise<TaskExecution[]> {
     if (rows.length === 0) return [];
+    await this.checkRoom(rows, db);
     const inserted = await db.$queryRaw<ExecutionRow[]>`${this.insertSql(rows)} RETURNING *`;
     return inserted.map(executionFromRow);
   }
@@ -59,6 +69,7 @@ export class ExecutionTransitionsRepository {
    * already exists.
    */
   async insertManualRun(row: NewExecution, payload: unknown, db: Db): Promise<TaskExecution | null> {
+    await this.checkRoom([row], db);
     const [inserted] = await db.$queryRaw<ExecutionRow[]>`${this.insertSql([row], payload)} RETURNING *`;
     return inserted ? executionFromRow(inserted) : null;
   }
@@ -70,8 +81,17 @@ export class ExecutionTransitionsRepository {
    */
   async insertPlannedIds(rows: NewExecution[], db: Db): Promise<Set<string>> {
     if (rows.length === 0) return new Set();
+    await this.checkRoom(rows, db);
     const inserted = await db.$queryRaw<{ id: string }[]>`${this.insertSql(rows)} RETURNING id`;
     return new Set(inserted.map((r) => r.id));
+  }
+
+  private checkRoom(rows: NewExecution[], db: Db): Promise<void> {
+    return this.room.check(
+      db,
+      rows.map((r) => r.scheduledFor),
+      rows.filter((r) => r.status === 'scheduled').map((r) => r.scheduledFor),
+    );
   }
 
   private insertSql(rows: NewExecution[], payload?: unknown): Prisma.Sql {
@@ -97,17 +117,17 @@ export class ExecutionTransitionsRepository {
    */
   async lockUnfinished(taskId: string, db: Db): Promise<void> {
     await db.$queryRaw`
-      SELECT id FROM task_execution WHERE id IN (
-        SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status IN ${Prisma.raw(PLANNED_STATUSES)}
-        UNION ALL SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status = 'running'
-        UNION ALL SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status = 'retrying'
+      SELECT id FROM live_execution WHERE id IN (
+        SELECT id FROM live_execution WHERE task_id = ${taskId}::uuid AND status IN ${Prisma.raw(PLANNED_STATUSES)}
+        UNION ALL SELECT id FROM live_execution WHERE task_id = ${taskId}::uuid AND status = 'running'
+        UNION ALL SELECT id FROM live_execution WHERE task_id = ${taskId}::uuid AND status = 'retrying'
       ) ORDER BY id FOR UPDATE`;
   }
 
   /** A task's executions that have not started (`scheduled` or `queued`), oldest slot first; rows locked. */
   unstartedOfTask(taskId: string, db: Db): Promise<UnstartedExecution[]> {
     return db.$queryRaw<UnstartedExecution[]>`
-      SELECT id, scheduled_for AS "scheduledFor", fire_at AS "fireAt", trigger FROM task_execution
+      SELECT id, scheduled_for AS "scheduledFor", fire_at AS "fireAt", trigger FROM live_execution
       WHERE task_id = ${taskId}::uuid AND status IN ${Prisma.raw(PLANNED_STATUSES)}
       ORDER BY scheduled_for FOR UPDATE`;
   }
@@ -119,14 +139,14 @@ export class ExecutionTransitionsRepository {
    */
   async withdraw(ids: string[], db: Db): Promise<number> {
     if (ids.length === 0) return 0;
-    return db.$executeRaw`DELETE FROM task_execution WHERE id = ANY(${ids}::uuid[]) AND status IN ${Prisma.raw(PLANNED_STATUSES)}`;
+    return db.$executeRaw`DELETE FROM live_execution WHERE id = ANY(${ids}::uuid[]) AND status IN ${Prisma.raw(PLANNED_STATUSES)}`;
   }
 
   /** Puts planned executions under the task's new definition: its version, its jitter, its overlap policy. */
   async replan(rows: ReplannedExecution[], db: Db): Promise<void> {
     if (rows.length === 0) return;
     await db.$executeRaw`
-      UPDATE task_execution e SET fire_at = u.fire_at, task_version = u.task_version, exclusive = u.exclusive
+      UPDATE live_execution e SET fire_at = u.fire_at, task_version = u.task_version, exclusive = u.exclusive
       FROM unnest(${rows.map((r) => r.id)}::uuid[], ${iso(rows.map((r) => r.fireAt))}::timestamptz[], ${rows.map((r) => r.taskVersion)}::int[], ${rows.map((r) => r.exclusive)}::bool[])
         AS u(id, fire_at, task_version, exclusive)
       WHERE e.id = u.id AND ${Prisma.raw(plannedSql('e'))}`;
@@ -138,7 +158,7 @@ export class ExecutionTransitionsRepository {
    */
   async pinInProgress(taskId: string, definition: Prisma.InputJsonValue, db: Db): Promise<number> {
     return db.$executeRaw`
-      UPDATE task_execution SET pinned_definition = ${JSON.stringify(definition)}::jsonb
+      UPDATE live_execution SET pinned_definition = ${JSON.stringify(definition)}::jsonb
       WHERE task_id = ${taskId}::uuid AND status IN ('running', 'retrying') AND pinned_definition IS NULL`;
   }
 
@@ -160,7 +180,7 @@ export class ExecutionTransitionsRepository {
    */
   async cancelOfTask(taskId: string, reason: string, db: Db): Promise<{ cancelled: number; running: TaskExecution[] }> {
     const ids = await db.$queryRaw<{ id: string }[]>`
-      SELECT id FROM task_execution WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued', 'retrying', 'running')`;
+      SELECT id FROM live_execution WHERE task_id = ${taskId}::uuid AND status IN ('scheduled', 'queued', 'retrying', 'running')`;
     const moved = await transition(db, {
       ids: ids.map((r) => r.id),
       from: [...PENDING, 'running'],
@@ -189,20 +209,31 @@ export class ExecutionTransitionsRepository {
     return moved[0] ?? null;
   }
 
-  /** Replays a dead execution: `retrying`, due now. Null when it is not dead. */
+  /**
+   * Replays a dead execution: `retrying`, due now. Null when it is not dead. A dead letter older than
+   * the live horizon makes room first: it is live again.
+   */
   async retryDead(id: string): Promise<(TaskExecution & { handler: string | null }) | null> {
-    const moved = await transition(this.prisma, {
-      ids: [id],
-      from: ['dead'],
-      to: 'retrying',
-      set: Prisma.sql`finished_at = NULL, next_attempt_at = now()`,
-      detail: { reason: 'replayed' },
-    });
+    const [found] = await this.prisma.$queryRaw<{ slot: Date }[]>`
+      SELECT scheduled_for AS slot FROM task_execution e WHERE ${byId('e', id)} AND status = 'dead'`;
+    if (!found) return null;
+    const moved = await this.room.withRoom(() =>
+      this.prisma.$transaction(async (tx) => {
+        await this.room.check(tx, [found.slot]);
+        return transition(tx, {
+          ids: [id],
+          from: ['dead'],
+          to: 'retrying',
+          set: Prisma.sql`finished_at = NULL, next_attempt_at = now()`,
+          detail: { reason: 'replayed' },
+        });
+      }),
+    );
     if (!moved[0]) return null;
     // The handler the replay runs (its pinned definition's, else its task's): its job goes to that handler's queue.
     const [row] = await this.prisma.$queryRaw<
       { handler: string | null }[]
-    >`SELECT ${Prisma.raw(HANDLER_OF_ROW('e'))} AS handler FROM task_execution e WHERE e.id = ${id}::uuid`;
+    >`SELECT ${Prisma.raw(HANDLER_OF_ROW('e'))} AS handler FROM task_execution e WHERE ${byId('e', id)}`;
     return { ...moved[0], handler: row?.handler ?? null };
   }
 }

@@ -261,16 +261,16 @@ export class FlowControlRepository {
       -- Only rows running or held: the partial indexes of each key, never every pending row (a
       -- campaign's 100,000 planned runs are not read every 15 s).
       WITH keyed AS (
-        SELECT concurrency_key AS key, id, status, held_at, lease_until FROM task_execution
+        SELECT concurrency_key AS key, id, status, held_at, lease_until FROM live_execution
         WHERE concurrency_key IS NOT NULL AND status = 'running'
         UNION
-        SELECT concurrency_key, id, status, held_at, lease_until FROM task_execution
+        SELECT concurrency_key, id, status, held_at, lease_until FROM live_execution
         WHERE concurrency_key IS NOT NULL AND held_at IS NOT NULL AND status IN ('scheduled', 'queued', 'retrying')
         UNION
-        SELECT rate_key, id, status, held_at, lease_until FROM task_execution
+        SELECT rate_key, id, status, held_at, lease_until FROM live_execution
         WHERE rate_key IS NOT NULL AND status = 'running'
         UNION
-        SELECT rate_key, id, status, held_at, lease_until FROM task_execution
+        SELECT rate_key, id, status, held_at, lease_until FROM live_execution
         WHERE rate_key IS NOT NULL AND held_at IS NOT NULL AND status IN ('scheduled', 'queued', 'retrying')
       ),
       loads AS (

@@ -11,7 +11,7 @@ const OVERRUNNING = (key: string) => `(
       SELECT count(*) FROM overrun_permit p
       WHERE p.key = ${key} AND p.until > clock_timestamp()
         AND NOT EXISTS (
-          SELECT 1 FROM task_execution r
+          SELECT 1 FROM live_execution r
           WHERE r.id = p.execution_id AND r.attempt_id = p.attempt_id AND r.status = 'running' AND r.lease_until > clock_timestamp()
         )
     )`;
@@ -26,22 +26,22 @@ const OVERRUNNING = (key: string) => `(
  */
 export const FLOW_CHECK = `
   WITH held AS (
-    SELECT o.id, o.fire_at FROM task_execution o
+    SELECT o.id, o.fire_at FROM live_execution o
     WHERE o.concurrency_key = $1 AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($3::uuid[])
       AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
     UNION
-    SELECT o.id, o.fire_at FROM task_execution o
+    SELECT o.id, o.fire_at FROM live_execution o
     WHERE o.rate_key = $2 AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($3::uuid[])
       AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
   ),
   qheld AS (
-    SELECT o.id, o.fire_at FROM task_execution o
+    SELECT o.id, o.fire_at FROM live_execution o
     WHERE o.quota_namespace = $8 AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying') AND o.id <> ALL($3::uuid[])
       AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
   )
   SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS now_ms,
     CASE WHEN $1::text IS NULL THEN 0 ELSE (
-      SELECT count(*) FROM task_execution r
+      SELECT count(*) FROM live_execution r
       WHERE r.concurrency_key = $1 AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> ALL($3::uuid[])
     ) + ${OVERRUNNING('$1')} END::int AS running,
     (SELECT json_build_object('fireMs', (extract(epoch FROM h.fire_at) * 1000)::float8, 'id', h.id) FROM held h ORDER BY h.fire_at, h.id LIMIT 1) AS first_held,
@@ -54,7 +54,7 @@ export const FLOW_CHECK = `
     ) END AS window_ms,
     CASE WHEN $8::text IS NULL THEN NULL ELSE json_build_object(
       'running', (
-        SELECT count(*) FROM task_execution r
+        SELECT count(*) FROM live_execution r
         WHERE r.namespace = $8 AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> ALL($3::uuid[])
       ),
       'first_held', (SELECT json_build_object('fireMs', (extract(epoch FROM h.fire_at) * 1000)::float8, 'id', h.id) FROM qheld h ORDER BY h.fire_at, h.id LIMIT 1),
@@ -69,21 +69,19 @@ export const FLOW_CHECK = `
 
 /**
  * The end of a locked claim, in one statement: the claims started (`$3`) get their keys (and their
- * namespace, `$7`, under its run quotas) recorded and their starts put in the rate key's window (a
- * day's old starts pruned) and, with a `maxRunsPerMinute` (`$8`), in the quota's; the claims held
+ * namespace, `$7`, under its run quotas) recorded and their starts put in the rate key's window (old
+ * starts go by the retention rules, see HistoryKeeper) and, with a `maxRunsPerMinute` (`$8`), in the quota's; the claims held
  * (`$4`…) are marked held (first when kept) with the keys they wait on — the namespace only for those
  * held on its quota (`$9`) — only while as the judgement read them.
  */
 export const FLOW_FINISH = `
   WITH started AS (INSERT INTO flow_start (key, at, execution_id) SELECT $2, clock_timestamp(), id FROM unnest($3::uuid[]) AS u(id) WHERE $2::text IS NOT NULL),
-  pruned AS (DELETE FROM flow_start WHERE $2::text IS NOT NULL AND cardinality($3::uuid[]) > 0 AND key = $2 AND at < clock_timestamp() - interval '1 day'),
   quota_started AS (INSERT INTO quota_start (namespace, at, execution_id) SELECT $7, clock_timestamp(), id FROM unnest($3::uuid[]) AS u(id) WHERE $8::boolean),
-  quota_pruned AS (DELETE FROM quota_start WHERE $8::boolean AND cardinality($3::uuid[]) > 0 AND namespace = $7 AND at < clock_timestamp() - interval '1 hour'),
   keyed AS (
-    UPDATE task_execution SET concurrency_key = $1, rate_key = $2, quota_namespace = $7, held_at = NULL,
+    UPDATE live_execution SET concurrency_key = $1, rate_key = $2, quota_namespace = $7, held_at = NULL,
       flow_waited_ms = CASE WHEN held_at IS NULL THEN flow_waited_ms ELSE (extract(epoch FROM clock_timestamp() - held_at) * 1000)::int END
     WHERE id = ANY($3::uuid[]))
-  UPDATE task_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = $1, rate_key = $2,
+  UPDATE live_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = $1, rate_key = $2,
     quota_namespace = CASE WHEN h.on_quota THEN $7 END
   FROM unnest($4::uuid[], $5::execution_status[], $6::int[], $9::boolean[]) AS h(id, status, attempt, on_quota)
   WHERE e.id = h.id AND e.status = h.status AND e.attempt = h.attempt`;
@@ -104,7 +102,7 @@ export const FLOW_HOLD_IF_FULL = `
   ),
   qkeys AS (SELECT DISTINCT qns AS ns, qrlimit FROM req WHERE qns IS NOT NULL),
   qrunning AS (
-    SELECT k.ns, (SELECT count(*) FROM task_execution x
+    SELECT k.ns, (SELECT count(*) FROM live_execution x
       WHERE x.namespace = k.ns AND x.status = 'running' AND x.lease_until > clock_timestamp() AND x.id <> ALL($1::uuid[]))::int AS n
     FROM (SELECT DISTINCT ns FROM qkeys) k
   ),
@@ -119,7 +117,7 @@ export const FLOW_HOLD_IF_FULL = `
   ckeys AS (SELECT DISTINCT ckey AS key FROM req WHERE ckey IS NOT NULL),
   rkeys AS (SELECT DISTINCT rkey AS key, rlimit, window_ms FROM req WHERE rkey IS NOT NULL),
   running AS (
-    SELECT k.key, ((SELECT count(*) FROM task_execution x
+    SELECT k.key, ((SELECT count(*) FROM live_execution x
       WHERE x.concurrency_key = k.key AND x.status = 'running' AND x.lease_until > clock_timestamp() AND x.id <> ALL($1::uuid[])) + ${OVERRUNNING('k.key')})::int AS n
     FROM ckeys k
   ),
@@ -146,12 +144,12 @@ export const FLOW_HOLD_IF_FULL = `
     -- The runs already held on its keys ahead of it, each key through its own index.
     CROSS JOIN LATERAL (
       SELECT count(*)::int AS n FROM (
-        SELECT o.id FROM task_execution o
+        SELECT o.id FROM live_execution o
         WHERE r.ckey IS NOT NULL AND o.concurrency_key = r.ckey AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying')
           AND o.fire_at <= r.fire_at AND (o.fire_at, o.id) < (r.fire_at, r.id) AND o.id <> ALL($1::uuid[])
           AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
         UNION
-        SELECT o.id FROM task_execution o
+        SELECT o.id FROM live_execution o
         WHERE r.rkey IS NOT NULL AND o.rate_key = r.rkey AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying')
           AND o.fire_at <= r.fire_at AND (o.fire_at, o.id) < (r.fire_at, r.id) AND o.id <> ALL($1::uuid[])
           AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
@@ -161,7 +159,7 @@ export const FLOW_HOLD_IF_FULL = `
     -- The runs already held on its namespace's run quotas ahead of it.
     CROSS JOIN LATERAL (
       SELECT count(*)::int AS n FROM (
-        SELECT 1 FROM task_execution o
+        SELECT 1 FROM live_execution o
         WHERE r.qns IS NOT NULL AND o.quota_namespace = r.qns AND o.held_at IS NOT NULL AND o.status IN ('scheduled', 'queued', 'retrying')
           AND o.fire_at <= r.fire_at AND (o.fire_at, o.id) < (r.fire_at, r.id) AND o.id <> ALL($1::uuid[])
           AND CASE WHEN o.status = 'retrying' THEN o.next_attempt_at ELSE o.fire_at END <= clock_timestamp()
@@ -170,7 +168,7 @@ export const FLOW_HOLD_IF_FULL = `
     ) qahead
   ),
   marked AS (
-    UPDATE task_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = v.ckey, rate_key = v.rkey,
+    UPDATE live_execution e SET held_at = COALESCE(e.held_at, clock_timestamp()), concurrency_key = v.ckey, rate_key = v.rkey,
       quota_namespace = CASE WHEN v.qcfull OR v.qrfull OR v.qbehind THEN v.qns END
     FROM verdict v WHERE e.id = v.id AND e.status = v.status AND e.attempt = v.attempt
       AND (v.cfull OR v.rfull OR v.behind OR v.qcfull OR v.qrfull OR v.qbehind)

@@ -90,7 +90,7 @@ export class LeaderExecutionsRepository {
     const of = taskIds ? Prisma.sql`AND task_id = ANY(${taskIds}::uuid[])` : Prisma.empty;
     return this.prisma.$queryRaw<FireableRow[]>`
       WITH ${epochFence(fence)}
-      SELECT id, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler, trigger, namespace, exclusive FROM task_execution e
+      SELECT id, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler, trigger, namespace, exclusive FROM live_execution e
       WHERE status = 'scheduled' AND fire_at <= ${before.toISOString()}::timestamptz ${from} ${of} AND parked_at IS NULL ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
       ORDER BY fire_at, id LIMIT ${limit}`;
   }
@@ -106,7 +106,7 @@ export class LeaderExecutionsRepository {
     return this.prisma.$queryRaw<LateRow[]>`
       WITH ${epochFence(fence)},
       late AS (
-        SELECT e.id, e.task_id FROM task_execution e JOIN task t ON t.id = e.task_id
+        SELECT e.id, e.task_id FROM live_execution e JOIN task t ON t.id = e.task_id
         WHERE ${Prisma.raw(plannedSql('e'))} AND ${Prisma.raw(canBeLateSql('e'))}
           -- A slot held back by flow control was in time when first held: its wait is not lateness.
           AND e.held_at IS NULL
@@ -117,7 +117,7 @@ export class LeaderExecutionsRepository {
       SELECT e.id, e.task_id AS "taskId", e.scheduled_for AS "scheduledFor",
              CASE WHEN e.trigger = 'catchup' THEN 'catchup' ELSE 'late' END AS kind, t.misfire, t.name AS "taskName", t.slo_start_within_ms AS "sloStartWithinMs",
              (t.next_run_at IS NOT NULL AND t.next_run_at < now() - t.max_delay_ms * interval '1 millisecond') AS "cursorLate"
-      FROM task_execution e JOIN task t ON t.id = e.task_id
+      FROM live_execution e JOIN task t ON t.id = e.task_id
       WHERE e.id IN (SELECT id FROM late)
          OR (e.task_id IN (SELECT task_id FROM late) AND t.misfire IN ('run_once', 'run_all')
              AND e.trigger = 'catchup' AND ${Prisma.raw(plannedSql('e'))} AND e.attempt = 0)
@@ -140,12 +140,12 @@ export class LeaderExecutionsRepository {
         ? await tx.$queryRaw<CatchupRow[]>`
             WITH ${epochFence(fence)},
             req AS (SELECT * FROM unnest(${catchup.map((c) => c.id)}::uuid[], ${catchup.map((c) => c.fireAt.toISOString())}::timestamptz[]) AS r(id, fire_at)),
-            prev AS (SELECT e.id, e.status FROM task_execution e WHERE e.id IN (SELECT id FROM req) AND EXISTS (SELECT 1 FROM fence) ORDER BY e.id FOR UPDATE),
+            prev AS (SELECT e.id, e.status FROM live_execution e WHERE e.id IN (SELECT id FROM req) AND EXISTS (SELECT 1 FROM fence) ORDER BY e.id FOR UPDATE),
             moved AS (
-              UPDATE task_execution e SET trigger = 'catchup', fire_at = req.fire_at
+              UPDATE live_execution e SET trigger = 'catchup', fire_at = req.fire_at
               FROM prev JOIN req USING (id)
               WHERE e.id = prev.id AND ${Prisma.raw(plannedSql('prev'))} AND ${Prisma.raw(canBeLateSql('e'))}
-              RETURNING e.id, e.fire_at, e.status, e.attempt, e.worker_id, prev.status AS from_status
+              RETURNING e.id, e.scheduled_for, e.fire_at, e.status, e.attempt, e.worker_id, prev.status AS from_status
             ),
             ${EVENT_CTE(Prisma.sql`'{"reason":"late","misfire":"catchup"}'::jsonb`)}
             SELECT id, fire_at AS "fireAt" FROM moved`
@@ -189,7 +189,7 @@ export class LeaderExecutionsRepository {
       : Prisma.empty;
     return this.prisma.$queryRaw`
       WITH ${epochFence(fence)}
-      SELECT id, status, attempt, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler FROM task_execution e
+      SELECT id, status, attempt, fire_at AS "fireAt", task_id AS "taskId", ${HANDLER_OF} AS handler FROM live_execution e
       WHERE ((status = 'scheduled' AND fire_at < ${at}::timestamptz) OR (status = 'queued' AND queued_at < ${at}::timestamptz)
              OR (status = 'retrying' AND next_attempt_at < ${at}::timestamptz))
         AND parked_at IS NULL ${after} ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
@@ -204,7 +204,7 @@ export class LeaderExecutionsRepository {
     if (found.length === 0) return [];
     const rows = await this.prisma.$queryRaw<{ id: string }[]>`
       WITH ${epochFence(fence)}
-      SELECT e.id FROM task_execution e
+      SELECT e.id FROM live_execution e
       JOIN unnest(${found.map((f) => f.id)}::uuid[], ${found.map((f) => f.status)}::execution_status[], ${found.map((f) => f.attempt)}::int[])
         AS f(id, status, attempt) ON f.id = e.id
       WHERE e.status = f.status AND e.attempt = f.attempt AND EXISTS (SELECT 1 FROM fence)`;
@@ -221,7 +221,7 @@ export class LeaderExecutionsRepository {
     const rows = await this.prisma.$queryRaw<{ handed: HandedTurn[] }[]>`
       WITH ${epochFence(fence)},
       asked AS (
-        SELECT DISTINCT task_id FROM task_execution p
+        SELECT DISTINCT task_id FROM live_execution p
         WHERE parked_at IS NOT NULL AND parked_at < ${before.toISOString()}::timestamptz AND status IN ('scheduled', 'queued', 'retrying')
           -- Only a task whose next slot is the one parked (or a retry) can be handed its turn: slots
           -- parked on purpose behind earlier ones still pending (a backlog held for its turn) are
@@ -250,14 +250,14 @@ export class LeaderExecutionsRepository {
       WITH ${epochFence(fence)},
       expired AS (
         SELECT e.id, e.attempt_id, ${Prisma.raw(attemptsRemainSql('e.attempt', "COALESCE((e.pinned_definition->>'maxAttempts')::int, t.max_attempts, 0)"))} AS retry
-        FROM task_execution e LEFT JOIN task t ON t.id = e.task_id
+        FROM live_execution e LEFT JOIN task t ON t.id = e.task_id
         WHERE e.status = 'running' AND e.lease_until < now() ${inShard(Prisma.sql`e.task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
         ORDER BY e.lease_until
         LIMIT ${limit}
         FOR UPDATE OF e SKIP LOCKED
       ),
       moved AS (
-        UPDATE task_execution e SET
+        UPDATE live_execution e SET
           status = CASE WHEN x.retry THEN 'retrying'::execution_status ELSE 'dead'::execution_status END,
           next_attempt_at = CASE WHEN x.retry THEN now() END,
           finished_at = CASE WHEN x.retry THEN NULL ELSE now() END,
@@ -265,7 +265,7 @@ export class LeaderExecutionsRepository {
           error = 'lease expired: the worker stopped renewing it'
         FROM expired x
         WHERE e.id = x.id AND e.status = 'running' AND e.attempt_id = x.attempt_id
-        RETURNING e.id, e.status, e.attempt, e.worker_id, 'running'::execution_status AS from_status, ${HANDLER_OF} AS handler
+        RETURNING e.id, e.scheduled_for, e.status, e.attempt, e.worker_id, 'running'::execution_status AS from_status, ${HANDLER_OF} AS handler
       ),
       ${EVENT_CTE(Prisma.sql`'{"reason":"lease_expired"}'::jsonb`)}
       SELECT id, status, attempt, handler FROM moved`;

@@ -48,13 +48,13 @@ export function attemptsRemainSql(attempt: string, maxAttempts: string): string 
  * locking clause on it (a write that relies on the run being in progress).
  */
 export function runInProgressSql(e: string, status: 'running' | 'retrying', h = 'h', lock = ''): string {
-  return `EXISTS (SELECT 1 FROM task_execution ${h} WHERE ${h}.task_id = ${e}.task_id AND ${h}.status = '${status}' AND ${h}.exclusive AND ${h}.id <> ${e}.id${lock && ` ${lock}`})`;
+  return `EXISTS (SELECT 1 FROM live_execution ${h} WHERE ${h}.task_id = ${e}.task_id AND ${h}.status = '${status}' AND ${h}.exclusive AND ${h}.id <> ${e}.id${lock && ` ${lock}`})`;
 }
 
 /** An earlier exclusive slot of `e`'s task is due (its `fire_at` has come by `now`) and not begun. Twin: the claim read's `earlierDue`. */
 export function earlierSlotDueSql(e: string, now: string, o = 'o'): string {
   return `EXISTS (
-          SELECT 1 FROM task_execution ${o} WHERE ${o}.task_id = ${e}.task_id AND ${plannedSql(o)} AND ${o}.exclusive
+          SELECT 1 FROM live_execution ${o} WHERE ${o}.task_id = ${e}.task_id AND ${plannedSql(o)} AND ${o}.exclusive
             AND ${o}.fire_at <= ${now} AND ${o}.scheduled_for < ${e}.scheduled_for)`;
 }
 

@@ -1,4 +1,4 @@
-import { EVENT_CTE_TEXT } from './execution-transition.js';
+import { EVENT_CTE_TEXT, FIRST_CLAIM_CTE, GUARD_TAKEN, TAKE_RUN_GUARD } from './execution-transition.js';
 import { earlierSlotDueSql, lateSql, plannedSql, runInProgressSql } from './predicates.js';
 
 // The statements of a worker's turn-taking (DESIGN §5 "Graceful under overload"), prepared once
@@ -73,11 +73,11 @@ export const CLAIM_DIRECT = `
   ),
   candidate AS (
     SELECT DISTINCT ON (CASE WHEN e.exclusive THEN e.task_id ELSE e.id END)
-      e.id, e.status, e.attempt, e.fire_at, e.task_version, req.attempt_id, req.released_ms, req.worker_id,
+      e.id, e.task_id, e.exclusive, e.scheduled_for, e.status, e.attempt, e.fire_at, e.task_version, req.attempt_id, req.released_ms, req.worker_id,
       t.version AS t_version, CASE WHEN t.version = req.known_version THEN NULL ELSE to_jsonb(t)::text END AS t_json
     -- One index lookup per row, whatever the planner thinks of the tables' sizes (OFFSET 0 keeps
     -- each a subquery: a due row is found by its id, never by scanning the rows due).
-    FROM req CROSS JOIN LATERAL (SELECT * FROM task_execution x WHERE x.id = req.id OFFSET 0) e
+    FROM req CROSS JOIN LATERAL (SELECT * FROM live_execution x WHERE x.id = req.id OFFSET 0) e
     CROSS JOIN LATERAL (SELECT * FROM task y WHERE y.id = e.task_id OFFSET 0) t
     WHERE ${STARTS_WITHOUT_JUDGEMENT} AND COALESCE(e.pinned_definition->>'handler', t.handler) = ANY($7::text[])
     ORDER BY CASE WHEN e.exclusive THEN e.task_id ELSE e.id END, e.scheduled_for
@@ -85,11 +85,12 @@ export const CLAIM_DIRECT = `
   -- Each candidate's row, locked in id order (no waiting: a row held elsewhere is judged instead),
   -- carried with all it needs so that the update joins one row to one row.
   locked AS (
-    SELECT c.*, e.started_at AS prev_started_at, e.worker_id AS prev_worker_id FROM candidate c JOIN task_execution e ON e.id = c.id
+    SELECT c.*, e.started_at AS prev_started_at, e.worker_id AS prev_worker_id FROM candidate c JOIN live_execution e ON e.id = c.id
     ORDER BY e.id FOR UPDATE OF e SKIP LOCKED
   ),
+  ${TAKE_RUN_GUARD('locked')},
   moved AS (
-    UPDATE task_execution e
+    UPDATE live_execution e
     SET status = 'running', attempt = e.attempt + 1, attempt_id = l.attempt_id, worker_id = l.worker_id,
         queued_at = ${queuedAtOnClaimSql('l.released_ms')},
         started_at = statement_timestamp(), heartbeat_at = statement_timestamp(), lease_until = statement_timestamp() + $6 * interval '1 millisecond',
@@ -97,19 +98,10 @@ export const CLAIM_DIRECT = `
     FROM locked l
     -- The row as the candidate saw it (a version committed since the snapshot is not started blind).
     WHERE e.id = l.id AND e.status = l.status AND e.attempt = l.attempt AND e.fire_at = l.fire_at AND e.task_version = l.task_version
-      AND e.held_at IS NULL AND e.fire_at <= statement_timestamp()
+      AND e.held_at IS NULL AND e.fire_at <= statement_timestamp() AND ${GUARD_TAKEN('e')}
     RETURNING e.*, l.status AS from_status, l.attempt AS prev_attempt, l.prev_started_at, l.prev_worker_id, l.t_version, l.t_json
   ),
-  -- The first attempt's claim was read from the row (see EXECUTION_HISTORY): written down before a
-  -- second attempt replaces its started_at and worker_id.
-  first_claim AS (
-    INSERT INTO execution_event (execution_id, from_status, to_status, at, worker_id, detail)
-    SELECT m.id, CASE WHEN m.queued_at IS NOT NULL THEN 'queued' ELSE 'scheduled' END::execution_status, 'running', m.prev_started_at, m.prev_worker_id,
-           jsonb_build_object('attempt', 1)
-    FROM moved m
-    WHERE m.prev_attempt = 1 AND m.prev_started_at IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = m.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
-  ),
+  ${FIRST_CLAIM_CTE},
   ${EVENT_CTE_TEXT(`jsonb_build_object('attempt', attempt)`)}
   SELECT ${CLAIMED_COLUMNS}, m.t_version, m.t_json FROM moved m`;
 
@@ -119,7 +111,7 @@ export const CLAIM_DIRECT = `
  */
 const NEAREST_EARLIER_DUE = `
     SELECT n.id FROM me CROSS JOIN LATERAL (
-      SELECT o.id FROM task_execution o
+      SELECT o.id FROM live_execution o
       WHERE me.first AND o.task_id = me.task_id AND ${plannedSql('o')} AND o.exclusive
         AND o.fire_at <= statement_timestamp() AND o.scheduled_for < me.scheduled_for
       ORDER BY o.scheduled_for DESC LIMIT 1
@@ -133,13 +125,13 @@ const NEAREST_EARLIER_DUE = `
 const AHEAD = `
   me AS (
     SELECT e.id, e.task_id, e.scheduled_for, e.attempt = 0 AS first
-    FROM req CROSS JOIN LATERAL (SELECT * FROM task_execution x WHERE x.id = req.id OFFSET 0) e
+    FROM req CROSS JOIN LATERAL (SELECT * FROM live_execution x WHERE x.id = req.id OFFSET 0) e
     WHERE e.status = req.status AND e.attempt = req.attempt AND e.task_id IS NOT NULL
   ),
   ahead AS (
-    SELECT h.id FROM me JOIN task_execution h ON h.task_id = me.task_id AND h.status = 'running' AND h.exclusive AND h.id <> me.id
+    SELECT h.id FROM me JOIN live_execution h ON h.task_id = me.task_id AND h.status = 'running' AND h.exclusive AND h.id <> me.id
     UNION
-    SELECT h.id FROM me JOIN task_execution h ON h.task_id = me.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> me.id
+    SELECT h.id FROM me JOIN live_execution h ON h.task_id = me.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> me.id
     UNION
     ${NEAREST_EARLIER_DUE}
   )`;
@@ -150,7 +142,7 @@ const AHEAD = `
  */
 const MARK_AHEAD = `
   marked AS (
-    UPDATE task_execution h SET waited_on = true
+    UPDATE live_execution h SET waited_on = true
     FROM (SELECT DISTINCT id FROM ahead) a
     WHERE h.id = a.id AND h.exclusive AND h.status IN ('running', 'retrying', 'scheduled', 'queued')
     RETURNING h.task_id
@@ -169,7 +161,7 @@ export const PARK = `
   WITH req AS (SELECT * FROM unnest($1::uuid[], $2::execution_status[], $3::int[], $4::float8[]) AS r(id, status, attempt, released_ms)),
   ${AHEAD},
   ${MARK_AHEAD}
-  UPDATE task_execution e SET parked_at = COALESCE(e.parked_at, statement_timestamp()),
+  UPDATE live_execution e SET parked_at = COALESCE(e.parked_at, statement_timestamp()),
     -- Released on time, whatever its turn: the release its job carried is kept (a newcomer behind
     -- it judges the overlap by it), as a claim would record it.
     queued_at = ${queuedAtOnClaimSql('req.released_ms')}
@@ -190,7 +182,7 @@ export const PARK = `
 export const PARK_AT_FIRE = `
   WITH me AS (
     SELECT e.id, e.task_id, e.scheduled_for, true AS first
-    FROM unnest($1::uuid[]) AS req(id) CROSS JOIN LATERAL (SELECT * FROM task_execution x WHERE x.id = req.id OFFSET 0) e
+    FROM unnest($1::uuid[]) AS req(id) CROSS JOIN LATERAL (SELECT * FROM live_execution x WHERE x.id = req.id OFFSET 0) e
     JOIN task t ON t.id = e.task_id
     WHERE e.status = 'scheduled' AND e.attempt = 0 AND e.exclusive AND e.parked_at IS NULL AND e.held_at IS NULL
       AND e.fire_at <= statement_timestamp() AND ${FIRST_ATTEMPT_STANDS}
@@ -198,7 +190,7 @@ export const PARK_AT_FIRE = `
   ),
   ahead AS (${NEAREST_EARLIER_DUE}),
   ${MARK_AHEAD}
-  UPDATE task_execution e SET parked_at = statement_timestamp(), queued_at = ${queuedAtOnClaimSql('$2::float8')}
+  UPDATE live_execution e SET parked_at = statement_timestamp(), queued_at = ${queuedAtOnClaimSql('$2::float8')}
   FROM me
   WHERE e.id = me.id AND e.status = 'scheduled' AND e.attempt = 0 AND e.parked_at IS NULL
     AND EXISTS (SELECT 1 FROM marked WHERE marked.task_id = me.task_id)
@@ -225,28 +217,28 @@ export const handOver = (tasks: string, ended: string) => `
     SELECT f.task_id, COALESCE(r.id, n.id) AS id FROM (
       -- Only a task with a slot parked has one to hand its turn to (one look in a small index).
       SELECT DISTINCT k.task_id FROM ${tasks} k
-      WHERE k.task_id IS NOT NULL AND EXISTS (SELECT 1 FROM task_execution p WHERE p.task_id = k.task_id AND p.parked_at IS NOT NULL)
+      WHERE k.task_id IS NOT NULL AND EXISTS (SELECT 1 FROM live_execution p WHERE p.task_id = k.task_id AND p.parked_at IS NOT NULL)
     ) f
     LEFT JOIN LATERAL (
-      SELECT p.id FROM task_execution p
+      SELECT p.id FROM live_execution p
       WHERE p.task_id = f.task_id AND p.status = 'retrying' AND p.parked_at IS NOT NULL AND p.id NOT IN (SELECT id FROM ${ended})
       ORDER BY p.scheduled_for LIMIT 1
     ) r ON true
     LEFT JOIN LATERAL (
-      SELECT p.id, p.parked_at FROM task_execution p
+      SELECT p.id, p.parked_at FROM live_execution p
       WHERE p.task_id = f.task_id AND ${plannedSql('p')} AND p.exclusive AND p.fire_at <= statement_timestamp()
         AND p.id NOT IN (SELECT id FROM ${ended})
       ORDER BY p.scheduled_for LIMIT 1
     ) n ON r.id IS NULL AND n.parked_at IS NOT NULL
     WHERE COALESCE(r.id, n.id) IS NOT NULL
       AND NOT EXISTS (
-        SELECT 1 FROM task_execution h WHERE h.task_id = f.task_id AND h.status = 'running' AND h.exclusive AND h.id NOT IN (SELECT id FROM ${ended}))
+        SELECT 1 FROM live_execution h WHERE h.task_id = f.task_id AND h.status = 'running' AND h.exclusive AND h.id NOT IN (SELECT id FROM ${ended}))
       AND NOT EXISTS (
-        SELECT 1 FROM task_execution h WHERE h.task_id = f.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> COALESCE(r.id, n.id)
+        SELECT 1 FROM live_execution h WHERE h.task_id = f.task_id AND h.status = 'retrying' AND h.exclusive AND h.id <> COALESCE(r.id, n.id)
           AND h.id NOT IN (SELECT id FROM ${ended}))
   ),
   handed AS (
-    UPDATE task_execution p SET parked_at = NULL
+    UPDATE live_execution p SET parked_at = NULL
     FROM next WHERE p.id = next.id AND p.parked_at IS NOT NULL
     RETURNING p.id, p.task_id, p.status, p.attempt, (extract(epoch FROM p.fire_at) * 1000)::float8 AS fire_ms,
       (extract(epoch FROM statement_timestamp()) * 1000)::float8 AS handed_ms, ${HANDLER_OF_ROW('p')} AS handler
@@ -268,7 +260,7 @@ export const HANDED_JSON =
 export const SUCCEED_AND_HAND_OVER = `
   WITH req AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::jsonb[]) AS r(id, attempt_id, result)),
   ended AS (
-    UPDATE task_execution e SET status = 'succeeded', finished_at = statement_timestamp(), lease_until = NULL, error = NULL, result = req.result
+    UPDATE live_execution e SET status = 'succeeded', finished_at = statement_timestamp(), lease_until = NULL, error = NULL, result = req.result
     FROM req WHERE e.id = ANY($1::uuid[]) AND e.id = req.id AND e.status = 'running' AND e.attempt_id = req.attempt_id
     RETURNING e.id, e.attempt_id, e.task_id, e.exclusive, e.waited_on
   ),

@@ -82,10 +82,10 @@ export class TurnsRepository {
       await tx.$executeRaw`SET LOCAL lock_timeout = 2000`;
       await tx.$queryRaw`SELECT id FROM task WHERE id = ${taskId}::uuid FOR NO KEY UPDATE`;
       const changed = await tx.$executeRaw`
-        UPDATE task_execution SET next_attempt_at = COALESCE(next_attempt_at, now())
+        UPDATE live_execution SET next_attempt_at = COALESCE(next_attempt_at, now())
         WHERE id = ${id}::uuid AND status IN ${Prisma.raw(PLANNED_STATUSES)}
           AND NOT EXISTS (
-            SELECT 1 FROM task_execution o
+            SELECT 1 FROM live_execution o
             WHERE o.task_id = ${taskId}::uuid AND o.id <> ${id}::uuid AND ${Prisma.raw(plannedSql('o'))} AND o.next_attempt_at IS NOT NULL
           )`;
       return changed === 1;
