@@ -30,6 +30,47 @@ export class Metrics {
     labelNames: ['shard'],
     registers: [this.registry],
   });
+  /** History lifecycle (DESIGN §3): how old, how large, what went, as the shard-0 leader's pass found them. */
+  readonly historyOldest = new Gauge({
+    name: 'punctual_history_oldest_seconds',
+    help: 'age of the oldest row a growing table keeps (task_execution: the start of its oldest partition)',
+    labelNames: ['table'],
+    registers: [this.registry],
+  });
+  readonly historyKept = new Gauge({
+    name: 'punctual_history_kept_seconds',
+    help: 'the longest the retention rules keep a row of the table (an oldest row much older: pruning is behind)',
+    labelNames: ['table'],
+    registers: [this.registry],
+  });
+  readonly historyPruned = new Counter({
+    name: 'punctual_history_pruned_total',
+    help: 'rows removed by the retention rules, by table',
+    labelNames: ['table'],
+    registers: [this.registry],
+  });
+  readonly historyRows = new Gauge({
+    name: 'punctual_history_rows',
+    help: "rows of a growing table (the planner's estimate)",
+    labelNames: ['table'],
+    registers: [this.registry],
+  });
+  readonly historyBytes = new Gauge({
+    name: 'punctual_history_bytes',
+    help: 'bytes of a growing table, its indexes and partitions included',
+    labelNames: ['table'],
+    registers: [this.registry],
+  });
+  readonly historyPartitions = new Gauge({
+    name: 'punctual_history_partitions',
+    help: 'partitions of task_execution (each with its twin of execution_event)',
+    registers: [this.registry],
+  });
+  readonly historyLiveFrom = new Gauge({
+    name: 'punctual_history_live_from_timestamp_seconds',
+    help: 'the live horizon: no execution that can still change has an older slot (0: from the beginning)',
+    registers: [this.registry],
+  });
   readonly namespaceQuotaUsed = new Gauge({
     name: 'punctual_namespace_quota_used',
     help: 'what a namespace uses of a quota, for the namespaces nearest their quotas only (see NAMESPACE_METRICS_TOP)',

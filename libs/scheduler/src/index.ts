@@ -15,3 +15,4 @@ export { ONE_OFF_LOOKAHEAD_MS, PLAN_STRIDE_MS, PlannerService } from './planner.
 export { RelayService } from './relay.service.js';
 export { SchedulerCoreModule } from './scheduler.module.js';
 export { SchedulerService } from './scheduler.service.js';
+export { type HistoryPass, HistoryKeeper } from './history-keeper.js';

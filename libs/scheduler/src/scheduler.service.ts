@@ -3,7 +3,10 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
 import {
+  HistoryPartitionsRepository,
+  HistoryPruneRepository,
   LeaderExecutionsRepository,
+  LiveHorizonRepository,
   NamespacesRepository,
   SchedulerStateRepository,
   TurnsRepository,
@@ -14,6 +17,7 @@ import { TASKS_CHANGED_CHANNEL, tasksChangedBy } from '@punctual/queue';
 import { RedisService, type RedisConnection } from '@punctual/redis';
 import { ShardCountMismatchError } from './errors.js';
 import { ExecutionDispatcher } from './execution-dispatcher.js';
+import { HistoryKeeper } from './history-keeper.js';
 import { PlannerService } from './planner.service.js';
 import { RelayService } from './relay.service.js';
 import { SchedulerMembers } from './scheduler-members.js';
@@ -46,6 +50,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
   private attempts = 0;
   /** Per shard, the balancing rounds in a row that found it without a leader. */
   private readonly freeRounds = new Map<number, number>();
+  /** The history lifecycle, kept by this scheduler while it leads shard 0. */
+  readonly history: HistoryKeeper;
+  private historyTimer: NodeJS.Timeout | null = null;
+  private keeping: Promise<void> | null = null;
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -60,8 +68,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     private readonly handlerQueues: HandlerQueues,
     private readonly namespaces: NamespacesRepository,
     private readonly turns: TurnsRepository,
+    partitions: HistoryPartitionsRepository,
+    horizon: LiveHorizonRepository,
+    prune: HistoryPruneRepository,
   ) {
     this.share = config.schedulerShards;
+    this.history = new HistoryKeeper(config, partitions, horizon, prune, metrics);
     // A dead scheduler leaves the count before its shard locks run out (announced every ttl/3, kept
     // 2/3 ttl): when they do, the others' share has grown and they take its shards at once. A live
     // one that misses an announcement only lets the others take free shards, never hands one back.
@@ -122,11 +134,33 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     await this.balance();
     for (const leader of this.leaders) leader.start();
     this.balanceTimer = setInterval(() => void this.balance(), Math.max(50, Math.floor(this.config.leaderTtlMs / 3)));
+    // The first pass soon after start (a leader just elected makes the partitions it needs), then on the period.
+    this.historyTimer = setTimeout(() => {
+      void this.keepHistory();
+      this.historyTimer = setInterval(() => void this.keepHistory(), this.config.historyPassMs);
+    }, Math.min(5_000, this.config.historyPassMs));
+  }
+
+  /** One history pass, when this scheduler leads shard 0 (never two at once in one process). */
+  private keepHistory(): Promise<void> {
+    const shard0 = this.leaders[0];
+    if (this.keeping || !shard0?.isLeader) return this.keeping ?? Promise.resolve();
+    this.keeping = this.history
+      .pass(new Date(), () => shard0.isLeader)
+      .then(() => undefined)
+      .catch((error: unknown) => this.logger.error({ err: error }, 'history pass failed; retrying next period'))
+      .finally(() => {
+        this.keeping = null;
+      });
+    return this.keeping;
   }
 
   async onModuleDestroy(): Promise<void> {
     if (this.balanceTimer) clearInterval(this.balanceTimer);
     this.balanceTimer = null;
+    if (this.historyTimer) clearInterval(this.historyTimer);
+    this.historyTimer = null;
+    await this.keeping;
     await bestEffort(this.members.leave(), 'scheduler.leave');
     const held = this.leaders.filter((l) => l.holdsLock);
     await Promise.all(this.leaders.map((l) => l.stop()));
