@@ -1,6 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { ClockOffset, Cluster } from '@punctual/contract';
-import { ExecutionQueriesRepository, FlowControlRepository, SchedulerStateRepository } from '@punctual/db';
+import {
+  ExecutionQueriesRepository,
+  FlowControlRepository,
+  HistoryRetention,
+  SchedulerStateRepository,
+} from '@punctual/db';
 import { RedisService } from '@punctual/redis';
 import type { JobType } from 'bullmq';
 import { HandlerQueues } from './handler-queues.js';
@@ -24,7 +29,8 @@ const BUSIEST_KEYS = 20;
  * What the cluster looks like now, for operators: each shard's leader and epoch (scheduler_state), the
  * live workers (their directory entries) and the handlers due runs wait for that none of them
  * offers, queue depth (BullMQ job counts and pending executions),
- * the busiest flow-control keys and the clock offsets each process publishes under `<prefix>:clock:<role>:<instance>`.
+ * the busiest flow-control keys, the clock offsets each process publishes under `<prefix>:clock:<role>:<instance>`,
+ * and how long the history is kept (and how far back it goes).
  */
 @Injectable()
 export class ClusterService {
@@ -35,10 +41,11 @@ export class ClusterService {
     private readonly directory: WorkerDirectory,
     private readonly queues: HandlerQueues,
     private readonly redis: RedisService,
+    private readonly retention: HistoryRetention,
   ) {}
 
   async snapshot(): Promise<Cluster> {
-    const [shards, workers, jobs, executions, flow, clockOffsets, waiting] = await Promise.all([
+    const [shards, workers, jobs, executions, flow, clockOffsets, waiting, retention] = await Promise.all([
       this.state.shards(),
       this.directory.workers(),
       // Read afresh: a task created a moment ago has its handler's queue counted.
@@ -47,6 +54,7 @@ export class ClusterService {
       this.flow.busiestKeys(BUSIEST_KEYS),
       this.clockOffsets(),
       this.queues.waitingForWorker(),
+      this.retention.ofCluster(),
     ]);
     const state = shards[0];
     return {
@@ -68,6 +76,7 @@ export class ClusterService {
       queue: { jobs, executions },
       flow,
       clockOffsets,
+      retention,
     };
   }
 

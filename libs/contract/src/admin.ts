@@ -158,6 +158,24 @@ export const Cluster = z
         measuredAt: Timestamp,
       }),
     ),
+    retention: z
+      .object({
+        history: z.string().meta({ description: 'HISTORY_RETENTION in force (a namespace may keep its own)' }),
+        deadLetters: z.string().meta({ description: 'DEAD_LETTER_RETENTION in force (a namespace may keep its own)' }),
+        audit: z.string().meta({ description: 'AUDIT_RETENTION' }),
+        oldestSlot: Timestamp.nullable().meta({
+          description: 'the oldest slot the history still holds (the start of its oldest partition); null: none',
+        }),
+        liveFrom: Timestamp.nullable().meta({
+          description:
+            'the live horizon: no execution that can still change has an older slot (null: from the beginning)',
+        }),
+        partitions: z.number().int().meta({ description: 'partitions of task_execution' }),
+        namespaces: z
+          .array(z.object({ namespace: z.string(), history: z.string(), deadLetters: z.string() }))
+          .meta({ description: 'the namespaces that keep their history for another time, and for how long' }),
+      })
+      .meta({ description: 'how long the history is kept (DESIGN §3 "History lifecycle")' }),
   })
   .meta({ id: 'Cluster' });
 

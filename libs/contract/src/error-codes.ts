@@ -41,6 +41,9 @@ export const ERROR_CODES = [
   'invalid_duration',
   'invalid_range',
   'invalid_text',
+  // a backfill of slots older than the history kept; a retention shorter than a task's maxDelay
+  'beyond_retention',
+  'retention_too_short',
   // 429 (`quota_exceeded`: a namespace's quota; the message names it and its use), 500, 503 (Postgres
   // cannot be reached for now: a restart, a failover; try again)
   'too_many_failures',

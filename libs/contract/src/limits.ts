@@ -29,6 +29,10 @@ export const DURATION_UNIT_MS: Readonly<Record<string, number>> = Object.freeze(
 });
 /** The longest duration a task stores (its columns are 32-bit milliseconds: about 24.8 days). */
 export const DURATION_MAX_MS = 2_147_483_647;
+/** The shortest retention of history (DESIGN §3): shorter would let a slot that can still be planned lose its row. */
+export const RETENTION_MIN_MS = 3_600_000;
+/** The longest retention: a hundred years. */
+export const RETENTION_MAX_MS = 36_500 * 86_400_000;
 
 export const DESCRIPTION_MAX = 4096;
 export const CRON_MAX = 256;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { Page, PageQuery, Timestamp } from './common.js';
-import { DEFAULT_NAMESPACE, NAMESPACE_NAME_PATTERN, QUOTA_CAPS } from './limits.js';
+import { DURATION_MESSAGE, durationMs, Page, PageQuery, Timestamp } from './common.js';
+import { DEFAULT_NAMESPACE, NAMESPACE_NAME_PATTERN, QUOTA_CAPS, RETENTION_MAX_MS, RETENTION_MIN_MS } from './limits.js';
 
 /**
  * A task's or a calendar's key in the cluster: its name in the default namespace,
@@ -53,12 +53,45 @@ export const NamespaceQuotas = z
   })
   .meta({ id: 'NamespaceQuotas' });
 
+/** A retention of history: a duration (`"30d"`, `"12h"`, or whole milliseconds) from an hour to a hundred years. */
+export const RetentionDuration = z
+  .union([z.string().max(32), z.number().int().nonnegative()])
+  .refine((value) => !Number.isNaN(durationMs(value)), DURATION_MESSAGE)
+  .refine(
+    (value) => !(durationMs(value) < RETENTION_MIN_MS),
+    'must be at least 1h: a slot that can still be planned keeps its row',
+  )
+  .refine((value) => !(durationMs(value) > RETENTION_MAX_MS), 'must be at most 36500d')
+  .meta({ description: 'a retention: "30d", "12h", or whole milliseconds; at least 1h', examples: ['30d'] });
+
+/** A namespace's own retention of its history (null or left out: the cluster's). */
+export const NamespaceRetentionBody = z
+  .strictObject({
+    history: RetentionDuration.nullable()
+      .optional()
+      .meta({ description: 'how long its ended executions and their events are kept, from their slot' }),
+    deadLetters: RetentionDuration.nullable()
+      .optional()
+      .meta({ description: 'how long its dead letters stay listed and replayable, from their slot' }),
+  })
+  .meta({ id: 'NamespaceRetentionBody' });
+
 export const NamespacePutBody = z
   .strictObject({
     description: z.string().max(1000).nullable().optional(),
     quotas: NamespaceQuotas.optional(),
+    retention: NamespaceRetentionBody.optional(),
   })
   .meta({ id: 'NamespacePutBody' });
+
+/** A retention as the API shows it: the namespace's own (null: none), the one in force, and the slot history is kept from. */
+export const RetentionInForce = z
+  .object({
+    own: z.string().nullable().meta({ description: "the namespace's own retention; null: the cluster's" }),
+    inForce: z.string().meta({ description: 'the retention in force (at least the longest maxDelay of any task)' }),
+    keptFrom: Timestamp.meta({ description: 'slots before this are past the retention: removed by the next pass' }),
+  })
+  .meta({ id: 'RetentionInForce' });
 
 const use = z.object({ used: z.number().int(), limit: z.number().int().nullable() });
 
@@ -80,6 +113,9 @@ export const Namespace = z
         maxConcurrentRuns: use.meta({ description: 'its runs running now' }),
       })
       .meta({ description: 'each quota with what the namespace uses of it now' }),
+    retention: z
+      .object({ history: RetentionInForce, deadLetters: RetentionInForce })
+      .meta({ description: 'how long its history is kept: ended executions and their events, and dead letters' }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   })
@@ -98,6 +134,8 @@ export const NamespacePage = Page(Namespace).meta({ id: 'NamespacePage' });
 
 export type NamespacePutBody = z.infer<typeof NamespacePutBody>;
 export type NamespaceQuotas = z.infer<typeof NamespaceQuotas>;
+export type NamespaceRetentionBody = z.infer<typeof NamespaceRetentionBody>;
+export type RetentionInForce = z.infer<typeof RetentionInForce>;
 export type Namespace = z.infer<typeof Namespace>;
 export type NamespacePage = z.infer<typeof NamespacePage>;
 export type NamespaceListQuery = z.input<typeof NamespaceListQuery>;

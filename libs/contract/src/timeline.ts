@@ -14,6 +14,7 @@ export const SLOT_OUTCOMES = [
   'cancelled',
   'not_planned',
   'upcoming',
+  'pruned',
 ] as const;
 
 /**
@@ -28,8 +29,9 @@ export const SLOT_OUTCOMES = [
  *   scheduler led the task's shard; `flow_control`: held back by a concurrency or rate key;
  *   `no_worker`: no live worker offers the handler; `retried`: it took more than one attempt;
  *   `handler_error`: the handler failed (once, with no retries left); `cancelled_by`: an operator
- *   cancelled it; `unrecorded`: the schedule defines the slot and nothing decided it — a slot
- *   lost, which should never be seen.
+ *   cancelled it; `retention` (outcome `pruned`): the slot is older than the history kept, and its
+ *   record went with it; `unrecorded`: the schedule defines the slot and nothing decided it — a
+ *   slot lost, which should never be seen.
  */
 export const SLOT_REASONS = [
   'overlap',
@@ -51,6 +53,7 @@ export const SLOT_REASONS = [
   'cancelled_by',
   'manual',
   'backfill',
+  'retention',
   'unrecorded',
 ] as const;
 
@@ -69,6 +72,7 @@ export const SLOT_OUTCOME_WORDS: Record<SlotOutcome, string> = {
   cancelled: 'cancelled',
   not_planned: 'did not run',
   upcoming: 'upcoming',
+  pruned: 'pruned',
 };
 export type SlotReason = z.infer<typeof SlotReason>;
 

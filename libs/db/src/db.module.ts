@@ -20,6 +20,7 @@ import { TaskVersionsRepository } from './task-versions.repository.js';
 import { NamespacesRepository } from './namespaces.repository.js';
 import { HistoryPartitionsRepository } from './history/history-partitions.repository.js';
 import { HistoryPruneRepository } from './history/history-prune.repository.js';
+import { HistoryRetention } from './history/history-retention.js';
 import { HistoryRoom } from './history/history-room.js';
 import { LiveHorizonRepository } from './history/live-horizon.repository.js';
 
@@ -47,6 +48,7 @@ const REPOSITORIES = [
   LiveHorizonRepository,
   HistoryRoom,
   HistoryPruneRepository,
+  HistoryRetention,
 ];
 
 /** Postgres access: the Prisma client and the repositories that own each table's SQL. */

@@ -84,6 +84,12 @@ export {
   type TableSize,
 } from './history/history-partitions.repository.js';
 export { HistoryPruneRepository, type PrunedCounts } from './history/history-prune.repository.js';
+export {
+  type ClusterRetentionView,
+  HistoryRetention,
+  type LongestDelay,
+  type NamespaceRetentionView,
+} from './history/history-retention.js';
 export { HistoryRoom, NoRoomError } from './history/history-room.js';
 export {
   HorizonPassedError,

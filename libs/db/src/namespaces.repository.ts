@@ -17,6 +17,9 @@ export type NamespaceFields = {
   maxTasks: number | null;
   maxRunsPerMinute: number | null;
   maxConcurrentRuns: number | null;
+  /** Its own retention of ended executions and of dead letters, in milliseconds (null: the cluster's). */
+  historyRetentionMs: number | null;
+  deadLetterRetentionMs: number | null;
 };
 
 /** The quotas counted in `punctual_namespace_quota_used`. */
@@ -62,10 +65,16 @@ export class NamespacesRepository {
   /** Creates or replaces a namespace's fields; `before` is null when it was created. */
   async put(name: string, fields: NamespaceFields, db: Db): Promise<{ before: Namespace | null; after: Namespace }> {
     const before = await db.namespace.findUnique({ where: { name } });
+    const bigint = (ms: number | null) => (ms === null ? null : BigInt(ms));
+    const row = {
+      ...fields,
+      historyRetentionMs: bigint(fields.historyRetentionMs),
+      deadLetterRetentionMs: bigint(fields.deadLetterRetentionMs),
+    };
     const after = await db.namespace.upsert({
       where: { name },
-      create: { name, ...fields },
-      update: { ...fields, updatedAt: new Date() },
+      create: { name, ...row },
+      update: { ...row, updatedAt: new Date() },
     });
     return { before, after };
   }

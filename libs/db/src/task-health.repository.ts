@@ -19,23 +19,28 @@ export interface TaskHealthRow {
  * - a slot *fails* when it ends `dead`, `missed` or `skipped` as late; it *succeeds* when it ends
  *   `succeeded`; other ends (an overlap skip, a cancel) are neither;
  * - `late`: a slot has waited to start longer than `slo.startWithin` (else `maxDelay`) past its
- *   fire time, or the task's cursor is that far behind (no scheduler planned it).
+ *   fire time, or the task's cursor is that far behind (no scheduler planned it);
+ * - what the retention removed is read from `task_history`, which keeps a task's latest success,
+ *   the failures after it, its latest finished slot and latest slot of the rows pruned.
  */
 const HEALTH_JOIN = Prisma.sql`
   LEFT JOIN LATERAL (
-    SELECT s.scheduled_for AS success_slot, s.finished_at AS last_success_at,
-      (SELECT max(x.scheduled_for) FROM task_execution x WHERE x.task_id = t.id AND x.scheduled_for <= now()) AS last_slot_at,
-      (SELECT f.status = 'succeeded' FROM task_execution f
+    SELECT COALESCE(s.scheduled_for, k.last_success_slot) AS success_slot, COALESCE(s.finished_at, k.last_success_at) AS last_success_at,
+      GREATEST((SELECT max(x.scheduled_for) FROM task_execution x WHERE x.task_id = t.id AND x.scheduled_for <= now()), k.last_slot) AS last_slot_at,
+      COALESCE((SELECT f.status = 'succeeded' FROM task_execution f
         WHERE f.task_id = t.id AND (f.status IN ('succeeded', 'dead', 'missed') OR (f.status = 'skipped' AND f.skip_reason = 'late'))
-        ORDER BY f.scheduled_for DESC LIMIT 1) AS last_finished_ok,
+        ORDER BY f.scheduled_for DESC LIMIT 1), k.last_finished_ok) AS last_finished_ok,
       (SELECT count(*)::int FROM task_execution d
-        WHERE d.task_id = t.id AND d.scheduled_for > COALESCE(s.scheduled_for, '-infinity')
-          AND (d.status IN ('dead', 'missed') OR (d.status = 'skipped' AND d.skip_reason = 'late'))) AS failures,
-      (SELECT min(p.fire_at) FROM task_execution p WHERE p.task_id = t.id AND ${Prisma.raw(plannedSql('p'))}) AS oldest_pending
+        WHERE d.task_id = t.id AND d.scheduled_for > COALESCE(s.scheduled_for, k.last_success_slot, '-infinity')
+          AND (d.status IN ('dead', 'missed') OR (d.status = 'skipped' AND d.skip_reason = 'late')))
+        + CASE WHEN s.scheduled_for IS NULL THEN COALESCE(k.failures_since_success, 0) ELSE 0 END AS failures,
+      (SELECT min(p.fire_at) FROM live_execution p WHERE p.task_id = t.id AND ${Prisma.raw(plannedSql('p'))}) AS oldest_pending
     FROM (SELECT 1) one
     LEFT JOIN LATERAL (
       SELECT e.scheduled_for, e.finished_at FROM task_execution e WHERE e.task_id = t.id AND e.status = 'succeeded' ORDER BY e.scheduled_for DESC LIMIT 1
     ) s ON true
+    -- What pruning kept of the rows it removed (see task_history): health survives the history's retention.
+    LEFT JOIN task_history k ON k.task_id = t.id
   ) h ON true`;
 
 const WITHIN = Prisma.sql`(COALESCE(t.slo_start_within_ms, t.max_delay_ms) * interval '1 millisecond')`;
@@ -77,9 +82,10 @@ export class TaskHealthRepository {
     });
     if (tasks.length === 0) return [];
     const rows = await this.prisma.$queryRaw<{ id: string; slot: Date; finished: Date | null }[]>`
-      SELECT t.id, s.scheduled_for AS slot, s.finished_at AS finished FROM task t
-      JOIN LATERAL (SELECT e.scheduled_for, e.finished_at FROM task_execution e WHERE e.task_id = t.id AND e.status = 'succeeded' ORDER BY e.scheduled_for DESC LIMIT 1) s ON true
-      WHERE t.id = ANY(${tasks.map((t) => t.id)}::uuid[])`;
+      SELECT t.id, COALESCE(s.scheduled_for, k.last_success_slot) AS slot, COALESCE(s.finished_at, k.last_success_at) AS finished FROM task t
+      LEFT JOIN LATERAL (SELECT e.scheduled_for, e.finished_at FROM task_execution e WHERE e.task_id = t.id AND e.status = 'succeeded' ORDER BY e.scheduled_for DESC LIMIT 1) s ON true
+      LEFT JOIN task_history k ON k.task_id = t.id
+      WHERE t.id = ANY(${tasks.map((t) => t.id)}::uuid[]) AND (s.scheduled_for IS NOT NULL OR k.last_success_slot IS NOT NULL)`;
     const success = new Map(rows.map((r) => [r.id, r]));
     return tasks.map((task) => ({
       task,

@@ -9,8 +9,9 @@
  * still change (a planned, running or retried execution) is never pruned, whatever its age.
  */
 
-/** An hour: the shortest retention; shorter would let a slot that can still be planned lose its row. */
-export const RETENTION_MIN_MS = 3_600_000;
+import { RETENTION_MIN_MS } from '@punctual/contract';
+
+export { RETENTION_MIN_MS };
 
 const DAY_MS = 86_400_000;
 

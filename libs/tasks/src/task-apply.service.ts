@@ -7,7 +7,15 @@ import {
   type TaskApplyRequest,
   type TaskApplyResponse,
 } from '@punctual/contract';
-import { CalendarsRepository, HistoryRoom, PrismaService, type Task, TasksRepository } from '@punctual/db';
+import {
+  CalendarsRepository,
+  HistoryRetention,
+  HistoryRoom,
+  PrismaService,
+  type Task,
+  TasksRepository,
+} from '@punctual/db';
+import { checkRetentionCovers } from './retention-check.js';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
 import { type DesiredCalendar, desiredCalendars, diffCalendars } from './calendar-apply.js';
@@ -41,6 +49,7 @@ export class TaskApplyService {
     private readonly calendarWriter: CalendarsService,
     private readonly previews: ChangePreviews,
     private readonly room: HistoryRoom,
+    private readonly retention: HistoryRetention,
   ) {}
 
   /** `request` names tasks and calendars by their keys in `namespace` (see `qualifiedName`); only that namespace is pruned. */
@@ -87,6 +96,7 @@ export class TaskApplyService {
             now,
             await this.calendars.lockForUse(excludedCalendars(specs), tx),
           );
+          await checkRetentionCovers(this.retention, definitions);
           const rows = definitions.map((definition) => newTaskRow(definition, now));
           const diff = diffTasks(rows.map(stateOf), locked.map(stateOf), { managedBy, prune: request.prune ?? false });
           if (diff.notManaged.length) throw new TaskNotManagedError(managedBy, diff.notManaged);

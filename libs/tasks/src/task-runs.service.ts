@@ -1,10 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '@punctual/auth';
 import { ClockService } from '@punctual/clock';
-import { BACKFILL_DEFAULT, BACKFILL_MAX, type CatchUp, executionIdFor } from '@punctual/contract';
+import {
+  BACKFILL_DEFAULT,
+  BACKFILL_MAX,
+  type CatchUp,
+  executionIdFor,
+  formatDuration,
+  splitQualifiedName,
+} from '@punctual/contract';
 import {
   type Db,
   ExecutionTransitionsRepository,
+  HistoryRetention,
   HistoryRoom,
   PrismaService,
   type Task,
@@ -28,6 +36,7 @@ export class TaskRunsService {
     private readonly changes: TaskChanges,
     private readonly clock: ClockService,
     private readonly room: HistoryRoom,
+    private readonly retention: HistoryRetention,
   ) {}
 
   /**
@@ -84,6 +93,15 @@ export class TaskRunsService {
       );
     const task = await this.tasks.findByName(name);
     if (!task) throw new NotFoundError('task', name);
+    // A slot older than the history kept may have run and been pruned: planned again, it would run twice.
+    const keptMs = await this.retention.historyMsOf(splitQualifiedName(task.name).namespace);
+    const oldestKept = new Date(now.getTime() - keptMs);
+    if (from.getTime() < oldestKept.getTime())
+      throw new InvalidTaskError(
+        'from',
+        `from is before the oldest slot kept (${oldestKept.toISOString()}, the history being kept ${formatDuration(keptMs)}): a slot older than that may have run, and its run was pruned`,
+        'beyond_retention',
+      );
     const slots = slotsBetween(taskSchedule(task), new Date(from.getTime() - 1), to, Math.min(maxRuns, BACKFILL_MAX));
     // One millisecond apart, in slot order: they run one after another, oldest first.
     const rows = slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill'));

@@ -4,6 +4,7 @@ import { ClockService } from '@punctual/clock';
 import {
   CalendarsRepository,
   type Db,
+  HistoryRetention,
   HistoryRoom,
   PrismaService,
   type Task,
@@ -13,6 +14,7 @@ import {
 } from '@punctual/db';
 import { ManagedElsewhereError, NotFoundError, VersionConflictError } from './errors.js';
 import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
+import { checkRetentionCovers } from './retention-check.js';
 import { excludedCalendars, newTaskSecret, toTaskDefinition } from './task-definition.js';
 import type { TaskPatch, TaskSpec as TaskInput } from '@punctual/contract';
 import { TaskLifecycle } from './task-lifecycle.js';
@@ -46,6 +48,7 @@ export class TasksService {
     private readonly previews: ChangePreviews,
     private readonly versions: TaskVersionsRepository,
     private readonly room: HistoryRoom,
+    private readonly retention: HistoryRetention,
   ) {}
 
   /** The calendars `specs` exclude, locked against a delete until the transaction ends. */
@@ -80,6 +83,7 @@ export class TasksService {
     const secret = newTaskSecret();
     const body = async (tx: Db) => {
       const definition = toTaskDefinition(input, now, now, null, await this.calendarsOf([input], tx));
+      await checkRetentionCovers(this.retention, [definition]);
       const version = (await this.changes.firstVersions([input.name], tx)).get(input.name) ?? 1;
       const created = await this.tasks.create({ ...definition, secret, version, createdAt: now, updatedAt: now }, tx);
       await this.changes.record(tx, actor, how.action ?? 'task.create', created.name, null, created, how.reason);
@@ -151,6 +155,7 @@ export class TasksService {
         ).map((t) => [t.name, t]),
       );
       const definitions = batchDefinitions(specs, existing, now, await this.calendarsOf(specs, tx));
+      await checkRetentionCovers(this.retention, definitions);
       const fresh = specs.flatMap((spec, index) =>
         existing.has(spec.name) ? [] : [{ index, task: newTaskRow(definitions[index]!, now) }],
       );
@@ -302,6 +307,7 @@ export class TasksService {
         existing,
         await this.calendarsOf([spec], tx),
       );
+      await checkRetentionCovers(this.retention, [definition]);
       const changed = await this.lifecycle.edit(tx, existing, definition, now);
       await this.changes.record(tx, actor, how.action, name, existing, changed.task, how.reason);
       return {

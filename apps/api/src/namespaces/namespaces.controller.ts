@@ -2,6 +2,8 @@ import { Controller, Param, Res } from '@nestjs/common';
 import { canSeeNamespace, type Principal } from '@punctual/auth';
 import {
   DEFAULT_NAMESPACE,
+  durationMs,
+  formatDuration,
   type Namespace as NamespaceJson,
   type NamespacePage,
   NAMESPACE_NAME_PATTERN,
@@ -10,6 +12,7 @@ import {
 } from '@punctual/contract';
 import {
   AuditRepository,
+  HistoryRetention,
   type NamespaceFields,
   type NamespaceInUse,
   NamespacesRepository,
@@ -37,6 +40,7 @@ export class NamespacesController {
     private readonly audit: AuditRepository,
     private readonly prisma: PrismaService,
     private readonly redis: RedisService,
+    private readonly retention: HistoryRetention,
   ) {}
 
   @Route(routes.listNamespaces)
@@ -46,14 +50,17 @@ export class NamespacesController {
   ): Promise<NamespacePage> {
     const after = query.cursor ? decodeCursor<{ name: string }>(query.cursor, 'name').name : undefined;
     const items = await this.namespaces.list(principal.namespaces, { limit: query.limit, after, prefix: query.prefix });
-    return { items: items.map(present), nextCursor: nextCursor(items, query.limit, (n) => ({ name: n.name })) };
+    return {
+      items: await Promise.all(items.map((n) => this.present(n))),
+      nextCursor: nextCursor(items, query.limit, (n) => ({ name: n.name })),
+    };
   }
 
   @Route(routes.getNamespace)
   async get(@Param('namespace') name: string, @CurrentPrincipal() principal: Principal): Promise<NamespaceJson> {
     const found = canSeeNamespace(principal, name) ? await this.namespaces.get(name) : null;
     if (!found) throw notFound(name);
-    return present(found);
+    return this.present(found);
   }
 
   @Route(routes.putNamespace)
@@ -69,7 +76,10 @@ export class NamespacesController {
       maxTasks: body.quotas?.maxTasks ?? null,
       maxRunsPerMinute: body.quotas?.maxRunsPerMinute ?? null,
       maxConcurrentRuns: body.quotas?.maxConcurrentRuns ?? null,
+      historyRetentionMs: body.retention?.history == null ? null : durationMs(body.retention.history),
+      deadLetterRetentionMs: body.retention?.deadLetters == null ? null : durationMs(body.retention.deadLetters),
     };
+    await this.checkRetention(name, fields);
     const { before, after } = await this.prisma.$transaction(async (tx) => {
       const written = await this.namespaces.put(name, fields, tx);
       await this.audit.record(
@@ -89,7 +99,30 @@ export class NamespacesController {
     // frees them now: the first held is woken, and each that starts with room left wakes the next.
     if (before && (before.maxConcurrentRuns !== null || before.maxRunsPerMinute !== null))
       await announceFlowKey(this.redis, quotaFlowKey(name)); // not heard: the held runs ask again on their own
-    return present((await this.namespaces.get(after.name))!);
+    return this.present((await this.namespaces.get(after.name))!);
+  }
+
+  /**
+   * A namespace's retention must cover the `maxDelay` of each of its tasks: a slot that can still be
+   * planned or claimed keeps its row (DESIGN §3). A 422 naming the task that needs longer.
+   */
+  private async checkRetention(name: string, fields: NamespaceFields): Promise<void> {
+    const own = [fields.historyRetentionMs, fields.deadLetterRetentionMs].filter((ms): ms is number => ms !== null);
+    if (own.length === 0) return;
+    const longest = await this.retention.longestMaxDelay(name);
+    const shortest = Math.min(...own);
+    if (longest && longest.maxDelayMs > shortest) {
+      const message = `a retention of ${formatDuration(shortest)} is shorter than the maxDelay of task "${longest.task}" (${formatDuration(longest.maxDelayMs)}): a slot it may still run would lose its row`;
+      throw new ApiError(422, 'retention_too_short', message, [{ field: 'retention', message }]);
+    }
+  }
+
+  private async present(row: NamespaceInUse): Promise<NamespaceJson> {
+    const own = {
+      historyMs: row.historyRetentionMs === null ? null : Number(row.historyRetentionMs),
+      deadLettersMs: row.deadLetterRetentionMs === null ? null : Number(row.deadLetterRetentionMs),
+    };
+    return { ...present(row), retention: await this.retention.ofNamespace(row.name, own) };
   }
 
   @Route(routes.deleteNamespace)
@@ -134,18 +167,26 @@ function checkName(name: string): void {
 
 const notFound = (name: string) => new ApiError(404, 'not_found', `no namespace named "${name}"`);
 
-function auditFields(row: NamespaceFields | null): NamespaceFields | null {
+function auditFields(
+  row:
+    | (Omit<NamespaceFields, 'historyRetentionMs' | 'deadLetterRetentionMs'> &
+        Partial<Record<'historyRetentionMs' | 'deadLetterRetentionMs', bigint | number | null>>)
+    | null,
+): NamespaceFields | null {
+  const ms = (v: bigint | number | null | undefined) => (v === null || v === undefined ? null : Number(v));
   return (
     row && {
       description: row.description,
       maxTasks: row.maxTasks,
       maxRunsPerMinute: row.maxRunsPerMinute,
       maxConcurrentRuns: row.maxConcurrentRuns,
+      historyRetentionMs: ms(row.historyRetentionMs),
+      deadLetterRetentionMs: ms(row.deadLetterRetentionMs),
     }
   );
 }
 
-function present(row: NamespaceInUse): NamespaceJson {
+function present(row: NamespaceInUse): Omit<NamespaceJson, 'retention'> {
   return {
     name: row.name,
     description: row.description,

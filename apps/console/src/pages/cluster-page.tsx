@@ -126,6 +126,31 @@ export function ClusterPage() {
               ]}
             />
           </Section>
+          <Section title="History">
+            <p>
+              Ended runs are kept <strong>{c.retention.history}</strong>, dead letters{' '}
+              <strong>{c.retention.deadLetters}</strong>, audit entries <strong>{c.retention.audit}</strong>, each from
+              its slot; older ones are removed by the leader, a whole day at a time.
+              {c.retention.oldestSlot ? (
+                <>
+                  {' '}
+                  The oldest slot kept is <Time at={c.retention.oldestSlot} zone={zone} />.
+                </>
+              ) : null}
+            </p>
+            {c.retention.namespaces.length ? (
+              <Table
+                rows={c.retention.namespaces}
+                rowKey={(n) => n.namespace}
+                empty=""
+                columns={[
+                  { title: 'Namespace', cell: (n) => n.namespace },
+                  { title: 'Runs kept', cell: (n) => n.history },
+                  { title: 'Dead letters kept', cell: (n) => n.deadLetters },
+                ]}
+              />
+            ) : null}
+          </Section>
           <Section title="Clock offsets">
             <p class="muted small">Each process's clock minus Postgres' clock, which every process corrects by.</p>
             <Table

@@ -93,12 +93,18 @@ export class ExecutionQueriesRepository {
 
   /**
    * The execution of the task's latest slot due by `now` (see {@link dueBy}), or null: the task's
-   * slots read back from the newest, past the few planned ahead.
+   * slots read back from the newest, past the few planned ahead; once every row of the task is past
+   * the retention, the last one as it was when pruned.
    */
   async lastDueOfTask(taskId: string, now: Date) {
     const rows = await this.prisma.$queryRaw<ExecutionRow[]>`
       SELECT * FROM task_execution WHERE task_id = ${taskId}::uuid AND ${dueBy(now)} ORDER BY scheduled_for DESC LIMIT 1`;
-    return rows[0] ? executionFromRow(rows[0]) : null;
+    if (rows[0]) return executionFromRow(rows[0]);
+    // Every run of the task past the retention: its last one, as pruning kept it (see task_history).
+    const kept = await this.prisma.$queryRaw<ExecutionRow[]>`
+      SELECT (jsonb_populate_record(NULL::task_execution, k.last_execution)).* FROM task_history k
+      WHERE k.task_id = ${taskId}::uuid AND k.last_execution IS NOT NULL`;
+    return kept[0] ? executionFromRow(kept[0]) : null;
   }
 
   /**

@@ -29,6 +29,10 @@ export interface ExplainContext {
   shard: number;
   /** A slot not planned yet this close to now is being planned, not lost. */
   planningGraceMs: number;
+  /** Slots before this are past the history's retention: one without a row is pruned, not lost. */
+  keptFrom: number;
+  /** The retention in force, in words (`30d`). */
+  retention: string;
   events: ReadonlyMap<string, SlotEvent[]>;
   /** For a skip for overlap: the run it overlapped. */
   overlapped: ReadonlyMap<string, SlotRow | null>;
@@ -272,6 +276,12 @@ function explainUnrecorded(at: number, candidate: SlotCandidate, ctx: ExplainCon
       detail: `to fire at ${when(at, ctx)}: its wall time does not exist that day (clocks go forward), dst.gap moves it`,
     };
   if (at > ctx.now) return { outcome: 'upcoming', reason: null, detail: `to fire at ${when(at, ctx)}` };
+  if (at < ctx.keptFrom)
+    return {
+      outcome: 'pruned',
+      reason: 'retention',
+      detail: `its record is past the history's retention (${ctx.retention}): the oldest slot kept is ${when(ctx.keptFrom, ctx)}`,
+    };
   const unled = unledAt(at, ctx);
   const maxDelay = durationMs(span.definition.policy.maxDelay) || 3_600_000;
   if (unled && at + maxDelay > ctx.now)

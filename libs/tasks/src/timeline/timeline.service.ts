@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { ClockService } from '@punctual/clock';
 import {
+  formatDuration,
   splitQualifiedName,
   TASK_DEFAULTS,
   type TimelineItem,
@@ -11,6 +12,7 @@ import {
 import {
   ApiKeysRepository,
   CalendarsRepository,
+  HistoryRetention,
   SchedulerStateRepository,
   type SlotEvent,
   type SlotRow,
@@ -52,6 +54,7 @@ export class TimelineService {
     private readonly clock: ClockService,
     private readonly apiKeys: ApiKeysRepository,
     @Inject(CONFIG) private readonly config: Config,
+    private readonly retention: HistoryRetention,
   ) {}
 
   /** One page of the timeline of the task named `name` (a deleted one's too). `offered`: the handlers live workers offer, or null when unknown. */
@@ -118,11 +121,12 @@ export class TimelineService {
     const taskId = task?.id ?? null;
     const explained = rows.filter((r) => r.attempt > 1 || r.status === 'dead' || r.status === 'cancelled');
     const waiting = rows.some((r) => (r.status === 'scheduled' || r.status === 'queued') && r.fireAt.getTime() <= now);
-    const [events, keys, unled, live] = await Promise.all([
+    const [events, keys, unled, live, kept] = await Promise.all([
       this.timeline.eventsOf(explained.map((r) => r.id)),
       this.apiKeys.list(),
       this.unledPeriods(taskId, from, Math.min(to, now)),
       waiting ? offered().catch(() => null) : Promise.resolve(null),
+      this.retention.historyMsOf(splitQualifiedName(name).namespace),
     ]);
 
     const overlapped = new Map<string, SlotRow | null>();
@@ -161,6 +165,8 @@ export class TimelineService {
       unled,
       shard: task ? shardOf(task.id, await this.shardCount()) : 0,
       planningGraceMs: PLANNING_GRACE_MS,
+      keptFrom: now - kept,
+      retention: formatDuration(kept),
       events: groupBy(events),
       overlapped,
       catchUpOf,
