@@ -79,7 +79,10 @@ describe('operator and admin routes', () => {
 
   it('backfill plans the slots of a past window once, capped by maxRuns', async () => {
     await ctx.api.call('POST', '/v1/tasks', { name: 'hourly', handler: 'noop', schedule: { cron: '0 * * * *' } });
-    const window = { from: '2026-01-01T00:00:00Z', to: '2026-01-01T05:00:00Z' };
+    // Windows within the history kept (30 days): whole hours of three and two days ago.
+    const hour = (hoursAgo: number) =>
+      new Date((Math.floor(Date.now() / 3_600_000) - hoursAgo) * 3_600_000).toISOString();
+    const window = { from: hour(72), to: hour(67) };
     const first = await ctx.api.call('POST', '/v1/tasks/hourly/backfill', window);
     expect(first.status).toBe(202);
     expect(first.body).toEqual({ planned: 6 });
@@ -87,8 +90,8 @@ describe('operator and admin routes', () => {
     expect(
       (
         await ctx.api.call('POST', '/v1/tasks/hourly/backfill', {
-          from: '2026-01-02T00:00:00Z',
-          to: '2026-01-03T00:00:00Z',
+          from: hour(48),
+          to: hour(24),
           maxRuns: 3,
         })
       ).body,

@@ -103,6 +103,7 @@ export async function insertRuns(
       error: run.error ?? (run.status === 'dead' ? 'HTTP 500 from the endpoint' : null),
     };
   });
+  await ctx.db.historyAt(...rows.map((r) => r.scheduledFor));
   await ctx.db.prisma.taskExecution.createMany({ data: rows });
   await ctx.db.prisma.executionEvent.createMany({
     data: rows.flatMap((row) => [

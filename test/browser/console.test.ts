@@ -102,6 +102,7 @@ describe('the console', () => {
     const flaky = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'flaky-export' } });
     flakyPlanned = Math.ceil(Date.now() / 3_600_000) * 3_600_000;
     if (flakyPlanned - Date.now() < 600_000) flakyPlanned += 3_600_000;
+    await ctx.db.historyAt(flakyPlanned);
     await ctx.db.prisma.taskExecution.create({
       data: {
         id: executionIdFor(new Date(flakyPlanned)),
@@ -325,6 +326,7 @@ describe('the console', () => {
     const slot = (hoursAgo: number) => new Date(Math.floor(Date.now() / hour) * hour - hoursAgo * hour);
     const base = { taskId: task.id, taskName: 'strip-report', taskVersion: task.version };
     const deadId = randomUUID();
+    await ctx.db.historyAt(slot(3), slot(1));
     await ctx.db.prisma.taskExecution.createMany({
       data: [
         {
@@ -720,6 +722,7 @@ describe('the console', () => {
       ...(status === 'running' ? { attempt: 1, leaseUntil: new Date(Date.now() + 600_000) } : { heldAt: new Date() }),
     });
     const flowRows = [flowRun('running', 1), flowRun('queued', 2), flowRun('queued', 3)];
+    await ctx.db.historyAt(...flowRows.map((r) => r.scheduledFor));
     await ctx.db.prisma.taskExecution.createMany({ data: flowRows });
     try {
       await page.reload();

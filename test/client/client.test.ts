@@ -35,9 +35,10 @@ describe('PunctualClient against the running API', () => {
     expect((await c.executions.get(run.id)).events).toEqual([]);
     expect((await c.executions.cancel(run.id)).status).toBe('cancelled');
     expect(await c.tasks.executions('client-task').all()).toHaveLength(1);
-    expect(await c.tasks.backfill('client-task', { from: '2026-01-01T00:00:00Z', to: '2026-01-03T00:00:00Z' })).toEqual(
-      { planned: 2 },
-    );
+    // Two days of a daily 09:00 (Berlin) task, within the history kept: midnight UTC 4 and 2 days ago.
+    const midnight = (daysAgo: number) =>
+      new Date(Math.floor(Date.now() / 86_400_000 - daysAgo) * 86_400_000).toISOString();
+    expect(await c.tasks.backfill('client-task', { from: midnight(4), to: midnight(2) })).toEqual({ planned: 2 });
     // A slot planned ahead is listed only when asked for: the client passes `planned` on.
     const row = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'client-task' } });
     const ahead = new Date(Date.now() + 3_600_000);

@@ -176,6 +176,7 @@ describe('alert rules', () => {
     expect(rules.map((r) => r.alert).sort()).toEqual([
       'PunctualClockOffset',
       'PunctualDeadLettersGrowing',
+      'PunctualHistoryPruningBehind',
       'PunctualLeaderFlapping',
       'PunctualMissedSlots',
       'PunctualNoLeader',

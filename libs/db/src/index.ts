@@ -21,7 +21,7 @@ export {
   type StartedAttempt,
 } from './executions/claims.repository.js';
 export { DEFINITIONS_KEPT, TaskDefinitions } from './executions/task-definitions.js';
-export { CLAIM_DIRECT, STARTS_WITHOUT_JUDGEMENT } from './executions/turn-statements.js';
+export { CLAIM_DIRECT, STARTS_WITHOUT_JUDGEMENT, SUCCEED_AND_HAND_OVER } from './executions/turn-statements.js';
 export { type HandedTurn, type ParkRequest, TurnsRepository } from './executions/turns.repository.js';
 export { FlowControlRepository, type FlowKeyLoad } from './executions/flow-control.repository.js';
 export type { FlowClaimOutcome } from './executions/flow-control.repository.js';

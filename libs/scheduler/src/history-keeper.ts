@@ -9,8 +9,12 @@ import type {
 import type { Metrics } from '@punctual/metrics';
 import { PRUNE_BATCH, RetentionRules } from '@punctual/planning';
 
-/** The partitions ahead of now that a pass makes: the next one within this of its start (or one width). */
-const AHEAD_MS = 2 * 3_600_000;
+/**
+ * The partitions ahead of now that a pass makes: the next one within this of its start. Rows are
+ * planned seconds ahead, and a writer that finds no partition makes one (HistoryRoom): a partition
+ * made early only adds to what every statement of the claim path plans over.
+ */
+const AHEAD_MS = 10 * 60_000;
 
 /** A partition found with nothing to remove is looked at again after this long. */
 const RECHECK_MS = 10 * 60_000;
@@ -37,7 +41,7 @@ export interface HistoryPass {
 
 /**
  * The history lifecycle's pass (DESIGN §3), run by shard 0's leader every HISTORY_PASS_MS:
- * makes the partitions the next hours need, raises the live horizon, removes what the retention
+ * makes the partitions the next minutes need, raises the live horizon, removes what the retention
  * rules let go — a partition whose every row is past its retention dropped whole (its disk back at
  * once), one that also keeps rows (dead letters, a namespace that keeps longer) compacted into a
  * partition of the rows that stay, or, when most rows stay, trimmed in batches — and prunes the

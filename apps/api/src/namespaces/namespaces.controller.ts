@@ -112,7 +112,9 @@ export class NamespacesController {
     const longest = await this.retention.longestMaxDelay(name);
     const shortest = Math.min(...own);
     if (longest && longest.maxDelayMs > shortest) {
-      const message = `a retention of ${formatDuration(shortest)} is shorter than the maxDelay of task "${longest.task}" (${formatDuration(longest.maxDelayMs)}): a slot it may still run would lose its row`;
+      const message =
+        `a retention of ${formatDuration(shortest)} is shorter than the maxDelay of task "${longest.task}" ` +
+        `(${formatDuration(longest.maxDelayMs)}): a slot it may still run would lose its row`;
       throw new ApiError(422, 'retention_too_short', message, [{ field: 'retention', message }]);
     }
   }

@@ -6,14 +6,14 @@ import { type HistoryPartition, HistoryPartitionsRepository, partitionIdent } fr
  * A row made live (planned, or a dead letter replayed) with a slot at least this old asks the live
  * horizon first; a younger one never needs to (see {@link RAISE_LAG_MS}).
  */
-export const WRITE_LAG_MS = 10 * 60_000;
+export const WRITE_LAG_MS = 2 * 60_000;
 
 /**
  * The horizon never passes the partition of `now - RAISE_LAG_MS`: a row made live with a slot
  * younger than {@link WRITE_LAG_MS} is always above it, however the clocks of two processes differ
  * (by less than the gap between the two).
  */
-export const RAISE_LAG_MS = 60 * 60_000;
+export const RAISE_LAG_MS = 10 * 60_000;
 
 /** A lowering or a raising of the horizon waits at most this long for the views' lock (see replaceViews). */
 const VIEW_LOCK_TIMEOUT = '500ms';
