@@ -7,6 +7,7 @@ import { campaignScenario } from './scenarios/campaign.js';
 import { fairCatchUpScenario } from './scenarios/fair-catch-up.js';
 import { failoverScenario } from './scenarios/failover.js';
 import { flowScenario } from './scenarios/flow.js';
+import { historyScenario } from './scenarios/history.js';
 import { loadApiScenario } from './scenarios/load-api.js';
 import { overloadScenario } from './scenarios/overload.js';
 import { pgbouncerScenario } from './scenarios/pgbouncer.js';
@@ -44,6 +45,7 @@ const SCENARIOS: Record<string, (opts: BenchOptions) => Promise<ScenarioOutcome>
   timeline: timelineScenario,
   pgbouncer: pgbouncerScenario,
   'fair-catch-up': fairCatchUpScenario,
+  history: historyScenario,
 };
 
 let values: { quick: boolean; large: boolean; only?: string; out?: string; profile?: string };

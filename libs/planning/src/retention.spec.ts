@@ -42,10 +42,19 @@ describe('RetentionRules', () => {
     expect(rules.decide(day('2026-11-01T00:00:00Z'), live, now)).toEqual({ kind: 'trim' });
     // Past the dead letters' 90 days: nothing left to keep.
     expect(rules.decide(day('2026-08-01T00:00:00Z'), live, now)).toEqual({ kind: 'drop' });
-    // Everything may be live (the horizon from the beginning): nothing is touched.
-    expect(rules.decide(day('2026-08-01T00:00:00Z'), null, now)).toEqual({ kind: 'keep' });
-    // A partition the horizon has not passed yet, however old, stays.
-    expect(rules.decide(day('2026-08-01T00:00:00Z'), new Date('2026-08-01T12:00:00Z'), now)).toEqual({ kind: 'keep' });
+    // A partition the horizon has not passed (everything may be live in it) is never dropped or swapped:
+    // past a retention, its ended rows go one by one.
+    expect(rules.decide(day('2026-08-01T00:00:00Z'), null, now)).toEqual({ kind: 'delete' });
+    // …but the table as it was before partitioning waits for the horizon to pass it.
+    expect(rules.decide({ from: null, to: new Date('2026-12-03T00:00:00Z') }, null, now)).toEqual({ kind: 'keep' });
+    expect(rules.decide({ from: null, to: new Date('2026-08-01T00:00:00Z') }, live, now)).toEqual({ kind: 'drop' });
+    expect(rules.decide(day('2026-08-01T00:00:00Z'), new Date('2026-08-01T12:00:00Z'), now)).toEqual({
+      kind: 'delete',
+    });
+    expect(rules.decide(day('2026-12-02T00:00:00Z'), live, now)).toEqual({ kind: 'keep' });
+    // A retention of an hour, and the day's partition (made when a month was kept) is 12 hours old.
+    const hour = new RetentionRules({ ...cluster, historyMs: HOUR });
+    expect(hour.decide(day('2026-12-02T00:00:00Z'), live, now)).toEqual({ kind: 'delete' });
   });
 
   it('says which rows are past their retention: ended ones by the history, dead letters by theirs, per namespace', () => {

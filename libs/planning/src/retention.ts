@@ -50,9 +50,12 @@ export interface PartitionRange {
 /**
  * What to do with a partition: `keep` it, `drop` it whole (every row in it is past every retention
  * that applies), or `trim` it — some rows are past their retention, others (dead letters, a
- * namespace that keeps longer) are not.
+ * namespace that keeps longer) are not; or, for one the live horizon has not passed, `delete` its
+ * ended rows past their retention in batches (it is being written: no swap, no drop) — only after
+ * a retention was shortened below a partition's age (in steady state a partition is a quarter of
+ * the shortest retention wide).
  */
-export type PartitionDecision = { kind: 'keep' } | { kind: 'drop' } | { kind: 'trim' };
+export type PartitionDecision = { kind: 'keep' } | { kind: 'drop' } | { kind: 'trim' } | { kind: 'delete' };
 
 /**
  * The retention rules of a cluster at one moment: the cluster's settings, each namespace's own, and
@@ -124,10 +127,16 @@ export class RetentionRules {
 
   /**
    * What to do with a partition of slots `[from, to)` at `now`. Only partitions wholly before the
-   * live horizon (`liveFrom`: no row in them can still change) are ever touched.
+   * live horizon (`liveFrom`: no row in them can still change) are dropped or swapped; one it has not
+   * passed only loses ended rows, one by one.
    */
   decide(range: PartitionRange, liveFrom: Date | null, now: Date): PartitionDecision {
-    if (liveFrom === null || range.to.getTime() > liveFrom.getTime()) return { kind: 'keep' };
+    if (liveFrom === null || range.to.getTime() > liveFrom.getTime()) {
+      // The table as it was before partitioning (no lower bound) waits for the horizon to pass it:
+      // its expired rows may be most of a large table, which batched deletes would only fill with dead rows.
+      if (range.from === null) return { kind: 'keep' };
+      return now.getTime() - range.from.getTime() > this.shortestMs() ? { kind: 'delete' } : { kind: 'keep' };
+    }
     const age = now.getTime() - range.to.getTime();
     if (age >= this.longestMs()) return { kind: 'drop' };
     if (age >= this.shortestMs()) return { kind: 'trim' };

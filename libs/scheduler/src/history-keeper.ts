@@ -91,10 +91,16 @@ export class HistoryKeeper {
       const decision = rules.decide(partition, report.liveFrom, now);
       if (decision.kind === 'keep') continue;
       if (
-        decision.kind === 'trim' &&
+        decision.kind !== 'drop' &&
         (this.checked.get(partition.executions) ?? -Infinity) > now.getTime() - RECHECK_MS
       )
         continue;
+      if (decision.kind === 'delete') {
+        const removed = await this.trim(partition, expired, until);
+        if (removed === 0) this.checked.set(partition.executions, now.getTime());
+        report.removed += removed;
+        continue;
+      }
       const { expired: gone, total } =
         decision.kind === 'drop' ? { expired: 1, total: 1 } : await this.prune.countExpired(partition, expired);
       if (gone === 0) {
