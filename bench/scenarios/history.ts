@@ -2,9 +2,10 @@ import pg from 'pg';
 import { Cluster } from '../../test/support/cluster.js';
 import { sleep } from '../../test/support/processes.js';
 import { openSandbox } from '../../test/support/sandbox.js';
+import { closeLayout, measureRuns, median, openLayout } from '../../test/support/partition-layouts.js';
 import { insertTasks } from '../../test/support/tasks.js';
 import type { BenchOptions } from '../support/options.js';
-import { startLags } from '../support/punctual.js';
+import { startLags, statusCounts } from '../support/punctual.js';
 import { ratio, type Row, type ScenarioOutcome } from '../support/report.js';
 import { ms, type Summary, summarize } from '../support/stats.js';
 
@@ -35,6 +36,11 @@ export interface HistoryResult {
     deadAfter: number;
   };
   partition: { createMs: number; createWal: number; dropMs: number; dropWal: number };
+  /** The claim and the success of a run, ms (median): 40 days of history in one partition, and in 40. */
+  statements: {
+    single: { claim: number; success: number };
+    daily: { claim: number; success: number; partitions: number };
+  };
 }
 
 /**
@@ -57,22 +63,22 @@ export async function benchHistory(tasks: number, rows: number, seconds: number)
     await sleep(first + 5000 - Date.now());
     const empty = await phase(cluster, seconds);
 
-    const started = Date.now();
-    await insertHistory(cluster.db, ids, rows);
-    const inserted = { ms: Date.now() - started, bytes: await bytes(cluster.db) };
+    // The history goes in with the scheduler and the worker stopped: a bulk insert of millions of
+    // rows is not what a cluster writes (its foreign-key checks would hold every task's row from the
+    // planner for the minutes it takes). The tasks then go on from the next seconds, as if created then.
+    let inserted = { ms: 0, bytes: 0 };
+    await restart(cluster, {}, async () => {
+      const started = Date.now();
+      await insertHistory(cluster.db, ids, rows);
+      inserted = { ms: Date.now() - started, bytes: await bytes(cluster.db) };
+    });
     const history = await phase(cluster, seconds);
 
     // A retention of an hour on every role: the history pass prunes what it lets go.
     const bytesBefore = await bytes(cluster.db);
     const deadBefore = await deadLetters(cluster.db);
-    const hour = { HISTORY_RETENTION: '1h' };
-    await Promise.all([...cluster.schedulers, ...cluster.workers].map((p) => p.stop()));
-    cluster.schedulers.length = 0;
-    cluster.workers.length = 0;
     const restarted = Date.now();
-    await Promise.all([cluster.add('scheduler', hour), cluster.add('worker', hour)]);
-    await cluster.waitForLeader(30_000);
-    await sleep(5000);
+    await restart(cluster, { HISTORY_RETENTION: '1h' });
     const from = Date.now();
     await sleep(seconds * 1000);
     const pruningLag = await startLags(cluster.db, from, Date.now() - 1000);
@@ -94,9 +100,53 @@ export async function benchHistory(tasks: number, rows: number, seconds: number)
       history,
       pruning: { goneAfterMs, lag: pruningLag, bytesBefore, bytesAfter, deadBefore, deadAfter },
       partition: await partitionCost(cluster.db),
+      statements: await statementTimes(tasks >= 1000 ? 300 : 50),
     };
   } finally {
     await cluster.stop();
+  }
+}
+
+/**
+ * Stops the scheduler and the worker, runs `meanwhile`, moves every task's cursor to a few seconds
+ * from now (the slots of the stop are not the measure), and starts them again with `env`, waiting
+ * for a leader and a few seconds of runs.
+ */
+async function restart(cluster: Cluster, env: Record<string, string>, meanwhile?: () => Promise<void>): Promise<void> {
+  await Promise.all([...cluster.schedulers, ...cluster.workers].map((p) => p.stop()));
+  cluster.schedulers.length = 0;
+  cluster.workers.length = 0;
+  await meanwhile?.();
+  const next = Math.ceil(Date.now() / 1000) * 1000 + 5000;
+  await cluster.db.query(`UPDATE task SET next_run_at = $1 WHERE name LIKE 'history-%'`, [new Date(next)]);
+  await Promise.all([cluster.add('scheduler', env), cluster.add('worker', env)]);
+  await cluster.waitForLeader(30_000);
+  await sleep(next + 5000 - Date.now());
+}
+
+/**
+ * The claim and the success of `runs` runs, prepared as a worker prepares them, timed: 40 days of
+ * 200 tasks' history (320,000 rows) in one partition, and in 40 daily ones with the live horizon
+ * at today (test/db/partition-cost.test.ts counts the same statements' buffers).
+ */
+async function statementTimes(runs: number): Promise<HistoryResult['statements']> {
+  const options = { days: 40, tasks: 200, everyMinutes: 36 };
+  const single = await openLayout(await openSandbox(undefined, 'bench'), { ...options, daily: false });
+  try {
+    const daily = await openLayout(await openSandbox(undefined, 'bench'), { ...options, daily: true });
+    try {
+      const one = await measureRuns(single, 'a', runs, false);
+      const many = await measureRuns(daily, 'a', runs, false);
+      const times = (m: typeof one) => ({
+        claim: median(m.claim.map((c) => c.ms)),
+        success: median(m.success.map((c) => c.ms)),
+      });
+      return { single: times(one), daily: { ...times(many), partitions: many.partitions } };
+    } finally {
+      await closeLayout(daily);
+    }
+  } finally {
+    await closeLayout(single);
   }
 }
 
@@ -105,6 +155,7 @@ async function phase(cluster: Cluster, seconds: number): Promise<Phase> {
   const from = Date.now();
   await sleep(seconds * 1000);
   const lag = await startLags(cluster.db, from, Date.now() - 1000);
+  if (lag.n === 0) throw new Error(`no run started in the window: ${JSON.stringify(await statusCounts(cluster.db))}`);
   const now = new Date();
   const hourAgo = new Date(now.getTime() - HOUR).toISOString();
   const reads: Record<string, string> = {
@@ -259,6 +310,15 @@ export async function historyScenario(opts: BenchOptions): Promise<ScenarioOutco
       target: '≤ 1.5×',
       met: r.pruning.lag.p99 <= 1.5 * r.empty.lag.p99,
     },
+    ...(['claim', 'success'] as const).map((which): Row => ({
+      scenario,
+      measure: `the ${which} of a run with ${r.statements.daily.partitions} daily partitions of history ÷ one (median)`,
+      punctual: ms(r.statements.daily[which]),
+      peer: `one partition: ${ms(r.statements.single[which])}`,
+      ratio: ratio(r.statements.daily[which], r.statements.single[which]),
+      target: '≤ 1.1×',
+      met: r.statements.daily[which] <= 1.1 * r.statements.single[which],
+    })),
     {
       scenario,
       measure: "a day's partition: made; dropped (time, WAL)",

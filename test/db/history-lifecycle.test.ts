@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { executionIdFor } from '../../libs/contract/src/index.js';
+import { executionIdFor, slotOfExecutionId } from '../../libs/contract/src/index.js';
 import { CLAIM_DIRECT, RAISE_LAG_MS } from '../../libs/db/src/index.js';
 import { Metrics } from '../../libs/metrics/src/index.js';
 import { HistoryKeeper } from '../../libs/scheduler/src/index.js';
@@ -63,6 +63,27 @@ describe('history lifecycle', () => {
   const partitionOf = async (at: number) =>
     (await db.partitions.list()).find((p) => (p.from?.getTime() ?? -Infinity) <= at && at < p.to.getTime());
   const countIn = async (sql: string) => Number((await db.prisma.$queryRawUnsafe<{ n: number }[]>(sql))[0]!.n);
+
+  it('makes ids that carry their slot alike in TypeScript and in SQL, to the millisecond the column keeps', async () => {
+    const slots = [
+      '2026-12-02T09:00:00.000Z',
+      '2026-12-02T09:00:00.0004Z',
+      '2026-12-02T09:00:00.0006Z',
+      '2030-01-01T00:00:00.999Z',
+    ];
+    const rows = await db.prisma.$queryRaw<{ at: Date; sql_id: string; kept: Date }[]>`
+      SELECT s AS at, punctual_execution_id(s)::text AS sql_id, s::timestamptz(3) AS kept FROM unnest(${slots}::timestamptz[]) s`;
+    for (const row of rows) {
+      expect(slotOfExecutionId(row.sql_id)).toEqual(row.kept);
+      const [back] = await db.prisma.$queryRaw<{ slot: Date }[]>`
+        SELECT punctual_slot_of(${executionIdFor(row.kept)}::uuid) AS slot`;
+      expect(back!.slot).toEqual(row.kept);
+    }
+    const [none] = await db.prisma.$queryRaw<
+      { slot: Date | null }[]
+    >`SELECT punctual_slot_of(${randomUUID()}::uuid) AS slot`;
+    expect(none!.slot).toBeNull();
+  });
 
   it('makes a partition for a slot that has none, fitted to the day, and a twin for its events', async () => {
     const at = Date.now() - 50 * DAY + 5 * HOUR;
@@ -264,5 +285,71 @@ describe('history lifecycle', () => {
     });
     // A second pass at once finds nothing more to remove.
     expect((await keeper.pass(new Date())).removed).toBe(0);
+  });
+
+  it('prunes the tables beside the history by their own rules, in one pass', async () => {
+    const ago = (days: number) => new Date(Date.now() - days * DAY);
+    await db.prisma.outbox.createMany({
+      data: [
+        { topic: 'execution.dead', payload: {}, deliveredAt: ago(40), createdAt: ago(40) }, // delivered long ago: goes
+        { topic: 'execution.dead', payload: {}, deliveredAt: ago(1), createdAt: ago(1) }, // delivered yesterday: stays
+        { topic: 'execution.dead', payload: {}, deliveredAt: new Date(0), createdAt: ago(40) }, // given up long ago: goes
+        { topic: 'execution.dead', payload: {}, deliveredAt: null, createdAt: ago(40) }, // not delivered: stays
+      ],
+    });
+    await db.prisma.auditLog.createMany({
+      data: [
+        { actor: 'k', action: 'task.create', target: 'old-task', at: ago(400) }, // superseded, past AUDIT_RETENTION: goes
+        { actor: 'k', action: 'task.update', target: 'old-task', at: ago(390) }, // the latest of its target: stays
+        { actor: 'k', action: 'task.create', target: 'new-task', at: ago(2) },
+      ],
+    });
+    await db.prisma.flowStart.createMany({
+      data: [
+        { key: 'idle-key', at: ago(3) },
+        { key: 'busy-key', at: ago(3) },
+        { key: 'busy-key', at: new Date() },
+      ],
+    });
+    await db.prisma.quotaStart.createMany({
+      data: [
+        { namespace: 'default', at: ago(1) },
+        { namespace: 'default', at: new Date() },
+      ],
+    });
+    await db.prisma.overrunPermit.create({
+      data: { attemptId: randomUUID(), key: 'k', executionId: randomUUID(), until: ago(1) },
+    });
+    const { id: versioned } = await task('versioned');
+    const version = (v: number, daysAgo: number) => ({
+      taskName: 'versioned',
+      version: v,
+      taskId: versioned,
+      action: 'task.update',
+      definition: {},
+      changedAt: ago(daysAgo),
+      changedBy: 'k',
+    });
+    await db.prisma.taskVersion.createMany({ data: [version(1, 400), version(2, 380), version(3, 1)] });
+    const keeper = new HistoryKeeper(sandbox.config(), db.partitions, db.horizon, prune, new Metrics());
+    const pruned = await prune.pruneTables((await keeper.rules()).cutoffs(new Date()));
+    expect(pruned).toMatchObject({
+      outbox: 2,
+      audit_log: 1,
+      task_version: 2,
+      flow_start: 2,
+      quota_start: 1,
+      overrun_permit: 1,
+    });
+    // The version a task is at stays, however old: here a newer one is, and the two past a year went.
+    expect((await db.prisma.taskVersion.findMany({ where: { taskName: 'versioned' } })).map((v) => v.version)).toEqual([
+      3,
+    ]);
+    expect(await db.prisma.outbox.count()).toBe(2);
+    expect((await db.prisma.auditLog.findMany({ where: { target: 'old-task' } })).map((e) => e.action)).toEqual([
+      'task.update',
+    ]);
+    expect(await db.prisma.flowStart.count()).toBe(1);
+    expect(await db.prisma.quotaStart.count()).toBe(1);
   });
 });

@@ -113,7 +113,7 @@ export const configSchema = z
     HISTORY_RETENTION: retention('30d'),
     /** How long dead letters stay listed and replayable, by slot (a namespace may set its own). */
     DEAD_LETTER_RETENTION: retention('90d'),
-    /** How long audit entries (and versions of deleted tasks) are kept. */
+    /** How long audit entries and task versions are kept (the latest of each stays). */
     AUDIT_RETENTION: retention('365d'),
     /** How often shard 0's leader runs the history pass (partitions ahead, the live horizon, pruning). */
     HISTORY_PASS_MS: int(60_000, 1000, 86_400_000),

@@ -42,7 +42,7 @@ export interface Config {
   readonly historyRetentionMs: number;
   /** Dead letters are kept, listed and replayable, this long past their slot (DEAD_LETTER_RETENTION). */
   readonly deadLetterRetentionMs: number;
-  /** Audit entries, and the versions of tasks deleted, are kept this long (AUDIT_RETENTION). */
+  /** Audit entries and task versions are kept this long, the latest of each task aside (AUDIT_RETENTION). */
   readonly auditRetentionMs: number;
   /** How often shard 0's leader runs the history pass (HISTORY_PASS_MS). */
   readonly historyPassMs: number;

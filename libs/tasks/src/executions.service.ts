@@ -1,9 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { ExecutionQueriesRepository, ExecutionTransitionsRepository, type TaskExecution } from '@punctual/db';
+import { slotOfExecutionId } from '@punctual/contract';
+import {
+  ExecutionQueriesRepository,
+  ExecutionTransitionsRepository,
+  HistoryRetention,
+  type TaskExecution,
+} from '@punctual/db';
 import { EXECUTION_CANCEL_CHANNEL, ExecutionsQueue } from '@punctual/queue';
 import { Metrics } from '@punctual/metrics';
 import { RedisService } from '@punctual/redis';
-import { ExecutionStateError, NotFoundError } from './errors.js';
+import { ExecutionStateError, InvalidTaskError, NotFoundError } from './errors.js';
 
 /** Operator actions on one execution: replay from the dead letter, cancel. */
 @Injectable()
@@ -14,11 +20,22 @@ export class ExecutionsService {
     private readonly queue: ExecutionsQueue,
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
+    private readonly retention: HistoryRetention,
   ) {}
 
-  /** Replays a dead execution of the namespace: a new attempt, now. */
+  /**
+   * Replays a dead execution of the namespace: a new attempt, now. A dead letter past its retention
+   * is refused (422 `beyond_retention`): the next pass removes it, whatever its state then.
+   */
   async retry(id: string, namespace: string): Promise<TaskExecution> {
     await this.mustBeIn(id, namespace);
+    const slot = slotOfExecutionId(id) ?? (await this.queries.findById(id))?.scheduledFor ?? null;
+    if (slot && (await this.retention.rules()).isExpired(namespace, slot, true, new Date()))
+      throw new InvalidTaskError(
+        'id',
+        `execution ${id} is past the dead letters' retention: it is being removed`,
+        'beyond_retention',
+      );
     const replayed = await this.executions.retryDead(id);
     if (!replayed) throw await this.stateError(id, 'a dead execution can be retried');
     const { handler, ...execution } = replayed;

@@ -74,11 +74,12 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
   END
 $$;
 
--- An id for an execution of `slot` made in SQL (a backfill by hand, a benchmark's history): the same
+-- An id for an execution of `slot` made in SQL (a backfill by hand, a benchmark's history), its slot
+-- rounded to the millisecond as timestamptz(3) stores it: the same
 -- UUIDv7 as executionIdFor (libs/contract) makes, its timestamp the slot, its other bits random.
 CREATE FUNCTION "punctual_execution_id"("slot" TIMESTAMPTZ) RETURNS UUID
 LANGUAGE sql VOLATILE STRICT PARALLEL SAFE AS $$
-  SELECT (lpad(to_hex(floor(extract(epoch FROM "slot") * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3)
+  SELECT (lpad(to_hex(round(extract(epoch FROM "slot") * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3)
           || to_hex(8 + floor(random() * 4)::int) || substr(md5(random()::text), 1, 15))::uuid
 $$;
 

@@ -241,12 +241,14 @@ export class HistoryPruneRepository {
             AND EXISTS (SELECT 1 FROM audit_log n WHERE n.target = o.target AND n.id > o.id)
           ORDER BY o.at LIMIT ${batch})`,
       ],
-      // The versions of a task deleted that long ago (a task that exists keeps every version: rollback reads them).
+      // A version that old, unless it is the one its task is at (a deleted task's last one goes too).
       [
         'task_version',
         Prisma.sql`DELETE FROM task_version v WHERE (v.task_name, v.version) IN (
           SELECT o.task_name, o.version FROM task_version o
-          WHERE o.changed_at < ${iso(cutoffs.versions)}::timestamptz AND NOT EXISTS (SELECT 1 FROM task t WHERE t.name = o.task_name)
+          WHERE o.changed_at < ${iso(cutoffs.versions)}::timestamptz
+            AND (EXISTS (SELECT 1 FROM task_version n WHERE n.task_name = o.task_name AND n.version > o.version)
+                 OR NOT EXISTS (SELECT 1 FROM task t WHERE t.name = o.task_name))
           ORDER BY o.changed_at LIMIT ${batch})`,
       ],
       [

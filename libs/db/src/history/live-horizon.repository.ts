@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isLockTimeout } from '../db-errors.js';
 import { type Db, PrismaService } from '../prisma.service.js';
 import { type HistoryPartition, HistoryPartitionsRepository, partitionIdent } from './history-partitions.repository.js';
 
@@ -15,8 +16,11 @@ export const WRITE_LAG_MS = 2 * 60_000;
  */
 export const RAISE_LAG_MS = 10 * 60_000;
 
-/** A lowering or a raising of the horizon waits at most this long for the views' lock (see replaceViews). */
+/** A lowering or a raising of the horizon waits at most this long for the views' lock (see `move`). */
 const VIEW_LOCK_TIMEOUT = '500ms';
+
+/** A lowering tries this many times to take the views' lock before the writer's call fails. */
+const LOWER_ATTEMPTS = 5;
 
 /**
  * The live horizon moved past a row that is about to be made live: the caller's transaction
@@ -82,11 +86,20 @@ export class LiveHorizonRepository {
       (p) => (p.from === null || p.from.getTime() <= slot.getTime()) && slot.getTime() < p.to.getTime(),
     );
     if (!home) throw new Error(`no partition holds the slot ${slot.toISOString()}`);
-    await this.prisma.$transaction(async (tx) => {
-      const current = await lockedFromMs(tx);
-      if (current <= (home.from?.getTime() ?? -Infinity)) return;
-      await this.move(tx, home.from);
-    });
+    // The views' lock waits behind statements that read them: a long one makes it give up, and try again.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.prisma.$transaction(async (tx) => {
+          const current = await lockedFromMs(tx);
+          if (current <= (home.from?.getTime() ?? -Infinity)) return;
+          await this.move(tx, home.from);
+        });
+        return;
+      } catch (error) {
+        if (!isLockTimeout(error) || attempt >= LOWER_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
   }
 
   /**
@@ -94,6 +107,16 @@ export class LiveHorizonRepository {
    * past the partition of `now - RAISE_LAG_MS`. Returns the horizon after (null: from the beginning).
    */
   async raise(now = new Date()): Promise<Date | null> {
+    try {
+      return await this.raiseOnce(now);
+    } catch (error) {
+      // Busy views (a long statement reading them): the horizon stays, the next pass raises it.
+      if (isLockTimeout(error)) return this.liveFrom();
+      throw error;
+    }
+  }
+
+  private raiseOnce(now: Date): Promise<Date | null> {
     return this.prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SET LOCAL lock_timeout = '2s'`;
       // Waits for every writer that holds the horizon (see hold): their rows are committed, and the
