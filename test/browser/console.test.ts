@@ -710,12 +710,13 @@ describe('the console', () => {
       'No run holds or waits on a flow-control key.',
     );
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'nightly-report' } });
+    const now = Date.now();
     const flowRun = (status: 'running' | 'queued', minutesAhead: number) => ({
-      id: executionIdFor(new Date(Date.now() + minutesAhead * 60_000)),
+      id: executionIdFor(new Date(now + minutesAhead * 60_000)),
       taskId: task.id,
       taskName: task.name,
-      scheduledFor: new Date(Date.now() + minutesAhead * 60_000),
-      fireAt: new Date(Date.now() + minutesAhead * 60_000),
+      scheduledFor: new Date(now + minutesAhead * 60_000),
+      fireAt: new Date(now + minutesAhead * 60_000),
       taskVersion: task.version,
       status,
       concurrencyKey: 'billing-api',

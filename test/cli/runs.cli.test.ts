@@ -16,6 +16,9 @@ describe('punctual runs and executions', () => {
       .map((line) => line.split(/\s{2,}/));
 
   /** A run of `task` that spent its attempts, as a worker leaves it in the dead letter. */
+  /** A whole hour this long ago: a dead letter the retention still keeps (one to act on). */
+  const hoursAgo = (hours: number) => new Date(Math.floor(Date.now() / 3_600_000 - hours) * 3_600_000);
+
   async function insertDeadRun(task: string, scheduledFor: Date): Promise<string> {
     const row = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: task } });
     const id = randomUUID();
@@ -39,7 +42,14 @@ describe('punctual runs and executions', () => {
       },
     });
     await ctx.db.prisma.executionEvent.create({
-      data: { executionId: id, scheduledFor, fromStatus: 'running', toStatus: 'dead', at: finishedAt, workerId: 'host-a:1' },
+      data: {
+        executionId: id,
+        scheduledFor,
+        fromStatus: 'running',
+        toStatus: 'dead',
+        at: finishedAt,
+        workerId: 'host-a:1',
+      },
     });
     return id;
   }
@@ -146,7 +156,7 @@ describe('punctual runs and executions', () => {
 
   it('retries a dead run and cancels a pending one by id, as the API then says', async () => {
     await admin().tasks.create({ name: 'runs-ops', handler: 'noop', schedule: { cron: '0 * * * *' } });
-    const dead = await insertDeadRun('runs-ops', new Date('2026-02-01T10:00:00Z'));
+    const dead = await insertDeadRun('runs-ops', hoursAgo(30));
     const pending = await admin().tasks.trigger('runs-ops');
     expect(['scheduled', 'queued']).toContain(pending.status);
 
@@ -193,7 +203,7 @@ describe('punctual runs and executions', () => {
 
   it('needs the operator role: a viewer key gets the API 403 in one line and changes nothing', async () => {
     await admin().tasks.create({ name: 'runs-roles', handler: 'noop', schedule: { cron: '0 * * * *' } });
-    const dead = await insertDeadRun('runs-roles', new Date('2026-03-01T10:00:00Z'));
+    const dead = await insertDeadRun('runs-roles', hoursAgo(30));
     const viewer = (await admin().apiKeys.create({ name: 'runs-viewer', role: 'viewer' })).key;
     const operator = (await admin().apiKeys.create({ name: 'runs-operator', role: 'operator' })).key;
 

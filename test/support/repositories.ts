@@ -101,7 +101,11 @@ export async function openRepositories(config: Config) {
      * Partitions for rows a test inserts itself at these instants (a slot no leader made a partition
      * for: a day long past, 1970): `task_execution` is partitioned by slot.
      */
-    historyAt: (...at: (Date | number)[]) => partitions.ensureCovered(at.map((a) => new Date(a)), 86_400_000),
+    historyAt: (...at: (Date | number)[]) =>
+      partitions.ensureCovered(
+        at.map((a) => new Date(a)),
+        86_400_000,
+      ),
     /**
      * Resolves once Postgres' clock — the one a claim is judged by — has passed `at`: a test waits
      * for a slot's instant, or a lease's end, rather than sleeping and hoping it came. By a whole

@@ -154,7 +154,7 @@ export class RetentionRules {
    * - `audit`: an entry older than AUDIT_RETENTION — except the latest of its target, which says
    *   what is in force (the timeline reads a task's versions from its entries);
    * - `versions`: a version of a task changed that long ago, but the one it is at (a deleted task's
- *   last one goes too);
+   *   last one goes too);
    * - `leadership`: a shard's leadership history as old as the longest history kept (the timeline
    *   explains a slot no leader planned by it);
    * - `flowStarts`: a rate key's starts a day old (the longest `per` is a day);

@@ -7,7 +7,7 @@ import type {
   LiveHorizonRepository,
 } from '@punctual/db';
 import type { Metrics } from '@punctual/metrics';
-import { PRUNE_BATCH, RetentionRules } from '@punctual/planning';
+import { PRUNE_BATCH, type RetentionRules } from '@punctual/planning';
 
 /**
  * The partitions ahead of now that a pass makes: the next one within this of its start. Rows are
@@ -64,16 +64,12 @@ export class HistoryKeeper {
 
   /** The rules in force: the cluster's retentions and each namespace's, over the longest `maxDelay`. */
   async rules(): Promise<RetentionRules> {
-    const { namespaces, floorMs } = await this.prune.retentionInputs();
-    return new RetentionRules(
-      {
-        historyMs: this.config.historyRetentionMs,
-        deadLettersMs: this.config.deadLetterRetentionMs,
-        auditMs: this.config.auditRetentionMs,
-      },
-      namespaces,
-      floorMs,
-    );
+    const {
+      historyRetentionMs: historyMs,
+      deadLetterRetentionMs: deadLettersMs,
+      auditRetentionMs: auditMs,
+    } = this.config;
+    return this.prune.rules({ historyMs, deadLettersMs, auditMs });
   }
 
   /** One pass at `now`; `leading` says whether this process still leads shard 0 (checked between steps). */

@@ -135,10 +135,13 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     for (const leader of this.leaders) leader.start();
     this.balanceTimer = setInterval(() => void this.balance(), Math.max(50, Math.floor(this.config.leaderTtlMs / 3)));
     // The first pass soon after start (a leader just elected makes the partitions it needs), then on the period.
-    this.historyTimer = setTimeout(() => {
-      void this.keepHistory();
-      this.historyTimer = setInterval(() => void this.keepHistory(), this.config.historyPassMs);
-    }, Math.min(5_000, this.config.historyPassMs));
+    this.historyTimer = setTimeout(
+      () => {
+        void this.keepHistory();
+        this.historyTimer = setInterval(() => void this.keepHistory(), this.config.historyPassMs);
+      },
+      Math.min(5_000, this.config.historyPassMs),
+    );
   }
 
   /** One history pass, when this scheduler leads shard 0 (never two at once in one process). */

@@ -145,10 +145,7 @@ export class AttemptsRepository {
   /** Gives back the permits of handlers that have settled, in one statement (expired ones, whose workers died, go by the retention rules). */
   async dropPermits(attemptIds: string[]): Promise<void> {
     if (attemptIds.length === 0) return;
-    await this.prisma.leasePool.query(
-      `DELETE FROM overrun_permit WHERE attempt_id = ANY($1::uuid[])`,
-      [attemptIds],
-    );
+    await this.prisma.leasePool.query(`DELETE FROM overrun_permit WHERE attempt_id = ANY($1::uuid[])`, [attemptIds]);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type NamespaceRetention, PRUNE_BATCH, type RetentionRules, type TableCutoffs } from '@punctual/planning';
+import { PRUNE_BATCH, RetentionRules, type RetentionSettings, type TableCutoffs } from '@punctual/planning';
 import { Prisma } from '../generated/prisma/client.js';
 import { type Db, PrismaService } from '../prisma.service.js';
 import { type HistoryPartition, partitionIdent } from './history-partitions.repository.js';
@@ -27,22 +27,23 @@ export type PrunedCounts = Record<
 export class HistoryPruneRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** The namespaces' own retentions, and the longest `maxDelay` of any task (no retention goes under it). */
-  async retentionInputs(): Promise<{ namespaces: NamespaceRetention[]; floorMs: number }> {
+  /**
+   * The rules in force: the cluster's retentions, each namespace's own, over the longest `maxDelay`
+   * of any task.
+   */
+  async rules(cluster: RetentionSettings): Promise<RetentionRules> {
     const [namespaces, [floor]] = await Promise.all([
       this.prisma.$queryRaw<{ namespace: string; history_ms: bigint | null; dead_ms: bigint | null }[]>`
         SELECT name AS namespace, history_retention_ms AS history_ms, dead_letter_retention_ms AS dead_ms FROM namespace
         WHERE history_retention_ms IS NOT NULL OR dead_letter_retention_ms IS NOT NULL`,
       this.prisma.$queryRaw<{ floor: number | null }[]>`SELECT max(max_delay_ms)::float8 AS floor FROM task`,
     ]);
-    return {
-      namespaces: namespaces.map((n) => ({
-        namespace: n.namespace,
-        historyMs: n.history_ms === null ? null : Number(n.history_ms),
-        deadLettersMs: n.dead_ms === null ? null : Number(n.dead_ms),
-      })),
-      floorMs: Number(floor?.floor ?? 0),
-    };
+    const own = namespaces.map((n) => ({
+      namespace: n.namespace,
+      historyMs: n.history_ms === null ? null : Number(n.history_ms),
+      deadLettersMs: n.dead_ms === null ? null : Number(n.dead_ms),
+    }));
+    return new RetentionRules(cluster, own, Number(floor?.floor ?? 0));
   }
 
   /**
@@ -216,7 +217,7 @@ export class HistoryPruneRepository {
     const batch = PRUNE_BATCH;
     // The rate keys and namespaces that have starts, found one index probe each (a skip scan of the
     // (key, at) index), and their old starts through the same index: no scan of every start.
-    const keysOf = (table: 'flow_start' | 'quota_start', column: 'key' | 'namespace') => {
+    const startsBefore = (table: 'flow_start' | 'quota_start', column: 'key' | 'namespace', cutoff: Date) => {
       const t = Prisma.raw(table);
       const c = Prisma.raw(column);
       return Prisma.sql`
@@ -224,7 +225,11 @@ export class HistoryPruneRepository {
           (SELECT ${c} AS v FROM ${t} ORDER BY ${c} LIMIT 1)
           UNION ALL
           SELECT (SELECT f.${c} FROM ${t} f WHERE f.${c} > k.v ORDER BY f.${c} LIMIT 1) FROM k WHERE k.v IS NOT NULL
-        )`;
+        )
+        DELETE FROM ${t} WHERE id IN (
+          SELECT s.id FROM k CROSS JOIN LATERAL (
+            SELECT f.id FROM ${t} f WHERE f.${c} = k.v AND f.at < ${iso(cutoff)}::timestamptz LIMIT ${batch}) s
+          WHERE k.v IS NOT NULL LIMIT ${batch})`;
     };
     const statements: [keyof PrunedCounts, Prisma.Sql][] = [
       // Delivered, or given up (kept with delivered_at at the epoch, for inspection, as long as a delivered one).
@@ -251,22 +256,8 @@ export class HistoryPruneRepository {
                  OR NOT EXISTS (SELECT 1 FROM task t WHERE t.name = o.task_name))
           ORDER BY o.changed_at LIMIT ${batch})`,
       ],
-      [
-        'flow_start',
-        Prisma.sql`${keysOf('flow_start', 'key')}
-        DELETE FROM flow_start WHERE id IN (
-          SELECT s.id FROM k CROSS JOIN LATERAL (
-            SELECT f.id FROM flow_start f WHERE f.key = k.v AND f.at < ${iso(cutoffs.flowStarts)}::timestamptz LIMIT ${batch}) s
-          WHERE k.v IS NOT NULL LIMIT ${batch})`,
-      ],
-      [
-        'quota_start',
-        Prisma.sql`${keysOf('quota_start', 'namespace')}
-        DELETE FROM quota_start WHERE id IN (
-          SELECT s.id FROM k CROSS JOIN LATERAL (
-            SELECT f.id FROM quota_start f WHERE f.namespace = k.v AND f.at < ${iso(cutoffs.quotaStarts)}::timestamptz LIMIT ${batch}) s
-          WHERE k.v IS NOT NULL LIMIT ${batch})`,
-      ],
+      ['flow_start', startsBefore('flow_start', 'key', cutoffs.flowStarts)],
+      ['quota_start', startsBefore('quota_start', 'namespace', cutoffs.quotaStarts)],
       [
         'shard_leadership',
         Prisma.sql`DELETE FROM shard_leadership WHERE (shard, epoch) IN (

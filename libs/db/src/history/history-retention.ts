@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { formatDuration, type RetentionInForce } from '@punctual/contract';
-import { RetentionRules } from '@punctual/planning';
+import type { RetentionRules } from '@punctual/planning';
 import { PrismaService } from '../prisma.service.js';
 import { HistoryPartitionsRepository } from './history-partitions.repository.js';
 import { HistoryPruneRepository } from './history-prune.repository.js';
@@ -45,16 +45,12 @@ export class HistoryRetention {
   ) {}
 
   async rules(): Promise<RetentionRules> {
-    const { namespaces, floorMs } = await this.prune.retentionInputs();
-    return new RetentionRules(
-      {
-        historyMs: this.config.historyRetentionMs,
-        deadLettersMs: this.config.deadLetterRetentionMs,
-        auditMs: this.config.auditRetentionMs,
-      },
-      namespaces,
-      floorMs,
-    );
+    const {
+      historyRetentionMs: historyMs,
+      deadLetterRetentionMs: deadLettersMs,
+      auditRetentionMs: auditMs,
+    } = this.config;
+    return this.prune.rules({ historyMs, deadLettersMs, auditMs });
   }
 
   /** What a namespace keeps, its own retentions given (null: the cluster's), at `now`. */
