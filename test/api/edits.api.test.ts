@@ -144,6 +144,33 @@ describe('edits, pauses and resumes around planned slots', () => {
     }
   });
 
+  it('an edit to overlap: allow un-parks the slot waiting behind a run: no hand-over serves it any more, so it must not stay parked', async () => {
+    const { task, planned } = await plannedTask('edit-unpark', { policy: { overlap: 'buffer_one' } });
+    await row(task.id, 'edit-unpark', new Date(Date.now() - MINUTE), 'running', task.planVersion, { attempt: 1 });
+    // The slot buffered behind the running one: parked, with its buffer mark.
+    await ctx.db.prisma.taskExecution.updateMany({
+      where: { id: planned },
+      data: { parkedAt: new Date(), nextAttemptAt: new Date() },
+    });
+    const res = await ctx.api.call('PATCH', '/v1/tasks/edit-unpark', { policy: { overlap: 'allow' } });
+    expect(res.status).toBe(200);
+    expect(await execution(planned)).toMatchObject({
+      status: 'queued',
+      exclusive: false,
+      parkedAt: null,
+      nextAttemptAt: null,
+    });
+  });
+
+  it('an edit between exclusive policies keeps the slot parked behind the run: its end hands it its turn', async () => {
+    const { task, planned } = await plannedTask('edit-keep-park', { policy: { overlap: 'buffer_one' } });
+    await row(task.id, 'edit-keep-park', new Date(Date.now() - MINUTE), 'running', task.planVersion, { attempt: 1 });
+    const parkedAt = new Date();
+    await ctx.db.prisma.taskExecution.updateMany({ where: { id: planned }, data: { parkedAt } });
+    expect((await ctx.api.call('PATCH', '/v1/tasks/edit-keep-park', { policy: { overlap: 'skip' } })).status).toBe(200);
+    expect(await execution(planned)).toMatchObject({ status: 'queued', exclusive: true, parkedAt });
+  });
+
   it('pause then resume right before a slot: the slot is withdrawn, then planned again on resume', async () => {
     const { slot, planned } = await plannedTask('pause-resume-quick');
     const paused = await ctx.api.call('POST', '/v1/tasks/pause-resume-quick/pause');

@@ -142,11 +142,17 @@ export class ExecutionTransitionsRepository {
     return db.$executeRaw`DELETE FROM live_execution WHERE id = ANY(${ids}::uuid[]) AND status IN ${Prisma.raw(PLANNED_STATUSES)}`;
   }
 
-  /** Puts planned executions under the task's new definition: its version, its jitter, its overlap policy. */
+  /**
+   * Puts planned executions under the task's new definition: its version, its jitter, its overlap
+   * policy. A slot that no longer runs alone (`overlap: allow`) stops waiting for its task's turn:
+   * its park and its buffer mark go in the same statement, and the relay gives it its job — else no
+   * hand-over would ever reach it (the hand-over serves exclusive slots only) and it would wait for ever.
+   */
   async replan(rows: ReplannedExecution[], db: Db): Promise<void> {
     if (rows.length === 0) return;
     await db.$executeRaw`
-      UPDATE live_execution e SET fire_at = u.fire_at, task_version = u.task_version, exclusive = u.exclusive
+      UPDATE live_execution e SET fire_at = u.fire_at, task_version = u.task_version, exclusive = u.exclusive,
+        parked_at = CASE WHEN u.exclusive THEN e.parked_at END, next_attempt_at = CASE WHEN u.exclusive THEN e.next_attempt_at END
       FROM unnest(${rows.map((r) => r.id)}::uuid[], ${iso(rows.map((r) => r.fireAt))}::timestamptz[], ${rows.map((r) => r.taskVersion)}::int[], ${rows.map((r) => r.exclusive)}::bool[])
         AS u(id, fire_at, task_version, exclusive)
       WHERE e.id = u.id AND ${Prisma.raw(plannedSql('e'))}`;
