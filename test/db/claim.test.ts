@@ -377,6 +377,41 @@ describe('claiming an execution', () => {
       expect(await claim(b)).toEqual({ kind: 'skipped', reason: 'overlap' });
     });
 
+    it("a run whose success statement began before the next slot's time but reaches its row after the slot was skipped on it: its recorded end is when its row took it", async () => {
+      const now = Date.now();
+      await db.prisma.taskExecution.deleteMany({
+        where: { taskId, scheduledFor: { gt: new Date(now - 3_100), lt: new Date(now + 1_000) } },
+      });
+      const a = await execution('queued', { exclusive: true, at: now - 3_000 });
+      const other = await execution('queued', { at: now - 2_500 });
+      const [ranA, ranOther] = [await claim(a), await claim(other)];
+      if (ranA.kind !== 'run' || ranOther.kind !== 'run') throw new Error('both should start');
+      await startedAt(a, now - 3_000);
+      // The batch's first row is held by another transaction: the statement waits there before it reaches a's row.
+      const { release, done: holding } = await holdLocks(
+        (tx) => tx.$queryRaw`SELECT id FROM task_execution WHERE id = ${other}::uuid FOR UPDATE`,
+      );
+      let success: ReturnType<typeof db.attempts.succeed> | undefined;
+      try {
+        success = db.attempts.succeed([
+          { id: other, attemptId: ranOther.execution.attemptId!, result: null },
+          { id: a, attemptId: ranA.execution.attemptId!, result: null },
+        ]);
+        await sleep(300);
+        const b = await execution('queued', { exclusive: true, at: Date.now() - 100, queuedAt: new Date() });
+        // a is running and unlocked as far as any claim can see: b is skipped on it.
+        expect(await claim(b)).toEqual({ kind: 'skipped', reason: 'overlap' });
+        release();
+        expect((await success).current).toEqual([true, true]);
+        // The history explains the skip: a ended after b's time, not when its statement began.
+        expect((await row(a)).finishedAt!.getTime()).toBeGreaterThanOrEqual((await row(b)).finishedAt!.getTime());
+      } finally {
+        release();
+        await holding;
+        await success?.catch(() => undefined);
+      }
+    });
+
     it("a run whose success is on its way (its write behind a lock) at the next slot's time: the slot is not skipped on it, and runs once the success lands", async () => {
       const now = Date.now();
       await db.prisma.taskExecution.deleteMany({

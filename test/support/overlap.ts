@@ -7,7 +7,7 @@ export interface OverlapRow {
   finished_at: Date | null;
 }
 
-/** A run's `finished_at` is when its outcome's transaction began; a claim sees it end only once that commits, a few milliseconds later (more on a loaded machine). */
+/** A run's `finished_at` is when its outcome's statement wrote its row; a claim sees it end only once that commits, a few milliseconds later (more on a loaded machine). */
 const COMMIT_SLACK_MS = 100;
 
 /**
