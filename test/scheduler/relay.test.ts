@@ -201,4 +201,58 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     expect((await db.prisma.taskExecution.findFirstOrThrow({ where: { id: waiting.id } })).parkedAt).toBeNull();
     expect(await db.prisma.taskExecution.count({ where: { parkedAt: { not: null } } })).toBe(20);
   });
+  it('hands a stranded slot its turn in the first page, however many tasks wait parked behind a run still going, and pages past the rest', async () => {
+    await db.prisma.taskExecution.deleteMany({});
+    await db.prisma.taskRunGuard.deleteMany({});
+    const now = Date.now();
+    const parkedAt = new Date(now - 10_000);
+    const row = (task: string, name: string, at: number, data: Record<string, unknown>) =>
+      db.prisma.taskExecution.create({
+        data: {
+          id: executionIdFor(new Date(at)),
+          taskId: task,
+          taskName: name,
+          scheduledFor: new Date(at),
+          fireAt: new Date(at),
+          taskVersion: 1,
+          exclusive: true,
+          ...data,
+        },
+      });
+    const task = (name: string, id?: string) =>
+      db.prisma.task.create({
+        data: { ...(id ? { id } : {}), name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
+      });
+    // 20 tasks whose on-time slot waits parked behind a run still going (the normal buffer_one park).
+    for (let i = 0; i < 20; i += 1) {
+      const { id, name } = await task(`running-${i}`);
+      await row(id, name, now - 8_000, {
+        status: 'running',
+        startedAt: new Date(now - 8_000),
+        leaseUntil: new Date(now + 60_000),
+      });
+      await row(id, name, now - 5_000, { status: 'scheduled', parkedAt });
+    }
+    // The stranded task sorts after all of them: a page that reads the parked-on-purpose first misses it.
+    const stranded = await task('stranded-last', 'ffffffff-ffff-7fff-bfff-ffffffffffff');
+    await row(stranded.id, stranded.name, now - 60_000, { status: 'cancelled' });
+    const waiting = await row(stranded.id, stranded.name, now - 5_000, { status: 'scheduled', parkedAt });
+
+    const leading = await db.state.bumpEpoch('relay-test');
+    expect((await relay.repair(leading, new Date(now), 3)).handed).toBe(1);
+    expect((await db.prisma.taskExecution.findFirstOrThrow({ where: { id: waiting.id } })).parkedAt).toBeNull();
+    expect(await db.prisma.taskExecution.count({ where: { parkedAt: { not: null } } })).toBe(20);
+
+    // Stranded slots past a page are reached by the next passes, each page after the last.
+    const seven: string[] = [];
+    for (let i = 0; i < 7; i += 1) {
+      const { id, name } = await task(`stranded-${i}`);
+      await row(id, name, now - 60_000 + i, { status: 'cancelled' });
+      seven.push((await row(id, name, now - 5_000 + i, { status: 'scheduled', parkedAt })).id);
+    }
+    const perPass: number[] = [];
+    for (let pass = 0; pass < 3; pass += 1) perPass.push((await relay.repair(leading, new Date(now), 3)).handed);
+    expect(perPass).toEqual([3, 3, 1]);
+    expect(await db.prisma.taskExecution.count({ where: { id: { in: seven }, parkedAt: { not: null } } })).toBe(0);
+  });
 });

@@ -37,6 +37,8 @@ export class RelayService {
   private readonly logger = new Logger(RelayService.name);
   /** Where each shard's paging stopped. */
   private readonly cursors = new Map<number, AwaitingCursor>();
+  /** Where each shard's pass over stranded slots stopped (a task id). */
+  private readonly strandedFrom = new Map<number, string>();
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
@@ -63,7 +65,14 @@ export class RelayService {
         await this.queue.ensureJob(execution.handler, execution.id, execution.attempt + 1);
     }
     // Parked slots whose turn came without a word get it now (their jobs go first, as any turn's).
-    const handed = await this.executions.handOverStranded(new Date(now.getTime() - STRANDED_AFTER_MS), pageSize, fence);
+    const { handed, next } = await this.executions.handOverStranded(
+      new Date(now.getTime() - STRANDED_AFTER_MS),
+      this.strandedFrom.get(shard) ?? null,
+      pageSize,
+      fence,
+    );
+    if (next) this.strandedFrom.set(shard, next);
+    else this.strandedFrom.delete(shard);
     await this.queue.enqueueTurns(handed);
     this.metrics.turnsHanded.inc({ by: 'relay' }, handed.length);
     let requeued = 0;

@@ -3,7 +3,14 @@ import { epochFence, inShard, type LeaderFence } from '../epoch-fence.js';
 import { type ExecutionTrigger, type MisfirePolicy, Prisma } from '../generated/prisma/client.js';
 import { PrismaService } from '../prisma.service.js';
 import { EVENT_CTE, transition } from './execution-transition.js';
-import { attemptsRemainSql, canBeLateSql, earlierSlotDueSql, lateSql, plannedSql } from './predicates.js';
+import {
+  attemptsRemainSql,
+  canBeLateSql,
+  earlierSlotDueSql,
+  lateSql,
+  plannedSql,
+  runInProgressSql,
+} from './predicates.js';
 import { HANDED_JSON, HANDLER_OF_ROW, handOver } from './turn-statements.js';
 
 /** The handler a row `e` runs, as SQL (see HANDLER_OF_ROW). */
@@ -215,25 +222,35 @@ export class LeaderExecutionsRepository {
    * Slots parked since before `before` whose turn came without a word (the run ahead ended by a
    * path that does not hand over: a cancel, a misfire decision, a reaped lease, a worker gone between
    * its write and the hand-over): each such task's next slot is handed its turn (see `handOver`).
-   * Fenced by the epoch; at most `limit` tasks a pass.
+   * Only tasks with nothing left ahead of the parked slot are asked — no exclusive run running or
+   * retrying, no earlier slot due — so slots parked on purpose (behind a run still going, or a
+   * backlog held for its turn) are not read, however many. Paged by task id from `after`: answers
+   * the turns handed and where the page stopped (`null` after the last page). Fenced by the epoch;
+   * at most `limit` tasks a pass.
    */
-  async handOverStranded(before: Date, limit: number, fence: LeaderFence): Promise<HandedTurn[]> {
-    const rows = await this.prisma.$queryRaw<{ handed: HandedTurn[] }[]>`
+  async handOverStranded(
+    before: Date,
+    after: string | null,
+    limit: number,
+    fence: LeaderFence,
+  ): Promise<{ handed: HandedTurn[]; next: string | null }> {
+    const from = after ? Prisma.sql`AND task_id > ${after}::uuid` : Prisma.empty;
+    const rows = await this.prisma.$queryRaw<{ handed: HandedTurn[]; last: string | null; asked: number }[]>`
       WITH ${epochFence(fence)},
       asked AS (
         SELECT DISTINCT task_id FROM live_execution p
         WHERE parked_at IS NOT NULL AND parked_at < ${before.toISOString()}::timestamptz AND status IN ('scheduled', 'queued', 'retrying')
-          -- Only a task whose next slot is the one parked (or a retry) can be handed its turn: slots
-          -- parked on purpose behind earlier ones still pending (a backlog held for its turn) are
-          -- not asked about, however many, so a page always reaches the stranded.
           AND (p.status = 'retrying' OR NOT ${Prisma.raw(earlierSlotDueSql('p', 'now()'))})
-          ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
+          AND NOT ${Prisma.raw(runInProgressSql('p', 'running'))} AND NOT ${Prisma.raw(runInProgressSql('p', 'retrying'))}
+          ${from} ${inShard(Prisma.sql`task_id`, fence)} AND EXISTS (SELECT 1 FROM fence)
+        ORDER BY task_id
         LIMIT ${limit}
       ),
       ended AS (SELECT NULL::uuid AS id WHERE false),
       ${Prisma.raw(handOver('asked', 'ended'))}
-      SELECT ${Prisma.raw(HANDED_JSON)} AS handed`;
-    return rows[0]?.handed ?? [];
+      SELECT ${Prisma.raw(HANDED_JSON)} AS handed, (SELECT max(task_id::text) FROM asked) AS last, (SELECT count(*)::int FROM asked) AS asked`;
+    const row = rows[0];
+    return { handed: row?.handed ?? [], next: row && row.asked >= limit ? row.last : null };
   }
 
   /**
