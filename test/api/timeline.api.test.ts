@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { executionIdFor } from '../../libs/contract/src/index.js';
 import { describe, expect, it } from 'vitest';
+import { Metrics } from '../../libs/metrics/src/index.js';
+import { PlannerService } from '../../libs/scheduler/src/index.js';
 import { useApiSandbox } from '../support/api-sandbox.js';
 
 const MINUTE = 60_000;
@@ -293,5 +295,59 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     await bad('from=2026-06-01T00:00:00Z&to=2026-06-01T25:00:00Z', 'to', 'validation_failed');
     expect((await ctx.api.call('GET', '/v1/tasks/tl-bad/timeline?limit=1001')).status).toBe(422);
     expect((await ctx.api.call('GET', '/v1/tasks/tl-bad/timeline?cursor=abc')).status).toBe(400);
+  });
+});
+
+describe('the timeline of a task completed by its run limit', () => {
+  const ctx = useApiSandbox();
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  it('says a task completed by its run limit did not run after its last slot, and never that one was lost', async () => {
+    const created = await ctx.api.call('POST', '/v1/tasks', {
+      handler: 'noop',
+      name: 'tl-limit',
+      schedule: { cron: '* * * * * *', remainingRuns: 3 },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'tl-limit' } });
+    const planner = new PlannerService(
+      ctx.sandbox.config(),
+      ctx.db.prisma,
+      ctx.db.tasks,
+      ctx.db.executions,
+      ctx.db.state,
+      new Metrics(),
+      ctx.db.room,
+    );
+    const epoch = await ctx.db.state.bumpEpoch('tl-limit');
+    const planned = await planner.planDueSlots(epoch, () => new Date());
+    const ours = planned.filter((e) => e.taskId === task.id).map((e) => e.scheduledFor.getTime());
+    expect(ours).toHaveLength(3);
+    const after = await ctx.db.prisma.task.findUniqueOrThrow({ where: { id: task.id } });
+    expect(after).toMatchObject({ status: 'completed', remainingRuns: 0 });
+    expect(after.lastScheduledFor?.getTime()).toBe(ours[2]);
+    // The runs happen; then ten seconds go by.
+    for (const at of ours)
+      await ctx.db.prisma.taskExecution.updateMany({
+        where: { taskId: task.id, scheduledFor: new Date(at) },
+        data: { status: 'succeeded', attempt: 1, startedAt: new Date(at), finishedAt: new Date(at + 10) },
+      });
+    await new Promise((r) => setTimeout(r, Math.max(0, ours[2]! + 4_000 - Date.now())));
+    const res = await ctx.api.call(
+      'GET',
+      `/v1/tasks/tl-limit/timeline?from=${iso(ours[0]! - 1)}&to=${iso(ours[2]! + 10_000)}`,
+    );
+    expect(res.status).toBe(200);
+    const items = (res.body as { items: { outcome: string; reason: string | null; detail: string }[] }).items;
+    expect(items.slice(0, 3).map((i) => `${i.outcome}/${i.reason}`)).toEqual([
+      'succeeded/null',
+      'succeeded/null',
+      'succeeded/null',
+    ]);
+    expect(items).toHaveLength(13);
+    expect(new Set(items.slice(3).map((i) => `${i.outcome}/${i.reason}`))).toEqual(new Set(['not_planned/run_limit']));
+    expect(items[3]!.detail).toContain('run limit (schedule.remainingRuns) was spent');
+    const entries = await ctx.db.prisma.auditLog.findMany({ where: { target: after.name, action: 'task.complete' } });
+    expect(entries.map((e) => [e.actor, (e.after as { status: string }).status])).toEqual([['scheduler', 'completed']]);
   });
 });

@@ -23,7 +23,8 @@ export const SLOT_OUTCOMES = [
  * - `overlap`: a run of the task was in progress (the overlap policy); `paused`: the task was paused;
  *   `calendar`: a calendar the task excludes has the day; `dst_gap` / `dst_fold`: the wall time did
  *   not exist or occurred twice, and the task's DST policy decided; `before_created` / `after_end` /
- *   `deleted`: the task did not exist yet, its schedule had ended, it was deleted; `edited`: a new
+ *   `deleted`: the task did not exist yet, its schedule had ended, it was deleted; `run_limit`: the
+ *   task's run limit (`schedule.remainingRuns`) was spent and it completed; `edited`: a new
  *   version of the task replaced the slot; `catch_up`: run (or given up) as part of a catch-up
  *   under the misfire policy; `late`: it could not start within `maxDelay`; `no_leader`: no
  *   scheduler led the task's shard; `flow_control`: held back by a concurrency or rate key;
@@ -41,6 +42,7 @@ export const SLOT_REASONS = [
   'dst_fold',
   'before_created',
   'after_end',
+  'run_limit',
   'deleted',
   'edited',
   'catch_up',

@@ -359,28 +359,44 @@ export class TasksRepository {
 
   /**
    * Moves many cursors in one statement; a task whose schedule has no more slots (cursor null) is
-   * `completed`. A task planned again after an error has the error cleared.
+   * `completed`. A task planned again after an error has the error cleared. A task whose run limit
+   * this spends gets an audit entry `task.complete` by `scheduler` (its last definition, completed,
+   * with the last slot planned as `lastScheduledFor`): the timeline reads the slots after it as
+   * not planned for the run limit.
    */
   async advanceCursors(advances: CursorMove[], db: Db): Promise<void> {
     if (advances.length === 0) return;
     const at = (d: Date | null) => d?.toISOString() ?? null;
     await db.$executeRaw`
-      UPDATE task t SET
-        next_run_at = u.next_run_at,
-        last_scheduled_for = COALESCE(u.last_scheduled_for, t.last_scheduled_for),
-        missed_count = t.missed_count + u.missed,
-        remaining_runs = CASE WHEN t.remaining_runs IS NULL THEN NULL ELSE GREATEST(0, t.remaining_runs - u.runs) END,
-        status = CASE WHEN u.next_run_at IS NULL THEN 'completed'::task_status ELSE t.status END,
-        last_error = NULL,
-        last_error_at = NULL
-      FROM unnest(
-        ${advances.map((a) => a.id)}::uuid[],
-        ${advances.map((a) => at(a.nextRunAt))}::timestamptz[],
-        ${advances.map((a) => at(a.lastScheduledFor))}::timestamptz[],
-        ${advances.map((a) => a.missed)}::bigint[],
-        ${advances.map((a) => a.runs ?? 0)}::int[]
-      ) AS u(id, next_run_at, last_scheduled_for, missed, runs)
-      WHERE t.id = u.id`;
+      WITH moved AS (
+        UPDATE task t SET
+          next_run_at = u.next_run_at,
+          last_scheduled_for = COALESCE(u.last_scheduled_for, t.last_scheduled_for),
+          missed_count = t.missed_count + u.missed,
+          remaining_runs = CASE WHEN t.remaining_runs IS NULL THEN NULL ELSE GREATEST(0, t.remaining_runs - u.runs) END,
+          status = CASE WHEN u.next_run_at IS NULL THEN 'completed'::task_status ELSE t.status END,
+          last_error = NULL,
+          last_error_at = NULL
+        FROM unnest(
+          ${advances.map((a) => a.id)}::uuid[],
+          ${advances.map((a) => at(a.nextRunAt))}::timestamptz[],
+          ${advances.map((a) => at(a.lastScheduledFor))}::timestamptz[],
+          ${advances.map((a) => a.missed)}::bigint[],
+          ${advances.map((a) => a.runs ?? 0)}::int[]
+        ) AS u(id, next_run_at, last_scheduled_for, missed, runs)
+        JOIN task o ON o.id = u.id
+        WHERE t.id = u.id
+        RETURNING t.name, t.last_scheduled_for, o.remaining_runs > 0 AND t.remaining_runs = 0 AS spent
+      )
+      INSERT INTO audit_log (actor, action, target, before, after)
+      SELECT 'scheduler', 'task.complete', m.name, a.after,
+        jsonb_set(a.after, '{schedule,remainingRuns}', '0'::jsonb)
+          || jsonb_build_object('status', 'completed', 'lastScheduledFor', to_char(m.last_scheduled_for AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+      FROM moved m
+      CROSS JOIN LATERAL (
+        SELECT a.after FROM audit_log a WHERE a.target = m.name AND a.after IS NOT NULL AND a.action LIKE 'task.%' ORDER BY a.id DESC LIMIT 1
+      ) a
+      WHERE m.spent AND a.after ? 'schedule'`;
   }
 
   /**

@@ -62,7 +62,7 @@ export class TimelineRepository {
   changesOf(name: string): Promise<TaskChange[]> {
     return this.prisma.$queryRaw<TaskChange[]>`
       SELECT id, actor, action, at, after FROM audit_log
-      WHERE target = ${name} AND action IN ('task.create', 'task.update', 'task.replace', 'task.pause', 'task.resume', 'task.delete', 'task.rollback', 'task.restore')
+      WHERE target = ${name} AND action IN ('task.create', 'task.update', 'task.replace', 'task.pause', 'task.resume', 'task.delete', 'task.rollback', 'task.restore', 'task.complete')
       ORDER BY id`;
   }
 

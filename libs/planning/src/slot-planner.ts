@@ -147,6 +147,8 @@ export function planTaskSlots(
     executions.push(...within);
     runs = limit;
     cursor = null;
+    // The last slot is the last one planned: the limit dropped the ones after it.
+    lastScheduledFor = within.at(-1)?.scheduledFor ?? lastScheduledFor;
   }
   return { executions, advance: { id: task.id, nextRunAt: cursor, lastScheduledFor, missed, runs }, examined };
 }

@@ -134,8 +134,7 @@ export function candidatesOf(
     const last = times[times.length - 1]!;
     const inActual = new Set(actual.filter((t) => t <= last));
     const inAllNoGap = schedules.allNoGap && new Set(slotsIn(schedules.allNoGap, lo, last, 4 * room));
-    const inActualNoGap =
-      schedules.actualNoGap && new Set(slotsIn(schedules.actualNoGap, lo - GAP_REACH_MS, last, 4 * room + 64));
+    const inActualNoGap = schedules.actualNoGap && new Set(slotsIn(schedules.actualNoGap, lo, last, 4 * room + 64));
     const movedInActual = (t: number) =>
       inActualNoGap !== undefined && [...inActual].some((a) => a < t && a >= t - GAP_REACH_MS && !inActualNoGap.has(a));
     let excludedBy: Map<number, string> | undefined;

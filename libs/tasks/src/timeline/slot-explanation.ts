@@ -265,6 +265,12 @@ function explainUnrecorded(at: number, candidate: SlotCandidate, ctx: ExplainCon
     };
   if (span.state === 'deleted')
     return { outcome: 'not_planned', reason: 'deleted', detail: `${deletedWords(at, ctx)}` };
+  if (span.state === 'completed')
+    return {
+      outcome: 'not_planned',
+      reason: 'run_limit',
+      detail: `the task's run limit (schedule.remainingRuns) was spent: it completed after its slot at ${when(span.from - 1, ctx)}`,
+    };
   if (candidate.notPlanned)
     return { outcome: 'not_planned', reason: candidate.notPlanned.reason, detail: notPlannedWords(at, candidate, ctx) };
   if (span.state === 'paused' && !(at <= ctx.now && ctx.catchUpOf(at)))

@@ -7,14 +7,14 @@ export type DefinitionJson = Omit<TaskJson, 'health'>;
 
 /**
  * What a task's name stood for over a span of time `[from, to)`: not created yet (`absent`, the
- * first definition's schedule shows what it would have run), `active`, `paused`, or `deleted` (the
- * last definition's schedule shows what it no longer runs). `changedBy` and `at` name the change
- * that began the span.
+ * first definition's schedule shows what it would have run), `active`, `paused`, `deleted` (the
+ * last definition's schedule shows what it no longer runs), or `completed` (its run limit spent:
+ * from just after the last slot planned). `changedBy` and `at` name the change that began the span.
  */
 export interface VersionSpan {
   from: number;
   to: number;
-  state: 'absent' | 'active' | 'paused' | 'deleted';
+  state: 'absent' | 'active' | 'paused' | 'deleted' | 'completed';
   definition: DefinitionJson;
   schedule: ScheduledTask;
   changedBy: string | null;
@@ -44,20 +44,27 @@ export function versionSpans(
   const spans: VersionSpan[] = [];
   let last: DefinitionJson | null = null;
   for (const change of changes) {
-    const at = change.at.getTime();
     const definition = (change.after as DefinitionJson | null) ?? last;
     if (!definition) continue;
+    // A completion begins after the last slot its run limit planned (which may lie before or after the entry).
+    const at =
+      change.action === 'task.complete' && definition.lastScheduledFor
+        ? Date.parse(definition.lastScheduledFor) + 1
+        : change.at.getTime();
     const state =
       change.action === 'task.delete'
         ? 'deleted'
-        : definition.paused
-          ? 'paused'
-          : OPENING.has(change.action)
-            ? 'active'
-            : null;
+        : change.action === 'task.complete'
+          ? 'completed'
+          : definition.paused
+            ? 'paused'
+            : OPENING.has(change.action)
+              ? 'active'
+              : null;
     if (!state) continue;
     if (spans.length === 0) spans.push(span(Number.NEGATIVE_INFINITY, 'absent', definition, calendars, null));
     const previous = spans[spans.length - 1]!;
+    if (state === 'completed' && at <= previous.from) continue;
     previous.to = at;
     spans.push(span(at, state, definition, calendars, change));
     if (change.after) last = change.after as DefinitionJson;
