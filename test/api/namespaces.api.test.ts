@@ -509,6 +509,27 @@ describe('namespaces: quotas and bad input', () => {
     expect((await api.call('GET', '/v1/handlers?namespace=default')).status).toBe(400);
   });
 
+  it("refuses a flow-control key that would name another namespace's capacity, from any namespace, and stores nothing", async () => {
+    expect((await api.call('PUT', '/v1/namespaces/capacity-b', {})).status).toBe(201);
+    for (const [policy, field] of [
+      [{ concurrency: { key: 'team-a/openai', limit: 10_000 } }, 'policy.concurrency.key'],
+      [{ rateLimit: { key: 'team-a/openai', limit: 5, per: '1s' } }, 'policy.rateLimit.key'],
+    ] as const)
+      for (const namespace of ['default', 'capacity-b']) {
+        const res = await api.call('POST', `/v1/tasks?namespace=${namespace}`, {
+          name: 'takes-capacity',
+          handler: 'noop',
+          schedule: { cron: '* * * * *' },
+          policy,
+        });
+        expect(res.status, `${field} in ${namespace}: ${JSON.stringify(res.body)}`).toBe(422);
+        expect(res.body.error.details[0].field).toBe(field);
+        expect(res.body.error.details[0].message).toContain('"/"');
+      }
+    for (const namespace of ['default', 'capacity-b'])
+      expect((await api.call('GET', `/v1/tasks/takes-capacity?namespace=${namespace}`)).status).toBe(404);
+  });
+
   it('deletes a namespace with its history and its keys: one created again by the name starts empty', async () => {
     expect((await api.call('PUT', '/v1/namespaces/gone', { quotas: { maxTasks: 1 } })).status).toBe(201);
     expect((await api.call('PUT', '/v1/namespaces/kept', {})).status).toBe(201);

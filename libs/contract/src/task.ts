@@ -178,8 +178,9 @@ export const FlowKey = z
   .string()
   .min(1)
   .max(FLOW_KEY_MAX)
+  .refine((key) => !key.includes('/'), 'holds no "/": a key names a capacity of its own namespace only')
   .meta({
-    description: `1–${FLOW_KEY_MAX} characters; tasks naming the same key share its limit`,
+    description: `1–${FLOW_KEY_MAX} characters, no "/"; the tasks of a namespace naming the same key share its limit`,
     examples: ['openai'],
   });
 const FlowLimit = z.number().int().min(1).max(FLOW_LIMIT_MAX);

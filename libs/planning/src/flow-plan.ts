@@ -30,8 +30,12 @@ export interface RunQuota {
 /** A run quota's window: a minute. */
 export const QUOTA_PER_MS = 60_000;
 
-/** The key a run held on its namespace's run quotas waits on (woken as a flow-control key is). */
-export const quotaFlowKey = (namespace: string): string => `namespace-quota:${namespace}`;
+/**
+ * The key a run held on its namespace's run quotas waits on (woken as a flow-control key is). No
+ * task's key can be it: a task's key holds no `/` and is scoped as `namespace/key` (or bare in the
+ * default namespace), and `#quota` is no namespace's name.
+ */
+export const quotaFlowKey = (namespace: string): string => `#quota/${namespace}`;
 
 /**
  * A run held: a key is at its limit, or an earlier run waits on it: the run is marked held and comes

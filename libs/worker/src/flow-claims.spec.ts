@@ -1,4 +1,5 @@
 import type { Task } from '@punctual/db';
+import { quotaFlowKey } from '@punctual/planning';
 import { describe, expect, it } from 'vitest';
 import { concurrencyKeyOf, flowPolicyOf } from './flow-claims.js';
 
@@ -21,8 +22,14 @@ describe('flow-control keys in namespaces', () => {
     });
     expect(flowPolicyOf(task('team-b', 'openai', null))?.concurrency?.key).toBe('team-b/openai');
     expect(flowPolicyOf(task('default', 'openai', null))?.concurrency?.key).toBe('openai');
-    // The cluster's own tasks may share a namespace's limit on purpose, by its key.
-    expect(concurrencyKeyOf(task('default', 'team-a/openai', null))).toBe('team-a/openai');
+    // A key names its own namespace's capacity only: one stored with a "/" (the API refuses it now)
+    // is scoped whole, never another namespace's key, and no key is a namespace's quota wake key.
+    expect(concurrencyKeyOf(task('default', 'team-a/openai', null))).toBe('default/team-a/openai');
+    expect(concurrencyKeyOf(task('team-b', 'team-a/openai', null))).toBe('team-b/team-a/openai');
+    for (const key of ['namespace-quota:team-a', '#quota', 'quota', '#quota:team-a'])
+      for (const ns of ['default', 'team-b'])
+        expect(concurrencyKeyOf(task(ns, key, null))).not.toBe(quotaFlowKey('team-a'));
+    expect(concurrencyKeyOf(task('default', '#quota/team-a', null))).not.toBe(quotaFlowKey('team-a'));
     expect(flowPolicyOf(task('team-a', null, null))).toBeNull();
   });
 

@@ -18,12 +18,14 @@ const FLOW_LANES_KEPT = 10_000;
 
 /**
  * A flow-control key as its namespace owns it: tasks of one namespace naming `openai` share a limit,
- * tasks of another naming `openai` have their own (`team-a/openai`, see `qualifiedName`). A key of
- * the default namespace stays as written — and `team-a/openai` written there is team-a's key, which
- * lets the cluster's own tasks share a limit with a namespace on purpose.
+ * tasks of another naming `openai` have their own (`team-a/openai`); the default namespace's keys
+ * stay as written. A key names its own namespace's capacity only: keys hold no `/` (the API refuses
+ * one), and a key stored with one before that rule is scoped whole (`default/team-a/openai` is not
+ * team-a's `openai`).
  */
 export function scopedFlowKey(task: Pick<Task, 'namespace'>, key: string): string {
-  return qualifiedName(task.namespace ?? DEFAULT_NAMESPACE, key);
+  const namespace = task.namespace ?? DEFAULT_NAMESPACE;
+  return key.includes('/') ? `${namespace}/${key}` : qualifiedName(namespace, key);
 }
 
 /** The task's concurrency key in its namespace (see {@link scopedFlowKey}), or null. */
