@@ -97,4 +97,51 @@ describe('a handler that runs on after its attempt ended', () => {
     const { rows } = await cluster.db.query('SELECT count(*)::int AS n FROM overrun_permit');
     expect(rows).toEqual([{ n: 0 }]);
   });
+  it("keeps its namespace's maxConcurrentRuns permit after its run is cancelled: no key of its own, the quota still counts it", async () => {
+    expect(
+      (await cluster.call('PUT', '/v1/namespaces/one-at-a-time', { quotas: { maxConcurrentRuns: 1 } })).status,
+    ).toBe(201);
+    const soon = Date.now() + 2_000;
+    for (const [name, ms, at] of [
+      ['quota-a', 4_000, soon],
+      ['quota-b', 100, soon + 500],
+    ] as const) {
+      const res = await cluster.call('POST', '/v1/tasks?namespace=one-at-a-time', {
+        name,
+        handler: 'sleep',
+        payload: { ms, ignoreAbort: true },
+        schedule: { at: new Date(at).toISOString() },
+        policy: { retry: { attempts: 1 } },
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+    }
+    const rowsOf = async (name: string) =>
+      (
+        await cluster.db.query<{ id: string; status: string; started_at: Date | null }>(
+          'SELECT id, status, started_at FROM task_execution WHERE task_name = $1',
+          [`one-at-a-time/${name}`],
+        )
+      ).rows;
+    const first = await cluster.waitFor(
+      async () => (await rowsOf('quota-a')).find((r) => r.status === 'running') ?? false,
+      15_000,
+      'the first run of the namespace to start',
+    );
+    const cancel = await cluster.call('POST', `/v1/executions/${first.id}/cancel?namespace=one-at-a-time`);
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
+    const second = await cluster.waitFor(
+      async () => (await rowsOf('quota-b')).find((r) => r.status === 'succeeded') ?? false,
+      30_000,
+      'the second run to end',
+    );
+    const gap = second.started_at!.getTime() - first.started_at!.getTime();
+    console.log(`second run of the namespace started ${gap} ms after the cancelled first (its handler sleeps 4 s)`);
+    expect(gap).toBeGreaterThanOrEqual(3_900);
+    expect(gap).toBeLessThan(10_000);
+    await cluster.waitFor(
+      async () => (await cluster.db.query('SELECT 1 FROM overrun_permit')).rows.length === 0,
+      10_000,
+      'the permits to be given back',
+    );
+  });
 });

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { Namespace } from './generated/prisma/client.js';
+import { quotaRunsInUseSql } from './executions/flow-statements.js';
+import { type Namespace, Prisma } from './generated/prisma/client.js';
 import { PrismaService, type Db } from './prisma.service.js';
 
 /** A namespace with what it uses of its quotas now. */
@@ -127,10 +128,7 @@ export class NamespacesRepository {
         WHERE n.max_tasks IS NOT NULL
         UNION ALL
         SELECT n.name, 'maxConcurrentRuns', c.used, n.max_concurrent_runs FROM namespace n
-        CROSS JOIN LATERAL (
-          SELECT count(*)::int AS used FROM live_execution x
-          WHERE x.namespace = n.name AND x.status = 'running' AND x.lease_until > now()
-        ) c
+        CROSS JOIN LATERAL (SELECT ${Prisma.raw(quotaRunsInUseSql('n.name'))}::int AS used) c
         WHERE n.max_concurrent_runs IS NOT NULL
         UNION ALL
         SELECT n.name, 'maxRunsPerMinute', c.used, n.max_runs_per_minute FROM namespace n
@@ -152,7 +150,7 @@ export class NamespacesRepository {
     const counts = await this.prisma.$queryRaw<{ namespace: string; tasks: number; running: number; starts: number }[]>`
       SELECT ns.name AS namespace,
         (SELECT count(*) FROM task t WHERE t.namespace = ns.name)::int AS tasks,
-        (SELECT count(*) FROM live_execution x WHERE x.status = 'running' AND x.namespace = ns.name AND x.lease_until > now())::int AS running,
+        ${Prisma.raw(quotaRunsInUseSql('ns.name'))}::int AS running,
         (SELECT count(*) FROM quota_start f WHERE f.namespace = ns.name AND f.at > now() - interval '1 minute')::int AS starts
       FROM unnest(${rows.map((r) => r.name)}::text[]) AS ns(name)`;
     const use = new Map(counts.map((c) => [c.namespace, c]));

@@ -30,12 +30,15 @@ export interface RunQuota {
 /** A run quota's window: a minute. */
 export const QUOTA_PER_MS = 60_000;
 
+/** What {@link quotaFlowKey} puts before the namespace (also the key of the quota's overrun permits, in SQL). */
+export const QUOTA_KEY_PREFIX = '#quota/';
+
 /**
  * The key a run held on its namespace's run quotas waits on (woken as a flow-control key is). No
  * task's key can be it: a task's key holds no `/` and is scoped as `namespace/key` (or bare in the
  * default namespace), and `#quota` is no namespace's name.
  */
-export const quotaFlowKey = (namespace: string): string => `#quota/${namespace}`;
+export const quotaFlowKey = (namespace: string): string => `${QUOTA_KEY_PREFIX}${namespace}`;
 
 /**
  * A run held: a key is at its limit, or an earlier run waits on it: the run is marked held and comes

@@ -46,6 +46,7 @@ export {
   planBatch,
   QUOTA_PER_MS,
   quotaFlowKey,
+  QUOTA_KEY_PREFIX,
   rateWindowMs,
   type RunQuota,
 } from './flow-plan.js';

@@ -192,7 +192,11 @@ export class ExecutionRunner implements OnModuleDestroy {
         );
         // Ended by a cancel (or replace) that raced the handler's own end: the permit the cancel kept
         // for it is given back here, as an overrunning handler's is when it settles.
-        if (concurrencyKeyOf(task) !== null && overrun === null && (outcome === 'cancelled' || outcome === 'stale')) {
+        if (
+          permitKeysOf(task, execution).length > 0 &&
+          overrun === null &&
+          (outcome === 'cancelled' || outcome === 'stale')
+        ) {
           await this.leases
             .dropPermit(attemptId)
             .catch((error: unknown) =>
@@ -269,10 +273,8 @@ export class ExecutionRunner implements OnModuleDestroy {
         result = await Promise.race([run, control.aborted]);
       } catch (error) {
         if (run && error instanceof AttemptAbortedError) {
-          const permit =
-            concurrencyKeyOf(task) === null
-              ? null
-              : { attemptId, executionId: execution.id, key: concurrencyKeyOf(task)! };
+          const keys = permitKeysOf(task, execution);
+          const permit = keys.length === 0 ? null : { attemptId, executionId: execution.id, keys };
           const overrun = this.overrunning(run, fields, error.reason, permit);
           onOverrun(overrun.settled);
           // Timed out: the attempt stays `running` — counted against its concurrency key's limit and
@@ -350,7 +352,7 @@ export class ExecutionRunner implements OnModuleDestroy {
         await this.leases
           .dropPermit(permit.attemptId)
           .catch(warn("could not give back the handler's concurrency permit; it lapses with its lease"));
-        for (const listener of this.permitListeners) listener(permit.key);
+        for (const key of permit.keys) for (const listener of this.permitListeners) listener(key);
       });
     }
     return { settled: done, permitHeld };
@@ -363,4 +365,16 @@ export class ExecutionRunner implements OnModuleDestroy {
       error: (message, extra) => this.logger.error({ ...fields, ...extra }, message),
     };
   }
+}
+
+/**
+ * The capacities a run takes a permit of, which a handler running on after its run ended keeps:
+ * its concurrency key's, and its namespace's `maxConcurrentRuns` when it started under it.
+ */
+function permitKeysOf(task: Task, execution: Pick<TaskExecution, 'quotaNamespace'>): string[] {
+  const key = concurrencyKeyOf(task);
+  return [
+    ...(key === null ? [] : [key]),
+    ...(execution.quotaNamespace === null ? [] : [quotaFlowKey(execution.quotaNamespace)]),
+  ];
 }

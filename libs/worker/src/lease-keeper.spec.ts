@@ -115,7 +115,7 @@ describe('LeaseKeeper', () => {
     fakeClock();
     const repo = repository();
     const keeper = new LeaseKeeper(repo, leasePolicy({ leaseMs: 600 }), () => undefined);
-    await keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', key: 'k' });
+    await keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', keys: ['k'] });
     expect(repo.calls.permits).toEqual([['ran-on']]);
     // Renewed every third of the lease, though the keeper tracks no attempt.
     vi.advanceTimersByTime(leasePolicy({ leaseMs: 600 }).renewAfterMs - 1);
@@ -143,7 +143,7 @@ describe('LeaseKeeper', () => {
     };
     const errors: unknown[] = [];
     const keeper = new LeaseKeeper(failing, leasePolicy({ leaseMs: 600 }), (error) => errors.push(error));
-    await expect(keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', key: 'k' })).rejects.toThrow(
+    await expect(keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', keys: ['k'] })).rejects.toThrow(
       'connection terminated',
     );
     fail = false;

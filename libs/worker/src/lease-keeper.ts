@@ -48,13 +48,13 @@ export class LeaseKeeper {
   }
 
   /**
-   * Holds the concurrency permit of a handler running on after its attempt ended, renewed with
-   * the leases until {@link dropPermit}: its key counts it. Resolves once it is written.
+   * Holds the permits of a handler running on after its attempt ended, renewed with the leases
+   * until {@link dropPermit}: its key and its namespace's quota count it. Resolves once written.
    */
   async holdPermit(permit: OverrunPermit): Promise<void> {
     const entry = { permit, renewedAt: performance.now(), written: false };
     this.permits.set(permit.attemptId, entry);
-    await this.repository.holdPermits([permit], this.lease.leaseMs);
+    await this.repository.holdPermits(rowsOf([permit]), this.lease.leaseMs);
     entry.written = true;
   }
 
@@ -78,10 +78,7 @@ export class LeaseKeeper {
     const due = [...this.permits.values()].filter((p) => p.written && now - p.renewedAt >= this.lease.renewAfterMs);
     try {
       if (unwritten.length > 0) {
-        await this.repository.holdPermits(
-          unwritten.map((p) => p.permit),
-          this.lease.leaseMs,
-        );
+        await this.repository.holdPermits(rowsOf(unwritten.map((p) => p.permit)), this.lease.leaseMs);
         for (const p of unwritten) Object.assign(p, { written: true, renewedAt: now });
       }
       // Renews only (never inserts): a permit dropped while this was on its way stays dropped.
@@ -130,11 +127,18 @@ export class LeaseKeeper {
   }
 }
 
-/** A concurrency permit held past its attempt's end. */
+/**
+ * The permits of a handler held past its attempt's end: one of each capacity its run took (its
+ * concurrency key, its namespace's `maxConcurrentRuns` as `quotaFlowKey`).
+ */
 export interface OverrunPermit {
   attemptId: string;
   executionId: string;
-  key: string;
+  keys: string[];
 }
+
+/** The rows of these permits (a row per key). */
+const rowsOf = (permits: OverrunPermit[]) =>
+  permits.flatMap((p) => p.keys.map((key) => ({ attemptId: p.attemptId, executionId: p.executionId, key })));
 
 const key = (control: AttemptControl) => ({ id: control.executionId, attemptId: control.attemptId });

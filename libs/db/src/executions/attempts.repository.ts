@@ -128,7 +128,7 @@ export class AttemptsRepository {
     await this.prisma.leasePool.query(
       `INSERT INTO overrun_permit (attempt_id, key, execution_id, until)
        SELECT a.attempt_id, a.key, a.execution_id, now() + $4 * interval '1 millisecond' FROM unnest($1::uuid[], $2::text[], $3::uuid[]) AS a(attempt_id, key, execution_id)
-       ON CONFLICT (attempt_id) DO UPDATE SET until = GREATEST(overrun_permit.until, EXCLUDED.until)`,
+       ON CONFLICT (attempt_id, key) DO UPDATE SET until = GREATEST(overrun_permit.until, EXCLUDED.until)`,
       [permits.map((p) => p.attemptId), permits.map((p) => p.key), permits.map((p) => p.executionId), leaseMs],
     );
   }

@@ -1,5 +1,6 @@
 import { type ExecutionStatus, Prisma, type TaskExecution } from '../generated/prisma/client.js';
 import type { Db } from '../prisma.service.js';
+import { QUOTA_KEY_PREFIX } from '@punctual/planning';
 import { epochFence, type LeaderFence } from '../epoch-fence.js';
 import { byIds } from './by-id.js';
 import { type ExecutionRow, executionFromRow } from './execution.row.js';
@@ -115,13 +116,18 @@ export const EVENT_CTE = (detail: Prisma.Sql = Prisma.sql`NULL::jsonb`) =>
 /** {@link EVENT_INSERT} in a statement written by hand for the `pg` pool; `detail` is SQL text. */
 export const EVENT_CTE_TEXT = (detail = 'NULL::jsonb') => EVENT_INSERT.join(detail);
 
-/** {@link TransitionSpec.keepPermit}: the permits of the running rows moved, kept until their leases' end. */
+/**
+ * {@link TransitionSpec.keepPermit}: the permits of the running rows moved — their concurrency
+ * key's, and their namespace's `maxConcurrentRuns'` when they started under it (`quotaFlowKey`) —
+ * kept until their leases' end.
+ */
 const KEEP_PERMIT = Prisma.sql`
     permits AS (
       INSERT INTO overrun_permit (attempt_id, key, execution_id, until)
-      SELECT p.attempt_id, p.concurrency_key, p.id, p.lease_until FROM prev p JOIN moved m ON m.id = p.id
-      WHERE p.status = 'running' AND p.concurrency_key IS NOT NULL AND p.attempt_id IS NOT NULL AND p.lease_until > clock_timestamp()
-      ON CONFLICT (attempt_id) DO NOTHING
+      SELECT p.attempt_id, k.key, p.id, p.lease_until FROM prev p JOIN moved m ON m.id = p.id
+      CROSS JOIN LATERAL (VALUES (p.concurrency_key), (${QUOTA_KEY_PREFIX}::text || p.quota_namespace)) AS k(key)
+      WHERE p.status = 'running' AND k.key IS NOT NULL AND p.attempt_id IS NOT NULL AND p.lease_until > clock_timestamp()
+      ON CONFLICT (attempt_id, key) DO NOTHING
     ),`;
 
 /** An execution as a transition left it, and the state it left. */
@@ -163,7 +169,7 @@ export async function transition(db: Db, spec: TransitionSpec): Promise<MovedExe
   const rows = await db.$queryRaw<(ExecutionRow & { from_status: ExecutionStatus })[]>`
     WITH ${fence}
     prev AS (
-      SELECT id, status, attempt_id, concurrency_key, lease_until FROM task_execution p
+      SELECT id, status, attempt_id, concurrency_key, quota_namespace, lease_until FROM task_execution p
       WHERE ${byIds('p', spec.ids)} ${fenced} ORDER BY id FOR UPDATE ${spec.skipLocked ? Prisma.sql`SKIP LOCKED` : Prisma.empty}
     ),
     moved AS (

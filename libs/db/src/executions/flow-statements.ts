@@ -1,11 +1,12 @@
-import { AHEAD_COUNTED } from '@punctual/planning';
+import { AHEAD_COUNTED, QUOTA_KEY_PREFIX } from '@punctual/planning';
 
 // The statements of flow control's claim (see FlowControlRepository), prepared once per connection.
 
 /**
  * The permits of concurrency key `key` held by handlers that run on after their run ended (see
  * `overrun_permit`), beside the key's running runs: a permit whose attempt still runs its row
- * (a timed-out attempt keeps its row `running` a while) is the row's, not counted twice.
+ * (a timed-out attempt keeps its row `running` a while) is the row's, not counted twice. A
+ * namespace's `maxConcurrentRuns` counts the same way, by the key {@link quotaPermitKey} names.
  */
 const OVERRUNNING = (key: string) => `(
       SELECT count(*) FROM overrun_permit p
@@ -15,6 +16,19 @@ const OVERRUNNING = (key: string) => `(
           WHERE r.id = p.execution_id AND r.attempt_id = p.attempt_id AND r.status = 'running' AND r.lease_until > clock_timestamp()
         )
     )`;
+
+/** The key of a namespace's overrun permits (see `quotaFlowKey`), from the SQL of its name. */
+const quotaPermitKey = (namespace: string) => `('${QUOTA_KEY_PREFIX}' || ${namespace})`;
+
+/**
+ * The runs that count against namespace `ns`'s `maxConcurrentRuns` (SQL of its name), those of
+ * `except` (SQL of a uuid array) aside: its runs running, and its handlers running on after their
+ * runs ended, as a concurrency key counts them.
+ */
+export const quotaRunsInUseSql = (ns: string, except = `'{}'::uuid[]`) => `((
+      SELECT count(*) FROM live_execution r
+      WHERE r.namespace = ${ns} AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> ALL(${except})
+    ) + ${OVERRUNNING(quotaPermitKey(ns))})`;
 
 /**
  * Everything a batch of flow-controlled claims (same keys) decides by, read after the keys' locks
@@ -53,10 +67,7 @@ export const FLOW_CHECK = `
       ) w ORDER BY ms
     ) END AS window_ms,
     CASE WHEN $8::text IS NULL THEN NULL ELSE json_build_object(
-      'running', (
-        SELECT count(*) FROM live_execution r
-        WHERE r.namespace = $8 AND r.status = 'running' AND r.lease_until > clock_timestamp() AND r.id <> ALL($3::uuid[])
-      ),
+      'running', ${quotaRunsInUseSql('$8', '$3::uuid[]')},
       'first_held', (SELECT json_build_object('fireMs', (extract(epoch FROM h.fire_at) * 1000)::float8, 'id', h.id) FROM qheld h ORDER BY h.fire_at, h.id LIMIT 1),
       'held', (SELECT count(*) FROM (SELECT 1 FROM qheld h WHERE (h.fire_at, h.id) < ($6::timestamptz, $7::uuid) LIMIT ${AHEAD_COUNTED}) a),
       'window_ms', ARRAY(
@@ -102,8 +113,7 @@ export const FLOW_HOLD_IF_FULL = `
   ),
   qkeys AS (SELECT DISTINCT qns AS ns, qrlimit FROM req WHERE qns IS NOT NULL),
   qrunning AS (
-    SELECT k.ns, (SELECT count(*) FROM live_execution x
-      WHERE x.namespace = k.ns AND x.status = 'running' AND x.lease_until > clock_timestamp() AND x.id <> ALL($1::uuid[]))::int AS n
+    SELECT k.ns, ${quotaRunsInUseSql('k.ns', '$1::uuid[]')}::int AS n
     FROM (SELECT DISTINCT ns FROM qkeys) k
   ),
   qwindows AS (
