@@ -43,9 +43,17 @@ describe('punctual explain', () => {
     }
   }
 
-  it('prints one line per slot in the task zone and exits 0 when every slot succeeded', async () => {
+  it('prints one line per slot in the task zone (--all) and exits 0 when every slot succeeded; folds slots alike', async () => {
     await weekOld('explain-ok', ['succeeded', 'succeeded', 'succeeded']);
-    const out = await cli(['explain', 'explain-ok', '--from', '2026-03-10T00:00:00Z', '--to', '2026-03-12T23:00:00Z']);
+    const range = ['--from', '2026-03-10T00:00:00Z', '--to', '2026-03-12T23:00:00Z'];
+    const folded = await cli(['explain', 'explain-ok', ...range]);
+    expect(folded.code, folded.stderr).toBe(0);
+    expect(folded.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^Tue 2026-03-10 09:00 Europe\/Berlin … Thu 2026-03-12 09:00 Europe\/Berlin {2}ran ×3 — the first: started 2026-03-10 09:00:00/,
+      ),
+    ]);
+    const out = await cli(['explain', 'explain-ok', ...range, '--all']);
     expect(out.code, out.stderr).toBe(0);
     const lines = out.stdout.trim().split('\n');
     expect(lines).toHaveLength(3);
@@ -84,6 +92,43 @@ describe('punctual explain', () => {
     expect(json.items).toEqual([
       expect.objectContaining({ scheduledFor: '2026-03-11T08:00:00.000Z', outcome: 'skipped', reason: 'paused' }),
     ]);
+  });
+
+  it('by default explains the day since the task was created, folded, and exits 0 when nothing failed', async () => {
+    await admin().tasks.create({ name: 'explain-young', handler: 'noop', schedule: { cron: '*/5 * * * * *' } });
+    const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'explain-young' } });
+    const created = new Date(Math.floor((Date.now() - 120_000) / 5_000) * 5_000 - 1);
+    await ctx.db.prisma.task.update({ where: { id: task.id }, data: { createdAt: created } });
+    await ctx.db.prisma.$executeRaw`
+      UPDATE audit_log SET at = ${created}, after = jsonb_set(after, '{createdAt}', to_jsonb(${created.toISOString()}::text))
+      WHERE target = 'explain-young'`;
+    // Every slot due 40 s ago or more ran; the newer ones are planned (waiting to start, or to come).
+    const slots: Date[] = [];
+    const planned: Date[] = [];
+    for (let at = created.getTime() + 1; at < Date.now() + 60_000; at += 5_000)
+      (at < Date.now() - 40_000 ? slots : planned).push(new Date(at));
+    await ctx.db.historyAt(slots[0]!);
+    const row = (slot: Date, ran: boolean) => ({
+      id: executionIdFor(slot),
+      taskId: task.id,
+      taskName: 'explain-young',
+      scheduledFor: slot,
+      fireAt: slot,
+      taskVersion: 1,
+      status: ran ? ('succeeded' as const) : ('scheduled' as const),
+      attempt: ran ? 1 : 0,
+      startedAt: ran ? slot : null,
+      finishedAt: ran ? new Date(slot.getTime() + 10) : null,
+    });
+    await ctx.db.prisma.taskExecution.createMany({
+      data: [...slots.map((s) => row(s, true)), ...planned.map((s) => row(s, false))],
+    });
+    const out = await cli(['explain', 'explain-young']);
+    expect(out.code, out.stdout.slice(0, 2_000)).toBe(0);
+    const lines = out.stdout.trim().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(3);
+    expect(lines[0]).toMatch(new RegExp(`ran ×${slots.length} — `));
+    expect(out.stdout).not.toContain('created later');
   });
 
   it('reports a bad range as the API refuses it, and a bad instant as bad usage', async () => {

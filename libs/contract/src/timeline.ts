@@ -123,7 +123,10 @@ export const TimelineQuery = z
     from: Instant.optional().meta({
       description: 'start of the range (exclusive of nothing: a slot at `from` is listed); default: a day before `to`',
     }),
-    to: Instant.optional().meta({ description: 'end of the range, inclusive; default: a day after `from`, or now' }),
+    to: Instant.optional().meta({
+      description:
+        "end of the range, inclusive; default: a day after `from`, or now (then the range starts a day before, or at the task's creation or the oldest slot kept when later)",
+    }),
     limit: z.coerce.number().int().min(1).max(TIMELINE_LIMIT_MAX).default(TIMELINE_LIMIT_DEFAULT),
     cursor: z
       .string()

@@ -10,38 +10,65 @@ const DAY = 86_400_000;
 const NEAR = [60_000, 3_600_000, DAY, 15 * DAY];
 
 /**
- * `punctual explain <task>`: why each slot of a task ran or did not — one line per slot in the
- * task's zone, from its timeline. Exit code 0 when every slot that came due in the range
- * succeeded, 3 when one did not.
+ * Outcomes of a slot that came due and did not run as it should: `punctual explain` exits 3 for
+ * one. A slot not planned (before the task, a calendar's day, a run limit spent), still to come,
+ * still running or waiting, or whose record went with the history's retention did not fail.
+ */
+const FAILED: ReadonlySet<TimelineItem['outcome']> = new Set(['failed', 'missed', 'skipped', 'cancelled']);
+
+/**
+ * `punctual explain <task>`: why each slot of a task ran or did not — a line per slot in the
+ * task's zone, from its timeline, slots in a row with the same outcome and reason folded into one
+ * line with their count (`--all`: every slot). Exit code 0 when no slot that came due in the
+ * range failed, missed or was skipped or cancelled, 3 when one did.
  */
 export function explainCommand(program: Command, run: CliRun): void {
   program
     .command('explain')
     .description(
-      "why each slot of a task ran or did not: one line per slot in the task's zone (default: the last day); exit code 3 when a slot that came due did not succeed",
+      "why each slot of a task ran or did not: a line per slot in the task's zone, slots in a row alike folded (default: the last day, from the task's creation); exit code 3 when a slot that came due failed, was missed, skipped or cancelled",
     )
     .argument('<task>', 'the task (a deleted one too)')
     .option('--at <time>', 'only the slot nearest this instant, e.g. 2026-06-01T09:00:00+02:00', instant)
     .option('--from <time>', 'start of the range (default: a day before --to)', instant)
     .option('--to <time>', 'end of the range (default: now, or a day after --from)', instant)
+    .option('--all', 'a line for every slot, none folded')
     .addHelpText(
       'after',
-      '\nExit codes: 0 every slot that came due succeeded, 1 error, 2 bad usage, 3 a slot did not succeed.',
+      '\nExit codes: 0 no slot that came due failed, 1 error, 2 bad usage, 3 a slot failed, was missed, skipped or cancelled.',
     )
-    .action(async (name: string, options: { at?: string; from?: string; to?: string }, command: Command) => {
-      const client = run.client();
-      const { items, zone } = options.at
-        ? await nearest(client, name, Date.parse(options.at))
-        : await slots(client, name, options.from, options.to);
-      const lines = items.map(
-        (item) => `${slotLabel(item, zone)}  ${SLOT_OUTCOME_WORDS[item.outcome]} — ${item.detail}`,
-      );
-      print(run, command, lines.length ? lines.join('\n') : `${name} has no slots in that range`, { items });
-      // A slot whose record went with the history's retention is not one that failed.
-      run.exitCode = items.every((i) => i.outcome === 'succeeded' || i.outcome === 'upcoming' || i.outcome === 'pruned')
-        ? EXIT.ok
-        : EXIT.changes;
-    });
+    .action(
+      async (name: string, options: { at?: string; from?: string; to?: string; all?: boolean }, command: Command) => {
+        const client = run.client();
+        const { items, zone } = options.at
+          ? await nearest(client, name, Date.parse(options.at))
+          : await slots(client, name, options.from, options.to);
+        const lines = (options.all ? items.map((item) => [item]) : runsAlike(items)).map((alike) =>
+          explainLine(alike, zone),
+        );
+        print(run, command, lines.length ? lines.join('\n') : `${name} has no slots in that range`, { items });
+        run.exitCode = items.some((i) => FAILED.has(i.outcome)) ? EXIT.changes : EXIT.ok;
+      },
+    );
+}
+
+/** The slots in runs of the same outcome and reason, in order. */
+function runsAlike(items: readonly TimelineItem[]): TimelineItem[][] {
+  const runs: TimelineItem[][] = [];
+  for (const item of items) {
+    const last = runs.at(-1);
+    if (last && last[0]!.outcome === item.outcome && last[0]!.reason === item.reason) last.push(item);
+    else runs.push([item]);
+  }
+  return runs;
+}
+
+/** One slot's line, or a run's: its first and last slot, the count, and the first one's detail. */
+function explainLine(alike: readonly TimelineItem[], zone: string): string {
+  const first = alike[0]!;
+  const words = SLOT_OUTCOME_WORDS[first.outcome];
+  if (alike.length === 1) return `${slotLabel(first, zone)}  ${words} — ${first.detail}`;
+  return `${slotLabel(first, zone)} … ${slotLabel(alike.at(-1)!, zone)}  ${words} ×${alike.length} — the first: ${first.detail}`;
 }
 
 /** Every slot of the range, page by page, and the zone they are shown in. */

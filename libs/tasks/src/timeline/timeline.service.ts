@@ -64,10 +64,13 @@ export class TimelineService {
     offered: () => Promise<ReadonlySet<string> | null>,
   ): Promise<TimelinePage> {
     const now = this.clock.now();
-    const { from, to } = rangeOf(query, now);
-    const after = query.cursor ? cursorTime(query.cursor, from, to) : from - 1;
-    const [task, changes] = await Promise.all([this.tasks.findByName(name), this.timeline.changesOf(name)]);
-    const calendars = await this.calendarSnapshots(splitQualifiedName(name).namespace, task?.calendars);
+    const namespace = splitQualifiedName(name).namespace;
+    const [task, changes, kept] = await Promise.all([
+      this.tasks.findByName(name),
+      this.timeline.changesOf(name),
+      this.retention.historyMsOf(namespace),
+    ]);
+    const calendars = await this.calendarSnapshots(namespace, task?.calendars);
     const spans =
       changes.length > 0
         ? versionSpans(changes, calendars)
@@ -78,6 +81,8 @@ export class TimelineService {
       const rows = await this.timeline.rowsOf(name, null, new Date(0), new Date(8.64e15), 1);
       if (rows.length === 0) throw new NotFoundError('task', name);
     }
+    const { from, to } = rangeOf(query, now, Math.max(now - kept, existedFrom(spans)));
+    const after = query.cursor ? cursorTime(query.cursor, from, to) : from - 1;
     const timezone = task?.timezone ?? spans[spans.length - 1]?.schedule.timezone ?? TASK_DEFAULTS.timezone;
 
     const { slots, through } = candidatesOf(spans, after, to, query.limit);
@@ -94,7 +99,7 @@ export class TimelineService {
     const more = items.length > query.limit || cut < to;
     const last = page.length === query.limit ? page[page.length - 1]!.at : cut;
 
-    const ctx = await this.context(name, task, page, spans, timezone, from, to, now, offered);
+    const ctx = await this.context(name, task, page, spans, timezone, from, to, now, kept, offered);
     return {
       task: name,
       timezone,
@@ -115,18 +120,18 @@ export class TimelineService {
     from: number,
     to: number,
     now: number,
+    kept: number,
     offered: () => Promise<ReadonlySet<string> | null>,
   ): Promise<ExplainContext> {
     const rows = page.flatMap((i) => (i.row ? [i.row] : []));
     const taskId = task?.id ?? null;
     const explained = rows.filter((r) => r.attempt > 1 || r.status === 'dead' || r.status === 'cancelled');
     const waiting = rows.some((r) => (r.status === 'scheduled' || r.status === 'queued') && r.fireAt.getTime() <= now);
-    const [events, keys, unled, live, kept] = await Promise.all([
+    const [events, keys, unled, live] = await Promise.all([
       this.timeline.eventsOf(explained.map((r) => r.id)),
       this.apiKeys.list(),
       this.unledPeriods(taskId, from, Math.min(to, now)),
       waiting ? offered().catch(() => null) : Promise.resolve(null),
-      this.retention.historyMsOf(splitQualifiedName(name).namespace),
     ]);
 
     const overlapped = new Map<string, SlotRow | null>();
@@ -255,14 +260,22 @@ function present(item: MergedSlot, explained: ReturnType<typeof explainSlot>, ti
   };
 }
 
-/** The range asked about: `from` and `to` as given, else a day either side of the one given, else the day up to now. */
-function rangeOf(query: { from?: string; to?: string }, now: number): { from: number; to: number } {
+/**
+ * The range asked about: `from` and `to` as given, else a day either side of the one given, else
+ * the day up to now — from no earlier than `earliest` (the task's creation, the oldest slot kept).
+ */
+function rangeOf(query: { from?: string; to?: string }, now: number, earliest: number): { from: number; to: number } {
   const from = query.from !== undefined ? Date.parse(query.from) : undefined;
   const to = query.to !== undefined ? Date.parse(query.to) : undefined;
   if (from !== undefined && to !== undefined) return { from, to };
   if (from !== undefined) return { from, to: from + DAY_MS };
-  const end = to ?? now;
-  return { from: end - DAY_MS, to: end };
+  if (to !== undefined) return { from: to - DAY_MS, to };
+  return { from: Math.min(now, Math.max(now - DAY_MS, earliest)), to: now };
+}
+
+/** When the task first existed (the end of the span before its creation), or -∞ when unknown. */
+function existedFrom(spans: readonly VersionSpan[]): number {
+  return spans.find((s) => s.state !== 'absent')?.from ?? Number.NEGATIVE_INFINITY;
 }
 
 /** The instant a cursor of this range resumes after; refused when it is not one this API wrote for it. */
