@@ -127,6 +127,48 @@ describe('every version kept, any one restored: GET /v1/tasks/{name}/versions[/{
     ).toBe(4);
   });
 
+  it('a rollback restores the definition, not whether the task runs: paused stays paused with its note, active stays active', async () => {
+    const body = { name: 'vs-state', handler: 'noop', schedule: { cron: '0 9 * * *' } };
+    expect((await call('POST', '/v1/tasks', body)).status).toBe(201);
+    expect((await call('PATCH', '/v1/tasks/vs-state', { schedule: { cron: '0 15 * * *' } })).status).toBe(200);
+    expect((await call('POST', '/v1/tasks/vs-state/pause', { note: 'vendor outage, INC-7' })).status).toBe(200);
+    // Back to version 1 (active when kept): the definition comes back, the pause and its note stay.
+    const back = await call('POST', '/v1/tasks/vs-state/rollback', { version: 1 });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body).toMatchObject({
+      schedule: { cron: '0 9 * * *' },
+      paused: true,
+      pauseNote: 'vendor outage, INC-7',
+    });
+    expect(await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'vs-state' } })).toMatchObject({
+      status: 'paused',
+      pauseNote: 'vendor outage, INC-7',
+    });
+    // Resumed, then back to version 3 (paused when kept): it stays active.
+    expect((await call('POST', '/v1/tasks/vs-state/resume', {})).status).toBe(200);
+    const again = await call('POST', '/v1/tasks/vs-state/rollback', { version: 3 });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body).toMatchObject({ schedule: { cron: '0 15 * * *' }, paused: false, status: 'active' });
+
+    // A deleted `every` task restored keeps its phase: it is anchored at its first creation, not the restore.
+    expect(
+      (await call('POST', '/v1/tasks', { name: 'vs-every', handler: 'noop', schedule: { every: '7m' } })).status,
+    ).toBe(201);
+    const before = (await call('GET', '/v1/tasks/vs-every?upcoming=3')).body as {
+      upcoming: string[];
+      createdAt: string;
+    };
+    expect((await call('DELETE', '/v1/tasks/vs-every')).status).toBe(204);
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await call('POST', '/v1/tasks/vs-every/rollback', { version: 1 })).status).toBe(200);
+    const after = (await call('GET', '/v1/tasks/vs-every?upcoming=3')).body as {
+      upcoming: string[];
+      createdAt: string;
+    };
+    expect(after.createdAt).toBe(before.createdAt);
+    expect(after.upcoming).toEqual(before.upcoming);
+  });
+
   it('answers 404 with a code for a version the name never had, and for a name with none; 422 for a bad version number; nothing stored', async () => {
     expect(
       (await call('POST', '/v1/tasks', { name: 'vs-bad', handler: 'noop', schedule: { cron: '* * * * *' } })).status,

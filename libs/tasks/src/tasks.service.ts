@@ -33,6 +33,8 @@ export interface DryRun {
 export interface Recorded {
   action?: string;
   reason?: string;
+  /** A task restored: when it was first created (its `every` schedule keeps its phase from there). */
+  createdAt?: Date;
 }
 
 /** Task definitions for the admin API: create, replace, patch, delete — audited and announced. */
@@ -80,12 +82,13 @@ export class TasksService {
     how: Recorded = {},
   ): Promise<{ task: Task; secret?: string; changes?: Changes }> {
     const now = this.clock.date();
+    const createdAt = how.createdAt ?? now;
     const secret = newTaskSecret();
     const body = async (tx: Db) => {
-      const definition = toTaskDefinition(input, now, now, null, await this.calendarsOf([input], tx));
+      const definition = toTaskDefinition(input, now, createdAt, null, await this.calendarsOf([input], tx));
       await checkRetentionCovers(this.retention, [definition]);
       const version = (await this.changes.firstVersions([input.name], tx)).get(input.name) ?? 1;
-      const created = await this.tasks.create({ ...definition, secret, version, createdAt: now, updatedAt: now }, tx);
+      const created = await this.tasks.create({ ...definition, secret, version, createdAt, updatedAt: now }, tx);
       await this.changes.record(tx, actor, how.action ?? 'task.create', created.name, null, created, how.reason);
       return {
         task: created,
@@ -244,7 +247,10 @@ export class TasksService {
 
   /**
    * Makes a new version of the task equal to `version` (as `task_version` kept it, payload and all),
-   * as a PUT of that definition would; a deleted task is created again from it (restored).
+   * as a PUT of that definition would — but whether the task runs stays as it is: a paused task
+   * stays paused (its note too), an active one active, whatever the version says. A deleted task is
+   * created again from it (restored) as it was then, paused or not, with its first creation's
+   * instant (an `every` schedule keeps its phase).
    */
   async rollback(
     name: string,
@@ -255,12 +261,21 @@ export class TasksService {
   ): Promise<{ task: Task; created: boolean; secret?: string; changes?: Changes }> {
     const kept = await this.versions.get(name, version);
     if (!kept) throw new NotFoundError('version', `${version} of task "${name}"`);
-    const spec = mergeTaskPatch(kept.definition as unknown as TaskDefinitionJson, {}, name);
-    const replaced = await this.change(name, actor, { action: 'task.rollback', reason }, undefined, () => spec, dryRun);
+    const definition = kept.definition as unknown as TaskDefinitionJson;
+    const spec = mergeTaskPatch(definition, {}, name);
+    const replaced = await this.change(
+      name,
+      actor,
+      { action: 'task.rollback', reason },
+      undefined,
+      (existing) => ({ ...spec, paused: existing.status === 'paused' }),
+      dryRun,
+    );
     if (replaced) return { ...replaced, created: false };
-    if (dryRun)
-      return { ...(await this.create(spec, actor, dryRun, { action: 'task.restore', reason })), created: true };
-    return { ...(await this.create(spec, actor, undefined, { action: 'task.restore', reason })), created: true };
+    const first = Date.parse(definition.createdAt);
+    const restore = { action: 'task.restore', reason, createdAt: Number.isNaN(first) ? undefined : new Date(first) };
+    if (dryRun) return { ...(await this.create(spec, actor, dryRun, restore)), created: true };
+    return { ...(await this.create(spec, actor, undefined, restore)), created: true };
   }
 
   /**
