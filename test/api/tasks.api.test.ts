@@ -277,7 +277,7 @@ describe('tasks API', () => {
     expect((await ctx.api.call('GET', '/v1/tasks?limit=ten')).status).toBe(400);
   });
 
-  it('deletes a task: 204, pending executions cancelled, history kept (and listed under its name); 404 after', async () => {
+  it('deletes a task: 204, pending executions cancelled, slots to come withdrawn, history kept (and listed under its name); 404 after', async () => {
     const created = await ctx.api.call('POST', '/v1/tasks', { ...nightly, name: 'doomed' });
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'doomed' } });
     const row = { taskId: task.id, taskName: 'doomed', fireAt: new Date(), taskVersion: 1 };
@@ -288,6 +288,18 @@ describe('tasks API', () => {
         { id: executionIdFor(new Date(2000)), ...row, scheduledFor: new Date(2000), status: 'scheduled' },
         { id: executionIdFor(new Date(3000)), ...row, scheduledFor: new Date(3000), status: 'queued' },
       ],
+    });
+    // Two slots planned ahead, not yet due: withdrawn by the delete, never listed as cancelled runs.
+    const ahead = [Date.now() + 3_600_000, Date.now() + 7_200_000].map((at) => new Date(Math.floor(at / 1000) * 1000));
+    for (const at of ahead) await ctx.db.historyAt(at);
+    await ctx.db.prisma.taskExecution.createMany({
+      data: ahead.map((at, i) => ({
+        id: executionIdFor(at),
+        ...row,
+        scheduledFor: at,
+        fireAt: at,
+        status: i === 0 ? ('queued' as const) : ('scheduled' as const),
+      })),
     });
     expect(created.status).toBe(201);
     expect((await ctx.api.call('DELETE', '/v1/tasks/doomed')).status).toBe(204);

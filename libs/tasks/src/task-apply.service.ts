@@ -226,7 +226,7 @@ export class TaskApplyService {
     for (const item of plan)
       if (item.action === 'delete') {
         const before = existing.get(item.name)!;
-        cancelled.push(...(await this.lifecycle.cancelAll(tx, before)));
+        cancelled.push(...(await this.lifecycle.cancelAll(tx, before, now)));
         await this.tasks.delete(before.id, tx);
       }
     await this.tasks.insertMany(fresh, tx);

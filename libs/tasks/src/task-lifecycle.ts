@@ -175,8 +175,16 @@ export class TaskLifecycle {
     );
   }
 
-  /** Before a delete: every unfinished execution is cancelled. Returns the running ones. */
-  async cancelAll(tx: Db, task: Task): Promise<string[]> {
+  /** Before a delete: planned slots still to come are withdrawn, every other unfinished execution cancelled. Returns the running ones. */
+  async cancelAll(tx: Db, task: Task, now: Date): Promise<string[]> {
+    // Slots of the schedule still to come were never due: withdrawn, as a pause withdraws them (the
+    // timeline says the task was deleted), not cancelled runs at the head of the task's history.
+    await this.executions.lockUnfinished(task.id, tx);
+    const unstarted = await this.executions.unstartedOfTask(task.id, tx);
+    await this.executions.withdraw(
+      unstarted.filter((e) => e.scheduledFor.getTime() > now.getTime() && e.trigger === 'schedule').map((e) => e.id),
+      tx,
+    );
     const { cancelled, running } = await this.executions.cancelOfTask(task.id, 'task deleted', tx);
     this.metrics.slotsDecided('cancelled', 'deleted', cancelled);
     return running.map((e) => e.id);

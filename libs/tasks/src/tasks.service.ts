@@ -279,14 +279,14 @@ export class TasksService {
   }
 
   /**
-   * Deletes a task: every unfinished execution is cancelled (a running one's worker aborts it), its
-   * history is kept.
+   * Deletes a task: its planned slots still to come are withdrawn, every other unfinished execution
+   * is cancelled (a running one's worker aborts it), its history is kept.
    */
   async delete(name: string, actor: Principal): Promise<void> {
     const cancelled = await this.prisma.$transaction(async (tx) => {
       const task = await this.tasks.lockByName(name, tx);
       if (!task) return null;
-      const running = await this.lifecycle.cancelAll(tx, task);
+      const running = await this.lifecycle.cancelAll(tx, task, this.clock.date());
       await this.tasks.delete(task.id, tx);
       await this.changes.record(tx, actor, 'task.delete', name, task, null);
       return running;
