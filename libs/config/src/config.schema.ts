@@ -181,13 +181,25 @@ export const configSchema = z
         'is read only with REDIS_SENTINELS, which is not set',
       );
     }
-    if (c.REDIS_CLUSTER_NODES && c.REDIS_PREFIX !== undefined && !/\{[^{}]+\}/.test(c.REDIS_PREFIX)) {
+    if (c.REDIS_CLUSTER_NODES && c.REDIS_PREFIX !== undefined && hashTagOf(c.REDIS_PREFIX) === null) {
       issue(
         'REDIS_PREFIX',
         'must hold a hash tag such as {punctual} with REDIS_CLUSTER_NODES, so that every key Punctual writes is in one slot',
       );
     }
   });
+
+/**
+ * The hash tag Redis Cluster hashes a key starting with `prefix` by, as Redis finds it: what lies
+ * between the first `{` and the first `}` after it, when that is not empty. Null when the prefix
+ * holds none — then a key is hashed whole (`{}{x}` too: its first tag is empty).
+ */
+export function hashTagOf(prefix: string): string | null {
+  const open = prefix.indexOf('{');
+  if (open < 0) return null;
+  const close = prefix.indexOf('}', open + 1);
+  return close > open + 1 ? prefix.slice(open + 1, close) : null;
+}
 
 export type RawConfig = z.output<typeof configSchema>;
 

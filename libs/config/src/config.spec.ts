@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './config.js';
+import { hashTagOf } from './config.schema.js';
 
 describe('loadConfig', () => {
   it('applies the documented defaults', () => {
@@ -140,6 +141,11 @@ describe('loadConfig', () => {
       { REDIS_CLUSTER_NODES: 'b:6379', REDIS_PREFIX: 'punctual' },
       /^Invalid configuration: REDIS_PREFIX must hold a hash tag such as \{punctual\} with REDIS_CLUSTER_NODES/,
     ],
+    // Redis hashes by the first tag: an empty one first hashes the whole key, whatever follows.
+    [
+      { REDIS_CLUSTER_NODES: 'b:6379', REDIS_PREFIX: '{}{punctual}' },
+      /^Invalid configuration: REDIS_PREFIX must hold a hash tag such as \{punctual\} with REDIS_CLUSTER_NODES/,
+    ],
   ])('rejects %o with one line naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -148,5 +154,15 @@ describe('loadConfig', () => {
     } catch (error) {
       expect((error as Error).message).not.toContain('\n');
     }
+  });
+});
+
+describe('the hash tag of REDIS_PREFIX', () => {
+  it('is found as Redis Cluster finds it: the first { and the first } after it, when not empty', () => {
+    expect(hashTagOf('{punctual}')).toBe('punctual');
+    expect(hashTagOf('app:{punctual}:')).toBe('punctual');
+    expect(hashTagOf('}{x}')).toBe('x');
+    expect(hashTagOf('{a}{b}')).toBe('a');
+    for (const none of ['punctual', '{}{x}', '{}', '{x', 'x}'] as const) expect(hashTagOf(none), none).toBeNull();
   });
 });
