@@ -204,4 +204,84 @@ describe('GET /v1/cluster', () => {
     redis.disconnect();
     expect((await ctx.api.call('GET', '/v1/cluster')).body.clockOffsets).toEqual([]);
   });
+  it("tells a scoped key nothing of other namespaces: their handlers, their runs waiting for a worker, their keys' names", async () => {
+    const redis = new Redis(ctx.sandbox.config().redisUrl);
+    try {
+      for (const ns of ['scope-a', 'scope-b'])
+        expect((await ctx.api.call('PUT', `/v1/namespaces/${ns}`, {})).status).toBe(201);
+      await redis.set(
+        `${ctx.sandbox.redisPrefix}:workers:host-s:1`,
+        JSON.stringify({
+          handlers: ['noop', 'b-billing-export', 'a-reports'],
+          concurrency: 5,
+          at: new Date().toISOString(),
+        }),
+        'EX',
+        60,
+      );
+      // Each namespace's task runs a handler of its own; scope-b's also waits on one no worker offers.
+      for (const [ns, name, handler] of [
+        ['scope-a', 'reports', 'a-reports'],
+        ['scope-b', 'billing', 'b-billing-export'],
+        ['scope-b', 'payroll', 'b-payroll-secret'],
+      ] as const)
+        expect(
+          (await ctx.api.call('POST', `/v1/tasks?namespace=${ns}`, { name, handler, schedule: { cron: '0 9 * * *' } }))
+            .status,
+        ).toBe(201);
+      const payroll = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'scope-b/payroll' } });
+      const due = new Date(Date.now() - 60_000);
+      await ctx.db.prisma.taskExecution.create({
+        data: {
+          id: executionIdFor(due),
+          taskId: payroll.id,
+          taskName: payroll.name,
+          scheduledFor: due,
+          fireAt: due,
+          taskVersion: 1,
+        },
+      });
+      const key = async (name: string, role: string, namespaces?: string[]) =>
+        (await ctx.api.call('POST', '/v1/api-keys', { name, role, ...(namespaces && { namespaces }) })).body
+          .key as string;
+      const viewerA = await key('viewer-of-a', 'viewer', ['scope-a']);
+      const adminA = await key('admin-of-a', 'admin', ['scope-a']);
+      const ops = await key('cluster-ops-secret-name', 'admin');
+
+      const handlers = async (k?: string) =>
+        ((await ctx.api.call('GET', '/v1/handlers', undefined, {}, k)).body.items as { name: string }[]).map(
+          (h) => h.name,
+        );
+      // A handler only other namespaces' tasks name is theirs to know; one a task of scope-a names, or none does, is shown.
+      const seen = await handlers(viewerA);
+      expect(seen).toContain('a-reports');
+      expect(seen).not.toContain('b-billing-export');
+      expect(await handlers()).toEqual(expect.arrayContaining(['a-reports', 'b-billing-export', 'noop']));
+      const scoped = (await ctx.api.call('GET', '/v1/cluster', undefined, {}, viewerA)).body;
+      expect(JSON.stringify(scoped)).not.toMatch(/b-billing-export|b-payroll-secret/);
+      const offered = scoped.workers.find((w: { instance: string }) => w.instance === 'host-s:1').handlers;
+      expect(offered).toContain('a-reports');
+      expect(offered).not.toContain('b-billing-export');
+      const whole = (await ctx.api.call('GET', '/v1/cluster')).body;
+      expect(whole.waitingForWorker.map((w: { handler: string }) => w.handler)).toContain('b-payroll-secret');
+
+      // scope-a's task paused by a key of the whole cluster, then by scope-a's own admin: the scoped
+      // viewer is told the name of its namespace's key only.
+      expect((await ctx.api.call('POST', '/v1/tasks/reports/pause?namespace=scope-a', {}, {}, ops)).status).toBe(200);
+      const range = `from=${new Date(Date.now()).toISOString()}&to=${new Date(Date.now() + 86_400_000).toISOString()}`;
+      const detail = async (k?: string) =>
+        (await ctx.api.call('GET', `/v1/tasks/reports/timeline?namespace=scope-a&${range}`, undefined, {}, k)).body
+          .items[0].detail as string;
+      expect(await detail(viewerA)).toContain("by a key outside this key's namespaces");
+      expect(await detail(viewerA)).not.toContain('cluster-ops-secret-name');
+      expect(await detail()).toContain('by key cluster-ops-secret-name');
+      expect((await ctx.api.call('POST', '/v1/tasks/reports/resume?namespace=scope-a', {}, {}, ops)).status).toBe(200);
+      expect((await ctx.api.call('POST', '/v1/tasks/reports/pause?namespace=scope-a', {}, {}, adminA)).status).toBe(
+        200,
+      );
+      expect(await detail(viewerA)).toContain('by key admin-of-a');
+    } finally {
+      redis.disconnect();
+    }
+  });
 });

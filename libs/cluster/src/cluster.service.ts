@@ -44,8 +44,13 @@ export class ClusterService {
     private readonly retention: HistoryRetention,
   ) {}
 
-  async snapshot(): Promise<Cluster> {
-    const [shards, workers, jobs, executions, flow, clockOffsets, waiting, retention] = await Promise.all([
+  /**
+   * The view; `scope`: the namespaces a scoped key may see (null: the whole cluster) — its runs
+   * waiting for a worker are its namespaces' only, and the workers' handlers leave out those only
+   * other namespaces' tasks name (see {@link handlers}).
+   */
+  async snapshot(scope: readonly string[] | null = null): Promise<Cluster> {
+    const [shards, workers, jobs, executions, flow, clockOffsets, waiting, retention, hidden] = await Promise.all([
       this.state.shards(),
       this.directory.workers(),
       // Read afresh: a task created a moment ago has its handler's queue counted.
@@ -53,8 +58,9 @@ export class ClusterService {
       this.executions.countUnfinished(),
       this.flow.busiestKeys(BUSIEST_KEYS),
       this.clockOffsets(),
-      this.queues.waitingForWorker(),
+      this.queues.waitingForWorker(scope),
       this.retention.ofCluster(),
+      this.hiddenHandlers(scope),
     ]);
     const state = shards[0];
     return {
@@ -71,13 +77,26 @@ export class ClusterService {
         acquiredAt: s.acquiredAt?.toISOString() ?? null,
         heartbeatAt: s.heartbeatAt?.toISOString() ?? null,
       })),
-      workers,
+      workers: workers.map((w) => ({ ...w, handlers: w.handlers.filter((h) => !hidden.has(h)) })),
       waitingForWorker: waiting.map((d) => ({ handler: d.handler, runs: d.runs, since: d.since.toISOString() })),
       queue: { jobs, executions },
       flow,
       clockOffsets,
       retention,
     };
+  }
+
+  /**
+   * The handlers live workers offer, with how many offer each; `scope` as in {@link snapshot}: a
+   * scoped key is not shown a handler only other namespaces' tasks name.
+   */
+  async handlers(scope: readonly string[] | null = null): Promise<{ name: string; workers: number }[]> {
+    const [offered, hidden] = await Promise.all([this.directory.handlers(), this.hiddenHandlers(scope)]);
+    return offered.filter((h) => !hidden.has(h.name));
+  }
+
+  private hiddenHandlers(scope: readonly string[] | null): Promise<Set<string>> {
+    return scope === null ? Promise.resolve(new Set()) : this.executions.handlersOnlyOutside(scope);
   }
 
   /** Every published offset; an entry that is not the JSON `{ offsetMs, measuredAt }` is left out. */

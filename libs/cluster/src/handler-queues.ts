@@ -45,10 +45,13 @@ export class HandlerQueues {
 
   /**
    * Due runs (planned past their `fire_at`, or retries past their backoff) by handler, for the
-   * handlers no live worker offers: they wait in their handler's queue until a worker that offers it starts.
+   * handlers no live worker offers: they wait in their handler's queue until a worker that offers it
+   * starts. With `namespaces`, only those namespaces' runs.
    */
-  async waitingForWorker(): Promise<{ handler: string; runs: number; since: Date }[]> {
-    const [due, offered] = await Promise.all([this.executions.dueByHandler(), this.directory.handlers()]);
+  async waitingForWorker(
+    namespaces: readonly string[] | null = null,
+  ): Promise<{ handler: string; runs: number; since: Date }[]> {
+    const [due, offered] = await Promise.all([this.executions.dueByHandler(namespaces), this.directory.handlers()]);
     const names = new Set(offered.map((h) => h.name));
     return due.filter((d) => !names.has(d.handler));
   }

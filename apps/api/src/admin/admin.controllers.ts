@@ -1,6 +1,6 @@
 import { Controller, Param, ParseUUIDPipe } from '@nestjs/common';
 import { ApiKeysService, type Principal, scopeOf } from '@punctual/auth';
-import { ClusterService, WorkerDirectory } from '@punctual/cluster';
+import { ClusterService } from '@punctual/cluster';
 import {
   type ApiKey as ApiKeyJson,
   type Cluster,
@@ -136,11 +136,11 @@ function auditCursor(cursor: string): bigint {
 
 @Controller()
 export class HandlersController {
-  constructor(private readonly directory: WorkerDirectory) {}
+  constructor(private readonly cluster: ClusterService) {}
 
   @Route(routes.listHandlers)
-  async list() {
-    return { items: await this.directory.handlers() };
+  async list(@CurrentPrincipal() principal: Principal) {
+    return { items: await this.cluster.handlers(principal.namespaces) };
   }
 }
 
@@ -150,7 +150,7 @@ export class ClusterController {
 
   @Route(routes.getCluster)
   async get(@CurrentPrincipal() principal: Principal): Promise<Cluster> {
-    const snapshot = await this.cluster.snapshot();
+    const snapshot = await this.cluster.snapshot(principal.namespaces);
     // Flow-control keys are the tasks' own words: a scoped key sees the cluster's figures only.
     return principal.namespaces === null ? snapshot : { ...snapshot, flow: [] };
   }

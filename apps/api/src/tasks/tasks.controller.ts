@@ -330,9 +330,15 @@ export class TasksController {
     @Param('name') bare: string,
     @CurrentNamespace() namespace: string,
     @ValidQuery(routes.taskTimeline) query: z.output<typeof routes.taskTimeline.query>,
+    @CurrentPrincipal() viewer: Principal,
   ) {
     const name = keyOf(namespace, bare, 'task');
-    return this.timeline.page(name, query, async () => new Set((await this.directory.handlers()).map((h) => h.name)));
+    return this.timeline.page(
+      name,
+      query,
+      async () => new Set((await this.directory.handlers()).map((h) => h.name)),
+      viewer.namespaces,
+    );
   }
 }
 

@@ -151,13 +151,29 @@ export class ExecutionQueriesRepository {
    * Runs due now and not started, by the handler they run (a pinned run's own): what the cluster
    * view compares with the handlers the live workers offer. Few rows: one per handler.
    */
-  async dueByHandler(): Promise<{ handler: string; runs: number; since: Date }[]> {
+  async dueByHandler(
+    namespaces: readonly string[] | null = null,
+  ): Promise<{ handler: string; runs: number; since: Date }[]> {
+    const within = namespaces === null ? Prisma.empty : Prisma.sql`AND e.namespace = ANY(${[...namespaces]}::text[])`;
     return this.prisma.$queryRaw<{ handler: string; runs: number; since: Date }[]>`
       SELECT COALESCE(e.pinned_definition->>'handler', t.handler) AS handler, count(*)::int AS runs,
              min(CASE WHEN e.status = 'retrying' THEN e.next_attempt_at ELSE e.fire_at END) AS since
       FROM live_execution e JOIN task t ON t.id = e.task_id
       WHERE e.status IN ('scheduled', 'queued', 'retrying') AND CASE WHEN e.status = 'retrying' THEN e.next_attempt_at ELSE e.fire_at END <= now()
+        ${within}
       GROUP BY 1 ORDER BY 1`;
+  }
+
+  /**
+   * The handlers named only by tasks outside `namespaces`: what a key scoped to them is not shown
+   * (another namespace's handler names say what it runs). A handler no task names, or one a task
+   * of theirs names, is not among them.
+   */
+  async handlersOnlyOutside(namespaces: readonly string[]): Promise<Set<string>> {
+    const rows = await this.prisma.$queryRaw<{ handler: string }[]>`
+      SELECT DISTINCT handler FROM task WHERE namespace <> ALL(${[...namespaces]}::text[])
+      EXCEPT SELECT DISTINCT handler FROM task WHERE namespace = ANY(${[...namespaces]}::text[])`;
+    return new Set(rows.map((r) => r.handler));
   }
 
   /** Every handler a task names or an unfinished run is pinned to: the queues that may hold jobs. */

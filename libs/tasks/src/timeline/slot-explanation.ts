@@ -42,8 +42,11 @@ export interface ExplainContext {
   missedAfter: (at: number) => boolean;
   /** The handlers live workers offer; null when the directory could not be read. */
   offered: ReadonlySet<string> | null;
-  /** An audit actor (an API key's prefix) as people know it: the key's name. */
-  keyName: (actor: string) => string;
+  /**
+   * An audit actor (an API key's prefix) as people know it — `key ops-ci`, by the key's name — or,
+   * to a key scoped to namespaces, `a key outside this key's namespaces` for a key it may not see.
+   */
+  who: (actor: string) => string;
 }
 
 /** The outcome of a slot, why, and a sentence naming the cause: from its execution when it has one, else from the schedule. */
@@ -194,7 +197,7 @@ function explainSkip(row: SlotRow, span: VersionSpan | undefined, ctx: ExplainCo
         outcome: 'skipped',
         reason,
         detail: by?.at
-          ? `version ${by.definition.version} of the task (${by.action?.replace('task.', '')} at ${when(by.at.getTime(), ctx)} by key ${ctx.keyName(by.changedBy ?? '')}) replaced it`
+          ? `version ${by.definition.version} of the task (${by.action?.replace('task.', '')} at ${when(by.at.getTime(), ctx)} by ${ctx.who(by.changedBy ?? '')}) replaced it`
           : 'a new version of the task replaced it',
       };
     }
@@ -250,7 +253,7 @@ function explainCancel(row: SlotRow, ctx: ExplainContext): Explained {
   return {
     outcome: 'cancelled',
     reason: 'cancelled_by',
-    detail: `cancelled at ${when(at, ctx)} by ${detail.by ? `key ${ctx.keyName(detail.by)}` : 'an operator'}`,
+    detail: `cancelled at ${when(at, ctx)} by ${detail.by ? ctx.who(detail.by) : 'an operator'}`,
   };
 }
 
@@ -315,7 +318,7 @@ function notPlannedWords(at: number, candidate: SlotCandidate, ctx: ExplainConte
     case 'edited':
       return (
         `version ${span.definition.version} of the task (${span.action?.replace('task.', '')} at ` +
-        `${when(span.from, ctx)} by key ${ctx.keyName(span.changedBy ?? '')}) has no slot here; the version ` +
+        `${when(span.from, ctx)} by ${ctx.who(span.changedBy ?? '')}) has no slot here; the version ` +
         `before it had`
       );
     case 'dst_fold':
@@ -329,14 +332,14 @@ function pausedWords(at: number, ctx: ExplainContext): string {
   const pause = [...ctx.spans].reverse().find((s) => s.state === 'paused' && s.from <= at);
   const note = pause?.definition.pauseNote ? `: "${pause.definition.pauseNote}"` : '';
   return pause?.at
-    ? `the task was paused at ${when(pause.at.getTime(), ctx)} by key ${ctx.keyName(pause.changedBy ?? '')}${note}`
+    ? `the task was paused at ${when(pause.at.getTime(), ctx)} by ${ctx.who(pause.changedBy ?? '')}${note}`
     : `the task was paused${note}`;
 }
 
 function deletedWords(at: number, ctx: ExplainContext): string {
   const deleted = [...ctx.spans].reverse().find((s) => s.state === 'deleted' && s.from <= at + 1_000);
   return deleted?.at
-    ? `the task was deleted at ${when(deleted.at.getTime(), ctx)} by key ${ctx.keyName(deleted.changedBy ?? '')}`
+    ? `the task was deleted at ${when(deleted.at.getTime(), ctx)} by ${ctx.who(deleted.changedBy ?? '')}`
     : 'the task was deleted';
 }
 

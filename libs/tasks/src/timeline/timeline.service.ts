@@ -57,11 +57,16 @@ export class TimelineService {
     private readonly retention: HistoryRetention,
   ) {}
 
-  /** One page of the timeline of the task named `name` (a deleted one's too). `offered`: the handlers live workers offer, or null when unknown. */
+  /**
+   * One page of the timeline of the task named `name` (a deleted one's too). `offered`: the handlers
+   * live workers offer, or null when unknown. `viewer`: the namespaces the asking key may see (null:
+   * the whole cluster) — it is told the names of keys within them only.
+   */
   async page(
     name: string,
     query: z.output<typeof TimelineQuery>,
     offered: () => Promise<ReadonlySet<string> | null>,
+    viewer: readonly string[] | null = null,
   ): Promise<TimelinePage> {
     const now = this.clock.now();
     const namespace = splitQualifiedName(name).namespace;
@@ -99,7 +104,7 @@ export class TimelineService {
     const more = items.length > query.limit || cut < to;
     const last = page.length === query.limit ? page[page.length - 1]!.at : cut;
 
-    const ctx = await this.context(name, task, page, spans, timezone, from, to, now, kept, offered);
+    const ctx = await this.context(name, task, page, spans, timezone, from, to, now, kept, offered, viewer);
     return {
       task: name,
       timezone,
@@ -122,6 +127,7 @@ export class TimelineService {
     now: number,
     kept: number,
     offered: () => Promise<ReadonlySet<string> | null>,
+    viewer: readonly string[] | null,
   ): Promise<ExplainContext> {
     const rows = page.flatMap((i) => (i.row ? [i.row] : []));
     const taskId = task?.id ?? null;
@@ -177,7 +183,13 @@ export class TimelineService {
       catchUpOf,
       missedAfter: (at) => missed.some((m) => m > at),
       offered: live,
-      keyName: (actor) => keys.find((k) => k.prefix === actor)?.name ?? actor,
+      who: (actor) => {
+        const key = keys.find((k) => k.prefix === actor);
+        if (!key) return `key ${actor}`;
+        // A scoped viewer sees the names of keys scoped within its own namespaces only.
+        const seen = viewer === null || (key.namespaces.length > 0 && key.namespaces.every((n) => viewer.includes(n)));
+        return seen ? `key ${key.name}` : "a key outside this key's namespaces";
+      },
     };
   }
 
