@@ -213,6 +213,37 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     expect(await stateOf('pv-daily')).toEqual(dailyBefore);
   });
 
+  it('a dry run counts nothing: no slot it would decide reaches punctual_slots_total (a pause, an apply that prunes)', async () => {
+    const slotsTotal = async (outcome: string, reason: string) => {
+      const text = (await ctx.api.call('GET', '/metrics')).body as string;
+      const line = new RegExp(`^punctual_slots_total\\{outcome="${outcome}",reason="${reason}"\\} (\\d+)`, 'm').exec(
+        text,
+      );
+      return Number(line?.[1] ?? 0);
+    };
+    const due = Math.floor(Date.now() / MINUTE) * MINUTE - 30_000;
+    await create({ name: 'pv-counted', schedule: { cron: '* * * * *' }, managedBy: 'pv-repo' });
+    await planAhead('pv-counted', [due]);
+    const [paused, deleted] = [await slotsTotal('skipped', 'paused'), await slotsTotal('cancelled', 'deleted')];
+    const dryPause = await ctx.api.call('PATCH', '/v1/tasks/pv-counted?dryRun=true', { paused: true });
+    expect(dryPause.status, JSON.stringify(dryPause.body)).toBe(200);
+    const dryPrune = await ctx.api.call('POST', '/v1/tasks:apply', {
+      managedBy: 'pv-repo',
+      tasks: [],
+      prune: true,
+      dryRun: true,
+    });
+    expect(dryPrune.status, JSON.stringify(dryPrune.body)).toBe(200);
+    expect(dryPrune.body).toMatchObject({ dryRun: true, deleted: 1 });
+    expect([await slotsTotal('skipped', 'paused'), await slotsTotal('cancelled', 'deleted')]).toEqual([
+      paused,
+      deleted,
+    ]);
+    // The same changes made count their slots: the counter is read right.
+    expect((await ctx.api.call('PATCH', '/v1/tasks/pv-counted', { paused: true })).status).toBe(200);
+    expect(await slotsTotal('skipped', 'paused')).toBeGreaterThan(paused);
+  });
+
   it('refuses a horizon out of bounds (422) and a dry run flag that is not a boolean (400)', async () => {
     await create({ name: 'pv-bad', schedule: { cron: '* * * * *' } });
     expect(

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import type { FireTime, PendingSlot, TaskChanges } from '@punctual/contract';
 import {
@@ -22,6 +23,18 @@ export interface TaskSnapshot {
 }
 
 /** Thrown to end a dry run's transaction: it carries the answer out and rolls everything back. */
+const DRY_RUN = new AsyncLocalStorage<true>();
+
+/** Whether the code runs inside a dry run's transaction (see {@link ChangePreviews.rolledBack}): its effects are not real. */
+export function inDryRun(): boolean {
+  return DRY_RUN.getStore() === true;
+}
+
+/** Runs `work` as a dry run when `dry` (a transaction the caller rolls back itself): see {@link inDryRun}. */
+export function asDryRun<T>(dry: boolean, work: () => Promise<T>): Promise<T> {
+  return dry ? DRY_RUN.run(true, work) : work();
+}
+
 class DryRunRollback<T> extends Error {
   constructor(readonly result: T) {
     super('dry run: rolled back');
@@ -41,13 +54,18 @@ export class ChangePreviews {
     private readonly room: HistoryRoom,
   ) {}
 
-  /** Runs `change` in a transaction that is always rolled back; answers what it returned. */
+  /**
+   * Runs `change` in a transaction that is always rolled back; answers what it returned. Inside it
+   * {@link inDryRun} is true: what the change would count (the slots it decides) is not counted.
+   */
   async rolledBack<T>(change: (tx: Db) => Promise<T>, options?: { timeout: number; maxWait: number }): Promise<T> {
     try {
-      await this.room.withRoom(() =>
-        this.prisma.$transaction(async (tx) => {
-          throw new DryRunRollback(await change(tx));
-        }, options),
+      await asDryRun(true, () =>
+        this.room.withRoom(() =>
+          this.prisma.$transaction(async (tx) => {
+            throw new DryRunRollback(await change(tx));
+          }, options),
+        ),
       );
     } catch (error) {
       if (error instanceof DryRunRollback) return error.result as T;

@@ -23,7 +23,7 @@ import { CalendarsService } from './calendars.service.js';
 import { TaskNotManagedError } from './errors.js';
 import { batchDefinitions, checkDistinctNames, checkManager, newTaskRow } from './task-batch.js';
 import { TaskChanges } from './task-changes.js';
-import { ChangePreviews, compareSnapshots, type TaskSnapshot } from './change-preview.js';
+import { asDryRun, ChangePreviews, compareSnapshots, type TaskSnapshot } from './change-preview.js';
 import { excludedCalendars, type TaskDefinition } from './task-definition.js';
 import { diffTasks, type TaskState } from './task-diff.js';
 import { TaskLifecycle } from './task-lifecycle.js';
@@ -62,80 +62,85 @@ export class TaskApplyService {
     const cancelled: string[] = [];
     let calendarItems: CalendarApplyItem[] = [];
     // Writes executions (re-planned slots): room for them is made when the transaction finds none.
-    const transaction = this.room.withRoom(() =>
-      this.prisma.$transaction(
-        async (tx) => {
-          // Calendars first: the tasks of the file may exclude the ones it creates or changes.
-          const calendarPlan = declaredCalendars
-            ? await this.writeCalendars(
-                tx,
-                actor,
-                declaredCalendars,
-                { managedBy, namespace, prune: request.prune ?? false, dryRun: request.dryRun ?? false },
-                now,
-                cancelled,
-              )
-            : null;
-          calendarItems = calendarPlan?.items ?? [];
-          const locked = await this.tasks.lockByNamesOrManager(
-            request.tasks.map((s) => s.name),
-            managedBy,
-            namespace,
-            tx,
-          );
-          const existing = new Map(locked.map((t) => [t.name, t]));
-          // Whether a task is paused is the operator's unless the file says it.
-          const specs = request.tasks.map((spec) => ({
-            ...spec,
-            managedBy,
-            paused: spec.paused ?? existing.get(spec.name)?.status === 'paused',
-          }));
-          const definitions = batchDefinitions(
-            specs,
-            existing,
-            now,
-            await this.calendars.lockForUse(excludedCalendars(specs), tx),
-          );
-          await checkRetentionCovers(this.retention, definitions);
-          const rows = definitions.map((definition) => newTaskRow(definition, now));
-          const diff = diffTasks(rows.map(stateOf), locked.map(stateOf), { managedBy, prune: request.prune ?? false });
-          if (diff.notManaged.length) throw new TaskNotManagedError(managedBy, diff.notManaged);
-          const byName = new Map(
-            specs.map((spec, index) => [spec.name, { row: rows[index]!, definition: definitions[index]! }]),
-          );
-          // A dry run makes the writes, answers what they did and rolls them back (the calendars it wrote too).
-          if (request.dryRun) {
-            const before = new Map<string, TaskSnapshot>();
-            for (const item of diff.items)
-              if (item.action === 'update')
-                before.set(item.name, await this.previews.snapshot(tx, existing.get(item.name)!));
-            await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
-            const items: TaskApplyItem[] = [];
-            for (const item of diff.items) {
-              const written =
-                item.action === 'create' || item.action === 'update'
-                  ? await this.tasks.lockByName(item.name, tx)
-                  : null;
-              const effects = written
-                ? compareSnapshots(
-                    before.get(item.name) ?? null,
-                    await this.previews.snapshot(tx, written),
-                    now,
-                    HORIZON_DEFAULT,
-                  )
-                : undefined;
-              items.push({ ...item, version: existing.get(item.name)?.version ?? null, ...(effects && { effects }) });
+    const transaction = asDryRun(request.dryRun ?? false, () =>
+      this.room.withRoom(() =>
+        this.prisma.$transaction(
+          async (tx) => {
+            // Calendars first: the tasks of the file may exclude the ones it creates or changes.
+            const calendarPlan = declaredCalendars
+              ? await this.writeCalendars(
+                  tx,
+                  actor,
+                  declaredCalendars,
+                  { managedBy, namespace, prune: request.prune ?? false, dryRun: request.dryRun ?? false },
+                  now,
+                  cancelled,
+                )
+              : null;
+            calendarItems = calendarPlan?.items ?? [];
+            const locked = await this.tasks.lockByNamesOrManager(
+              request.tasks.map((s) => s.name),
+              managedBy,
+              namespace,
+              tx,
+            );
+            const existing = new Map(locked.map((t) => [t.name, t]));
+            // Whether a task is paused is the operator's unless the file says it.
+            const specs = request.tasks.map((spec) => ({
+              ...spec,
+              managedBy,
+              paused: spec.paused ?? existing.get(spec.name)?.status === 'paused',
+            }));
+            const definitions = batchDefinitions(
+              specs,
+              existing,
+              now,
+              await this.calendars.lockForUse(excludedCalendars(specs), tx),
+            );
+            await checkRetentionCovers(this.retention, definitions);
+            const rows = definitions.map((definition) => newTaskRow(definition, now));
+            const diff = diffTasks(rows.map(stateOf), locked.map(stateOf), {
+              managedBy,
+              prune: request.prune ?? false,
+            });
+            if (diff.notManaged.length) throw new TaskNotManagedError(managedBy, diff.notManaged);
+            const byName = new Map(
+              specs.map((spec, index) => [spec.name, { row: rows[index]!, definition: definitions[index]! }]),
+            );
+            // A dry run makes the writes, answers what they did and rolls them back (the calendars it wrote too).
+            if (request.dryRun) {
+              const before = new Map<string, TaskSnapshot>();
+              for (const item of diff.items)
+                if (item.action === 'update')
+                  before.set(item.name, await this.previews.snapshot(tx, existing.get(item.name)!));
+              await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
+              const items: TaskApplyItem[] = [];
+              for (const item of diff.items) {
+                const written =
+                  item.action === 'create' || item.action === 'update'
+                    ? await this.tasks.lockByName(item.name, tx)
+                    : null;
+                const effects = written
+                  ? compareSnapshots(
+                      before.get(item.name) ?? null,
+                      await this.previews.snapshot(tx, written),
+                      now,
+                      HORIZON_DEFAULT,
+                    )
+                  : undefined;
+                items.push({ ...item, version: existing.get(item.name)?.version ?? null, ...(effects && { effects }) });
+              }
+              throw new DryRun(items);
             }
-            throw new DryRun(items);
-          }
-          const items = await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
-          // Pruned calendars go last, after the pruned tasks that excluded them.
-          for (const item of calendarItems)
-            if (item.action === 'delete') await this.calendarWriter.remove(tx, actor, item.name);
-          return items;
-        },
-        // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
-        { timeout: 60_000, maxWait: 10_000 },
+            const items = await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
+            // Pruned calendars go last, after the pruned tasks that excluded them.
+            for (const item of calendarItems)
+              if (item.action === 'delete') await this.calendarWriter.remove(tx, actor, item.name);
+            return items;
+          },
+          // A thousand tasks take longer than Prisma's default of 5 s on a busy machine.
+          { timeout: 60_000, maxWait: 10_000 },
+        ),
       ),
     );
     const result = await transaction.catch((error: unknown) => {

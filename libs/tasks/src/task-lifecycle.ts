@@ -5,6 +5,7 @@ import { type Db, ExecutionTransitionsRepository, type Prisma, type Task, TasksR
 import { Metrics } from '@punctual/metrics';
 import { PINNED_FIELDS, pinnedDefinitionOf, planTaskSlots, replanUnstarted, taskSchedule } from '@punctual/planning';
 import type { TaskDefinition } from './task-definition.js';
+import { inDryRun } from './change-preview.js';
 
 const CATCH_UP_MISFIRE = { skip: 'skip', latest: 'run_once', all: 'run_all' } as const;
 
@@ -125,7 +126,7 @@ export class TaskLifecycle {
     const unstarted = await this.executions.unstartedOfTask(task.id, tx);
     const due = unstarted.filter((e) => e.scheduledFor.getTime() <= now.getTime() && e.trigger !== 'manual');
     const ahead = unstarted.filter((e) => e.scheduledFor.getTime() > now.getTime() && e.trigger === 'schedule');
-    this.metrics.slotsDecided(
+    this.decided(
       'skipped',
       'paused',
       await this.executions.skipUnstarted(
@@ -141,7 +142,7 @@ export class TaskLifecycle {
     const { cancelled: count, running: cancelled } = cancel
       ? await this.executions.cancelOfTask(task.id, 'cancelled by a pause', tx)
       : { cancelled: 0, running: [] };
-    this.metrics.slotsDecided('cancelled', 'paused', count);
+    this.decided('cancelled', 'paused', count);
     const cursor = firstSlotAfter(task, now) ?? task.nextRunAt;
     const paused = await this.tasks.update(
       task.id,
@@ -186,7 +187,7 @@ export class TaskLifecycle {
       tx,
     );
     const { cancelled, running } = await this.executions.cancelOfTask(task.id, 'task deleted', tx);
-    this.metrics.slotsDecided('cancelled', 'deleted', cancelled);
+    this.decided('cancelled', 'deleted', cancelled);
     return running.map((e) => e.id);
   }
 
@@ -205,6 +206,11 @@ export class TaskLifecycle {
     );
     await this.executions.insertPlanned(plan.executions, tx);
     await this.tasks.advanceCursors([plan.advance], tx);
+  }
+
+  /** Counts slots decided (`punctual_slots_total`) — not in a dry run, which decides nothing. */
+  private decided(outcome: string, reason: string, n: number): void {
+    if (!inDryRun()) this.metrics.slotsDecided(outcome, reason, n);
   }
 
   private slotOptions() {
