@@ -230,6 +230,40 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     expect(by(0).executionId).toBe(ran.id);
   });
 
+  it('credits a catch-up with exactly the slots it stood in for: not an earlier outage, not a lost slot before it', async () => {
+    const task = await create({ name: 'tl-covers', schedule: { cron: '*/10 * * * *' } });
+    await createdAgo('tl-covers', 3 * HOUR);
+    const base = Math.floor(Date.now() / (10 * MINUTE)) * 10 * MINUTE - 2 * HOUR;
+    const at = (n: number) => base + n * 10 * MINUTE;
+    // An earlier outage's slot, given up as missed; a run; a slot nothing recorded; then an outage
+    // whose slots a catch-up stood in for (at(3) only counted, the catch-up at(4) itself).
+    await row(task, at(0), { status: 'missed', finishedAt: new Date(at(0) + HOUR) });
+    await row(task, at(1), {
+      status: 'succeeded',
+      attempt: 1,
+      startedAt: new Date(at(1)),
+      finishedAt: new Date(at(1) + 1_000),
+    });
+    const catchUp = await row(task, at(4), {
+      status: 'succeeded',
+      trigger: 'catchup',
+      attempt: 1,
+      coversFrom: new Date(at(3)),
+      fireAt: new Date(at(5)),
+      startedAt: new Date(at(5)),
+      finishedAt: new Date(at(5) + 1_000),
+    });
+    const { items } = await timeline('tl-covers', { from: iso(at(0)), to: iso(at(4)) });
+    expect(items.map((i) => `${i.outcome}/${i.reason}`)).toEqual([
+      'missed/late',
+      'succeeded/null',
+      'missed/unrecorded',
+      'missed/catch_up',
+      'succeeded/catch_up',
+    ]);
+    expect(items[3]!.detail).toContain(`catch-up run ${catchUp.id}`);
+  });
+
   it('says a slot given up while no scheduler led the shard was missed for that, and who was waiting for which worker', async () => {
     const task = await create({ name: 'tl-leader', schedule: { cron: '* * * * *' } });
     await createdAgo('tl-leader', 3 * HOUR);

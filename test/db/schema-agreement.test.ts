@@ -127,6 +127,7 @@ describe('schema.prisma agrees with the migrated database', () => {
       flowWaitedMs: 1_500,
       parkedAt: later,
       waitedOn: true,
+      coversFrom: now,
       createdAt: now,
     };
     await db.prisma.taskExecution.create({ data: execution });

@@ -33,6 +33,8 @@ export interface SlotRow {
   heldAt: Date | null;
   flowWaitedMs: number | null;
   parkedAt: Date | null;
+  /** A catch-up run: the first slot it stands in for (null: no catch-up, or one written before it was recorded). */
+  coversFrom: Date | null;
   createdAt: Date;
 }
 
@@ -47,7 +49,7 @@ export interface SlotEvent {
 const ROW_COLUMNS = `id, task_id AS "taskId", scheduled_for AS "scheduledFor", fire_at AS "fireAt", trigger, status, skip_reason AS "skipReason",
   attempt, task_version AS "taskVersion", started_at AS "startedAt", finished_at AS "finishedAt", next_attempt_at AS "nextAttemptAt", error,
   concurrency_key AS "concurrencyKey", rate_key AS "rateKey", quota_namespace AS "quotaNamespace", held_at AS "heldAt", flow_waited_ms AS "flowWaitedMs", parked_at AS "parkedAt",
-  created_at AS "createdAt"`;
+  covers_from AS "coversFrom", created_at AS "createdAt"`;
 
 /**
  * The reads of a task's timeline (DESIGN §7): its changes from the audit log, its executions in a

@@ -17,6 +17,8 @@ export interface PlannedExecution {
   exclusive: boolean;
   /** The handler it runs (its task's): its job goes to that handler's queue. */
   handler: string;
+  /** A catch-up run: the first slot it stands in for (the late slots from there to its own). */
+  coversFrom?: Date | null;
 }
 
 /** The cursor move the planner made for one task. */

@@ -82,6 +82,8 @@ describe('planTaskSlots', () => {
     expect(catchup).toHaveLength(1);
     expect(catchup[0]!.fireAt).toEqual(now);
     expect(catchup[0]!.scheduledFor.getTime()).toBe(T0 + 9 * 60_000);
+    // It stands in for every late slot of the pass, the ones only counted too: from the cursor on.
+    expect(catchup[0]!.coversFrom?.getTime()).toBe(T0);
     // 10 late slots (T0 … T0+9m): 1 runs, 4 missed rows (catchupMax 5 keeps the newest 5), 5 counted only.
     expect(late.filter((e) => e.status === 'missed')).toHaveLength(4);
     expect(plan.advance.missed).toBe(9);
@@ -104,7 +106,10 @@ describe('planTaskSlots', () => {
   it('run_all: runs up to catchupMax late slots, the rest are missed', () => {
     const now = new Date(T0 + 8 * 60_000 + 30_000);
     const plan = planTaskSlots(task({ misfire: 'run_all' }), everyMinute, now, options);
-    expect(plan.executions.filter((e) => e.trigger === 'catchup')).toHaveLength(5);
+    const catchups = plan.executions.filter((e) => e.trigger === 'catchup');
+    expect(catchups).toHaveLength(5);
+    // Each stands in for its own slot only.
+    expect(catchups.every((e) => e.coversFrom?.getTime() === e.scheduledFor.getTime())).toBe(true);
     expect(plan.advance.missed).toBe(3);
   });
 

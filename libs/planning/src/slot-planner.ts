@@ -124,11 +124,18 @@ export function planTaskSlots(
     late.length = 0;
   }
   let catchups = 0;
+  // The late slots of this pass begin at the cursor it started from (those counted only, too).
+  const backlogFrom = task.nextRunAt;
   late.forEach((slot, index) => {
     const mostRecent = index === late.length - 1;
     if (task.misfire === 'run_all' || (task.misfire === 'run_once' && mostRecent)) {
-      // One millisecond apart: the timer and the queue take them in slot order.
-      executions.push(row(slot, new Date(now.getTime() + catchups), 'scheduled', 'catchup'));
+      // One millisecond apart: the timer and the queue take them in slot order. Under run_all each
+      // stands in for its own slot; under run_once the one catch-up for every late slot of the pass.
+      const covers = task.misfire === 'run_all' ? slot : (backlogFrom ?? slot);
+      executions.push({
+        ...row(slot, new Date(now.getTime() + catchups), 'scheduled', 'catchup'),
+        coversFrom: covers.getTime() <= slot.getTime() ? covers : slot,
+      });
       catchups += 1;
     } else {
       executions.push(row(slot, slot, 'missed', 'schedule'));

@@ -146,6 +146,8 @@ export function executionFromClaimed(row: ClaimedRow): TaskExecution {
     flowWaitedMs: null,
     parkedAt: null,
     waitedOn: false,
+    // What a catch-up stands in for explains its slots on the timeline; a run does not need it.
+    coversFrom: null,
     createdAt: new Date(row.created_ms),
   };
 }

@@ -20,6 +20,8 @@ export interface NewExecution {
   status: 'scheduled' | 'missed';
   taskVersion: number;
   exclusive: boolean;
+  /** A catch-up run: the first slot it stands in for. */
+  coversFrom?: Date | null;
 }
 
 /** A planned execution whose slot an edit re-plans under the task's new definition. */
@@ -97,15 +99,16 @@ export class ExecutionTransitionsRepository {
   private insertSql(rows: NewExecution[], payload?: unknown): Prisma.Sql {
     const override = payload === undefined ? null : JSON.stringify(payload);
     return Prisma.sql`
-      INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive, finished_at, payload)
+      INSERT INTO task_execution (id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive, finished_at, payload, covers_from)
       SELECT u.id, u.task_id, u.task_name, u.scheduled_for, u.fire_at, u.trigger, u.status, u.task_version, u.exclusive,
-             CASE WHEN u.status = 'missed' THEN now() END, ${override}::jsonb
+             CASE WHEN u.status = 'missed' THEN now() END, ${override}::jsonb, u.covers_from
       FROM unnest(
         ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.taskId)}::uuid[], ${rows.map((r) => r.taskName)}::text[],
         ${iso(rows.map((r) => r.scheduledFor))}::timestamptz[], ${iso(rows.map((r) => r.fireAt))}::timestamptz[],
         ${rows.map((r) => r.trigger)}::execution_trigger[], ${rows.map((r) => r.status)}::execution_status[],
-        ${rows.map((r) => r.taskVersion)}::int[], ${rows.map((r) => r.exclusive)}::bool[]
-      ) AS u(id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive)
+        ${rows.map((r) => r.taskVersion)}::int[], ${rows.map((r) => r.exclusive)}::bool[],
+        ${rows.map((r) => r.coversFrom?.toISOString() ?? null)}::timestamptz[]
+      ) AS u(id, task_id, task_name, scheduled_for, fire_at, trigger, status, task_version, exclusive, covers_from)
       ON CONFLICT (task_id, scheduled_for) DO NOTHING`;
   }
 

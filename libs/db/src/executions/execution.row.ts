@@ -39,6 +39,7 @@ export interface ExecutionRow {
   flow_waited_ms: number | null;
   parked_at: Date | null;
   waited_on: boolean;
+  covers_from: Date | null;
   created_at: Date;
 }
 
@@ -76,6 +77,7 @@ export function executionFromRow(row: ExecutionRow): TaskExecution {
     flowWaitedMs: row.flow_waited_ms,
     parkedAt: row.parked_at,
     waitedOn: row.waited_on,
+    coversFrom: row.covers_from ?? null,
     createdAt: row.created_at,
   };
 }

@@ -33,7 +33,7 @@ import { currentSpans, type VersionSpan, versionSpans } from './task-versions.js
 const DAY_MS = 86_400_000;
 /** A due slot with no execution yet, this close to now, is being planned (the planner's lookahead and tick), not lost. */
 const PLANNING_GRACE_MS = 30_000;
-/** How far past a missed slot a catch-up run that superseded it is looked for. */
+/** How far past a missed slot a catch-up run that superseded it is looked for (one that records what it covers says so exactly). */
 const CATCH_UP_REACH_MS = 32 * DAY_MS;
 /** A leader's heartbeat (its repair pass) comes every 2 s: two of them may be missed before a shard counts as unled. */
 const HEARTBEAT_GRACE_MS = 4_000;
@@ -154,12 +154,18 @@ export class TimelineService {
     const catchUps: SlotRow[] = [];
     const missed = rows.filter((r) => r.status === 'missed').map((r) => r.scheduledFor.getTime());
     let noneFrom = Number.POSITIVE_INFINITY;
-    const catchUpOf = (at: number) => catchUps.find((c) => c.scheduledFor.getTime() >= at) ?? null;
+    const firstFrom = (at: number) => catchUps.find((c) => c.scheduledFor.getTime() >= at) ?? null;
+    // Only the first catch-up at or after a slot can have stood in for it, and only when it covers
+    // it (a later one began after it); one written before coverage was recorded, within the reach.
+    const catchUpOf = (at: number) => {
+      const c = firstFrom(at);
+      return c && (c.coversFrom === null || c.coversFrom.getTime() <= at) ? c : null;
+    };
     const needsCatchUp = page.filter((i) =>
       i.row ? i.row.status === 'missed' : i.candidate?.planned && i.at <= now - PLANNING_GRACE_MS,
     );
     for (const item of needsCatchUp) {
-      if (catchUpOf(item.at) || item.at >= noneFrom) continue;
+      if (firstFrom(item.at) || item.at >= noneFrom) continue;
       const found = await this.timeline.firstCatchUpFrom(
         name,
         taskId,
