@@ -69,6 +69,31 @@ describe('GET /v1/tasks/{name}/timeline: every slot with one outcome, a reason a
     expect(items.filter((i) => i.outcome === 'upcoming')).toHaveLength(2);
   });
 
+  it('judges the past with the calendar as it was: a day removed later, or the calendar deleted, stays excluded then', async () => {
+    const day = (ago: number) => new Date(Date.now() - ago * DAY).toISOString().slice(0, 10);
+    const [d1, d2] = [day(3), day(2)];
+    expect((await ctx.api.call('PUT', '/v1/calendars/tl-hist', { dates: [d1, d2] })).status).toBe(201);
+    await ctx.db.prisma.$executeRaw`UPDATE audit_log SET at = now() - interval '11 days' WHERE target = 'tl-hist'`;
+    await create({ name: 'tl-hist-task', schedule: { cron: '0 9 * * *', exclude: ['tl-hist'] } });
+    await createdAgo('tl-hist-task', 10 * DAY);
+    const range = { from: `${d1}T00:00:00Z`, to: `${d2}T23:00:00Z` };
+    const outcomes = async () =>
+      (await timeline('tl-hist-task', range)).items.map(
+        (i) => `${i.scheduledFor.slice(0, 10)} ${i.outcome}/${i.reason}`,
+      );
+    const excludedThen = [`${d1} not_planned/calendar`, `${d2} not_planned/calendar`];
+    expect(await outcomes()).toEqual(excludedThen);
+    // The first day taken out of the calendar today: it was excluded when it came.
+    expect((await ctx.api.call('PUT', '/v1/calendars/tl-hist', { dates: [d2] })).status).toBe(200);
+    expect(await outcomes()).toEqual(excludedThen);
+    // The task stops excluding it and the calendar goes: its days were still excluded then.
+    expect((await ctx.api.call('PATCH', '/v1/tasks/tl-hist-task', { schedule: { exclude: [] } })).status).toBe(200);
+    expect((await ctx.api.call('DELETE', '/v1/calendars/tl-hist')).status).toBe(204);
+    expect(await outcomes()).toEqual(excludedThen);
+    const items = (await timeline('tl-hist-task', range)).items;
+    expect(items[0]!.detail).toContain('"tl-hist"');
+  });
+
   it('says what a DST gap and fold in Europe/Berlin did under each policy', async () => {
     const berlin = { cron: '30 2 * * *', timezone: 'Europe/Berlin' };
     await create({ name: 'tl-gap-skip', schedule: { ...berlin, dst: { gap: 'skip' } } });

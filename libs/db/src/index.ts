@@ -98,7 +98,13 @@ export {
   WRITE_LAG_MS,
 } from './history/live-horizon.repository.js';
 export { type TaskVersionRow, TaskVersionsRepository } from './task-versions.repository.js';
-export { type SlotEvent, type SlotRow, type TaskChange, TimelineRepository } from './timeline.repository.js';
+export {
+  type CalendarChange,
+  type SlotEvent,
+  type SlotRow,
+  type TaskChange,
+  TimelineRepository,
+} from './timeline.repository.js';
 export { hasSqlState, isConnectionError, isLockTimeout } from './db-errors.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';
 export {

@@ -38,6 +38,14 @@ export interface SlotRow {
   createdAt: Date;
 }
 
+/** A calendar's change as the audit log keeps it: its content before and after (null: none). */
+export interface CalendarChange {
+  name: string;
+  at: Date;
+  before: Prisma.JsonValue | null;
+  after: Prisma.JsonValue | null;
+}
+
 /** An event that explains a slot: a failed attempt's error, who cancelled it. */
 export interface SlotEvent {
   executionId: string;
@@ -65,6 +73,18 @@ export class TimelineRepository {
     return this.prisma.$queryRaw<TaskChange[]>`
       SELECT id, actor, action, at, after FROM audit_log
       WHERE target = ${name} AND action IN ('task.create', 'task.update', 'task.replace', 'task.pause', 'task.resume', 'task.delete', 'task.rollback', 'task.restore', 'task.complete')
+      ORDER BY id`;
+  }
+
+  /**
+   * The changes of the calendars named (`calendar.put`, `calendar.delete`), oldest first: what each
+   * held from each change on (`after`; null once deleted) and before its first (`before`).
+   */
+  calendarChangesOf(names: readonly string[]): Promise<CalendarChange[]> {
+    if (names.length === 0) return Promise.resolve([]);
+    return this.prisma.$queryRaw<CalendarChange[]>`
+      SELECT target AS name, at, before, after FROM audit_log
+      WHERE target = ANY(${[...names]}::text[]) AND action IN ('calendar.put', 'calendar.delete')
       ORDER BY id`;
   }
 

@@ -29,6 +29,7 @@ function replacedSchedule(spans: readonly VersionSpan[], index: number): Schedul
   const before = spans[index - 1];
   if (
     !before ||
+    span.continues ||
     (span.action !== 'task.update' && span.action !== 'task.replace' && span.action !== 'task.rollback') ||
     (before.state !== 'active' && before.state !== 'paused')
   )

@@ -1,5 +1,5 @@
 import { durationMs, TASK_DEFAULTS, type Task as TaskJson } from '@punctual/contract';
-import type { TaskChange } from '@punctual/db';
+import type { CalendarChange, TaskChange } from '@punctual/db';
 import type { CalendarSnapshot, ScheduledTask } from '@punctual/planning';
 
 /** A task's definition as the audit log keeps it (the task JSON without its health). */
@@ -20,6 +20,11 @@ export interface VersionSpan {
   changedBy: string | null;
   action: string | null;
   at: Date | null;
+  /**
+   * A piece of the span before it, cut where a calendar its definition excludes changed: the same
+   * version of the task (and the change that began it), judged with the calendars as they were then.
+   */
+  continues?: true;
 }
 
 const OPENING = new Set([
@@ -141,4 +146,100 @@ export function spanAt(spans: readonly VersionSpan[], at: number): VersionSpan |
     else return s;
   }
   return undefined;
+}
+
+/**
+ * What the calendars named held over time, from their audit entries: each from each change on
+ * (deleted: nothing), before its first change what that change found (nothing, if it created it),
+ * and a calendar with no entries as it is now (`current`).
+ */
+export class CalendarHistory {
+  private readonly byName = new Map<
+    string,
+    { at: number; calendar: CalendarSnapshot | null; before: CalendarSnapshot | null }[]
+  >();
+
+  constructor(
+    changes: readonly CalendarChange[],
+    private readonly current: ReadonlyMap<string, CalendarSnapshot>,
+  ) {
+    for (const change of changes) {
+      const at = change.at.getTime();
+      const list = this.byName.get(change.name) ?? [];
+      list.push({ at, calendar: snapshotOf(change.after, at), before: snapshotOf(change.before, at) });
+      this.byName.set(change.name, list);
+    }
+  }
+
+  /** The calendars of `names` as they were at `at`, by name. */
+  at(names: readonly string[], at: number): Map<string, CalendarSnapshot> {
+    const found = new Map<string, CalendarSnapshot>();
+    for (const name of names) {
+      const calendar = this.of(name, at);
+      if (calendar) found.set(name, calendar);
+    }
+    return found;
+  }
+
+  /** The instants in `(from, to)` at which a calendar of `names` changed, in order. */
+  changesWithin(names: readonly string[], from: number, to: number): number[] {
+    const instants = new Set<number>();
+    for (const name of names)
+      for (const change of this.byName.get(name) ?? []) if (change.at > from && change.at < to) instants.add(change.at);
+    return [...instants].sort((a, b) => a - b);
+  }
+
+  private of(name: string, at: number): CalendarSnapshot | undefined {
+    const list = this.byName.get(name);
+    if (!list) return this.current.get(name);
+    let last: (typeof list)[number] | undefined;
+    for (const change of list) if (change.at <= at) last = change;
+    return (last ? last.calendar : list[0]!.before) ?? undefined;
+  }
+}
+
+/** A calendar as an audit entry keeps it, as the schedule reads it; null for none. */
+function snapshotOf(value: unknown, at: number): CalendarSnapshot | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const c = value as Partial<CalendarSnapshot> & { name?: string };
+  if (typeof c.name !== 'string') return null;
+  return {
+    name: c.name,
+    version: c.version ?? 0,
+    updatedAt: new Date(at).toISOString(),
+    timezone: c.timezone ?? null,
+    dates: c.dates ?? [],
+    rrules: c.rrules ?? [],
+  };
+}
+
+/**
+ * The spans judged with the calendars that applied at each time (DESIGN §7: the past is explained
+ * as it was): each span's schedule takes its calendars as they were when it began, and a span is
+ * cut where one of them changed — so a day removed from a calendar, or a calendar deleted, later
+ * leaves the days it excluded then excluded on the timeline.
+ */
+export function withCalendarHistory(spans: readonly VersionSpan[], history: CalendarHistory): VersionSpan[] {
+  const out: VersionSpan[] = [];
+  for (const span of spans) {
+    const names = span.definition.schedule.exclude ?? [];
+    if (names.length === 0) {
+      out.push(span);
+      continue;
+    }
+    const starts = [span.from, ...history.changesWithin(names, span.from, span.to)];
+    starts.forEach((from, i) => {
+      const to = starts[i + 1] ?? span.to;
+      // The span before a task existed shows what it would have run: with the calendars of its end.
+      const judgedAt = Number.isFinite(from) ? from : Math.min(to, Date.now()) - 1;
+      out.push({
+        ...span,
+        from,
+        to,
+        schedule: scheduledTaskOf(span.definition, history.at(names, judgedAt)),
+        ...(i > 0 && { continues: true as const }),
+      });
+    });
+  }
+  return out;
 }

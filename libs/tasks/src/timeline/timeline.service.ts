@@ -28,7 +28,7 @@ import { decodeCursor, encodeCursor } from '../page-cursor.js';
 import { presentDefinition } from '../task.presenter.js';
 import { candidatesOf, type SlotCandidate } from './slot-candidates.js';
 import { type ExplainContext, explainSlot } from './slot-explanation.js';
-import { currentSpans, type VersionSpan, versionSpans } from './task-versions.js';
+import { CalendarHistory, currentSpans, type VersionSpan, versionSpans, withCalendarHistory } from './task-versions.js';
 
 const DAY_MS = 86_400_000;
 /** A due slot with no execution yet, this close to now, is being planned (the planner's lookahead and tick), not lost. */
@@ -76,12 +76,18 @@ export class TimelineService {
       this.retention.historyMsOf(namespace),
     ]);
     const calendars = await this.calendarSnapshots(namespace, task?.calendars);
-    const spans =
+    const asDefined =
       changes.length > 0
         ? versionSpans(changes, calendars)
         : task
           ? currentSpans(presentDefinition(task), calendars)
           : [];
+    // Each span judged with its calendars as they were then, not as they are now.
+    const excluded = [...new Set(asDefined.flatMap((s) => s.definition.schedule.exclude ?? []))];
+    const spans = withCalendarHistory(
+      asDefined,
+      new CalendarHistory(await this.timeline.calendarChangesOf(excluded), calendars),
+    );
     if (spans.length === 0) {
       const rows = await this.timeline.rowsOf(name, null, new Date(0), new Date(8.64e15), 1);
       if (rows.length === 0) throw new NotFoundError('task', name);
