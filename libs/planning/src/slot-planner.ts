@@ -129,9 +129,10 @@ export function planTaskSlots(
   late.forEach((slot, index) => {
     const mostRecent = index === late.length - 1;
     if (task.misfire === 'run_all' || (task.misfire === 'run_once' && mostRecent)) {
-      // One millisecond apart: the timer and the queue take them in slot order. Under run_all each
-      // stands in for its own slot; under run_once the one catch-up for every late slot of the pass.
-      const covers = task.misfire === 'run_all' ? slot : (backlogFrom ?? slot);
+      // One millisecond apart: the timer and the queue take them in slot order. The first catch-up
+      // of the pass stands in for the late slots before it, the ones only counted too (under
+      // run_once the one catch-up for all of them); under run_all each other one for its own slot.
+      const covers = catchups === 0 ? (backlogFrom ?? slot) : slot;
       executions.push({
         ...row(slot, new Date(now.getTime() + catchups), 'scheduled', 'catchup'),
         coversFrom: covers.getTime() <= slot.getTime() ? covers : slot,
