@@ -272,7 +272,7 @@ function explainUnrecorded(at: number, candidate: SlotCandidate, ctx: ExplainCon
     return {
       outcome: 'not_planned',
       reason: 'run_limit',
-      detail: `the task's run limit (schedule.remainingRuns) was spent: it completed after its slot at ${when(span.from - 1, ctx)}`,
+      detail: `the task's run limit (schedule.remainingRuns) was spent: it completed after its slot at ${when(span.definition.lastScheduledFor ? Date.parse(span.definition.lastScheduledFor) : span.from - 1, ctx)}`,
     };
   if (candidate.notPlanned)
     return { outcome: 'not_planned', reason: candidate.notPlanned.reason, detail: notPlannedWords(at, candidate, ctx) };

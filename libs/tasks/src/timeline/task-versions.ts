@@ -56,10 +56,12 @@ export function versionSpans(
       change.action === 'task.complete' && definition.lastScheduledFor
         ? Date.parse(definition.lastScheduledFor) + 1
         : change.at.getTime();
+    // A task whose run limit is spent stays completed through an edit that leaves the limit at 0.
+    const spent = definition.schedule.remainingRuns === 0 && definition.status === 'completed';
     const state =
       change.action === 'task.delete'
         ? 'deleted'
-        : change.action === 'task.complete'
+        : change.action === 'task.complete' || spent
           ? 'completed'
           : definition.paused
             ? 'paused'
