@@ -21,6 +21,8 @@ interface History {
   remainingRuns: number | null;
   /** An edit to `run_once` at this instant (between two outages): the misfire policy from then on. */
   toRunOnceAt: number | null;
+  /** It excludes the round's calendar (whose days change while the history runs). */
+  calendar: boolean;
 }
 
 /** A small seeded generator: the same histories every run, a different set each round. */
@@ -42,10 +44,16 @@ function random(seed: number): () => number {
  * skip: all missed, late; run_all: the latest CATCHUP_MAX run, the older missed in their favour);
  * a run limit spent, the slots after its last run were not planned.
  */
-function model(h: History, slots: number[], late: (slot: number) => number | null): string[] {
+function model(
+  h: History,
+  slots: number[],
+  late: (slot: number) => number | null,
+  excluded: (slot: number) => boolean,
+): string[] {
   const expected: string[] = [];
   const groups = new Map<number, number[]>();
   for (const slot of slots) {
+    if (h.calendar && excluded(slot)) continue;
     const outage = late(slot);
     if (outage !== null) groups.set(outage, [...(groups.get(outage) ?? []), slot]);
   }
@@ -53,6 +61,10 @@ function model(h: History, slots: number[], late: (slot: number) => number | nul
   for (const slot of slots) {
     if (h.remainingRuns !== null && runs >= h.remainingRuns) {
       expected.push('not_planned/run_limit');
+      continue;
+    }
+    if (h.calendar && excluded(slot)) {
+      expected.push('not_planned/calendar');
       continue;
     }
     const outage = late(slot);
@@ -124,6 +136,15 @@ describe('the timeline of generated histories says what happened to every slot',
         return first - slot > maxDelayMs ? first : null;
       };
 
+      // The round's calendar excludes a day early in the window; an edit, after that day, moves it to
+      // the window's last day: the first day's slots were excluded when they came, and stay so.
+      const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+      const [dayA, dayB] = [dayOf(slots[5]!), dayOf(slots.at(-1)!)];
+      const calendarEditAt = Date.parse(`${dayB}T00:00:00Z`) - 30 * MINUTE;
+      const excluded = (slot: number) => dayOf(slot) === (slot < calendarEditAt ? dayA : dayB);
+      const calendar = `cal-${round}`;
+      expect((await ctx.api.call('PUT', `/v1/calendars/${calendar}`, { dates: [dayA] })).status).toBe(201);
+      await ctx.db.prisma.$executeRaw`UPDATE audit_log SET at = ${new Date(start)} WHERE target = ${calendar}`;
       const histories: History[] = [];
       for (let i = 0; i < TASKS_PER_ROUND; i += 1) {
         const h: History = {
@@ -132,6 +153,7 @@ describe('the timeline of generated histories says what happened to every slot',
           maxDelayMin: [15, 20, 25][Math.floor(rand() * 3)]!,
           remainingRuns: rand() < 0.3 ? 1 + Math.floor(rand() * 40) : null,
           toRunOnceAt: null,
+          calendar: rand() < 0.35,
         };
         // Some that skip late slots are edited to run_once between the first two outages: the first
         // outage's missed slots are not the second's catch-up's to explain.
@@ -139,7 +161,7 @@ describe('the timeline of generated histories says what happened to every slot',
         // A limit spent by a catch-up in the middle of an outage's pass is left out: the model
         // would need the pass's own order of rows (see planTaskSlots).
         if (h.remainingRuns !== null) {
-          const expected = model({ ...h, remainingRuns: null }, slots, lateIn(h.maxDelayMin * MINUTE));
+          const expected = model({ ...h, remainingRuns: null }, slots, lateIn(h.maxDelayMin * MINUTE), excluded);
           const runs = expected.flatMap((e, j) => (e.startsWith('succeeded') ? [j] : []));
           const last = runs[h.remainingRuns - 1];
           if (last === undefined || expected[last] !== 'succeeded/null') h.remainingRuns = null;
@@ -148,7 +170,11 @@ describe('the timeline of generated histories says what happened to every slot',
         const res = await ctx.api.call('POST', '/v1/tasks', {
           name: h.name,
           handler: 'noop',
-          schedule: { cron: '0 * * * *', ...(h.remainingRuns !== null && { remainingRuns: h.remainingRuns }) },
+          schedule: {
+            cron: '0 * * * *',
+            ...(h.remainingRuns !== null && { remainingRuns: h.remainingRuns }),
+            ...(h.calendar && { exclude: [calendar] }),
+          },
           policy: { misfire: h.misfire, maxDelay: `${h.maxDelayMin}m` },
         });
         expect(res.status, JSON.stringify(res.body)).toBe(201);
@@ -157,6 +183,10 @@ describe('the timeline of generated histories says what happened to every slot',
       const created = new Date(start + MINUTE);
       await ctx.db.prisma.$executeRaw`
         UPDATE task SET created_at = ${created}, next_run_at = ${new Date(slots[0]!)} WHERE name LIKE ${`h${round}-%`}`;
+      // The first slot of a task that excludes the calendar is its first day not excluded.
+      await ctx.db.prisma.$executeRaw`
+        UPDATE task SET next_run_at = ${new Date(slots.find((slot) => !excluded(slot))!)}
+        WHERE name LIKE ${`h${round}-%`} AND ${calendar} = ANY(exclude)`;
       await ctx.db.prisma.$executeRaw`
         UPDATE audit_log SET at = ${created}, after = jsonb_set(after, '{createdAt}', to_jsonb(${created.toISOString()}::text))
         WHERE target LIKE ${`h${round}-%`} AND action = 'task.create'`;
@@ -165,7 +195,35 @@ describe('the timeline of generated histories says what happened to every slot',
       // made as the API makes them when nothing is pending: a new version, its audit entry.
       const toEdit = histories.filter((h) => h.toRunOnceAt !== null);
       let edited = toEdit.length === 0;
+      let calendarEdited = false;
       for (const t of ticks) {
+        if (!calendarEdited && t >= calendarEditAt) {
+          // As the API writes a calendar: its row, the copies its tasks keep, its audit entry.
+          calendarEdited = true;
+          const at = new Date(calendarEditAt);
+          const [before] = await ctx.db.prisma.$queryRaw<{ snapshot: unknown }[]>`
+            SELECT jsonb_build_object('name', name, 'timezone', timezone, 'dates', dates, 'rrules', rrules, 'version', version) AS snapshot
+            FROM calendar WHERE name = ${calendar}`;
+          await ctx.db.prisma.$executeRaw`
+            UPDATE calendar SET dates = ${[dayB]}::text[], version = version + 1, updated_at = ${at} WHERE name = ${calendar}`;
+          const copy = {
+            name: calendar,
+            version: 2,
+            updatedAt: at.toISOString(),
+            timezone: null,
+            dates: [dayB],
+            rrules: [],
+          };
+          // Its tasks re-planned: a cursor on the day now excluded moves past it.
+          await ctx.db.prisma.$executeRaw`
+            UPDATE task SET calendars = ${JSON.stringify([copy])}::jsonb,
+              next_run_at = CASE WHEN next_run_at >= ${new Date(`${dayB}T00:00:00Z`)} AND next_run_at < ${new Date(Date.parse(`${dayB}T00:00:00Z`) + DAY)}
+                THEN ${new Date(Date.parse(`${dayB}T00:00:00Z`) + DAY)} ELSE next_run_at END
+            WHERE ${calendar} = ANY(exclude)`;
+          await ctx.db.prisma.$executeRaw`
+            INSERT INTO audit_log (actor, action, target, before, after, at)
+            VALUES ('property-test', 'calendar.put', ${calendar}, ${JSON.stringify(before!.snapshot)}::jsonb, ${JSON.stringify(copy)}::jsonb, ${at})`;
+        }
         if (!edited && t >= toEdit[0]!.toRunOnceAt!) {
           edited = true;
           const at = new Date(toEdit[0]!.toRunOnceAt!);
@@ -190,7 +248,7 @@ describe('the timeline of generated histories says what happened to every slot',
         .$executeRaw`UPDATE task SET status = 'paused' WHERE name LIKE ${`h${round}-%`} AND status = 'active'`;
 
       for (const h of histories) {
-        const expected = model(h, slots, lateIn(h.maxDelayMin * MINUTE));
+        const expected = model(h, slots, lateIn(h.maxDelayMin * MINUTE), excluded);
         const res = await ctx.api.call(
           'GET',
           `/v1/tasks/${h.name}/timeline?from=${new Date(slots[0]!).toISOString()}&to=${new Date(slots.at(-1)!).toISOString()}&limit=1000`,
@@ -224,5 +282,6 @@ describe('the timeline of generated histories says what happened to every slot',
     ])
       expect(seen).toContain(kind);
     expect([...seen].some((s) => s.endsWith('not_planned/run_limit'))).toBe(true);
+    expect([...seen].some((s) => s.endsWith('not_planned/calendar'))).toBe(true);
   });
 });
