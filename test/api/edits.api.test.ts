@@ -207,13 +207,15 @@ describe('edits, pauses and resumes around planned slots', () => {
     expect(back.body.status).toBe('active');
   });
 
-  it('delete cancels every unfinished execution, running ones too', async () => {
+  it('delete cancels every unfinished execution, running ones too, and withdraws the slots still to come', async () => {
     const { task, planned } = await plannedTask('delete-running');
     const running = await row(task.id, 'delete-running', new Date(Date.now() - MINUTE), 'running', task.planVersion, {
       attempt: 1,
     });
+    const due = await row(task.id, 'delete-running', new Date(Date.now() - 2 * MINUTE), 'queued', task.planVersion);
     expect((await ctx.api.call('DELETE', '/v1/tasks/delete-running')).status).toBe(204);
-    for (const id of [planned, running]) expect((await execution(id))!.status).toBe('cancelled');
+    for (const id of [due, running]) expect((await execution(id))!.status).toBe('cancelled');
+    expect(await execution(planned)).toBeNull();
   });
 
   it('a one-off moved to an instant already past is refused (422) and changes nothing; its own instant, once past, still allows other edits', async () => {

@@ -112,7 +112,11 @@ describe('upgrading a database of the previous version to partitioned history', 
     })();
     const times: string[] = [];
     const applied: string[] = [];
-    for (const name of readdirSync(MIGRATIONS).filter((n) => n >= FIRST_NEW && n !== 'migration_lock.toml')) {
+    // The five of the history, and any that came after them.
+    const upgrade = readdirSync(MIGRATIONS)
+      .filter((n) => n >= FIRST_NEW && n !== 'migration_lock.toml')
+      .sort();
+    for (const name of upgrade) {
       cpSync(join(MIGRATIONS, name), join(previous, name), { recursive: true });
       const started = performance.now();
       applied.push(...(await migrate(sandbox.databaseUrl, previous)));
@@ -124,7 +128,8 @@ describe('upgrading a database of the previous version to partitioned history', 
     console.log(
       `migrations over ${ROWS} rows:\n  ${times.join('\n  ')}\nthe writer's longest statement: ${longest.toFixed(1)} ms (of ${statements})`,
     );
-    expect(applied.length).toBe(5);
+    expect(applied).toEqual(upgrade);
+    expect(applied.length).toBeGreaterThanOrEqual(5);
     expect(statements).toBeGreaterThan(10);
     // Only catalog changes hold a lock that stops a writer: no scan and no index build under one.
     expect(longest).toBeLessThan(2_000);

@@ -26,7 +26,8 @@ export function explainCommand(program: Command, run: CliRun): void {
   program
     .command('explain')
     .description(
-      "why each slot of a task ran or did not: a line per slot in the task's zone, slots in a row alike folded (default: the last day, from the task's creation); exit code 3 when a slot that came due failed, was missed, skipped or cancelled",
+      "why each slot of a task ran or did not: a line per slot in the task's zone, slots in a row alike folded " +
+        "(default: the last day, from the task's creation); exit code 3 when a slot that came due failed, was missed, skipped or cancelled",
     )
     .argument('<task>', 'the task (a deleted one too)')
     .option('--at <time>', 'only the slot nearest this instant, e.g. 2026-06-01T09:00:00+02:00', instant)

@@ -268,12 +268,14 @@ function explainUnrecorded(at: number, candidate: SlotCandidate, ctx: ExplainCon
     };
   if (span.state === 'deleted')
     return { outcome: 'not_planned', reason: 'deleted', detail: `${deletedWords(at, ctx)}` };
-  if (span.state === 'completed')
+  if (span.state === 'completed') {
+    const last = span.definition.lastScheduledFor ? Date.parse(span.definition.lastScheduledFor) : span.from - 1;
     return {
       outcome: 'not_planned',
       reason: 'run_limit',
-      detail: `the task's run limit (schedule.remainingRuns) was spent: it completed after its slot at ${when(span.definition.lastScheduledFor ? Date.parse(span.definition.lastScheduledFor) : span.from - 1, ctx)}`,
+      detail: `the task's run limit (schedule.remainingRuns) was spent: it completed after its slot at ${when(last, ctx)}`,
     };
+  }
   if (candidate.notPlanned)
     return { outcome: 'not_planned', reason: candidate.notPlanned.reason, detail: notPlannedWords(at, candidate, ctx) };
   if (span.state === 'paused' && !(at <= ctx.now && ctx.catchUpOf(at)))
