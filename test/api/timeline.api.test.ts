@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { executionIdFor } from '../../libs/contract/src/index.js';
 import { describe, expect, it } from 'vitest';
-import { Metrics } from '../../libs/metrics/src/index.js';
-import { PlannerService } from '../../libs/scheduler/src/index.js';
 import { useApiSandbox } from '../support/api-sandbox.js';
+import { plannerOver } from '../support/repositories.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -369,15 +368,7 @@ describe('the timeline of a task completed by its run limit', () => {
     });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'tl-limit' } });
-    const planner = new PlannerService(
-      ctx.sandbox.config(),
-      ctx.db.prisma,
-      ctx.db.tasks,
-      ctx.db.executions,
-      ctx.db.state,
-      new Metrics(),
-      ctx.db.room,
-    );
+    const planner = plannerOver(ctx.db, ctx.sandbox.config());
     const epoch = await ctx.db.state.bumpEpoch('tl-limit');
     const planned = await planner.planDueSlots(epoch, () => new Date());
     const ours = planned.filter((e) => e.taskId === task.id).map((e) => e.scheduledFor.getTime());

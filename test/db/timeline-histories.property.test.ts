@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Metrics } from '../../libs/metrics/src/index.js';
-import { PlannerService } from '../../libs/scheduler/src/index.js';
 import { useApiSandbox } from '../support/api-sandbox.js';
+import { plannerOver } from '../support/repositories.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -98,15 +97,7 @@ describe('the timeline of generated histories says what happened to every slot',
   const ctx = useApiSandbox({ CATCHUP_MAX: String(CATCHUP_MAX) });
 
   it(`holds ${ROUNDS * TASKS_PER_ROUND} histories to their model, slot by slot`, async () => {
-    const planner = new PlannerService(
-      ctx.sandbox.config({ CATCHUP_MAX: String(CATCHUP_MAX), LOOKAHEAD_MS: '0' }),
-      ctx.db.prisma,
-      ctx.db.tasks,
-      ctx.db.executions,
-      ctx.db.state,
-      new Metrics(),
-      ctx.db.room,
-    );
+    const planner = plannerOver(ctx.db, ctx.sandbox.config({ CATCHUP_MAX: String(CATCHUP_MAX), LOOKAHEAD_MS: '0' }));
     const epoch = await ctx.db.state.bumpEpoch('histories');
     let checked = 0;
     let edits = 0;

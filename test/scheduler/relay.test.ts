@@ -40,6 +40,21 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     await sandbox?.dispose();
   });
 
+  /** An exclusive execution of `task` for the slot `at`, with `data` over it. */
+  const exclusiveRow = (task: string, name: string, at: number, data: Record<string, unknown>) =>
+    db.prisma.taskExecution.create({
+      data: {
+        id: executionIdFor(new Date(at)),
+        taskId: task,
+        taskName: name,
+        scheduledFor: new Date(at),
+        fireAt: new Date(at),
+        taskVersion: 1,
+        exclusive: true,
+        ...data,
+      },
+    });
+
   /** A row planned for `agoMs` ago (past the relay's grace), with or without its job. */
   async function plannedRow(withJob: boolean, agoMs = 30_000): Promise<{ id: string; fireAt: Date }> {
     const id = randomUUID();
@@ -167,33 +182,20 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     await db.prisma.taskExecution.deleteMany({});
     const now = Date.now();
     const parkedAt = new Date(now - 10_000);
-    const row = (task: string, name: string, at: number, data: Record<string, unknown>) =>
-      db.prisma.taskExecution.create({
-        data: {
-          id: executionIdFor(new Date(at)),
-          taskId: task,
-          taskName: name,
-          scheduledFor: new Date(at),
-          fireAt: new Date(at),
-          taskVersion: 1,
-          exclusive: true,
-          ...data,
-        },
-      });
     // 20 tasks whose on-time slot is parked behind a catch-up still held for its turn (pending, due, not parked).
     for (let i = 0; i < 20; i += 1) {
       const { id, name } = await db.prisma.task.create({
         data: { name: `behind-${i}`, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
       });
-      await row(id, name, now - 60_000, { status: 'scheduled', trigger: 'catchup' });
-      await row(id, name, now - 5_000, { status: 'scheduled', parkedAt });
+      await exclusiveRow(id, name, now - 60_000, { status: 'scheduled', trigger: 'catchup' });
+      await exclusiveRow(id, name, now - 5_000, { status: 'scheduled', parkedAt });
     }
     // One task whose run ahead ended by a path that hands nothing over: its parked slot is stranded.
     const stranded = await db.prisma.task.create({
       data: { name: 'stranded', handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
     });
-    await row(stranded.id, stranded.name, now - 60_000, { status: 'cancelled' });
-    const waiting = await row(stranded.id, stranded.name, now - 5_000, { status: 'scheduled', parkedAt });
+    await exclusiveRow(stranded.id, stranded.name, now - 60_000, { status: 'cancelled' });
+    const waiting = await exclusiveRow(stranded.id, stranded.name, now - 5_000, { status: 'scheduled', parkedAt });
 
     const leading = await db.state.bumpEpoch('relay-test');
     const { handed } = await relay.repair(leading, new Date(now), 3);
@@ -201,24 +203,12 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     expect((await db.prisma.taskExecution.findFirstOrThrow({ where: { id: waiting.id } })).parkedAt).toBeNull();
     expect(await db.prisma.taskExecution.count({ where: { parkedAt: { not: null } } })).toBe(20);
   });
+
   it('hands a stranded slot its turn in the first page, however many tasks wait parked behind a run still going, and pages past the rest', async () => {
     await db.prisma.taskExecution.deleteMany({});
     await db.prisma.taskRunGuard.deleteMany({});
     const now = Date.now();
     const parkedAt = new Date(now - 10_000);
-    const row = (task: string, name: string, at: number, data: Record<string, unknown>) =>
-      db.prisma.taskExecution.create({
-        data: {
-          id: executionIdFor(new Date(at)),
-          taskId: task,
-          taskName: name,
-          scheduledFor: new Date(at),
-          fireAt: new Date(at),
-          taskVersion: 1,
-          exclusive: true,
-          ...data,
-        },
-      });
     const task = (name: string, id?: string) =>
       db.prisma.task.create({
         data: { ...(id ? { id } : {}), name, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },
@@ -226,17 +216,17 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     // 20 tasks whose on-time slot waits parked behind a run still going (the normal buffer_one park).
     for (let i = 0; i < 20; i += 1) {
       const { id, name } = await task(`running-${i}`);
-      await row(id, name, now - 8_000, {
+      await exclusiveRow(id, name, now - 8_000, {
         status: 'running',
         startedAt: new Date(now - 8_000),
         leaseUntil: new Date(now + 60_000),
       });
-      await row(id, name, now - 5_000, { status: 'scheduled', parkedAt });
+      await exclusiveRow(id, name, now - 5_000, { status: 'scheduled', parkedAt });
     }
     // The stranded task sorts after all of them: a page that reads the parked-on-purpose first misses it.
     const stranded = await task('stranded-last', 'ffffffff-ffff-7fff-bfff-ffffffffffff');
-    await row(stranded.id, stranded.name, now - 60_000, { status: 'cancelled' });
-    const waiting = await row(stranded.id, stranded.name, now - 5_000, { status: 'scheduled', parkedAt });
+    await exclusiveRow(stranded.id, stranded.name, now - 60_000, { status: 'cancelled' });
+    const waiting = await exclusiveRow(stranded.id, stranded.name, now - 5_000, { status: 'scheduled', parkedAt });
 
     const leading = await db.state.bumpEpoch('relay-test');
     expect((await relay.repair(leading, new Date(now), 3)).handed).toBe(1);
@@ -247,8 +237,8 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     const seven: string[] = [];
     for (let i = 0; i < 7; i += 1) {
       const { id, name } = await task(`stranded-${i}`);
-      await row(id, name, now - 60_000 + i, { status: 'cancelled' });
-      seven.push((await row(id, name, now - 5_000 + i, { status: 'scheduled', parkedAt })).id);
+      await exclusiveRow(id, name, now - 60_000 + i, { status: 'cancelled' });
+      seven.push((await exclusiveRow(id, name, now - 5_000 + i, { status: 'scheduled', parkedAt })).id);
     }
     const perPass: number[] = [];
     for (let pass = 0; pass < 3; pass += 1) perPass.push((await relay.repair(leading, new Date(now), 3)).handed);

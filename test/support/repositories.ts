@@ -19,6 +19,7 @@ import { HandlerRegistry, type TaskHandlerImpl } from '../../libs/handlers/src/i
 import { Metrics } from '../../libs/metrics/src/index.js';
 import { ExecutionsQueue } from '../../libs/queue/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
+import { PlannerService } from '../../libs/scheduler/src/index.js';
 import { type ClaimRequest, type Disposition, ExecutionClaimer } from '../../libs/worker/src/index.js';
 import { waitFor } from './processes.js';
 
@@ -129,4 +130,9 @@ export async function openRepositories(config: Config) {
       await redis?.onApplicationShutdown();
     },
   };
+}
+
+/** The leader's planner over these repositories, with `config` (a test drives it with a clock of its own). */
+export function plannerOver(db: Awaited<ReturnType<typeof openRepositories>>, config: Config): PlannerService {
+  return new PlannerService(config, db.prisma, db.tasks, db.executions, db.state, new Metrics(), db.room);
 }
