@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { Metrics } from '../../libs/metrics/src/index.js';
+import { TaskLifecycle } from '../../libs/tasks/src/index.js';
 import { useApiSandbox } from '../support/api-sandbox.js';
 import { plannerOver } from '../support/repositories.js';
 
@@ -22,6 +24,8 @@ interface History {
   toRunOnceAt: number | null;
   /** It excludes the round's calendar (whose days change while the history runs). */
   calendar: boolean;
+  /** Paused over the round's pause window, and resumed (its slots then decided by its misfire policy). */
+  paused: boolean;
 }
 
 /** A small seeded generator: the same histories every run, a different set each round. */
@@ -41,19 +45,25 @@ function random(seed: number): () => number {
  * that came while the planner ran was run on time; the slots an outage made late went by the
  * misfire policy (run_once: the latest runs as the catch-up, the rest are missed in its favour;
  * skip: all missed, late; run_all: the latest CATCHUP_MAX run, the older missed in their favour);
- * a run limit spent, the slots after its last run were not planned.
+ * a run limit spent, the slots after its last run were not planned; a day the calendar excluded
+ * when it came was not planned; the slots of a pause were decided at the resume by the misfire
+ * policy (skip: the newest CATCHUP_MAX missed rows, the older not planned for the pause).
  */
 function model(
   h: History,
   slots: number[],
   late: (slot: number) => number | null,
   excluded: (slot: number) => boolean,
+  pause: { from: number; to: number } | null,
 ): string[] {
   const expected: string[] = [];
   const groups = new Map<number, number[]>();
+  // A slot of the pause was decided at the resume, as an outage's at the pass after it.
+  const pausedIn = (slot: number) => (h.paused && pause && slot > pause.from && slot < pause.to ? pause.to : null);
+  const decidedAt = (slot: number) => pausedIn(slot) ?? late(slot);
   for (const slot of slots) {
     if (h.calendar && excluded(slot)) continue;
-    const outage = late(slot);
+    const outage = decidedAt(slot);
     if (outage !== null) groups.set(outage, [...(groups.get(outage) ?? []), slot]);
   }
   let runs = 0;
@@ -66,7 +76,7 @@ function model(
       expected.push('not_planned/calendar');
       continue;
     }
-    const outage = late(slot);
+    const outage = decidedAt(slot);
     if (outage === null) {
       expected.push('succeeded/null');
       runs += 1;
@@ -83,14 +93,18 @@ function model(
     if (runsHere) {
       expected.push('succeeded/catch_up');
       runs += 1;
-    } else expected.push(misfire === 'skip' ? 'missed/late' : 'missed/catch_up');
+    } else if (misfire !== 'skip') expected.push('missed/catch_up');
+    else if (pausedIn(slot) === null) expected.push('missed/late');
+    // Skipped at the resume: the newest CATCHUP_MAX are missed rows, the older only counted.
+    else expected.push(index >= group.length - CATCHUP_MAX ? 'missed/paused' : 'not_planned/paused');
   }
   return expected;
 }
 
 /**
- * Histories of tasks driven through the real planner with an injected clock — hourly schedules,
- * the three misfire policies, maxDelays, run limits, outages of the planner with their catch-ups —
+ * Histories of tasks driven through the real planner and the real lifecycle's pause and resume with
+ * an injected clock — hourly schedules, the three misfire policies, maxDelays, run limits, outages
+ * of the planner with their catch-ups, a misfire edit, a calendar edited, a pause —
  * each slot's timeline item held to the model of what must have happened to it, outcome and reason.
  */
 describe('the timeline of generated histories says what happened to every slot', () => {
@@ -99,8 +113,15 @@ describe('the timeline of generated histories says what happened to every slot',
   it(`holds ${ROUNDS * TASKS_PER_ROUND} histories to their model, slot by slot`, async () => {
     const planner = plannerOver(ctx.db, ctx.sandbox.config({ CATCHUP_MAX: String(CATCHUP_MAX), LOOKAHEAD_MS: '0' }));
     const epoch = await ctx.db.state.bumpEpoch('histories');
+    const lifecycle = new TaskLifecycle(
+      ctx.sandbox.config({ CATCHUP_MAX: String(CATCHUP_MAX) }),
+      ctx.db.tasks,
+      ctx.db.executions,
+      new Metrics(),
+    );
     let checked = 0;
     let edits = 0;
+    let pausedHistories = 0;
     const seen = new Set<string>();
     for (let round = 0; round < ROUNDS; round += 1) {
       const rand = random(1_000 + round);
@@ -118,6 +139,11 @@ describe('the timeline of generated histories says what happened to every slot',
         outages.push({ from, to });
         at = to + HOUR;
       }
+      // A pause of some tasks after the last outage, when there is room for one: 2 to 6 hours.
+      const after = (outages.at(-1)?.to ?? start) + HOUR;
+      const pauseFrom = Math.floor(after / HOUR) * HOUR + HOUR + 30 * MINUTE + 30_000;
+      const pauseTo = pauseFrom + (2 + Math.floor(rand() * 5)) * HOUR;
+      const pause = pauseTo < end - 2 * HOUR ? { from: pauseFrom, to: pauseTo } : null;
       const ticks: number[] = [];
       for (let t = start + 5 * MINUTE + 30_000; t <= end; t += TICK_MS)
         if (!outages.some((o) => t > o.from && t < o.to)) ticks.push(t);
@@ -145,14 +171,16 @@ describe('the timeline of generated histories says what happened to every slot',
           remainingRuns: rand() < 0.3 ? 1 + Math.floor(rand() * 40) : null,
           toRunOnceAt: null,
           calendar: rand() < 0.35,
+          paused: false,
         };
+        h.paused = pause !== null && !h.calendar && h.toRunOnceAt === null && rand() < 0.4;
         // Some that skip late slots are edited to run_once between the first two outages: the first
         // outage's missed slots are not the second's catch-up's to explain.
         if (h.misfire === 'skip' && outages.length >= 2 && rand() < 0.6) h.toRunOnceAt = outages[0]!.to + 20 * MINUTE;
         // A limit spent by a catch-up in the middle of an outage's pass is left out: the model
         // would need the pass's own order of rows (see planTaskSlots).
         if (h.remainingRuns !== null) {
-          const expected = model({ ...h, remainingRuns: null }, slots, lateIn(h.maxDelayMin * MINUTE), excluded);
+          const expected = model({ ...h, remainingRuns: null }, slots, lateIn(h.maxDelayMin * MINUTE), excluded, pause);
           const runs = expected.flatMap((e, j) => (e.startsWith('succeeded') ? [j] : []));
           const last = runs[h.remainingRuns - 1];
           if (last === undefined || expected[last] !== 'succeeded/null') h.remainingRuns = null;
@@ -187,6 +215,7 @@ describe('the timeline of generated histories says what happened to every slot',
       const toEdit = histories.filter((h) => h.toRunOnceAt !== null);
       let edited = toEdit.length === 0;
       let calendarEdited = false;
+      const pauseSteps = new Set<number>();
       for (const t of ticks) {
         if (!calendarEdited && t >= calendarEditAt) {
           // As the API writes a calendar: its row, the copies its tasks keep, its audit entry.
@@ -215,6 +244,36 @@ describe('the timeline of generated histories says what happened to every slot',
             INSERT INTO audit_log (actor, action, target, before, after, at)
             VALUES ('property-test', 'calendar.put', ${calendar}, ${JSON.stringify(before!.snapshot)}::jsonb, ${JSON.stringify(copy)}::jsonb, ${at})`;
         }
+        for (const [at, state] of pause
+          ? ([
+              [pause.from, 'paused'],
+              [pause.to, 'active'],
+            ] as const)
+          : [])
+          if (t >= at && !pauseSteps.has(at)) {
+            // The pause and the resume as the API makes them: the lifecycle's, at that instant, and their audit entries.
+            pauseSteps.add(at);
+            const names: string[] = [];
+            for (const h of histories.filter((x) => x.paused))
+              await ctx.db.prisma.$transaction(async (tx) => {
+                const task = (await ctx.db.tasks.lockByName(h.name, tx))!;
+                // A task its run limit completed is not paused (nor resumed): nothing to write.
+                if (state === 'paused' && task.status === 'active') {
+                  await lifecycle.pause(tx, task, new Date(at), false);
+                  names.push(h.name);
+                } else if (state === 'active' && task.status === 'paused') {
+                  await lifecycle.resume(tx, task, new Date(at));
+                  names.push(h.name);
+                }
+              });
+            const flags = { paused: state === 'paused', status: state, pauseNote: null };
+            await ctx.db.prisma.$executeRaw`
+              INSERT INTO audit_log (actor, action, target, before, after, at)
+              SELECT 'property-test', ${state === 'paused' ? 'task.pause' : 'task.resume'}, a.target, a.after,
+                a.after || ${JSON.stringify(flags)}::jsonb, ${new Date(at)}
+              FROM (SELECT DISTINCT ON (target) target, after FROM audit_log
+                    WHERE target = ANY(${names}::text[]) AND after IS NOT NULL ORDER BY target, id DESC) a`;
+          }
         if (!edited && t >= toEdit[0]!.toRunOnceAt!) {
           edited = true;
           const at = new Date(toEdit[0]!.toRunOnceAt!);
@@ -239,7 +298,7 @@ describe('the timeline of generated histories says what happened to every slot',
         .$executeRaw`UPDATE task SET status = 'paused' WHERE name LIKE ${`h${round}-%`} AND status = 'active'`;
 
       for (const h of histories) {
-        const expected = model(h, slots, lateIn(h.maxDelayMin * MINUTE), excluded);
+        const expected = model(h, slots, lateIn(h.maxDelayMin * MINUTE), excluded, pause);
         const res = await ctx.api.call(
           'GET',
           `/v1/tasks/${h.name}/timeline?from=${new Date(slots[0]!).toISOString()}&to=${new Date(slots.at(-1)!).toISOString()}&limit=1000`,
@@ -255,11 +314,12 @@ describe('the timeline of generated histories says what happened to every slot',
         expect(told, `${JSON.stringify(h)} outages ${JSON.stringify(outages)}`).toEqual(expected);
         for (const e of expected) seen.add(`${h.misfire} ${e}`);
         if (h.toRunOnceAt !== null) edits += 1;
+        if (h.paused && pause) pausedHistories += 1;
         checked += items.length;
       }
     }
     console.log(
-      `${ROUNDS * TASKS_PER_ROUND} histories (${edits} edited), ${checked} slots held to the model; seen: ${[...seen].sort().join(', ')}`,
+      `${ROUNDS * TASKS_PER_ROUND} histories (${edits} edited, ${pausedHistories} paused and resumed), ${checked} slots held to the model; seen: ${[...seen].sort().join(', ')}`,
     );
     // Not vacuous: every outcome the model knows came up, and edited histories too.
     expect(edits).toBeGreaterThan(0);
@@ -274,5 +334,7 @@ describe('the timeline of generated histories says what happened to every slot',
       expect(seen).toContain(kind);
     expect([...seen].some((s) => s.endsWith('not_planned/run_limit'))).toBe(true);
     expect([...seen].some((s) => s.endsWith('not_planned/calendar'))).toBe(true);
+    for (const kind of ['missed/paused', 'not_planned/paused'])
+      expect([...seen].some((s) => s.endsWith(kind))).toBe(true);
   });
 });
