@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { executionIdFor } from '../../libs/contract/src/index.js';
 import { describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
@@ -242,6 +243,50 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     // The same changes made count their slots: the counter is read right.
     expect((await ctx.api.call('PATCH', '/v1/tasks/pv-counted', { paused: true })).status).toBe(200);
     expect(await slotsTotal('skipped', 'paused')).toBeGreaterThan(paused);
+  });
+
+  it("a batch's dry run holds no task's rows while it previews the others: a claim of its due run need not wait", async () => {
+    const names = Array.from({ length: 300 }, (_, i) => `pv-lock-${String(i).padStart(3, '0')}`);
+    const specs = (cron: string) => names.map((name) => ({ name, handler: 'noop', schedule: { cron } }));
+    expect((await ctx.api.call('POST', '/v1/tasks:batch', { tasks: specs('0 9 * * *') })).status).toBe(200);
+    const first = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: names[0]! } });
+    const due = Math.floor(Date.now() / MINUTE) * MINUTE - 30_000;
+    const [row] = await planAhead(names[0]!, [due]);
+    const probe = new pg.Client({ connectionString: ctx.sandbox.databaseUrl });
+    await probe.connect();
+    try {
+      let ended = false;
+      const dry = ctx.api
+        .call('POST', '/v1/tasks:batch?dryRun=true', { tasks: specs('0 10 * * *') })
+        .finally(() => (ended = true));
+      // Well into the batch (its first task previewed long since), the first task's rows are free.
+      await new Promise((r) => setTimeout(r, 400));
+      const free = async (sql: string, id: string) => {
+        await probe.query('BEGIN');
+        try {
+          await probe.query(sql, [id]);
+          return true;
+        } catch (error) {
+          if ((error as { code?: string }).code === '55P03') return false;
+          throw error;
+        } finally {
+          await probe.query('ROLLBACK');
+        }
+      };
+      const runFree = await free('SELECT id FROM task_execution WHERE id = $1 FOR UPDATE NOWAIT', row!);
+      const taskFree = await free('SELECT id FROM task WHERE id = $1 FOR UPDATE NOWAIT', first.id);
+      const stillRunning = !ended;
+      const res = await dry;
+      expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
+      // The check came while the dry run still ran, or it says nothing.
+      expect(stillRunning).toBe(true);
+      expect({ runFree, taskFree }).toEqual({ runFree: true, taskFree: true });
+      // Each preview is of its own task's edit still: 09:00 becomes 10:00.
+      expect(res.body.items[0].changes.fireTimes.after[0].at).toMatch(/T10:00:00/);
+      expect(res.body.items[299].changes.fireTimes.before[0].at).toMatch(/T09:00:00/);
+    } finally {
+      await probe.end();
+    }
   });
 
   it('refuses a horizon out of bounds (422) and a dry run flag that is not a boolean (400)', async () => {

@@ -15,7 +15,7 @@ import {
 import { ManagedElsewhereError, NotFoundError, VersionConflictError } from './errors.js';
 import { batchDefinitions, type BatchItemResult, checkDistinctNames, newTaskRow } from './task-batch.js';
 import { checkRetentionCovers } from './retention-check.js';
-import { excludedCalendars, newTaskSecret, toTaskDefinition } from './task-definition.js';
+import { excludedCalendars, newTaskSecret, type TaskDefinition, toTaskDefinition } from './task-definition.js';
 import type { TaskPatch, TaskSpec as TaskInput } from '@punctual/contract';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { mergeTaskPatch } from './task-patch.js';
@@ -149,12 +149,12 @@ export class TasksService {
     const now = this.clock.date();
     const cancelled: string[] = [];
     const body = async (tx: Db) => {
+      const names = specs.map((s) => s.name);
+      // A dry run locks no task for the whole batch: each is locked only while it is previewed.
       const existing = new Map(
-        (
-          await this.tasks.lockByNames(
-            specs.map((s) => s.name),
-            tx,
-          )
+        (dryRun
+          ? await tx.task.findMany({ where: { name: { in: names } } })
+          : await this.tasks.lockByNames(names, tx)
         ).map((t) => [t.name, t]),
       );
       const definitions = batchDefinitions(specs, existing, now, await this.calendarsOf(specs, tx));
@@ -187,13 +187,11 @@ export class TasksService {
       for (const [index, spec] of specs.entries()) {
         const before = existing.get(spec.name);
         if (!before) continue;
-        const snapshot = dryRun && (await this.previews.snapshot(tx, before));
+        if (dryRun) {
+          out.push({ index, ...(await this.previewEdit(tx, before, definitions[index]!, now, dryRun, changes)) });
+          continue;
+        }
         const changed = await this.lifecycle.edit(tx, before, definitions[index]!, now);
-        if (snapshot)
-          changes.set(
-            before.name,
-            compareSnapshots(snapshot, await this.previews.snapshot(tx, changed.task), now, dryRun!.horizon),
-          );
         cancelled.push(...changed.cancelledRunning);
         out.push({ index, task: changed.task, created: false });
       }
@@ -243,6 +241,34 @@ export class TasksService {
     );
     if (!changed) throw new NotFoundError('task', name);
     return changed;
+  }
+
+  /**
+   * A batch dry run's preview of one task's edit, in a savepoint rolled back at once: the task's row
+   * and its unfinished runs are locked only while it is previewed, not until the whole batch has
+   * been (a claim of its due run waits milliseconds, not the batch). Its changes go to `changes`.
+   */
+  private async previewEdit(
+    tx: Db,
+    task: Task,
+    definition: TaskDefinition,
+    now: Date,
+    dryRun: DryRun,
+    changes: Map<string, Changes>,
+  ): Promise<{ task: Task; created: false }> {
+    await tx.$executeRawUnsafe('SAVEPOINT punctual_preview');
+    try {
+      const locked = (await this.tasks.lockByName(task.name, tx)) ?? task;
+      const snapshot = await this.previews.snapshot(tx, locked);
+      const changed = await this.lifecycle.edit(tx, locked, definition, now);
+      changes.set(
+        task.name,
+        compareSnapshots(snapshot, await this.previews.snapshot(tx, changed.task), now, dryRun.horizon),
+      );
+      return { task: changed.task, created: false };
+    } finally {
+      await tx.$executeRawUnsafe('ROLLBACK TO SAVEPOINT punctual_preview');
+    }
   }
 
   /**
