@@ -245,21 +245,21 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     expect(await slotsTotal('skipped', 'paused')).toBeGreaterThan(paused);
   });
 
-  it("a batch's dry run holds no task's rows while it previews the others: a claim of its due run need not wait", async () => {
-    const names = Array.from({ length: 300 }, (_, i) => `pv-lock-${String(i).padStart(3, '0')}`);
-    const specs = (cron: string) => names.map((name) => ({ name, handler: 'noop', schedule: { cron } }));
-    expect((await ctx.api.call('POST', '/v1/tasks:batch', { tasks: specs('0 9 * * *') })).status).toBe(200);
-    const first = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: names[0]! } });
-    const due = Math.floor(Date.now() / MINUTE) * MINUTE - 30_000;
-    const [row] = await planAhead(names[0]!, [due]);
+  /**
+   * Whether a task's due run and its row can be locked (NOWAIT) well into a dry run that previews
+   * many tasks, the first of them this one; fails the test if the dry run ended before the look.
+   */
+  const freeDuringDryRun = async (
+    dryRun: () => Promise<{ status: number; body: any }>,
+    task: { id: string },
+    run: string,
+  ) => {
     const probe = new pg.Client({ connectionString: ctx.sandbox.databaseUrl });
     await probe.connect();
     try {
       let ended = false;
-      const dry = ctx.api
-        .call('POST', '/v1/tasks:batch?dryRun=true', { tasks: specs('0 10 * * *') })
-        .finally(() => (ended = true));
-      // Well into the batch (its first task previewed long since), the first task's rows are free.
+      const dry = dryRun().finally(() => (ended = true));
+      // Well into the dry run: its first task was previewed long since.
       await new Promise((r) => setTimeout(r, 400));
       const free = async (sql: string, id: string) => {
         await probe.query('BEGIN');
@@ -273,20 +273,56 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
           await probe.query('ROLLBACK');
         }
       };
-      const runFree = await free('SELECT id FROM task_execution WHERE id = $1 FOR UPDATE NOWAIT', row!);
-      const taskFree = await free('SELECT id FROM task WHERE id = $1 FOR UPDATE NOWAIT', first.id);
+      const runFree = await free('SELECT id FROM task_execution WHERE id = $1 FOR UPDATE NOWAIT', run);
+      const taskFree = await free('SELECT id FROM task WHERE id = $1 FOR UPDATE NOWAIT', task.id);
       const stillRunning = !ended;
       const res = await dry;
       expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
-      // The check came while the dry run still ran, or it says nothing.
+      // The look came while the dry run still ran, or it says nothing.
       expect(stillRunning).toBe(true);
-      expect({ runFree, taskFree }).toEqual({ runFree: true, taskFree: true });
-      // Each preview is of its own task's edit still: 09:00 becomes 10:00.
-      expect(res.body.items[0].changes.fireTimes.after[0].at).toMatch(/T10:00:00/);
-      expect(res.body.items[299].changes.fireTimes.before[0].at).toMatch(/T09:00:00/);
+      return { free: { runFree, taskFree }, body: res.body };
     } finally {
       await probe.end();
     }
+  };
+
+  it("a batch's dry run holds no task's rows while it previews the others: a claim of its due run need not wait", async () => {
+    const names = Array.from({ length: 300 }, (_, i) => `pv-lock-${String(i).padStart(3, '0')}`);
+    const specs = (cron: string) => names.map((name) => ({ name, handler: 'noop', schedule: { cron } }));
+    expect((await ctx.api.call('POST', '/v1/tasks:batch', { tasks: specs('0 9 * * *') })).status).toBe(200);
+    const first = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: names[0]! } });
+    const [run] = await planAhead(names[0]!, [Math.floor(Date.now() / MINUTE) * MINUTE - 30_000]);
+    const { free, body } = await freeDuringDryRun(
+      () => ctx.api.call('POST', '/v1/tasks:batch?dryRun=true', { tasks: specs('0 10 * * *') }),
+      first,
+      run!,
+    );
+    expect(free).toEqual({ runFree: true, taskFree: true });
+    // Each preview is of its own task's edit still: 09:00 becomes 10:00.
+    expect(body.items[0].changes.fireTimes.after[0].at).toMatch(/T10:00:00/);
+    expect(body.items[299].changes.fireTimes.before[0].at).toMatch(/T09:00:00/);
+  });
+
+  it("a calendar's preview holds no task's rows while it previews the others that exclude it", async () => {
+    const soon = new Date(Date.now() + 3 * 86_400_000).toISOString().slice(0, 10);
+    expect((await ctx.api.call('PUT', '/v1/calendars/pv-lock-cal', { dates: [] })).status).toBe(201);
+    const names = Array.from({ length: 300 }, (_, i) => `pv-cal-${String(i).padStart(3, '0')}`);
+    const tasks = names.map((name) => ({
+      name,
+      handler: 'noop',
+      schedule: { cron: '0 9 * * *', exclude: ['pv-lock-cal'] },
+    }));
+    expect((await ctx.api.call('POST', '/v1/tasks:batch', { tasks })).status).toBe(200);
+    const first = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: names[0]! } });
+    const [run] = await planAhead(names[0]!, [Math.floor(Date.now() / MINUTE) * MINUTE - 30_000]);
+    const { free, body } = await freeDuringDryRun(
+      () => ctx.api.call('PUT', '/v1/calendars/pv-lock-cal?dryRun=true', { dates: [soon] }),
+      first,
+      run!,
+    );
+    expect(free).toEqual({ runFree: true, taskFree: true });
+    expect(Object.keys(body.changes)).toHaveLength(300);
+    expect((await ctx.db.prisma.calendar.findUniqueOrThrow({ where: { name: 'pv-lock-cal' } })).dates).toEqual([]);
   });
 
   it('refuses a horizon out of bounds (422) and a dry run flag that is not a boolean (400)', async () => {

@@ -124,23 +124,22 @@ export class CalendarsService {
     dryRun?: { horizon: number },
   ): Promise<{ calendar: Calendar; created: boolean; cancelled: string[]; changes?: Record<string, Changes> }> {
     const { calendar, created, before } = await this.calendars.put(name, fields, now, tx);
-    const users = await this.calendars.lockUsers(name, tx);
+    // A preview locks no user for all of them: each is locked while it is previewed (see previewUser).
+    const users = dryRun
+      ? await tx.task.findMany({ where: { exclude: { has: name } }, orderBy: { name: 'asc' } })
+      : await this.calendars.lockUsers(name, tx);
     // Every calendar the users exclude, read (and locked) once for all of them.
     const excluded = await this.calendars.lockForUse([...new Set(users.flatMap((task) => task.exclude))], tx);
     const cancelled: string[] = [];
     const changes: Record<string, Changes> = {};
     for (const task of users) {
-      const was = dryRun && (await this.previews.snapshot(tx, task));
+      if (dryRun) {
+        changes[task.name] = await this.previewUser(tx, task, now, excluded, dryRun.horizon);
+        continue;
+      }
       const changed = await this.replan(tx, task, now, excluded);
       await this.changes.recordVersion(tx, actor, 'calendar.put', changed.task);
       cancelled.push(...changed.cancelledRunning);
-      if (was)
-        changes[task.name] = compareSnapshots(
-          was,
-          await this.previews.snapshot(tx, changed.task),
-          now,
-          dryRun!.horizon,
-        );
     }
     await this.audit.record(
       {
@@ -164,6 +163,23 @@ export class CalendarsService {
       { actor: actor.actor, action: 'calendar.delete', target: name, before: snapshot(result.before), after: null },
       tx,
     );
+  }
+
+  /**
+   * A preview's re-plan of one task that excludes the calendar, in a savepoint rolled back at once:
+   * the task's row and unfinished runs are locked only while it is previewed.
+   */
+  private async previewUser(tx: Db, task: Task, now: Date, calendars: Calendar[], horizon: number): Promise<Changes> {
+    await tx.$executeRawUnsafe('SAVEPOINT punctual_preview');
+    try {
+      await tx.$queryRaw`SELECT id FROM task WHERE id = ${task.id}::uuid FOR UPDATE`;
+      const locked = (await tx.task.findUnique({ where: { id: task.id } })) ?? task;
+      const was = await this.previews.snapshot(tx, locked);
+      const changed = await this.replan(tx, locked, now, calendars);
+      return compareSnapshots(was, await this.previews.snapshot(tx, changed.task), now, horizon);
+    } finally {
+      await tx.$executeRawUnsafe('ROLLBACK TO SAVEPOINT punctual_preview');
+    }
   }
 
   /** The task's definition with the calendars' new content, applied as an edit of its schedule. */
