@@ -50,7 +50,7 @@ export class ClusterService {
    * other namespaces' tasks name (see {@link handlers}).
    */
   async snapshot(scope: readonly string[] | null = null): Promise<Cluster> {
-    const [shards, workers, jobs, executions, flow, clockOffsets, waiting, retention, hidden] = await Promise.all([
+    const [shards, workers, jobs, executions, flow, clockOffsets, waiting, retention] = await Promise.all([
       this.state.shards(),
       this.directory.workers(),
       // Read afresh: a task created a moment ago has its handler's queue counted.
@@ -60,8 +60,8 @@ export class ClusterService {
       this.clockOffsets(),
       this.queues.waitingForWorker(scope),
       this.retention.ofCluster(),
-      this.hiddenHandlers(scope),
     ]);
+    const hidden = await this.hiddenHandlers([...new Set(workers.flatMap((w) => w.handlers))], scope);
     const state = shards[0];
     return {
       leader: {
@@ -91,12 +91,16 @@ export class ClusterService {
    * scoped key is not shown a handler only other namespaces' tasks name.
    */
   async handlers(scope: readonly string[] | null = null): Promise<{ name: string; workers: number }[]> {
-    const [offered, hidden] = await Promise.all([this.directory.handlers(), this.hiddenHandlers(scope)]);
+    const offered = await this.directory.handlers();
+    const hidden = await this.hiddenHandlers(
+      offered.map((h) => h.name),
+      scope,
+    );
     return offered.filter((h) => !hidden.has(h.name));
   }
 
-  private hiddenHandlers(scope: readonly string[] | null): Promise<Set<string>> {
-    return scope === null ? Promise.resolve(new Set()) : this.executions.handlersOnlyOutside(scope);
+  private hiddenHandlers(handlers: string[], scope: readonly string[] | null): Promise<Set<string>> {
+    return scope === null ? Promise.resolve(new Set()) : this.executions.handlersOnlyOutside(handlers, scope);
   }
 
   /** Every published offset; an entry that is not the JSON `{ offsetMs, measuredAt }` is left out. */

@@ -165,14 +165,17 @@ export class ExecutionQueriesRepository {
   }
 
   /**
-   * The handlers named only by tasks outside `namespaces`: what a key scoped to them is not shown
-   * (another namespace's handler names say what it runs). A handler no task names, or one a task
-   * of theirs names, is not among them.
+   * Of `handlers` (the few the live workers offer), those named only by tasks outside `namespaces`:
+   * what a key scoped to them is not shown (another namespace's handler names say what it runs). A
+   * handler no task names, or one a task of theirs names, is not among them. A look per handler that
+   * stops at the first task found, not a walk over every task.
    */
-  async handlersOnlyOutside(namespaces: readonly string[]): Promise<Set<string>> {
+  async handlersOnlyOutside(handlers: readonly string[], namespaces: readonly string[]): Promise<Set<string>> {
+    if (handlers.length === 0) return new Set();
     const rows = await this.prisma.$queryRaw<{ handler: string }[]>`
-      SELECT DISTINCT handler FROM task WHERE namespace <> ALL(${[...namespaces]}::text[])
-      EXCEPT SELECT DISTINCT handler FROM task WHERE namespace = ANY(${[...namespaces]}::text[])`;
+      SELECT h.handler FROM unnest(${[...handlers]}::text[]) AS h(handler)
+      WHERE NOT EXISTS (SELECT 1 FROM task t WHERE t.namespace = ANY(${[...namespaces]}::text[]) AND t.handler = h.handler)
+        AND EXISTS (SELECT 1 FROM task t WHERE t.handler = h.handler AND t.namespace <> ALL(${[...namespaces]}::text[]))`;
     return new Set(rows.map((r) => r.handler));
   }
 
