@@ -565,6 +565,13 @@ describe('namespaces: quotas and bad input', () => {
       tasks: names.map((n) => ({ ...spec(n), managedBy: 'ci' })),
     });
     expect((await api.call('POST', '/v1/tasks:apply?namespace=swap', file(['a', 'b']))).body.created).toBe(2);
+    // A dry run of the swap fits as the swap does, and one past the quota is refused as it would be.
+    const dry = await api.call('POST', '/v1/tasks:apply?namespace=swap', { ...file(['a', 'c']), dryRun: true });
+    expect(dry.status, JSON.stringify(dry.body)).toBe(200);
+    expect(dry.body).toMatchObject({ dryRun: true, created: 1, deleted: 1 });
+    expect(
+      (await api.call('POST', '/v1/tasks:apply?namespace=swap', { ...file(['a', 'c', 'd']), dryRun: true })).status,
+    ).toBe(429);
     const swapped = await api.call('POST', '/v1/tasks:apply?namespace=swap', file(['a', 'c']));
     expect(swapped.status, JSON.stringify(swapped.body)).toBe(200);
     expect(swapped.body).toMatchObject({ created: 1, deleted: 1 });

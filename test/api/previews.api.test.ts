@@ -325,6 +325,34 @@ describe('dry runs: ?dryRun=true previews a change, stores nothing, and says wha
     expect((await ctx.db.prisma.calendar.findUniqueOrThrow({ where: { name: 'pv-lock-cal' } })).dates).toEqual([]);
   });
 
+  it("an apply's dry run holds no task's rows while it previews the others, and answers each one's effects", async () => {
+    const names = Array.from({ length: 300 }, (_, i) => `pv-apply-${String(i).padStart(3, '0')}`);
+    const file = (cron: string, dryRun = false) => ({
+      managedBy: 'pv-apply',
+      prune: true,
+      dryRun,
+      tasks: names.map((name) => ({ name, handler: 'noop', schedule: { cron }, managedBy: 'pv-apply' })),
+    });
+    expect((await ctx.api.call('POST', '/v1/tasks:apply', file('0 9 * * *'))).status).toBe(200);
+    const first = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: names[0]! } });
+    const [run] = await planAhead(names[0]!, [Math.floor(Date.now() / MINUTE) * MINUTE - 30_000]);
+    // The file changes every task's hour, drops the last and declares a new one.
+    const changed = file('0 10 * * *', true);
+    changed.tasks = [...changed.tasks.slice(0, -1), { ...changed.tasks[0]!, name: 'pv-apply-new' }];
+    const before = await stateOf(names[0]!);
+    const { free, body } = await freeDuringDryRun(() => ctx.api.call('POST', '/v1/tasks:apply', changed), first, run!);
+    expect(free).toEqual({ runFree: true, taskFree: true });
+    expect(body).toMatchObject({ dryRun: true, created: 1, updated: 299, deleted: 1 });
+    const item = (name: string) => body.items.find((i: { name: string }) => i.name === name);
+    // (The first task's cursor was moved by planAhead: the second shows the schedules' hours.)
+    expect(item(names[1]!).effects.fireTimes.before[0].at).toMatch(/T09:00:00/);
+    expect(item(names[1]!).effects.fireTimes.after[0].at).toMatch(/T10:00:00/);
+    expect(item('pv-apply-new').effects.fireTimes.after[0].at).toMatch(/T10:00:00/);
+    expect(item(names[299]!)).toMatchObject({ action: 'delete' });
+    expect(await stateOf(names[0]!)).toEqual(before);
+    expect(await ctx.db.prisma.task.count({ where: { name: 'pv-apply-new' } })).toBe(0);
+  });
+
   it('refuses a horizon out of bounds (422) and a dry run flag that is not a boolean (400)', async () => {
     await create({ name: 'pv-bad', schedule: { cron: '* * * * *' } });
     expect(

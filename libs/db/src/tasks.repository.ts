@@ -254,6 +254,14 @@ export class TasksRepository {
       : [];
   }
 
+  /** The tasks {@link lockByNamesOrManager} locks, read without a lock (an apply's dry run). */
+  byNamesOrManager(names: string[], managedBy: string, namespace: string, db: Db): Promise<Task[]> {
+    return db.task.findMany({
+      where: { OR: [{ name: { in: names } }, { managedBy, namespace }] },
+      orderBy: { name: 'asc' },
+    });
+  }
+
   findByName(name: string, db: Db = this.prisma): Promise<Task | null> {
     return db.task.findUnique({ where: { name } });
   }

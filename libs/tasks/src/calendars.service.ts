@@ -170,16 +170,13 @@ export class CalendarsService {
    * the task's row and unfinished runs are locked only while it is previewed.
    */
   private async previewUser(tx: Db, task: Task, now: Date, calendars: Calendar[], horizon: number): Promise<Changes> {
-    await tx.$executeRawUnsafe('SAVEPOINT punctual_preview');
-    try {
+    return this.previews.undone(tx, async () => {
       await tx.$queryRaw`SELECT id FROM task WHERE id = ${task.id}::uuid FOR UPDATE`;
       const locked = (await tx.task.findUnique({ where: { id: task.id } })) ?? task;
       const was = await this.previews.snapshot(tx, locked);
       const changed = await this.replan(tx, locked, now, calendars);
       return compareSnapshots(was, await this.previews.snapshot(tx, changed.task), now, horizon);
-    } finally {
-      await tx.$executeRawUnsafe('ROLLBACK TO SAVEPOINT punctual_preview');
-    }
+    });
   }
 
   /** The task's definition with the calendars' new content, applied as an edit of its schedule. */

@@ -74,6 +74,20 @@ export class ChangePreviews {
     throw new Error('unreachable: a dry run always rolls back');
   }
 
+  /**
+   * Runs `work` in a savepoint of the dry run's transaction, rolled back as soon as it returns: the
+   * rows it locked are free again, so a preview of many tasks holds each one's rows only while it
+   * previews that one, and a claim of its due run need not wait for the others.
+   */
+  async undone<T>(tx: Db, work: () => Promise<T>): Promise<T> {
+    await tx.$executeRawUnsafe('SAVEPOINT punctual_preview');
+    try {
+      return await work();
+    } finally {
+      await tx.$executeRawUnsafe('ROLLBACK TO SAVEPOINT punctual_preview');
+    }
+  }
+
   /** The task's row, planned executions and runs in progress, inside the change's transaction. */
   async snapshot(tx: Db, task: Task): Promise<TaskSnapshot> {
     const [pending, running] = await Promise.all([

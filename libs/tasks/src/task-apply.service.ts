@@ -23,7 +23,7 @@ import { CalendarsService } from './calendars.service.js';
 import { TaskNotManagedError } from './errors.js';
 import { batchDefinitions, checkDistinctNames, checkManager, newTaskRow } from './task-batch.js';
 import { TaskChanges } from './task-changes.js';
-import { asDryRun, ChangePreviews, compareSnapshots, type TaskSnapshot } from './change-preview.js';
+import { asDryRun, ChangePreviews, compareSnapshots } from './change-preview.js';
 import { excludedCalendars, type TaskDefinition } from './task-definition.js';
 import { diffTasks, type TaskState } from './task-diff.js';
 import { TaskLifecycle } from './task-lifecycle.js';
@@ -78,12 +78,11 @@ export class TaskApplyService {
                 )
               : null;
             calendarItems = calendarPlan?.items ?? [];
-            const locked = await this.tasks.lockByNamesOrManager(
-              request.tasks.map((s) => s.name),
-              managedBy,
-              namespace,
-              tx,
-            );
+            // A dry run locks no task for the whole apply: each is locked only while it is previewed.
+            const names = request.tasks.map((s) => s.name);
+            const locked = request.dryRun
+              ? await this.tasks.byNamesOrManager(names, managedBy, namespace, tx)
+              : await this.tasks.lockByNamesOrManager(names, managedBy, namespace, tx);
             const existing = new Map(locked.map((t) => [t.name, t]));
             // Whether a task is paused is the operator's unless the file says it.
             const specs = request.tasks.map((spec) => ({
@@ -107,31 +106,7 @@ export class TaskApplyService {
             const byName = new Map(
               specs.map((spec, index) => [spec.name, { row: rows[index]!, definition: definitions[index]! }]),
             );
-            // A dry run makes the writes, answers what they did and rolls them back (the calendars it wrote too).
-            if (request.dryRun) {
-              const before = new Map<string, TaskSnapshot>();
-              for (const item of diff.items)
-                if (item.action === 'update')
-                  before.set(item.name, await this.previews.snapshot(tx, existing.get(item.name)!));
-              await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
-              const items: TaskApplyItem[] = [];
-              for (const item of diff.items) {
-                const written =
-                  item.action === 'create' || item.action === 'update'
-                    ? await this.tasks.lockByName(item.name, tx)
-                    : null;
-                const effects = written
-                  ? compareSnapshots(
-                      before.get(item.name) ?? null,
-                      await this.previews.snapshot(tx, written),
-                      now,
-                      HORIZON_DEFAULT,
-                    )
-                  : undefined;
-                items.push({ ...item, version: existing.get(item.name)?.version ?? null, ...(effects && { effects }) });
-              }
-              throw new DryRun(items);
-            }
+            if (request.dryRun) throw new DryRun(await this.preview(tx, actor, diff.items, existing, byName, now));
             const items = await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
             // Pruned calendars go last, after the pruned tasks that excluded them.
             for (const item of calendarItems)
@@ -198,7 +173,8 @@ export class TaskApplyService {
     for (const item of plan.items) {
       if (item.action === 'create' || item.action === 'update') {
         const { name, ...fields } = desired.find((c) => c.name === item.name)!;
-        const written = await this.calendarWriter.write(tx, actor, name, fields, now);
+        // A dry run previews the tasks excluding the calendar one at a time (see CalendarsService.write).
+        const written = await this.calendarWriter.write(tx, actor, name, fields, now, dryRun ? PREVIEW : undefined);
         cancelled.push(...written.cancelled);
         // A dry run writes too (its tasks may exclude what it creates), then rolls back: it answers the versions as they are.
         if (!dryRun) versions.set(name, written.calendar.version);
@@ -206,6 +182,50 @@ export class TaskApplyService {
       items.push({ ...item, version: item.action === 'delete' ? null : (versions.get(item.name) ?? null) });
     }
     return { items };
+  }
+
+  /**
+   * A dry run's writes, each undone as soon as it is made (see ChangePreviews.undone), so that no
+   * task's rows are held for the whole apply: an update is previewed under its own task's lock; the
+   * deletes and creates are made together, as {@link write} makes them (a file that swaps tasks at
+   * its namespace's `maxTasks` fits as it does when applied). Answers each item with its effects.
+   */
+  private async preview(
+    tx: Parameters<TaskLifecycle['edit']>[0],
+    actor: Principal,
+    plan: ReturnType<typeof diffTasks>['items'],
+    existing: Map<string, Task>,
+    desired: Map<string, { row: Task; definition: TaskDefinition }>,
+    now: Date,
+  ): Promise<TaskApplyItem[]> {
+    const effects = new Map<string, TaskApplyItem['effects']>();
+    for (const item of plan)
+      if (item.action === 'update')
+        effects.set(
+          item.name,
+          await this.previews.undone(tx, async () => {
+            const locked = (await this.tasks.lockByName(item.name, tx)) ?? existing.get(item.name)!;
+            const before = await this.previews.snapshot(tx, locked);
+            const changed = await this.lifecycle.edit(tx, locked, desired.get(item.name)!.definition, now);
+            return compareSnapshots(before, await this.previews.snapshot(tx, changed.task), now, HORIZON_DEFAULT);
+          }),
+        );
+    const rest = plan.filter((item) => item.action !== 'update');
+    await this.previews.undone(tx, async () => {
+      await this.write(tx, actor, rest, existing, desired, now, []);
+      for (const item of rest)
+        if (item.action === 'create') {
+          const created = desired.get(item.name)!.row;
+          effects.set(
+            item.name,
+            compareSnapshots(null, await this.previews.snapshot(tx, created), now, HORIZON_DEFAULT),
+          );
+        }
+    });
+    return plan.map((item) => {
+      const changes = effects.get(item.name);
+      return { ...item, version: existing.get(item.name)?.version ?? null, ...(changes && { effects: changes }) };
+    });
   }
 
   /**
@@ -285,6 +305,8 @@ function stateOf(task: Task): TaskState {
     slo,
   };
 }
+
+const PREVIEW = { horizon: HORIZON_DEFAULT };
 
 /** Carries a dry run's answer out of its transaction, which it rolls back. */
 class DryRun extends Error {

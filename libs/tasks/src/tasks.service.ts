@@ -256,8 +256,7 @@ export class TasksService {
     dryRun: DryRun,
     changes: Map<string, Changes>,
   ): Promise<{ task: Task; created: false }> {
-    await tx.$executeRawUnsafe('SAVEPOINT punctual_preview');
-    try {
+    return this.previews.undone(tx, async () => {
       const locked = (await this.tasks.lockByName(task.name, tx)) ?? task;
       const snapshot = await this.previews.snapshot(tx, locked);
       const changed = await this.lifecycle.edit(tx, locked, definition, now);
@@ -265,10 +264,8 @@ export class TasksService {
         task.name,
         compareSnapshots(snapshot, await this.previews.snapshot(tx, changed.task), now, dryRun.horizon),
       );
-      return { task: changed.task, created: false };
-    } finally {
-      await tx.$executeRawUnsafe('ROLLBACK TO SAVEPOINT punctual_preview');
-    }
+      return { task: changed.task, created: false as const };
+    });
   }
 
   /**
