@@ -17,7 +17,10 @@ export interface PlannedExecution {
   exclusive: boolean;
   /** The handler it runs (its task's): its job goes to that handler's queue. */
   handler: string;
-  /** A catch-up run: the first slot it stands in for (the late slots from there to its own). */
+  /**
+   * A catch-up run: the first slot it stands in for (the late slots from there to its own); the
+   * first missed row of a pass: the first of the late slots before it that were only counted.
+   */
   coversFrom?: Date | null;
 }
 

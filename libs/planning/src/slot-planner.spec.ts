@@ -103,6 +103,18 @@ describe('planTaskSlots', () => {
     expect(plan.advance.missed).toBe(3);
   });
 
+  it('skip: the first missed row stands for the late slots before it only counted, the others for none', () => {
+    const now = new Date(T0 + 8 * 60_000 + 30_000);
+    const plan = planTaskSlots(task({ misfire: 'skip' }), everyMinute, now, options);
+    const missed = plan.executions.filter((e) => e.status === 'missed');
+    // 8 late slots past maxDelay: the newest 5 are rows, the 3 before them only counted.
+    expect(missed.map((e) => e.scheduledFor.getTime())).toEqual([3, 4, 5, 6, 7].map((m) => T0 + m * 60_000));
+    expect(missed.map((e) => e.coversFrom?.getTime() ?? null)).toEqual([T0, null, null, null, null]);
+    // With nothing only counted before it, the first missed row stands for itself alone.
+    const short = planTaskSlots(task({ misfire: 'skip' }), everyMinute, new Date(T0 + 3 * 60_000 + 30_000), options);
+    expect(short.executions.every((e) => e.coversFrom === undefined)).toBe(true);
+  });
+
   it('run_all: runs up to catchupMax late slots, the rest are missed', () => {
     const now = new Date(T0 + 8 * 60_000 + 30_000);
     const plan = planTaskSlots(task({ misfire: 'run_all' }), everyMinute, now, options);

@@ -139,7 +139,10 @@ export function planTaskSlots(
       });
       catchups += 1;
     } else {
-      executions.push(row(slot, slot, 'missed', 'schedule'));
+      // The first missed row of the pass stands for the late slots before it that were only counted
+      // (the timeline explains them by it, whatever a backfill later makes of the row itself).
+      const covers = missed === droppedLate && backlogFrom !== null && backlogFrom.getTime() < slot.getTime();
+      executions.push({ ...row(slot, slot, 'missed', 'schedule'), ...(covers && { coversFrom: backlogFrom }) });
       missed += 1;
     }
   });

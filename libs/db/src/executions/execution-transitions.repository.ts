@@ -20,7 +20,7 @@ export interface NewExecution {
   status: 'scheduled' | 'missed';
   taskVersion: number;
   exclusive: boolean;
-  /** A catch-up run: the first slot it stands in for. */
+  /** A catch-up run, or the first missed row of a pass: the first slot it stands for (see PlannedExecution). */
   coversFrom?: Date | null;
 }
 
@@ -64,6 +64,34 @@ export class ExecutionTransitionsRepository {
     await this.checkRoom(rows, db);
     const inserted = await db.$queryRaw<ExecutionRow[]>`${this.insertSql(rows)} RETURNING *`;
     return inserted.map(executionFromRow);
+  }
+
+  /**
+   * A backfill of slots that were decided without running — `missed` (late, or in a catch-up's
+   * favour) or `skipped`, never started — makes each one's row the backfill's run of it, due at its
+   * `fireAt` and still its slot's only row; a slot that ran, runs or is planned is left alone.
+   * `rows` are the backfill's planned rows of one task; returns the rows moved. In the transaction
+   * of the backfill's {@link insertPlanned}, whose room check covers these slots.
+   */
+  async backfillDecided(rows: NewExecution[], db: Db): Promise<MovedExecution[]> {
+    const [first] = rows;
+    if (!first) return [];
+    const slots = iso(rows.map((r) => r.scheduledFor));
+    const found = await db.$queryRaw<{ id: string }[]>`
+      SELECT id FROM task_execution
+      WHERE task_id = ${first.taskId}::uuid AND scheduled_for = ANY(${slots}::timestamptz[])
+        AND status IN ('missed', 'skipped') AND started_at IS NULL`;
+    return transition(db, {
+      ids: found.map((r) => r.id),
+      from: ['missed', 'skipped'],
+      to: 'scheduled',
+      set: Prisma.sql`trigger = 'backfill', skip_reason = NULL, finished_at = NULL,
+        task_version = ${first.taskVersion}, exclusive = ${first.exclusive},
+        fire_at = (SELECT u.fire_at FROM unnest(${slots}::timestamptz[], ${iso(rows.map((r) => r.fireAt))}::timestamptz[])
+                   AS u(slot, fire_at) WHERE u.slot = e.scheduled_for)`,
+      guard: Prisma.sql`e.started_at IS NULL`,
+      detail: { reason: 'backfill' },
+    });
   }
 
   /**

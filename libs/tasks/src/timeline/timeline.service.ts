@@ -159,6 +159,9 @@ export class TimelineService {
     // Catch-up runs and later missed slots, read forward from the first slot that needs them.
     const catchUps: SlotRow[] = [];
     const missed = rows.filter((r) => r.status === 'missed').map((r) => r.scheduledFor.getTime());
+    // The first missed row of a planner's pass records the late slots before it, only counted, that
+    // it stands for: they stay explained when a backfill has run that row since.
+    const standsFor = rows.filter((r) => r.coversFrom !== null && r.trigger !== 'catchup');
     let noneFrom = Number.POSITIVE_INFINITY;
     const firstFrom = (at: number) => catchUps.find((c) => c.scheduledFor.getTime() >= at) ?? null;
     // Only the first catch-up at or after a slot can have stood in for it, and only when it covers
@@ -193,7 +196,9 @@ export class TimelineService {
       events: groupBy(events),
       overlapped,
       catchUpOf,
-      missedAfter: (at) => missed.some((m) => m > at),
+      missedAfter: (at) =>
+        missed.some((m) => m > at) ||
+        standsFor.some((r) => r.scheduledFor.getTime() > at && r.coversFrom!.getTime() <= at),
       offered: live,
       who: (actor) => {
         const key = keys.find((k) => k.prefix === actor);
