@@ -1,6 +1,7 @@
 import { ClockService } from '@punctual/clock';
 import { describe, expect, it, vi } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';
+import { executionIdFor } from '../../libs/contract/src/index.js';
 
 describe('operator and admin routes', () => {
   const ctx = useApiSandbox();
@@ -98,6 +99,65 @@ describe('operator and admin routes', () => {
     ).toEqual({ planned: 3 });
     const rows = await ctx.db.prisma.taskExecution.findMany({ where: { taskName: 'hourly' } });
     expect(rows.every((r) => r.trigger === 'backfill' && r.status === 'scheduled')).toBe(true);
+  });
+
+  it('backfill runs the slots of its window that did not run, missed or skipped ones too; not one that ran', async () => {
+    await ctx.api.call('POST', '/v1/tasks', { name: 'decided', handler: 'noop', schedule: { cron: '0 * * * *' } });
+    const task = await ctx.db.prisma.task.findUniqueOrThrow({ where: { name: 'decided' } });
+    const hour = (hoursAgo: number) => new Date((Math.floor(Date.now() / 3_600_000) - hoursAgo) * 3_600_000);
+    // Three slots decided without running (missed late, skipped for an overlap) and one that ran.
+    const decided = [
+      { at: hour(30), status: 'missed' as const },
+      { at: hour(29), status: 'skipped' as const },
+      { at: hour(28), status: 'succeeded' as const },
+      { at: hour(27), status: 'missed' as const },
+    ];
+    await ctx.db.historyAt(...decided.map((d) => d.at));
+    for (const { at, status } of decided)
+      await ctx.db.prisma.taskExecution.create({
+        data: {
+          id: executionIdFor(at),
+          taskId: task.id,
+          taskName: 'decided',
+          scheduledFor: at,
+          fireAt: at,
+          status,
+          taskVersion: task.planVersion,
+          finishedAt: at,
+          ...(status === 'skipped' && { skipReason: 'overlap' as const }),
+          ...(status === 'succeeded' && { startedAt: at, attempt: 1 }),
+        },
+      });
+    const res = await ctx.api.call('POST', '/v1/tasks/decided/backfill', {
+      from: hour(31).toISOString(),
+      to: hour(26).toISOString(),
+    });
+    expect(res.status).toBe(202);
+    // Two slots with no row, the three decided: the one that ran is left as it was.
+    expect(res.body).toEqual({ planned: 5 });
+    const rows = await ctx.db.prisma.taskExecution.findMany({
+      where: { taskName: 'decided' },
+      orderBy: { scheduledFor: 'asc' },
+    });
+    expect(rows.map((r) => `${r.trigger} ${r.status}`)).toEqual([
+      'backfill scheduled',
+      'backfill scheduled',
+      'backfill scheduled',
+      'schedule succeeded',
+      'backfill scheduled',
+      'backfill scheduled',
+    ]);
+    expect(rows.every((r) => r.status !== 'scheduled' || (r.finishedAt === null && r.skipReason === null))).toBe(true);
+    // Each slot still has its one row, and a second backfill finds nothing left to run.
+    expect(new Set(rows.map((r) => r.scheduledFor.getTime())).size).toBe(6);
+    expect(
+      (
+        await ctx.api.call('POST', '/v1/tasks/decided/backfill', {
+          from: hour(31).toISOString(),
+          to: hour(26).toISOString(),
+        })
+      ).body,
+    ).toEqual({ planned: 0 });
   });
 
   it('previews fire times in UTC and local time', async () => {

@@ -52,7 +52,9 @@ export const BackfillBody = z
   .meta({ id: 'BackfillBody' });
 export const BackfillResponse = z
   .object({
-    planned: z.number().int().meta({ description: 'slots planned now (ones already planned are not counted)' }),
+    planned: z.number().int().meta({
+      description: 'slots planned now, missed or skipped ones included (ones already planned or run are not counted)',
+    }),
   })
   .meta({ id: 'BackfillResponse' });
 

@@ -242,7 +242,9 @@ export const routes = {
     tag: 'tasks',
     role: 'operator',
     summary: 'Run past slots',
-    description: 'Plans the slots in [from, to] (at most maxRuns, ≤ 1000) to run now.',
+    description:
+      'Plans the slots in [from, to] (at most maxRuns, ≤ 1000) to run now: those with no execution, and those decided ' +
+      'without running (missed, skipped), each as its own row; a slot that ran, runs or is planned is left alone.',
     body: BackfillBody,
     status: 202,
     response: BackfillResponse,

@@ -105,12 +105,17 @@ export class TaskRunsService {
     const slots = slotsBetween(taskSchedule(task), new Date(from.getTime() - 1), to, Math.min(maxRuns, BACKFILL_MAX));
     // One millisecond apart, in slot order: they run one after another, oldest first.
     const rows = slots.map((slot, i) => this.row(task, slot, new Date(now.getTime() + i), 'backfill'));
-    const inserted = await this.room.withRoom(() =>
-      this.prisma.$transaction((tx) => this.executions.insertPlanned(rows, tx)),
+    // A slot missed or skipped has its row: the backfill runs it as that row.
+    const planned = await this.room.withRoom(() =>
+      this.prisma.$transaction(
+        async (tx) =>
+          (await this.executions.insertPlanned(rows, tx)).length +
+          (await this.executions.backfillDecided(rows, tx)).length,
+      ),
     );
     await this.changes.record(this.prisma, actor, 'task.backfill', name, null, null);
     await this.changes.announce([], [task.id]);
-    return inserted.length;
+    return planned;
   }
 
   private row(task: Task, slot: Date, fireAt: Date, trigger: 'manual' | 'backfill'): PlannedExecution {
