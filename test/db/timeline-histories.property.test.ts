@@ -444,7 +444,9 @@ describe('the timeline of generated histories says what happened to every slot',
       }
     }
     console.log(
-      `${ROUNDS * TASKS_PER_ROUND} histories (${scheduleEdits} rescheduled, ${edits} with their misfire edited, ${pausedHistories} paused and resumed, ${backfills} backfilled), ${checked} slots held to the model; seen: ${[...seen].sort().join(', ')}`,
+      `${ROUNDS * TASKS_PER_ROUND} histories (${scheduleEdits} rescheduled, ${edits} with their misfire edited, ` +
+        `${pausedHistories} paused and resumed, ${backfills} backfilled), ${checked} slots held to the model; ` +
+        `seen: ${[...seen].sort().join(', ')}`,
     );
     // Not vacuous: every outcome the model knows came up, and edited histories too.
     expect(edits).toBeGreaterThan(0);
