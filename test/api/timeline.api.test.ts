@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { executionIdFor } from '../../libs/contract/src/index.js';
 import { describe, expect, it } from 'vitest';
 import { useApiSandbox } from '../support/api-sandbox.js';

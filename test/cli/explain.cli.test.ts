@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { executionIdFor } from '../../libs/contract/src/index.js';
 import { PunctualClient } from '@punctual/client';
 import { beforeAll, describe, expect, it } from 'vitest';

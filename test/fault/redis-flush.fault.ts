@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { Cluster } from '../support/cluster.js';
 import { expectEverySlotSucceeded } from '../support/promises.js';
 import { sleep } from '../support/processes.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { FireTime, Instant, Timestamp } from './common.js';
+import { FireTime, Instant } from './common.js';
 import { CatchUp } from './enums.js';
 import { BACKFILL_DEFAULT, BACKFILL_MAX, PREVIEW_DEFAULT, PREVIEW_MAX } from './limits.js';
 import { ScheduleSpec } from './task.js';

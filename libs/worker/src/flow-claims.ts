@@ -7,7 +7,7 @@ import {
   isConnectionError,
   type Task,
 } from '@punctual/db';
-import { type FlowPolicy, quotaFlowKey, type RunQuota } from '@punctual/planning';
+import { type FlowPolicy, type RunQuota } from '@punctual/planning';
 import { announceFlowKey } from '@punctual/queue';
 import type { RedisService } from '@punctual/redis';
 import { Batcher } from './batcher.js';

@@ -67,12 +67,11 @@ function operation(operationId: string, route: RouteDef) {
       schema: { type: 'string' },
     })),
   ];
-  const success = (status: number) =>
-    route.response
-      ? { description: route.summary, content: { 'application/json': { schema: schemaRef(route.response) } } }
-      : { description: 'No content' };
+  const success = route.response
+    ? { description: route.summary, content: { 'application/json': { schema: schemaRef(route.response) } } }
+    : { description: 'No content' };
   const responses: Record<string, unknown> = {};
-  for (const status of [route.status, ...(route.alsoStatus ?? [])]) responses[String(status)] = success(status);
+  for (const status of [route.status, ...(route.alsoStatus ?? [])]) responses[String(status)] = success;
   for (const status of [...COMMON_ERRORS, ...(route.errors ?? [])].sort()) {
     responses[String(status)] = {
       description: ERROR_TEXT[status],

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type ExecutionStatus, Prisma, type SkipReason } from '../generated/prisma/client.js';
+import { type ExecutionStatus, Prisma } from '../generated/prisma/client.js';
 import { PrismaService, type Db } from '../prisma.service.js';
 import { transition } from './execution-transition.js';
 import { SUCCEED_AND_HAND_OVER } from './turn-statements.js';
