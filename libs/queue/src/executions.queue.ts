@@ -4,6 +4,7 @@ import { tracing } from '@punctual/tracing';
 import { RedisService, type RedisConnection } from '@punctual/redis';
 import { type JobType, Queue } from 'bullmq';
 import {
+  EXECUTION_JOB,
   EXECUTION_JOB_OPTIONS,
   type ExecutionJobData,
   executionJobId,
@@ -106,7 +107,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
       [...byHandler(executions)].map(([handler, list]) =>
         this.queueFor(handler).addBulk(
           list.map(({ id, fireAt, taskId, backlog }) => ({
-            name: 'execution',
+            name: EXECUTION_JOB,
             data: { executionId: id, taskId, fireAt: fireAt.getTime(), releasedAt, trace },
             opts: { jobId: executionJobId(id), ...(backlog ? { priority: BACKLOG_PRIORITY } : {}) },
           })),
@@ -175,7 +176,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
     taskId?: string,
   ): Promise<void> {
     await this.queueFor(handler).add(
-      'execution',
+      EXECUTION_JOB,
       { executionId, taskId, trace: tracing.current() },
       { jobId: executionJobId(executionId, attempt), delay: Math.max(0, delayMs) },
     );
@@ -195,7 +196,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
           list.map((t) => {
             const attempt = t.status === 'retrying' ? t.attempt + 1 : 1;
             return {
-              name: 'execution',
+              name: EXECUTION_JOB,
               data: { executionId: t.id, taskId: t.taskId, trace },
               opts: { jobId: turnJobId(t.id, attempt, t.handedMs), lifo: true },
             };
@@ -272,7 +273,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
     const jobId = executionJobId(executionId, attempt);
     await bestEffort(queue.remove(jobId), 'queue.remove-ended-job');
     const timing = first ? { fireAt: first.fireAt.getTime(), releasedAt: first.releasedAt } : {};
-    await queue.add('execution', { executionId, taskId, ...timing, trace: tracing.current() }, { jobId });
+    await queue.add(EXECUTION_JOB, { executionId, taskId, ...timing, trace: tracing.current() }, { jobId });
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -17,6 +17,7 @@ export {
   EXECUTION_CANCEL_CHANNEL,
   EXECUTION_JOB_OPTIONS,
   EXECUTIONS_QUEUE_PREFIX,
+  EXECUTION_JOB,
   type ExecutionJobData,
   executionJobId,
   executionsQueueName,

@@ -10,6 +10,9 @@ import type { JobsOptions } from 'bullmq';
  */
 export const EXECUTIONS_QUEUE_PREFIX = 'executions.';
 
+/** The name of every execution job (a run, a group of runs, a turn): BullMQ's job name, one for all. */
+export const EXECUTION_JOB = 'execution';
+
 /** The queue of the runs of `handler`. */
 export function executionsQueueName(handler: string): string {
   return `${EXECUTIONS_QUEUE_PREFIX}${handler}`;

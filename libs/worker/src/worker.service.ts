@@ -3,6 +3,7 @@ import { CONFIG, type Config } from '@punctual/config';
 import { bestEffort } from '@punctual/metrics';
 import {
   EXECUTION_CANCEL_CHANNEL,
+  EXECUTION_JOB,
   executionJobId,
   type ExecutionJobData,
   ExecutionsQueue,
@@ -112,14 +113,15 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       this.workers.push(worker);
     }
     if (this.workers.length === 0) this.logger.warn('this worker offers no handlers: it takes no runs');
-    const announce = () =>
+    const announce = (): Promise<unknown> =>
       this.announceTimer
         ? bestEffort(
             this.announcer.announce(this.config.instanceId, this.handlers.names(), this.config.workerConcurrency),
             'worker.announce',
           )
         : Promise.resolve();
-    this.announceTimer = setInterval(announce, ANNOUNCE_MS);
+    // An announcement never rejects (best effort): the next one tells Redis again.
+    this.announceTimer = setInterval(() => void announce(), ANNOUNCE_MS);
     await announce();
     // Redis back after a restart (its directory empty): this worker is in it again at once.
     this.redis.client.on('ready', () => void announce());
@@ -129,7 +131,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private flowMoved(key: string): void {
     if (this.flowMovedAt.size >= 10_000) this.flowMovedAt.clear();
     this.flowMovedAt.set(key, performance.now());
-    void this.waiting.wake(flowTurn(key), 1);
+    void this.waiting.wake(flowTurn(key), 1); // never rejects: a job it cannot bring forward comes on its own
   }
 
   /**
@@ -159,7 +161,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     );
     // Woken for a key's room it did not take: the key's next waiter is told (see wakePassedOn).
     const passOn = wakePassedOn(wokenFor, disposition);
-    if (passOn !== undefined) void this.claimer.wakeFlow(passOn);
+    if (passOn !== undefined) void this.claimer.wakeFlow(passOn); // never rejects (a failure is logged)
     switch (disposition.kind) {
       case 'ended':
         return disposition.outcome;
@@ -213,7 +215,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     await Promise.all(
       group.map((member, i) => {
         const d = dispositions[i]!;
-        return d.kind === 'moved' ? this.move({ ...member, fireAt, releasedAt, trace }, d) : undefined;
+        return d.kind === 'moved' ? this.move({ ...member, fireAt, releasedAt, trace }, d) : Promise.resolve();
       }),
     );
     if (dispositions.some((d) => d.kind === 'later' && d.why === 'unreachable')) this.holdOff();
@@ -228,7 +230,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
         this.queue
           .queueFor(handler)
           .add(
-            'execution',
+            EXECUTION_JOB,
             { executionId: member.executionId, taskId: member.taskId, releasedAt, trace },
             { jobId: executionJobId(member.executionId), delay: afterMs },
           ),
@@ -262,7 +264,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       'Postgres does not answer claims: taking no jobs for a while, so that another worker takes them',
     );
     const warn = (error: unknown) => this.logger.warn({ err: error }, 'could not pause or resume taking jobs');
-    for (const worker of this.workers) void worker.pause(true).catch(warn);
+    for (const worker of this.workers) void worker.pause(true).catch(warn); // a failure is warned of
     this.holdingOff = setTimeout(() => {
       this.holdingOff = null;
       if (this.announceTimer) for (const worker of this.workers) void Promise.resolve(worker.resume()).catch(warn);
@@ -279,7 +281,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     await this.queue
       .queueFor(moved.handler)
       .add(
-        'execution',
+        EXECUTION_JOB,
         { executionId, taskId, ...timing, trace },
         { jobId: executionJobId(executionId, moved.attempt) },
       );
