@@ -67,6 +67,9 @@ export function describeYamlError(
         line,
         text: `unexpected "${/^Unexpected (\S+)/.exec(message)?.[1] ?? restOfLine.trim().charAt(0)}" here`,
       };
+    default:
+      // The other codes are told apart by their message below, or in the parser's own words.
+      break;
   }
   if (/^Sequence item without - indicator|must start at the same column/.test(message))
     return { line, text: 'this line is not indented like the lines above it' };

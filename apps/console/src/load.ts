@@ -32,7 +32,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[], everyMs?: nu
   }, deps);
   useEffect(() => {
     setState({ data: undefined, error: null, loading: true });
-    void run();
+    void run(); // never rejects: an error is the state's
   }, [run]);
   useEffect(() => {
     if (!everyMs) return undefined;

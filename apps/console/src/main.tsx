@@ -18,4 +18,4 @@ async function start(): Promise<void> {
   render(<App me={me} />, root);
 }
 
-void start();
+void start(); // never rejects: it shows what failed on the page

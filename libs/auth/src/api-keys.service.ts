@@ -71,7 +71,7 @@ export class ApiKeysService {
     if (!match) return null;
     const record = await this.keys.findActiveByPrefix(match[1]!);
     if (!record || !timingSafeEqual(digest, Buffer.from(record.hash, 'hex'))) return null;
-    void this.keys.touch(record.id);
+    void this.keys.touch(record.id); // never rejects (best effort); the request does not wait for it
     return { actor: record.prefix, role: record.role, namespaces: scopeOf(record) };
   }
 

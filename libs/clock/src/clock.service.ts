@@ -50,7 +50,7 @@ export class ClockService implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onApplicationBootstrap(): Promise<void> {
     await this.measure();
-    this.timer = setInterval(() => void this.measure(), REMEASURE_MS);
+    this.timer = setInterval(() => void this.measure(), REMEASURE_MS); // never rejects: it keeps the last
     this.timer.unref();
   }
 

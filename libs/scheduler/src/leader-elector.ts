@@ -63,7 +63,7 @@ export class LeaderElector {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    void this.tick();
+    void this.tick(); // never rejects: a Redis error is best effort, tried again next period
   }
 
   /** Stops campaigning and releases the lock if held. */
@@ -103,7 +103,7 @@ export class LeaderElector {
     if (this.stopped || this.leading || this.ticking) return;
     if (this.loop) clearTimeout(this.loop);
     this.loop = null;
-    void this.tick();
+    void this.tick(); // never rejects (see start)
   }
 
   /** Tries to take the lock; returns how long until the holder's lease ends (Infinity if unknown). */

@@ -133,11 +133,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     });
     await this.balance();
     for (const leader of this.leaders) leader.start();
+    // Neither the balance nor the history pass rejects: each logs its failure and tries next period.
     this.balanceTimer = setInterval(() => void this.balance(), Math.max(50, Math.floor(this.config.leaderTtlMs / 3)));
     // The first pass soon after start (a leader just elected makes the partitions it needs), then on the period.
     this.historyTimer = setTimeout(
       () => {
-        void this.keepHistory();
+        void this.keepHistory(); // never rejects: a failed pass is logged and tried next period
         this.historyTimer = setInterval(() => void this.keepHistory(), this.config.historyPassMs);
       },
       Math.min(5_000, this.config.historyPassMs),

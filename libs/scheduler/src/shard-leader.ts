@@ -272,7 +272,7 @@ export class ShardLeader {
       // The rows of this first plan that are not due yet go into the timer too.
       this.timer.add(planned);
       this.planTimer = setInterval(() => this.requestPlan(), this.s.planning.config.planTickMs);
-      this.relayTimer = setInterval(() => void this.repair(), RELAY_INTERVAL_MS);
+      this.relayTimer = setInterval(() => void this.repair(), RELAY_INTERVAL_MS); // never rejects: it logs
       this.releaseTimer = setInterval(() => this.releaseBacklog(), RELEASE_INTERVAL_MS);
       this.requestPlan();
     } catch (error) {
@@ -411,7 +411,7 @@ export class ShardLeader {
     if (this.onTimeFirst.yields(now, this.timer.nextFireAt(), this.lastOnTimeAt)) return;
     const released = this.backlog.take(now);
     this.s.metrics.backlogHeld.set(this.labels, this.backlog.size);
-    if (released.length > 0) void this.push(released);
+    if (released.length > 0) void this.push(released); // never rejects: a failure is logged, the sweep fires them
   }
 
   private async push(due: Fireable[]): Promise<void> {

@@ -64,7 +64,7 @@ export class ClaimConfirmation {
         // Still unreachable. If the claim commits after all (it was on its way), it is given back
         // unspent as soon as Postgres answers — not left to lapse and spend the attempt unrun.
         if (performance.now() > deadline) {
-          void this.giveBackIfCommitted(request);
+          void this.giveBackIfCommitted(request); // never rejects: it gives up on any other error
           return { kind: 'later', why: 'unreachable', afterMs: UNREACHABLE_RETRY_MS };
         }
         continue;

@@ -66,6 +66,7 @@ async function closeProviders(discovery: DiscoveryService | undefined): Promise<
   for (const hook of SHUTDOWN_HOOKS) {
     for (const instance of instances) {
       const run = instance[hook];
+      // A hook that fails must not stop the others: the process is ending either way.
       if (typeof run === 'function') await Promise.resolve(run.call(instance)).catch(() => undefined);
     }
   }

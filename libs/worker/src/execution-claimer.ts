@@ -341,6 +341,7 @@ export class ExecutionClaimer {
         Math.max(0, (outcome.execution.startedAt?.getTime() ?? read.now.getTime()) - execution.heldAt.getTime()) / 1000,
       );
       // A held run went and the key still has room: the next one held behind it may go too.
+      // A wake never rejects (a failed announcement is logged), and the claim does not wait for it.
       if (outcome.roomLeft && flow?.concurrency) void this.flowClaims.wake(flow.concurrency.key);
       if (outcome.roomLeft && flow?.quota?.concurrency != null)
         void this.flowClaims.wake(quotaFlowKey(flow.quota.namespace));

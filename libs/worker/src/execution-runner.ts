@@ -161,6 +161,7 @@ export class ExecutionRunner implements OnModuleDestroy {
     // end, however late it honours its signal; the outcome is written after.
     const release = await this.slots.acquire();
     let overrun: Promise<void> | null = null;
+    // `overrun` never rejects (see overrunning): the slot is released when the handler settles.
     const releaseSlot = () => (overrun ? void overrun.then(release) : release());
     try {
       if (this.handingBack) return { kind: 'dropped', why: 'released' };
@@ -188,7 +189,9 @@ export class ExecutionRunner implements OnModuleDestroy {
           claim.leaseValidUntil,
           options,
           () => (turn.handled(), releaseSlot()),
-          (settled) => (overrun = settled),
+          (settled) => {
+            overrun = settled;
+          },
         );
         // Ended by a cancel (or replace) that raced the handler's own end: the permit the cancel kept
         // for it is given back here, as an overrunning handler's is when it settles.
@@ -343,7 +346,7 @@ export class ExecutionRunner implements OnModuleDestroy {
         { ...fields, cause },
         'the handler runs on after its attempt was aborted; its slot is held until it ends',
       );
-      void done.then(() => this.metrics.handlersOverrunning.dec());
+      void done.then(() => this.metrics.handlersOverrunning.dec()); // `done` never rejects
       if (permit)
         await this.leases.holdPermit(permit).catch(warn("could not hold the overrunning handler's concurrency permit"));
     });

@@ -31,6 +31,7 @@ export class LeaseKeeper {
   }
 
   start(): void {
+    // A tick never rejects: a lease it could not renew is judged at the next one.
     this.timer ??= setInterval(() => void this.tick(), this.tickMs);
   }
 

@@ -136,7 +136,7 @@ export class OutcomeRecorder {
   /** Records successes in one statement; the turns their ends hand on are pushed meanwhile (see TurnHandover). */
   private async recordSuccesses(items: Success[]): Promise<boolean[]> {
     const recorded = await this.attempts.succeed(items);
-    void this.handover.afterEnds(recorded.handed, recorded.waited);
+    void this.handover.afterEnds(recorded.handed, recorded.waited); // never rejects: the relay does what fails
     return recorded.current;
   }
 
@@ -311,7 +311,7 @@ export class OutcomeRecorder {
         })
       : await write(this.prisma);
     // What follows the commit (the turn handed on): only once the write is there to be seen.
-    if (written.after) void written.after();
+    if (written.after) void written.after(); // a hand-over: never rejects (see TurnHandover)
     return written.ok;
   }
 }

@@ -66,6 +66,7 @@ export class WaitingRoom {
       this.remove(id);
       // Woken for a key's room, it says so to whichever worker takes it (see wakePassedOn).
       if (turn.startsWith(FLOW_TURN_PREFIX) && job.updateData)
+        // Only a hint: without it the taker simply does not pass the key's word on.
         await job.updateData({ ...job.data, wokenFor: turn }).catch(() => undefined);
       // A job already back in the queue cannot be promoted: it is on its way anyway (or, taken by
       // another worker, was already run). Nor can one Redis did not answer for; it comes back when

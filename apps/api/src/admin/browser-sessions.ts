@@ -25,7 +25,7 @@ export class BrowserSessions {
     this.keys = app.get(ApiKeysService);
     this.store = app.get(BrowserSessionStore);
     const http = app.getHttpAdapter().getInstance() as express.Express;
-    http.get(LOGIN_PATH, (_req, res) => void this.sendLoginPage(res, 200));
+    http.get(LOGIN_PATH, (_req, res, next) => void this.sendLoginPage(res, 200).catch(next));
     http.post(
       LOGIN_PATH,
       express.urlencoded({ extended: false, limit: '4kb' }),
@@ -57,10 +57,13 @@ export class BrowserSessions {
       const needs = scoped
         ? `this page shows every namespace's data: it needs a key of the whole cluster`
         : `this page needs the ${role} role`;
-      return void res.status(403).json(errorEnvelope('forbidden', needs));
+      res.status(403).json(errorEnvelope('forbidden', needs));
+      return;
     }
-    if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html')
-      return void res.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(req.originalUrl)}`);
+    if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html') {
+      res.redirect(`${LOGIN_PATH}?next=${encodeURIComponent(req.originalUrl)}`);
+      return;
+    }
     res
       .status(401)
       .json(errorEnvelope('unauthenticated', 'sign in at /admin/login or send Authorization: Bearer <api key>'));
@@ -86,8 +89,12 @@ export class BrowserSessions {
     res.redirect(303, LOGIN_PATH);
   }
 
-  private sendLoginPage(res: Response, status: number, error = ''): void {
-    this.files.sendPage(res.status(status), 'login', error ? `<p class="login-error" role="alert">${error}</p>` : '');
+  private sendLoginPage(res: Response, status: number, error = ''): Promise<void> {
+    return this.files.sendPage(
+      res.status(status),
+      'login',
+      error ? `<p class="login-error" role="alert">${error}</p>` : '',
+    );
   }
 }
 

@@ -46,7 +46,7 @@ export function mountBullBoard(app: NestExpressApplication, sessions: BrowserSes
   const { replaceQueues } = createBullBoard({ queues: [], serverAdapter: board });
   const queues = app.get(BoardQueues);
   const fresh: express.RequestHandler = (_req, _res, next) =>
-    void queues.refresh(replaceQueues).then(() => next(), next);
+    void queues.refresh(replaceQueues).then(() => next(), next); // a failure goes to Express's error handler
   const http = app.getHttpAdapter().getInstance() as express.Express;
   http.use(BOARD_PATH, sessions.require('admin', { wholeCluster: true }), fresh, board.getRouter());
 }

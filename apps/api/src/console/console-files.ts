@@ -59,8 +59,10 @@ export class ConsoleFiles {
   async sendPage(res: Response, page: Page, slot = ''): Promise<void> {
     secure(res);
     const html = await readFile(join(this.dir, `${page}.html`), 'utf8').catch(() => null);
-    if (html) return void res.type('html').send(html.replace(SLOT, slot));
-    if (page === 'login') return void res.type('html').send(plainLogin(slot));
+    if (html || page === 'login') {
+      res.type('html').send(html ? html.replace(SLOT, slot) : plainLogin(slot));
+      return;
+    }
     res.status(503).type('html')
       .send(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Punctual</title></head>
 <body><h1>Punctual</h1><p>The console has not been built: run <code>npm run build</code>. Meanwhile, the API is documented at <a href="/docs">/docs</a>.</p></body></html>`);

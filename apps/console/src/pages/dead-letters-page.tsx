@@ -34,7 +34,7 @@ function useTaskZones(names: string[]): Map<string, string | null> {
         if (!stopped) setZones((m) => new Map(m).set(task, zone));
       }
     };
-    for (let i = 0; i < ZONE_CONCURRENCY; i += 1) void work();
+    for (let i = 0; i < ZONE_CONCURRENCY; i += 1) void work(); // never rejects: a zone it cannot read is null
     return () => {
       stopped = true;
     };

@@ -46,7 +46,7 @@ function useDetails(tasks: Task[] | undefined): Map<string, TaskDetail | string>
         if (!stopped) setDetails((m) => new Map(m).set(name, detail));
       }
     };
-    for (let i = 0; i < DETAIL_CONCURRENCY; i += 1) void work();
+    for (let i = 0; i < DETAIL_CONCURRENCY; i += 1) void work(); // never rejects: an error is the detail shown
     return () => {
       stopped = true;
     };

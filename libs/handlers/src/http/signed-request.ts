@@ -165,7 +165,11 @@ function exchange(
       };
       res.on('data', (chunk: Buffer) => {
         const room = max - size;
-        if (chunk.length <= room) return void (chunks.push(chunk), (size += chunk.length));
+        if (chunk.length <= room) {
+          chunks.push(chunk);
+          size += chunk.length;
+          return;
+        }
         chunks.push(chunk.subarray(0, room));
         size = max;
         finish(true);
