@@ -29,6 +29,19 @@ import { diffTasks, type TaskState } from './task-diff.js';
 import { TaskLifecycle } from './task-lifecycle.js';
 import { presentDefinition } from './task.presenter.js';
 
+/** The diff's items: what an apply does to each task. */
+type ApplyPlan = ReturnType<typeof diffTasks>['items'];
+/** What writing (or previewing) an apply's tasks works with, inside its transaction. */
+interface TaskWrite {
+  tx: Parameters<TaskLifecycle['edit']>[0];
+  actor: Principal;
+  /** The tasks as they are, by name. */
+  existing: Map<string, Task>;
+  /** The file's tasks by name: each one's new row and its checked definition. */
+  desired: Map<string, { row: Task; definition: TaskDefinition }>;
+  now: Date;
+}
+
 /** What an apply did, and the handlers of the tasks it wrote (for warnings). */
 export type TaskApplyResult = Omit<TaskApplyResponse, 'warnings'> & { handlers: string[] };
 
@@ -106,8 +119,9 @@ export class TaskApplyService {
             const byName = new Map(
               specs.map((spec, index) => [spec.name, { row: rows[index]!, definition: definitions[index]! }]),
             );
-            if (request.dryRun) throw new DryRun(await this.preview(tx, actor, diff.items, existing, byName, now));
-            const items = await this.write(tx, actor, diff.items, existing, byName, now, cancelled);
+            const writing: TaskWrite = { tx, actor, existing, desired: byName, now };
+            if (request.dryRun) throw new DryRun(await this.preview(writing, diff.items));
+            const items = await this.write(writing, diff.items, cancelled);
             // Pruned calendars go last, after the pruned tasks that excluded them.
             for (const item of calendarItems)
               if (item.action === 'delete') await this.calendarWriter.remove(tx, actor, item.name);
@@ -190,14 +204,8 @@ export class TaskApplyService {
    * deletes and creates are made together, as {@link write} makes them (a file that swaps tasks at
    * its namespace's `maxTasks` fits as it does when applied). Answers each item with its effects.
    */
-  private async preview(
-    tx: Parameters<TaskLifecycle['edit']>[0],
-    actor: Principal,
-    plan: ReturnType<typeof diffTasks>['items'],
-    existing: Map<string, Task>,
-    desired: Map<string, { row: Task; definition: TaskDefinition }>,
-    now: Date,
-  ): Promise<TaskApplyItem[]> {
+  private async preview(writing: TaskWrite, plan: ApplyPlan): Promise<TaskApplyItem[]> {
+    const { tx, existing, desired, now } = writing;
     const effects = new Map<string, TaskApplyItem['effects']>();
     for (const item of plan)
       if (item.action === 'update')
@@ -212,7 +220,7 @@ export class TaskApplyService {
         );
     const rest = plan.filter((item) => item.action !== 'update');
     await this.previews.undone(tx, async () => {
-      await this.write(tx, actor, rest, existing, desired, now, []);
+      await this.write(writing, rest, []);
       for (const item of rest)
         if (item.action === 'create') {
           const created = desired.get(item.name)!.row;
@@ -234,12 +242,8 @@ export class TaskApplyService {
    * `maxTasks` fits as its end state does.
    */
   private async write(
-    tx: Parameters<TaskLifecycle['edit']>[0],
-    actor: Principal,
-    plan: ReturnType<typeof diffTasks>['items'],
-    existing: Map<string, Task>,
-    desired: Map<string, { row: Task; definition: TaskDefinition }>,
-    now: Date,
+    { tx, actor, existing, desired, now }: TaskWrite,
+    plan: ApplyPlan,
     cancelled: string[],
   ): Promise<TaskApplyItem[]> {
     const fresh = plan.filter((item) => item.action === 'create').map((item) => desired.get(item.name)!.row);
