@@ -338,12 +338,20 @@ describe('the timeline of generated histories says what happened to every slot',
             dates: [dayB],
             rrules: [],
           };
-          // Its tasks re-planned: a cursor on the day now excluded moves past it.
-          await ctx.db.prisma.$executeRaw`
-            UPDATE task SET calendars = ${JSON.stringify([copy])}::jsonb,
-              next_run_at = CASE WHEN next_run_at >= ${new Date(`${dayB}T00:00:00Z`)} AND next_run_at < ${new Date(Date.parse(`${dayB}T00:00:00Z`) + DAY)}
-                THEN ${new Date(Date.parse(`${dayB}T00:00:00Z`) + DAY)} ELSE next_run_at END
-            WHERE ${calendar} = ANY(exclude)`;
+          // Its tasks re-planned as a calendar's write re-plans them: each one's definition with the
+          // calendar's new days, through the lifecycle's edit at that instant (its cursor from there).
+          for (const h of histories.filter((x) => x.calendar))
+            await ctx.db.prisma.$transaction(async (tx) => {
+              const task = (await ctx.db.tasks.lockByName(h.name, tx))!;
+              const spec = mergeTaskPatch(
+                { ...presentDefinition(task), payload: task.payload } as Parameters<typeof mergeTaskPatch>[0],
+                {},
+                task.name,
+              );
+              const calendars = await tx.calendar.findMany({ where: { name: { in: task.exclude } } });
+              const definition = toTaskDefinition(spec, at, task.startAt ?? task.createdAt, task, calendars);
+              await lifecycle.edit(tx, task, definition, at);
+            });
           await ctx.db.prisma.$executeRaw`
             INSERT INTO audit_log (actor, action, target, before, after, at)
             VALUES ('property-test', 'calendar.put', ${calendar}, ${JSON.stringify(before!.snapshot)}::jsonb, ${JSON.stringify(copy)}::jsonb, ${at})`;
