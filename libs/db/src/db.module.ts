@@ -1,11 +1,11 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { AttemptsRepository } from './executions/attempts.repository.js';
-import { ClaimsRepository } from './executions/claims.repository.js';
-import { FlowControlRepository } from './executions/flow-control.repository.js';
+import { AttemptsRepository } from './executions/outcome/attempts.repository.js';
+import { ClaimsRepository } from './executions/claim/claims.repository.js';
+import { FlowControlRepository } from './executions/claim/flow-control.repository.js';
 import { ExecutionQueriesRepository } from './executions/execution-queries.repository.js';
 import { ExecutionTransitionsRepository } from './executions/execution-transitions.repository.js';
 import { LeaderExecutionsRepository } from './executions/leader-executions.repository.js';
-import { TurnsRepository } from './executions/turns.repository.js';
+import { TurnsRepository } from './executions/turns/turns.repository.js';
 import { ApiKeysRepository } from './api-keys.repository.js';
 import { AuditRepository } from './audit.repository.js';
 import { BacklogRepository } from './backlog.repository.js';

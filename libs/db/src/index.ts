@@ -11,20 +11,21 @@ export { type AuditEntry, AuditRepository } from './audit.repository.js';
 export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
 export { epochFence, inShard, type LeaderFence, type ShardFence, shardFence, shardOfSql } from './epoch-fence.js';
-export { AttemptsRepository, type RecordedSuccesses } from './executions/attempts.repository.js';
-export { type ClaimHolder, type ClaimRead, executionFromClaimed } from './executions/claim.rows.js';
+export { AttemptsRepository, type RecordedSuccesses } from './executions/outcome/attempts.repository.js';
+export { type ClaimHolder, type ClaimRead, executionFromClaimed } from './executions/claim/claim.rows.js';
 export {
   ClaimsRepository,
   type ClaimWrite,
   type ClaimWriteOutcome,
   type DirectClaim,
   type StartedAttempt,
-} from './executions/claims.repository.js';
-export { DEFINITIONS_KEPT, TaskDefinitions } from './executions/task-definitions.js';
-export { CLAIM_DIRECT, STARTS_WITHOUT_JUDGEMENT, SUCCEED_AND_HAND_OVER } from './executions/turn-statements.js';
-export { type HandedTurn, type ParkRequest, TurnsRepository } from './executions/turns.repository.js';
-export { FlowControlRepository, type FlowKeyLoad } from './executions/flow-control.repository.js';
-export type { FlowClaimOutcome } from './executions/flow-control.repository.js';
+} from './executions/claim/claims.repository.js';
+export { DEFINITIONS_KEPT, TaskDefinitions } from './executions/claim/task-definitions.js';
+export { CLAIM_DIRECT, STARTS_WITHOUT_JUDGEMENT } from './executions/claim/claim-statements.js';
+export { SUCCEED_AND_HAND_OVER } from './executions/outcome/outcome-statements.js';
+export { type HandedTurn, type ParkRequest, TurnsRepository } from './executions/turns/turns.repository.js';
+export { FlowControlRepository, type FlowKeyLoad } from './executions/claim/flow-control.repository.js';
+export type { FlowClaimOutcome } from './executions/claim/flow-control.repository.js';
 export { EXECUTION_HISTORY, type MovedExecution } from './executions/execution-transition.js';
 export {
   type ExecutionFilter,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { quotaRunsInUseSql } from './executions/flow-statements.js';
+import { quotaRunsInUseSql } from './executions/claim/flow-statements.js';
 import { type Namespace, Prisma } from './generated/prisma/client.js';
 import { PrismaService, type Db } from './prisma.service.js';
 

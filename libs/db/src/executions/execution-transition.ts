@@ -62,53 +62,6 @@ export const EXECUTION_HISTORY = `
       AND NOT EXISTS (SELECT 1 FROM execution_event ev WHERE ev.execution_id = e.id AND ev.to_status = 'succeeded')
   ) h ORDER BY h.at, h.seq`;
 
-/**
- * The first attempt's claim, written down before a second attempt replaces it: the happy path reads
- * it back from the row's `started_at` and `worker_id` (see {@link EXECUTION_HISTORY}), which the
- * next claim overwrites. A CTE after `moved` (the claimed rows, with `prev_attempt`,
- * `prev_started_at` and `prev_worker_id` as they were before the claim).
- */
-export const FIRST_CLAIM_CTE = `
-  first_claim AS (
-    INSERT INTO execution_event (execution_id, scheduled_for, from_status, to_status, at, worker_id, detail)
-    SELECT m.id, m.scheduled_for, CASE WHEN m.queued_at IS NOT NULL THEN 'queued' ELSE 'scheduled' END::execution_status, 'running',
-           m.prev_started_at, m.prev_worker_id, jsonb_build_object('attempt', 1)
-    FROM moved m
-    WHERE m.prev_attempt = 1 AND m.prev_started_at IS NOT NULL
-      AND NOT EXISTS (SELECT 1 FROM live_execution_event ev WHERE ev.execution_id = m.id AND ev.to_status = 'running' AND ev.detail->>'attempt' = '1')
-  )`;
-
-/**
- * The no-overlap guard (`task_run_guard`) of the exclusive tasks of `source` — a CTE of rows about to
- * start (`id`, `task_id`, `exclusive`, `scheduled_for`; per task its earliest slot tries) — as two
- * CTEs: `guarded` returns the ids that took it. An execution takes its task's guard over from the
- * holder this statement's snapshot shows, and only if that holder is not running (or is itself); a
- * claim of another slot of the task that took the guard meanwhile — committed or not, whatever the
- * partition of its slot — leaves it unchanged (a compare-and-set), and this one is judged again.
- * What `UNIQUE (task_id) WHERE running AND exclusive` was before the table was partitioned (a unique
- * index of a partitioned table holds only within a partition).
- */
-export const TAKE_RUN_GUARD = (source: string) => `
-  guard_seen AS (
-    SELECT DISTINCT ON (s.task_id) s.task_id, s.id, g.execution_id AS holder
-    FROM ${source} s LEFT JOIN task_run_guard g ON g.task_id = s.task_id
-    WHERE s.exclusive AND s.task_id IS NOT NULL
-    ORDER BY s.task_id, s.scheduled_for
-  ),
-  guarded AS (
-    INSERT INTO task_run_guard AS g (task_id, execution_id, taken_from)
-    SELECT q.task_id, q.id, q.holder FROM guard_seen q
-    WHERE q.holder IS NULL OR q.holder = q.id
-       OR NOT EXISTS (SELECT 1 FROM live_execution r WHERE r.id = q.holder AND r.status = 'running')
-    ON CONFLICT (task_id) DO UPDATE SET execution_id = EXCLUDED.execution_id, taken_from = EXCLUDED.taken_from
-      WHERE g.execution_id IS NOT DISTINCT FROM EXCLUDED.taken_from
-    RETURNING g.execution_id AS id
-  )`;
-
-/** `e` may start as far as the guard goes: it is not exclusive, or it took its task's guard (see {@link TAKE_RUN_GUARD}). */
-export const GUARD_TAKEN = (e: string) =>
-  `(NOT ${e}.exclusive OR ${e}.task_id IS NULL OR ${e}.id IN (SELECT id FROM guarded))`;
-
 /** {@link EVENT_INSERT} in a Prisma statement; `detail` may carry parameters. */
 export const EVENT_CTE = (detail: Prisma.Sql = Prisma.sql`NULL::jsonb`) =>
   Prisma.sql`${Prisma.raw(EVENT_INSERT[0])}${detail}${Prisma.raw(EVENT_INSERT[1])}`;

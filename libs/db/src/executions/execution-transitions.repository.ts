@@ -5,8 +5,7 @@ import { type ExecutionRow, executionFromRow } from './execution.row.js';
 import { type MovedExecution, PENDING, transition } from './execution-transition.js';
 import { HistoryRoom } from '../history/history-room.js';
 import { byId } from './by-id.js';
-import { PLANNED_STATUSES, plannedSql } from './predicates.js';
-import { HANDLER_OF_ROW } from './turn-statements.js';
+import { HANDLER_OF_ROW, PLANNED_STATUSES, plannedSql } from './predicates.js';
 
 /** An execution row to insert: a planned slot, or an operator's trigger, backfill or resume. */
 export interface NewExecution {

@@ -7,15 +7,16 @@ import {
   attemptsRemainSql,
   canBeLateSql,
   earlierSlotDueSql,
+  HANDLER_OF_ROW,
   lateSql,
   plannedSql,
   runInProgressSql,
 } from './predicates.js';
-import { HANDED_JSON, HANDLER_OF_ROW, handOver } from './turn-statements.js';
+import { HANDED_JSON, handOver } from './turns/turn-statements.js';
 
 /** The handler a row `e` runs, as SQL (see HANDLER_OF_ROW). */
 const HANDLER_OF = Prisma.raw(HANDLER_OF_ROW('e'));
-import type { HandedTurn } from './turns.repository.js';
+import type { HandedTurn } from './turns/turns.repository.js';
 
 /** A planned execution as the leader's timer holds it. */
 export interface FireableRow {

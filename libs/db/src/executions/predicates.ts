@@ -68,3 +68,10 @@ export function taskFreeSql(e: string, now: string): string {
         AND NOT ${runInProgressSql(e, 'retrying')}
         AND NOT ${earlierSlotDueSql(e, now)}`;
 }
+
+/**
+ * The handler the execution row `alias` runs, as SQL: the one its pinned definition names (an edit
+ * pinned a run in progress), else its task's — the handler whose queue its jobs go to.
+ */
+export const HANDLER_OF_ROW = (alias: string) =>
+  `COALESCE(${alias}.pinned_definition->>'handler', (SELECT t.handler FROM task t WHERE t.id = ${alias}.task_id))`;

@@ -6,10 +6,10 @@ import {
   type SkipReason,
   type Task,
   type TaskExecution,
-} from '../generated/prisma/client.js';
-import { PrismaService } from '../prisma.service.js';
-import { taskFromJson } from '../tasks.repository.js';
-import { type ExecutionRow, executionFromRow } from './execution.row.js';
+} from '../../generated/prisma/client.js';
+import { PrismaService } from '../../prisma.service.js';
+import { taskFromJson } from '../../tasks.repository.js';
+import { type ExecutionRow, executionFromRow } from '../execution.row.js';
 import {
   type ClaimedRow,
   type ClaimRead,
@@ -18,11 +18,10 @@ import {
   type ReadRow,
   type WriteRow,
 } from './claim.rows.js';
-import { CLAIM_READ, CLAIM_WRITE } from './claim-statements.js';
-import { EVENT_CTE, transition } from './execution-transition.js';
-import { runInProgressSql } from './predicates.js';
+import { CLAIM_DIRECT, CLAIM_READ, CLAIM_WRITE } from './claim-statements.js';
+import { EVENT_CTE, transition } from '../execution-transition.js';
+import { runInProgressSql } from '../predicates.js';
 import { TaskDefinitions } from './task-definitions.js';
-import { CLAIM_DIRECT } from './turn-statements.js';
 
 /** A claim to write: the attempt, and the state the judgement saw (the write happens only if it still holds). */
 export interface ClaimWrite {

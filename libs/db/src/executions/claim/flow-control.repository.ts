@@ -13,7 +13,7 @@ import {
   rateWindowMs,
 } from '@punctual/planning';
 import type pg from 'pg';
-import { PrismaService } from '../prisma.service.js';
+import { PrismaService } from '../../prisma.service.js';
 import { ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './claims.repository.js';
 import { FLOW_CHECK, FLOW_FINISH, FLOW_HOLD_IF_FULL } from './flow-statements.js';
 import { Semaphore } from './semaphore.js';

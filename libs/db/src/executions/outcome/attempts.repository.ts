@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { type ExecutionStatus, Prisma } from '../generated/prisma/client.js';
-import { PrismaService, type Db } from '../prisma.service.js';
-import { transition } from './execution-transition.js';
-import { SUCCEED_AND_HAND_OVER } from './turn-statements.js';
-import type { HandedTurn } from './turns.repository.js';
+import { type ExecutionStatus, Prisma } from '../../generated/prisma/client.js';
+import { PrismaService, type Db } from '../../prisma.service.js';
+import { transition } from '../execution-transition.js';
+import { SUCCEED_AND_HAND_OVER } from './outcome-statements.js';
+import type { HandedTurn } from '../turns/turns.repository.js';
 
 /** Successes recorded together: which attempts were current, and the turns their ends handed on. */
 export interface RecordedSuccesses {

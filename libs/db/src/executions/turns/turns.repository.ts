@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { type ExecutionStatus, Prisma } from '../generated/prisma/client.js';
-import { PrismaService } from '../prisma.service.js';
-import { PLANNED_STATUSES, plannedSql } from './predicates.js';
+import { type ExecutionStatus, Prisma } from '../../generated/prisma/client.js';
+import { PrismaService } from '../../prisma.service.js';
+import { PLANNED_STATUSES, plannedSql } from '../predicates.js';
 import { HAND_OVER, PARK, PARK_AT_FIRE } from './turn-statements.js';
 
 /** A slot handed its turn: its job is to be pushed (see TurnsRepository). */

@@ -1,7 +1,7 @@
 import { splitQualifiedName } from '@punctual/contract';
 import type { RunQuota } from '@punctual/planning';
-import type { Prisma, Task, TaskExecution } from '../generated/prisma/client.js';
-import type { ExecutionRow } from './execution.row.js';
+import type { Prisma, Task, TaskExecution } from '../../generated/prisma/client.js';
+import type { ExecutionRow } from '../execution.row.js';
 
 // The rows the claim statements answer (see claim-statements.ts, turn-statements.ts), and what a
 // worker makes of them.
