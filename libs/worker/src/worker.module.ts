@@ -2,11 +2,11 @@ import { Module } from '@nestjs/common';
 import { ClockModule } from '@punctual/clock';
 import { HandlersModule } from '@punctual/handlers';
 import { QueueModule } from '@punctual/queue';
-import { ExecutionRunner } from './execution-runner.js';
-import { OutboxNotifier } from './outbox-notifier.js';
-import { ExecutionClaimer } from './execution-claimer.js';
-import { WorkerAnnouncer } from './worker-announcer.js';
-import { WorkerService } from './worker.service.js';
+import { ExecutionRunner } from './run/execution-runner.js';
+import { OutboxNotifier } from './outcome/outbox-notifier.js';
+import { ExecutionClaimer } from './claim/execution-claimer.js';
+import { WorkerAnnouncer } from './intake/worker-announcer.js';
+import { WorkerService } from './intake/worker.service.js';
 
 /** The worker role: the BullMQ processor and the execution runner. Needs ConfigModule, DbModule, RedisModule and MetricsModule. */
 @Module({

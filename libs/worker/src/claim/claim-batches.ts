@@ -9,7 +9,7 @@ import {
   type StartedAttempt,
   type TurnsRepository,
 } from '@punctual/db';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../batcher.js';
 
 /**
  * Claims read or written per statement, and statements of each kind in flight at once: a worker's

@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { type ClaimsRepository, isConnectionError } from '@punctual/db';
 import { withPinnedDefinition } from '@punctual/planning';
 import type { ClaimRequest, Disposition } from './disposition.js';
-import type { LeasePolicy } from './lease-policy.js';
+import type { LeasePolicy } from '../run/lease-policy.js';
 
 /** How long a claim whose answer was lost with its connection keeps asking Postgres whether it committed. */
 const CONFIRM_FOR_MS = 5_000;

@@ -29,7 +29,7 @@ import { ClaimBatches } from './claim-batches.js';
 import { answeredWithin, ClaimConfirmation, UNREACHABLE_RETRY_MS } from './claim-confirmation.js';
 import type { ClaimRequest, Disposition } from './disposition.js';
 import { FlowClaims, flowPolicyOf } from './flow-claims.js';
-import { leasePolicy, type LeasePolicy } from './lease-policy.js';
+import { leasePolicy, type LeasePolicy } from '../run/lease-policy.js';
 import { TurnHandover } from './turn-handover.js';
 
 /** Reads and writes of one claim before a job that keeps losing races is told to come back later. */

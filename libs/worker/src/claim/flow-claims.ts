@@ -10,7 +10,7 @@ import {
 import { type FlowPolicy, type RunQuota } from '@punctual/planning';
 import { announceFlowKey } from '@punctual/queue';
 import type { RedisService } from '@punctual/redis';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../batcher.js';
 import { BATCH, BATCHES_IN_FLIGHT } from './claim-batches.js';
 
 /** Flow-control lanes a worker keeps (see {@link FlowClaims.lane}). */

@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { HandedTurn, TurnsRepository } from '@punctual/db';
 import type { Metrics } from '@punctual/metrics';
 import type { ExecutionsQueue } from '@punctual/queue';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../batcher.js';
 import { BATCHES_IN_FLIGHT } from './claim-batches.js';
 
 /** Jobs of handed turns pushed per `addBulk`. */

@@ -1,4 +1,4 @@
-import type { Disposition } from './disposition.js';
+import type { Disposition } from '../claim/disposition.js';
 /**
  * A queue job that can be brought forward (BullMQ's `Job.promote`), and told what for (its data's
  * `wokenFor`, BullMQ's `Job.updateData`): whichever worker takes it then knows.

@@ -15,8 +15,8 @@ import { tracing } from '@punctual/tracing';
 import { RedisService, type RedisConnection } from '@punctual/redis';
 import { DelayedError, type Job, Worker } from 'bullmq';
 import { HandlerRegistry } from '@punctual/handlers';
-import { ExecutionRunner } from './execution-runner.js';
-import { ExecutionClaimer } from './execution-claimer.js';
+import { ExecutionRunner } from '../run/execution-runner.js';
+import { ExecutionClaimer } from '../claim/execution-claimer.js';
 import { flowTurn, waitBeforeRetryMs, WaitingRoom, wakePassedOn } from './waiting-room.js';
 import { ANNOUNCE_MS, WorkerAnnouncer } from './worker-announcer.js';
 

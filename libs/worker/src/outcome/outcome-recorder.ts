@@ -16,13 +16,13 @@ import { bestEffort, type Metrics } from '@punctual/metrics';
 import type { ExecutionsQueue } from '@punctual/queue';
 import { formatDuration } from '@punctual/contract';
 import { tracing } from '@punctual/tracing';
-import { AttemptAbortedError } from './attempt-control.js';
-import { Batcher } from './batcher.js';
-import { BATCH, BATCHES_IN_FLIGHT } from './claim-batches.js';
-import type { RunOutcome } from './disposition.js';
+import { AttemptAbortedError } from '../run/attempt-control.js';
+import { Batcher } from '../batcher.js';
+import { BATCH, BATCHES_IN_FLIGHT } from '../claim/claim-batches.js';
+import type { RunOutcome } from '../claim/disposition.js';
 import { judgeFailure } from './failure-judgement.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
-import type { TurnHandover } from './turn-handover.js';
+import type { TurnHandover } from '../claim/turn-handover.js';
 
 /** The timeline's reason for a run that needs no other explanation, by how it came about. */
 const TRIGGER_REASONS: Record<TaskExecution['trigger'], string | null> = {

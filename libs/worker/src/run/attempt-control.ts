@@ -1,4 +1,4 @@
-import type { AbortCause } from './failure-judgement.js';
+import type { AbortCause } from '../outcome/failure-judgement.js';
 import type { LeasePolicy } from './lease-policy.js';
 
 export type { AbortCause };

@@ -15,16 +15,16 @@ import { tracing } from '@punctual/tracing';
 import { ExecutionsQueue } from '@punctual/queue';
 import { ClockService } from '@punctual/clock';
 import { quotaFlowKey } from '@punctual/planning';
-import { concurrencyKeyOf } from './flow-claims.js';
+import { concurrencyKeyOf } from '../claim/flow-claims.js';
 import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
-import { holdBeforeSlotMs } from './claim-checks.js';
-import type { Disposition, RunOutcome } from './disposition.js';
-import { ExecutionClaimer } from './execution-claimer.js';
+import { holdBeforeSlotMs } from '../claim/claim-checks.js';
+import type { Disposition, RunOutcome } from '../claim/disposition.js';
+import { ExecutionClaimer } from '../claim/execution-claimer.js';
 import { leasePolicy, type LeasePolicy } from './lease-policy.js';
 import { HandlerSlots } from './handler-slots.js';
 import { LeaseKeeper, type OverrunPermit } from './lease-keeper.js';
-import { LocalTurns } from './local-turns.js';
-import { OutcomeRecorder } from './outcome-recorder.js';
+import { LocalTurns } from '../claim/local-turns.js';
+import { OutcomeRecorder } from '../outcome/outcome-recorder.js';
 
 /** How long a cancel heard for an execution not (yet) running here is remembered: its claim may be on its way. */
 const CANCEL_MEMORY_MS = 60_000;
