@@ -610,7 +610,7 @@ describe('claiming an execution', () => {
           planVersion: read.task!.planVersion,
         },
       };
-      expect(await db.claims.claimOne(write, 30_000)).toEqual({ kind: 'changed' });
+      expect(await db.claims.claimOne(write, 30_000)).toEqual({ kind: 'again', why: 'changed' });
       const result = await claim(id);
       expect(result.kind === 'run' && result.task.payload).toEqual({ v: 2 });
     });

@@ -1,7 +1,13 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isConnectionError, isLockTimeout, PrismaClient } from '../../libs/db/src/index.js';
+import {
+  isConnectionError,
+  isForeignKeyViolation,
+  isLockTimeout,
+  isUniqueViolation,
+  PrismaClient,
+} from '../../libs/db/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { freePort } from '../support/processes.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
@@ -75,6 +81,28 @@ describe('reading database errors', () => {
     ];
     expect(errors.map(isLockTimeout)).toEqual([false, false, false, false]);
     expect(errors.map(isConnectionError)).toEqual([false, false, false, false]);
+  });
+
+  it('a unique and a foreign-key violation, through Prisma (raw and a model) and the pool', async () => {
+    const { prisma, pool } = connect(sandbox.databaseUrl);
+    await holder.query('CREATE TABLE IF NOT EXISTS probe_child (id int PRIMARY KEY, parent int REFERENCES probe (id))');
+    const unique = [
+      await failure(prisma.$executeRaw`INSERT INTO probe VALUES (1, 0)`),
+      await failure(prisma.$transaction(async (tx) => tx.$executeRaw`INSERT INTO probe VALUES (1, 0)`)),
+      await failure(pool.query('INSERT INTO probe VALUES (1, 0)')),
+      // A model's create: Prisma's own code (P2002), as a task's create meets a name taken.
+      await failure(prisma.namespace.createMany({ data: [{ name: 'dup' }, { name: 'dup' }] })),
+    ];
+    const foreign = [
+      await failure(prisma.$executeRaw`INSERT INTO probe_child VALUES (1, 99)`),
+      await failure(pool.query('INSERT INTO probe_child VALUES (1, 99)')),
+    ];
+    expect(unique.map(isUniqueViolation)).toEqual([true, true, true, true]);
+    expect(unique.map(isForeignKeyViolation)).toEqual([false, false, false, false]);
+    expect(foreign.map(isForeignKeyViolation)).toEqual([true, true]);
+    expect(foreign.map(isUniqueViolation)).toEqual([false, false]);
+    const neither = await failure(pool.query('SELECT 1/0'));
+    expect([isUniqueViolation(neither), isForeignKeyViolation(neither)]).toEqual([false, false]);
   });
 
   it('a connection error when Postgres ends the session under a statement', async () => {

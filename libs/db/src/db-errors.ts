@@ -92,3 +92,13 @@ export function isLockTimeout(error: unknown): boolean {
 export function hasSqlState(error: unknown, sqlstate: string): boolean {
   return codesOf(error).includes(sqlstate);
 }
+
+/** A unique violation (SQLSTATE 23505, Prisma's P2002): a row with the same key is there, or a concurrent insert of one won. */
+export function isUniqueViolation(error: unknown): boolean {
+  return codesOf(error).some((code) => code === '23505' || code === 'P2002');
+}
+
+/** A foreign-key violation (SQLSTATE 23503, Prisma's P2003): the row referred to is gone. */
+export function isForeignKeyViolation(error: unknown): boolean {
+  return codesOf(error).some((code) => code === '23503' || code === 'P2003');
+}

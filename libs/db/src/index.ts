@@ -14,18 +14,16 @@ export { epochFence, inShard, type LeaderFence, type ShardFence, shardFence, sha
 export { AttemptsRepository, type RecordedSuccesses } from './executions/outcome/attempts.repository.js';
 export { type ClaimHolder, type ClaimRead, executionFromClaimed } from './executions/claim/claim.rows.js';
 export {
+  type ClaimAnswer,
   ClaimsRepository,
   type ClaimWrite,
-  type ClaimWriteOutcome,
   type DirectClaim,
-  type StartedAttempt,
 } from './executions/claim/claims.repository.js';
 export { DEFINITIONS_KEPT, TaskDefinitions } from './executions/claim/task-definitions.js';
 export { CLAIM_DIRECT, STARTS_WITHOUT_JUDGEMENT } from './executions/claim/claim-statements.js';
 export { SUCCEED_AND_HAND_OVER } from './executions/outcome/outcome-statements.js';
 export { type HandedTurn, type ParkRequest, TurnsRepository } from './executions/turns/turns.repository.js';
 export { FlowControlRepository, type FlowKeyLoad } from './executions/claim/flow-control.repository.js';
-export type { FlowClaimOutcome } from './executions/claim/flow-control.repository.js';
 export { EXECUTION_HISTORY, type MovedExecution } from './executions/execution-transition.js';
 export {
   type ExecutionFilter,
@@ -106,7 +104,13 @@ export {
   type TaskChange,
   TimelineRepository,
 } from './timeline.repository.js';
-export { hasSqlState, isConnectionError, isLockTimeout } from './db-errors.js';
+export {
+  hasSqlState,
+  isConnectionError,
+  isForeignKeyViolation,
+  isLockTimeout,
+  isUniqueViolation,
+} from './db-errors.js';
 export { DB_SESSION, type Db, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';
 export {
   type Leadership,

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DEFAULT_NAMESPACE, splitQualifiedName } from '@punctual/contract';
 import { inShard, type LeaderFence } from './epoch-fence.js';
+import { isForeignKeyViolation, isUniqueViolation } from './db-errors.js';
 import { Prisma, type Task, type TaskStatus } from './generated/prisma/client.js';
 import { PrismaService, type Db } from './prisma.service.js';
 import { TaskHealthRepository, type TaskHealthRow } from './task-health.repository.js';
@@ -141,13 +142,6 @@ export class NamespaceGoneError extends Error {
   }
 }
 
-/** A foreign-key violation: a task's namespace deleted between the check and the insert. */
-function isForeignKeyViolation(error: unknown): boolean {
-  if (error instanceof Prisma.PrismaClientKnownRequestError) return error.code === 'P2003';
-  const cause = (error as { meta?: { code?: string }; code?: string } | null) ?? null;
-  return cause?.code === '23503' || cause?.meta?.code === '23503';
-}
-
 /** Owns the `task` table. */
 @Injectable()
 export class TasksRepository {
@@ -158,8 +152,7 @@ export class TasksRepository {
     try {
       return await db.task.create({ data });
     } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')
-        throw new TaskNameTakenError(data.name);
+      if (isUniqueViolation(error)) throw new TaskNameTakenError(data.name);
       if (isForeignKeyViolation(error)) throw new NamespaceGoneError(splitQualifiedName(data.name).namespace);
       throw error;
     }

@@ -1,12 +1,12 @@
 import {
+  type ClaimAnswer,
   type ClaimRead,
   type ClaimsRepository,
   type ClaimWrite,
-  type ClaimWriteOutcome,
   type DirectClaim,
   isConnectionError,
+  isUniqueViolation,
   type ParkRequest,
-  type StartedAttempt,
   type TurnsRepository,
 } from '@punctual/db';
 import { Batcher } from '../batcher.js';
@@ -18,20 +18,20 @@ import { Batcher } from '../batcher.js';
 export const BATCH = 200;
 export const BATCHES_IN_FLIGHT = 3;
 
-/** Postgres answered with a unique violation: concurrent claims of one task both found it free. */
-const UNIQUE_VIOLATION = '23505';
+const CONTENDED: ClaimAnswer = { kind: 'again', why: 'contended' };
 
 /**
  * The statements of a worker's claims, each shared by the claims that arrive together (see
  * {@link Batcher}): the one-statement claim, the read for the judgement, the write of a claim the
- * judgement allowed, the park of a slot whose turn has not come. A batch that lost its connection
+ * judgement allowed, the park of a slot whose turn has not come — each answering a ClaimAnswer
+ * per claim but the read. A batch that lost its connection
  * may have committed: its claims each find out (the claimer's confirmation), none is retried blind.
  */
 export class ClaimBatches {
-  readonly direct: Batcher<DirectClaim, StartedAttempt | null>;
+  readonly direct: Batcher<DirectClaim, ClaimAnswer>;
   readonly reads: Batcher<{ id: string; taskId?: string }, ClaimRead | null>;
-  readonly writes: Batcher<ClaimWrite, ClaimWriteOutcome>;
-  readonly parks: Batcher<ParkRequest, boolean>;
+  readonly writes: Batcher<ClaimWrite, ClaimAnswer>;
+  readonly parks: Batcher<ParkRequest, ClaimAnswer>;
 
   constructor(
     claims: ClaimsRepository,
@@ -42,17 +42,14 @@ export class ClaimBatches {
     // A claim given up on before its statement left is never sent: sent later, it could start an
     // attempt nobody waits for (and spend it, its handler never run).
     const abandoned = (claim: DirectClaim | ClaimWrite) => claim.abandoned?.() === true;
-    const claimDirect = async (batch: DirectClaim[]) => {
-      const started = await claims.claimDirect(batch, options.leaseMs, options.handlers());
-      return batch.map((c) => started.get(c.attemptId) ?? null);
-    };
-    this.direct = new Batcher<DirectClaim, StartedAttempt | null>(
+    const claimDirect = (batch: DirectClaim[]) => claims.claimDirect(batch, options.leaseMs, options.handlers());
+    this.direct = new Batcher<DirectClaim, ClaimAnswer>(
       claimDirect,
       // Alone, a claim that meets another of its task's (a unique violation) is judged instead.
       (claim) =>
         claimDirect([claim]).then(
-          (started) => started[0]!,
-          (error: { code?: string }) => (error?.code === UNIQUE_VIOLATION ? null : Promise.reject(error)),
+          (answers) => answers[0]!,
+          (error: unknown) => (isUniqueViolation(error) ? CONTENDED : Promise.reject(error)),
         ),
       BATCH,
       BATCHES_IN_FLIGHT,
@@ -69,7 +66,7 @@ export class ClaimBatches {
       BATCH,
       BATCHES_IN_FLIGHT,
     );
-    this.writes = new Batcher<ClaimWrite, ClaimWriteOutcome>(
+    this.writes = new Batcher<ClaimWrite, ClaimAnswer>(
       (writes) => claims.claimMany(writes, options.leaseMs),
       (write) => claims.claimOne(write, options.leaseMs),
       BATCH,
@@ -77,14 +74,6 @@ export class ClaimBatches {
       retryAlone,
       abandoned,
     );
-    this.parks = new Batcher(
-      async (requests) => {
-        const parked = await turns.park(requests);
-        return requests.map((r) => parked.has(r.id));
-      },
-      null,
-      BATCH,
-      BATCHES_IN_FLIGHT,
-    );
+    this.parks = new Batcher((requests) => turns.park(requests), null, BATCH, BATCHES_IN_FLIGHT);
   }
 }

@@ -48,7 +48,8 @@ export class ClaimConfirmation {
     private readonly logger: Logger,
   ) {}
 
-  async confirm(request: ClaimRequest, cause: unknown): Promise<Disposition | 'again'> {
+  /** What the claim comes to once Postgres answers; null when it is not this worker's: read and judge it again. */
+  async confirm(request: ClaimRequest, cause: unknown): Promise<Disposition | null> {
     this.logger.warn(
       { executionId: request.id, err: cause },
       'the claim lost its connection; asking whether it committed',
@@ -70,7 +71,7 @@ export class ClaimConfirmation {
         continue;
       }
       const e = read?.execution;
-      if (!read || !e || e.status !== 'running' || e.attemptId !== request.attemptId) return 'again';
+      if (!read || !e || e.status !== 'running' || e.attemptId !== request.attemptId) return null;
       const leftMs = (e.leaseUntil?.getTime() ?? 0) - read.now.getTime();
       if (read.task && leftMs >= this.lease.minLeaseLeftMs) {
         return {
@@ -81,7 +82,7 @@ export class ClaimConfirmation {
         };
       }
       await this.claims.giveBack(e.id, request.attemptId, 'the claim was confirmed too late to run within its lease');
-      return 'again';
+      return null;
     }
   }
 

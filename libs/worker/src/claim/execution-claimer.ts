@@ -1,15 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import {
+  type ClaimAnswer,
   type ClaimRead,
   ClaimsRepository,
   type ClaimWrite,
   ExecutionTransitionsRepository,
-  type FlowClaimOutcome,
   FlowControlRepository,
   isConnectionError,
-  type Task,
-  type TaskExecution,
   TurnsRepository,
 } from '@punctual/db';
 import { HandlerRegistry } from '@punctual/handlers';
@@ -136,16 +134,17 @@ export class ExecutionClaimer {
     // Given up on before it leaves (queued behind slow batches), the claim is never sent.
     let gaveUp = false;
     try {
-      const started = await answeredWithin(
+      const answer = await answeredWithin(
         this.batches.direct.run({ ...request, abandoned: () => gaveUp }),
         this.lease.answerWithinMs,
         () => (gaveUp = true),
       );
-      if (started) return this.run(started.execution, started.task, sentAt);
+      const disposition = this.settle(answer, sentAt);
+      if (disposition) return disposition;
     } catch (error) {
       if (!isConnectionError(error)) throw error;
       const confirmed = await this.confirmation.confirm(request, error);
-      if (confirmed !== 'again') return confirmed;
+      if (confirmed) return confirmed;
     }
     for (let round = 1; round <= MAX_ROUNDS; round += 1) {
       let read: ClaimRead | null;
@@ -165,49 +164,75 @@ export class ExecutionClaimer {
       // run it while enough of its lease is left, else give it back unspent (never judge it `lost`).
       if (read.execution.status === 'running' && read.execution.attemptId === request.attemptId) {
         const confirmed = await this.confirmation.confirm(request, 'its own claim committed after it was given up on');
-        if (confirmed !== 'again') return confirmed;
+        if (confirmed) return confirmed;
         continue;
       }
-      const result = await this.carryOut(judgeClaim(claimContextOf(read), read.now), read, request, round);
-      if (result !== 'again') return result;
+      const disposition = await this.carryOut(judgeClaim(claimContextOf(read), read.now), read, request, round);
+      if (disposition) return disposition;
       if (round > 1) await sleep(5 * round);
     }
     return { kind: 'later', why: 'contended', afterMs: 50 };
   }
 
   /**
-   * The attempt is this worker's. Its lease is counted from when its statement may have left at the
-   * earliest (`sentBy`): Postgres' lease ends no earlier.
+   * What a claim statement's answer comes to; null when the claim must read and judge (again).
+   * `sentBy`: when the statement may have left at the earliest — a started attempt's lease is counted
+   * from it (Postgres' lease ends no earlier). `read`: the claim's read, for a write (its task's
+   * definition, and what a run held by flow control waits for).
    */
-  private run(execution: TaskExecution, task: Task, sentBy: number): Disposition {
-    return {
-      kind: 'run',
-      execution,
-      task: withPinnedDefinition(task, execution.pinnedDefinition),
-      leaseValidUntil: sentBy + this.lease.leaseMs,
-    };
+  private settle(answer: ClaimAnswer, sentBy: number, read?: ClaimRead): Disposition | null {
+    switch (answer.kind) {
+      case 'started': {
+        const { execution } = answer;
+        const task = answer.task ?? read!.task!;
+        return {
+          kind: 'run',
+          execution,
+          task: withPinnedDefinition(task, execution.pinnedDefinition),
+          leaseValidUntil: sentBy + this.lease.leaseMs,
+        };
+      }
+      case 'held': {
+        // Held for a permit, it is woken when the key moves; asking on its own is only the safety net.
+        const { fireAt, id } = read!.execution;
+        return {
+          kind: 'later',
+          why: 'held',
+          afterMs: answer.retryInMs ?? Math.min(FLOW_POLL_MAX_MS, FLOW_POLL_MS + 250 * answer.ahead),
+          waitsFor: { flowKey: answer.key, order: flowOrder(fireAt.getTime(), id) },
+        };
+      }
+      case 'parked':
+        return { kind: 'parked' };
+      case 'again':
+        return null;
+    }
   }
 
-  /** Does what a verdict says; `again` when the claim must read and judge once more. */
+  /** Parks the slot read until its turn comes (see TurnsRepository.park). */
+  private park(read: ClaimRead, request: ClaimRequest): Promise<ClaimAnswer> {
+    const { execution } = read;
+    return this.batches.parks.run({
+      id: execution.id,
+      status: execution.status,
+      attempt: execution.attempt,
+      releasedAt: request.releasedAt,
+    });
+  }
+
+  /** Does what a verdict says; null when the claim must read and judge once more. */
   private async carryOut(
     verdict: ClaimVerdict,
     read: ClaimRead,
     request: ClaimRequest,
     round: number,
-  ): Promise<Disposition | 'again'> {
+  ): Promise<Disposition | null> {
     const { execution, task } = read;
     switch (verdict.kind) {
       case 'run':
         return this.write(request, read);
       case 'park':
-        return (await this.batches.parks.run({
-          id: execution.id,
-          status: execution.status,
-          attempt: execution.attempt,
-          releasedAt: request.releasedAt,
-        }))
-          ? { kind: 'parked' }
-          : 'again';
+        return this.settle(await this.park(read, request), 0);
       case 'skip': {
         const seen = {
           status: execution.status,
@@ -218,7 +243,7 @@ export class ExecutionClaimer {
         if (!(await this.claims.skipUnstarted(execution.id, verdict.reason, seen)))
           return verdict.reason === 'overlap' && round > 1
             ? { kind: 'later', why: 'contended', afterMs: HELD_RUN_RETRY_MS }
-            : 'again';
+            : null;
         this.metrics.skipped.inc({ reason: verdict.reason });
         this.metrics.slotsDecided('skipped', reasonOfSkip(verdict.reason) ?? verdict.reason);
         this.logger.log(
@@ -239,32 +264,17 @@ export class ExecutionClaimer {
             this.logger.log({ executionId: holderId, replacedBy: execution.id }, 'execution cancelled: replaced');
           }
         }
-        return 'again';
+        return null;
       case 'buffer':
         if (this.stopping) return { kind: 'dropped', why: 'released' };
         // The one slot waiting behind the run in progress: marked, then parked like any slot whose turn has not come.
-        if (!(await this.turns.holdAsBuffered(execution.id, execution.taskId!))) return 'again';
-        return (await this.batches.parks.run({
-          id: execution.id,
-          status: execution.status,
-          attempt: execution.attempt,
-          releasedAt: request.releasedAt,
-        }))
-          ? { kind: 'parked' }
-          : 'again';
+        if (!(await this.turns.holdAsBuffered(execution.id, execution.taskId!))) return null;
+        return this.settle(await this.park(read, request), 0);
       case 'wait':
         // A run ahead released late (a failover adopted it): judged by the overlap policy only once
         // it has waited as long. Parked meanwhile, so that the end of the run ahead hands it its turn
         // at once (the common case: that run is short); its job comes back at the end of the wait too.
-        if (
-          !(await this.batches.parks.run({
-            id: execution.id,
-            status: execution.status,
-            attempt: execution.attempt,
-            releasedAt: request.releasedAt,
-          }))
-        )
-          return 'again';
+        if ((await this.park(read, request)).kind !== 'parked') return null;
         return {
           kind: 'later',
           why: 'allowance',
@@ -276,7 +286,7 @@ export class ExecutionClaimer {
         // wait here rather than go back through the queue's delayed jobs.
         if (verdict.retryInMs > SHORT_EARLY_MS) return { kind: 'later', why: 'early', afterMs: verdict.retryInMs };
         await sleep(verdict.retryInMs);
-        return 'again';
+        return null;
       case 'late':
         return { kind: 'later', why: 'late', afterMs: LATE_RECHECK_MS };
       case 'lost':
@@ -285,7 +295,7 @@ export class ExecutionClaimer {
   }
 
   /** The fenced write of a claim the judgement allowed, as read: plain (batched) or in its flow-control lane. */
-  private async write(request: ClaimRequest, read: ClaimRead): Promise<Disposition | 'again'> {
+  private async write(request: ClaimRequest, read: ClaimRead): Promise<Disposition | null> {
     const { execution } = read;
     const task = read.task!;
     // A job is pushed to the queue of the handler its run runs, and a worker takes jobs only from
@@ -314,9 +324,9 @@ export class ExecutionClaimer {
     let gaveUp = false;
     write.abandoned = () => gaveUp;
     const sentAt = performance.now();
-    let outcome: FlowClaimOutcome;
+    let answer: ClaimAnswer;
     try {
-      outcome = await answeredWithin<FlowClaimOutcome>(
+      answer = await answeredWithin<ClaimAnswer>(
         flow ? this.flowClaims.claim(write, flow) : this.batches.writes.run(write),
         this.lease.answerWithinMs,
         () => (gaveUp = true),
@@ -325,28 +335,17 @@ export class ExecutionClaimer {
       if (!isConnectionError(error)) throw error;
       return this.confirmation.confirm(request, error);
     }
-    if (outcome.kind === 'held') {
-      // Held for a permit, it is woken when the key moves; asking on its own is only the safety net.
-      const afterMs = outcome.retryInMs ?? Math.min(FLOW_POLL_MAX_MS, FLOW_POLL_MS + 250 * outcome.ahead);
-      return {
-        kind: 'later',
-        why: 'held',
-        afterMs,
-        waitsFor: { flowKey: outcome.key, order: flowOrder(execution.fireAt.getTime(), execution.id) },
-      };
-    }
-    if (outcome.kind !== 'claimed') return 'again';
-    if (execution.heldAt) {
+    if (answer.kind === 'started' && execution.heldAt) {
       this.metrics.flowWait.observe(
-        Math.max(0, (outcome.execution.startedAt?.getTime() ?? read.now.getTime()) - execution.heldAt.getTime()) / 1000,
+        Math.max(0, (answer.execution.startedAt?.getTime() ?? read.now.getTime()) - execution.heldAt.getTime()) / 1000,
       );
       // A held run went and the key still has room: the next one held behind it may go too.
       // A wake never rejects (a failed announcement is logged), and the claim does not wait for it.
-      if (outcome.roomLeft && flow?.concurrency) void this.flowClaims.wake(flow.concurrency.key);
-      if (outcome.roomLeft && flow?.quota?.concurrency != null)
+      if (answer.roomLeft && flow?.concurrency) void this.flowClaims.wake(flow.concurrency.key);
+      if (answer.roomLeft && flow?.quota?.concurrency != null)
         void this.flowClaims.wake(quotaFlowKey(flow.quota.namespace));
     }
-    return this.run(outcome.execution, task, sentAt);
+    return this.settle(answer, sentAt, read);
   }
 
   /** Tells every worker that a run of `key` started or ended: each brings its first run held on the key forward. */

@@ -2,7 +2,7 @@ import { DEFAULT_NAMESPACE, qualifiedName } from '@punctual/contract';
 import type { Logger } from '@nestjs/common';
 import {
   type ClaimWrite,
-  type FlowClaimOutcome,
+  type ClaimAnswer,
   type FlowControlRepository,
   isConnectionError,
   type Task,
@@ -59,9 +59,9 @@ export class FlowClaims {
    * Flow-controlled claims by their flow control (keys and limits): the claims of one lane that
    * arrive together share one transaction, and a lane sends one at a time (see FlowControlRepository).
    */
-  private readonly lanes = new Map<string, Batcher<ClaimWrite, FlowClaimOutcome>>();
+  private readonly lanes = new Map<string, Batcher<ClaimWrite, ClaimAnswer>>();
   /** Flow-controlled claims of any keys, looked at together first: those whose keys are full are held in one statement. */
-  private readonly holds: Batcher<{ write: ClaimWrite; flow: FlowPolicy }, FlowClaimOutcome | null>;
+  private readonly holds: Batcher<{ write: ClaimWrite; flow: FlowPolicy }, ClaimAnswer | null>;
 
   constructor(
     private readonly flow: FlowControlRepository,
@@ -78,13 +78,13 @@ export class FlowClaims {
     );
   }
 
-  async claim(write: ClaimWrite, flow: FlowPolicy): Promise<FlowClaimOutcome> {
+  async claim(write: ClaimWrite, flow: FlowPolicy): Promise<ClaimAnswer> {
     const held = this.flow.hadRoom(flow) ? null : await this.holds.run({ write, flow });
     return held ?? (await this.lane(flow).run(write));
   }
 
   /** The lane of a flow control: one per keys-and-limits (forgotten all at once past a bound, as lanes are cheap to make). */
-  private lane(flow: FlowPolicy): Batcher<ClaimWrite, FlowClaimOutcome> {
+  private lane(flow: FlowPolicy): Batcher<ClaimWrite, ClaimAnswer> {
     const lane = JSON.stringify(flow);
     let batcher = this.lanes.get(lane);
     if (!batcher) {

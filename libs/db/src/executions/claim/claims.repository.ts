@@ -7,6 +7,8 @@ import {
   type Task,
   type TaskExecution,
 } from '../../generated/prisma/client.js';
+import type { HeldOutcome } from '@punctual/planning';
+import { isUniqueViolation } from '../../db-errors.js';
 import { PrismaService } from '../../prisma.service.js';
 import { taskFromJson } from '../../tasks.repository.js';
 import { type ExecutionRow, executionFromRow } from '../execution.row.js';
@@ -44,15 +46,28 @@ export interface ClaimWrite {
 }
 
 /**
- * - `claimed`: the attempt is this worker's.
- * - `changed`: the execution or its task is no longer as read (another claim, an edit, a cancel): read again.
- * - `locked`: another transaction holds the row (an edit, an operator's action): read again shortly.
- * - `contended`: a concurrent claim of another slot of the task took the overlap guard: read again.
+ * What every claim statement answers for each request (the one-statement claim, the write, flow
+ * control's claim and its look at full keys, the park):
+ * - `started`: the attempt is this worker's. `task`: the definition it started under, when the
+ *   statement brought it (the one-statement claim; the write's caller has it from its read).
+ *   `roomLeft`, under flow control: the keys had room for more after it (a run held behind it may go).
+ * - `held`: flow control holds it for a permit or the rate (see `HeldOutcome`, @punctual/planning).
+ * - `parked`: its turn has not come; the end of the run ahead hands it its turn.
+ * - `again`: not started: read and judge it (again). `unjudged`: the one-statement claim leaves it
+ *   to the judgement; `changed`: the execution or its task is no longer as read (another claim, an
+ *   edit, a cancel); `locked`: another transaction holds the row (an edit, an operator's action);
+ *   `contended`: a concurrent claim of another slot of the task took the overlap guard.
  */
-export type ClaimWriteOutcome =
-  { kind: 'claimed'; execution: TaskExecution } | { kind: 'changed' } | { kind: 'locked' } | { kind: 'contended' };
+export type ClaimAnswer =
+  | { kind: 'started'; execution: TaskExecution; task: Task | null; roomLeft?: boolean }
+  | HeldOutcome
+  | { kind: 'parked' }
+  | { kind: 'again'; why: 'unjudged' | 'changed' | 'locked' | 'contended' };
 
-const UNIQUE_VIOLATION = '23505';
+/** The `again` answers written in more than one place. */
+export const UNJUDGED: ClaimAnswer = { kind: 'again', why: 'unjudged' };
+export const CHANGED: ClaimAnswer = { kind: 'again', why: 'changed' };
+export const CONTENDED: ClaimAnswer = { kind: 'again', why: 'contended' };
 
 /** A claim to try in one statement (see {@link ClaimsRepository.claimDirect}). */
 export interface DirectClaim {
@@ -65,12 +80,6 @@ export interface DirectClaim {
   taskId?: string;
   /** True once the claim gave up waiting for its answer: a claim still queued then is never sent. */
   abandoned?: () => boolean;
-}
-
-/** An attempt started, and the definition of its task at the version it started under. */
-export interface StartedAttempt {
-  execution: TaskExecution;
-  task: Task;
 }
 
 /**
@@ -101,15 +110,10 @@ export class ClaimsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * Starts, in one statement, the attempts that need no judgement (see CLAIM_DIRECT): by attempt
-   * id, the attempt started and its definition. A request absent from the answer was not started:
-   * it is read and judged.
+   * Starts, in one statement, the attempts that need no judgement (see CLAIM_DIRECT): one answer per
+   * request, in order — `started` with its definition, or `again` (`unjudged`): it is read and judged.
    */
-  async claimDirect(
-    claims: DirectClaim[],
-    leaseMs: number,
-    handlers: readonly string[],
-  ): Promise<Map<string, StartedAttempt>> {
+  async claimDirect(claims: DirectClaim[], leaseMs: number, handlers: readonly string[]): Promise<ClaimAnswer[]> {
     const { rows } = await this.prisma.pool.query<ClaimedRow & { t_version: number; t_json: string | null }>({
       name: this.prisma.statementName('punctual.claim.direct'),
       text: CLAIM_DIRECT,
@@ -123,16 +127,16 @@ export class ClaimsRepository {
         handlers,
       ],
     });
-    const started = new Map<string, StartedAttempt>();
+    const started = new Map<string, ClaimAnswer>();
     for (const row of rows) {
       const task = this.definitions.resolve(row.task_id!, row.t_version, row.t_json);
       const execution = executionFromClaimed(row);
       // The definition kept when the statement left was dropped since (the cache is full of other
       // tasks): the attempt is given back unspent and judged again with a read.
       if (!task) await this.giveBack(row.id, row.attempt_id, 'the definition was not at hand');
-      else started.set(row.attempt_id, { execution, task });
+      else started.set(row.attempt_id, { kind: 'started', execution, task });
     }
-    return started;
+    return claims.map((c) => started.get(c.attemptId) ?? UNJUDGED);
   }
 
   /**
@@ -182,7 +186,7 @@ export class ClaimsRepository {
     writes: ClaimWrite[],
     leaseMs: number,
     db: pg.Pool | pg.PoolClient = this.prisma.pool,
-  ): Promise<ClaimWriteOutcome[]> {
+  ): Promise<ClaimAnswer[]> {
     const { rows } = await db.query<WriteRow>({
       name: this.prisma.statementName('punctual.claim.write'),
       text: CLAIM_WRITE,
@@ -200,22 +204,22 @@ export class ClaimsRepository {
       ],
     });
     const byId = new Map(rows.map((row) => [row.request_id, row]));
-    return writes.map((w): ClaimWriteOutcome => {
+    return writes.map((w): ClaimAnswer => {
       const row = byId.get(w.id);
       // A second request for the same execution in the batch lost to the first.
-      if (!row || row.request_attempt_id !== w.attemptId) return { kind: 'changed' };
-      if (row.claimed) return { kind: 'claimed', execution: executionFromClaimed(row) };
-      if (row.contended) return { kind: 'contended' };
-      return row.row_locked ? { kind: 'locked' } : { kind: 'changed' };
+      if (!row || row.request_attempt_id !== w.attemptId) return CHANGED;
+      if (row.claimed) return { kind: 'started', execution: executionFromClaimed(row), task: null };
+      if (row.contended) return CONTENDED;
+      return row.row_locked ? { kind: 'again', why: 'locked' } : CHANGED;
     });
   }
 
   /** {@link claimMany} for one attempt; a concurrent claim holding the overlap guard is `contended`. */
-  async claimOne(write: ClaimWrite, leaseMs: number): Promise<ClaimWriteOutcome> {
+  async claimOne(write: ClaimWrite, leaseMs: number): Promise<ClaimAnswer> {
     try {
       return (await this.claimMany([write], leaseMs))[0]!;
     } catch (error) {
-      if ((error as { code?: string })?.code === UNIQUE_VIOLATION) return { kind: 'contended' };
+      if (isUniqueViolation(error)) return CONTENDED;
       throw error;
     }
   }

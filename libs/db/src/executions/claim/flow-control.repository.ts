@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import {
   type FlowCheck,
   type FlowPolicy,
-  type HeldOutcome,
   heldOnQuota,
   heldOnQuotaOutcome,
   heldOutcome,
@@ -14,16 +13,9 @@ import {
 } from '@punctual/planning';
 import type pg from 'pg';
 import { PrismaService } from '../../prisma.service.js';
-import { ClaimsRepository, type ClaimWrite, type ClaimWriteOutcome } from './claims.repository.js';
+import { CHANGED, type ClaimAnswer, ClaimsRepository, type ClaimWrite } from './claims.repository.js';
 import { FLOW_CHECK, FLOW_FINISH, FLOW_HOLD_IF_FULL } from './flow-statements.js';
 import { Semaphore } from './semaphore.js';
-
-/**
- * - `claimed` (and the other write outcomes): as a plain claim's write; `roomLeft`: the key had
- *   room for more after it (a run held behind it may go now).
- * - `held`: see `HeldOutcome` (@punctual/planning).
- */
-export type FlowClaimOutcome = (ClaimWriteOutcome & { roomLeft?: boolean }) | HeldOutcome;
 
 /** The busiest keys: runs holding a permit (`running`) and runs held back (`waiting`). */
 export interface FlowKeyLoad {
@@ -75,7 +67,7 @@ export class FlowControlRepository {
    * the outcome of each claim held, null for one that may start (it goes on to {@link claimBatch}).
    * A rush of claims on full keys costs one statement per batch, not a locked transaction each.
    */
-  async holdIfFull(claims: { write: ClaimWrite; flow: FlowPolicy }[]): Promise<(FlowClaimOutcome | null)[]> {
+  async holdIfFull(claims: { write: ClaimWrite; flow: FlowPolicy }[]): Promise<(ClaimAnswer | null)[]> {
     const { rows } = await this.prisma.pool.query<{
       n: number;
       cfull: boolean;
@@ -116,7 +108,7 @@ export class FlowControlRepository {
       const onQuota = row.qcfull || row.qrfull || row.qbehind;
       if (!row.cfull && !row.rfull && !row.behind && !onQuota) return null;
       // Not held: no longer as read (another claim, an edit): read again.
-      if (!row.marked) return { kind: 'changed' };
+      if (!row.marked) return CHANGED;
       const lane = JSON.stringify(flow);
       this.roomy.delete(lane);
       const j = placed.get(lane) ?? 0;
@@ -140,17 +132,17 @@ export class FlowControlRepository {
    * keys have room for start, in `(fire_at, id)` order and behind any run already held on the keys;
    * the rest are marked held. One outcome per write, in order.
    */
-  claimBatch(writes: ClaimWrite[], flow: FlowPolicy, leaseMs: number): Promise<FlowClaimOutcome[]> {
+  claimBatch(writes: ClaimWrite[], flow: FlowPolicy, leaseMs: number): Promise<ClaimAnswer[]> {
     return this.connections.run(async () => {
-      // A claim that stopped waiting while its write was queued gets `changed`: it reads again if it still cares.
+      // A claim that stopped waiting while its write was queued is `changed`: it reads again if it still cares.
       const live = writes.filter((w) => !w.abandoned?.());
       const outcomes = live.length ? await this.claimNow(live, flow, leaseMs) : [];
       const byWrite = new Map(live.map((w, i) => [w, outcomes[i]!]));
-      return writes.map((w) => byWrite.get(w) ?? { kind: 'changed' });
+      return writes.map((w) => byWrite.get(w) ?? CHANGED);
     });
   }
 
-  private async claimNow(writes: ClaimWrite[], flow: FlowPolicy, leaseMs: number): Promise<FlowClaimOutcome[]> {
+  private async claimNow(writes: ClaimWrite[], flow: FlowPolicy, leaseMs: number): Promise<ClaimAnswer[]> {
     // The namespace's run quotas lock as a key of their own: its runs of every key serialize on it.
     const keys = [
       ...new Set(
@@ -169,7 +161,7 @@ export class FlowControlRepository {
       );
       const check = await this.check(client, writes, flow);
       const plan = planBatch(check, writes, flow);
-      const outcomes: FlowClaimOutcome[] = new Array(writes.length);
+      const outcomes: ClaimAnswer[] = new Array(writes.length);
       const claimed: string[] = [];
       if (plan.going.length > 0) {
         const results = await this.claims.claimMany(
@@ -179,7 +171,7 @@ export class FlowControlRepository {
         );
         plan.going.forEach((g, k) => {
           outcomes[g.i] = results[k]!;
-          if (results[k]!.kind === 'claimed') claimed.push(g.id);
+          if (results[k]!.kind === 'started') claimed.push(g.id);
         });
       }
       const held = plan.waiting.map((o) => o.w);
@@ -214,7 +206,7 @@ export class FlowControlRepository {
       } else this.roomy.delete(lane);
       for (const g of plan.going) {
         const outcome = outcomes[g.i]!;
-        if (outcome.kind !== 'claimed') continue;
+        if (outcome.kind !== 'started') continue;
         // Started under its namespace's run quotas: the finish recorded the namespace on its row.
         const execution = { ...outcome.execution, quotaNamespace: flow.quota?.namespace ?? null };
         outcomes[g.i] = { ...outcome, execution, roomLeft };

@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { type ExecutionStatus, Prisma } from '../../generated/prisma/client.js';
 import { PrismaService } from '../../prisma.service.js';
+import { CHANGED, type ClaimAnswer } from '../claim/claims.repository.js';
 import { PLANNED_STATUSES, plannedSql } from '../predicates.js';
 import { HAND_OVER, PARK, PARK_AT_FIRE } from './turn-statements.js';
+
+const PARKED: ClaimAnswer = { kind: 'parked' };
 
 /** A slot handed its turn: its job is to be pushed (see TurnsRepository). */
 export interface HandedTurn {
@@ -37,11 +40,12 @@ export class TurnsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * Parks slots (see PARK), in one statement. Returns the ids parked; a slot left out has nothing
-   * ahead of it any more (the run it waited behind ended meanwhile: claim it again) or changed.
+   * Parks slots (see PARK), in one statement: one answer per request, in order — `parked`, or
+   * `again` (`changed`) for a slot that has nothing ahead of it any more (the run it waited behind
+   * ended meanwhile: claim it again) or changed.
    */
-  async park(requests: ParkRequest[]): Promise<Set<string>> {
-    if (requests.length === 0) return new Set();
+  async park(requests: ParkRequest[]): Promise<ClaimAnswer[]> {
+    if (requests.length === 0) return [];
     const { rows } = await this.prisma.pool.query<{ id: string }>({
       name: this.prisma.statementName('punctual.turn.park'),
       text: PARK,
@@ -52,7 +56,8 @@ export class TurnsRepository {
         requests.map((r) => r.releasedAt ?? null),
       ],
     });
-    return new Set(rows.map((r) => r.id));
+    const parked = new Set(rows.map((r) => r.id));
+    return requests.map((r) => (parked.has(r.id) ? PARKED : CHANGED));
   }
 
   /**
