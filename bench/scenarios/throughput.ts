@@ -94,9 +94,12 @@ function groupByFireAt(rows: PlannedExecution[]): PlannedExecution[][] {
   return [...groups.entries()].sort((a, b) => a[0] - b[0]).map(([, group]) => group);
 }
 
-/** The planned rows again (new ids, slots a year later), `perStatement` rows per INSERT. */
+/**
+ * The planned rows again (new ids, each slot half a second later: never one of the planned whole
+ * seconds, and in the day's partition that holds them), `perStatement` rows per INSERT.
+ */
 async function rawInsert(db: pg.Client, rows: PlannedExecution[], perStatement: number): Promise<number> {
-  const yearMs = 365 * 86_400_000;
+  const shiftMs = 500;
   const t0 = performance.now();
   for (let i = 0; i < rows.length; i += perStatement) {
     const chunk = rows.slice(i, i + perStatement);
@@ -108,8 +111,8 @@ async function rawInsert(db: pg.Client, rows: PlannedExecution[], perStatement: 
         chunk.map(() => randomUUID()),
         chunk.map((r) => r.taskId),
         chunk.map((r) => r.taskName),
-        chunk.map((r) => new Date(r.scheduledFor.getTime() + yearMs)),
-        chunk.map((r) => new Date(r.fireAt.getTime() + yearMs)),
+        chunk.map((r) => new Date(r.scheduledFor.getTime() + shiftMs)),
+        chunk.map((r) => new Date(r.fireAt.getTime() + shiftMs)),
         chunk.map((r) => r.trigger),
         chunk.map(() => 'scheduled'),
         chunk.map((r) => r.taskVersion),
