@@ -20,7 +20,7 @@ import { Metrics } from '../../libs/metrics/src/index.js';
 import { ExecutionsQueue } from '../../libs/queue/src/index.js';
 import { RedisService } from '../../libs/redis/src/index.js';
 import { PlannerService } from '../../libs/scheduler/src/index.js';
-import { type ClaimRequest, type Disposition, ExecutionClaimer } from '../../libs/worker/src/index.js';
+import { type ClaimRequest, type Disposition, ExecutionClaimer, TurnHandover } from '../../libs/worker/src/index.js';
 import { waitFor } from './processes.js';
 
 const EVERY_HANDLER = ['noop', 'http', 'log', 'sleep', 'fail'];
@@ -73,7 +73,7 @@ export async function openRepositories(config: Config) {
           redis,
           metrics,
           new Offering(offers),
-          queue,
+          new TurnHandover(turns, queue, metrics),
         ),
       );
     }

@@ -13,6 +13,7 @@ export { Batcher } from './batcher.js';
 export { holdBeforeSlotMs } from './claim/claim-checks.js';
 export { type ClaimRequest, type Disposition, type RunOutcome, type WaitsFor } from './claim/disposition.js';
 export { claimContextOf, ExecutionClaimer } from './claim/execution-claimer.js';
+export { TurnHandover } from './claim/turn-handover.js';
 export { ExecutionRunner, type RunOptions, type RunRequest } from './run/execution-runner.js';
 export { type FailedAttempt, type FailureVerdict, judgeFailure } from './outcome/failure-judgement.js';
 export { leasePolicy, type LeasePolicy } from './run/lease-policy.js';

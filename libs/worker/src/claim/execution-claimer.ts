@@ -21,7 +21,7 @@ import {
   quotaFlowKey,
   withPinnedDefinition,
 } from '@punctual/planning';
-import { EXECUTION_CANCEL_CHANNEL, ExecutionsQueue } from '@punctual/queue';
+import { EXECUTION_CANCEL_CHANNEL } from '@punctual/queue';
 import { RedisService } from '@punctual/redis';
 import { ClaimBatches } from './claim-batches.js';
 import { answeredWithin, ClaimConfirmation, UNREACHABLE_RETRY_MS } from './claim-confirmation.js';
@@ -97,7 +97,6 @@ export class ExecutionClaimer {
   private readonly batches: ClaimBatches;
   private readonly flowClaims: FlowClaims;
   private readonly confirmation: ClaimConfirmation;
-  readonly handover: TurnHandover;
 
   constructor(
     @Inject(CONFIG) config: Config,
@@ -108,13 +107,12 @@ export class ExecutionClaimer {
     private readonly redis: RedisService,
     private readonly metrics: Metrics,
     private readonly handlers: HandlerRegistry,
-    queue: ExecutionsQueue,
+    private readonly handover: TurnHandover,
   ) {
     this.lease = leasePolicy(config);
     this.batches = new ClaimBatches(claims, turns, { leaseMs: config.leaseMs, handlers: () => handlers.names() });
     this.flowClaims = new FlowClaims(flow, redis, config.leaseMs, this.logger);
     this.confirmation = new ClaimConfirmation(claims, this.lease, this.logger);
-    this.handover = new TurnHandover(turns, queue, metrics, this.logger);
   }
 
   /** Buffered executions stop waiting (shutdown): they stay pending for another worker. */

@@ -1,7 +1,7 @@
-import type { Logger } from '@nestjs/common';
-import type { HandedTurn, TurnsRepository } from '@punctual/db';
-import type { Metrics } from '@punctual/metrics';
-import type { ExecutionsQueue } from '@punctual/queue';
+import { Injectable, Logger } from '@nestjs/common';
+import { type HandedTurn, TurnsRepository } from '@punctual/db';
+import { Metrics } from '@punctual/metrics';
+import { ExecutionsQueue } from '@punctual/queue';
 import { Batcher } from '../batcher.js';
 import { BATCHES_IN_FLIGHT } from './claim-batches.js';
 
@@ -16,14 +16,15 @@ const PUSH_BATCH = 500;
  * queue is a pending row without a job (the relay pushes it again), a task whose hand-over failed
  * keeps its slot parked (the relay hands it on).
  */
+@Injectable()
 export class TurnHandover {
+  private readonly logger = new Logger(TurnHandover.name);
   private readonly pushes: Batcher<HandedTurn, undefined>;
 
   constructor(
     private readonly turns: TurnsRepository,
     queue: ExecutionsQueue,
     private readonly metrics: Metrics,
-    private readonly logger: Logger,
   ) {
     this.pushes = new Batcher(
       async (handed) => {

@@ -1,19 +1,19 @@
-import type { Logger } from '@nestjs/common';
-import type { ClockService } from '@punctual/clock';
+import { Injectable, Logger } from '@nestjs/common';
+import { ClockService } from '@punctual/clock';
 import { RESULT_MAX_BYTES, storableJson, storablePrefix } from '@punctual/contract';
 import {
-  type AttemptsRepository,
+  AttemptsRepository,
   type Db,
   isConnectionError,
-  type OutboxRepository,
+  OutboxRepository,
   type Prisma,
-  type PrismaService,
+  PrismaService,
   type Task,
   type TaskExecution,
-  type TasksRepository,
+  TasksRepository,
 } from '@punctual/db';
-import { bestEffort, type Metrics } from '@punctual/metrics';
-import type { ExecutionsQueue } from '@punctual/queue';
+import { bestEffort, Metrics } from '@punctual/metrics';
+import { ExecutionsQueue } from '@punctual/queue';
 import { formatDuration } from '@punctual/contract';
 import { tracing } from '@punctual/tracing';
 import { AttemptAbortedError } from '../run/attempt-control.js';
@@ -22,7 +22,7 @@ import { BATCH, BATCHES_IN_FLIGHT } from '../claim/claim-batches.js';
 import type { RunOutcome } from '../claim/disposition.js';
 import { judgeFailure } from './failure-judgement.js';
 import { notificationFor, type NotifyEvent } from './notifications.js';
-import type { TurnHandover } from '../claim/turn-handover.js';
+import { TurnHandover } from '../claim/turn-handover.js';
 
 /** The timeline's reason for a run that needs no other explanation, by how it came about. */
 const TRIGGER_REASONS: Record<TaskExecution['trigger'], string | null> = {
@@ -48,19 +48,6 @@ interface Success {
   result: Prisma.InputJsonValue | null;
 }
 
-/** What the recorder writes through. */
-export interface OutcomeRecorderDeps {
-  prisma: PrismaService;
-  attempts: AttemptsRepository;
-  outbox: OutboxRepository;
-  tasks: TasksRepository;
-  queue: ExecutionsQueue;
-  handover: TurnHandover;
-  clock: ClockService;
-  metrics: Metrics;
-  logger: Logger;
-}
-
 /**
  * Writes what became of an attempt that ran (DESIGN §5 "Finish"): a success (plain ones batched
  * across concurrent runs), or a failure as `judgeFailure` decides it — a retry with its job, the
@@ -68,6 +55,7 @@ export interface OutcomeRecorderDeps {
  * notification in the same transaction, and the hand-over of the task's turn to the slot parked
  * behind it.
  */
+@Injectable()
 export class OutcomeRecorder {
   /** Concurrent jobs record plain successes together, and the turns they hand on are pushed together. */
   private readonly successes = new Batcher(
@@ -76,29 +64,18 @@ export class OutcomeRecorder {
     BATCH,
     BATCHES_IN_FLIGHT,
   );
-  private readonly prisma: PrismaService;
-  private readonly attempts: AttemptsRepository;
-  private readonly outbox: OutboxRepository;
-  private readonly tasks: TasksRepository;
-  private readonly queue: ExecutionsQueue;
-  private readonly handover: TurnHandover;
-  private readonly clock: ClockService;
-  private readonly metrics: Metrics;
-  private readonly logger: Logger;
+  private readonly logger = new Logger(OutcomeRecorder.name);
 
-  constructor(deps: OutcomeRecorderDeps) {
-    ({
-      prisma: this.prisma,
-      attempts: this.attempts,
-      outbox: this.outbox,
-      tasks: this.tasks,
-      queue: this.queue,
-      handover: this.handover,
-      clock: this.clock,
-      metrics: this.metrics,
-      logger: this.logger,
-    } = deps);
-  }
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly attempts: AttemptsRepository,
+    private readonly outbox: OutboxRepository,
+    private readonly tasks: TasksRepository,
+    private readonly queue: ExecutionsQueue,
+    private readonly handover: TurnHandover,
+    private readonly clock: ClockService,
+    private readonly metrics: Metrics,
+  ) {}
 
   /**
    * Writes an attempt's outcome, again and again while the write fails for want of a connection (a

@@ -1,18 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
-import {
-  AttemptsRepository,
-  OutboxRepository,
-  PrismaService,
-  type Task,
-  type TaskExecution,
-  TasksRepository,
-} from '@punctual/db';
+import { AttemptsRepository, type Task, type TaskExecution } from '@punctual/db';
 import { type HandlerLog, HandlerRegistry, handlerTaskOf, hmacSigner, UnrecoverableError } from '@punctual/handlers';
 import { Metrics } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
-import { ExecutionsQueue } from '@punctual/queue';
 import { ClockService } from '@punctual/clock';
 import { quotaFlowKey } from '@punctual/planning';
 import { concurrencyKeyOf } from '../claim/flow-claims.js';
@@ -61,20 +53,16 @@ export class ExecutionRunner implements OnModuleDestroy {
   private readonly leases: LeaseKeeper;
   private readonly slots: HandlerSlots;
   private handingBack = false;
-  private readonly outcomes: OutcomeRecorder;
   private readonly localTurns = new LocalTurns();
   private readonly turnListeners: ((taskId: string) => void)[] = [];
   private readonly permitListeners: ((key: string) => void)[] = [];
 
   constructor(
     @Inject(CONFIG) private readonly config: Config,
-    prisma: PrismaService,
     attempts: AttemptsRepository,
-    outbox: OutboxRepository,
-    tasks: TasksRepository,
     private readonly handlers: HandlerRegistry,
-    queue: ExecutionsQueue,
     private readonly claimer: ExecutionClaimer,
+    private readonly outcomes: OutcomeRecorder,
     private readonly clock: ClockService,
     private readonly metrics: Metrics,
   ) {
@@ -85,17 +73,6 @@ export class ExecutionRunner implements OnModuleDestroy {
     );
     this.leases.start();
     this.slots = new HandlerSlots(config.workerConcurrency);
-    this.outcomes = new OutcomeRecorder({
-      prisma,
-      attempts,
-      outbox,
-      tasks,
-      queue,
-      handover: claimer.handover,
-      clock,
-      metrics,
-      logger: this.logger,
-    });
   }
 
   async onModuleDestroy(): Promise<void> {
