@@ -53,7 +53,7 @@ export class InProcessScheduler {
       db,
       redis,
       queue,
-      new PlannerService(config, db.prisma, db.tasks, db.executions, db.state, metrics, db.room),
+      new PlannerService(config, db.prisma, db.cursors, db.executions, db.state, metrics, db.room),
       new ExecutionDispatcher(config, queue, metrics),
     );
   }

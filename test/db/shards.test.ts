@@ -68,7 +68,7 @@ describe('the shard of a task', () => {
     const due = new Date(Date.now() + 2_000);
     for (let shard = 0; shard < shards; shard += 1) {
       const fence = { shard, shards, epoch: 0n };
-      const locked = await db.prisma.$transaction((tx) => db.tasks.lockDue(due, due, 1_000, tx, fence));
+      const locked = await db.prisma.$transaction((tx) => db.cursors.lockDue(due, due, 1_000, tx, fence));
       const mine = ids.filter((id) => shardOf(id, shards) === shard).sort();
       expect(
         locked
@@ -76,7 +76,7 @@ describe('the shard of a task', () => {
           .filter((id) => ids.includes(id))
           .sort(),
       ).toEqual(mine);
-      expect(await db.tasks.anyDue(due, due, fence)).toBe(mine.length > 0);
+      expect(await db.cursors.anyDue(due, due, fence)).toBe(mine.length > 0);
     }
     await client.end();
   });

@@ -170,6 +170,7 @@ describe('the timeline of generated histories says what happened to every slot',
     const lifecycle = new TaskLifecycle(
       ctx.sandbox.config({ CATCHUP_MAX: String(CATCHUP_MAX) }),
       ctx.db.tasks,
+      ctx.db.cursors,
       ctx.db.executions,
       new Metrics(),
     );

@@ -104,7 +104,7 @@ describe('the running planner across DST transitions (injected clock)', () => {
     sandbox = await createSandbox();
     const config = sandbox.config();
     db = await openRepositories(config);
-    planner = new PlannerService(config, db.prisma, db.tasks, db.executions, db.state, new Metrics(), db.room);
+    planner = new PlannerService(config, db.prisma, db.cursors, db.executions, db.state, new Metrics(), db.room);
     epoch = await db.state.bumpEpoch('dst-planning');
   });
   afterAll(async () => {

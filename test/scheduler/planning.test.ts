@@ -15,7 +15,7 @@ describe('planning due slots into executions', () => {
     sandbox = await createSandbox();
     const config = sandbox.config({ LOOKAHEAD_MS: '2000' });
     db = await openRepositories(config);
-    planner = new PlannerService(config, db.prisma, db.tasks, db.executions, db.state, new Metrics(), db.room);
+    planner = new PlannerService(config, db.prisma, db.cursors, db.executions, db.state, new Metrics(), db.room);
   });
   afterAll(async () => {
     await db?.close();

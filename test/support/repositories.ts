@@ -12,6 +12,7 @@ import {
   NamespacesRepository,
   PrismaService,
   SchedulerStateRepository,
+  TaskCursorsRepository,
   TasksRepository,
   TurnsRepository,
 } from '../../libs/db/src/index.js';
@@ -89,6 +90,7 @@ export async function openRepositories(config: Config) {
       claimer(options.leaseMs, options.offers).claim(request),
     claimer,
     tasks: new TasksRepository(prisma),
+    cursors: new TaskCursorsRepository(prisma),
     executions,
     attempts: new AttemptsRepository(prisma),
     leader: new LeaderExecutionsRepository(prisma),
@@ -134,5 +136,5 @@ export async function openRepositories(config: Config) {
 
 /** The leader's planner over these repositories, with `config` (a test drives it with a clock of its own). */
 export function plannerOver(db: Awaited<ReturnType<typeof openRepositories>>, config: Config): PlannerService {
-  return new PlannerService(config, db.prisma, db.tasks, db.executions, db.state, new Metrics(), db.room);
+  return new PlannerService(config, db.prisma, db.cursors, db.executions, db.state, new Metrics(), db.room);
 }

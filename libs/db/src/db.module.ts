@@ -12,9 +12,10 @@ import { BacklogRepository } from './backlog.repository.js';
 import { OutboxRepository } from './outbox.repository.js';
 import { DB_SESSION, type DbSessionSettings, DEFAULT_DB_SESSION, PrismaService } from './prisma.service.js';
 import { SchedulerStateRepository } from './scheduler-state.repository.js';
-import { TasksRepository } from './tasks.repository.js';
+import { TasksRepository } from './tasks/tasks.repository.js';
+import { TaskCursorsRepository } from './tasks/task-cursors.repository.js';
 import { CalendarsRepository } from './calendars.repository.js';
-import { TaskHealthRepository } from './task-health.repository.js';
+import { TaskHealthRepository } from './tasks/task-health.repository.js';
 import { TimelineRepository } from './timeline.repository.js';
 import { TaskVersionsRepository } from './task-versions.repository.js';
 import { NamespacesRepository } from './namespaces.repository.js';
@@ -27,6 +28,7 @@ import { LiveHorizonRepository } from './history/live-horizon.repository.js';
 const REPOSITORIES = [
   PrismaService,
   TasksRepository,
+  TaskCursorsRepository,
   ExecutionTransitionsRepository,
   ExecutionQueriesRepository,
   AttemptsRepository,

@@ -118,15 +118,13 @@ export {
   type ShardState,
   unledPeriods,
 } from './scheduler-state.repository.js';
-export { TaskHealthRepository, type TaskHealthRow } from './task-health.repository.js';
+export { TaskHealthRepository, type TaskHealthRow } from './tasks/task-health.repository.js';
 export { type CalendarFields, type CalendarInUse, CalendarsRepository } from './calendars.repository.js';
 export {
   type CursorMove,
   PLAN_ERROR_RETRY_MS,
   type PlanError,
-  NamespaceGoneError,
-  QuotaExceededError,
-  type TaskListFilter,
-  TaskNameTakenError,
-  TasksRepository,
-} from './tasks.repository.js';
+  TaskCursorsRepository,
+} from './tasks/task-cursors.repository.js';
+export { NamespaceGoneError, QuotaExceededError, TaskNameTakenError } from './tasks/task-errors.js';
+export { type TaskListFilter, TasksRepository } from './tasks/tasks.repository.js';

@@ -9,7 +9,7 @@ import {
   PrismaService,
   SchedulerStateRepository,
   shardFence,
-  TasksRepository,
+  TaskCursorsRepository,
 } from '@punctual/db';
 import { Metrics } from '@punctual/metrics';
 import { tracing } from '@punctual/tracing';
@@ -62,7 +62,7 @@ export class PlannerService {
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     private readonly prisma: PrismaService,
-    private readonly tasks: TasksRepository,
+    private readonly cursors: TaskCursorsRepository,
     private readonly executions: ExecutionTransitionsRepository,
     private readonly state: SchedulerStateRepository,
     private readonly metrics: Metrics,
@@ -78,7 +78,9 @@ export class PlannerService {
     const planned: PlannedExecution[] = [];
     // Most ticks find nothing due (a task's slots are planned a stride ahead): one look, no transaction.
     const at = now().getTime();
-    if (!(await this.tasks.anyDue(new Date(at + this.config.lookaheadMs), new Date(at + ONE_OFF_LOOKAHEAD_MS), fence)))
+    if (
+      !(await this.cursors.anyDue(new Date(at + this.config.lookaheadMs), new Date(at + ONE_OFF_LOOKAHEAD_MS), fence))
+    )
       return planned;
     const { epoch, shard } = shardFence(fence);
     for (let batch = 0; batch < MAX_BATCHES_PER_PASS; batch += 1) {
@@ -103,7 +105,7 @@ export class PlannerService {
         async (tx) => {
           if (!(await this.state.fence(fence, tx))) throw new FencedOutError(shardFence(fence).epoch);
           const at = now.getTime();
-          const due = await this.tasks.lockDue(
+          const due = await this.cursors.lockDue(
             new Date(at + this.config.lookaheadMs),
             new Date(at + ONE_OFF_LOOKAHEAD_MS),
             PLAN_BATCH,
@@ -144,8 +146,8 @@ export class PlannerService {
             }
           }
           const inserted = await this.executions.insertPlannedIds(rows, tx);
-          await this.tasks.advanceCursors(advances, tx);
-          await this.tasks.recordPlanErrors(errors, tx);
+          await this.cursors.advanceCursors(advances, tx);
+          await this.cursors.recordPlanErrors(errors, tx);
           const scheduled = rows.filter((e) => e.status === 'scheduled' && inserted.has(e.id));
           const missed = advances.reduce((sum, a) => sum + a.missed, 0);
           return {

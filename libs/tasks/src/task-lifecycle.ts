@@ -1,7 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CONFIG, type Config } from '@punctual/config';
 import { type CatchUp, executionIdFor } from '@punctual/contract';
-import { type Db, ExecutionTransitionsRepository, type Prisma, type Task, TasksRepository } from '@punctual/db';
+import {
+  type Db,
+  ExecutionTransitionsRepository,
+  type Prisma,
+  type Task,
+  TaskCursorsRepository,
+  TasksRepository,
+} from '@punctual/db';
 import { Metrics } from '@punctual/metrics';
 import { PINNED_FIELDS, pinnedDefinitionOf, planTaskSlots, replanUnstarted, taskSchedule } from '@punctual/planning';
 import type { TaskDefinition } from './task-definition.js';
@@ -62,6 +69,7 @@ export class TaskLifecycle {
   constructor(
     @Inject(CONFIG) private readonly config: Config,
     private readonly tasks: TasksRepository,
+    private readonly cursors: TaskCursorsRepository,
     private readonly executions: ExecutionTransitionsRepository,
     private readonly metrics: Metrics,
   ) {}
@@ -167,7 +175,7 @@ export class TaskLifecycle {
     // Past the last slot examined, continue from now: a backlog over the limit is only counted.
     let cursor = plan.advance.nextRunAt;
     if (cursor && cursor.getTime() <= now.getTime()) cursor = taskSchedule(task).next(now);
-    await this.tasks.advanceCursors([{ ...plan.advance, nextRunAt: cursor }], tx);
+    await this.cursors.advanceCursors([{ ...plan.advance, nextRunAt: cursor }], tx);
     return this.tasks.update(
       task.id,
       { status: cursor === null ? 'completed' : 'active', pauseNote: null },
@@ -205,7 +213,7 @@ export class TaskLifecycle {
       this.slotOptions(),
     );
     await this.executions.insertPlanned(plan.executions, tx);
-    await this.tasks.advanceCursors([plan.advance], tx);
+    await this.cursors.advanceCursors([plan.advance], tx);
   }
 
   /** Counts slots decided (`punctual_slots_total`) — not in a dry run, which decides nothing. */

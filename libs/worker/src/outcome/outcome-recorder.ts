@@ -10,7 +10,7 @@ import {
   PrismaService,
   type Task,
   type TaskExecution,
-  TasksRepository,
+  TaskHealthRepository,
 } from '@punctual/db';
 import { bestEffort, Metrics } from '@punctual/metrics';
 import { ExecutionsQueue } from '@punctual/queue';
@@ -70,7 +70,7 @@ export class OutcomeRecorder {
     private readonly prisma: PrismaService,
     private readonly attempts: AttemptsRepository,
     private readonly outbox: OutboxRepository,
-    private readonly tasks: TasksRepository,
+    private readonly health: TaskHealthRepository,
     private readonly queue: ExecutionsQueue,
     private readonly handover: TurnHandover,
     private readonly clock: ClockService,
@@ -238,7 +238,7 @@ export class OutcomeRecorder {
   private async tripBreaker(task: Task, execution: TaskExecution, error: string): Promise<void> {
     const within = formatDuration(task.pauseAfterWithinMs!);
     const note = `paused by the failure breaker: ${task.pauseAfterFailures} slot(s) ended dead within ${within} (policy.pauseAfter); the last: ${error.slice(0, 200)}`;
-    const paused = await this.tasks.tripBreaker(task.id, task.pauseAfterFailures!, task.pauseAfterWithinMs!, note);
+    const paused = await this.health.tripBreaker(task.id, task.pauseAfterFailures!, task.pauseAfterWithinMs!, note);
     if (!paused) return;
     this.logger.warn(
       { task: task.name, executionId: execution.id, failures: task.pauseAfterFailures, within },

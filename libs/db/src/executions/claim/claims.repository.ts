@@ -10,7 +10,7 @@ import {
 import type { HeldOutcome } from '@punctual/planning';
 import { isUniqueViolation } from '../../db-errors.js';
 import { PrismaService } from '../../prisma.service.js';
-import { taskFromJson } from '../../tasks.repository.js';
+import { taskFromJson } from '../../tasks/task.row.js';
 import { type ExecutionRow, executionFromRow } from '../execution.row.js';
 import {
   type ClaimedRow,

@@ -1,5 +1,5 @@
 import type { Task } from '../../generated/prisma/client.js';
-import { taskFromJson } from '../../tasks.repository.js';
+import { taskFromJson } from '../../tasks/task.row.js';
 
 /**
  * How many task definitions a worker keeps. Sized for the active tasks of a large cluster (the

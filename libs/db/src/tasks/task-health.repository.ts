@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { Prisma, type Task } from './generated/prisma/client.js';
-import { plannedSql } from './executions/predicates.js';
-import { PrismaService } from './prisma.service.js';
+import { Prisma, type Task } from '../generated/prisma/client.js';
+import { plannedSql } from '../executions/predicates.js';
+import { PrismaService } from '../prisma.service.js';
 
 /** A task's health as Postgres computes it from its executions (DESIGN §8). */
 export interface TaskHealthRow {
@@ -97,5 +97,46 @@ export class TaskHealthRepository {
   /** A condition on task `t` that holds when its health is `state` (for a filtered list). */
   static inState(state: TaskHealthRow['state']): { join: Prisma.Sql; where: Prisma.Sql } {
     return { join: HEALTH_JOIN, where: Prisma.sql`(${HEALTH_STATE}) = ${state}` };
+  }
+
+  /**
+   * The failure breaker (`policy.pauseAfter`): pauses the task when at least `failures` of its
+   * slots ended dead within the last `withinMs`, with `note` saying why — in one transaction with
+   * its audit entry and its version (the task's last definition, paused). Null when the task is not
+   * active or has not failed that often. A slot counts once, whatever its attempts; cancels and
+   * skips are not failures.
+   */
+  async tripBreaker(
+    taskId: string,
+    failures: number,
+    withinMs: number,
+    note: string,
+  ): Promise<{ id: string; name: string; version: number } | null> {
+    return this.prisma.$transaction(async (tx) => {
+      const [paused] = await tx.$queryRaw<{ id: string; name: string; version: number; updated_at: Date }[]>`
+        UPDATE task t SET status = 'paused', pause_note = ${note}, version = t.version + 1, updated_at = now()
+        WHERE t.id = ${taskId}::uuid AND t.status = 'active'
+          AND (SELECT count(*) FROM task_execution e
+               WHERE e.task_id = t.id AND e.status = 'dead' AND e.finished_at > now() - ${withinMs}::int * interval '1 millisecond') >= ${failures}::int
+        RETURNING t.id, t.name, t.version, t.updated_at`;
+      if (!paused) return null;
+      const state = {
+        paused: true,
+        status: 'paused',
+        pauseNote: note,
+        version: paused.version,
+        updatedAt: paused.updated_at.toISOString(),
+      };
+      await tx.$executeRaw`
+        INSERT INTO audit_log (actor, action, target, before, after)
+        SELECT 'breaker', 'task.pause', ${paused.name}, a.after, a.after || ${JSON.stringify(state)}::jsonb
+        FROM audit_log a WHERE a.target = ${paused.name} AND a.after IS NOT NULL AND a.action LIKE 'task.%' ORDER BY a.id DESC LIMIT 1`;
+      await tx.$executeRaw`
+        INSERT INTO task_version (task_name, version, task_id, action, definition, changed_at, changed_by, reason)
+        SELECT v.task_name, ${paused.version}::int, v.task_id, 'task.pause', v.definition || ${JSON.stringify(state)}::jsonb, ${paused.updated_at}, 'breaker', ${note}
+        FROM task_version v WHERE v.task_name = ${paused.name} AND v.task_id = ${paused.id}::uuid ORDER BY v.version DESC LIMIT 1
+        ON CONFLICT (task_name, version) DO NOTHING`;
+      return { id: paused.id, name: paused.name, version: paused.version };
+    });
   }
 }
