@@ -61,7 +61,7 @@ export async function benchThroughput(tasks: number, lookaheadS: number): Promis
 
     const instants = groupByFireAt(planned);
     t0 = performance.now();
-    for (const due of instants) await scheduler.dispatcher.dispatch(due);
+    for (const due of instants) await scheduler.dispatcher.push(due);
     const fireSeconds = (performance.now() - t0) / 1000;
 
     const rowsPerStatement = Math.round(planned.length / Math.ceil(tasks / TASKS_PER_BATCH));

@@ -33,7 +33,7 @@ const POLL_MS = 50;
  * already running, timed by the bench's own clock from the first push until it sees the last run
  * done (polling every 50 ms). Punctual's side is `count` tasks with the default policies, one due
  * slot each as the planner leaves it (`scheduled`, nothing marked), pushed as the leader fires
- * (`enqueueNow`): the worker claims (read, judgement, fenced write), runs the no-op handler and
+ * (`pushNow`): the worker claims (read, judgement, fenced write), runs the no-op handler and
  * records the success in Postgres. The peer is a bare BullMQ worker with a no-op processor and the
  * same concurrency. Both log nothing per run (Punctual at LOG_LEVEL=warn). Punctual's runs are
  * durable (fsynced) rows with a history; the peer's are Redis entries: the ratio includes that.
@@ -82,7 +82,7 @@ async function punctualThroughput(count: number) {
     const rows = await dueSlots(cluster.db, count);
     const started = Date.now();
     for (let i = 0; i < rows.length; i += PUSH_CHUNK) {
-      await queue.enqueueNow(
+      await queue.pushNow(
         rows.slice(i, i + PUSH_CHUNK).map((r) => ({ id: r.id, fireAt: r.fire_at, taskId: r.task_id, handler: 'noop' })),
         Date.now(),
       );

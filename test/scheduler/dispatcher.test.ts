@@ -66,7 +66,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const fireAt = new Date(Date.now() + 60_000);
     const { task, rows } = await planned('fired', 4_500, fireAt, true);
     const before = Date.now();
-    expect(await dispatcher.dispatch(rows)).toHaveLength(rows.length);
+    expect(await dispatcher.push(rows)).toHaveLength(rows.length);
     expect(
       await db.prisma.taskExecution.count({ where: { taskId: task.id, status: 'scheduled', queuedAt: null } }),
     ).toBe(rows.length);
@@ -87,7 +87,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const crowded = new Date(Date.now() + 60_000);
     const { rows: many } = await planned('crowded', GROUP_FROM + 36, crowded);
     const { rows: few } = await planned('quiet', 3, new Date(crowded.getTime() + 1_000));
-    expect(await dispatcher.dispatch([...many, ...few])).toHaveLength(many.length + few.length);
+    expect(await dispatcher.push([...many, ...few])).toHaveLength(many.length + few.length);
     const jobs = await noop().getJobs(['waiting']);
     const groups = jobs.filter((j) => j.data.group);
     expect(groups.map((g) => g.data.group!.length).sort((a, b) => a - b)).toEqual([
@@ -118,7 +118,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     const { rows: mails } = await planned('mails', GROUP_FROM, at, false, 'send-mail');
     const { rows: noops } = await planned('noops', GROUP_FROM, at);
     const { rows: one } = await planned('one-report', 1, new Date(at.getTime() + 1_000), false, 'report');
-    expect(await dispatcher.dispatch([...mails, ...noops, ...one])).toHaveLength(2 * GROUP_FROM + 1);
+    expect(await dispatcher.push([...mails, ...noops, ...one])).toHaveLength(2 * GROUP_FROM + 1);
     const members = async (handler: string) =>
       (await queue.queueFor(handler).getJobs(['waiting'])).flatMap((j) =>
         (j.data.group ?? [{ executionId: j.data.executionId }]).map((m) => m.executionId),
@@ -143,9 +143,9 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
       'noop',
       'catchup',
     );
-    await dispatcher.dispatch([...backlog, ...crowd]);
+    await dispatcher.push([...backlog, ...crowd]);
     const { rows: onTime } = await planned('on-time', 2, new Date(), true);
-    await dispatcher.dispatch(onTime);
+    await dispatcher.push(onTime);
     expect(await noop().getJobCounts('waiting', 'prioritized')).toEqual({
       waiting: 2,
       prioritized: 3 + Math.ceil(GROUP_FROM / GROUP_SIZE),
@@ -168,7 +168,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
 
   it('the claim records the release its job carries: the history shows it, with no history row written', async () => {
     const { rows } = await planned('claimed', 1, new Date());
-    await dispatcher.dispatch(rows);
+    await dispatcher.push(rows);
     const job = (await noop().getJob(rows[0]!.id))!;
     const claim = await db.claim({
       id: job.data.executionId,
@@ -186,7 +186,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
 
   it('pushed again (a new leader adopting what its predecessor pushed), a waiting job is not added twice and a slot that ran does not run again', async () => {
     const { rows } = await planned('orphaned', 2, new Date());
-    await dispatcher.dispatch(rows);
+    await dispatcher.push(rows);
     const [first, second] = await Promise.all(rows.map((r) => noop().getJob(r.id)));
     // A worker ran the first; its finished job was dropped.
     const attemptId = randomUUID();
@@ -196,7 +196,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
     expect((await db.attempts.succeed([{ id: first!.id!, attemptId, result: null }])).current).toEqual([true]);
     await first!.remove();
 
-    await dispatcher.dispatch(rows);
+    await dispatcher.push(rows);
     // The second's job was still waiting: not added again.
     expect((await noop().getJob(rows[1]!.id))!.timestamp).toBe(second!.timestamp);
     // The first gets a new job, and its claim finds the slot already run.
@@ -218,7 +218,7 @@ describe('firing planned executions (ExecutionDispatcher)', () => {
       handler: 'noop',
     }));
     let asked = 0;
-    expect(await dispatcher.dispatch(due, { stillLeading: () => ++asked === 1 })).toHaveLength(2_000);
+    expect(await dispatcher.push(due, { stillLeading: () => ++asked === 1 })).toHaveLength(2_000);
     expect(await noop().getJob(due[0]!.id)).toBeTruthy();
     expect(await noop().getJob(due[2_000]!.id)).toBeFalsy();
   });

@@ -72,7 +72,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
         exclusive: false,
       },
     });
-    if (withJob) await queue.enqueueNow([{ id, fireAt, handler: 'noop' }], Date.now() - agoMs);
+    if (withJob) await queue.pushNow([{ id, fireAt, handler: 'noop' }], Date.now() - agoMs);
     return { id, fireAt };
   }
 
@@ -133,7 +133,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
         },
       });
     }
-    await queue.enqueueGroups(
+    await queue.pushGroups(
       [{ fireAt, handler: 'noop', executions: ids.map((id) => ({ id, taskId })) }],
       Date.now() - 30_000,
     );

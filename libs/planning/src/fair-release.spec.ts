@@ -51,17 +51,17 @@ describe('FairRelease', () => {
   it('tells whether a task has runs held, until its last is released', () => {
     const gate = new FairRelease(1);
     gate.add([...runs('a', 2, 0, 'x'), ...runs('b', 1, 0, 'x')]);
-    expect([
-      gate.holdsTask('a', 'x'),
-      gate.holdsTask('b', 'x'),
-      gate.holdsTask('a', 'y'),
-      gate.holdsTask('c', 'x'),
-    ]).toEqual([true, true, false, false]);
+    expect([gate.hasTask('a', 'x'), gate.hasTask('b', 'x'), gate.hasTask('a', 'y'), gate.hasTask('c', 'x')]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
     expect(gate.take(0).map((r) => r.id)).toEqual(['a-0']);
-    expect(gate.holdsTask('a', 'x')).toBe(true);
+    expect(gate.hasTask('a', 'x')).toBe(true);
     expect(gate.take(1_000).map((r) => r.id)).toEqual(['b-0']);
     expect(gate.take(2_000).map((r) => r.id)).toEqual(['a-1']);
-    expect([gate.holdsTask('a', 'x'), gate.holdsTask('b', 'x'), gate.size]).toEqual([false, false, 0]);
+    expect([gate.hasTask('a', 'x'), gate.hasTask('b', 'x'), gate.size]).toEqual([false, false, 0]);
   });
 
   it('releases each namespace’s runs oldest first, and a run added twice once', () => {

@@ -3,13 +3,13 @@ import type { Trigger } from './planned-execution.js';
 /**
  * The runs released at a rate rather than at once: catch-up runs (a misfire policy's, a resume's
  * `catchUp`) and backfills — a backlog, which may be a day of a namespace's slots. Slots on their
- * schedule and runs an operator asked for now are never held.
+ * schedule and runs an operator asked for now never wait here.
  */
 export function isBacklog(trigger: Trigger | undefined): boolean {
   return trigger === 'catchup' || trigger === 'backfill';
 }
 
-/** A run the gate holds: its namespace is its lane, its task (`group`) its place in the lane. */
+/** A run waiting at the gate: its namespace takes turns with the others, its task (`group`) with the namespace's other tasks. */
 export interface Releasable {
   id: string;
   namespace: string;
@@ -76,13 +76,13 @@ class Rotation<V> {
  * in name order, one run each, so a namespace with 100,000 missed slots takes one turn in each
  * round like a namespace with one. Within a namespace its tasks take turns the same way, each
  * task's oldest run first: one task's hundred catch-ups do not all wait for each other while the
- * namespace's other tasks wait behind them. A token bucket holds the rate: it fills at `ratePerS`
+ * namespace's other tasks wait behind them. A token bucket keeps the rate: it fills at `ratePerS`
  * up to one second's worth (a quiet gate releases at most that at once). Pure: the caller says the
  * time.
  */
 export class FairRelease<T extends Releasable> {
   private readonly namespaces = new Rotation<Rotation<T[]>>();
-  private readonly held = new Set<string>();
+  private readonly waiting = new Set<string>();
   private tokens: number;
   private filledAt: number | null = null;
 
@@ -90,11 +90,11 @@ export class FairRelease<T extends Releasable> {
     this.tokens = ratePerS;
   }
 
-  /** Holds the runs not held already (a sweep may find a held run again), each at the end of its task's queue. */
+  /** Takes in the runs not waiting already (a sweep may find a waiting run again), each at the end of its task's queue. */
   add(items: Iterable<T>): void {
     for (const item of items) {
-      if (this.held.has(item.id)) continue;
-      this.held.add(item.id);
+      if (this.waiting.has(item.id)) continue;
+      this.waiting.add(item.id);
       this.namespaces
         .of(item.namespace, () => new Rotation<T[]>())
         .of(item.group, () => [])
@@ -103,19 +103,19 @@ export class FairRelease<T extends Releasable> {
   }
 
   has(id: string): boolean {
-    return this.held.has(id);
+    return this.waiting.has(id);
   }
 
-  /** Whether a run of the task (`group`) of `namespace` is held. */
-  holdsTask(namespace: string, group: string): boolean {
+  /** Whether a run of the task (`group`) of `namespace` is waiting. */
+  hasTask(namespace: string, group: string): boolean {
     return (this.namespaces.get(namespace)?.get(group)?.length ?? 0) > 0;
   }
 
   get size(): number {
-    return this.held.size;
+    return this.waiting.size;
   }
 
-  /** Runs held per namespace. */
+  /** Runs waiting per namespace. */
   backlog(): Map<string, number> {
     const counts = new Map<string, number>();
     for (const [namespace, tasks] of this.namespaces.entries())
@@ -133,23 +133,23 @@ export class FairRelease<T extends Releasable> {
     // A clock that stepped back keeps the later instant: the bucket refills from there, never below it.
     this.filledAt = Math.max(nowMs, this.filledAt ?? nowMs);
     const out: T[] = [];
-    while (this.tokens >= 1 && this.held.size > 0) {
+    while (this.tokens >= 1 && this.waiting.size > 0) {
       const [namespace, tasks] = this.namespaces.next()!;
       const [task, queue] = tasks.next()!;
       const item = queue.shift()!;
       if (queue.length === 0) tasks.remove(task);
       if (tasks.size === 0) this.namespaces.remove(namespace);
-      this.held.delete(item.id);
+      this.waiting.delete(item.id);
       out.push(item);
       this.tokens -= 1;
     }
     return out;
   }
 
-  /** Forgets every held run (a leader stepping down: its successor finds them in Postgres). */
+  /** Forgets every waiting run (a leader stepping down: its successor finds them in Postgres). */
   clear(): void {
     this.namespaces.clear();
-    this.held.clear();
+    this.waiting.clear();
   }
 }
 
@@ -159,7 +159,7 @@ export class FairRelease<T extends Releasable> {
  * `behindMs` — its runs are being claimed — so the backlog's runs are not claimed in the same
  * instant as the slots that are due. The release after takes what the skipped one was allowed (the
  * bucket keeps it), and at most `inARow` are skipped in a row, so however crowded the schedule the
- * rate holds. Pure: the caller says the instants.
+ * rate keeps. Pure: the caller says the instants.
  */
 export class OnTimeFirst {
   private skipped = 0;

@@ -100,7 +100,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    * worker that receives it early waits for, and the instant it was released (`releasedAt`, the
    * cluster's clock).
    */
-  async enqueueNow(executions: ReleasedExecution[], releasedAt: number): Promise<void> {
+  async pushNow(executions: ReleasedExecution[], releasedAt: number): Promise<void> {
     if (executions.length === 0) return;
     const trace = tracing.current();
     await Promise.all(
@@ -121,7 +121,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    * ExecutionJobData.group) — and records which group each execution rides in (see groupsKey),
    * both in one round trip per handler. Each job carries the instant and the release, as a job of one does.
    */
-  async enqueueGroups(
+  async pushGroups(
     groups: { fireAt: Date; handler: string; backlog?: boolean; executions: { id: string; taskId?: string }[] }[],
     releasedAt: number,
   ): Promise<void> {
@@ -168,7 +168,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
   }
 
   /** Schedules a later attempt of an execution (a retry after backoff) on its handler's queue. */
-  async enqueueAttempt(
+  async pushAttempt(
     handler: string,
     executionId: string,
     attempt: number,
@@ -187,7 +187,7 @@ export class ExecutionsQueue implements OnApplicationShutdown {
    * each just ended, and the slot goes next rather than behind a backlog — the task's later slots,
    * further back in the queue, then find it done instead of waiting behind it in turn.
    */
-  async enqueueTurns(turns: TurnJob[]): Promise<void> {
+  async pushTurns(turns: TurnJob[]): Promise<void> {
     if (turns.length === 0) return;
     const trace = tracing.current();
     await Promise.all(

@@ -17,7 +17,7 @@ const CHUNKS_IN_FLIGHT = 2;
 export const GROUP_FROM = 64;
 export const GROUP_SIZE = 25;
 
-export interface DispatchOptions {
+export interface PushOptions {
   /** Asked before each chunk: a deposed leader pushes no more. */
   stillLeading?: () => boolean;
   /** The cluster's clock (Postgres'), against which lateness and the release instant are measured. */
@@ -46,15 +46,15 @@ export class ExecutionDispatcher {
    * first chunks, in order. Two chunks are on their way at a time, so a large instant (a campaign)
    * is pushed at the queue's pace, not at the pace of one round trip after another.
    */
-  async dispatch(due: Fireable[], options: DispatchOptions = {}): Promise<Fireable[]> {
+  async push(due: Fireable[], options: PushOptions = {}): Promise<Fireable[]> {
     const { stillLeading = () => true, now = Date.now } = options;
     const lead = this.config.fireLeadMs;
     const chunks: Promise<Fireable[]>[] = [];
-    const push = async (chunk: Fireable[]) => {
+    const pushChunk = async (chunk: Fireable[]) => {
       await tracing.withSpan(
         'punctual.fire_chunk',
         { 'punctual.executions': chunk.length },
-        () => this.enqueue(chunk, now()),
+        () => this.pushToQueues(chunk, now()),
         { follows: chunk },
       );
       const queuedAt = now();
@@ -70,7 +70,7 @@ export class ExecutionDispatcher {
     const ordered = [...due].sort((a, b) => a.fireAt.getTime() - b.fireAt.getTime());
     try {
       for (let i = 0; i < ordered.length && stillLeading(); i += CHUNK) {
-        chunks.push(push(ordered.slice(i, i + CHUNK)));
+        chunks.push(pushChunk(ordered.slice(i, i + CHUNK)));
         if (chunks.length >= CHUNKS_IN_FLIGHT) await chunks[chunks.length - CHUNKS_IN_FLIGHT];
       }
       return (await Promise.all(chunks)).flat();
@@ -85,7 +85,7 @@ export class ExecutionDispatcher {
    * Pushes a chunk, each execution to its handler's queue: the executions of one handler crowding
    * an instant in groups, the others one job each; backlog runs behind on-time ones (`BACKLOG_PRIORITY`).
    */
-  private async enqueue(chunk: Fireable[], releasedAt: number): Promise<void> {
+  private async pushToQueues(chunk: Fireable[], releasedAt: number): Promise<void> {
     const crowds = new Map<string, (Fireable & { backlog: boolean })[]>();
     for (const each of chunk) {
       const e = { ...each, backlog: isBacklog(each.trigger) };
@@ -107,6 +107,6 @@ export class ExecutionDispatcher {
             executions: list.slice(i, i + GROUP_SIZE),
           });
     }
-    await Promise.all([this.queue.enqueueNow(singles, releasedAt), this.queue.enqueueGroups(groups, releasedAt)]);
+    await Promise.all([this.queue.pushNow(singles, releasedAt), this.queue.pushGroups(groups, releasedAt)]);
   }
 }

@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 export { FencedOutError, ShardCountMismatchError } from './errors.js';
-export { type DispatchOptions, ExecutionDispatcher, GROUP_FROM, GROUP_SIZE } from './execution-dispatcher.js';
+export { type PushOptions, ExecutionDispatcher, GROUP_FROM, GROUP_SIZE } from './execution-dispatcher.js';
 export { type Fireable, FireTimer } from './fire-timer.js';
 export { LeaderElector, type LeaderElectorOptions } from './leader-elector.js';
 export { leaderDbSession } from './leader-session.js';

@@ -94,7 +94,7 @@ export class LeaderElector {
   }
 
   /** Whether this instance holds the lock (as far as it knows), epoch taken or not. */
-  get holdsLock(): boolean {
+  get hasLock(): boolean {
     return this.leading;
   }
 

@@ -73,7 +73,7 @@ export class RelayService {
     );
     if (next) this.strandedFrom.set(shard, next);
     else this.strandedFrom.delete(shard);
-    await this.queue.enqueueTurns(handed);
+    await this.queue.pushTurns(handed);
     this.metrics.turnsHanded.inc({ by: 'relay' }, handed.length);
     let requeued = 0;
     let heldPages = 0;

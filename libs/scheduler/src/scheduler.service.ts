@@ -21,7 +21,8 @@ import { HistoryKeeper } from './history-keeper.js';
 import { PlannerService } from './planner.service.js';
 import { RelayService } from './relay.service.js';
 import { SchedulerMembers } from './scheduler-members.js';
-import { ShardLeader, type ShardServices } from './shard-leader.js';
+import { ShardLeader } from './shard-leader.js';
+import type { ShardServices } from './shard-services.js';
 
 /** Balancing rounds a shard may stay without a leader before any scheduler takes it, whatever its share. */
 const FREE_ROUNDS_BEFORE_ANYONE = 3;
@@ -166,7 +167,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
     this.historyTimer = null;
     await this.keeping;
     await bestEffort(this.members.leave(), 'scheduler.leave');
-    const held = this.leaders.filter((l) => l.holdsLock);
+    const held = this.leaders.filter((l) => l.hasLock);
     await Promise.all(this.leaders.map((l) => l.stop()));
     // The others try for the released shards now, not at their next attempt.
     for (const leader of held) await bestEffort(this.announceReleased(leader.shard), 'scheduler.announce-released');
@@ -176,7 +177,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
 
   /** Whether a shard's elector may try for its lock now; see `LeaderElectorOptions.mayAcquire`. */
   private mayAcquire(shard: number): (() => void) | null {
-    const held = this.leaders.filter((l) => l.holdsLock).length + this.attempts;
+    const held = this.leaders.filter((l) => l.hasLock).length + this.attempts;
     if (held >= this.share && (this.freeRounds.get(shard) ?? 0) < FREE_ROUNDS_BEFORE_ANYONE) return null;
     this.attempts += 1;
     return () => {
@@ -200,7 +201,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnModuleDestroy
       this.liveBefore = live;
       if (this.leaders.length === 1) return;
       const free = await this.freeShards();
-      const held = this.leaders.filter((l) => l.holdsLock);
+      const held = this.leaders.filter((l) => l.hasLock);
       for (const leader of held.slice(this.share)) {
         await leader.handBack();
         await this.announceReleased(leader.shard);

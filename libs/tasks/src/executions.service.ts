@@ -40,7 +40,7 @@ export class ExecutionsService {
     if (!replayed) throw await this.stateError(id, 'a dead execution can be retried');
     const { handler, ...execution } = replayed;
     // A replay of a run whose task is gone has no handler to run: it ends as the claim finds it.
-    if (handler) await this.queue.enqueueAttempt(handler, id, execution.attempt + 1, 0);
+    if (handler) await this.queue.pushAttempt(handler, id, execution.attempt + 1, 0);
     return execution;
   }
 

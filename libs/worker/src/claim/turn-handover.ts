@@ -28,7 +28,7 @@ export class TurnHandover {
   ) {
     this.pushes = new Batcher(
       async (handed) => {
-        await queue.enqueueTurns(handed);
+        await queue.pushTurns(handed);
         return handed.map(() => undefined);
       },
       null,

@@ -178,13 +178,7 @@ export class OutcomeRecorder {
         const released = await this.attempts.releaseAttempt(execution.id, attemptId, 'worker shut down mid-run');
         if (released)
           await bestEffort(
-            this.queue.enqueueAttempt(
-              task.handler,
-              execution.id,
-              execution.attempt + 1,
-              0,
-              execution.taskId ?? undefined,
-            ),
+            this.queue.pushAttempt(task.handler, execution.id, execution.attempt + 1, 0, execution.taskId ?? undefined),
             'worker.requeue-at-shutdown',
           );
         this.logger.warn({ ...fields, status: 'retrying' }, 'attempt handed back at shutdown');
@@ -218,7 +212,7 @@ export class OutcomeRecorder {
         await bestEffort(this.tripBreaker(task, execution, message), 'worker.breaker');
     }
     if (retry)
-      await this.queue.enqueueAttempt(
+      await this.queue.pushAttempt(
         task.handler,
         execution.id,
         execution.attempt + 1,
