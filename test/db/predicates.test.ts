@@ -20,7 +20,7 @@ import {
   isPlanned,
   type TaskSlotRow,
   taskIsFree,
-  turnHolders,
+  runsAhead,
 } from '../../libs/planning/src/index.js';
 import { createSandbox, type Sandbox } from '../support/isolation.js';
 import { insertTasks } from '../support/tasks.js';
@@ -144,13 +144,13 @@ describe('the SQL predicates and their TypeScript twins', () => {
       );
       for (const s of sql) {
         const slot = rows.find((r) => r.id === s.id)!;
-        const holders = turnHolders(slot, rows);
+        const runsInProgress = runsAhead(slot, rows);
         const earlierDue = earlierSlotDue(slot, rows, now);
         const twin = {
-          running: holders.some((h) => h.status === 'running'),
-          retrying: holders.some((h) => h.status === 'retrying'),
+          running: runsInProgress.some((h) => h.status === 'running'),
+          retrying: runsInProgress.some((h) => h.status === 'retrying'),
           earlier: earlierDue,
-          free: taskIsFree({ holders, earlierDue }),
+          free: taskIsFree({ runsInProgress, earlierDue }),
         };
         expect({ world, slot: slot.id, ...twin }).toEqual({
           world,

@@ -113,6 +113,8 @@ describe('fair catch-up: one namespace’s backlog does not stand in front of an
     expect(metrics).toContain('punctual_namespace_quota_used{namespace="team-a",quota="maxTasks"} 10');
     expect(metrics).toContain('punctual_namespace_quota_limit{namespace="team-a",quota="maxTasks"} 40');
     expect(metrics).not.toContain('punctual_namespace_quota_used{namespace="team-b"');
+    expect(metrics).toMatch(/punctual_backlog_waiting\{shard="0"\} 0/);
+    // The gauge's name until this release, kept as a deprecated alias.
     expect(metrics).toMatch(/punctual_backlog_held\{shard="0"\} 0/);
     console.log(
       `team-b start lag p99: ${Math.round(lag.rows[0]!.before)} ms before, ${Math.round(lag.rows[0]!.during)} ms during the catch-up`,

@@ -105,9 +105,9 @@ describe('your handlers in your own Nest app (examples/nest-app, from packed tar
     return cluster.waitFor(async () => (await cluster.executionsOf(name))[0], 10_000, `${name}'s execution`);
   };
   /** Jobs of the app's handler the built-in worker took and moved on (its metrics): none, ever. */
-  const sentBack = async () =>
+  const moved = async () =>
     Number(
-      /^punctual_runs_sent_back_total\{handler="send-greeting"\} (\d+)/m.exec(
+      /^punctual_runs_moved_total\{handler="send-greeting"\} (\d+)/m.exec(
         await (await fetch(`${cluster.workers[0]!.url}/metrics`)).text(),
       )?.[1] ?? 0,
     );
@@ -152,7 +152,7 @@ describe('your handlers in your own Nest app (examples/nest-app, from packed tar
     expect(rows.length).toBeGreaterThanOrEqual(5);
     // Routed, not bounced: every run went straight to the app — the built-in worker beside it took none.
     expect(new Set(rows.map((r) => r.worker_id))).not.toContain(cluster.workers[0]!.instanceId);
-    expect(await sentBack()).toBe(0);
+    expect(await moved()).toBe(0);
     // The result is the handler's return value: the greeting composed by the app's service, from the app's config.
     const { body } = await cluster.call('GET', `/v1/executions/${rows[0]!.id}`);
     expect(body.result).toEqual({ text: 'Bonjour, Ada!', status: 200 });
@@ -240,7 +240,7 @@ describe('your handlers in your own Nest app (examples/nest-app, from packed tar
         (r) => `${r.scheduled_for.toISOString()} ${r.status} attempt ${r.attempt}: ${calls.get(r.id) ?? 0} call(s)`,
       ),
     ).toEqual([]);
-    expect(await sentBack()).toBe(0);
+    expect(await moved()).toBe(0);
     console.log(
       `greet-kill: ${rows.length} slots ${JSON.stringify(Object.fromEntries(['succeeded', 'skipped'].map((s) => [s, rows.filter((r) => r.status === s).length])))}, none taken by the built-in worker`,
     );

@@ -24,9 +24,16 @@ export class Metrics {
     labelNames: ['shard'],
     registers: [this.registry],
   });
-  readonly backlogHeld = new Gauge({
+  readonly backlogWaiting = new Gauge({
+    name: 'punctual_backlog_waiting',
+    help: 'backlog runs (catch-ups, backfills) due and waiting at the shard leader for their turn within CATCHUP_RATE',
+    labelNames: ['shard'],
+    registers: [this.registry],
+  });
+  /** Deprecated: punctual_backlog_waiting's name until this release, set with it (see {@link backlog}). */
+  private readonly backlogHeldAlias = new Gauge({
     name: 'punctual_backlog_held',
-    help: 'backlog runs (catch-ups, backfills) due and held by the shard leader for their turn within CATCHUP_RATE',
+    help: 'Deprecated, removed in the next release: punctual_backlog_waiting under its former name',
     labelNames: ['shard'],
     registers: [this.registry],
   });
@@ -138,9 +145,16 @@ export class Metrics {
     labelNames: ['handler'],
     registers: [this.registry],
   });
-  readonly sentBack = new Counter({
-    name: 'punctual_runs_sent_back_total',
+  readonly moved = new Counter({
+    name: 'punctual_runs_moved_total',
     help: "Jobs this worker moved to the queue of their run's handler, which it does not offer: the task's handler was changed after the job was pushed",
+    labelNames: ['handler'],
+    registers: [this.registry],
+  });
+  /** Deprecated: punctual_runs_moved_total's name until this release, counted with it (see {@link runMoved}). */
+  private readonly sentBackAlias = new Counter({
+    name: 'punctual_runs_sent_back_total',
+    help: 'Deprecated, removed in the next release: punctual_runs_moved_total under its former name',
     labelNames: ['handler'],
     registers: [this.registry],
   });
@@ -272,6 +286,18 @@ export class Metrics {
       if (this.workerLoad) this.workerRunning.set({ worker: this.workerLoad.worker }, this.workerLoad.running());
     },
   });
+  /** A job moved to the queue of its run's handler (the `moved` disposition), under the metric's name and its deprecated one. */
+  runMoved(handler: string): void {
+    this.moved.inc({ handler });
+    this.sentBackAlias.inc({ handler });
+  }
+
+  /** The backlog runs a shard's leader has waiting, under the gauge's name and its deprecated one. */
+  backlog(shard: { shard: string }, waiting: number): void {
+    this.backlogWaiting.set(shard, waiting);
+    this.backlogHeldAlias.set(shard, waiting);
+  }
+
   /** Counts `n` slots decided with `outcome` (`punctual_slots_total`); `reason` null: nothing needs explaining. */
   slotsDecided(outcome: string, reason: string | null, n = 1): void {
     if (n > 0) this.slots.inc({ outcome, reason: reason ?? 'none' }, n);

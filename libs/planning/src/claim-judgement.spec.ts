@@ -4,7 +4,7 @@ import {
   type ClaimSlot,
   type ClaimTask,
   type ClaimVerdict,
-  type Holder,
+  type RunInProgress,
   judgeClaim,
 } from './claim-judgement.js';
 
@@ -35,7 +35,7 @@ const task = (over: Partial<ClaimTask> = {}): ClaimTask => ({
   ...over,
 });
 /** A run of the task that started at `started` s (released on time unless `released` says when). */
-const holder = (started: number, over: Partial<Holder> = {}): Holder => ({
+const holder = (started: number, over: Partial<RunInProgress> = {}): RunInProgress => ({
   id: `h${started}`,
   fireAt: s(started),
   firstStartedAt: s(started),
@@ -45,7 +45,15 @@ const holder = (started: number, over: Partial<Holder> = {}): Holder => ({
 });
 const judge = (over: Partial<ClaimContext>, nowSeconds: number): ClaimVerdict =>
   judgeClaim(
-    { slot: slot(), task: task(), holders: [], earlierDue: false, otherBuffered: false, previousSlotAt: null, ...over },
+    {
+      slot: slot(),
+      task: task(),
+      runsInProgress: [],
+      earlierDue: false,
+      otherBuffered: false,
+      previousSlotAt: null,
+      ...over,
+    },
     s(nowSeconds),
   );
 
@@ -125,9 +133,11 @@ describe('judgeClaim: a slot being retried still holds its task', () => {
   const retrying = (started: number) => holder(started, { running: false });
 
   it('a newcomer finds the previous slot retrying since before its time: the overlap policy judges the newcomer', () => {
-    expect(judge({ holders: [retrying(5)] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
-    expect(judge({ holders: [retrying(5)], task: task({ overlap: 'buffer_one' }) }, 10)).toEqual({ kind: 'buffer' });
-    expect(judge({ holders: [retrying(5)], task: task({ overlap: 'replace' }) }, 10)).toEqual({
+    expect(judge({ runsInProgress: [retrying(5)] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
+    expect(judge({ runsInProgress: [retrying(5)], task: task({ overlap: 'buffer_one' }) }, 10)).toEqual({
+      kind: 'buffer',
+    });
+    expect(judge({ runsInProgress: [retrying(5)], task: task({ overlap: 'replace' }) }, 10)).toEqual({
       kind: 'replace',
       holderIds: ['h5'],
     });
@@ -140,8 +150,12 @@ describe('judgeClaim: a slot being retried still holds its task', () => {
       expect(judge({ slot: retry, task: task({ overlap }), earlierDue: true }, 12)).toEqual({ kind: 'run' });
       expect(judge({ slot: takeover, task: task({ overlap }) }, 12)).toEqual({ kind: 'run' });
       // Something else of the task is running (an edit turned `allow` into an exclusive policy): the retry waits for it, never skipped.
-      expect(judge({ slot: retry, task: task({ overlap }), holders: [holder(10)] }, 12)).toEqual({ kind: 'park' });
-      expect(judge({ slot: retry, task: task({ overlap }), holders: [retrying(3)] }, 12)).toEqual({ kind: 'run' });
+      expect(judge({ slot: retry, task: task({ overlap }), runsInProgress: [holder(10)] }, 12)).toEqual({
+        kind: 'park',
+      });
+      expect(judge({ slot: retry, task: task({ overlap }), runsInProgress: [retrying(3)] }, 12)).toEqual({
+        kind: 'run',
+      });
     }
   });
 });
@@ -152,15 +166,17 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
     ['buffer_one', { kind: 'buffer' }],
     ['replace', { kind: 'replace', holderIds: ['h9'] }],
   ] as const)('%s: a run that started before the slot and still runs', (overlap, verdict) => {
-    expect(judge({ task: task({ overlap }), holders: [holder(9)] }, 10.01)).toEqual(verdict);
+    expect(judge({ task: task({ overlap }), runsInProgress: [holder(9)] }, 10.01)).toEqual(verdict);
   });
 
   it('buffer_one: the buffered slot waits for the run; another newcomer is skipped while one is buffered', () => {
     const buffered = slot({ nextAttemptAt: s(10) });
-    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [holder(9)], slot: buffered }, 11)).toEqual({
+    expect(judge({ task: task({ overlap: 'buffer_one' }), runsInProgress: [holder(9)], slot: buffered }, 11)).toEqual({
       kind: 'park',
     });
-    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [holder(9)], otherBuffered: true }, 11)).toEqual({
+    expect(
+      judge({ task: task({ overlap: 'buffer_one' }), runsInProgress: [holder(9)], otherBuffered: true }, 11),
+    ).toEqual({
       kind: 'skip',
       reason: 'overlap',
     });
@@ -170,26 +186,31 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
 
   it('a run released late (a failover adopted it) is judged as if it had been released on time: the slot asks again once it has waited as long', () => {
     const adopted = holder(9, { fireAt: s(6), releasedAt: s(9) });
-    expect(judge({ holders: [adopted] }, 10.5)).toEqual({ kind: 'wait', retryInMs: 2_500 });
-    expect(judge({ holders: [adopted] }, 12.9)).toEqual({ kind: 'wait', retryInMs: 100 });
-    expect(judge({ holders: [adopted] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
+    expect(judge({ runsInProgress: [adopted] }, 10.5)).toEqual({ kind: 'wait', retryInMs: 2_500 });
+    expect(judge({ runsInProgress: [adopted] }, 12.9)).toEqual({ kind: 'wait', retryInMs: 100 });
+    expect(judge({ runsInProgress: [adopted] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
   });
 
   it('a run released on time that started late (parked behind a backlog) is judged as if it had started on time too — but not under buffer_one, whose waiting slot starts late by design', () => {
     const behindBacklog = holder(9, { fireAt: s(6), releasedAt: s(6) });
-    expect(judge({ holders: [behindBacklog] }, 10)).toEqual({ kind: 'wait', retryInMs: 3_000 });
-    expect(judge({ holders: [behindBacklog] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
-    expect(judge({ task: task({ overlap: 'replace' }), holders: [behindBacklog] }, 10)).toEqual({
+    expect(judge({ runsInProgress: [behindBacklog] }, 10)).toEqual({ kind: 'wait', retryInMs: 3_000 });
+    expect(judge({ runsInProgress: [behindBacklog] }, 13)).toEqual({ kind: 'skip', reason: 'overlap' });
+    expect(judge({ task: task({ overlap: 'replace' }), runsInProgress: [behindBacklog] }, 10)).toEqual({
       kind: 'wait',
       retryInMs: 3_000,
     });
     // buffer_one: the buffered run started when the one before it ended; the newcomer is buffered (or skipped) at once.
-    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [behindBacklog] }, 10)).toEqual({ kind: 'buffer' });
-    expect(judge({ task: task({ overlap: 'buffer_one' }), holders: [behindBacklog], otherBuffered: true }, 10)).toEqual(
-      { kind: 'skip', reason: 'overlap' },
-    );
+    expect(judge({ task: task({ overlap: 'buffer_one' }), runsInProgress: [behindBacklog] }, 10)).toEqual({
+      kind: 'buffer',
+    });
+    expect(
+      judge({ task: task({ overlap: 'buffer_one' }), runsInProgress: [behindBacklog], otherBuffered: true }, 10),
+    ).toEqual({ kind: 'skip', reason: 'overlap' });
     // One that started on time and runs on past the slot's time is the task's own overlap: skipped at once.
-    expect(judge({ holders: [holder(6, { releasedAt: s(6) })] }, 10)).toEqual({ kind: 'skip', reason: 'overlap' });
+    expect(judge({ runsInProgress: [holder(6, { releasedAt: s(6) })] }, 10)).toEqual({
+      kind: 'skip',
+      reason: 'overlap',
+    });
   });
 
   it(
@@ -200,21 +221,24 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
       const late = holder(9, { fireAt: s(2), releasedAt: s(2) });
       const previousSlotAt = s(8);
       // It has run 1 s: a quick run would end soon — the slot asks again when it has run the gap (2 s).
-      expect(judge({ holders: [late], previousSlotAt }, 10)).toEqual({ kind: 'wait', retryInMs: 1_000 });
+      expect(judge({ runsInProgress: [late], previousSlotAt }, 10)).toEqual({ kind: 'wait', retryInMs: 1_000 });
       // Still running after 2 s: on time it would still have been running at this slot's time.
-      expect(judge({ holders: [late], previousSlotAt }, 11)).toEqual({ kind: 'skip', reason: 'overlap' });
-      expect(judge({ task: task({ overlap: 'replace' }), holders: [late], previousSlotAt }, 11)).toEqual({
+      expect(judge({ runsInProgress: [late], previousSlotAt }, 11)).toEqual({ kind: 'skip', reason: 'overlap' });
+      expect(judge({ task: task({ overlap: 'replace' }), runsInProgress: [late], previousSlotAt }, 11)).toEqual({
         kind: 'replace',
         holderIds: ['h9'],
       });
       // A run between two attempts (a retry's backoff) still holds the task: its time counts from its first start.
       expect(
-        judge({ holders: [holder(9, { fireAt: s(2), releasedAt: s(2), running: false })], previousSlotAt }, 11.5),
+        judge(
+          { runsInProgress: [holder(9, { fireAt: s(2), releasedAt: s(2), running: false })], previousSlotAt },
+          11.5,
+        ),
       ).toEqual({ kind: 'skip', reason: 'overlap' });
       // No slot before (the first of the task): only the allowance counts.
-      expect(judge({ holders: [late] }, 11)).toEqual({ kind: 'wait', retryInMs: 6_000 });
+      expect(judge({ runsInProgress: [late] }, 11)).toEqual({ kind: 'wait', retryInMs: 6_000 });
       // A backfill has no place in the schedule: the time since the last scheduled slot is no gap.
-      expect(judge({ slot: slot({ trigger: 'backfill' }), holders: [late], previousSlotAt }, 11)).toEqual({
+      expect(judge({ slot: slot({ trigger: 'backfill' }), runsInProgress: [late], previousSlotAt }, 11)).toEqual({
         kind: 'wait',
         retryInMs: 6_000,
       });
@@ -223,8 +247,8 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
 
   it("a run that started after the slot's time is one the slot waits behind (a backlog): it is parked for its turn, and never skipped for it", () => {
     for (const overlap of ['skip', 'buffer_one', 'replace'] as const) {
-      expect(judge({ task: task({ overlap }), holders: [holder(11)] }, 12)).toEqual({ kind: 'park' });
-      expect(judge({ task: task({ overlap, maxDelayMs: 3_600_000 }), holders: [holder(11)] }, 600)).toEqual({
+      expect(judge({ task: task({ overlap }), runsInProgress: [holder(11)] }, 12)).toEqual({ kind: 'park' });
+      expect(judge({ task: task({ overlap, maxDelayMs: 3_600_000 }), runsInProgress: [holder(11)] }, 600)).toEqual({
         kind: 'park',
       });
     }
@@ -238,7 +262,12 @@ describe("judgeClaim: overlap policy only against a run in progress at the slot'
   it('a task with overlap allow is never judged', () => {
     expect(
       judge(
-        { slot: slot({ exclusive: false }), task: task({ overlap: 'allow' }), holders: [holder(9)], earlierDue: true },
+        {
+          slot: slot({ exclusive: false }),
+          task: task({ overlap: 'allow' }),
+          runsInProgress: [holder(9)],
+          earlierDue: true,
+        },
         10,
       ),
     ).toEqual({ kind: 'run' });

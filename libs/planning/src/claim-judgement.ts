@@ -34,7 +34,7 @@ export interface ClaimTask {
 }
 
 /** Another exclusive execution of the task in progress: running, or between two attempts (`retrying`). */
-export interface Holder {
+export interface RunInProgress {
   id: string;
   fireAt: Date;
   /** When its first attempt started. */
@@ -50,7 +50,7 @@ export interface ClaimContext {
   /** Null when the task was deleted. */
   task: ClaimTask | null;
   /** The task's other exclusive executions in progress (none when the slot is not exclusive). */
-  holders: Holder[];
+  runsInProgress: RunInProgress[];
   /** An earlier slot of the task is due (its `fire_at` has passed) and has not started: it goes first. */
   earlierDue: boolean;
   /** Another slot of the task is already the one waiting behind the run in progress (`buffer_one`). */
@@ -141,20 +141,20 @@ export function judgeClaim(context: ClaimContext, now: Date): ClaimVerdict {
     if (canBeLate(slot) && slot.heldAt === null && isLate(slot.fireAt, task.maxDelayMs, now)) return { kind: 'late' };
   }
   if (!slot.exclusive) return RUN;
-  if (!first) return context.holders.some((h) => h.running) ? PARK : RUN;
+  if (!first) return context.runsInProgress.some((h) => h.running) ? PARK : RUN;
   return judgeNewcomer(context, task, at);
 }
 
 function judgeNewcomer(context: ClaimContext, task: ClaimTask, at: number): ClaimVerdict {
-  const { slot, holders } = context;
+  const { slot, runsInProgress } = context;
   const slotAt = slot.scheduledFor.getTime();
-  const atItsTime = holders.filter((h) => h.firstStartedAt.getTime() <= slotAt);
+  const atItsTime = runsInProgress.filter((h) => h.firstStartedAt.getTime() <= slotAt);
   if (atItsTime.length === 0) return taskIsFree(context) ? RUN : PARK;
 
   // A run released on time may still start late: parked behind the late runs of a failover's
   // backlog, its start is that backlog's lateness, not the task's overlap — except under
   // buffer_one, whose waiting slot starts late because of the very overlap the policy judges.
-  const late = (h: Holder) =>
+  const late = (h: RunInProgress) =>
     (task.overlap === 'buffer_one' ? (h.releasedAt ?? h.firstStartedAt) : h.firstStartedAt).getTime() -
     h.fireAt.getTime();
   const allowance = Math.max(...atItsTime.map(late));

@@ -26,7 +26,7 @@ export {
   type ClaimSlot,
   type ClaimTask,
   type ClaimVerdict,
-  type Holder,
+  type RunInProgress,
   judgeClaim,
 } from './claim-judgement.js';
 export { canBeLate, isLate } from './lateness.js';
@@ -57,7 +57,7 @@ export {
   isPlanned,
   type TaskSlotRow,
   taskIsFree,
-  turnHolders,
+  runsAhead,
 } from './policy.js';
 export { leaderKey, shardOf, shardShare } from './shard.js';
 export {

@@ -36,7 +36,7 @@ export interface TaskSlotRow {
  * The runs of `slot`'s task that hold its turn: its other exclusive executions `running` or
  * `retrying` (a slot between attempts still holds its task, DESIGN §4).
  */
-export function turnHolders<R extends TaskSlotRow>(slot: TaskSlotRow, rows: readonly R[]): R[] {
+export function runsAhead<R extends TaskSlotRow>(slot: TaskSlotRow, rows: readonly R[]): R[] {
   return rows.filter((r) => r.id !== slot.id && r.exclusive && (r.status === 'running' || r.status === 'retrying'));
 }
 
@@ -53,8 +53,8 @@ export function earlierSlotDue(slot: TaskSlotRow, rows: readonly TaskSlotRow[], 
 
 /**
  * Whether `slot`'s task is free for it to start: no run holds its turn and no earlier slot is due —
- * what the claim's judgement (`judgeClaim`) decides from the holders and `earlierDue` it reads.
+ * what the claim's judgement (`judgeClaim`) decides from the runsInProgress and `earlierDue` it reads.
  */
-export function taskIsFree(context: { holders: readonly unknown[]; earlierDue: boolean }): boolean {
-  return context.holders.length === 0 && !context.earlierDue;
+export function taskIsFree(context: { runsInProgress: readonly unknown[]; earlierDue: boolean }): boolean {
+  return context.runsInProgress.length === 0 && !context.earlierDue;
 }

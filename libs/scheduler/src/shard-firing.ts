@@ -87,7 +87,7 @@ export class ShardFiring {
     this.pushed.clear();
     this.timer.clear();
     this.backlog.clear();
-    this.metrics.backlogHeld.set(this.labels, 0);
+    this.metrics.backlog(this.labels, 0);
   }
 
   /**
@@ -104,7 +104,7 @@ export class ShardFiring {
     });
     // The backlog first: an on-time slot due with its own task's backlog is behind it.
     this.backlog.add(due.filter((e) => isBacklog(e.trigger)).map((e) => ({ ...e, ...laneOf(e) })));
-    this.metrics.backlogHeld.set(this.labels, this.backlog.size);
+    this.metrics.backlog(this.labels, this.backlog.size);
     const now: Fireable[] = [];
     const behind: Fireable[] = [];
     for (const e of due) {
@@ -126,7 +126,7 @@ export class ShardFiring {
     const now = this.clock.now();
     if (this.onTimeFirst.yields(now, this.timer.nextFireAt(), this.lastOnTimeAt)) return;
     const released = this.backlog.take(now);
-    this.metrics.backlogHeld.set(this.labels, this.backlog.size);
+    this.metrics.backlog(this.labels, this.backlog.size);
     if (released.length > 0) void this.push(released); // never rejects: a failure is logged, the sweep fires them
   }
 

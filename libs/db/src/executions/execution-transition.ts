@@ -104,7 +104,7 @@ export interface TransitionSpec {
   /**
    * A running row ended by someone other than its worker (a cancel, a replace): its concurrency
    * key's permit stays held, as an `overrun_permit` until its lease's end, while its handler may
-   * still be running; the worker drops it when the handler settles (see AttemptsRepository.holdPermits).
+   * still be running; the worker drops it when the handler settles (see AttemptsRepository.keepPermits).
    */
   keepPermit?: boolean;
 }

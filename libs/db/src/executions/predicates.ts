@@ -61,7 +61,7 @@ export function earlierSlotDueSql(e: string, now: string, o = 'o'): string {
 /**
  * `e`'s task is free for `e` to start by the clock `now`: no other exclusive run of it running or
  * retrying, and no earlier exclusive slot of it due. Twin: `taskIsFree` — what the judgement
- * decides for a newcomer with no holders and nothing earlier due.
+ * decides for a newcomer with no runsInProgress and nothing earlier due.
  */
 export function taskFreeSql(e: string, now: string): string {
   return `NOT ${runInProgressSql(e, 'running')}

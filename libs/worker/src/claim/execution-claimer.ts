@@ -42,11 +42,11 @@ const SHORT_EARLY_MS = 100;
 const FLOW_POLL_MS = 1_000;
 const FLOW_POLL_MAX_MS = 15_000;
 /**
- * A skip for overlap refused twice in one claim: the run it overlaps has its row held (its outcome
+ * A skip for overlap refused twice in one claim: the run it overlaps has its row locked (its outcome
  * being written, see ClaimsRepository.skipUnstarted). The claim comes back after this rather than
  * re-reading while the write waits.
  */
-const HELD_RUN_RETRY_MS = 250;
+const LOCKED_RUN_RETRY_MS = 250;
 /** A first attempt found late is decided by the leader's misfire pass, which runs every 2 s: ask again after it. */
 const LATE_RECHECK_MS = 2_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -74,7 +74,7 @@ export function claimContextOf(read: ClaimRead): ClaimContext {
       heldAt: e.heldAt,
     },
     task,
-    holders: read.holders,
+    runsInProgress: read.runsInProgress,
     earlierDue: read.earlierDue,
     otherBuffered: read.otherBuffered,
     previousSlotAt: read.previousSlotAt,
@@ -240,7 +240,7 @@ export class ExecutionClaimer {
         };
         if (!(await this.claims.skipUnstarted(execution.id, verdict.reason, seen)))
           return verdict.reason === 'overlap' && round > 1
-            ? { kind: 'later', why: 'contended', afterMs: HELD_RUN_RETRY_MS }
+            ? { kind: 'later', why: 'contended', afterMs: LOCKED_RUN_RETRY_MS }
             : null;
         this.metrics.skipped.inc({ reason: verdict.reason });
         this.metrics.slotsDecided('skipped', reasonOfSkip(verdict.reason) ?? verdict.reason);
@@ -266,7 +266,7 @@ export class ExecutionClaimer {
       case 'buffer':
         if (this.stopping) return { kind: 'dropped', why: 'released' };
         // The one slot waiting behind the run in progress: marked, then parked like any slot whose turn has not come.
-        if (!(await this.turns.holdAsBuffered(execution.id, execution.taskId!))) return null;
+        if (!(await this.turns.markBuffered(execution.id, execution.taskId!))) return null;
         return this.settle(await this.park(read, request), 0);
       case 'wait':
         // A run ahead released late (a failover adopted it): judged by the overlap policy only once
@@ -302,7 +302,7 @@ export class ExecutionClaimer {
     // untouched, and waits there for a worker that offers it — never ended for want of one.
     const handler = execution.pinnedHandler ?? task.handler;
     if (!this.handlers.get(handler)) {
-      this.metrics.sentBack.inc({ handler });
+      this.metrics.runMoved(handler);
       return { kind: 'moved', handler, attempt: execution.status === 'retrying' ? execution.attempt + 1 : 1 };
     }
     const write: ClaimWrite = {

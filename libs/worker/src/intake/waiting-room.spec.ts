@@ -14,26 +14,35 @@ describe('WaitingRoom', () => {
   it("brings a task's waiters forward when its turn is free, and only that task's", async () => {
     const promoted: string[] = [];
     const room = new WaitingRoom();
-    room.add('a', job('a1', promoted));
-    room.add('a', job('a2', promoted));
-    room.add('b', job('b1', promoted));
-    expect(await room.wake('a')).toBe(2);
+    room.add({ taskId: 'a' }, job('a1', promoted));
+    room.add({ taskId: 'a' }, job('a2', promoted));
+    room.add({ taskId: 'b' }, job('b1', promoted));
+    expect(await room.wake({ taskId: 'a' })).toBe(2);
     expect(promoted.sort()).toEqual(['a1', 'a2']);
     expect(room.size).toBe(1);
-    expect(await room.wake('a')).toBe(0);
+    expect(await room.wake({ taskId: 'a' })).toBe(0);
   });
 
   it('brings only the first waiters of a flow-control key forward, by their place', async () => {
     const promoted: string[] = [];
     const room = new WaitingRoom();
     // Same fire_at: the lower id goes first, as in Postgres.
-    room.add(flowTurn('openai'), job('late', promoted), flowOrder(3_000, '00000000-0000-4000-8000-000000000001'));
-    room.add(flowTurn('openai'), job('middle', promoted), flowOrder(1_000, 'ffffffff-0000-4000-8000-000000000000'));
-    room.add(flowTurn('openai'), job('early', promoted), flowOrder(1_000, '0fffffff-0000-4000-8000-000000000000'));
-    room.add(flowTurn('mail'), job('other', promoted), flowOrder(0, '00000000-0000-4000-8000-000000000000'));
-    expect(await room.wake(flowTurn('openai'), 1)).toBe(1);
+    room.add(
+      { flowKey: 'openai', order: flowOrder(3_000, '00000000-0000-4000-8000-000000000001') },
+      job('late', promoted),
+    );
+    room.add(
+      { flowKey: 'openai', order: flowOrder(1_000, 'ffffffff-0000-4000-8000-000000000000') },
+      job('middle', promoted),
+    );
+    room.add(
+      { flowKey: 'openai', order: flowOrder(1_000, '0fffffff-0000-4000-8000-000000000000') },
+      job('early', promoted),
+    );
+    room.add({ flowKey: 'mail', order: flowOrder(0, '00000000-0000-4000-8000-000000000000') }, job('other', promoted));
+    expect(await room.wake({ flowKey: 'openai' }, 1)).toBe(1);
     expect(promoted).toEqual(['early']);
-    expect(await room.wake(flowTurn('openai'), 1)).toBe(1);
+    expect(await room.wake({ flowKey: 'openai' }, 1)).toBe(1);
     expect(promoted).toEqual(['early', 'middle']);
     expect(room.size).toBe(2);
   });
@@ -41,20 +50,31 @@ describe('WaitingRoom', () => {
   it('keeps a job in one place: added again, it waits for the new turn only', async () => {
     const promoted: string[] = [];
     const room = new WaitingRoom();
-    room.add('a', job('j', promoted));
-    room.add(flowTurn('k'), job('j', promoted), flowOrder(1, 'a'));
-    expect(await room.wake('a')).toBe(0);
-    expect(await room.wake(flowTurn('k'), 1)).toBe(1);
+    room.add({ taskId: 'a' }, job('j', promoted));
+    room.add({ flowKey: 'k', order: flowOrder(1, 'a') }, job('j', promoted));
+    expect(await room.wake({ taskId: 'a' })).toBe(0);
+    expect(await room.wake({ flowKey: 'k' }, 1)).toBe(1);
     expect(room.size).toBe(0);
+  });
+
+  it("keeps a task's turn apart from a key's room whatever their names", async () => {
+    const promoted: string[] = [];
+    const room = new WaitingRoom();
+    room.add({ taskId: 'flow:k' }, job('task-waiter', promoted));
+    room.add({ flowKey: 'k', order: flowOrder(1, 'a') }, job('key-waiter', promoted));
+    expect(await room.wake({ flowKey: 'k' })).toBe(1);
+    expect(promoted).toEqual(['key-waiter']);
+    expect(await room.wake({ taskId: 'flow:k' })).toBe(1);
+    expect(promoted).toEqual(['key-waiter', 'task-waiter']);
   });
 
   it('forgets a job that came back on its own, and shrugs off one that cannot be promoted', async () => {
     const promoted: string[] = [];
     const room = new WaitingRoom();
-    room.add('a', job('a1', promoted));
-    room.add('a', job('a2', promoted, true));
+    room.add({ taskId: 'a' }, job('a1', promoted));
+    room.add({ taskId: 'a' }, job('a2', promoted, true));
     room.remove('a1');
-    await expect(room.wake('a')).resolves.toBe(1);
+    await expect(room.wake({ taskId: 'a' })).resolves.toBe(1);
     expect(promoted).toEqual([]);
   });
 });
@@ -82,10 +102,10 @@ describe('a wake passed on', () => {
     const room = new WaitingRoom();
     const forKey = held('for-key', []);
     const forTurn = held('for-turn', []);
-    room.add(flowTurn('k'), forKey, flowOrder(1, 'a'));
-    room.add('a-task-id', forTurn);
-    await room.wake(flowTurn('k'), 1);
-    await room.wake('a-task-id');
+    room.add({ flowKey: 'k', order: flowOrder(1, 'a') }, forKey);
+    room.add({ taskId: 'a-task-id' }, forTurn);
+    await room.wake({ flowKey: 'k' }, 1);
+    await room.wake({ taskId: 'a-task-id' });
     expect([forKey.data, forTurn.data]).toEqual([
       { executionId: 'for-key', wokenFor: flowTurn('k') },
       { executionId: 'for-turn' },
@@ -95,10 +115,10 @@ describe('a wake passed on', () => {
   it("skips a key's waiter whose job came back elsewhere (no longer delayed): the word reaches the next", async () => {
     const promoted: string[] = [];
     const room = new WaitingRoom();
-    room.add(flowTurn('k'), held('taken-elsewhere', promoted, true), flowOrder(1, 'a'));
-    room.add(flowTurn('k'), held('next', promoted), flowOrder(2, 'a'));
-    room.add(flowTurn('k'), held('last', promoted), flowOrder(3, 'a'));
-    expect(await room.wake(flowTurn('k'), 1)).toBe(1);
+    room.add({ flowKey: 'k', order: flowOrder(1, 'a') }, held('taken-elsewhere', promoted, true));
+    room.add({ flowKey: 'k', order: flowOrder(2, 'a') }, held('next', promoted));
+    room.add({ flowKey: 'k', order: flowOrder(3, 'a') }, held('last', promoted));
+    expect(await room.wake({ flowKey: 'k' }, 1)).toBe(1);
     expect(promoted).toEqual(['next']);
     expect(room.size).toBe(1);
   });

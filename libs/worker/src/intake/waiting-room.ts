@@ -1,4 +1,4 @@
-import type { Disposition } from '../claim/disposition.js';
+import type { Disposition, WaitsFor } from '../claim/disposition.js';
 /**
  * A queue job that can be brought forward (BullMQ's `Job.promote`), and told what for (its data's
  * `wokenFor`, BullMQ's `Job.updateData`): whichever worker takes it then knows.
@@ -20,20 +20,22 @@ export function waitBeforeRetryMs(waitedMs: number): number {
 }
 
 /**
- * Jobs this worker sent back to wait, by what they wait for: their task's turn (an earlier slot of
- * the task first, in slot order), or a flow-control key (`flow:<key>`) with room. Each comes back
+ * Jobs this worker sent back to wait, by what they wait for (a {@link WaitsFor}): their task's turn
+ * (an earlier slot of the task first, in slot order), or a flow-control key with room. Each comes back
  * on its own after the wait it was given; when a turn frees here (an exclusive run of the task
  * ended) its waiters are brought forward at once, and when a key moves (a run of it ended or a
  * held one started, on any worker) its first waiter is — so a backlog drains at the pace of its
  * runs. Waiters on other workers come back on their own, or are woken by their own worker.
  */
 export class WaitingRoom {
-  /** Jobs by turn, each with its place (lowest first, as strings compare). */
+  /** Jobs by what they wait for (see {@link roomKey}), each with its place (lowest first, as strings compare). */
   private readonly byTurn = new Map<string, Map<string, { job: Promotable; order: string }>>();
   private readonly turnOf = new Map<string, string>();
 
-  add(turn: string, job: Promotable, order = ''): void {
+  add(waitsFor: WaitsFor, job: Promotable): void {
     if (!job.id) return;
+    const turn = roomKey(waitsFor);
+    const order = 'order' in waitsFor ? waitsFor.order : '';
     this.remove(job.id);
     let jobs = this.byTurn.get(turn);
     if (!jobs) this.byTurn.set(turn, (jobs = new Map()));
@@ -52,11 +54,13 @@ export class WaitingRoom {
   }
 
   /**
-   * The turn is free: its first `count` waiters here (all by default) come back now — one wins the
-   * claim, the rest wait again. Returns how many were brought forward (of a limited wake, how many
-   * could still be: one whose job is no longer delayed here is passed over for the next).
+   * A task's turn is free, or a key has room: the first `count` waiters on it here (all by default)
+   * come back now — one wins the claim, the rest wait again. Returns how many were brought forward
+   * (of a limited wake, how many could still be: one whose job is no longer delayed here is passed
+   * over for the next).
    */
-  async wake(turn: string, count = Number.POSITIVE_INFINITY): Promise<number> {
+  async wake(waitsFor: { taskId: string } | { flowKey: string }, count = Number.POSITIVE_INFINITY): Promise<number> {
+    const turn = roomKey(waitsFor);
     const jobs = this.byTurn.get(turn);
     if (!jobs) return 0;
     const waiters = [...jobs.entries()];
@@ -65,9 +69,9 @@ export class WaitingRoom {
     const bring = async ([id, { job }]: (typeof waiters)[number]): Promise<boolean> => {
       this.remove(id);
       // Woken for a key's room, it says so to whichever worker takes it (see wakePassedOn).
-      if (turn.startsWith(FLOW_TURN_PREFIX) && job.updateData)
+      if ('flowKey' in waitsFor && job.updateData)
         // Only a hint: without it the taker simply does not pass the key's word on.
-        await job.updateData({ ...job.data, wokenFor: turn }).catch(() => undefined);
+        await job.updateData({ ...job.data, wokenFor: flowTurn(waitsFor.flowKey) }).catch(() => undefined);
       // A job already back in the queue cannot be promoted: it is on its way anyway (or, taken by
       // another worker, was already run). Nor can one Redis did not answer for; it comes back when
       // its delay ends, as it would have without a wake.
@@ -92,9 +96,13 @@ export class WaitingRoom {
   }
 }
 
-/** The waiting-room turn of a flow-control key (task turns are task ids, which never start so). */
+/** A job's `wokenFor` (ExecutionJobData) for a flow-control key: the key, prefixed. */
 const FLOW_TURN_PREFIX = 'flow:';
 export const flowTurn = (key: string): string => `${FLOW_TURN_PREFIX}${key}`;
+
+/** The room's own key of what a job waits for: a task's turn and a key's room never share one. */
+const roomKey = (waitsFor: { taskId: string } | { flowKey: string }): string =>
+  'taskId' in waitsFor ? `task:${waitsFor.taskId}` : flowTurn(waitsFor.flowKey);
 
 /**
  * The flow-control key whose word a job woken for `turn` passes on, given what became of it: a

@@ -17,7 +17,7 @@ import { DelayedError, type Job, Worker } from 'bullmq';
 import { HandlerRegistry } from '@punctual/handlers';
 import { ExecutionRunner } from '../run/execution-runner.js';
 import { ExecutionClaimer } from '../claim/execution-claimer.js';
-import { flowTurn, waitBeforeRetryMs, WaitingRoom, wakePassedOn } from './waiting-room.js';
+import { waitBeforeRetryMs, WaitingRoom, wakePassedOn } from './waiting-room.js';
 import { ANNOUNCE_MS, WorkerAnnouncer } from './worker-announcer.js';
 
 /**
@@ -41,7 +41,7 @@ const JOBS_PER_HANDLER_SLOT = 2;
  * take it and give it back again, and again — a partitioned worker beside a healthy one delayed a
  * retry by 20 s and more that way. Running handlers go on meanwhile.
  */
-const UNREACHABLE_HOLD_OFF_MS = 3_000;
+const UNREACHABLE_BACK_OFF_MS = 3_000;
 /**
  * How long an idle BullMQ worker waits on its queue before it looks again (BullMQ's default is 5 s).
  * A job handed back with a delay wakes one waiting worker; when that one is holding off (above), the
@@ -64,7 +64,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private workers: Worker<ExecutionJobData>[] = [];
   private subscriber: RedisConnection | null = null;
   private announceTimer: NodeJS.Timeout | null = null;
-  /** While set, this worker takes no jobs (see UNREACHABLE_HOLD_OFF_MS); it resumes when it fires. */
+  /** While set, this worker takes no jobs (see UNREACHABLE_BACK_OFF_MS); it resumes when it fires. */
   private holdingOff: NodeJS.Timeout | null = null;
   private readonly waiting = new WaitingRoom();
   /** When each flow-control key last moved (`performance.now()`), as heard here: see {@link flowMoved}. */
@@ -89,7 +89,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       // A run of the key ended or a held one started somewhere: this worker's first held run of it asks again.
       else this.flowMoved(message);
     });
-    this.runner.onTurnFreed((taskId) => void this.waiting.wake(taskId));
+    this.runner.onTurnFreed((taskId) => void this.waiting.wake({ taskId }));
     this.runner.onPermitFreed((key) => void this.claimer.wakeFlow(key));
     // The handler slots (WORKER_CONCURRENCY) are shared by every handler; each queue may hold as
     // many jobs as the slots would take, so one handler's runs can use them all.
@@ -131,7 +131,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   private flowMoved(key: string): void {
     if (this.flowMovedAt.size >= 10_000) this.flowMovedAt.clear();
     this.flowMovedAt.set(key, performance.now());
-    void this.waiting.wake(flowTurn(key), 1); // never rejects: a job it cannot bring forward comes on its own
+    void this.waiting.wake({ flowKey: key }, 1); // never rejects: a job it cannot bring forward comes on its own
   }
 
   /**
@@ -179,7 +179,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
       case 'later':
         break;
     }
-    if (disposition.why === 'unreachable') this.holdOff();
+    if (disposition.why === 'unreachable') this.backOff();
     const { waitsFor } = disposition;
     // Held on a key that moved while its claim was on its way: the word came before the job was
     // here to be woken, so it asks again at once rather than wait for the next one.
@@ -189,8 +189,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     // It waits again: the wake that brought it is spent.
     if (wokenFor !== undefined) await bestEffort(job.updateData(data), 'worker.clear-woken');
     await job.moveToDelayed(Date.now() + Math.max(1, Math.ceil(wait)), token);
-    if (waitsFor && 'taskId' in waitsFor) this.waiting.add(waitsFor.taskId, job);
-    if (waitsFor && 'flowKey' in waitsFor) this.waiting.add(flowTurn(waitsFor.flowKey), job, waitsFor.order);
+    if (waitsFor) this.waiting.add(waitsFor, job);
     throw new DelayedError();
   }
 
@@ -218,7 +217,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
         return d.kind === 'moved' ? this.move({ ...member, fireAt, releasedAt, trace }, d) : Promise.resolve();
       }),
     );
-    if (dispositions.some((d) => d.kind === 'later' && d.why === 'unreachable')) this.holdOff();
+    if (dispositions.some((d) => d.kind === 'later' && d.why === 'unreachable')) this.backOff();
     const later = group.flatMap((member, i) => {
       const d = dispositions[i]!;
       return d.kind === 'later'
@@ -254,13 +253,13 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /**
-   * Postgres did not answer a claim: this worker takes no jobs for UNREACHABLE_HOLD_OFF_MS (its
+   * Postgres did not answer a claim: this worker takes no jobs for UNREACHABLE_BACK_OFF_MS (its
    * running handlers go on), so what it gives back goes to a worker that can claim it.
    */
-  private holdOff(): void {
+  private backOff(): void {
     if (this.holdingOff || this.workers.length === 0) return;
     this.logger.warn(
-      { forMs: UNREACHABLE_HOLD_OFF_MS },
+      { forMs: UNREACHABLE_BACK_OFF_MS },
       'Postgres does not answer claims: taking no jobs for a while, so that another worker takes them',
     );
     const warn = (error: unknown) => this.logger.warn({ err: error }, 'could not pause or resume taking jobs');
@@ -268,7 +267,7 @@ export class WorkerService implements OnApplicationBootstrap, OnModuleDestroy {
     this.holdingOff = setTimeout(() => {
       this.holdingOff = null;
       if (this.announceTimer) for (const worker of this.workers) void Promise.resolve(worker.resume()).catch(warn);
-    }, UNREACHABLE_HOLD_OFF_MS);
+    }, UNREACHABLE_BACK_OFF_MS);
   }
 
   /**

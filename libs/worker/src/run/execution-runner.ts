@@ -13,7 +13,7 @@ import { holdBeforeSlotMs } from '../claim/claim-checks.js';
 import type { Disposition, RunOutcome } from '../claim/disposition.js';
 import { ExecutionClaimer } from '../claim/execution-claimer.js';
 import { leasePolicy, type LeasePolicy } from './lease-policy.js';
-import { HandlerSlots } from './handler-slots.js';
+import { RunCapacity } from './run-capacity.js';
 import { LeaseKeeper, type OverrunPermit } from './lease-keeper.js';
 import { LocalTurns } from '../claim/local-turns.js';
 import { OutcomeRecorder } from '../outcome/outcome-recorder.js';
@@ -39,7 +39,7 @@ export interface RunRequest {
 /**
  * One attempt of one execution: held until its slot, taken in this worker's order of its task's
  * attempts (see LocalTurns), claimed (see ExecutionClaimer), its handler run under an
- * AttemptControl in one of the worker's handler slots, its outcome recorded (see OutcomeRecorder).
+ * AttemptControl in a place of the worker's run capacity, its outcome recorded (see OutcomeRecorder).
  * A lost claim or a stale write is an outcome, not an error. Every instant it judges by is
  * Postgres' (the claim's `now()`, or {@link ClockService}).
  */
@@ -51,7 +51,7 @@ export class ExecutionRunner implements OnModuleDestroy {
   private readonly cancelled = new Map<string, number>();
   private readonly lease: LeasePolicy;
   private readonly leases: LeaseKeeper;
-  private readonly slots: HandlerSlots;
+  private readonly capacity: RunCapacity;
   private handingBack = false;
   private readonly localTurns = new LocalTurns();
   private readonly turnListeners: ((taskId: string) => void)[] = [];
@@ -72,7 +72,7 @@ export class ExecutionRunner implements OnModuleDestroy {
       this.logger.warn({ err: error }, 'could not renew or check leases; attempts abort before their lease ends'),
     );
     this.leases.start();
-    this.slots = new HandlerSlots(config.workerConcurrency);
+    this.capacity = new RunCapacity(config.workerConcurrency);
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -134,11 +134,11 @@ export class ExecutionRunner implements OnModuleDestroy {
     while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
     if (this.handingBack) return { kind: 'dropped', why: 'released' };
     const turn = await this.localTurns.take(request.taskId);
-    // A handler slot is held from the claim to the end of the handler — an aborted handler's real
+    // A place of the run capacity is taken from the claim to the end of the handler — an aborted handler's real
     // end, however late it honours its signal; the outcome is written after.
-    const release = await this.slots.acquire();
+    const release = await this.capacity.acquire();
     let overrun: Promise<void> | null = null;
-    // `overrun` never rejects (see overrunning): the slot is released when the handler settles.
+    // `overrun` never rejects (see overrunning): the place is given back when the handler settles.
     const releaseSlot = () => (overrun ? void overrun.then(release) : release());
     try {
       if (this.handingBack) return { kind: 'dropped', why: 'released' };
@@ -321,11 +321,11 @@ export class ExecutionRunner implements OnModuleDestroy {
       this.metrics.handlersOverrunning.inc();
       this.logger.warn(
         { ...fields, cause },
-        'the handler runs on after its attempt was aborted; its slot is held until it ends',
+        'the handler runs on after its attempt was aborted; its place is taken until it ends',
       );
       void done.then(() => this.metrics.handlersOverrunning.dec()); // `done` never rejects
       if (permit)
-        await this.leases.holdPermit(permit).catch(warn("could not hold the overrunning handler's concurrency permit"));
+        await this.leases.keepPermit(permit).catch(warn("could not hold the overrunning handler's concurrency permit"));
     });
     if (permit) {
       void Promise.all([done, permitHeld]).then(async () => {

@@ -24,7 +24,7 @@ function repository(answer: { owned?: (k: Key) => boolean; status?: string; fail
           .map((k) => [k.attemptId, (answer.status ?? 'running') as never]),
       );
     },
-    holdPermits: async (permits: { attemptId: string }[]) => {
+    keepPermits: async (permits: { attemptId: string }[]) => {
       calls.permits.push(permits.map((p) => p.attemptId));
     },
     renewPermits: async (attemptIds: string[]) => {
@@ -115,7 +115,7 @@ describe('LeaseKeeper', () => {
     fakeClock();
     const repo = repository();
     const keeper = new LeaseKeeper(repo, leasePolicy({ leaseMs: 600 }), () => undefined);
-    await keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', keys: ['k'] });
+    await keeper.keepPermit({ attemptId: 'ran-on', executionId: 'e', keys: ['k'] });
     expect(repo.calls.permits).toEqual([['ran-on']]);
     // Renewed every third of the lease, though the keeper tracks no attempt.
     vi.advanceTimersByTime(leasePolicy({ leaseMs: 600 }).renewAfterMs - 1);
@@ -136,14 +136,14 @@ describe('LeaseKeeper', () => {
     let fail = true;
     const failing = {
       ...repo,
-      holdPermits: async (permits: { attemptId: string }[]) => {
+      keepPermits: async (permits: { attemptId: string }[]) => {
         if (fail) throw new Error('connection terminated');
-        return repo.holdPermits(permits);
+        return repo.keepPermits(permits);
       },
     };
     const errors: unknown[] = [];
     const keeper = new LeaseKeeper(failing, leasePolicy({ leaseMs: 600 }), (error) => errors.push(error));
-    await expect(keeper.holdPermit({ attemptId: 'ran-on', executionId: 'e', keys: ['k'] })).rejects.toThrow(
+    await expect(keeper.keepPermit({ attemptId: 'ran-on', executionId: 'e', keys: ['k'] })).rejects.toThrow(
       'connection terminated',
     );
     fail = false;

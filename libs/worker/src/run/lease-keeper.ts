@@ -13,7 +13,7 @@ import type { LeasePolicy } from './lease-policy.js';
  */
 export class LeaseKeeper {
   private readonly attempts = new Set<AttemptControl>();
-  /** Permits of handlers running on after their attempts ended (see AttemptsRepository.holdPermits), by attempt id. */
+  /** Permits of handlers running on after their attempts ended (see AttemptsRepository.keepPermits), by attempt id. */
   private readonly permits = new Map<string, { permit: OverrunPermit; renewedAt: number; written: boolean }>();
   private timer: NodeJS.Timeout | null = null;
   private ticking = false;
@@ -22,7 +22,7 @@ export class LeaseKeeper {
   constructor(
     private readonly repository: Pick<
       AttemptsRepository,
-      'renewLeases' | 'notOwned' | 'holdPermits' | 'renewPermits' | 'dropPermits'
+      'renewLeases' | 'notOwned' | 'keepPermits' | 'renewPermits' | 'dropPermits'
     >,
     private readonly lease: Pick<LeasePolicy, 'leaseMs' | 'renewAfterMs' | 'keeperTickMs'>,
     private readonly onError: (error: unknown) => void,
@@ -52,10 +52,10 @@ export class LeaseKeeper {
    * Holds the permits of a handler running on after its attempt ended, renewed with the leases
    * until {@link dropPermit}: its key and its namespace's quota count it. Resolves once written.
    */
-  async holdPermit(permit: OverrunPermit): Promise<void> {
+  async keepPermit(permit: OverrunPermit): Promise<void> {
     const entry = { permit, renewedAt: performance.now(), written: false };
     this.permits.set(permit.attemptId, entry);
-    await this.repository.holdPermits(rowsOf([permit]), this.lease.leaseMs);
+    await this.repository.keepPermits(rowsOf([permit]), this.lease.leaseMs);
     entry.written = true;
   }
 
@@ -79,7 +79,7 @@ export class LeaseKeeper {
     const due = [...this.permits.values()].filter((p) => p.written && now - p.renewedAt >= this.lease.renewAfterMs);
     try {
       if (unwritten.length > 0) {
-        await this.repository.holdPermits(rowsOf(unwritten.map((p) => p.permit)), this.lease.leaseMs);
+        await this.repository.keepPermits(rowsOf(unwritten.map((p) => p.permit)), this.lease.leaseMs);
         for (const p of unwritten) Object.assign(p, { written: true, renewedAt: now });
       }
       // Renews only (never inserts): a permit dropped while this was on its way stays dropped.

@@ -185,14 +185,14 @@ export const CLAIM_READ = `
     t.id AS t_id, t.version AS t_version, t.status AS t_status, t.plan_version AS t_plan_version, t.overlap AS t_overlap,
     t.max_delay_ms AS t_max_delay_ms, t.max_attempts AS t_max_attempts,
     CASE WHEN t.version = req.known_version THEN NULL ELSE to_jsonb(t)::text END AS t_json,
-    COALESCE(h.holders, '[]'::json) AS holders,
+    COALESCE(h.runs_in_progress, '[]'::json) AS runs_in_progress,
     (e.exclusive AND ${earlierSlotDueSql('e', 'now()')}) AS earlier_due,
     (e.exclusive AND EXISTS (
       SELECT 1 FROM live_execution o
       WHERE o.task_id = e.task_id AND ${plannedSql('o')} AND o.id <> e.id AND o.next_attempt_at IS NOT NULL
     )) AS other_buffered,
     -- The task's scheduled slot before this one: how long a run may last before it overlaps the next.
-    CASE WHEN e.exclusive AND h.holders IS NOT NULL THEN (
+    CASE WHEN e.exclusive AND h.runs_in_progress IS NOT NULL THEN (
       SELECT (extract(epoch FROM o.scheduled_for) * 1000)::float8 FROM live_execution o
       WHERE o.task_id = e.task_id AND o.scheduled_for < e.scheduled_for AND o.trigger = 'schedule'
       ORDER BY o.scheduled_for DESC LIMIT 1
@@ -208,7 +208,7 @@ export const CLAIM_READ = `
     SELECT json_agg(json_build_object(
       'id', r.id, 'running', r.status = 'running', 'fireAt', r.fire_at, 'releasedAt', r.queued_at,
       'firstStartedAt', LEAST(r.started_at, (SELECT min(ev.at) FROM live_execution_event ev WHERE ev.execution_id = r.id AND ev.to_status = 'running'))
-    )) AS holders
+    )) AS runs_in_progress
     FROM (
       SELECT * FROM live_execution x WHERE x.task_id = e.task_id AND x.status = 'running' AND x.exclusive AND x.id <> e.id
       UNION ALL

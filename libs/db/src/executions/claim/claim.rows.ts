@@ -7,7 +7,7 @@ import type { ExecutionRow } from '../execution.row.js';
 // worker makes of them.
 
 /** Another exclusive execution of the same task in progress (running, or between attempts). */
-export interface ClaimHolder {
+export interface RunInProgressRow {
   id: string;
   running: boolean;
   fireAt: Date;
@@ -47,7 +47,7 @@ export interface ClaimRead {
   execution: ClaimedExecution;
   /** The task as it is now (null once deleted). */
   task: Task | null;
-  holders: ClaimHolder[];
+  runsInProgress: RunInProgressRow[];
   /** An earlier exclusive slot of the task is due and has not started. */
   earlierDue: boolean;
   /** Another pending slot of the task is the one buffered behind the run in progress. */
@@ -77,7 +77,13 @@ export type ReadRow = Pick<
   t_id: string | null;
   t_version: number | null;
   t_json: string | null;
-  holders: { id: string; running: boolean; fireAt: string; firstStartedAt: string; releasedAt: string | null }[];
+  runs_in_progress: {
+    id: string;
+    running: boolean;
+    fireAt: string;
+    firstStartedAt: string;
+    releasedAt: string | null;
+  }[];
   earlier_due: boolean;
   other_buffered: boolean;
   previous_slot_ms: number | null;
@@ -175,7 +181,7 @@ export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
       heldAt: instant(row.held_ms),
     },
     task,
-    holders: row.holders.map((h) => ({
+    runsInProgress: row.runs_in_progress.map((h) => ({
       id: h.id,
       running: h.running,
       fireAt: new Date(h.fireAt),

@@ -120,7 +120,7 @@ export class AttemptsRepository {
    * Holds (or renews) the concurrency permits of handlers that run on after their attempts ended
    * (see `overrun_permit`): each until a lease from now. One statement for all of a worker's.
    */
-  async holdPermits(
+  async keepPermits(
     permits: { attemptId: string; executionId: string; key: string }[],
     leaseMs: number,
   ): Promise<void> {
@@ -133,7 +133,7 @@ export class AttemptsRepository {
     );
   }
 
-  /** Extends the permits still held (see {@link holdPermits}); one that was dropped meanwhile is not brought back. */
+  /** Extends the permits still held (see {@link keepPermits}); one that was dropped meanwhile is not brought back. */
   async renewPermits(attemptIds: string[], leaseMs: number): Promise<void> {
     if (attemptIds.length === 0) return;
     await this.prisma.leasePool.query(

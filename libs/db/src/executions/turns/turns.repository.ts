@@ -81,7 +81,7 @@ export class TurnsRepository {
    * wait for it, an edit does) makes "at most one waiting" hold under races; the transaction is short
    * and bounded. False when another one already waits.
    */
-  async holdAsBuffered(id: string, taskId: string): Promise<boolean> {
+  async markBuffered(id: string, taskId: string): Promise<boolean> {
     return this.prisma.$transaction(async (tx) => {
       await tx.$executeRaw`SET LOCAL idle_in_transaction_session_timeout = 2000`;
       await tx.$executeRaw`SET LOCAL lock_timeout = 2000`;

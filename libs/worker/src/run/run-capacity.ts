@@ -1,10 +1,10 @@
 /**
- * The worker's handler slots (WORKER_CONCURRENCY): at most that many attempts hold one at a time,
+ * The worker's run capacity (WORKER_CONCURRENCY): at most that many attempts take a place at a time,
  * from their claim to the end of their handler. Jobs beyond them are already taken from the queue
- * (prefetched): their holds, reads and outcome writes happen while the slots run handlers, so a
- * slot does not sit idle through Postgres round trips. Waiters are served in arrival order.
+ * (prefetched): their waits, reads and outcome writes happen while the places run handlers, so a
+ * place does not sit idle through Postgres round trips. Waiters are served in arrival order.
  */
-export class HandlerSlots {
+export class RunCapacity {
   private free: number;
   private readonly waiting: (() => void)[] = [];
 
@@ -12,7 +12,7 @@ export class HandlerSlots {
     this.free = size;
   }
 
-  /** Resolves with the slot's release once one is free. */
+  /** Resolves, once a place is free, with the function that gives it back. */
   async acquire(): Promise<() => void> {
     if (this.free > 0) this.free -= 1;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
