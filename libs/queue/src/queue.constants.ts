@@ -54,9 +54,8 @@ export interface ExecutionJobData {
    */
   group?: { executionId: string; taskId?: string }[];
   /**
-   * The waiting-room turn (a flow-control key's) a wake brought this held job forward for: a run
-   * that then does not take the key's room passes the word on, on whichever worker takes the job.
-   * Cleared when the job waits again.
+   * `flow:<key>` when a key's room woke this job: if it then does not take the room, whichever
+   * worker took it wakes the key's next waiter. Cleared when the job waits again.
    */
   wokenFor?: string;
 }

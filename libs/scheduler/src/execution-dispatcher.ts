@@ -25,13 +25,10 @@ export interface PushOptions {
 }
 
 /**
- * Fires planned executions: pushes them to BullMQ as immediate jobs — each to the queue of the
- * handler it runs, so only a worker that offers it takes it — each carrying its `fire_at`
- * and the instant it was released — the many due at one instant in fire groups of a few dozen. Firing writes nothing per row (DESIGN §4): a row stays
- * `scheduled` until a worker claims it, and the claim records the release instant the job carries
- * as its `queued_at`. A row whose job never came (a leader gone mid-push) or went (Redis lost it)
- * is pushed again by the next sweep or the relay, under the same job id: a job already there is
- * not added twice, and a claim of a slot that already ran finds nothing to start.
+ * Pushes due executions to their handlers' queues as immediate jobs (DESIGN §4 "Fire"), each job
+ * carrying its `fire_at` and the instant it was pushed; many due at one instant go in fire groups of
+ * a few dozen. It writes nothing to a row: the claim records the job's instant as `queued_at`. A
+ * job lost on the way is pushed again, under the same id, by the next sweep or the relay.
  */
 @Injectable()
 export class ExecutionDispatcher {
