@@ -123,7 +123,7 @@ describe('fair catch-up: one namespace’s backlog does not stand in front of an
 });
 
 /**
- * An exclusive task's on-time slot that fires while its own catch-ups are still held for their turn
+ * An exclusive task's on-time slot that fires while its own catch-ups are still waiting for their turn
  * could only wait behind them: the leader parks it as it fires (no job, no claim), and the end of
  * the task's last catch-up hands it its turn. Real processes; counted at the webhook.
  */

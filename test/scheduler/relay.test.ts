@@ -182,7 +182,7 @@ describe('the relay gives a job back to executions that lost theirs', () => {
     await db.prisma.taskExecution.deleteMany({});
     const now = Date.now();
     const parkedAt = new Date(now - 10_000);
-    // 20 tasks whose on-time slot is parked behind a catch-up still held for its turn (pending, due, not parked).
+    // 20 tasks whose on-time slot is parked behind a catch-up still waiting for its turn (pending, due, not parked).
     for (let i = 0; i < 20; i += 1) {
       const { id, name } = await db.prisma.task.create({
         data: { name: `behind-${i}`, handler: 'noop', scheduleKind: 'cron', cron: '* * * * * *', secret: 's' },

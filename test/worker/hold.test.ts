@@ -54,7 +54,7 @@ describe('a job pushed ahead of its slot', () => {
     return id;
   }
 
-  it('is held until its fire_at, then claimed and run', async () => {
+  it('waits for its fire_at, then is claimed and run', async () => {
     const fireAt = new Date(Date.now() + 150);
     const id = await queuedExecution(fireAt);
     expect(await runner.runExecution({ executionId: id, fireAt: fireAt.getTime() }, { workerId: 'w1' })).toEqual({

@@ -108,7 +108,7 @@ export class Metrics {
   });
   readonly parkedAtFire = new Counter({
     name: 'punctual_parked_at_fire_total',
-    help: "On-time slots the leader parked as they fired, behind their task's own backlog runs still held for their turn: no job until the run ahead hands them their turn",
+    help: "On-time slots the leader parked as they fired, behind their task's own backlog runs still waiting for their turn: no job until the run ahead hands them their turn",
     registers: [this.registry],
   });
   readonly missed = new Counter({

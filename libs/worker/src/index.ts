@@ -10,7 +10,7 @@
 export { AttemptAbortedError, AttemptControl, type AbortCause } from './run/attempt-control.js';
 export { retryDelayMs } from './outcome/backoff.js';
 export { Batcher } from './batcher.js';
-export { holdBeforeSlotMs } from './claim/claim-checks.js';
+export { waitBeforeSlotMs } from './claim/claim-checks.js';
 export { type ClaimRequest, type Disposition, type RunOutcome, type WaitsFor } from './claim/disposition.js';
 export { claimContextOf, ExecutionClaimer } from './claim/execution-claimer.js';
 export { TurnHandover } from './claim/turn-handover.js';

@@ -225,7 +225,7 @@ export class LeaderExecutionsRepository {
    * its write and the hand-over): each such task's next slot is handed its turn (see `handOver`).
    * Only tasks with nothing left ahead of the parked slot are asked — no exclusive run running or
    * retrying, no earlier slot due — so slots parked on purpose (behind a run still going, or a
-   * backlog held for its turn) are not read, however many. Paged by task id from `after`: answers
+   * backlog waiting for its turn) are not read, however many. Paged by task id from `after`: answers
    * the turns handed and where the page stopped (`null` after the last page). Fenced by the epoch;
    * at most `limit` tasks a pass.
    */

@@ -1,4 +1,4 @@
-/** Clock skew between a leader and a worker tolerated on top of the lead before a hold is cut short. */
+/** Clock skew between a leader and a worker tolerated on top of the lead before a wait for the slot is cut short. */
 const MAX_CLOCK_SKEW_MS = 250;
 
 /**
@@ -7,7 +7,7 @@ const MAX_CLOCK_SKEW_MS = 250;
  * park the job), and not at all for jobs without a `fireAt` (retries, re-enqueued jobs). `now` is
  * the cluster's clock (Postgres'), as `fireAt` is.
  */
-export function holdBeforeSlotMs(fireAt: number | undefined, now: number, leadMs: number): number {
+export function waitBeforeSlotMs(fireAt: number | undefined, now: number, leadMs: number): number {
   if (fireAt === undefined) return 0;
   return Math.min(Math.max(0, fireAt - now), leadMs + MAX_CLOCK_SKEW_MS);
 }

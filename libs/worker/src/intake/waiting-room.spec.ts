@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { flowOrder } from '@punctual/planning';
-import { flowTurn, type Promotable, waitBeforeRetryMs, WaitingRoom, wakePassedOn } from './waiting-room.js';
+import { wokenForKey, type Promotable, waitBeforeRetryMs, WaitingRoom, wakePassedOn } from './waiting-room.js';
 
 const job = (id: string, promoted: string[], fail = false): Promotable => ({
   id,
@@ -107,7 +107,7 @@ describe('a wake passed on', () => {
     await room.wake({ flowKey: 'k' }, 1);
     await room.wake({ taskId: 'a-task-id' });
     expect([forKey.data, forTurn.data]).toEqual([
-      { executionId: 'for-key', wokenFor: flowTurn('k') },
+      { executionId: 'for-key', wokenFor: wokenForKey('k') },
       { executionId: 'for-turn' },
     ]);
   });
@@ -138,7 +138,7 @@ describe('a wake passed on', () => {
         { kind: 'dropped' as const, why: 'lost' as const },
         { kind: 'moved' as const, handler: 'h', attempt: 1 },
         { kind: 'later' as const, why: 'contended' as const },
-      ].map((d) => wakePassedOn(flowTurn(key), d)),
+      ].map((d) => wakePassedOn(wokenForKey(key), d)),
     ).toEqual(Array(6).fill(key));
     // It took the room, found none after all, or nobody can be served: nothing to pass on.
     expect(
@@ -146,7 +146,7 @@ describe('a wake passed on', () => {
         { kind: 'ended' as const, outcome: 'succeeded' as const },
         heldOn(key),
         { kind: 'later' as const, why: 'unreachable' as const },
-      ].map((d) => wakePassedOn(flowTurn(key), d)),
+      ].map((d) => wakePassedOn(wokenForKey(key), d)),
     ).toEqual([undefined, undefined, undefined]);
     // Not woken for a key: a task's turn, or not woken at all.
     expect([wakePassedOn('a-task-id', { kind: 'parked' }), wakePassedOn(undefined, { kind: 'parked' })]).toEqual([

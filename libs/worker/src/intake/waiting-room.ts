@@ -29,28 +29,28 @@ export function waitBeforeRetryMs(waitedMs: number): number {
  */
 export class WaitingRoom {
   /** Jobs by what they wait for (see {@link roomKey}), each with its place (lowest first, as strings compare). */
-  private readonly byTurn = new Map<string, Map<string, { job: Promotable; order: string }>>();
-  private readonly turnOf = new Map<string, string>();
+  private readonly byWait = new Map<string, Map<string, { job: Promotable; order: string }>>();
+  private readonly waitOf = new Map<string, string>();
 
   add(waitsFor: WaitsFor, job: Promotable): void {
     if (!job.id) return;
-    const turn = roomKey(waitsFor);
+    const key = roomKey(waitsFor);
     const order = 'order' in waitsFor ? waitsFor.order : '';
     this.remove(job.id);
-    let jobs = this.byTurn.get(turn);
-    if (!jobs) this.byTurn.set(turn, (jobs = new Map()));
+    let jobs = this.byWait.get(key);
+    if (!jobs) this.byWait.set(key, (jobs = new Map()));
     jobs.set(job.id, { job, order });
-    this.turnOf.set(job.id, turn);
+    this.waitOf.set(job.id, key);
   }
 
   /** A job came back on its own: it no longer waits here. */
   remove(jobId: string | undefined): void {
-    const turn = jobId === undefined ? undefined : this.turnOf.get(jobId);
-    if (!turn) return;
-    this.turnOf.delete(jobId!);
-    const jobs = this.byTurn.get(turn);
+    const key = jobId === undefined ? undefined : this.waitOf.get(jobId);
+    if (!key) return;
+    this.waitOf.delete(jobId!);
+    const jobs = this.byWait.get(key);
     jobs?.delete(jobId!);
-    if (jobs?.size === 0) this.byTurn.delete(turn);
+    if (jobs?.size === 0) this.byWait.delete(key);
   }
 
   /**
@@ -60,8 +60,8 @@ export class WaitingRoom {
    * over for the next).
    */
   async wake(waitsFor: { taskId: string } | { flowKey: string }, count = Number.POSITIVE_INFINITY): Promise<number> {
-    const turn = roomKey(waitsFor);
-    const jobs = this.byTurn.get(turn);
+    const key = roomKey(waitsFor);
+    const jobs = this.byWait.get(key);
     if (!jobs) return 0;
     const waiters = [...jobs.entries()];
     if (count < waiters.length)
@@ -71,7 +71,7 @@ export class WaitingRoom {
       // Woken for a key's room, it says so to whichever worker takes it (see wakePassedOn).
       if ('flowKey' in waitsFor && job.updateData)
         // Only a hint: without it the taker simply does not pass the key's word on.
-        await job.updateData({ ...job.data, wokenFor: flowTurn(waitsFor.flowKey) }).catch(() => undefined);
+        await job.updateData({ ...job.data, wokenFor: wokenForKey(waitsFor.flowKey) }).catch(() => undefined);
       // A job already back in the queue cannot be promoted: it is on its way anyway (or, taken by
       // another worker, was already run). Nor can one Redis did not answer for; it comes back when
       // its delay ends, as it would have without a wake.
@@ -92,29 +92,29 @@ export class WaitingRoom {
   }
 
   get size(): number {
-    return this.turnOf.size;
+    return this.waitOf.size;
   }
 }
 
 /** A job's `wokenFor` (ExecutionJobData) for a flow-control key: the key, prefixed. */
-const FLOW_TURN_PREFIX = 'flow:';
-export const flowTurn = (key: string): string => `${FLOW_TURN_PREFIX}${key}`;
+const WOKEN_FOR_PREFIX = 'flow:';
+export const wokenForKey = (key: string): string => `${WOKEN_FOR_PREFIX}${key}`;
 
 /** The room's own key of what a job waits for: a task's turn and a key's room never share one. */
 const roomKey = (waitsFor: { taskId: string } | { flowKey: string }): string =>
-  'taskId' in waitsFor ? `task:${waitsFor.taskId}` : flowTurn(waitsFor.flowKey);
+  'taskId' in waitsFor ? `task:${waitsFor.taskId}` : wokenForKey(waitsFor.flowKey);
 
 /**
- * The flow-control key whose word a job woken for `turn` passes on, given what became of it: a
+ * The flow-control key whose word a job woken for `wokenFor` passes on, given what became of it: a
  * job woken for a key's room that did not take it — held on another key, parked, skipped, dropped,
  * sent elsewhere, come back for another reason — so the key's next waiter asks now instead of at
  * its next poll. Undefined when there is nothing to pass on: not woken for a key; it ran (its start
  * or its end moves the key); held on the same key again (no room after all); or Postgres is
  * unreachable (every waiter would fail alike).
  */
-export function wakePassedOn(turn: string | undefined, disposition: Disposition): string | undefined {
-  if (turn === undefined || !turn.startsWith(FLOW_TURN_PREFIX)) return undefined;
-  const key = turn.slice(FLOW_TURN_PREFIX.length);
+export function wakePassedOn(wokenFor: string | undefined, disposition: Disposition): string | undefined {
+  if (wokenFor === undefined || !wokenFor.startsWith(WOKEN_FOR_PREFIX)) return undefined;
+  const key = wokenFor.slice(WOKEN_FOR_PREFIX.length);
   if (disposition.kind === 'run' || disposition.kind === 'ended') return undefined;
   if (disposition.kind === 'later') {
     const { waitsFor, why } = disposition;

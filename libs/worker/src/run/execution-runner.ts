@@ -9,7 +9,7 @@ import { ClockService } from '@punctual/clock';
 import { quotaFlowKey } from '@punctual/planning';
 import { concurrencyKeyOf } from '../claim/flow-claims.js';
 import { AttemptAbortedError, AttemptControl } from './attempt-control.js';
-import { holdBeforeSlotMs } from '../claim/claim-checks.js';
+import { waitBeforeSlotMs } from '../claim/claim-checks.js';
 import type { Disposition, RunOutcome } from '../claim/disposition.js';
 import { ExecutionClaimer } from '../claim/execution-claimer.js';
 import { leasePolicy, type LeasePolicy } from './lease-policy.js';
@@ -37,7 +37,7 @@ export interface RunRequest {
 }
 
 /**
- * One attempt of one execution: held until its slot, taken in this worker's order of its task's
+ * One attempt of one execution: waiting for its slot, taken in this worker's order of its task's
  * attempts (see LocalTurns), claimed (see ExecutionClaimer), its handler run under an
  * AttemptControl in a place of the worker's run capacity, its outcome recorded (see OutcomeRecorder).
  * A lost claim or a stale write is an outcome, not an error. Every instant it judges by is
@@ -113,7 +113,7 @@ export class ExecutionRunner implements OnModuleDestroy {
 
   /**
    * Aborts every running attempt: they are handed back for another worker (shutdown). A job still
-   * held before its slot, or arriving later, is not claimed at all: the relay re-enqueues it.
+   * waiting for its slot, or arriving later, is not claimed at all: the relay re-enqueues it.
    */
   abortAll(): void {
     this.handingBack = true;
@@ -130,7 +130,7 @@ export class ExecutionRunner implements OnModuleDestroy {
    */
   async runExecution(request: RunRequest, options: RunOptions): Promise<Disposition> {
     // A timer may fire a little early (it counts from the loop's cached time): wait until the instant itself.
-    const until = Date.now() + holdBeforeSlotMs(request.fireAt, this.clock.now(), this.config.fireLeadMs);
+    const until = Date.now() + waitBeforeSlotMs(request.fireAt, this.clock.now(), this.config.fireLeadMs);
     while (Date.now() < until) await new Promise((resolve) => setTimeout(resolve, until - Date.now()));
     if (this.handingBack) return { kind: 'dropped', why: 'released' };
     const turn = await this.localTurns.take(request.taskId);

@@ -146,7 +146,7 @@ export const CLAIM_DIRECT = `
     WHERE ${STARTS_WITHOUT_JUDGEMENT} AND COALESCE(e.pinned_definition->>'handler', t.handler) = ANY($7::text[])
     ORDER BY CASE WHEN e.exclusive THEN e.task_id ELSE e.id END, e.scheduled_for
   ),
-  -- Each candidate's row, locked in id order (no waiting: a row held elsewhere is judged instead),
+  -- Each candidate's row, locked in id order (no waiting: a row locked elsewhere is judged instead),
   -- carried with all it needs so that the update joins one row to one row.
   locked AS (
     SELECT c.*, e.started_at AS prev_started_at, e.worker_id AS prev_worker_id FROM candidate c JOIN live_execution e ON e.id = c.id

@@ -196,7 +196,7 @@ export function claimReadOf(row: ReadRow, task: Task | null): ClaimRead {
   };
 }
 
-/** A row of CLAIM_WRITE: the request, whether its row was held by another transaction, and the attempt if it started. */
+/** A row of CLAIM_WRITE: the request, whether its row was locked by another transaction, and the attempt if it started. */
 export type WriteRow = ClaimedRow & {
   request_id: string;
   request_attempt_id: string;

@@ -227,7 +227,7 @@ export class ClaimsRepository {
   /**
    * Ends a slot that never started as `skipped`, only while it and its task are as the judgement
    * read them (an edit or a resume since then makes it judged again), without waiting for its own
-   * row when another transaction holds it. False when it changed or is held. A skip for overlap also
+   * row when another transaction holds it. False when it changed or is locked. A skip for overlap also
    * needs the run it overlapped still in progress and not being written (see STILL_IN_PROGRESS).
    */
   async skipUnstarted(

@@ -73,7 +73,7 @@ export const PARK = `
  * Parks on-time slots as the leader fires them (`$1` ids; `$2` the release, epoch ms) where the
  * claim's judgement could only say "wait your turn": a first attempt due by now (its `fire_at`
  * come) that stands (see FIRST_ATTEMPT_STANDS), nothing of its task in progress, and an earlier
- * slot due that has not begun — a backlog run still held for its turn. Such a slot gets no job,
+ * slot due that has not begun — a backlog run still waiting for its turn. Such a slot gets no job,
  * claim or read until the end of the run ahead hands it its turn. A slot with a run of its task in
  * progress is left to the claim (its overlap policy may judge it); one with nothing ahead is not
  * parked. Marks what each waits behind as PARK does. Returns the ids parked. A property test holds
