@@ -12,7 +12,7 @@ export { type Backlog, BacklogRepository } from './backlog.repository.js';
 export { DbModule } from './db.module.js';
 export { epochFence, inShard, type LeaderFence, type ShardFence, shardFence, shardOfSql } from './epoch-fence.js';
 export { AttemptsRepository, type RecordedSuccesses } from './executions/outcome/attempts.repository.js';
-export { type RunInProgressRow, type ClaimRead, executionFromClaimed } from './executions/claim/claim.rows.js';
+export { type ClaimRead, executionFromClaimed } from './executions/claim/claim.rows.js';
 export {
   type ClaimAnswer,
   ClaimsRepository,

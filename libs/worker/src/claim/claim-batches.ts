@@ -5,7 +5,6 @@ import {
   type ClaimWrite,
   type DirectClaim,
   isConnectionError,
-  isUniqueViolation,
   type ParkRequest,
   type TurnsRepository,
 } from '@punctual/db';
@@ -17,8 +16,6 @@ import { Batcher } from '../batcher.js';
  */
 export const BATCH = 200;
 export const BATCHES_IN_FLIGHT = 3;
-
-const CONTENDED: ClaimAnswer = { kind: 'again', why: 'contended' };
 
 /**
  * The statements of a worker's claims, each shared by the claims that arrive together (see
@@ -42,15 +39,9 @@ export class ClaimBatches {
     // A claim given up on before its statement left is never sent: sent later, it could start an
     // attempt nobody waits for (and spend it, its handler never run).
     const abandoned = (claim: DirectClaim | ClaimWrite) => claim.abandoned?.() === true;
-    const claimDirect = (batch: DirectClaim[]) => claims.claimDirect(batch, options.leaseMs, options.handlers());
     this.direct = new Batcher<DirectClaim, ClaimAnswer>(
-      claimDirect,
-      // Alone, a claim that meets another of its task's (a unique violation) is judged instead.
-      (claim) =>
-        claimDirect([claim]).then(
-          (answers) => answers[0]!,
-          (error: unknown) => (isUniqueViolation(error) ? CONTENDED : Promise.reject(error)),
-        ),
+      (batch) => claims.claimDirect(batch, options.leaseMs, options.handlers()),
+      (claim) => claims.claimDirectOne(claim, options.leaseMs, options.handlers()),
       BATCH,
       BATCHES_IN_FLIGHT,
       retryAlone,

@@ -1,21 +1,10 @@
 import { splitQualifiedName } from '@punctual/contract';
-import type { RunQuota } from '@punctual/planning';
+import type { RunInProgress, RunQuota } from '@punctual/planning';
 import type { Prisma, Task, TaskExecution } from '../../generated/prisma/client.js';
 import type { ExecutionRow } from '../execution.row.js';
 
-// The rows the claim statements answer (see claim-statements.ts, turn-statements.ts), and what a
+// The rows the claim statements answer (see claim-statements.ts), and what a
 // worker makes of them.
-
-/** Another exclusive execution of the same task in progress (running, or between attempts). */
-export interface RunInProgressRow {
-  id: string;
-  running: boolean;
-  fireAt: Date;
-  /** When its first attempt started. */
-  firstStartedAt: Date;
-  /** When it was released to the queue (null: not recorded). */
-  releasedAt: Date | null;
-}
 
 /** The execution as the judgement reads it (the attempt's whole row comes back from the write). */
 export type ClaimedExecution = Pick<
@@ -47,7 +36,7 @@ export interface ClaimRead {
   execution: ClaimedExecution;
   /** The task as it is now (null once deleted). */
   task: Task | null;
-  runsInProgress: RunInProgressRow[];
+  runsInProgress: RunInProgress[];
   /** An earlier exclusive slot of the task is due and has not started. */
   earlierDue: boolean;
   /** Another pending slot of the task is the one buffered behind the run in progress. */

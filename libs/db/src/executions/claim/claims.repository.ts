@@ -140,6 +140,19 @@ export class ClaimsRepository {
   }
 
   /**
+   * {@link claimDirect} for one claim; one that meets a concurrent claim of its task (a unique
+   * violation of the table as it was before partitioning) is `contended`: it is read and judged.
+   */
+  async claimDirectOne(claim: DirectClaim, leaseMs: number, handlers: readonly string[]): Promise<ClaimAnswer> {
+    try {
+      return (await this.claimDirect([claim], leaseMs, handlers))[0]!;
+    } catch (error) {
+      if (isUniqueViolation(error)) return CONTENDED;
+      throw error;
+    }
+  }
+
+  /**
    * Reads executions for their claims; an id with no row is absent from the answer. `taskId`: the
    * task the job names, whose kept definition need not come back.
    */
